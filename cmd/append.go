@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type appendOptions struct {
+	IO    *report.IOStreams
+	Dir   string
+	Node  transcript.Node
+	Root  bool
+	File  string
+	JSON  bool
+	Store transcript.WriteOptions
+}
+
+func newAppendCmd(f *Factory) *cobra.Command {
+	opts := &appendOptions{IO: f.IO}
+	var role, content, toolCalls string
+	cmd := &cobra.Command{
+		Use:   "append DIR (--role ROLE --content TEXT | --file F)",
+		Short: "Append one node, or a JSONL batch, and print the new ids",
+		Long: `Append one node (--role, --content, …) or a JSONL batch of nodes in the native
+schema (--file F, "-" for stdin), all or nothing, and print one id a line.
+
+Ids are generated when absent. The predecessor defaults to HEAD (in a batch, a
+node without one follows the node before it), resolved under the session lock.
+HEAD advances only when the new node extends it and has no caller (seed §5).
+Rejected, with nothing written: an unknown predecessor or caller, a duplicate
+id, a tool result with no matching open tool call. A node with
+metadata.compaction: true is validated as a summary (seed §2) and becomes the
+active summary.` + exitStatusHelp(""),
+		Example: `  ctxfold append ./s --role user --content "Fix the failing test"
+  ctxfold append ./s --role assistant --content "" --tool-calls '[{"id":"c1","name":"bash","arguments":{"cmd":"go test ./..."}}]'
+  ctxfold append ./s --role tool --tool-call-id c1 --content "ok"
+  ctxfold append ./s --file batch.jsonl`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			fl := cmd.Flags()
+			opts.File, _ = fl.GetString("file")
+			opts.Root, _ = fl.GetBool("root")
+			single := fl.Changed("role") || fl.Changed("content")
+			if opts.File != "" && single {
+				return &UsageError{Err: errors.New("--file cannot be combined with --role or --content")}
+			}
+			if opts.File == "" {
+				if !fl.Changed("role") {
+					return &UsageError{Err: errors.New("--role is required (or --file)")}
+				}
+				n := transcript.Node{Role: transcript.Role(role), Content: transcript.TextContent(content)}
+				n.ID, _ = fl.GetString("id")
+				n.Predecessor, _ = fl.GetString("predecessor")
+				n.Caller, _ = fl.GetString("caller")
+				n.ToolCallID, _ = fl.GetString("tool-call-id")
+				n.Name, _ = fl.GetString("name")
+				if toolCalls != "" {
+					if err := json.Unmarshal([]byte(toolCalls), &n.ToolCalls); err != nil {
+						return &UsageError{Err: fmt.Errorf("--tool-calls: expected a JSON array of {id, name, arguments}: %v", err)}
+					}
+				}
+				if !n.Role.Valid() {
+					return &UsageError{Err: fmt.Errorf("--role must be system, user, assistant or tool, got %q", role)}
+				}
+				opts.Node = n
+			}
+			opts.JSON = f.Config.GetBool("json")
+			opts.Store = f.writeOptions("append")
+			return runAppend(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&role, "role", "", "system, user, assistant or tool")
+	fl.StringVar(&content, "content", "", "the node's text content")
+	fl.String("id", "", "node id (generated when absent)")
+	fl.String("predecessor", "", "predecessor id (default: HEAD)")
+	fl.Bool("root", false, "start a new root (no predecessor) even though the session has a HEAD")
+	fl.String("caller", "", "id of the node whose turn spawned this one (never moves HEAD)")
+	fl.String("tool-call-id", "", "the call a tool node answers")
+	fl.String("name", "", "node name (a tool name, a sub-agent name)")
+	fl.StringVar(&toolCalls, "tool-calls", "", `assistant tool calls as JSON: [{"id","name","arguments"}]`)
+	fl.String("file", "", `append a JSONL batch of nodes ("-" reads stdin)`)
+	_ = cmd.RegisterFlagCompletionFunc("role", fixedCompletion("system", "user", "assistant", "tool"))
+	_ = cmd.RegisterFlagCompletionFunc("predecessor", nodeIDFlagCompletion(f))
+	_ = cmd.RegisterFlagCompletionFunc("caller", nodeIDFlagCompletion(f))
+	return cmd
+}
+
+func runAppend(ctx context.Context, opts *appendOptions) error {
+	var nodes []transcript.Node
+	if opts.File != "" {
+		var err error
+		nodes, err = readBatch(opts)
+		if err != nil {
+			return err
+		}
+		if len(nodes) == 0 {
+			return &transcript.ParseError{File: opts.File, Msg: "no nodes in batch"}
+		}
+	} else {
+		nodes = []transcript.Node{opts.Node}
+	}
+	var res *transcript.AppendResult
+	warnings, err := transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+		var err error
+		res, err = tx.Append(nodes, transcript.AppendOptions{RootFirst: opts.Root, StampTime: true})
+		return err
+	})
+	printWarnings(opts.IO.ErrOut, warnings)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return report.JSON(opts.IO.Out, map[string]any{"ids": res.IDs, "head": res.Head, "head_moved": res.HeadMoved})
+	}
+	w := bufio.NewWriter(opts.IO.Out)
+	for _, id := range res.IDs {
+		fmt.Fprintln(w, id)
+	}
+	return w.Flush()
+}
+
+// readBatch parses a JSONL batch, naming file and line on error.
+func readBatch(opts *appendOptions) ([]transcript.Node, error) {
+	var r io.Reader
+	name := opts.File
+	if name == "-" {
+		r = opts.IO.In
+		name = "<stdin>"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, &transcript.ParseError{File: name, Msg: err.Error()}
+		}
+		defer f.Close()
+		r = f
+	}
+	return transcript.ReadNodes(r, name, opts.Store.MaxLineBytes)
+}

@@ -1,0 +1,53 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type initOptions struct {
+	IO    *report.IOStreams
+	Dir   string
+	Model string
+	JSON  bool
+	Store transcript.WriteOptions
+}
+
+func newInitCmd(f *Factory) *cobra.Command {
+	opts := &initOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "init DIR",
+		Short: "Create an empty session directory",
+		Long: `Create a session directory holding session.json, nodes.jsonl and events.jsonl
+(docs/FORMAT.md). DIR is created if missing; an existing session is refused.` + exitStatusHelp(""),
+		Example: `  ctxfold init ./my-session --model gpt-4o
+  ctxfold init ./s --json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			opts.Model = f.Config.GetString("model")
+			opts.JSON = f.Config.GetBool("json")
+			opts.Store = f.writeOptions("init")
+			return runInit(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().String("model", "", "model recorded in the session (used by estimate and compact)")
+	return cmd
+}
+
+func runInit(_ context.Context, opts *initOptions) error {
+	meta, err := transcript.Init(opts.Dir, opts.Model, opts.Store)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return report.JSON(opts.IO.Out, map[string]any{"dir": opts.Dir, "format_version": meta.FormatVersion, "model": meta.Model})
+	}
+	fmt.Fprintf(opts.IO.Out, "initialized empty session in %s\n", opts.Dir)
+	return nil
+}

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type repairOptions struct {
+	IO     *report.IOStreams
+	Dir    string
+	Unlock bool
+	JSON   bool
+	Store  transcript.WriteOptions
+}
+
+func newRepairCmd(f *Factory) *cobra.Command {
+	opts := &repairOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "repair DIR",
+		Short: "Recover a session after a crash",
+		Long: `Recover a session after an interrupted write: bytes after the last committed
+write (or a torn last line) are moved to DIR/lost+found/ and nodes.jsonl is
+truncated to its last complete line. Nothing is deleted. A malformed line in
+the middle of the file is reported, not repaired. --unlock removes a lock
+file whose holder process is gone.` + exitStatusHelp(""),
+		Example: `  ctxfold repair ./s
+  ctxfold repair --unlock ./s`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			opts.Unlock, _ = cmd.Flags().GetBool("unlock")
+			opts.JSON = f.Config.GetBool("json")
+			opts.Store = f.writeOptions("repair")
+			return runRepair(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().Bool("unlock", false, "remove a stale lock file left by a dead process")
+	return cmd
+}
+
+func runRepair(ctx context.Context, opts *repairOptions) error {
+	actions, err := transcript.Repair(ctx, opts.Dir, transcript.RepairOptions{WriteOptions: opts.Store, Unlock: opts.Unlock})
+	if err != nil {
+		return err
+	}
+	msgs := make([]string, len(actions))
+	for i, a := range actions {
+		msgs[i] = a.String()
+	}
+	if opts.JSON {
+		return report.JSON(opts.IO.Out, map[string]any{"dir": opts.Dir, "repaired": len(actions) > 0, "actions": msgs})
+	}
+	if len(actions) == 0 {
+		fmt.Fprintf(opts.IO.Out, "%s: nothing to repair\n", opts.Dir)
+		return nil
+	}
+	for _, m := range msgs {
+		fmt.Fprintln(opts.IO.Out, m)
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+// Package cmd is the thin cobra/viper wiring of ctxfold: each command binds
+// flags into an options struct and calls a run function with no cobra types
+// in it. Only this package reads flags, config files, the environment and
+// os.Std*; only Main decides the exit code.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+	"golang.org/x/term"
+
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Factory holds what every command needs injected: streams, configuration
+// and the clock. Tests build one with fake streams.
+type Factory struct {
+	IO     *report.IOStreams
+	Config *viper.Viper
+	Now    func() time.Time
+	Getenv func(string) string
+	// ConfigFile is the file the config was read from ("" when none).
+	ConfigFile string
+}
+
+// Main runs ctxfold with the process's arguments and streams and returns
+// the exit code. It is the only function that looks at os.Args and os.Std*.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ios := &report.IOStreams{
+		In:        os.Stdin,
+		Out:       os.Stdout,
+		ErrOut:    os.Stderr,
+		StdoutTTY: isTerminal(os.Stdout),
+		StderrTTY: isTerminal(os.Stderr),
+		ColorMode: "auto",
+	}
+	ios.NoColorEnv = report.NoColorFromEnv(os.Getenv)
+	if ios.StdoutTTY {
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+			ios.TerminalWidth = w
+		}
+	}
+	f := &Factory{IO: ios, Now: time.Now, Getenv: os.Getenv}
+	return Run(ctx, f, os.Args[1:])
+}
+
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// Run executes one command line and returns its exit code. Errors are
+// printed here, once, as "ctxfold: error: …".
+func Run(ctx context.Context, f *Factory, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(f.IO.ErrOut, "ctxfold: internal error: %v\n", r)
+			fmt.Fprintf(f.IO.ErrOut, "ctxfold: hint: this is a bug; please report it with the command line and %s\n", versionLine())
+			if f.Getenv != nil && f.Getenv("CTXFOLD_DEBUG") != "" {
+				fmt.Fprintf(f.IO.ErrOut, "%s", debug.Stack())
+			}
+			code = ExitInternal
+		}
+	}()
+	if f.Getenv == nil {
+		f.Getenv = func(string) string { return "" }
+	}
+	if f.Now == nil {
+		f.Now = time.Now
+	}
+	if f.Config == nil {
+		f.Config = viper.New()
+	}
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, ctx.Err())) {
+		fmt.Fprintln(f.IO.ErrOut, "ctxfold: interrupted")
+		return ExitInterrupted
+	}
+	printError(f.IO.ErrOut, err)
+	return ExitCode(err)
+}
+
+func printError(w io.Writer, err error) {
+	var silent *SilentError
+	if errors.As(err, &silent) {
+		return
+	}
+	msg := err.Error()
+	fmt.Fprintf(w, "ctxfold: error: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	var h interface{ Hint() string }
+	if errors.As(err, &h) && h.Hint() != "" {
+		fmt.Fprintf(w, "ctxfold: hint: %s\n", h.Hint())
+	}
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ctxfold",
+		Short: "Inspect, measure, compact and verify LLM conversation transcripts",
+		Long: `ctxfold works on session directories: append-only JSONL conversation DAGs
+with a HEAD and rolling summaries. It renders what the model reads next turn,
+measures its token occupancy, compacts it offline, draws the DAG and verifies
+its invariants.` + exitStatusHelp(""),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return f.loadConfig(cmd)
+		},
+	}
+	root.CompletionOptions.HiddenDefaultCmd = false
+	pf := root.PersistentFlags()
+	pf.Bool("json", false, "print one JSON object (per session) instead of text")
+	pf.String("color", "auto", "colour output: auto, always or never")
+	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/ctxfold/config.yaml)")
+	pf.Duration("lock-timeout", transcript.DefaultLockTimeout, "how long a write waits for another writer")
+	pf.Int("max-line-bytes", transcript.DefaultMaxLineBytes, "longest JSONL line accepted")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{Err: err}
+	})
+	_ = root.RegisterFlagCompletionFunc("color", fixedCompletion("auto", "always", "never"))
+
+	root.AddCommand(
+		newInitCmd(f),
+		newAppendCmd(f),
+		newRenderCmd(f),
+		newCheckoutCmd(f),
+		newRepairCmd(f),
+		newEstimateCmd(f),
+		newCompactCmd(f),
+		newVerifyCmd(f),
+		newGraphCmd(f),
+		newImportCmd(f),
+		newSearchCmd(f),
+		newConfigCmd(f),
+		newVersionCmd(f),
+	)
+	addHiddenCommands(root, f)
+	return root
+}
+
+// exitStatusHelp is the EXIT STATUS section every command's long help ends
+// with. extra lists command-specific codes.
+func exitStatusHelp(extra string) string {
+	s := `
+
+EXIT STATUS
+  0    success (a no-op included)
+  1    a check failed (verify found violations, --fail-above exceeded)
+  2    usage or input error (bad flags, unreadable or malformed session)
+  3    compaction failed
+  4    session busy (locked) or changed underneath
+  5    does not fit (render --fit)
+  70   internal error (a bug: please report it)
+  130  interrupted`
+	if extra != "" {
+		s += "\n\n" + extra
+	}
+	return s
+}
+
+func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}

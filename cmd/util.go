@@ -1,0 +1,61 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// exactArgs is cobra.ExactArgs returning a UsageError (exit 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &UsageError{Err: fmt.Errorf("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))}
+		}
+		return nil
+	}
+}
+
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			return &UsageError{Err: fmt.Errorf("%s takes %d to %d arguments, got %d", cmd.CommandPath(), lo, hi, len(args))}
+		}
+		return nil
+	}
+}
+
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return &UsageError{Err: fmt.Errorf("%s needs at least %d argument(s)", cmd.CommandPath(), n)}
+		}
+		return nil
+	}
+}
+
+// writeOptions are the store settings shared by every writing command.
+func (f *Factory) writeOptions(command string) transcript.WriteOptions {
+	return transcript.WriteOptions{
+		LockTimeout:  f.Config.GetDuration("lock-timeout"),
+		MaxLineBytes: f.Config.GetInt("max-line-bytes"),
+		Command:      command,
+		Now:          f.Now,
+	}
+}
+
+func (f *Factory) openOptions() transcript.OpenOptions {
+	return transcript.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes")}
+}
+
+// printWarnings writes store warnings to stderr, one line each.
+func printWarnings(w io.Writer, warnings []transcript.Warning) {
+	for _, wn := range warnings {
+		fmt.Fprintf(w, "ctxfold: warning: %s\n", wn)
+	}
+}

@@ -1,0 +1,388 @@
+// Package dag owns the structure of a session: predecessor spines, the
+// children index, HEAD, the active summary and seed §3's segment
+// substitution. It works on the transcript index only — it never reads
+// content, counts tokens or formats output.
+package dag
+
+import (
+	"fmt"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Integrity codes (docs/VERIFY.md documents every code).
+const (
+	CodeDuplicateID          = "duplicate_id"
+	CodeMissingPredecessor   = "missing_predecessor"
+	CodeMissingCaller        = "missing_caller"
+	CodeCycle                = "cycle"
+	CodeHeadUnset            = "head_unset"
+	CodeHeadMissing          = "head_missing"
+	CodeHeadOnSummary        = "head_on_summary"
+	CodeActiveSummaryMissing = "active_summary_missing"
+	CodeActiveNotSummary     = "active_summary_not_summary"
+)
+
+// IntegrityError is a structural fault of a session that stops commands
+// from trusting its graph.
+type IntegrityError struct {
+	Code   string
+	File   string
+	Line   int
+	NodeID string
+	Msg    string
+}
+
+func (e *IntegrityError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.NodeID != "" {
+		return fmt.Sprintf("%s: node %q: %s", loc, e.NodeID, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+const (
+	none    = -1
+	missing = -2
+)
+
+// Graph is the structure of one session snapshot. Node indexes are those of
+// Session.Refs.
+type Graph struct {
+	S      *transcript.Session
+	pred   []int32
+	caller []int32
+	depth  []int32
+	head   int
+	active int
+	// children is built on first use.
+	children [][]int32
+}
+
+// New builds the graph and returns every integrity fault found. The graph
+// is usable for rendering only when no fault is returned.
+func New(s *transcript.Session) (*Graph, []*IntegrityError) {
+	n := len(s.Refs)
+	g := &Graph{S: s, pred: make([]int32, n), caller: make([]int32, n), depth: make([]int32, n), head: none, active: none}
+	var errs []*IntegrityError
+	nodes, metaPath := s.NodesPath(), s.Dir+"/"+transcript.MetaFile
+	for _, d := range s.Duplicates {
+		errs = append(errs, &IntegrityError{Code: CodeDuplicateID, File: nodes, Line: d.Line, NodeID: d.ID,
+			Msg: fmt.Sprintf("duplicate id (first defined on line %d)", d.FirstLine)})
+	}
+	for i := range s.Refs {
+		r := &s.Refs[i]
+		g.pred[i], g.caller[i] = none, none
+		if r.Predecessor != "" {
+			if j, ok := s.Lookup(r.Predecessor); ok {
+				g.pred[i] = int32(j)
+			} else {
+				g.pred[i] = missing
+				errs = append(errs, &IntegrityError{Code: CodeMissingPredecessor, File: nodes, Line: r.Line, NodeID: r.ID,
+					Msg: fmt.Sprintf("predecessor %q not found", r.Predecessor)})
+			}
+		}
+		if r.Caller != "" {
+			if j, ok := s.Lookup(r.Caller); ok {
+				g.caller[i] = int32(j)
+			} else {
+				g.caller[i] = missing
+				errs = append(errs, &IntegrityError{Code: CodeMissingCaller, File: nodes, Line: r.Line, NodeID: r.ID,
+					Msg: fmt.Sprintf("caller %q not found", r.Caller)})
+			}
+		}
+	}
+	errs = append(errs, g.computeDepths()...)
+	if h := s.Meta.Head; h != "" {
+		if i, ok := s.Lookup(h); !ok {
+			errs = append(errs, &IntegrityError{Code: CodeHeadMissing, File: metaPath, NodeID: h, Msg: "HEAD names a node that does not exist"})
+		} else if s.Refs[i].Summary {
+			errs = append(errs, &IntegrityError{Code: CodeHeadOnSummary, File: metaPath, NodeID: h, Msg: "HEAD is a summary node; HEAD never rests on a summary"})
+		} else {
+			g.head = i
+		}
+	} else if n > 0 {
+		errs = append(errs, &IntegrityError{Code: CodeHeadUnset, File: metaPath, Msg: fmt.Sprintf("HEAD is unset but the session has %d nodes", n)})
+	}
+	if a := s.Meta.ActiveSummaryID; a != "" {
+		if i, ok := s.Lookup(a); !ok {
+			errs = append(errs, &IntegrityError{Code: CodeActiveSummaryMissing, File: metaPath, NodeID: a, Msg: "the active summary does not exist"})
+		} else if !s.Refs[i].Summary {
+			errs = append(errs, &IntegrityError{Code: CodeActiveNotSummary, File: nodes, Line: s.Refs[i].Line, NodeID: a, Msg: "the active summary is not a summary node (metadata.compaction is not true)"})
+		} else {
+			g.active = i
+		}
+	}
+	return g, errs
+}
+
+// Load builds the graph and fails on the first integrity fault.
+func Load(s *transcript.Session) (*Graph, error) {
+	g, errs := New(s)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return g, nil
+}
+
+// computeDepths sets depth (root = 0) for every node whose predecessor chain
+// reaches a root, in O(n), and reports each cycle once.
+func (g *Graph) computeDepths() []*IntegrityError {
+	const unknown, visiting, broken = -1, -2, -3
+	for i := range g.depth {
+		g.depth[i] = unknown
+	}
+	var errs []*IntegrityError
+	var stack []int32
+	for start := range g.depth {
+		if g.depth[start] != unknown {
+			continue
+		}
+		stack = stack[:0]
+		cur := int32(start)
+		var base int32
+		for {
+			if g.depth[cur] >= 0 {
+				base = g.depth[cur] + 1
+				break
+			}
+			if g.depth[cur] == broken {
+				base = broken
+				break
+			}
+			if g.depth[cur] == visiting {
+				r := &g.S.Refs[cur]
+				errs = append(errs, &IntegrityError{Code: CodeCycle, File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID,
+					Msg: "predecessor chain forms a cycle"})
+				base = broken
+				break
+			}
+			g.depth[cur] = visiting
+			stack = append(stack, cur)
+			p := g.pred[cur]
+			if p == none {
+				stack = stack[:len(stack)-1]
+				g.depth[cur] = 0
+				base = 1
+				break
+			}
+			if p == missing {
+				stack = stack[:len(stack)-1]
+				g.depth[cur] = broken
+				base = broken
+				break
+			}
+			cur = p
+		}
+		for k := len(stack) - 1; k >= 0; k-- {
+			if base == broken {
+				g.depth[stack[k]] = broken
+				continue
+			}
+			g.depth[stack[k]] = base
+			base++
+		}
+	}
+	return errs
+}
+
+// Len is the number of nodes.
+func (g *Graph) Len() int { return len(g.pred) }
+
+// Ref is the index entry of node i.
+func (g *Graph) Ref(i int) *transcript.NodeRef { return &g.S.Refs[i] }
+
+// ID is node i's id.
+func (g *Graph) ID(i int) string { return g.S.Refs[i].ID }
+
+// Lookup finds a node by id.
+func (g *Graph) Lookup(id string) (int, bool) { return g.S.Lookup(id) }
+
+// Pred is the index of node i's predecessor, or -1 for a root.
+func (g *Graph) Pred(i int) int {
+	if g.pred[i] < 0 {
+		return none
+	}
+	return int(g.pred[i])
+}
+
+// Caller is the index of node i's caller, or -1.
+func (g *Graph) Caller(i int) int {
+	if g.caller[i] < 0 {
+		return none
+	}
+	return int(g.caller[i])
+}
+
+// Depth is the number of predecessors of node i (a root has depth 0), or
+// -1 when its chain is broken.
+func (g *Graph) Depth(i int) int {
+	if g.depth[i] < 0 {
+		return -1
+	}
+	return int(g.depth[i])
+}
+
+// Head is HEAD's index, or -1 in an empty session.
+func (g *Graph) Head() int { return g.head }
+
+// ActiveSummary is the active summary's index, or -1 (seed §1: at most one).
+func (g *Graph) ActiveSummary() int { return g.active }
+
+// IsRelic reports whether node i is a superseded summary: on disk, never
+// consulted again (seed §1).
+func (g *Graph) IsRelic(i int) bool { return g.S.Refs[i].Summary && i != g.active }
+
+// Spine returns the predecessor chain of node i, root first, ending at i.
+// O(depth).
+func (g *Graph) Spine(i int) []int {
+	d := g.Depth(i)
+	if d < 0 {
+		return nil
+	}
+	spine := make([]int, d+1)
+	for cur := i; cur >= 0; cur = g.Pred(cur) {
+		spine[g.depth[cur]] = cur
+	}
+	return spine
+}
+
+// Children returns node i's children by predecessor, in file order.
+func (g *Graph) Children(i int) []int32 {
+	if g.children == nil {
+		g.children = make([][]int32, len(g.pred))
+		for j, p := range g.pred {
+			if p >= 0 {
+				g.children[p] = append(g.children[p], int32(j))
+			}
+		}
+	}
+	return g.children[i]
+}
+
+// Tips returns every non-summary node without a non-summary child: the
+// ends of branches, HEAD's among them.
+func (g *Graph) Tips() []int {
+	hasChild := make([]bool, len(g.pred))
+	for j, p := range g.pred {
+		if p >= 0 && !g.S.Refs[j].Summary {
+			hasChild[p] = true
+		}
+	}
+	var tips []int
+	for i := range g.pred {
+		if !hasChild[i] && !g.S.Refs[i].Summary {
+			tips = append(tips, i)
+		}
+	}
+	return tips
+}
+
+// Covered returns the node indexes of summary s's covers_ids, or ok=false
+// when one of them does not exist.
+func (g *Graph) Covered(s int) ([]int, bool) {
+	ids := g.S.Refs[s].CoversIDs
+	out := make([]int, len(ids))
+	for k, id := range ids {
+		j, ok := g.S.Lookup(id)
+		if !ok {
+			return nil, false
+		}
+		out[k] = j
+	}
+	return out, true
+}
+
+// Substitution is the outcome of seed §3 for one spine.
+type Substitution struct {
+	// At is the spine position where the covered segment began, Len its
+	// length; Summary the substituted summary, -1 when the spine renders raw.
+	At, Len int
+	Summary int
+}
+
+// Substitute applies seed §3 to a spine: if every id the active summary
+// covers lies on the spine, as one contiguous run starting right after the
+// summary's splice point, the run is replaced by the summary. Otherwise the
+// spine renders raw. Only the active summary is consulted; relics never
+// elide anything. O(len(covers_ids)).
+func (g *Graph) Substitute(spine []int) Substitution {
+	raw := Substitution{Summary: none}
+	s := g.active
+	if s < 0 {
+		return raw
+	}
+	covered, ok := g.Covered(s)
+	if !ok {
+		return raw
+	}
+	at, ok := g.SegmentOnSpine(spine, covered, g.Pred(s))
+	if !ok {
+		return raw
+	}
+	return Substitution{At: at, Len: len(covered), Summary: s}
+}
+
+// SegmentOnSpine is seed §3's test for one summary: whether covered (node
+// indexes, in order) lies on spine as one contiguous run that begins right
+// after splicePred (the summary's predecessor, -1 for none). It returns the
+// run's spine position.
+func (g *Graph) SegmentOnSpine(spine []int, covered []int, splicePred int) (int, bool) {
+	if len(covered) == 0 || len(spine) == 0 {
+		return 0, false
+	}
+	at := g.Depth(covered[0])
+	if at < 0 {
+		return 0, false
+	}
+	for k, c := range covered {
+		d := at + k
+		// seed §3: a branch lacking any covered id renders raw.
+		if g.Depth(c) != d || d >= len(spine) || spine[d] != c {
+			return 0, false
+		}
+	}
+	// The summary's splice point must be where the segment began.
+	if splicePred != g.Pred(covered[0]) {
+		return 0, false
+	}
+	return at, true
+}
+
+// View is the list of node indexes the model reads when rendering from
+// head: [root…, S, kept tail…] when the active summary applies, otherwise
+// the raw spine. raw ignores summaries (the pre-compaction view).
+func (g *Graph) View(head int, raw bool) ([]int, Substitution) {
+	spine := g.Spine(head)
+	if raw {
+		return spine, Substitution{Summary: none}
+	}
+	sub := g.Substitute(spine)
+	if sub.Summary < 0 {
+		return spine, sub
+	}
+	out := make([]int, 0, len(spine)-sub.Len+1)
+	out = append(out, spine[:sub.At]...)
+	out = append(out, sub.Summary)
+	out = append(out, spine[sub.At+sub.Len:]...)
+	return out, sub
+}
+
+// Open reads a session directory and builds its graph, failing on the
+// first parse or integrity error. The caller closes g.S. Read warnings
+// (a torn last line) are in g.S.Warnings.
+func Open(dir string, opts transcript.OpenOptions) (*Graph, error) {
+	s, err := transcript.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	g, err := Load(s)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return g, nil
+}

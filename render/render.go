@@ -1,0 +1,227 @@
+// Package render owns what the model reads next turn: the rendered view
+// from a head (dag's segment substitution applied) and its conversion to
+// each output format (text, ids, jsonl, OpenAI Chat Completions, Anthropic
+// Messages). Every command that needs "what the model sees" goes through
+// View; nothing else decides it. It does not count tokens (estimate/) and
+// never writes to a session.
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Format names an output format of render.
+type Format string
+
+const (
+	FormatText      Format = "text"
+	FormatIDs       Format = "ids"
+	FormatJSONL     Format = "jsonl"
+	FormatOpenAI    Format = "openai"
+	FormatAnthropic Format = "anthropic"
+)
+
+// Formats lists every format, for flag validation and completion.
+var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic}
+
+// ParseFormat validates a format name.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown format %q (want %s)", s, strings.Join(names, ", "))
+}
+
+// HeadError: the requested head cannot be rendered from.
+type HeadError struct {
+	Dir, ID, Msg string
+}
+
+func (e *HeadError) Error() string { return fmt.Sprintf("%s: --head %q: %s", e.Dir, e.ID, e.Msg) }
+
+// View is what the model reads from one head.
+type View struct {
+	Graph *dag.Graph
+	// Head is the node rendered from (-1 for an empty session).
+	Head int
+	Raw  bool
+	// Indexes are the node indexes in reading order, root first.
+	Indexes []int
+	// Substitution says whether (and where) the active summary replaced
+	// its covered segment.
+	Substitution dag.Substitution
+}
+
+// Build renders from head (an id; "" means the session's HEAD). With raw,
+// summaries are ignored: the pre-compaction view, always reconstructible.
+func Build(g *dag.Graph, head string, raw bool) (*View, error) {
+	h := g.Head()
+	if head != "" {
+		i, ok := g.Lookup(head)
+		if !ok {
+			return nil, &HeadError{Dir: g.S.Dir, ID: head, Msg: "no such node"}
+		}
+		if g.Ref(i).Summary {
+			return nil, &HeadError{Dir: g.S.Dir, ID: head, Msg: "is a summary node; render from a turn"}
+		}
+		h = i
+	}
+	v := &View{Graph: g, Head: h, Raw: raw, Substitution: dag.Substitution{Summary: -1}}
+	if h < 0 {
+		return v, nil
+	}
+	v.Indexes, v.Substitution = g.View(h, raw)
+	return v, nil
+}
+
+// IDs returns the rendered ids, root first.
+func (v *View) IDs() []string {
+	out := make([]string, len(v.Indexes))
+	for k, i := range v.Indexes {
+		out[k] = v.Graph.ID(i)
+	}
+	return out
+}
+
+// Summarized reports whether the active summary substitutes in this view.
+func (v *View) Summarized() bool { return v.Substitution.Summary >= 0 }
+
+// Nodes reads the rendered nodes in order and passes each to fn.
+func (v *View) Nodes(fn func(i int, n *transcript.Node) error) error {
+	for _, i := range v.Indexes {
+		n, err := v.Graph.S.Node(i)
+		if err != nil {
+			return err
+		}
+		if err := fn(i, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadNodes reads every rendered node into memory.
+func (v *View) LoadNodes() ([]*transcript.Node, error) {
+	out := make([]*transcript.Node, 0, len(v.Indexes))
+	err := v.Nodes(func(_ int, n *transcript.Node) error {
+		out = append(out, n)
+		return nil
+	})
+	return out, err
+}
+
+// Write writes the view in format f. Output is deterministic: the same
+// session and head give the same bytes.
+func Write(w io.Writer, v *View, f Format) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var err error
+	switch f {
+	case FormatIDs:
+		for _, i := range v.Indexes {
+			if _, err = fmt.Fprintln(bw, v.Graph.ID(i)); err != nil {
+				break
+			}
+		}
+	case FormatJSONL:
+		for _, i := range v.Indexes {
+			var raw []byte
+			if raw, err = v.Graph.S.RawLine(i); err != nil {
+				break
+			}
+			bw.Write(raw)
+			bw.WriteByte('\n')
+		}
+	case FormatText:
+		err = writeText(bw, v)
+	case FormatOpenAI:
+		err = writeOpenAI(bw, v)
+	case FormatAnthropic:
+		err = writeAnthropic(bw, v)
+	default:
+		err = fmt.Errorf("unknown format %q", f)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func writeText(w *bufio.Writer, v *View) error {
+	first := true
+	return v.Nodes(func(i int, n *transcript.Node) error {
+		if !first {
+			w.WriteString("\n")
+		}
+		first = false
+		label := string(n.Role)
+		if n.IsSummary() {
+			label = "summary"
+		}
+		fmt.Fprintf(w, "── %s · %s", label, n.ID)
+		if n.IsSummary() {
+			fmt.Fprintf(w, " · covers %d nodes", len(n.CoversIDs()))
+		}
+		if n.ToolCallID != "" {
+			fmt.Fprintf(w, " · result of %s", n.ToolCallID)
+		}
+		if n.Caller != "" {
+			fmt.Fprintf(w, " · spawned by %s", n.Caller)
+		}
+		w.WriteString("\n")
+		writeTextContent(w, n)
+		return nil
+	})
+}
+
+func writeTextContent(w *bufio.Writer, n *transcript.Node) {
+	line := func(s string) {
+		w.WriteString(s)
+		if !strings.HasSuffix(s, "\n") {
+			w.WriteString("\n")
+		}
+	}
+	if !n.Content.IsBlocks {
+		if n.Content.Text != "" {
+			line(n.Content.Text)
+		}
+	} else {
+		for _, b := range n.Content.Blocks {
+			switch b.Type {
+			case transcript.BlockText:
+				line(b.Text)
+			case transcript.BlockThinking:
+				line("<thinking>\n" + strings.TrimSuffix(b.Text, "\n") + "\n</thinking>")
+			case transcript.BlockImage:
+				line(fmt.Sprintf("[image %s %s]", b.MediaType, b.Source))
+			case transcript.BlockToolCall:
+				line(fmt.Sprintf("→ %s %s  (call %s)", b.Name, transcript.ArgumentsText(b.Arguments), b.ID))
+			case transcript.BlockToolResult:
+				status := ""
+				if b.IsError {
+					status = " error"
+				}
+				line(fmt.Sprintf("← result%s of %s:", status, b.ToolCallID))
+				if b.Text != "" {
+					line(b.Text)
+				}
+			default:
+				line(fmt.Sprintf("[%s block]", b.Type))
+			}
+		}
+	}
+	for _, c := range n.ToolCalls {
+		line(fmt.Sprintf("→ %s %s  (call %s)", c.Name, c.ArgumentsText(), c.ID))
+	}
+}

@@ -1,0 +1,40 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"unicode/utf8"
+)
+
+// ReadNodes parses a JSONL stream of nodes in the native schema (blank
+// lines are skipped). name labels errors, which are *ParseError with the
+// line number.
+func ReadNodes(r io.Reader, name string, maxLine int) ([]Node, error) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
+	var nodes []Node
+	for line := 1; ; line++ {
+		data, err := readLine(br, maxLine)
+		if err != nil && err != io.EOF {
+			return nil, &ParseError{File: name, Line: line, Msg: err.Error()}
+		}
+		body := bytes.TrimSpace(data)
+		if len(body) > 0 {
+			if !utf8.Valid(body) {
+				return nil, &ParseError{File: name, Line: line, Msg: "invalid UTF-8"}
+			}
+			var n Node
+			if uerr := json.Unmarshal(body, &n); uerr != nil {
+				return nil, &ParseError{File: name, Line: line, NodeID: n.ID, Msg: stripNodePrefix(uerr.Error(), n.ID)}
+			}
+			nodes = append(nodes, n)
+		}
+		if err == io.EOF {
+			return nodes, nil
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ParseError is input that cannot be read: a malformed line, a bad meta
+// file, a line over the size limit. File is relative to the session
+// directory's parent when known; Line is 1-based, 0 when not applicable.
+type ParseError struct {
+	File   string
+	Line   int
+	NodeID string
+	Msg    string
+}
+
+func (e *ParseError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.NodeID != "" {
+		return fmt.Sprintf("%s: node %q: %s", loc, e.NodeID, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+// ValidationError rejects a write: nothing was written.
+type ValidationError struct {
+	// Index is the 1-based position of the offending node in a batch (0 for
+	// a single node or a non-node write).
+	Index  int
+	NodeID string
+	Msg    string
+}
+
+func (e *ValidationError) Error() string {
+	switch {
+	case e.Index > 0 && e.NodeID != "":
+		return fmt.Sprintf("batch node %d (%q): %s", e.Index, e.NodeID, e.Msg)
+	case e.Index > 0:
+		return fmt.Sprintf("batch node %d: %s", e.Index, e.Msg)
+	case e.NodeID != "":
+		return fmt.Sprintf("node %q: %s", e.NodeID, e.Msg)
+	}
+	return e.Msg
+}
+
+// LockHolder is what a writer records in the lock file while it holds it.
+type LockHolder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Since   time.Time `json:"since"`
+	Command string    `json:"command,omitempty"`
+}
+
+// LockedError: another writer holds the session lock.
+type LockedError struct {
+	Dir      string
+	LockFile string
+	Holder   *LockHolder // nil when the lock file names nobody
+	// Stale is true when the holder is a process on this host that no
+	// longer exists.
+	Stale bool
+}
+
+func (e *LockedError) Error() string {
+	if e.Holder == nil {
+		return fmt.Sprintf("%s: session is locked by another writer", e.Dir)
+	}
+	h := e.Holder
+	state := "running"
+	if e.Stale {
+		state = "no longer running"
+	}
+	return fmt.Sprintf("%s: session is locked by pid %d on %s since %s (%s)", e.Dir, h.PID, h.Host, h.Since.UTC().Format(time.RFC3339), state)
+}
+
+// Hint says how to clear the lock.
+func (e *LockedError) Hint() string {
+	if e.Holder != nil && !e.Stale {
+		return fmt.Sprintf("wait for pid %d to finish, or retry with a longer --lock-timeout", e.Holder.PID)
+	}
+	return fmt.Sprintf("if no ctxfold process is writing this session, run 'ctxfold repair --unlock %s'", e.Dir)
+}
+
+// ErrNotSession is returned when a directory holds no session.
+var ErrNotSession = errors.New("not a ctxfold session (no session.json)")
+
+// NotSessionError names the directory that is not a session.
+type NotSessionError struct{ Dir string }
+
+func (e *NotSessionError) Error() string {
+	return fmt.Sprintf("%s: %v", e.Dir, ErrNotSession)
+}
+func (e *NotSessionError) Unwrap() error { return ErrNotSession }
+
+// Hint suggests creating the session.
+func (e *NotSessionError) Hint() string {
+	return fmt.Sprintf("create one with 'ctxfold init %s' or 'ctxfold import FILE -o %s'", e.Dir, e.Dir)
+}

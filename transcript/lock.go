@@ -1,0 +1,95 @@
+package transcript
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// DefaultLockTimeout is how long a writer waits for another one.
+const DefaultLockTimeout = 10 * time.Second
+
+// sessionLock is the exclusive writer lock of a session directory: an
+// advisory flock on DIR/lock, which the kernel releases when its holder
+// dies. The file's content names the holder for error messages only.
+type sessionLock struct {
+	fl   *flock.Flock
+	path string
+}
+
+func acquireLock(ctx context.Context, dir string, timeout time.Duration, command string) (*sessionLock, error) {
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	path := filepath.Join(dir, LockFile)
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if err == nil && !ok {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		ok, err = fl.TryLockContext(wctx, 20*time.Millisecond)
+		cancel()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, &ParseError{File: path, Msg: "cannot lock: " + err.Error()}
+	}
+	if !ok {
+		le := &LockedError{Dir: dir, LockFile: path, Holder: readHolder(path)}
+		if le.Holder != nil {
+			le.Stale = holderIsDead(le.Holder)
+		}
+		return nil, le
+	}
+	host, _ := os.Hostname()
+	holder := LockHolder{PID: os.Getpid(), Host: host, Since: time.Now().UTC(), Command: command}
+	data, _ := json.Marshal(holder)
+	// The holder record is advisory: failing to write it must not fail the
+	// write that holds the lock.
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
+		_, _ = f.Write(append(data, '\n'))
+		f.Close()
+	}
+	return &sessionLock{fl: fl, path: path}, nil
+}
+
+func (l *sessionLock) release() {
+	if f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
+		f.Close()
+	}
+	_ = l.fl.Unlock()
+}
+
+func readHolder(path string) *LockHolder {
+	data, err := os.ReadFile(path)
+	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		return nil
+	}
+	var h LockHolder
+	if json.Unmarshal(data, &h) != nil || h.PID == 0 {
+		return nil
+	}
+	return &h
+}
+
+// holderIsDead reports whether the holder is a process of this host that
+// no longer exists. A holder on another host is never called dead.
+func holderIsDead(h *LockHolder) bool {
+	host, _ := os.Hostname()
+	if h.Host != host {
+		return false
+	}
+	err := syscall.Kill(h.PID, 0)
+	return errors.Is(err, syscall.ESRCH)
+}

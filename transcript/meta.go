@@ -1,0 +1,155 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// FormatVersion is the session format this build writes. A session with a
+// higher version is refused; lower versions are read (there are none yet).
+const FormatVersion = 1
+
+// File names inside a session directory (docs/FORMAT.md).
+const (
+	MetaFile   = "session.json"
+	NodesFile  = "nodes.jsonl"
+	EventsFile = "events.jsonl"
+	LockFile   = "lock"
+	LostFound  = "lost+found"
+)
+
+// Meta is session.json. It is the commit point of every write: a node
+// line exists for readers only once NodesBytes covers it.
+type Meta struct {
+	FormatVersion int `json:"format_version"`
+	// Head is the id the next turn extends; "" only in an empty session.
+	Head string `json:"head"`
+	// ActiveSummaryID and ActiveSummaryText are seed §1's _last_summary_id
+	// and _last_summary_text.
+	ActiveSummaryID   string `json:"active_summary_id,omitempty"`
+	ActiveSummaryText string `json:"active_summary_text,omitempty"`
+	Model             string `json:"model,omitempty"`
+	CreatedAt         string `json:"created_at,omitempty"`
+	// NodesBytes is the committed length of nodes.jsonl. Absent in a
+	// hand-written session, where every complete line counts.
+	NodesBytes *int64 `json:"nodes_bytes,omitempty"`
+	// Extra keeps fields written by a newer or foreign writer.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var metaKnown = []string{"format_version", "head", "active_summary_id", "active_summary_text", "model", "created_at", "nodes_bytes"}
+
+func (m Meta) MarshalJSON() ([]byte, error) {
+	type plain Meta
+	b, err := json.Marshal(plain(m))
+	if err != nil || len(m.Extra) == 0 {
+		return b, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range m.Extra {
+		all[k] = v
+	}
+	return json.Marshal(all)
+}
+
+func (m *Meta) UnmarshalJSON(data []byte) error {
+	type plain Meta
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	*m = Meta(p)
+	m.Extra = leftovers(all, metaKnown)
+	return nil
+}
+
+func readMeta(dir string) (Meta, error) {
+	path := filepath.Join(dir, MetaFile)
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+			return Meta{}, &ParseError{File: dir, Msg: "no such session directory"}
+		}
+		return Meta{}, &NotSessionError{Dir: dir}
+	}
+	if err != nil {
+		return Meta{}, &ParseError{File: path, Msg: err.Error()}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Meta{}, &ParseError{File: path, Line: 1, Msg: "empty file; expected a JSON object with format_version and head"}
+	}
+	var m Meta
+	if err := json.Unmarshal(data, &m); err != nil {
+		line := 1
+		if se, ok := err.(*json.SyntaxError); ok {
+			line += bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		}
+		return Meta{}, &ParseError{File: path, Line: line, Msg: "invalid session meta: " + err.Error()}
+	}
+	switch {
+	case m.FormatVersion == 0:
+		return Meta{}, &ParseError{File: path, Line: 1, Msg: "missing format_version"}
+	case m.FormatVersion > FormatVersion:
+		return Meta{}, &ParseError{File: path, Line: 1, Msg: fmt.Sprintf("format_version %d is newer than this ctxfold reads (%d); upgrade ctxfold", m.FormatVersion, FormatVersion)}
+	case m.FormatVersion < 0:
+		return Meta{}, &ParseError{File: path, Line: 1, Msg: fmt.Sprintf("invalid format_version %d", m.FormatVersion)}
+	}
+	if m.NodesBytes != nil && *m.NodesBytes < 0 {
+		return Meta{}, &ParseError{File: path, Line: 1, Msg: fmt.Sprintf("invalid nodes_bytes %d", *m.NodesBytes)}
+	}
+	return m, nil
+}
+
+// writeMeta replaces session.json atomically: temp file, fsync, rename,
+// directory fsync. A crash leaves either the old or the new file.
+func writeMeta(dir string, m Meta) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	return writeFileAtomic(dir, MetaFile, data)
+}
+
+func writeFileAtomic(dir, name string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmpName, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,514 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Role is who speaks a node. The four values are the public format; a summary
+// node carries RoleUser (see SummaryRole).
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four roles of the format.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// Block types inside a node's content array.
+const (
+	BlockText       = "text"
+	BlockThinking   = "thinking"
+	BlockImage      = "image"
+	BlockToolCall   = "tool_call"
+	BlockToolResult = "tool_result"
+)
+
+// Block is one typed piece of content. Text-bearing blocks (text, thinking,
+// tool_result) keep their text in Text; unknown fields survive a round trip
+// in Extra.
+type Block struct {
+	Type string
+	Text string
+	// Signature is the provider's opaque signature of a thinking block.
+	Signature string
+	// Image reference: where the bytes live (path, URL or digest), never the bytes.
+	Source    string
+	MediaType string
+	// Tool call.
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+	// Tool result.
+	ToolCallID string
+	IsError    bool
+	Extra      map[string]json.RawMessage
+}
+
+var blockKnown = []string{"type", "text", "signature", "source", "media_type", "id", "name", "arguments", "tool_call_id", "is_error"}
+
+func (b Block) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("type", b.Type, true)
+	w.str("text", b.Text, false)
+	w.str("signature", b.Signature, false)
+	w.str("source", b.Source, false)
+	w.str("media_type", b.MediaType, false)
+	w.str("id", b.ID, false)
+	w.str("name", b.Name, false)
+	if len(b.Arguments) > 0 {
+		w.raw("arguments", b.Arguments)
+	}
+	w.str("tool_call_id", b.ToolCallID, false)
+	if b.IsError {
+		w.raw("is_error", []byte("true"))
+	}
+	w.extra(b.Extra)
+	return w.close(), w.err
+}
+
+func (b *Block) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("content block: expected an object: %w", err)
+	}
+	*b = Block{}
+	fields := []struct {
+		key string
+		dst *string
+	}{{"type", &b.Type}, {"text", &b.Text}, {"signature", &b.Signature}, {"source", &b.Source},
+		{"media_type", &b.MediaType}, {"id", &b.ID}, {"name", &b.Name}, {"tool_call_id", &b.ToolCallID}}
+	for _, f := range fields {
+		if err := takeString(m, f.key, f.dst); err != nil {
+			return fmt.Errorf("content block: %w", err)
+		}
+	}
+	if raw, ok := m["arguments"]; ok {
+		b.Arguments = append(json.RawMessage(nil), raw...)
+	}
+	if raw, ok := m["is_error"]; ok {
+		if err := json.Unmarshal(raw, &b.IsError); err != nil {
+			return fmt.Errorf("content block: is_error: expected a boolean")
+		}
+	}
+	if b.Type == "" {
+		return fmt.Errorf("content block: missing \"type\"")
+	}
+	b.Extra = leftovers(m, blockKnown)
+	return nil
+}
+
+// Content is a node's content: either a plain string or a list of typed
+// blocks. Which form was read is remembered so a round trip is faithful.
+type Content struct {
+	Text     string
+	Blocks   []Block
+	IsBlocks bool
+}
+
+// TextContent returns string content.
+func TextContent(s string) Content { return Content{Text: s} }
+
+func (c Content) MarshalJSON() ([]byte, error) {
+	if c.IsBlocks {
+		if c.Blocks == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(c.Blocks)
+	}
+	return marshalString(c.Text), nil
+}
+
+func (c *Content) UnmarshalJSON(data []byte) error {
+	*c = Content{}
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) == 0 || bytes.Equal(data, []byte("null")):
+		return nil
+	case data[0] == '"':
+		return json.Unmarshal(data, &c.Text)
+	case data[0] == '[':
+		c.IsBlocks = true
+		return json.Unmarshal(data, &c.Blocks)
+	}
+	return fmt.Errorf("content: expected a string or an array of blocks")
+}
+
+// PlainText joins the text of text blocks (or returns the string content).
+// Thinking, tool calls, tool results and images are not included.
+func (c Content) PlainText() string {
+	if !c.IsBlocks {
+		return c.Text
+	}
+	var parts []string
+	for _, b := range c.Blocks {
+		if b.Type == BlockText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ToolCall is a call an assistant node makes. Arguments is any JSON value:
+// OpenAI exports keep a JSON-encoded string, Anthropic ones an object.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ArgumentsText returns the arguments as the JSON text a provider receives
+// in a Chat Completions tool call (a string value is unquoted).
+func (tc ToolCall) ArgumentsText() string { return ArgumentsText(tc.Arguments) }
+
+// ArgumentsText unquotes a JSON string value; any other JSON is returned as is.
+func ArgumentsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+// Usage is what the provider reported for the request that produced an
+// assistant node.
+type Usage struct {
+	InputTokens       int64                      `json:"input_tokens"`
+	OutputTokens      int64                      `json:"output_tokens"`
+	CachedInputTokens int64                      `json:"cached_input_tokens,omitempty"`
+	Extra             map[string]json.RawMessage `json:"-"`
+}
+
+func (u Usage) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.raw("input_tokens", []byte(fmt.Sprint(u.InputTokens)))
+	w.raw("output_tokens", []byte(fmt.Sprint(u.OutputTokens)))
+	if u.CachedInputTokens != 0 {
+		w.raw("cached_input_tokens", []byte(fmt.Sprint(u.CachedInputTokens)))
+	}
+	w.extra(u.Extra)
+	return w.close(), w.err
+}
+
+func (u *Usage) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("usage: expected an object")
+	}
+	*u = Usage{}
+	for key, dst := range map[string]*int64{"input_tokens": &u.InputTokens, "output_tokens": &u.OutputTokens, "cached_input_tokens": &u.CachedInputTokens} {
+		if raw, ok := m[key]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return fmt.Errorf("usage: %s: expected an integer", key)
+			}
+		}
+	}
+	u.Extra = leftovers(m, []string{"input_tokens", "output_tokens", "cached_input_tokens"})
+	return nil
+}
+
+// Node is one line of nodes.jsonl. Field names are the public format
+// (docs/FORMAT.md). Fields this version does not know survive a
+// read/write round trip in Extra.
+type Node struct {
+	ID string
+	// Predecessor is "" for a root (written as null).
+	Predecessor string
+	Role        Role
+	Content     Content
+	ToolCalls   []ToolCall
+	ToolCallID  string
+	Name        string
+	// Caller is the node whose turn spawned this one (a sub-agent or side chain).
+	Caller    string
+	CreatedAt string
+	Usage     *Usage
+	Metadata  map[string]json.RawMessage
+	Extra     map[string]json.RawMessage
+}
+
+var nodeKnown = []string{"id", "predecessor", "role", "content", "tool_calls", "tool_call_id", "name", "caller", "created_at", "usage", "metadata"}
+
+func (n Node) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("id", n.ID, true)
+	if n.Predecessor == "" {
+		w.raw("predecessor", []byte("null"))
+	} else {
+		w.str("predecessor", n.Predecessor, true)
+	}
+	w.str("role", string(n.Role), true)
+	content, err := n.Content.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	w.raw("content", content)
+	if len(n.ToolCalls) > 0 {
+		w.value("tool_calls", n.ToolCalls)
+	}
+	w.str("tool_call_id", n.ToolCallID, false)
+	w.str("name", n.Name, false)
+	w.str("caller", n.Caller, false)
+	w.str("created_at", n.CreatedAt, false)
+	if n.Usage != nil {
+		w.value("usage", n.Usage)
+	}
+	if len(n.Metadata) > 0 {
+		w.value("metadata", sortedRaw(n.Metadata))
+	}
+	w.extra(n.Extra)
+	return w.close(), w.err
+}
+
+func (n *Node) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("expected a JSON object: %s", jsonErrorText(err))
+	}
+	*n = Node{}
+	// A missing id is allowed here (a batch to append may leave ids to be
+	// generated); the session index requires one.
+	if rawID, ok := m["id"]; ok {
+		if err := json.Unmarshal(rawID, &n.ID); err != nil || n.ID == "" {
+			return fmt.Errorf("\"id\" must be a non-empty string")
+		}
+	}
+	if raw, ok := m["predecessor"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &n.Predecessor); err != nil || n.Predecessor == "" {
+			return fmt.Errorf("node %q: \"predecessor\" must be a non-empty string or null", n.ID)
+		}
+	}
+	var role string
+	if err := takeString(m, "role", &role); err != nil {
+		return fmt.Errorf("node %q: %w", n.ID, err)
+	}
+	n.Role = Role(role)
+	if !n.Role.Valid() {
+		return fmt.Errorf("node %q: \"role\" must be system, user, assistant or tool, got %q", n.ID, role)
+	}
+	if raw, ok := m["content"]; ok {
+		if err := n.Content.UnmarshalJSON(raw); err != nil {
+			return fmt.Errorf("node %q: %w", n.ID, err)
+		}
+	}
+	if raw, ok := m["tool_calls"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &n.ToolCalls); err != nil {
+			return fmt.Errorf("node %q: \"tool_calls\" must be an array of {id, name, arguments}", n.ID)
+		}
+	}
+	for key, dst := range map[string]*string{"tool_call_id": &n.ToolCallID, "name": &n.Name, "caller": &n.Caller, "created_at": &n.CreatedAt} {
+		if err := takeString(m, key, dst); err != nil {
+			return fmt.Errorf("node %q: %w", n.ID, err)
+		}
+	}
+	if raw, ok := m["usage"]; ok && string(raw) != "null" {
+		n.Usage = new(Usage)
+		if err := n.Usage.UnmarshalJSON(raw); err != nil {
+			return fmt.Errorf("node %q: %w", n.ID, err)
+		}
+	}
+	if raw, ok := m["metadata"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &n.Metadata); err != nil {
+			return fmt.Errorf("node %q: \"metadata\" must be an object", n.ID)
+		}
+	}
+	n.Extra = leftovers(m, nodeKnown)
+	return nil
+}
+
+// AllToolCalls returns the calls of the tool_calls field followed by those
+// written as tool_call content blocks.
+func (n *Node) AllToolCalls() []ToolCall {
+	calls := append([]ToolCall(nil), n.ToolCalls...)
+	if n.Content.IsBlocks {
+		for _, b := range n.Content.Blocks {
+			if b.Type == BlockToolCall {
+				calls = append(calls, ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
+			}
+		}
+	}
+	return calls
+}
+
+// ToolResult is one result a node carries: a tool node's whole content, or a
+// tool_result block.
+type ToolResult struct {
+	ToolCallID string
+	Text       string
+	IsError    bool
+}
+
+// ToolResults returns the results this node carries.
+func (n *Node) ToolResults() []ToolResult {
+	var out []ToolResult
+	if n.Role == RoleTool && n.ToolCallID != "" {
+		out = append(out, ToolResult{ToolCallID: n.ToolCallID, Text: n.Content.PlainText(), IsError: metaBool(n.Metadata, "is_error")})
+	}
+	if n.Content.IsBlocks {
+		for _, b := range n.Content.Blocks {
+			if b.Type == BlockToolResult {
+				out = append(out, ToolResult{ToolCallID: b.ToolCallID, Text: b.Text, IsError: b.IsError})
+			}
+		}
+	}
+	return out
+}
+
+// IsSummary reports whether the node is a compaction summary (seed §2:
+// metadata.compaction is true).
+func (n *Node) IsSummary() bool { return metaBool(n.Metadata, "compaction") }
+
+// CoversIDs returns metadata.covers_ids, or nil.
+func (n *Node) CoversIDs() []string {
+	raw, ok := n.Metadata["covers_ids"]
+	if !ok {
+		return nil
+	}
+	var ids []string
+	if json.Unmarshal(raw, &ids) != nil {
+		return nil
+	}
+	return ids
+}
+
+// SetMeta sets one metadata key to the JSON encoding of v.
+func (n *Node) SetMeta(key string, v any) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("transcript: metadata %q is not JSON-encodable: %v", key, err))
+	}
+	if n.Metadata == nil {
+		n.Metadata = map[string]json.RawMessage{}
+	}
+	n.Metadata[key] = raw
+}
+
+func metaBool(m map[string]json.RawMessage, key string) bool {
+	raw, ok := m[key]
+	return ok && string(bytes.TrimSpace(raw)) == "true"
+}
+
+// objectWriter writes a JSON object with keys in a fixed order, so that a
+// node always encodes to the same bytes.
+type objectWriter struct {
+	buf   bytes.Buffer
+	first bool
+	err   error
+}
+
+func newObjectWriter() *objectWriter {
+	w := &objectWriter{first: true}
+	w.buf.WriteByte('{')
+	return w
+}
+
+func (w *objectWriter) key(k string) {
+	if !w.first {
+		w.buf.WriteByte(',')
+	}
+	w.first = false
+	w.buf.Write(marshalString(k))
+	w.buf.WriteByte(':')
+}
+
+func (w *objectWriter) str(k, v string, always bool) {
+	if v == "" && !always {
+		return
+	}
+	w.key(k)
+	w.buf.Write(marshalString(v))
+}
+
+func (w *objectWriter) raw(k string, v []byte) {
+	w.key(k)
+	w.buf.Write(v)
+}
+
+func (w *objectWriter) value(k string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.raw(k, b)
+}
+
+func (w *objectWriter) extra(m map[string]json.RawMessage) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		w.raw(k, m[k])
+	}
+}
+
+func (w *objectWriter) close() []byte {
+	w.buf.WriteByte('}')
+	return w.buf.Bytes()
+}
+
+// sortedRaw is a map that encoding/json writes with sorted keys; it exists
+// to make compact encoding explicit.
+type sortedRaw map[string]json.RawMessage
+
+func (s sortedRaw) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.extra(s)
+	return w.close(), w.err
+}
+
+func marshalString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+func takeString(m map[string]json.RawMessage, key string, dst *string) error {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("%q must be a string", key)
+	}
+	return nil
+}
+
+func leftovers(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
+	for _, k := range known {
+		delete(m, k)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func jsonErrorText(err error) string {
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+	}
+	return err.Error()
+}

@@ -1,0 +1,391 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+)
+
+// DefaultMaxLineBytes bounds one line of nodes.jsonl or events.jsonl. A
+// longer line is a clear error, never an out-of-memory.
+const DefaultMaxLineBytes = 16 << 20
+
+// NodeRef is what the index keeps of a node: its structure and where its
+// line is, not its content. Content is read on demand with Session.Node.
+type NodeRef struct {
+	ID          string
+	Predecessor string
+	Caller      string
+	Role        Role
+	Name        string
+	// Summary is metadata.compaction == true; CoversIDs its metadata.covers_ids.
+	Summary   bool
+	CoversIDs []string
+	// ToolCallIDs are the calls this node makes; ResultIDs the call ids of
+	// the tool results it carries.
+	ToolCallIDs []string
+	ResultIDs   []string
+	// HasText is true when the node carries text beside tool results (a
+	// user turn that also answers tool calls).
+	HasText bool
+	Line    int
+	Offset  int64
+	Length  int
+}
+
+// Warning is something odd that did not stop reading.
+type Warning struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (w Warning) String() string {
+	if w.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg)
+	}
+	return fmt.Sprintf("%s: %s", w.File, w.Msg)
+}
+
+// Duplicate records a second line holding an id already seen.
+type Duplicate struct {
+	ID        string
+	FirstLine int
+	Line      int
+}
+
+// Session is a read-only snapshot of a session directory: its meta and the
+// index of its committed nodes. It holds nodes.jsonl open for Node reads;
+// call Close when done.
+type Session struct {
+	Dir        string
+	Meta       Meta
+	Refs       []NodeRef
+	Duplicates []Duplicate
+	Warnings   []Warning
+	// CommittedBytes is the length of nodes.jsonl that counts; TailBytes
+	// what follows it (an interrupted write, or a torn last line).
+	CommittedBytes int64
+	TailBytes      int64
+	byID           map[string]int
+	f              *os.File
+}
+
+// OpenOptions tune reading.
+type OpenOptions struct {
+	MaxLineBytes int
+}
+
+// Open reads a session directory's meta and indexes its nodes, streaming
+// nodes.jsonl line by line. Bad input is a *ParseError naming file and line.
+func Open(dir string, opts OpenOptions) (*Session, error) {
+	meta, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	return openWithMeta(dir, meta, opts)
+}
+
+func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	s := &Session{Dir: dir, Meta: meta, byID: map[string]int{}}
+	path := s.NodesPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if meta.NodesBytes != nil && *meta.NodesBytes > 0 {
+			return nil, &ParseError{File: path, Msg: fmt.Sprintf("missing, but session.json records %d committed bytes", *meta.NodesBytes)}
+		}
+		return s, nil
+	}
+	if err != nil {
+		return nil, &ParseError{File: path, Msg: err.Error()}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, &ParseError{File: path, Msg: err.Error()}
+	}
+	limit := st.Size()
+	if meta.NodesBytes != nil {
+		if *meta.NodesBytes > st.Size() {
+			f.Close()
+			return nil, &ParseError{File: path, Msg: fmt.Sprintf("file is %d bytes but session.json records %d committed bytes: data was removed outside ctxfold", st.Size(), *meta.NodesBytes)}
+		}
+		limit = *meta.NodesBytes
+	}
+	if err := s.index(f, limit, meta.NodesBytes != nil, opts.MaxLineBytes); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if meta.NodesBytes != nil && st.Size() > limit {
+		s.TailBytes = st.Size() - limit
+		s.Warnings = append(s.Warnings, Warning{File: path, Line: len(s.Refs) + len(s.Duplicates) + 1,
+			Msg: fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)})
+	}
+	s.f = f
+	return s, nil
+}
+
+func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) error {
+	path := s.NodesPath()
+	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	var offset int64
+	line := 0
+	var long []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if len(long)+len(chunk) > maxLine {
+				return &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", maxLine)}
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		if len(long) > 0 {
+			long = append(long, chunk...)
+			chunk = long
+		}
+		if len(chunk) == 0 && err == io.EOF {
+			break
+		}
+		line++
+		if len(chunk)-1 > maxLine {
+			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", maxLine)}
+		}
+		complete := len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
+		body := bytes.TrimSuffix(chunk, []byte("\n"))
+		body = bytes.TrimSuffix(body, []byte("\r"))
+		perr := s.addLine(body, line, offset)
+		if perr != nil && !complete && !committed {
+			// A torn last line: the writer died mid-line. Reading ignores
+			// it; 'ctxfold repair' truncates it.
+			s.TailBytes = int64(len(chunk))
+			s.Warnings = append(s.Warnings, Warning{File: path, Line: line, Msg: "torn last line ignored (an interrupted write); 'ctxfold repair' removes it"})
+			break
+		}
+		if perr != nil {
+			return perr
+		}
+		offset += int64(len(chunk))
+		long = long[:0]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return &ParseError{File: path, Line: line, Msg: err.Error()}
+		}
+	}
+	s.CommittedBytes = offset
+	return nil
+}
+
+func (s *Session) addLine(body []byte, line int, offset int64) error {
+	path := s.NodesPath()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return &ParseError{File: path, Line: line, Msg: "empty line; expected one JSON node"}
+	}
+	if !utf8.Valid(body) {
+		bad := 0
+		for bad < len(body) {
+			r, size := utf8.DecodeRune(body[bad:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			bad += size
+		}
+		return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", bad+1)}
+	}
+	var n Node
+	if err := json.Unmarshal(body, &n); err != nil {
+		return &ParseError{File: path, Line: line, NodeID: n.ID, Msg: stripNodePrefix(err.Error(), n.ID)}
+	}
+	if n.ID == "" {
+		return &ParseError{File: path, Line: line, Msg: "missing \"id\""}
+	}
+	ref := refOf(&n)
+	ref.Line, ref.Offset, ref.Length = line, offset, len(body)
+	if first, dup := s.byID[n.ID]; dup {
+		s.Duplicates = append(s.Duplicates, Duplicate{ID: n.ID, FirstLine: s.Refs[first].Line, Line: line})
+		return nil
+	}
+	s.byID[n.ID] = len(s.Refs)
+	s.Refs = append(s.Refs, ref)
+	return nil
+}
+
+func stripNodePrefix(msg, id string) string {
+	prefix := fmt.Sprintf("node %q: ", id)
+	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+		return msg[len(prefix):]
+	}
+	return msg
+}
+
+func refOf(n *Node) NodeRef {
+	ref := NodeRef{ID: n.ID, Predecessor: n.Predecessor, Caller: n.Caller, Role: n.Role, Name: n.Name}
+	if n.IsSummary() {
+		ref.Summary = true
+		ref.CoversIDs = n.CoversIDs()
+	}
+	for _, c := range n.AllToolCalls() {
+		ref.ToolCallIDs = append(ref.ToolCallIDs, c.ID)
+	}
+	for _, r := range n.ToolResults() {
+		ref.ResultIDs = append(ref.ResultIDs, r.ToolCallID)
+	}
+	if n.Content.IsBlocks {
+		for _, b := range n.Content.Blocks {
+			if b.Type == BlockText || b.Type == BlockImage {
+				ref.HasText = true
+			}
+		}
+	} else {
+		ref.HasText = n.Content.Text != "" && n.Role != RoleTool
+	}
+	return ref
+}
+
+// NodesPath is the path of nodes.jsonl.
+func (s *Session) NodesPath() string { return filepath.Join(s.Dir, NodesFile) }
+
+// EventsPath is the path of events.jsonl.
+func (s *Session) EventsPath() string { return filepath.Join(s.Dir, EventsFile) }
+
+// Lookup returns the index of id in Refs.
+func (s *Session) Lookup(id string) (int, bool) {
+	i, ok := s.byID[id]
+	return i, ok
+}
+
+// Ref returns the index entry of id.
+func (s *Session) Ref(id string) (*NodeRef, bool) {
+	i, ok := s.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return &s.Refs[i], true
+}
+
+// Len is the number of distinct nodes.
+func (s *Session) Len() int { return len(s.Refs) }
+
+// RawLine returns the stored bytes of the node at index i (no newline).
+// It is safe for concurrent use.
+func (s *Session) RawLine(i int) ([]byte, error) {
+	ref := &s.Refs[i]
+	if s.f == nil {
+		return nil, fmt.Errorf("%s: session is closed", s.Dir)
+	}
+	buf := make([]byte, ref.Length)
+	if _, err := s.f.ReadAt(buf, ref.Offset); err != nil {
+		return nil, &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: "read: " + err.Error()}
+	}
+	return buf, nil
+}
+
+// Node reads and decodes the node at index i. It is safe for concurrent use.
+func (s *Session) Node(i int) (*Node, error) {
+	raw, err := s.RawLine(i)
+	if err != nil {
+		return nil, err
+	}
+	var n Node
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return nil, &ParseError{File: s.NodesPath(), Line: s.Refs[i].Line, NodeID: s.Refs[i].ID, Msg: "changed since it was indexed: " + err.Error()}
+	}
+	return &n, nil
+}
+
+// NodeByID reads the node with the given id.
+func (s *Session) NodeByID(id string) (*Node, error) {
+	i, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("%s: no node %q", s.Dir, id)
+	}
+	return s.Node(i)
+}
+
+// Close releases the open nodes file.
+func (s *Session) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
+
+// EventLine is one line of events.jsonl.
+type EventLine struct {
+	Line int
+	Raw  json.RawMessage
+}
+
+// ReadEvents streams events.jsonl to fn. A torn last line is skipped with a
+// warning; a malformed line elsewhere is a *ParseError.
+func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
+	path := s.EventsPath()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &ParseError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	line := 0
+	var warnings []Warning
+	for {
+		data, err := readLine(r, DefaultMaxLineBytes)
+		if len(data) == 0 && err == io.EOF {
+			return warnings, nil
+		}
+		line++
+		if err != nil && err != io.EOF {
+			return warnings, &ParseError{File: path, Line: line, Msg: err.Error()}
+		}
+		complete := err == nil
+		body := bytes.TrimSuffix(data, []byte("\n"))
+		if !json.Valid(body) || len(bytes.TrimSpace(body)) == 0 || body[0] != '{' {
+			if !complete {
+				warnings = append(warnings, Warning{File: path, Line: line, Msg: "torn last line ignored (an interrupted write)"})
+				return warnings, nil
+			}
+			return warnings, &ParseError{File: path, Line: line, Msg: "expected one JSON object per line"}
+		}
+		if ferr := fn(EventLine{Line: line, Raw: append(json.RawMessage(nil), body...)}); ferr != nil {
+			return warnings, ferr
+		}
+		if !complete {
+			return warnings, nil
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line is longer than the limit")
+
+// readLine returns one line including its newline; io.EOF with the last
+// unterminated bytes.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > max+1 {
+			return nil, fmt.Errorf("%w (%d bytes)", errLineTooLong, max)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return out, err
+	}
+}

@@ -1,0 +1,654 @@
+package transcript
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SummaryPrefix starts every summary node's content (seed §2).
+const SummaryPrefix = "[Previous conversation summary]\n"
+
+// SummaryName is the name of every summary node (seed §2).
+const SummaryName = "context/summary"
+
+// SummaryIDPrefix starts every summary node's id (seed §2).
+const SummaryIDPrefix = "summary_"
+
+// SummaryRole is the role a summary node carries: the model reads it as a
+// user message in every provider format (docs/FORMAT.md).
+const SummaryRole = RoleUser
+
+// WriteOptions tune a write.
+type WriteOptions struct {
+	LockTimeout  time.Duration
+	MaxLineBytes int
+	// Command names the writer in the lock file (for "locked by" errors).
+	Command string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o WriteOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// Init creates a session directory (or an empty existing one).
+func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, &ParseError{File: dir, Msg: err.Error()}
+	}
+	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err == nil {
+		return nil, &ValidationError{Msg: fmt.Sprintf("%s: already a session", dir)}
+	}
+	for _, name := range []string{NodesFile, EventsFile} {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, &ParseError{File: filepath.Join(dir, name), Msg: err.Error()}
+		}
+		f.Close()
+	}
+	zero := int64(0)
+	m := Meta{FormatVersion: FormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
+	if err := writeMeta(dir, m); err != nil {
+		return nil, &ParseError{File: filepath.Join(dir, MetaFile), Msg: err.Error()}
+	}
+	return &m, nil
+}
+
+// Tx is a locked write transaction on one session: its snapshot is fresh
+// (read under the lock) and every write through it is committed before it
+// returns. Tx is the only place HEAD changes (seed §5).
+type Tx struct {
+	dir  string
+	opts WriteOptions
+	s    *Session
+	// Warnings collects what recovery did (moved an interrupted write aside).
+	Warnings []Warning
+}
+
+// Update runs fn under the session's exclusive lock. The session fn sees
+// is read after the lock is taken; an interrupted earlier write is moved to
+// lost+found/ first so appends start on a committed boundary.
+func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) error) ([]Warning, error) {
+	// Refuse a non-session before creating a lock file in it.
+	if _, err := readMeta(dir); err != nil {
+		return nil, err
+	}
+	lock, err := acquireLock(ctx, dir, opts.LockTimeout, opts.Command)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+	tx := &Tx{dir: dir, opts: opts}
+	if err := tx.reload(); err != nil {
+		return nil, err
+	}
+	if tx.s.TailBytes > 0 {
+		if err := tx.recoverTail(); err != nil {
+			return tx.Warnings, err
+		}
+	}
+	defer func() { tx.s.Close() }()
+	err = fn(tx)
+	return tx.Warnings, err
+}
+
+func (tx *Tx) reload() error {
+	if tx.s != nil {
+		tx.s.Close()
+	}
+	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes})
+	if err != nil {
+		return err
+	}
+	tx.s = s
+	return nil
+}
+
+// Session is the transaction's current snapshot (it reflects the
+// transaction's own writes).
+func (tx *Tx) Session() *Session { return tx.s }
+
+// recoverTail moves bytes after the committed length (an interrupted write
+// or a torn line) to lost+found/ and truncates nodes.jsonl back to its
+// committed length, so nothing is lost and appends stay line-aligned.
+func (tx *Tx) recoverTail() error {
+	s := tx.s
+	path := s.NodesPath()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return &ParseError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	tail := make([]byte, s.TailBytes)
+	if _, err := f.ReadAt(tail, s.CommittedBytes); err != nil && !errors.Is(err, io.EOF) {
+		return &ParseError{File: path, Msg: "reading the interrupted write: " + err.Error()}
+	}
+	lf := filepath.Join(tx.dir, LostFound)
+	if err := os.MkdirAll(lf, 0o755); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("nodes-%s.jsonl", tx.opts.now().UTC().Format("20060102T150405.000000000Z"))
+	if err := writeFileAtomic(lf, name, tail); err != nil {
+		return err
+	}
+	if err := f.Truncate(s.CommittedBytes); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	line := len(s.Refs) + len(s.Duplicates) + 1
+	tx.Warnings = append(tx.Warnings, Warning{File: path, Line: line,
+		Msg: fmt.Sprintf("moved %d bytes of an interrupted write to %s", len(tail), filepath.Join(lf, name))})
+	if s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != s.CommittedBytes {
+		m := s.Meta
+		n := s.CommittedBytes
+		m.NodesBytes = &n
+		if err := writeMeta(tx.dir, m); err != nil {
+			return err
+		}
+	}
+	return tx.reload()
+}
+
+// AppendResult reports one append.
+type AppendResult struct {
+	IDs []string
+	// Head is HEAD after the append; HeadMoved whether the append moved it.
+	Head      string
+	HeadMoved bool
+}
+
+// Append validates and appends a batch of nodes, all or nothing (see
+// package doc). Missing ids are generated; a node without a predecessor
+// follows the node before it in the batch, or HEAD for the first one
+// (unless root is requested by an explicit empty predecessor via NewRoot).
+func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
+	if len(nodes) == 0 {
+		return &AppendResult{Head: tx.s.Meta.Head}, nil
+	}
+	s := tx.s
+	meta := s.Meta
+	batch := map[string]*Node{}
+	batchIdx := map[string]int{}
+	head := meta.Head
+	startHead := head
+	prev := head
+	for i := range nodes {
+		n := &nodes[i]
+		pos := 0
+		if len(nodes) > 1 {
+			pos = i + 1
+		}
+		if n.ID == "" {
+			n.ID = NewID(n)
+		}
+		if n.Predecessor == "" && !n.IsSummary() && !(i == 0 && opts.RootFirst) {
+			n.Predecessor = prev
+		}
+		if n.CreatedAt == "" && opts.StampTime {
+			n.CreatedAt = tx.opts.now().UTC().Format(time.RFC3339Nano)
+		}
+		if err := tx.validate(n, batch, pos); err != nil {
+			return nil, err
+		}
+		batch[n.ID] = n
+		batchIdx[n.ID] = i
+		if n.IsSummary() {
+			meta.ActiveSummaryID = n.ID
+			meta.ActiveSummaryText = strings.TrimPrefix(n.Content.PlainText(), SummaryPrefix)
+		} else {
+			// seed §5: append advances HEAD only on chain extension, and a
+			// spawned (caller) turn never moves it.
+			if n.Caller == "" && n.Predecessor == head {
+				head = n.ID
+			}
+			prev = n.ID
+		}
+	}
+	var buf bytes.Buffer
+	maxLine := tx.opts.MaxLineBytes
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	for i := range nodes {
+		line, err := encodeLine(&nodes[i])
+		if err != nil {
+			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: err.Error()}
+		}
+		if len(line) > maxLine {
+			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: fmt.Sprintf("encoded node is %d bytes, over the %d-byte line limit", len(line), maxLine)}
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if err := tx.writeNodes(buf.Bytes(), meta, head); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(nodes))
+	for i := range nodes {
+		ids[i] = nodes[i].ID
+	}
+	return &AppendResult{IDs: ids, Head: head, HeadMoved: head != startHead}, nil
+}
+
+// AppendOptions tune Append.
+type AppendOptions struct {
+	// RootFirst makes the first node a root even when it has no predecessor
+	// and the session has a HEAD.
+	RootFirst bool
+	// StampTime sets created_at on nodes that lack it.
+	StampTime bool
+}
+
+func encodeLine(n *Node) ([]byte, error) {
+	raw, err := json.Marshal(n)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, raw); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// writeNodes appends data in one write, fsyncs it, then commits it by
+// rewriting session.json with the new committed length and HEAD. A crash
+// before the meta rename leaves an uncommitted tail that readers ignore.
+func (tx *Tx) writeNodes(data []byte, meta Meta, head string) error {
+	s := tx.s
+	path := s.NodesPath()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return &ParseError{File: path, Msg: err.Error()}
+	}
+	if _, err := f.WriteAt(data, s.CommittedBytes); err != nil {
+		f.Close()
+		return &ParseError{File: path, Msg: "write: " + err.Error()}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return &ParseError{File: path, Msg: "fsync: " + err.Error()}
+	}
+	if err := f.Close(); err != nil {
+		return &ParseError{File: path, Msg: err.Error()}
+	}
+	size := s.CommittedBytes + int64(len(data))
+	meta.NodesBytes = &size
+	meta.Head = head
+	if err := writeMeta(tx.dir, meta); err != nil {
+		return &ParseError{File: filepath.Join(tx.dir, MetaFile), Msg: err.Error()}
+	}
+	return tx.reload()
+}
+
+// validate applies the append rules to n against the snapshot plus the
+// batch written so far. pos is n's 1-based batch position (0 for one node).
+func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
+	s := tx.s
+	fail := func(format string, args ...any) error {
+		return &ValidationError{Index: pos, NodeID: n.ID, Msg: fmt.Sprintf(format, args...)}
+	}
+	if !n.Role.Valid() {
+		return fail("role must be system, user, assistant or tool, got %q", n.Role)
+	}
+	if _, dup := s.byID[n.ID]; dup {
+		return fail("duplicate id: the session already has a node %q", n.ID)
+	}
+	if _, dup := batch[n.ID]; dup {
+		return fail("duplicate id: the batch holds %q twice", n.ID)
+	}
+	exists := func(id string) bool {
+		_, a := s.byID[id]
+		_, b := batch[id]
+		return a || b
+	}
+	if n.Predecessor != "" && !exists(n.Predecessor) {
+		return fail("predecessor %q not found", n.Predecessor)
+	}
+	if n.Caller != "" && !exists(n.Caller) {
+		return fail("caller %q not found", n.Caller)
+	}
+	if n.IsSummary() {
+		return tx.validateSummary(n, batch, fail)
+	}
+	if strings.HasPrefix(n.ID, SummaryIDPrefix) {
+		return fail("ids starting %q are reserved for summary nodes (metadata.compaction: true)", SummaryIDPrefix)
+	}
+	for _, c := range n.AllToolCalls() {
+		if c.ID == "" {
+			return fail("a tool call has no id")
+		}
+		if n.Role != RoleAssistant {
+			return fail("only assistant nodes make tool calls (role is %s)", n.Role)
+		}
+	}
+	if n.Role == RoleTool && n.ToolCallID == "" {
+		return fail("a tool node needs tool_call_id")
+	}
+	results := n.ToolResults()
+	if len(results) > 0 {
+		if err := tx.checkOpenCalls(n, results, batch); err != nil {
+			return fail("%v", err)
+		}
+	}
+	return nil
+}
+
+// checkOpenCalls: every tool result must answer a call of the nearest
+// assistant node up the predecessor chain that is still unanswered there.
+func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*Node) error {
+	answered := map[string]bool{}
+	cur := n.Predecessor
+	for steps := 0; ; steps++ {
+		if cur == "" {
+			return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+		}
+		var calls, res []string
+		var pred string
+		if bn, ok := batch[cur]; ok {
+			pred = bn.Predecessor
+			for _, c := range bn.AllToolCalls() {
+				calls = append(calls, c.ID)
+			}
+			for _, r := range bn.ToolResults() {
+				res = append(res, r.ToolCallID)
+			}
+		} else if ref, ok := tx.s.Ref(cur); ok {
+			pred, calls, res = ref.Predecessor, ref.ToolCallIDs, ref.ResultIDs
+		} else {
+			return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+		}
+		if len(calls) > 0 {
+			open := map[string]bool{}
+			for _, c := range calls {
+				if !answered[c] {
+					open[c] = true
+				}
+			}
+			for _, r := range results {
+				if !open[r.ToolCallID] {
+					if answered[r.ToolCallID] {
+						return fmt.Errorf("tool call %q already has a result", r.ToolCallID)
+					}
+					return fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
+				}
+				delete(open, r.ToolCallID)
+			}
+			return nil
+		}
+		if len(res) == 0 {
+			return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+		}
+		for _, r := range res {
+			answered[r] = true
+		}
+		cur = pred
+		if steps > 1_000_000 {
+			return fmt.Errorf("predecessor chain too long or cyclic")
+		}
+	}
+}
+
+// validateSummary applies seed §2 to a summary node.
+func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string, ...any) error) error {
+	if !strings.HasPrefix(n.ID, SummaryIDPrefix) {
+		return fail("a summary node's id must start with %q", SummaryIDPrefix)
+	}
+	if n.Role != SummaryRole {
+		return fail("a summary node has role %q, got %q", SummaryRole, n.Role)
+	}
+	if n.Name != SummaryName {
+		return fail("a summary node is named %q, got %q", SummaryName, n.Name)
+	}
+	if !strings.HasPrefix(n.Content.PlainText(), SummaryPrefix) {
+		return fail("a summary's content must begin %q", strings.TrimSuffix(SummaryPrefix, "\n")+`\n`)
+	}
+	if n.Caller != "" {
+		return fail("a summary node has no caller")
+	}
+	covers := n.CoversIDs()
+	if _, ok := n.Metadata["covers_ids"]; ok && covers == nil {
+		return fail("metadata.covers_ids must be an array of ids")
+	}
+	if len(covers) == 0 {
+		return fail("metadata.covers_ids is empty")
+	}
+	type info struct {
+		pred    string
+		summary bool
+	}
+	lookup := func(id string) (info, bool) {
+		if bn, ok := batch[id]; ok {
+			return info{bn.Predecessor, bn.IsSummary()}, true
+		}
+		if ref, ok := tx.s.Ref(id); ok {
+			return info{ref.Predecessor, ref.Summary}, true
+		}
+		return info{}, false
+	}
+	seen := map[string]bool{}
+	for i, id := range covers {
+		in, ok := lookup(id)
+		if !ok {
+			return fail("covers_ids[%d] %q not found", i, id)
+		}
+		if in.summary {
+			return fail("covers_ids[%d] %q is a summary; coverage names real turns only", i, id)
+		}
+		if seen[id] {
+			return fail("covers_ids names %q twice", id)
+		}
+		seen[id] = true
+		if i == 0 {
+			if n.Predecessor != in.pred {
+				return fail("predecessor must be the predecessor of the first covered node (%s), got %s", quoteOrNull(in.pred), quoteOrNull(n.Predecessor))
+			}
+		} else if in.pred != covers[i-1] {
+			return fail("covers_ids is not a contiguous chain: %q does not follow %q", id, covers[i-1])
+		}
+	}
+	return nil
+}
+
+// SetHead moves HEAD: the one explicit mover (seed §5). HEAD cannot land on
+// a summary node or a missing id.
+func (tx *Tx) SetHead(id string) error {
+	ref, ok := tx.s.Ref(id)
+	if !ok {
+		return &ValidationError{NodeID: id, Msg: "no such node; HEAD unchanged"}
+	}
+	if ref.Summary {
+		return &ValidationError{NodeID: id, Msg: "is a summary node; HEAD never rests on a summary (seed §5); HEAD unchanged"}
+	}
+	if tx.s.Meta.Head == id {
+		return nil
+	}
+	m := tx.s.Meta
+	m.Head = id
+	if err := writeMeta(tx.dir, m); err != nil {
+		return err
+	}
+	return tx.reload()
+}
+
+// UpdateMeta rewrites session.json through fn. fn may not move HEAD, the
+// active summary or the committed length: those change only through
+// Append and SetHead.
+func (tx *Tx) UpdateMeta(fn func(*Meta)) error {
+	m := tx.s.Meta
+	extra := map[string]json.RawMessage{}
+	for k, v := range m.Extra {
+		extra[k] = v
+	}
+	m.Extra = extra
+	fn(&m)
+	old := tx.s.Meta
+	if m.Head != old.Head || m.ActiveSummaryID != old.ActiveSummaryID || !sameInt(m.NodesBytes, old.NodesBytes) || m.FormatVersion != old.FormatVersion {
+		return &ValidationError{Msg: "a meta update may not change head, active summary, format version or committed length"}
+	}
+	if err := writeMeta(tx.dir, m); err != nil {
+		return err
+	}
+	return tx.reload()
+}
+
+// AppendEvent appends one JSON object to events.jsonl in a single write
+// and fsyncs it.
+func (tx *Tx) AppendEvent(ev any) error {
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	var line bytes.Buffer
+	if err := json.Compact(&line, raw); err != nil {
+		return err
+	}
+	if line.Len() == 0 || line.Bytes()[0] != '{' {
+		return fmt.Errorf("an event must be a JSON object")
+	}
+	line.WriteByte('\n')
+	path := filepath.Join(tx.dir, EventsFile)
+	if err := repairEventsTail(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return &ParseError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	if _, err := f.Write(line.Bytes()); err != nil {
+		return &ParseError{File: path, Msg: err.Error()}
+	}
+	return f.Sync()
+}
+
+// repairEventsTail makes sure events.jsonl ends on a newline, so a torn
+// line left by a crash cannot glue itself to the next event.
+func repairEventsTail(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.WriteAt([]byte("\n"), st.Size())
+	return err
+}
+
+// NewID returns a fresh random node id ("n" + 16 hex digits; summaries get
+// the "summary_" prefix).
+func NewID(n *Node) string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	if n != nil && n.IsSummary() {
+		return SummaryIDPrefix + hex.EncodeToString(b[:])
+	}
+	return "n" + hex.EncodeToString(b[:])
+}
+
+func sameInt(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func quoteOrNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func quoteList(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return strings.Join(q, ", ")
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RepairOptions tune Repair.
+type RepairOptions struct {
+	WriteOptions
+	// Unlock removes a lock file whose holder is gone.
+	Unlock bool
+}
+
+// Repair recovers a session after a crash: an interrupted write or a torn
+// last line is moved to lost+found/ and nodes.jsonl truncated to its last
+// complete, committed line. A malformed line in the middle is not repaired:
+// it is reported, and the session is left as it is.
+func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, error) {
+	if opts.Unlock {
+		path := filepath.Join(dir, LockFile)
+		if h := readHolder(path); h != nil && !holderIsDead(h) {
+			if lk, err := acquireLock(ctx, dir, time.Millisecond, "repair --unlock"); err != nil {
+				return nil, err
+			} else {
+				lk.release()
+			}
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return Update(ctx, dir, opts.WriteOptions, func(tx *Tx) error {
+		s := tx.s
+		if s.Meta.NodesBytes == nil {
+			m := s.Meta
+			n := s.CommittedBytes
+			m.NodesBytes = &n
+			if err := writeMeta(tx.dir, m); err != nil {
+				return err
+			}
+			tx.Warnings = append(tx.Warnings, Warning{File: filepath.Join(dir, MetaFile), Msg: fmt.Sprintf("recorded the committed length (%d bytes)", n)})
+			return tx.reload()
+		}
+		return nil
+	})
+}
