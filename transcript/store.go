@@ -226,18 +226,22 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
+	refs := make([]NodeRef, len(nodes))
+	line := len(s.Refs) + len(s.Duplicates)
 	for i := range nodes {
-		line, err := encodeLine(&nodes[i])
+		encoded, err := encodeLine(&nodes[i])
 		if err != nil {
 			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: err.Error()}
 		}
-		if len(line) > maxLine {
-			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: fmt.Sprintf("encoded node is %d bytes, over the %d-byte line limit", len(line), maxLine)}
+		if len(encoded) > maxLine {
+			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: fmt.Sprintf("encoded node is %d bytes, over the %d-byte line limit", len(encoded), maxLine)}
 		}
-		buf.Write(line)
+		refs[i] = refOf(&nodes[i])
+		refs[i].Line, refs[i].Offset, refs[i].Length = line+i+1, s.CommittedBytes+int64(buf.Len()), len(encoded)
+		buf.Write(encoded)
 		buf.WriteByte('\n')
 	}
-	if err := tx.writeNodes(buf.Bytes(), meta, head); err != nil {
+	if err := tx.writeNodes(buf.Bytes(), meta, head, refs); err != nil {
 		return nil, err
 	}
 	ids := make([]string, len(nodes))
@@ -271,7 +275,7 @@ func encodeLine(n *Node) ([]byte, error) {
 // writeNodes appends data in one write, fsyncs it, then commits it by
 // rewriting session.json with the new committed length and HEAD. A crash
 // before the meta rename leaves an uncommitted tail that readers ignore.
-func (tx *Tx) writeNodes(data []byte, meta Meta, head string) error {
+func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) error {
 	s := tx.s
 	path := s.NodesPath()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -295,7 +299,15 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string) error {
 	if err := writeMeta(tx.dir, meta); err != nil {
 		return &ParseError{File: filepath.Join(tx.dir, MetaFile), Msg: err.Error()}
 	}
-	return tx.reload()
+	// Extend the snapshot in place rather than re-reading the file, so a
+	// long import appending in chunks stays linear.
+	s.Meta = meta
+	s.CommittedBytes = size
+	for _, r := range refs {
+		s.byID[r.ID] = len(s.Refs)
+		s.Refs = append(s.Refs, r)
+	}
+	return nil
 }
 
 // validate applies the append rules to n against the snapshot plus the
