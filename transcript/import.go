@@ -1,0 +1,40 @@
+package transcript
+
+// Import interfaces: vendor importers (transcript/claudecode, transcript/codex,
+// …) turn an export into nodes and hand them to an ImportSink; the importer
+// registry (transcript/importer) owns writing them to session directories.
+// Keeping the interfaces here lets each vendor package stay independent of
+// the registry.
+
+// Outcomes of one input record, for the import report.
+const (
+	OutcomeImported = "imported"
+	OutcomeMerged   = "merged"
+	OutcomeSkipped  = "skipped"
+)
+
+// ImportSink receives one conversation. Nodes arrive in an order where
+// every predecessor and caller precedes the nodes that name it; the sink
+// appends them through the store, which validates them.
+type ImportSink interface {
+	// Node adds the next node.
+	Node(n Node) error
+	// SetHead names the conversation's HEAD (default: the last node that
+	// extended the main chain).
+	SetHead(id string)
+	// SetModel records the model the conversation used, when known.
+	SetModel(model string)
+	// Count records what happened to one input record: record is its type
+	// as the format names it ("assistant", "progress", "response_item/
+	// function_call", …), outcome one of the Outcome constants, reason a
+	// short phrase for merged and skipped records.
+	Count(record, outcome, reason string)
+	// Warn reports something odd that did not stop the import.
+	Warn(file string, line int, msg string)
+}
+
+// ImportTarget opens one sink per conversation; name is a sanitized id
+// used for the session directory when a file holds several conversations.
+type ImportTarget interface {
+	Conversation(name string) (ImportSink, error)
+}
