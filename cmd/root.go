@@ -34,6 +34,10 @@ type Factory struct {
 	Getenv func(string) string
 	// ConfigFile is the file the config was read from ("" when none).
 	ConfigFile string
+	// Settings are the whitelisted settings with their sources, and
+	// ConfigWarnings the config file's unknown keys (cmd/config_load.go).
+	Settings       map[string]Setting
+	ConfigWarnings []string
 }
 
 // Main runs ctxfold with the process's arguments and streams and returns

@@ -25,6 +25,8 @@ type IOStreams struct {
 	NoColorEnv bool
 	// TerminalWidth is the width of stdout on a TTY, 0 otherwise.
 	TerminalWidth int
+	// JSON is set when --json is in effect: no progress output then.
+	JSON bool
 }
 
 // ColorEnabled: colour only on a TTY, never with NO_COLOR or TERM=dumb,
@@ -40,7 +42,8 @@ func (s *IOStreams) ColorEnabled() bool {
 }
 
 // ProgressEnabled: progress goes to stderr only when it is a terminal.
-func (s *IOStreams) ProgressEnabled() bool { return s.StderrTTY }
+// Never with --json: a script reading the output wants no decoration.
+func (s *IOStreams) ProgressEnabled() bool { return s.StderrTTY && !s.JSON }
 
 // Test returns streams backed by buffers, not a terminal.
 func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
