@@ -1,19 +1,131 @@
 package cmd
 
 import (
-	"errors"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/report"
 )
 
-// TODO(issue): placeholder until the config command lands; it refuses to run.
+type configOptions struct {
+	IO *report.IOStreams
+	// File is the config file read ("" when none); Searched the path
+	// looked at.
+	File, Searched string
+	Settings       map[string]Setting
+	Warnings       []string
+	JSON           bool
+}
+
 func newConfigCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "config",
-		Short:  "not implemented yet",
-		Hidden: true,
+	opts := &configOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the effective settings and where each came from",
+		Long: `Show every setting the config file and the environment may set, its
+effective value, and where that value came from. Precedence, highest first:
+
+  flag     given on the command line (--model gpt-4o)
+  env      an environment variable: CTXFOLD_ plus the flag name in upper
+           case with dashes as underscores (CTXFOLD_MAX_OUTPUT)
+  file     the config file: --config, else $CTXFOLD_CONFIG, else
+           $XDG_CONFIG_HOME/ctxfold/config.yaml (~/.config/ctxfold/config.yaml)
+  default  the flag's default
+
+The model-related flags of estimate and compact are accepted here too, so
+'ctxfold config --model X' shows what those commands would use. Keys in the
+config file that are not settings are reported as warnings on stderr.
+The file format is described in docs/CONFIG.md.` + exitStatusHelp(""),
+		Example: `  ctxfold config
+  CTXFOLD_MODEL=gpt-4o ctxfold config --json | jq .settings.model
+  ctxfold config --config ./ci.yaml`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("config is not implemented yet")
+			opts.File = f.ConfigFile
+			opts.Searched, _ = f.configPath(cmd)
+			opts.Settings = f.Settings
+			opts.Warnings = f.ConfigWarnings
+			opts.JSON = f.Config.GetBool("json")
+			return runConfig(cmd.Context(), opts)
 		},
 	}
+	return cmd
+}
+
+func runConfig(_ context.Context, opts *configOptions) error {
+	keys := make([]string, 0, len(opts.Settings))
+	for k := range opts.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if opts.JSON {
+		settings := map[string]any{}
+		for _, k := range keys {
+			s := opts.Settings[k]
+			settings[k] = map[string]any{"value": s.Value, "source": s.Source, "env": s.Env}
+		}
+		warnings := opts.Warnings
+		if warnings == nil {
+			warnings = []string{}
+		}
+		return report.JSON(opts.IO.Out, map[string]any{
+			"config_file": opts.File, "config_file_searched": opts.Searched,
+			"settings": settings, "warnings": warnings,
+		})
+	}
+	if opts.File != "" {
+		fmt.Fprintf(opts.IO.Out, "# config file: %s\n", opts.File)
+	} else {
+		fmt.Fprintf(opts.IO.Out, "# config file: none (looked for %s)\n", opts.Searched)
+	}
+	// Piped: plain tab-separated columns (STYLE 7); on a TTY, aligned.
+	w := opts.IO.Out
+	var tw *tabwriter.Writer
+	if opts.IO.StdoutTTY {
+		tw = tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+		w = tw
+	}
+	p := report.NewPalette(opts.IO)
+	for _, k := range keys {
+		s := opts.Settings[k]
+		source := s.Source
+		if s.Source == SourceEnv {
+			source += " " + s.Env
+		}
+		if s.Source != SourceDefault {
+			source = p.Bold(source)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", k, displayValue(s.Value), source)
+	}
+	if tw != nil {
+		return tw.Flush()
+	}
+	return nil
+}
+
+// displayValue prints a setting on one line: lists and maps as JSON, an
+// unset string as "".
+func displayValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return `""`
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return strings.ReplaceAll(x, "\n", " ")
+	case map[string]any, []any, []string:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
+	return fmt.Sprint(v)
 }

@@ -91,14 +91,7 @@ type Setting struct {
 // `ctxfold config`. Unknown keys in the config file are warnings on stderr.
 func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	v := f.Config
-	path, _ := cmd.Flags().GetString("config")
-	if path == "" {
-		path = f.Getenv("CTXFOLD_CONFIG")
-	}
-	explicit := path != ""
-	if path == "" {
-		path = defaultConfigPath(f.Getenv)
-	}
+	path, explicit := f.configPath(cmd)
 	file := viper.New()
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
@@ -311,6 +304,19 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// configPath is the config file to read: --config, else $CTXFOLD_CONFIG
+// (both explicit: a missing file is an error), else the default path.
+func (f *Factory) configPath(cmd *cobra.Command) (path string, explicit bool) {
+	path, _ = cmd.Flags().GetString("config")
+	if path == "" {
+		path = f.Getenv("CTXFOLD_CONFIG")
+	}
+	if path != "" {
+		return path, true
+	}
+	return defaultConfigPath(f.Getenv), false
 }
 
 // defaultConfigPath is $XDG_CONFIG_HOME/ctxfold/config.yaml (or the

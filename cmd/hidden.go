@@ -1,6 +1,288 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
 
-// addHiddenCommands registers maintenance commands not shown in help.
-func addHiddenCommands(root *cobra.Command, f *Factory) {}
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
+
+	"github.com/ctxfold/ctxfold/report"
+)
+
+// addHiddenCommands finishes the command tree once every command is
+// registered: the completion command (ours, not cobra's default, so its
+// help has examples and an EXIT STATUS section like every other), flag
+// completions for flags other commands define (model names, encodings),
+// the model-related flags `config` accepts, and the hidden gen-docs.
+func addHiddenCommands(root *cobra.Command, f *Factory) {
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newCompletionCmd(f), newGenDocsCmd(f))
+	registerFlagCompletions(root)
+	for _, c := range root.Commands() {
+		if c.Name() == "config" {
+			addConfigFlags(root, c)
+		}
+	}
+}
+
+// addConfigFlags lets `ctxfold config --model X` show what estimate would
+// use: each whitelisted key another command defines as a flag is accepted
+// by config too, with the same type, default and usage.
+func addConfigFlags(root, config *cobra.Command) {
+	for _, k := range configKeys {
+		if fileOnlyKeys[k.Name] || root.PersistentFlags().Lookup(k.Name) != nil || config.Flags().Lookup(k.Name) != nil {
+			continue
+		}
+		var src *pflag.Flag
+		for _, c := range root.Commands() {
+			if c != config {
+				if src = treeFlag(c, k.Name); src != nil {
+					break
+				}
+			}
+		}
+		if src == nil {
+			continue
+		}
+		// A new Flag over the same Value: only one command runs per process.
+		config.Flags().AddFlag(&pflag.Flag{Name: src.Name, Usage: src.Usage, Value: src.Value, DefValue: src.DefValue, NoOptDefVal: src.NoOptDefVal})
+	}
+}
+
+// flagCompleters complete flags by name wherever a command defines them
+// without its own completion function.
+var flagCompleters = map[string]func() []string{
+	"encoding": func() []string { return []string{"o200k_base", "cl100k_base"} },
+	"color":    func() []string { return []string{"auto", "always", "never"} },
+}
+
+func registerFlagCompletions(c *cobra.Command) {
+	c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+		values, ok := flagCompleters[fl.Name]
+		if !ok {
+			return
+		}
+		if _, exists := c.GetFlagCompletionFunc(fl.Name); exists {
+			return
+		}
+		_ = c.RegisterFlagCompletionFunc(fl.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return values(), cobra.ShellCompDirectiveNoFileComp
+		})
+	})
+	for _, sub := range c.Commands() {
+		registerFlagCompletions(sub)
+	}
+}
+
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+
+func newCompletionCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion SHELL",
+		Short: "Print the shell completion script for bash, zsh, fish or powershell",
+		Long: `Print a completion script for SHELL (bash, zsh, fish or powershell). Besides
+commands and flags it completes node ids (checkout's ID, --head), model
+names, encodings and formats by asking ctxfold itself. The same scripts are
+committed under completions/.` + exitStatusHelp(""),
+		Example: `  # bash (needs the bash-completion package)
+  ctxfold completion bash > ~/.local/share/bash-completion/completions/ctxfold
+  # zsh: a directory on $fpath
+  ctxfold completion zsh > "${fpath[1]}/_ctxfold"
+  # fish
+  ctxfold completion fish > ~/.config/fish/completions/ctxfold.fish
+  # PowerShell
+  ctxfold completion powershell | Out-String | Invoke-Expression`,
+		ValidArgs: completionShells,
+		Args:      exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return writeCompletion(cmd.Root(), args[0], f.IO.Out)
+		},
+	}
+}
+
+func writeCompletion(root *cobra.Command, shell string, w io.Writer) error {
+	switch shell {
+	case "bash":
+		return root.GenBashCompletionV2(w, true)
+	case "zsh":
+		return root.GenZshCompletion(w)
+	case "fish":
+		return root.GenFishCompletion(w, true)
+	case "powershell":
+		return root.GenPowerShellCompletionWithDesc(w)
+	}
+	return &UsageError{Err: fmt.Errorf("unknown shell %q (want %s)", shell, strings.Join(completionShells, ", "))}
+}
+
+// completionFiles maps each shell to its committed file under completions/.
+var completionFiles = map[string]string{
+	"bash":       "ctxfold.bash",
+	"zsh":        "_ctxfold",
+	"fish":       "ctxfold.fish",
+	"powershell": "ctxfold.ps1",
+}
+
+// docsDate is the date every generated man page carries, fixed so that
+// regenerating gives identical bytes. Change it when cutting a release.
+var docsDate = time.Date(2026, time.November, 30, 0, 0, 0, 0, time.UTC)
+
+type genDocsOptions struct {
+	IO    *report.IOStreams
+	Dir   string
+	Check bool
+	Root  *cobra.Command
+}
+
+func newGenDocsCmd(f *Factory) *cobra.Command {
+	opts := &genDocsOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:    "gen-docs",
+		Short:  "Regenerate completions/ and man/ (maintainers)",
+		Hidden: true,
+		Long: `Write the shell completion scripts to DIR/completions/ and one man page per
+command to DIR/man/ (section 1), deterministically: a fixed date and no
+auto-generated tag, so regenerating an unchanged tree changes nothing.
+Hand-written pages in other sections (man/ctxfold-format.5) are left alone.
+
+With --check nothing is written: the pages and scripts are generated in
+memory and compared with the committed ones; any difference is listed and
+the exit status is 1 (a CI freshness gate).` + exitStatusHelp(""),
+		Example: `  go run . gen-docs              # after changing a flag or a help text
+  go run . gen-docs --check      # in CI: fail when completions/ or man/ are stale`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Root = cmd.Root()
+			return runGenDocs(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Dir, "dir", ".", "repository root holding completions/ and man/")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "compare instead of writing; exit 1 on a difference")
+	return cmd
+}
+
+// generateDocs renders every generated file, keyed by its path relative
+// to the repository root (completions/…, man/….1).
+func generateDocs(root *cobra.Command) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for shell, name := range completionFiles {
+		var buf bytes.Buffer
+		if err := writeCompletion(root, shell, &buf); err != nil {
+			return nil, err
+		}
+		out[filepath.Join("completions", name)] = buf.Bytes()
+	}
+	var walk func(c *cobra.Command) error
+	walk = func(c *cobra.Command) error {
+		if !c.IsAvailableCommand() && c != root || c.IsAdditionalHelpTopicCommand() {
+			return nil
+		}
+		c.DisableAutoGenTag = true
+		c.Long = manLong(c.Long)
+		date := docsDate
+		var buf bytes.Buffer
+		header := &doc.GenManHeader{Title: strings.ToUpper(strings.ReplaceAll(c.CommandPath(), " ", "-")),
+			Section: "1", Date: &date, Source: "ctxfold", Manual: "ctxfold manual"}
+		if err := doc.GenMan(c, header, &buf); err != nil {
+			return err
+		}
+		out[filepath.Join("man", strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")] = buf.Bytes()
+		for _, sub := range c.Commands() {
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// manLong adapts a Long help text (plain text for a terminal) to the
+// markdown cobra/doc renders: EXIT STATUS becomes a man section and
+// indented blocks (tables, lists of codes) stay preformatted instead of
+// being reflowed into one paragraph.
+func manLong(long string) string {
+	long = strings.Replace(long, "\n\nEXIT STATUS\n", "\n\n# EXIT STATUS\n\n", 1)
+	lines := strings.Split(long, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  ") {
+			if i > 0 && lines[i-1] != "" && !strings.HasPrefix(lines[i-1], "    ") {
+				lines[i-1] += "\n"
+			}
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func runGenDocs(_ context.Context, opts *genDocsOptions) error {
+	files, err := generateDocs(opts.Root)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	// Section-1 pages on disk that no command generates any more.
+	stale, _ := filepath.Glob(filepath.Join(opts.Dir, "man", "*.1"))
+	var orphans []string
+	for _, p := range stale {
+		rel, _ := filepath.Rel(opts.Dir, p)
+		if _, ok := files[rel]; !ok {
+			orphans = append(orphans, rel)
+		}
+	}
+	if opts.Check {
+		var diffs []string
+		for _, name := range names {
+			have, err := os.ReadFile(filepath.Join(opts.Dir, name))
+			switch {
+			case err != nil:
+				diffs = append(diffs, name+": missing")
+			case !bytes.Equal(have, files[name]):
+				diffs = append(diffs, name+": differs")
+			}
+		}
+		for _, o := range orphans {
+			diffs = append(diffs, o+": no command generates it")
+		}
+		for _, d := range diffs {
+			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: stale: %s\n", d)
+		}
+		if len(diffs) > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: hint: run 'go run . gen-docs' and commit completions/ and man/\n")
+			return &SilentError{Code: ExitCheckFailed}
+		}
+		return nil
+	}
+	for _, dir := range []string{"completions", "man"} {
+		if err := os.MkdirAll(filepath.Join(opts.Dir, dir), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(opts.Dir, name), files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	for _, o := range orphans {
+		if err := os.Remove(filepath.Join(opts.Dir, o)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "wrote %d files under %s\n", len(names), opts.Dir)
+	return nil
+}
