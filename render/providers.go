@@ -210,7 +210,12 @@ func AnthropicRequest(nodes []*transcript.Node) AnthropicBody {
 func anthropicBlocks(n *transcript.Node) (string, []AnthropicBlock) {
 	switch n.Role {
 	case transcript.RoleTool:
-		return "user", []AnthropicBlock{{Type: "tool_result", ToolUseID: n.ToolCallID, Content: n.Content.PlainText()}}
+		// A tool node's error flag lives in metadata.is_error (ToolResults).
+		isErr := false
+		for _, r := range n.ToolResults() {
+			isErr = isErr || (r.ToolCallID == n.ToolCallID && r.IsError)
+		}
+		return "user", []AnthropicBlock{{Type: "tool_result", ToolUseID: n.ToolCallID, Content: n.Content.PlainText(), IsError: isErr}}
 	case transcript.RoleSystem:
 		return "user", []AnthropicBlock{{Type: "text", Text: "[system] " + n.Content.PlainText()}}
 	}

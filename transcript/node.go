@@ -168,6 +168,38 @@ type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Extra keeps fields this version does not know (a round trip keeps them).
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+func (tc ToolCall) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("id", tc.ID, true)
+	w.str("name", tc.Name, true)
+	if len(tc.Arguments) > 0 {
+		w.raw("arguments", tc.Arguments)
+	}
+	w.extra(tc.Extra)
+	return w.close(), w.err
+}
+
+func (tc *ToolCall) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("tool call: expected an object")
+	}
+	*tc = ToolCall{}
+	if err := takeString(m, "id", &tc.ID); err != nil {
+		return fmt.Errorf("tool call: %w", err)
+	}
+	if err := takeString(m, "name", &tc.Name); err != nil {
+		return fmt.Errorf("tool call: %w", err)
+	}
+	if raw, ok := m["arguments"]; ok && string(raw) != "null" {
+		tc.Arguments = append(json.RawMessage(nil), raw...)
+	}
+	tc.Extra = leftovers(m, []string{"id", "name", "arguments"})
+	return nil
 }
 
 // ArgumentsText returns the arguments as the JSON text a provider receives

@@ -75,6 +75,10 @@ type Session struct {
 	TailBytes      int64
 	byID           map[string]int
 	f              *os.File
+	// unterminated is true when the last committed line has no newline (a
+	// hand-written file): the next append must start a new line first, or
+	// it would glue its node onto that line.
+	unterminated bool
 }
 
 // OpenOptions tune reading.
@@ -175,6 +179,7 @@ func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) er
 			return perr
 		}
 		offset += int64(len(chunk))
+		s.unterminated = !complete
 		long = long[:0]
 		if err == io.EOF {
 			break

@@ -54,6 +54,11 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err == nil {
 		return nil, &ValidationError{Msg: fmt.Sprintf("%s: already a session", dir)}
 	}
+	// Lines already in a nodes.jsonl would sit after committed length 0 and
+	// be moved to lost+found/ by the first write: refuse instead.
+	if st, err := os.Stat(filepath.Join(dir, NodesFile)); err == nil && st.Size() > 0 {
+		return nil, &ValidationError{Msg: fmt.Sprintf("%s: holds a non-empty %s but no %s; not initializing over it (use 'ctxfold import')", dir, NodesFile, MetaFile)}
+	}
 	for _, name := range []string{NodesFile, EventsFile} {
 		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -97,12 +102,12 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 	if err := tx.reload(); err != nil {
 		return nil, err
 	}
+	defer func() { tx.s.Close() }()
 	if tx.s.TailBytes > 0 {
 		if err := tx.recoverTail(); err != nil {
 			return tx.Warnings, err
 		}
 	}
-	defer func() { tx.s.Close() }()
 	err = fn(tx)
 	return tx.Warnings, err
 }
@@ -228,6 +233,11 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	}
 	refs := make([]NodeRef, len(nodes))
 	line := len(s.Refs) + len(s.Duplicates)
+	if s.unterminated && s.CommittedBytes > 0 {
+		// The last committed line lacks its newline (a hand-written file):
+		// end it first so the batch starts on a line of its own.
+		buf.WriteByte('\n')
+	}
 	for i := range nodes {
 		encoded, err := encodeLine(&nodes[i])
 		if err != nil {
@@ -303,6 +313,7 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 	// long import appending in chunks stays linear.
 	s.Meta = meta
 	s.CommittedBytes = size
+	s.unterminated = false
 	for _, r := range refs {
 		s.byID[r.ID] = len(s.Refs)
 		s.Refs = append(s.Refs, r)
@@ -430,7 +441,7 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 		return fail("a summary node is named %q, got %q", SummaryName, n.Name)
 	}
 	if !strings.HasPrefix(n.Content.PlainText(), SummaryPrefix) {
-		return fail("a summary's content must begin %q", strings.TrimSuffix(SummaryPrefix, "\n")+`\n`)
+		return fail(`a summary's content must begin "%s\n"`, strings.TrimSuffix(SummaryPrefix, "\n"))
 	}
 	if n.Caller != "" {
 		return fail("a summary node has no caller")
@@ -537,7 +548,7 @@ func (tx *Tx) AppendEvent(ev any) error {
 	}
 	line.WriteByte('\n')
 	path := filepath.Join(tx.dir, EventsFile)
-	if err := repairEventsTail(path); err != nil {
+	if err := tx.repairEventsTail(path); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -551,9 +562,11 @@ func (tx *Tx) AppendEvent(ev any) error {
 	return f.Sync()
 }
 
-// repairEventsTail makes sure events.jsonl ends on a newline, so a torn
-// line left by a crash cannot glue itself to the next event.
-func repairEventsTail(path string) error {
+// repairEventsTail moves a torn last line of events.jsonl (a writer killed
+// mid-event) to lost+found/ and truncates the file back to its last
+// newline, so the torn bytes neither glue onto the next event nor become a
+// malformed line in the middle that would stop every later read.
+func (tx *Tx) repairEventsTail(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -566,15 +579,44 @@ func repairEventsTail(path string) error {
 	if err != nil || st.Size() == 0 {
 		return err
 	}
-	last := make([]byte, 1)
-	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
-		return err
+	// Scan back for the last newline, one block at a time.
+	end := st.Size()
+	cut := int64(0)
+	buf := make([]byte, 64<<10)
+	for pos := end; pos > 0; {
+		n := int64(len(buf))
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		if _, err := f.ReadAt(buf[:n], pos); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if k := bytes.LastIndexByte(buf[:n], '\n'); k >= 0 {
+			cut = pos + int64(k) + 1
+			break
+		}
 	}
-	if last[0] == '\n' {
+	if cut == end {
 		return nil
 	}
-	_, err = f.WriteAt([]byte("\n"), st.Size())
-	return err
+	tail := make([]byte, end-cut)
+	if _, err := f.ReadAt(tail, cut); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	lf := filepath.Join(tx.dir, LostFound)
+	if err := os.MkdirAll(lf, 0o755); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("events-%s.jsonl", tx.opts.now().UTC().Format("20060102T150405.000000000Z"))
+	if err := writeFileAtomic(lf, name, tail); err != nil {
+		return err
+	}
+	if err := f.Truncate(cut); err != nil {
+		return err
+	}
+	tx.Warnings = append(tx.Warnings, Warning{File: path, Msg: fmt.Sprintf("moved %d bytes of an interrupted event write to %s", len(tail), filepath.Join(lf, name))})
+	return f.Sync()
 }
 
 // NewID returns a fresh random node id ("n" + 16 hex digits; summaries get
@@ -637,17 +679,16 @@ type RepairOptions struct {
 // it is reported, and the session is left as it is.
 func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, error) {
 	if opts.Unlock {
-		path := filepath.Join(dir, LockFile)
-		if h := readHolder(path); h != nil && !holderIsDead(h) {
-			if lk, err := acquireLock(ctx, dir, time.Millisecond, "repair --unlock"); err != nil {
-				return nil, err
-			} else {
-				lk.release()
-			}
-		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// The lock is a kernel flock: it dies with its holder, so a "stale"
+		// lock is only a stale holder record. Clearing it means taking the
+		// lock and releasing it (which empties the record). Removing the
+		// file instead would let a writer still waiting on the old inode
+		// and a new one on a fresh file both believe they hold the lock.
+		lk, err := acquireLock(ctx, dir, 100*time.Millisecond, "repair --unlock")
+		if err != nil {
 			return nil, err
 		}
+		lk.release()
 	}
 	return Update(ctx, dir, opts.WriteOptions, func(tx *Tx) error {
 		s := tx.s

@@ -1,0 +1,142 @@
+package transcript_test
+
+import (
+	"bytes"
+	"errors"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// fixedNow is the injected clock of every test write.
+func fixedNow() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+
+var testWrite = transcript.WriteOptions{LockTimeout: 2 * time.Second, Now: fixedNow, Command: "test"}
+
+// newSession creates an empty session in a temp dir.
+func newSession(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := transcript.Init(dir, "gpt-4o", testWrite); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	return dir
+}
+
+// mustAppend appends nodes in one batch and returns the result.
+func mustAppend(t testing.TB, dir string, opts transcript.AppendOptions, nodes ...transcript.Node) *transcript.AppendResult {
+	t.Helper()
+	res, err := tryAppend(dir, opts, nodes...)
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	return res
+}
+
+func tryAppend(dir string, opts transcript.AppendOptions, nodes ...transcript.Node) (*transcript.AppendResult, error) {
+	var res *transcript.AppendResult
+	_, err := transcript.Update(context.Background(), dir, testWrite, func(tx *transcript.Tx) error {
+		var err error
+		res, err = tx.Append(nodes, opts)
+		return err
+	})
+	return res, err
+}
+
+func user(id, pred, text string) transcript.Node {
+	return transcript.Node{ID: id, Predecessor: pred, Role: transcript.RoleUser, Content: transcript.TextContent(text)}
+}
+
+func asst(id, pred, text string) transcript.Node {
+	return transcript.Node{ID: id, Predecessor: pred, Role: transcript.RoleAssistant, Content: transcript.TextContent(text)}
+}
+
+// summaryNode builds a seed §2 summary covering ids, spliced after pred.
+func summaryNode(id, pred string, covers ...string) transcript.Node {
+	n := transcript.Node{ID: id, Predecessor: pred, Role: transcript.SummaryRole, Name: transcript.SummaryName,
+		Content: transcript.TextContent(transcript.SummaryPrefix + "what happened")}
+	n.SetMeta("compaction", true)
+	n.SetMeta("covers_ids", covers)
+	return n
+}
+
+func mustOpen(t testing.TB, dir string) *transcript.Session {
+	t.Helper()
+	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func ids(s *transcript.Session) []string {
+	out := make([]string, len(s.Refs))
+	for i, r := range s.Refs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// snapshot returns the bytes of every file in a session directory, to show
+// that a refused write changed nothing.
+func snapshot(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || e.Name() == transcript.LockFile {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = data
+	}
+	return out
+}
+
+func sameSnapshot(t testing.TB, before, after map[string][]byte) {
+	t.Helper()
+	if len(before) != len(after) {
+		t.Fatalf("files changed: %d before, %d after", len(before), len(after))
+	}
+	for name, b := range before {
+		if !bytes.Equal(b, after[name]) {
+			t.Fatalf("%s changed:\nbefore: %s\nafter:  %s", name, b, after[name])
+		}
+	}
+}
+
+// jsonEqual compares two JSON texts as values.
+func jsonEqual(t testing.TB, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return bytes.Equal(ja, jb)
+}
+
+func writeFile(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
