@@ -1,0 +1,61 @@
+package verify
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// checkEvents: every compaction_finished event that is not a no-op names an
+// existing summary whose coverage count matches summarised_count (seed §4
+// step 5 reports the same coverage count it writes).
+func (c *checker) checkEvents() error {
+	s := c.s
+	path := s.EventsPath()
+	warnings, err := s.ReadEvents(func(ev transcript.EventLine) error {
+		var e struct {
+			Type      string `json:"type"`
+			NoOp      bool   `json:"no_op"`
+			SummaryID string `json:"summary_id"`
+			Count     *int   `json:"summarised_count"`
+		}
+		if err := json.Unmarshal(ev.Raw, &e); err != nil {
+			c.add(Events, Error, CodeEventMalformed, -1, path, ev.Line, "event does not decode: %v", err)
+			return nil
+		}
+		if e.Type != "compaction_finished" || e.NoOp {
+			return nil
+		}
+		j, ok := s.Lookup(e.SummaryID)
+		if e.SummaryID == "" || !ok || !s.Refs[j].Summary {
+			what := "names no summary_id"
+			if e.SummaryID != "" && !ok {
+				what = "names summary " + quote(e.SummaryID) + ", which does not exist"
+			} else if e.SummaryID != "" {
+				what = "names " + quote(e.SummaryID) + ", which is not a summary node"
+			}
+			f := Finding{Code: CodeEventSummaryMissing, Severity: Error, Category: Events, NodeID: e.SummaryID, File: path, Line: ev.Line,
+				Msg: "compaction_finished (not a no-op) " + what}
+			c.buf = append(c.buf, f)
+			return nil
+		}
+		covers := len(s.Refs[j].CoversIDs)
+		switch {
+		case e.Count == nil:
+			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
+		case *e.Count != covers:
+			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.Count, covers)
+		}
+		return nil
+	})
+	for _, w := range warnings {
+		c.buf = append(c.buf, Finding{Code: CodeInterruptedWrite, Severity: Warning, Category: Events, File: w.File, Line: w.Line, Msg: w.Msg})
+	}
+	var perr *transcript.ParseError
+	if errors.As(err, &perr) {
+		c.buf = append(c.buf, Finding{Code: CodeEventMalformed, Severity: Error, Category: Events, File: perr.File, Line: perr.Line, Msg: perr.Msg})
+		return nil
+	}
+	return err
+}

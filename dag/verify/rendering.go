@@ -1,0 +1,100 @@
+package verify
+
+import (
+	"github.com/ctxfold/ctxfold/render"
+)
+
+// checkRendering applies seed §3 through dag.SegmentOnSpine and
+// render.Build — the rule every command renders with — and checks what it
+// yields.
+//
+// It does not render every branch tip (that is O(tips × depth)). The
+// active summary's segment is a predecessor chain ending at its last
+// covered node L, so a tip's spine holds the whole segment exactly when
+// the tip is L or lies below L, and all those spines agree with L's spine
+// up to L. One SegmentOnSpine call on L's spine therefore decides every
+// such tip: each renders [root…, S, kept tail…] with the covered ids
+// absent, or — when the rule refuses the segment — raw. Every other tip
+// lacks L and renders raw. HEAD's view is then rendered for real with
+// render.Build and compared with that expectation.
+func (c *checker) checkRendering() error {
+	s, g := c.s, c.g
+	c.tips = g.Tips()
+	c.res.Tips = len(c.tips)
+	for i := range s.Refs {
+		if p := g.Pred(i); p >= 0 && s.Refs[p].Summary {
+			c.errAt(Rendering, CodeSummaryOnSpine, i, "its predecessor %q is a summary node: a summary stands in for a segment and is never a link of a chain; a render from here reads it as a raw turn", g.ID(p))
+		}
+	}
+	a := c.active
+	if a == nil || !a.contiguous {
+		return nil
+	}
+	last := a.covered[len(a.covered)-1]
+	if g.Depth(last) < 0 {
+		return nil
+	}
+	// below[x]: x lies strictly below L (c.order is by depth, parents first).
+	below := make([]bool, g.Len())
+	for _, x := range c.order {
+		if p := g.Pred(int(x)); p >= 0 && (p == last || below[p]) {
+			below[x] = true
+		}
+	}
+	at, ok := g.SegmentOnSpine(g.Spine(last), a.covered, g.Pred(a.summary))
+	if !ok {
+		var holding []int
+		for _, t := range c.tips {
+			if t == last || below[t] {
+				holding = append(holding, t)
+			}
+		}
+		if len(holding) > 0 {
+			c.errAt(Rendering, CodeRenderNotSubstituted, a.summary,
+				"%d branch tip(s) whose spine holds the whole covered segment render raw (first: %q): the active summary never reaches the prompt",
+				len(holding), g.ID(holding[0]))
+		}
+		return nil
+	}
+	c.below = below
+	h := g.Head()
+	if h < 0 || g.Depth(h) < 0 {
+		return nil
+	}
+	view, err := render.Build(g, "", false)
+	if err != nil {
+		return err
+	}
+	spine := g.Spine(h)
+	want := spine
+	if h == last || below[h] {
+		want = make([]int, 0, len(spine)-len(a.covered)+1)
+		want = append(want, spine[:at]...)
+		want = append(want, a.summary)
+		want = append(want, spine[at+len(a.covered):]...)
+	}
+	if k := firstDifference(view.Indexes, want); k >= 0 {
+		got, exp := "(end)", "(end)"
+		if k < len(view.Indexes) {
+			got = g.ID(view.Indexes[k])
+		}
+		if k < len(want) {
+			exp = g.ID(want[k])
+		}
+		c.add(Rendering, Error, CodeRenderMismatch, h, c.metaPath(), 0,
+			"the rendered view of HEAD has %q at position %d where seed §3 gives %q", got, k, exp)
+	}
+	return nil
+}
+
+func firstDifference(a, b []int) int {
+	for k := 0; k < len(a) && k < len(b); k++ {
+		if a[k] != b[k] {
+			return k
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}

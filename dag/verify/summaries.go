@@ -1,0 +1,300 @@
+package verify
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// checkSummaries applies seed §1 and §2 to every summary node, active or
+// relic: its shape, and that covers_ids is a contiguous chain segment of
+// real turns spliced at its predecessor that keeps tool calls with their
+// results. Then the session-wide rules: one active summary that is the
+// latest, and a later summary on the same chain extends the earlier one.
+func (c *checker) checkSummaries() error {
+	s, g := c.s, c.g
+	// stamp[j] == k+1 while checking the k-th summary: j is covered by it.
+	stamp := make([]int32, g.Len())
+	for i := range s.Refs {
+		if i&0xffff == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r := &s.Refs[i]
+		if !r.Summary {
+			if strings.HasPrefix(r.ID, transcript.SummaryIDPrefix) || r.Name == transcript.SummaryName {
+				c.errAt(Summaries, CodeSummaryUnflagged, i, "looks like a summary (id prefix %q or name %q) but metadata.compaction is not true: it is read as a raw turn and never substitutes",
+					transcript.SummaryIDPrefix, transcript.SummaryName)
+			}
+			continue
+		}
+		c.res.Summaries++
+		seg := &segment{summary: i}
+		c.segs = append(c.segs, seg)
+		if i == g.ActiveSummary() {
+			c.active = seg
+		}
+		n, err := s.Node(i)
+		if err != nil {
+			return err
+		}
+		c.checkShape(i, n)
+		c.checkCoverage(seg, n, stamp, int32(len(c.segs)))
+	}
+	c.checkActive()
+	c.checkExtension()
+	c.checkToolSplits()
+	return nil
+}
+
+// checkShape: seed §2's fixed fields of a summary node.
+func (c *checker) checkShape(i int, n *transcript.Node) {
+	var bad []string
+	if !strings.HasPrefix(n.ID, transcript.SummaryIDPrefix) {
+		bad = append(bad, "id must start with "+quote(transcript.SummaryIDPrefix))
+	}
+	if n.Name != transcript.SummaryName {
+		bad = append(bad, "name must be "+quote(transcript.SummaryName)+", got "+quote(n.Name))
+	}
+	if n.Role != transcript.SummaryRole {
+		bad = append(bad, "role must be "+quote(string(transcript.SummaryRole))+", got "+quote(string(n.Role)))
+	}
+	if n.Caller != "" {
+		bad = append(bad, "a summary has no caller")
+	}
+	if len(n.AllToolCalls()) > 0 || len(n.ToolResults()) > 0 {
+		bad = append(bad, "a summary carries no tool calls or results")
+	}
+	if len(bad) > 0 {
+		c.errAt(Summaries, CodeSummaryShape, i, "%s", strings.Join(bad, "; "))
+	}
+	if !strings.HasPrefix(n.Content.PlainText(), transcript.SummaryPrefix) {
+		c.errAt(Summaries, CodeSummaryContentPrefix, i, "content must begin %q", strings.TrimSuffix(transcript.SummaryPrefix, "\n")+`\n`)
+	}
+}
+
+// checkCoverage: covers_ids names existing real turns forming one
+// contiguous predecessor chain, and the summary sits at its splice point.
+func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32, tag int32) {
+	s, g, i := c.s, c.g, seg.summary
+	ids := s.Refs[i].CoversIDs
+	if len(ids) == 0 {
+		what := "missing"
+		if _, ok := n.Metadata["covers_ids"]; ok {
+			what = "empty or not an array of ids"
+		}
+		c.errAt(Summaries, CodeCoversEmpty, i, "metadata.covers_ids is %s: a summary records the ids of the turns it replaces", what)
+		return
+	}
+	idx := make([]int, len(ids))
+	for k, id := range ids {
+		j, ok := s.Lookup(id)
+		if !ok {
+			c.errAt(Summaries, CodeCoversMissing, i, "covers_ids[%d] %q does not exist", k, id)
+			return
+		}
+		if s.Refs[j].Summary {
+			c.errAt(Summaries, CodeCoversSummary, i, "covers_ids[%d] %q is a summary; coverage names real turns only (seed §2)", k, id)
+			return
+		}
+		idx[k] = j
+	}
+	for k, j := range idx {
+		if stamp[j] == tag {
+			c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_ids names %q twice", ids[k])
+			return
+		}
+		if k > 0 && g.Pred(j) != idx[k-1] {
+			p := g.Pred(j)
+			if p >= 0 && stamp[p] == tag {
+				// Two covered ids follow the same covered node: the
+				// coverage holds a sibling branch (seed §2: ids, not a
+				// seq sweep that drags dead forks in).
+				sib := ""
+				for m := 0; m < k; m++ {
+					if g.Pred(idx[m]) == p {
+						sib = ids[m]
+						break
+					}
+				}
+				c.errAt(Summaries, CodeCoversDeadFork, i, "covers_ids holds two branches from %q (%q and %q): coverage names a dead fork", g.ID(p), sib, ids[k])
+				return
+			}
+			c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_ids is not a contiguous chain: covers_ids[%d] %q does not follow %q (its predecessor is %s)",
+				k, ids[k], ids[k-1], quoteOrNull(s.Refs[j].Predecessor))
+			return
+		}
+		stamp[j] = tag
+	}
+	seg.covered, seg.contiguous = idx, true
+	if want, got := s.Refs[idx[0]].Predecessor, s.Refs[i].Predecessor; want != got {
+		c.errAt(Summaries, CodeSpliceMismatch, i, "predecessor is %s but the first covered node %q follows %s: a summary sits at its segment's splice point",
+			quoteOrNull(got), ids[0], quoteOrNull(want))
+	}
+}
+
+// checkActive: seed §1's one active summary is the latest one written, and
+// session.json carries its text for the next chaining.
+func (c *checker) checkActive() {
+	s := c.s
+	if len(c.segs) == 0 {
+		return
+	}
+	latest := c.segs[len(c.segs)-1].summary
+	if s.Meta.ActiveSummaryID == "" {
+		c.add(Summaries, Warning, CodeActiveSummaryUnset, latest, c.metaPath(), 0,
+			"the session has %d summary node(s) but session.json names no active summary: every render is raw", len(c.segs))
+		return
+	}
+	if c.active == nil {
+		return // dag reported active_summary_missing or active_summary_not_summary
+	}
+	if latest != c.active.summary {
+		c.add(Summaries, Warning, CodeActiveSummaryNotLast, latest, c.metaPath(), 0,
+			"was written after the active summary %q; only one summary is active and it is the latest (seed §1)", s.Meta.ActiveSummaryID)
+	}
+	n, err := s.Node(c.active.summary)
+	if err != nil {
+		return
+	}
+	if text := strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix); text != s.Meta.ActiveSummaryText {
+		c.add(Summaries, Warning, CodeActiveSummaryTextDiff, c.active.summary, c.metaPath(), 0,
+			"session.json active_summary_text differs from the active summary's content (the next compaction chains from it)")
+	}
+}
+
+// checkExtension: seed §2 — when a later summary's chain holds an earlier
+// summary's whole segment, the later covers_ids begins with the earlier
+// one (re-compaction absorbs the previous summary's turns). One walk up the
+// predecessor chain per summary.
+func (c *checker) checkExtension() {
+	if len(c.segs) < 2 {
+		return
+	}
+	g := c.g
+	onChain := make([]int32, g.Len())
+	for j, later := range c.segs {
+		if !later.contiguous || j == 0 || g.Depth(later.covered[0]) < 0 {
+			continue
+		}
+		tag := int32(j + 1)
+		for _, x := range later.covered {
+			onChain[x] = tag
+		}
+		for p := g.Pred(later.covered[0]); p >= 0; p = g.Pred(p) {
+			onChain[p] = tag
+		}
+		for _, earlier := range c.segs[:j] {
+			if !earlier.contiguous || onChain[earlier.covered[len(earlier.covered)-1]] != tag {
+				continue
+			}
+			if !hasPrefix(later.covered, earlier.covered) {
+				e := earlier.covered
+				c.errAt(Summaries, CodeSummaryNotExtending, later.summary,
+					"its chain holds the whole segment of the earlier summary %q (%q…%q) but covers_ids does not begin with it: re-compaction extends the previous segment (seed §2)",
+					g.ID(earlier.summary), g.ID(e[0]), g.ID(e[len(e)-1]))
+				break
+			}
+		}
+	}
+}
+
+// checkToolSplits: a summary's segment never separates a tool call from
+// its results — neither a covered result whose call precedes the segment,
+// nor a covered call whose result follows it.
+func (c *checker) checkToolSplits() {
+	s, g := c.s, c.g
+	openAtEnd := map[int]map[string]int{} // last covered node → open call → node making it
+	for _, seg := range c.segs {
+		if !seg.contiguous {
+			continue
+		}
+		open := map[string]int{}
+		reported := false
+		for _, j := range seg.covered {
+			for _, r := range s.Refs[j].ResultIDs {
+				if _, ok := open[r]; ok {
+					delete(open, r)
+					continue
+				}
+				if caller := c.callAbove(seg.covered[0], r); caller >= 0 && !reported {
+					c.errAt(Summaries, CodeCoversSplitsToolCall, seg.summary,
+						"covers the result of call %q (node %q) but not the call (node %q, before the segment): coverage separates a tool call from its result",
+						r, g.ID(j), g.ID(caller))
+					reported = true
+				}
+			}
+			for _, call := range s.Refs[j].ToolCallIDs {
+				open[call] = j
+			}
+		}
+		if len(open) > 0 && !reported {
+			openAtEnd[seg.covered[len(seg.covered)-1]] = open
+		}
+	}
+	if len(openAtEnd) == 0 {
+		return
+	}
+	done := map[int]bool{}
+	for x := range s.Refs {
+		p := g.Pred(x)
+		open, ok := openAtEnd[p]
+		if !ok || done[p] {
+			continue
+		}
+		for _, r := range s.Refs[x].ResultIDs {
+			if caller, ok := open[r]; ok {
+				for _, seg := range c.segs {
+					if seg.contiguous && seg.covered[len(seg.covered)-1] == p {
+						c.errAt(Summaries, CodeCoversSplitsToolCall, seg.summary,
+							"covers call %q (node %q) but not its result (node %q, after the segment): coverage separates a tool call from its result",
+							r, g.ID(caller), g.ID(x))
+					}
+				}
+				done[p] = true
+				break
+			}
+		}
+	}
+}
+
+// callAbove finds the node that made call, looking up from first's
+// predecessor past the result-only nodes that follow a call; -1 if none.
+func (c *checker) callAbove(first int, call string) int {
+	s, g := c.s, c.g
+	for p, steps := g.Pred(first), 0; p >= 0 && steps < 1<<16; p, steps = g.Pred(p), steps+1 {
+		r := &s.Refs[p]
+		for _, id := range r.ToolCallIDs {
+			if id == call {
+				return p
+			}
+		}
+		if len(r.ToolCallIDs) > 0 || len(r.ResultIDs) == 0 || r.HasText {
+			return -1
+		}
+	}
+	return -1
+}
+
+func hasPrefix(a, prefix []int) bool {
+	if len(a) < len(prefix) {
+		return false
+	}
+	for k := range prefix {
+		if a[k] != prefix[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func quoteOrNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return quote(s)
+}
