@@ -1,19 +1,177 @@
 package cmd
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// TODO(issue): placeholder until the search command lands; it refuses to run.
+type searchOptions struct {
+	IO     *report.IOStreams
+	Dir    string
+	Query  string
+	Regexp bool
+	Head   string
+	JSON   bool
+	Open   transcript.OpenOptions
+}
+
 func newSearchCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "search",
-		Short:  "not implemented yet",
-		Hidden: true,
+	opts := &searchOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "search DIR QUERY",
+		Short: "Find turns by text, including those folded into a summary",
+		Long: `Search every node of the session for QUERY: a case-insensitive substring, or
+with --regexp a regular expression (RE2 syntax; case-sensitive unless it
+starts with (?i)). Content, thinking, tool calls and tool results are
+searched; ids and metadata are not.
+
+Recall is over the whole session, not just what the model reads: a turn
+folded into a summary is still on disk (seed 002's "cold layer"). Each hit
+says where it stands relative to the view rendered from HEAD (or --head):
+
+  visible     the model reads it next turn
+  covered     on HEAD's branch but replaced by the active summary (named)
+  off-branch  on another branch (a retry or fork)
+  relic       a superseded summary, never read again
+
+and lists the branch tips whose spine holds it (* marks HEAD's branch).
+On a terminal each hit takes two lines; piped, one tab-separated line:
+id, role, status, covering summary, tips (comma-separated), snippet.
+No match is not an error (exit 0).` + exitStatusHelp(""),
+		Example: `  ctxfold search ./s "drop existing tables"
+  ctxfold search ./s --regexp 'COPY [0-9]+'
+  ctxfold search ./s sales --json | jq -r '.hits[] | select(.status=="covered") | .id'`,
+		Args: exactArgs(2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) == 0 {
+				return nil, cobra.ShellCompDirectiveFilterDirs
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("search is not implemented yet")
+			opts.Dir, opts.Query = args[0], args[1]
+			if opts.Query == "" {
+				return &UsageError{Err: fmt.Errorf("search: QUERY is empty")}
+			}
+			opts.JSON = f.Config.GetBool("json")
+			opts.Open = f.openOptions()
+			return runSearch(cmd.Context(), opts)
 		},
 	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&opts.Regexp, "regexp", "e", false, "QUERY is a regular expression (RE2)")
+	fl.StringVar(&opts.Head, "head", "", "classify hits against the view from this node instead of HEAD")
+	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
+	return cmd
+}
+
+// searchHitJSON is one hit in --json output.
+type searchHitJSON struct {
+	ID        string   `json:"id"`
+	Role      string   `json:"role"`
+	Line      int      `json:"line"`
+	Summary   bool     `json:"summary"`
+	Status    string   `json:"status"`
+	CoveredBy string   `json:"covered_by"`
+	Summaries []string `json:"summaries"`
+	Tips      []string `json:"tips"`
+	OnHead    bool     `json:"on_head"`
+	Field     string   `json:"field"`
+	Snippet   string   `json:"snippet"`
+}
+
+func runSearch(ctx context.Context, opts *searchOptions) error {
+	g, err := dag.Open(opts.Dir, opts.Open)
+	if err != nil {
+		return err
+	}
+	defer g.S.Close()
+	printWarnings(opts.IO.ErrOut, g.S.Warnings)
+	view, err := render.Build(g, opts.Head, false)
+	if err != nil {
+		return err
+	}
+	headID := ""
+	if view.Head >= 0 {
+		headID = g.ID(view.Head)
+	}
+	counts := map[string]int{render.HitVisible: 0, render.HitCovered: 0, render.HitOffBranch: 0, render.HitRelic: 0}
+	hits := []searchHitJSON{}
+	p := report.NewPalette(opts.IO)
+	sopts := render.SearchOptions{Query: opts.Query, Regexp: opts.Regexp}
+	err = render.Search(ctx, view, sopts, func(h render.Hit) error {
+		counts[h.Status]++
+		if opts.JSON {
+			hits = append(hits, searchHitJSON{ID: h.ID, Role: string(h.Role), Line: h.Line, Summary: h.Summary,
+				Status: h.Status, CoveredBy: h.CoveredBy, Summaries: nonNil(h.Summaries), Tips: nonNil(h.Tips),
+				OnHead: h.OnHead, Field: h.Field, Snippet: h.Snippet})
+			return nil
+		}
+		tips := make([]string, len(h.Tips))
+		for k, t := range h.Tips {
+			tips[k] = t
+			if t == headID {
+				tips[k] += "*"
+			}
+		}
+		if !opts.IO.StdoutTTY {
+			_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Role, h.Status, h.CoveredBy, strings.Join(tips, ","), h.Snippet)
+			return err
+		}
+		status := h.Status
+		switch h.Status {
+		case render.HitVisible:
+			status = p.Green(status)
+		case render.HitCovered:
+			status = p.Yellow("covered by " + h.CoveredBy)
+		default:
+			status = p.Dim(status)
+		}
+		line := fmt.Sprintf("%s · %s · %s", p.Bold(h.ID), h.Role, status)
+		if len(tips) > 0 {
+			line += " · tips " + strings.Join(tips, ", ")
+		}
+		_, err := fmt.Fprintf(opts.IO.Out, "%s\n    %s\n", line, h.Snippet)
+		return err
+	})
+	if err != nil {
+		var qe *render.QueryError
+		if errors.As(err, &qe) {
+			return &UsageError{Err: err}
+		}
+		return err
+	}
+	total := counts[render.HitVisible] + counts[render.HitCovered] + counts[render.HitOffBranch] + counts[render.HitRelic]
+	if opts.JSON {
+		return report.JSON(opts.IO.Out, map[string]any{
+			"session": opts.Dir, "query": opts.Query, "regexp": opts.Regexp, "head": headID,
+			"hits": hits, "counts": counts, "total": total,
+		})
+	}
+	// Notes for people only (STYLE 9): piped output stays just the hits.
+	if opts.IO.StderrTTY {
+		if total == 0 {
+			fmt.Fprintln(opts.IO.ErrOut, "no matches")
+		} else {
+			fmt.Fprintf(opts.IO.ErrOut, "%d hits: %d visible, %d covered, %d off-branch, %d relic\n", total,
+				counts[render.HitVisible], counts[render.HitCovered], counts[render.HitOffBranch], counts[render.HitRelic])
+		}
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

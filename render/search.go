@@ -1,0 +1,344 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Where a search hit stands relative to the view rendered from the head.
+const (
+	// HitVisible: the model reads this node next turn.
+	HitVisible = "visible"
+	// HitCovered: on the head's branch but folded into the active summary;
+	// the model reads the summary instead (seed 002's cold layer: still on
+	// disk, found only by search).
+	HitCovered = "covered"
+	// HitOffBranch: not on the head's branch (another retry or fork).
+	HitOffBranch = "off-branch"
+	// HitRelic: a superseded summary, never consulted again (seed §1).
+	HitRelic = "relic"
+)
+
+// SearchOptions say what to look for.
+type SearchOptions struct {
+	// Query is a case-insensitive substring, or a regular expression
+	// (RE2 syntax, case-sensitive unless it starts with (?i)) with Regexp.
+	Query  string
+	Regexp bool
+	// SnippetRunes is the context kept on each side of the match in the
+	// snippet (default 40).
+	SnippetRunes int
+}
+
+// Hit is one matching node.
+type Hit struct {
+	Index int
+	ID    string
+	Role  transcript.Role
+	// Line is the node's line in nodes.jsonl.
+	Line int
+	// Summary is true when the hit is itself a summary node.
+	Summary bool
+	// Status is HitVisible, HitCovered, HitOffBranch or HitRelic.
+	Status string
+	// CoveredBy is the active summary standing in for a covered hit.
+	CoveredBy string
+	// Summaries lists every summary whose covers_ids include the node, the
+	// relics included, in file order.
+	Summaries []string
+	// Tips are the branch tips whose spine holds the node; OnHead is true
+	// when the head's spine does.
+	Tips   []string
+	OnHead bool
+	// Field says where the match is: content, thinking, tool_call or
+	// tool_result; Snippet is the matched text with some context, on one line.
+	Field   string
+	Snippet string
+}
+
+// QueryError is a search pattern that does not compile.
+type QueryError struct {
+	Query string
+	Err   error
+}
+
+func (e *QueryError) Error() string { return fmt.Sprintf("query %q: %v", e.Query, e.Err) }
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// Search streams every node of the graph, covered and off-branch ones
+// included, and calls fn for each that matches, in file order. Recall is
+// over the whole session, not the view: a turn folded into a summary is
+// still on disk and still found (seed 002, "cold-layer recall"); each hit
+// says whether the view from v.Head shows it. Nodes are read one at a
+// time; memory is O(nodes) for the index only.
+func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error) error {
+	m, err := newMatcher(opts)
+	if err != nil {
+		return err
+	}
+	g := v.Graph
+	st := newSearchState(v)
+	for i := 0; i < g.Len(); i++ {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if m.literal != nil {
+			raw, err := g.S.RawLine(i)
+			if err != nil {
+				return err
+			}
+			if m.cannotMatch(raw) {
+				continue
+			}
+		}
+		n, err := g.S.Node(i)
+		if err != nil {
+			return err
+		}
+		field, snippet, ok := m.match(n, opts.SnippetRunes)
+		if !ok {
+			continue
+		}
+		if err := fn(st.hit(i, field, snippet)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type matcher struct {
+	re *regexp.Regexp
+	// literal is the lower-cased query of a substring search whose bytes
+	// JSON never escapes: then a line whose lower-cased raw bytes lack it
+	// cannot match, and is skipped without decoding.
+	literal []byte
+}
+
+func newMatcher(opts SearchOptions) (*matcher, error) {
+	if opts.Query == "" {
+		return nil, &QueryError{Query: opts.Query, Err: fmt.Errorf("empty query")}
+	}
+	if opts.Regexp {
+		re, err := regexp.Compile(opts.Query)
+		if err != nil {
+			return nil, &QueryError{Query: opts.Query, Err: err}
+		}
+		return &matcher{re: re}, nil
+	}
+	m := &matcher{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(opts.Query))}
+	safe := true
+	for i := 0; i < len(opts.Query); i++ {
+		c := opts.Query[i]
+		// Non-ASCII letters fold in ways bytes.ToLower and (?i) may not
+		// agree on; JSON escapes quotes, backslashes, controls and (Go's
+		// encoder) <, > and &.
+		if c >= utf8.RuneSelf || c < 0x20 || strings.IndexByte("\"\\<>&", c) >= 0 {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		m.literal = bytes.ToLower([]byte(opts.Query))
+	}
+	return m, nil
+}
+
+// cannotMatch is the raw-line pre-filter. A line holding any \u escape
+// might spell a query letter in escaped form, so it is always decoded.
+func (m *matcher) cannotMatch(raw []byte) bool {
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return false
+	}
+	return !bytes.Contains(bytes.ToLower(raw), m.literal)
+}
+
+// match looks through the text a reader of the node would see: its
+// content (text, thinking, tool results) and its tool calls (name and
+// arguments). Ids, timestamps and metadata are not searched.
+func (m *matcher) match(n *transcript.Node, context int) (field, snippet string, ok bool) {
+	try := func(f, text string) bool {
+		loc := m.re.FindStringIndex(text)
+		if loc == nil {
+			return false
+		}
+		field, snippet, ok = f, makeSnippet(text, loc, context), true
+		return true
+	}
+	if !n.Content.IsBlocks {
+		if try("content", n.Content.Text) {
+			return
+		}
+	}
+	for _, b := range n.Content.Blocks {
+		switch b.Type {
+		case transcript.BlockText:
+			if try("content", b.Text) {
+				return
+			}
+		case transcript.BlockThinking:
+			if try("thinking", b.Text) {
+				return
+			}
+		case transcript.BlockToolResult:
+			if try("tool_result", b.Text) {
+				return
+			}
+		case transcript.BlockToolCall:
+			if try("tool_call", b.Name+" "+transcript.ArgumentsText(b.Arguments)) {
+				return
+			}
+		}
+	}
+	for _, c := range n.ToolCalls {
+		if try("tool_call", c.Name+" "+c.ArgumentsText()) {
+			return
+		}
+	}
+	return "", "", false
+}
+
+// makeSnippet cuts the match with up to context runes on each side, on one
+// line, marking cut ends with "…".
+func makeSnippet(text string, loc []int, context int) string {
+	if context <= 0 {
+		context = 40
+	}
+	start, end := loc[0], loc[1]
+	for k := 0; k < context && start > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(text[:start])
+		start -= size
+	}
+	for k := 0; k < context && end < len(text); k++ {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		end += size
+	}
+	s := strings.Join(strings.Fields(text[start:end]), " ")
+	if start > 0 {
+		s = "…" + s
+	}
+	if end < len(text) {
+		s += "…"
+	}
+	return s
+}
+
+// searchState classifies hits. It is built once per search; the parts
+// that cost O(nodes) (tip ancestry, summary coverage) are built on the
+// first hit, so a search with no hits pays only for the scan.
+type searchState struct {
+	v       *View
+	inView  map[int]bool
+	onSpine map[int]bool
+	// covered marks the head-spine nodes the active summary replaces.
+	covered map[int]bool
+
+	built     bool
+	tips      []int
+	pre, post []int32
+	summaries map[int][]string
+}
+
+func newSearchState(v *View) *searchState {
+	st := &searchState{v: v, inView: map[int]bool{}, onSpine: map[int]bool{}, covered: map[int]bool{}}
+	for _, i := range v.Indexes {
+		st.inView[i] = true
+	}
+	if v.Head >= 0 {
+		spine := v.Graph.Spine(v.Head)
+		for _, i := range spine {
+			st.onSpine[i] = true
+		}
+		if sub := v.Substitution; sub.Summary >= 0 {
+			for _, i := range spine[sub.At : sub.At+sub.Len] {
+				st.covered[i] = true
+			}
+		}
+	}
+	return st
+}
+
+// build numbers the predecessor forest in DFS pre- and post-order, so
+// "tip t lies below node i" is two comparisons; and maps each covered node
+// to the summaries covering it.
+func (st *searchState) build() {
+	st.built = true
+	g := st.v.Graph
+	n := g.Len()
+	st.pre, st.post = make([]int32, n), make([]int32, n)
+	var clock int32
+	type frame struct{ node, next int }
+	var stack []frame
+	for root := 0; root < n; root++ {
+		if g.Pred(root) >= 0 {
+			continue
+		}
+		stack = append(stack[:0], frame{node: root})
+		st.pre[root] = clock
+		clock++
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			kids := g.Children(top.node)
+			if top.next < len(kids) {
+				c := int(kids[top.next])
+				top.next++
+				st.pre[c] = clock
+				clock++
+				stack = append(stack, frame{node: c})
+				continue
+			}
+			st.post[top.node] = clock
+			clock++
+			stack = stack[:len(stack)-1]
+		}
+	}
+	st.tips = g.Tips()
+	st.summaries = map[int][]string{}
+	for s := 0; s < n; s++ {
+		if !g.Ref(s).Summary {
+			continue
+		}
+		if covered, ok := g.Covered(s); ok {
+			for _, c := range covered {
+				st.summaries[c] = append(st.summaries[c], g.ID(s))
+			}
+		}
+	}
+}
+
+func (st *searchState) hit(i int, field, snippet string) Hit {
+	if !st.built {
+		st.build()
+	}
+	g := st.v.Graph
+	r := g.Ref(i)
+	h := Hit{Index: i, ID: r.ID, Role: r.Role, Line: r.Line, Summary: r.Summary,
+		Field: field, Snippet: snippet, OnHead: st.onSpine[i], Summaries: st.summaries[i]}
+	switch {
+	case st.inView[i]:
+		h.Status = HitVisible
+	case st.covered[i]:
+		h.Status = HitCovered
+		h.CoveredBy = g.ID(st.v.Substitution.Summary)
+	case g.IsRelic(i):
+		h.Status = HitRelic
+	default:
+		h.Status = HitOffBranch
+	}
+	// A summary node is on no branch: it hangs off its splice point.
+	if !r.Summary && g.Depth(i) >= 0 {
+		for _, t := range st.tips {
+			if st.pre[i] <= st.pre[t] && st.post[t] <= st.post[i] {
+				h.Tips = append(h.Tips, g.ID(t))
+			}
+		}
+	}
+	return h
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestProgressSilentWhenPipedOrJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tty  bool
+		json bool
+	}{{"piped", false, false}, {"json on a tty", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, _, _, errOut := Test()
+			ios.StderrTTY, ios.JSON = tc.tty, tc.json
+			p := NewProgress(ios, "estimating", 3)
+			p.Add(3)
+			p.Done()
+			p.Done()
+			if errOut.Len() != 0 {
+				t.Fatalf("stderr = %q, want nothing", errOut.String())
+			}
+		})
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	p := newProgress(&buf, func() time.Time { return now }, "estimating", 40)
+	p.Add(12)
+	now = t0.Add(3*time.Second + 400*time.Millisecond)
+	p.draw()
+	want := "\restimating [######--------------] 12/40  0:03\x1b[K"
+	if buf.String() != want {
+		t.Fatalf("frame = %q, want %q", buf.String(), want)
+	}
+	// Past the total the bar stays full and the count is honest.
+	p.Add(30)
+	if got := p.line(75 * time.Minute); got != "estimating [####################] 42/40  1:15:00" {
+		t.Fatalf("line = %q", got)
+	}
+}
+
+func TestProgressSpinnerWithoutTotal(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, time.Now, "importing", 0)
+	p.Add(5)
+	if got := p.line(61 * time.Second); got != "importing ⠋ 5  1:01" {
+		t.Fatalf("line = %q", got)
+	}
+	p.frame++
+	if got := p.line(0); got != "importing ⠙ 5  0:00" {
+		t.Fatalf("second frame = %q", got)
+	}
+}
+
+func TestProgressDoneErasesLine(t *testing.T) {
+	ios, _, _, errOut := Test()
+	ios.StderrTTY = true
+	p := NewProgress(ios, "x", 2)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Add(1) }()
+	}
+	wg.Wait()
+	p.Done()
+	if p.n.Load() != 8 {
+		t.Fatalf("count = %d, want 8", p.n.Load())
+	}
+	if !bytes.HasSuffix(errOut.Bytes(), []byte("\r\x1b[K")) {
+		t.Fatalf("stderr = %q, want it to end by erasing the line", errOut.String())
+	}
+}
