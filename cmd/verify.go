@@ -1,19 +1,214 @@
 package cmd
 
 import (
-	"errors"
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/dag/verify"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// TODO(issue): placeholder until the verify command lands; it refuses to run.
+type verifyOptions struct {
+	IO     *report.IOStreams
+	Dirs   []string
+	JSON   bool
+	Strict bool
+	// Jobs bounds how many sessions are checked at once.
+	Jobs int
+	Open transcript.OpenOptions
+}
+
 func newVerifyCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "verify",
-		Short:  "not implemented yet",
-		Hidden: true,
+	opts := &verifyOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "verify DIR...",
+		Short: "Check every invariant of sessions, as a CI gate",
+		Long: `Check every invariant of each session and report each violation by code, node
+id and file:line: structure (ids, predecessors, callers, cycles, HEAD), summary
+nodes (seed §2 shape, covers_ids a contiguous chain segment of real turns at
+its splice point, one active summary, re-compaction extends the previous
+segment, no dead forks, no tool call separated from its result), rendering
+(seed §3 on HEAD and every branch tip), tool-call adjacency in the rendered
+views, and compaction events. docs/VERIFY.md explains every code and how to
+fix it.
+
+Several sessions are checked in parallel and reported in argument order; with
+--json, one object per session per line:
+{schema_version, session, ok, num_errors, num_warnings, errors, warnings},
+each finding {code, node_id, file, line, message}. --strict counts warnings
+(an interrupted write, a pending tool call, a stale active summary) as errors.` + exitStatusHelp(`  verify exits 1 when any session has an error, and 2 when any session cannot
+  be read at all (a line that does not parse, a missing session.json).`),
+		Example: `  ctxfold verify ./s
+  ctxfold verify --strict sessions/*
+  ctxfold verify --json ./a ./b | jq -c '{session, ok, codes: [.errors[].code]}'`,
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("verify is not implemented yet")
+			opts.Dirs = args
+			opts.Strict, _ = cmd.Flags().GetBool("strict")
+			opts.JSON = f.Config.GetBool("json")
+			opts.Open = f.openOptions()
+			opts.Jobs = runtime.GOMAXPROCS(0)
+			return runVerify(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().Bool("strict", false, "count warnings as errors")
+	return cmd
+}
+
+// sessionCheck is one session's outcome.
+type sessionCheck struct {
+	Dir      string
+	Result   *verify.Result
+	Findings []verify.Finding
+	// ReadErr is set when the session cannot be read at all.
+	ReadErr error
+}
+
+func runVerify(ctx context.Context, opts *verifyOptions) error {
+	jobs := max(opts.Jobs, 1)
+	checks := make([]*sessionCheck, len(opts.Dirs))
+	done := make([]chan struct{}, len(opts.Dirs))
+	sem := make(chan struct{}, jobs)
+	for i, dir := range opts.Dirs {
+		done[i] = make(chan struct{})
+		go func() {
+			defer close(done[i])
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			checks[i] = checkSession(ctx, dir, opts)
+		}()
+	}
+	code := ExitOK
+	w := bufio.NewWriter(opts.IO.Out)
+	for i := range opts.Dirs {
+		<-done[i]
+		c := checks[i]
+		if c.ReadErr != nil && ctx.Err() != nil {
+			w.Flush()
+			return ctx.Err()
+		}
+		var err error
+		if opts.JSON {
+			err = writeVerifyJSON(w, c)
+		} else {
+			err = writeVerifyText(w, report.NewPalette(opts.IO), c)
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.ReadErr != nil:
+			w.Flush()
+			printError(opts.IO.ErrOut, c.ReadErr)
+			code = ExitUsage
+		case !c.Result.OK() && code == ExitOK:
+			code = ExitCheckFailed
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if code != ExitOK {
+		return &SilentError{Code: code}
+	}
+	return nil
+}
+
+func checkSession(ctx context.Context, dir string, opts *verifyOptions) *sessionCheck {
+	c := &sessionCheck{Dir: dir}
+	res, err := verify.Dir(ctx, dir, opts.Open, verify.Options{Strict: opts.Strict}, func(f verify.Finding) {
+		c.Findings = append(c.Findings, f)
+	})
+	if err != nil {
+		c.ReadErr = err
+		return c
+	}
+	c.Result = res
+	return c
+}
+
+type findingJSON struct {
+	Code     string `json:"code"`
+	Category string `json:"category"`
+	NodeID   string `json:"node_id"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Message  string `json:"message"`
+}
+
+func writeVerifyJSON(w io.Writer, c *sessionCheck) error {
+	errs, warns := []findingJSON{}, []findingJSON{}
+	for _, f := range c.Findings {
+		j := findingJSON{Code: f.Code, Category: string(f.Category), NodeID: f.NodeID, File: f.File, Line: f.Line, Message: f.Msg}
+		if f.Severity == verify.Error {
+			errs = append(errs, j)
+		} else {
+			warns = append(warns, j)
+		}
+	}
+	obj := map[string]any{
+		"session": c.Dir, "ok": c.ReadErr == nil && c.Result.OK(),
+		"num_errors": len(errs), "num_warnings": len(warns), "errors": errs, "warnings": warns,
+	}
+	if c.ReadErr != nil {
+		obj["read_error"] = c.ReadErr.Error()
+	} else {
+		obj["nodes"], obj["summaries"], obj["tips"] = c.Result.Nodes, c.Result.Summaries, c.Result.Tips
+	}
+	return report.JSON(w, obj)
+}
+
+// writeVerifyText prints one session's report: a status line, then its
+// findings grouped by category.
+func writeVerifyText(w io.Writer, p report.Palette, c *sessionCheck) error {
+	if c.ReadErr != nil {
+		_, err := fmt.Fprintf(w, "%s: %s\n", c.Dir, p.Red("cannot be read"))
+		return err
+	}
+	r := c.Result
+	shape := fmt.Sprintf("%d nodes, %s, %s", r.Nodes, plural(r.Tips, "branch tip"), plural(r.Summaries, "summary"))
+	status := p.Green("ok")
+	if !r.OK() {
+		status = p.Red(plural(r.Errors, "error"))
+	}
+	if r.Warnings > 0 {
+		status += ", " + p.Yellow(plural(r.Warnings, "warning"))
+	}
+	fmt.Fprintf(w, "%s: %s (%s)\n", c.Dir, status, shape)
+	for _, cat := range verify.Categories {
+		header := false
+		for _, f := range c.Findings {
+			if f.Category != cat {
+				continue
+			}
+			if !header {
+				fmt.Fprintf(w, "  %s\n", p.Bold(string(cat)))
+				header = true
+			}
+			sev := p.Red("error")
+			if f.Severity == verify.Warning {
+				sev = p.Yellow("warning")
+			}
+			if _, err := fmt.Fprintf(w, "    %s %s: %s\n", sev, f.Code, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if word == "summary" {
+		return fmt.Sprintf("%d summaries", n)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

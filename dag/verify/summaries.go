@@ -71,7 +71,7 @@ func (c *checker) checkShape(i int, n *transcript.Node) {
 		c.errAt(Summaries, CodeSummaryShape, i, "%s", strings.Join(bad, "; "))
 	}
 	if !strings.HasPrefix(n.Content.PlainText(), transcript.SummaryPrefix) {
-		c.errAt(Summaries, CodeSummaryContentPrefix, i, "content must begin %q", strings.TrimSuffix(transcript.SummaryPrefix, "\n")+`\n`)
+		c.errAt(Summaries, CodeSummaryContentPrefix, i, "content must begin with %q", transcript.SummaryPrefix)
 	}
 }
 

@@ -81,8 +81,10 @@ func (c *checker) step(x int, open []pending, reported map[pending]bool) []pendi
 	textTurn := r.Role != transcript.RoleTool && (r.HasText || len(r.ToolCallIDs) > 0 || len(r.ResultIDs) == 0)
 	if textTurn && len(open) > 0 {
 		// A spawned turn (caller set) runs inside its caller's open call:
-		// that call is answered on the caller's branch, not here.
-		if r.Caller == "" {
+		// that call is answered on the caller's branch, not here. A summary
+		// node is judged where it is read: checkTools checks the active one
+		// at its splice point.
+		if r.Caller == "" && !r.Summary {
 			for _, o := range open {
 				if !reported[o] {
 					reported[o] = true
