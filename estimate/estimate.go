@@ -3,43 +3,56 @@
 // its breakdown by category, the output reserve and input budget of a
 // model, and calibration against provider-recorded usage. Nothing outside
 // this package counts tokens. It does not decide what the model reads
-// (render/ does) and never writes a session except its own count cache.
+// (render/ does) and never writes a session; the only file it writes is
+// its own count cache (CacheFile), which is safe to delete.
 package estimate
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Categories of the rendered view; they sum to the total.
-const (
-	CatSystem      = "system"
-	CatTools       = "tool_definitions"
-	CatSummary     = "summary"
-	CatUser        = "user"
-	CatAssistant   = "assistant"
-	CatToolCalls   = "tool_calls"
-	CatToolResults = "tool_results"
-	CatThinking    = "thinking"
-	CatImages      = "images"
-	CatOverhead    = "overhead"
-)
+// DefaultCompactAt is the budget share at which a session should compact
+// (seed 001 §02: compact if ≥ 80%).
+const DefaultCompactAt = 0.80
 
-// Options select the model and budget arithmetic.
+// Options select the model and the budget arithmetic, and tune the work.
 type Options struct {
-	Model    string
-	Encoding string // "" means the model's
-	Window   int    // 0 means the model's
-	// MaxOutput overrides the model's output capability; OutputCap is an
-	// explicit cap used as given.
+	// Model names the model (resolved through Models, then the built-in
+	// table). "" with no Window counts tokens without a budget.
+	Model string
+	// Encoding overrides the model's encoding ("" means the model's).
+	Encoding string
+	// Window and MaxOutput override the model's context window and output
+	// capability; OutputCap is an explicit output reserve used as given.
+	Window    int
 	MaxOutput int
 	OutputCap int
+	// Models extends or overrides the built-in table (the config's models:).
+	Models map[string]Model
+	// CompactAt is the budget share for should_compact (0: 0.80).
+	CompactAt float64
+	// NodeDetail fills Result.Nodes.
+	NodeDetail bool
+	// NoCalibrate turns calibration off (View only).
+	NoCalibrate bool
+	// NoCache neither reads nor writes the count cache (View, PerNode).
+	NoCache bool
+	// Workers bounds tokenizing goroutines (0: GOMAXPROCS).
+	Workers int
+	// Warn receives non-fatal problems (a corrupt cache); nil drops them.
+	Warn func(msg string)
 }
 
-// NodeCount is one node's share of the view.
+// NodeCount is one node's share of the view. ContentTokens is the exact
+// count of what the node carries (text, thinking, tool calls and results,
+// images, tool definitions); Tokens adds its chat-format overhead.
 type NodeCount struct {
 	ID            string `json:"id"`
 	Role          string `json:"role"`
@@ -50,81 +63,353 @@ type NodeCount struct {
 
 // Result is the occupancy of one rendered view.
 type Result struct {
-	Model           string         `json:"model"`
-	Encoding        string         `json:"encoding"`
-	EncodingIsProxy bool           `json:"encoding_is_proxy"`
-	Window          int            `json:"window"`
-	OutputReserve   int            `json:"output_reserve"`
-	InputBudget     int            `json:"input_budget"`
-	Total           int            `json:"total"`
-	Ratio           float64        `json:"ratio"`
-	BudgetPct       float64        `json:"budget_pct"`
-	ShouldCompact   bool           `json:"should_compact"`
-	Categories      map[string]int `json:"categories"`
-	Nodes           []NodeCount    `json:"nodes,omitempty"`
+	Session         string  `json:"session"`
+	Head            string  `json:"head,omitempty"`
+	Model           string  `json:"model"`
+	Provider        string  `json:"provider"`
+	Encoding        string  `json:"encoding"`
+	EncodingIsProxy bool    `json:"encoding_is_proxy"`
+	Window          int     `json:"window"`
+	OutputReserve   int     `json:"output_reserve"`
+	InputBudget     int     `json:"input_budget"`
+	Total           int     `json:"total"`
+	Ratio           float64 `json:"ratio"`
+	// BudgetPct is Total as a percentage of InputBudget.
+	BudgetPct     float64        `json:"budget_pct"`
+	ShouldCompact bool           `json:"should_compact"`
+	Categories    map[string]int `json:"categories"`
+	Calibration   *Calibration   `json:"calibration"`
+	Nodes         []NodeCount    `json:"nodes,omitempty"`
 }
 
-// perMessage is the chat-format overhead of one message and replyPriming
-// the tokens that prime the reply (OpenAI's published counting rule).
-const (
-	perMessage   = 3
-	replyPriming = 3
-)
+// resolve is Budget, except that no model and no window is allowed: the
+// counts are still exact, only the budget fields stay zero.
+func resolve(opts Options) (BudgetInfo, error) {
+	if opts.Model == "" && opts.Window <= 0 {
+		enc := opts.Encoding
+		if enc == "" {
+			enc = O200kBase
+		}
+		if _, ok := tables[enc]; !ok {
+			return BudgetInfo{}, &UnknownEncodingError{Name: enc}
+		}
+		return BudgetInfo{Provider: ProviderOpenAI, Encoding: enc}, nil
+	}
+	return Budget(opts)
+}
+
+func profileOf(b BudgetInfo) string { return b.Encoding + "/" + b.Provider }
+
+func workers(opts Options) int {
+	if opts.Workers > 0 {
+		return opts.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
 
 // Nodes measures rendered nodes in reading order: THE entry point every
 // token total goes through (estimate, compact's before/after, graph, fit).
+// Nodes are tokenized on all cores; nothing is cached.
 func Nodes(ctx context.Context, nodes []*transcript.Node, opts Options) (*Result, error) {
-	enc := opts.Encoding
-	if enc == "" {
-		enc = O200kBase
+	b, err := resolve(opts)
+	if err != nil {
+		return nil, err
 	}
-	res := &Result{Model: opts.Model, Encoding: enc, Window: opts.Window, Categories: map[string]int{}}
-	for _, n := range nodes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	counts := make([]parts, len(nodes))
+	err = parallel(ctx, len(nodes), workers(opts), b.Encoding, func(c *counter, k int) error {
+		counts[k] = countNode(c, b.Provider, nodes[k])
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	metas := make([]nodeMeta, len(nodes))
+	for k, n := range nodes {
+		metas[k] = nodeMeta{id: n.ID, role: string(n.Role), category: categoryOf(n)}
+	}
+	return assemble(b, opts, metas, counts), nil
+}
+
+// nodeMeta is what aggregation needs of a node besides its counts.
+type nodeMeta struct {
+	id, role, category string
+}
+
+func metaOfRef(r *transcript.NodeRef) nodeMeta {
+	m := nodeMeta{id: r.ID, role: string(r.Role)}
+	switch {
+	case r.Summary:
+		m.category = CatSummary
+	case r.Role == transcript.RoleSystem:
+		m.category = CatSystem
+	case r.Role == transcript.RoleTool:
+		m.category = CatToolResults
+	case r.Role == transcript.RoleAssistant:
+		m.category = CatAssistant
+	default:
+		m.category = CatUser
+	}
+	return m
+}
+
+// assemble sums per-node counts into a Result with the budget arithmetic.
+func assemble(b BudgetInfo, opts Options, metas []nodeMeta, counts []parts) *Result {
+	res := &Result{Model: b.Model, Provider: b.Provider, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy,
+		Window: b.Window, OutputReserve: b.OutputReserve, InputBudget: b.InputBudget, Categories: map[string]int{}}
+	for _, c := range Categories {
+		res.Categories[c] = 0
+	}
+	anyTools := false
+	for k, p := range counts {
+		m := metas[k]
+		res.Categories[m.category] += int(p.Text)
+		res.Categories[CatThinking] += int(p.Thinking)
+		res.Categories[CatToolCalls] += int(p.Calls)
+		res.Categories[CatToolResults] += int(p.Results)
+		res.Categories[CatImages] += int(p.Images)
+		res.Categories[CatTools] += int(p.ToolDefs)
+		res.Categories[CatOverhead] += int(p.Overhead)
+		res.Total += p.total()
+		anyTools = anyTools || p.ToolDefs > 0
+		if opts.NodeDetail {
+			res.Nodes = append(res.Nodes, NodeCount{ID: m.id, Role: m.role, Category: m.category, ContentTokens: p.content(), Tokens: p.total()})
 		}
-		nc, err := countNode(enc, n)
-		if err != nil {
-			return nil, err
+	}
+	extra := viewExtras(b.Provider, len(counts), anyTools)
+	res.Total += extra
+	res.Categories[CatOverhead] += extra
+	res.setBudget(b, opts)
+	return res
+}
+
+func (r *Result) setBudget(b BudgetInfo, opts Options) {
+	if b.Window > 0 {
+		r.Ratio = float64(r.Total) / float64(b.Window)
+	}
+	if b.InputBudget > 0 {
+		r.BudgetPct = 100 * float64(r.Total) / float64(b.InputBudget)
+	}
+	at := opts.CompactAt
+	if at <= 0 {
+		at = DefaultCompactAt
+	}
+	r.ShouldCompact = b.InputBudget > 0 && r.BudgetPct >= 100*at
+}
+
+// View measures a rendered view: the same figures Nodes gives on the
+// view's nodes, with per-node counts cached in the session directory and,
+// unless opts.NoCalibrate, calibration against recorded usage.
+func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
+	b, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := v.Graph.S
+	idx := v.Indexes
+	// Calibration re-estimates past requests along HEAD's raw spine, which
+	// includes nodes a summary now covers; count those too only when some
+	// assistant node on the spine recorded usage.
+	var spine []int
+	if !opts.NoCalibrate && v.Head >= 0 {
+		spine = v.Graph.Spine(v.Head)
+		if !anyUsage(s, spine) {
+			spine = nil
 		}
-		res.Nodes = append(res.Nodes, nc)
-		res.Total += nc.Tokens
-		res.Categories[nc.Category] += nc.ContentTokens
-		res.Categories[CatOverhead] += nc.Tokens - nc.ContentTokens
 	}
-	if len(nodes) > 0 {
-		res.Total += replyPriming
-		res.Categories[CatOverhead] += replyPriming
+	want := idx
+	if spine != nil {
+		// Every summary too: an older request may have read a relic.
+		var summaries []int
+		for i := range s.Refs {
+			if s.Refs[i].Summary {
+				summaries = append(summaries, i)
+			}
+		}
+		want = unionIndexes(unionIndexes(idx, spine), summaries)
 	}
-	if res.Window > 0 {
-		res.Ratio = float64(res.Total) / float64(res.Window)
+	counts, err := countStored(ctx, s, want, b, opts)
+	if err != nil {
+		return nil, err
+	}
+	metas := make([]nodeMeta, len(idx))
+	viewCounts := make([]parts, len(idx))
+	for k, i := range idx {
+		metas[k] = metaOfRef(&s.Refs[i])
+		viewCounts[k] = counts[i]
+	}
+	res := assemble(b, opts, metas, viewCounts)
+	res.Session = s.Dir
+	if v.Head >= 0 {
+		res.Head = s.Refs[v.Head].ID
+	}
+	if spine != nil {
+		res.Calibration = calibrate(v.Graph, spine, counts, b, res)
 	}
 	return res, nil
 }
 
-// View measures a rendered view.
-func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
-	nodes, err := v.LoadNodes()
+// anyUsage reports whether an assistant node on spine recorded usage, by
+// looking for the key in the stored line (no decoding).
+func anyUsage(s *transcript.Session, spine []int) bool {
+	for _, i := range spine {
+		if s.Refs[i].Role != transcript.RoleAssistant {
+			continue
+		}
+		raw, err := s.RawLine(i)
+		if err == nil && containsUsage(raw) {
+			return true
+		}
+	}
+	return false
+}
+
+func unionIndexes(a, b []int) []int {
+	seen := make(map[int]bool, len(a)+len(b))
+	out := make([]int, 0, len(a)+len(b))
+	for _, list := range [][]int{a, b} {
+		for _, i := range list {
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// PerNode counts arbitrary stored nodes (graph shows a count on every node,
+// covered ones too), cached like View. The result is in the order of
+// indexes.
+func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Options) ([]NodeCount, error) {
+	b, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
-	return Nodes(ctx, nodes, opts)
+	counts, err := countStored(ctx, s, unionIndexes(indexes, nil), b, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodeCount, len(indexes))
+	for k, i := range indexes {
+		m := metaOfRef(&s.Refs[i])
+		p := counts[i]
+		out[k] = NodeCount{ID: m.id, Role: m.role, Category: m.category, ContentTokens: p.content(), Tokens: p.total()}
+	}
+	return out, nil
 }
 
-func countNode(enc string, n *transcript.Node) (NodeCount, error) {
-	nc := NodeCount{ID: n.ID, Role: string(n.Role), Category: string(n.Role)}
-	if n.IsSummary() {
-		nc.Category = CatSummary
+// countStored counts stored nodes by index, on all cores, through the
+// cache: a node whose line hash is cached costs one read and one hash and
+// no BPE work. The result is indexed by node index (len(s.Refs)); entries
+// not asked for are zero. idx must not repeat an index.
+func countStored(ctx context.Context, s *transcript.Session, idx []int, b BudgetInfo, opts Options) ([]parts, error) {
+	warn := opts.Warn
+	if warn == nil {
+		warn = func(string) {}
 	}
-	if n.Role == transcript.RoleTool {
-		nc.Category = CatToolResults
+	var cache *countCache
+	if !opts.NoCache {
+		cache = loadCache(s.Dir, warn)
 	}
-	text := n.Content.PlainText()
-	c, err := Text(enc, text)
+	profile := profileOf(b)
+	results := make([]parts, len(s.Refs))
+	type fresh struct {
+		k cacheKey
+		p parts
+	}
+	var mu sync.Mutex
+	var news []fresh
+	err := parallel(ctx, len(idx), workers(opts), b.Encoding, func(c *counter, k int) error {
+		i := idx[k]
+		raw, err := s.RawLine(i)
+		if err != nil {
+			return err
+		}
+		var key cacheKey
+		if cache != nil {
+			key = keyOf(profile, raw)
+			if p, ok := cache.get(key); ok {
+				results[i] = p
+				return nil
+			}
+		}
+		n, err := s.Node(i)
+		if err != nil {
+			return err
+		}
+		p := countNode(c, b.Provider, n)
+		results[i] = p
+		if cache != nil {
+			mu.Lock()
+			news = append(news, fresh{key, p})
+			mu.Unlock()
+		}
+		return nil
+	})
 	if err != nil {
-		return nc, fmt.Errorf("node %q: %w", n.ID, err)
+		return nil, err
 	}
-	nc.ContentTokens = c
-	nc.Tokens = c + perMessage
-	return nc, nil
+	if cache != nil && len(news) > 0 {
+		for _, f := range news {
+			cache.put(f.k, f.p)
+		}
+		if err := cache.save(); err != nil {
+			warn("count cache not saved: " + err.Error())
+		}
+	}
+	return results, nil
+}
+
+// parallel runs fn for k in [0, n) on up to w goroutines, each with its
+// own counter, in batches so the queue is not a bottleneck. The first
+// error (or the context's) stops the rest.
+func parallel(ctx context.Context, n, w int, enc string, fn func(c *counter, k int) error) error {
+	if n == 0 {
+		_, err := ranksOf(enc)
+		return err
+	}
+	const batch = 32
+	w = max(1, min(w, (n+batch-1)/batch))
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var failed atomic.Bool
+	setErr := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		failed.Store(true)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < w; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := getCounter(enc)
+			if err != nil {
+				setErr(err)
+				return
+			}
+			defer putCounter(c)
+			for !failed.Load() {
+				if err := ctx.Err(); err != nil {
+					setErr(err)
+					return
+				}
+				start := int(next.Add(batch)) - batch
+				if start >= n {
+					return
+				}
+				for k := start; k < min(start+batch, n); k++ {
+					if err := fn(c, k); err != nil {
+						setErr(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil && errors.Is(firstErr, context.Canceled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return firstErr
 }

@@ -1,0 +1,187 @@
+package estimate
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+type vector struct {
+	Name   string `json:"name"`
+	Text   string `json:"text"`
+	O200k  int    `json:"o200k_base"`
+	Cl100k int    `json:"cl100k_base"`
+}
+
+// loadVectors reads the reference vectors written by testdata/refgen/gen.js
+// (counts from the npm package tiktoken, encode_ordinary).
+func loadVectors(t testing.TB) []vector {
+	t.Helper()
+	f, err := os.Open("testdata/vectors.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []vector
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var v vector
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (v vector) want(enc string) int {
+	if enc == O200kBase {
+		return v.O200k
+	}
+	return v.Cl100k
+}
+
+// TestReferenceVectors: exact equality with the reference on > 1 MB of
+// mixed text, for both encodings.
+func TestReferenceVectors(t *testing.T) {
+	vs := loadVectors(t)
+	size := 0
+	for _, v := range vs {
+		size += len(v.Text)
+	}
+	if size < 1<<20 {
+		t.Fatalf("vectors hold %d bytes of text, want ≥ 1 MB", size)
+	}
+	for _, enc := range Encodings {
+		for _, v := range vs {
+			got, err := Text(enc, v.Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != v.want(enc) {
+				t.Errorf("%s %s: got %d tokens, reference %d", enc, v.Name, got, v.want(enc))
+			}
+		}
+	}
+}
+
+// TestChunkedCountIsExact: splitting at safeSplit boundaries never changes
+// a count (chunks far smaller than the production size, so nearly every
+// vector is split many times).
+func TestChunkedCountIsExact(t *testing.T) {
+	vs := loadVectors(t)
+	old := chunkBytes
+	chunkBytes = 200
+	defer func() { chunkBytes = old }()
+	splits := 0
+	for _, v := range vs {
+		if cut := safeSplit(v.Text, chunkBytes); len(v.Text) > chunkBytes && cut < len(v.Text) {
+			splits++
+		}
+	}
+	if splits < 50 {
+		t.Fatalf("only %d vectors were split; the test would prove nothing", splits)
+	}
+	for _, enc := range Encodings {
+		for _, v := range vs {
+			got, err := Text(enc, v.Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != v.want(enc) {
+				t.Errorf("%s %s chunked: got %d tokens, reference %d", enc, v.Name, got, v.want(enc))
+			}
+		}
+	}
+}
+
+// TestLiteralSpecialTokenIsText: "<|endoftext|>" in a transcript is
+// ordinary text, several tokens, not one special token.
+func TestLiteralSpecialTokenIsText(t *testing.T) {
+	n, err := Text(O200kBase, "<|endoftext|>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n <= 1 {
+		t.Fatalf("literal <|endoftext|> counted as %d token(s); want it split as ordinary text", n)
+	}
+}
+
+func TestUnknownEncoding(t *testing.T) {
+	if _, err := Text("p99k", "x"); err == nil {
+		t.Fatal("want an error for an unknown encoding")
+	}
+	if _, err := Text("p99k", ""); err == nil {
+		t.Fatal("want an error for an unknown encoding, even on empty text")
+	}
+}
+
+// TestLongPieceMergeMatchesSmall: the heap merge for long pieces gives
+// exactly the quadratic merge's answer.
+func TestLongPieceMergeMatchesSmall(t *testing.T) {
+	ranks, err := ranksOf(O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m merger
+	for _, s := range []string{"abcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabc",
+		strings.Repeat("a", 63), "ZmF0aGVyIG9mIHRoZSBicmlkZQ==aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q", "一二三四五六七八九十一二三四五六七八九十一"} {
+		if got, want := m.count(s, ranks), mergeSmall(s, ranks); got != want {
+			t.Errorf("%q: heap merge %d, quadratic merge %d", s, got, want)
+		}
+	}
+}
+
+func libraryEncoder(t testing.TB, enc string) *tiktoken.Tiktoken {
+	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
+	e, err := tiktoken.GetEncoding(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// FuzzMatchesLibrary: our driver (per-goroutine pre-splitter, chunking,
+// heap merge) counts exactly what pkoukk/tiktoken-go's EncodeOrdinary does.
+func FuzzMatchesLibrary(f *testing.F) {
+	for _, s := range []string{"hello world", "  \n  \n", "I'm DON'T", "日本語のテキスト", "👨‍👩‍👧‍👦🇯🇵", "a\nBc\n\n Déf", strings.Repeat("ab", 100), "\r\n\t x"} {
+		f.Add(s)
+	}
+	libs := map[string]*tiktoken.Tiktoken{}
+	for _, enc := range Encodings {
+		libs[enc] = libraryEncoder(f, enc)
+	}
+	old := chunkBytes
+	f.Cleanup(func() { chunkBytes = old })
+	chunkBytes = 16
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8Valid(s) {
+			t.Skip()
+		}
+		for _, enc := range Encodings {
+			got, err := Text(enc, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(libs[enc].EncodeOrdinary(s)); got != want {
+				t.Fatalf("%s %q: got %d, library %d", enc, s, got, want)
+			}
+		}
+	})
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
