@@ -1,0 +1,795 @@
+package claudecode
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The first pass reads every line once, keeps its structure only and
+// decides the nodes: which lines make each node, its predecessor and
+// caller. The second pass (emit.go) reads each node's lines again by
+// offset and builds it.
+
+const none = int32(-1)
+
+// lineRef locates one input line.
+type lineRef struct {
+	file int32
+	line int32
+	off  int64
+	n    int32
+}
+
+const (
+	kindMessage = iota
+	kindSummary
+)
+
+// pnode is a planned node.
+type pnode struct {
+	id        string
+	kind      uint8
+	role      transcript.Role
+	sidechain bool
+	pred      int32
+	caller    int32
+	lines     []lineRef
+	// calls are the tool_use ids of an assistant node; results the call
+	// ids of the tool_result blocks the store will accept (any other
+	// result block is emitted as text).
+	calls   []string
+	results []string
+	// group is the assistant node whose calls this node answers (itself
+	// for an assistant node); tail, on an assistant node, the last node
+	// of its results chain.
+	group int32
+	tail  int32
+	// A summary's covered nodes, and the line of its isCompactSummary
+	// text (line 0 when none came).
+	covers  []int32
+	summary lineRef
+}
+
+// record is the part of a Claude Code line the first pass reads.
+type record struct {
+	Type              string          `json:"type"`
+	Subtype           string          `json:"subtype"`
+	UUID              string          `json:"uuid"`
+	ParentUUID        string          `json:"parentUuid"`
+	LogicalParentUUID string          `json:"logicalParentUuid"`
+	IsSidechain       bool            `json:"isSidechain"`
+	IsCompactSummary  bool            `json:"isCompactSummary"`
+	AgentID           string          `json:"agentId"`
+	RequestID         string          `json:"requestId"`
+	ParentToolUseID   string          `json:"parentToolUseID"`
+	Message           json.RawMessage `json:"message"`
+	ToolUseResult     json.RawMessage `json:"toolUseResult"`
+	Data              json.RawMessage `json:"data"`
+}
+
+// message is the API message a user or assistant line carries.
+type message struct {
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Model      string          `json:"model"`
+	Content    json.RawMessage `json:"content"`
+	Usage      json.RawMessage `json:"usage"`
+	StopReason string          `json:"stop_reason"`
+}
+
+// block is one content block of a message.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      json.RawMessage `json:"data"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *source         `json:"source"`
+}
+
+type source struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+	URL       string `json:"url"`
+	FileID    string `json:"file_id"`
+}
+
+// content decodes a message's content: a string, or an array of blocks.
+func decodeContent(raw json.RawMessage) (text string, blocks []block, isBlocks bool, err error) {
+	raw = trimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", nil, false, nil
+	case raw[0] == '"':
+		err = json.Unmarshal(raw, &text)
+		return text, nil, false, err
+	case raw[0] == '[':
+		err = json.Unmarshal(raw, &blocks)
+		return "", blocks, true, err
+	}
+	return "", nil, false, fmt.Errorf("message.content: expected a string or an array of blocks")
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// promptKey is a short key for matching a sidechain's first prompt with
+// the Task call that sent it.
+func promptKey(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(s))
+	return string(sum[:16])
+}
+
+// planner builds one conversation.
+type planner struct {
+	ctx   context.Context
+	sink  transcript.ImportSink
+	opts  Options
+	files []string
+	open  []*os.File
+	tmp   []string
+	nodes []*pnode
+	// uuidNode maps a line's uuid to the node it became or was merged
+	// into; skipParent maps a skipped line's uuid to its parentUuid, so
+	// its children hang from the nearest imported ancestor.
+	uuidNode   map[string]int32
+	skipParent map[string]string
+	ids        map[string]bool
+	msgs       map[string]int32 // message.id+requestId → assistant node
+	toolNode   map[string]int32 // Task/Agent tool_use id → assistant node
+	prompts    map[string]string
+	promptUsed map[string]bool
+	agentTool  map[string]string // agentId → Task/Agent tool_use id
+	boundaries map[string]int32  // compact_boundary uuid → summary node
+	lastBound  int32
+	lastTask   string
+	head       int32
+	model      string
+	// per file
+	fileIdx    int32
+	fileCaller int32
+	agentFile  bool
+	warnedLink bool
+}
+
+func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options) *planner {
+	return &planner{ctx: ctx, sink: sink, opts: opts,
+		uuidNode: map[string]int32{}, skipParent: map[string]string{}, ids: map[string]bool{},
+		msgs: map[string]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
+		promptUsed: map[string]bool{}, agentTool: map[string]string{}, boundaries: map[string]int32{},
+		lastBound: none, head: none}
+}
+
+func (p *planner) close() {
+	for _, f := range p.open {
+		f.Close()
+	}
+	for _, t := range p.tmp {
+		os.Remove(t)
+	}
+}
+
+// run plans the session file, then its sub-agent files (their callers are
+// in the session), then emits every node.
+func (p *planner) run(c *conversation) error {
+	if c.main != "" {
+		if err := p.planFile(c.main, false); err != nil {
+			return err
+		}
+	}
+	for _, a := range c.agents {
+		if err := p.planFile(a, true); err != nil {
+			return err
+		}
+	}
+	if p.head == none && len(p.nodes) > 0 {
+		for i := len(p.nodes) - 1; i >= 0; i-- {
+			if p.nodes[i].kind != kindSummary {
+				p.head = int32(i)
+				break
+			}
+		}
+	}
+	return p.emit()
+}
+
+// openFile opens path for reading by offset; a pipe or other non-regular
+// file is copied to a temporary file first.
+func (p *planner) openFile(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	st, err := f.Stat()
+	if err == nil && st.Mode().IsRegular() {
+		return f, nil
+	}
+	defer f.Close()
+	tmp, err := os.CreateTemp("", "ctxfold-claudecode-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	p.tmp = append(p.tmp, tmp.Name())
+	if _, err := io.Copy(tmp, f); err != nil {
+		tmp.Close()
+		return nil, &transcript.ParseError{File: path, Msg: "read: " + err.Error()}
+	}
+	return tmp, nil
+}
+
+func (p *planner) planFile(path string, agent bool) error {
+	f, err := p.openFile(path)
+	if err != nil {
+		return err
+	}
+	p.files = append(p.files, path)
+	p.open = append(p.open, f)
+	p.fileIdx = int32(len(p.files) - 1)
+	p.agentFile = agent
+	p.fileCaller = none
+	p.warnedLink = false
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	if agent {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "agent-"), ".jsonl")
+		if tool, ok := p.agentTool[id]; ok {
+			if n, ok := p.toolNode[tool]; ok {
+				p.fileCaller = n
+			}
+		}
+	}
+	lr := newLineReader(f, path, p.opts.max())
+	for {
+		body, off, complete, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if lr.line%1024 == 0 {
+			if err := p.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ref := lineRef{file: p.fileIdx, line: int32(lr.line), off: off, n: int32(len(body))}
+		if err := p.planLine(body, ref, complete); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *planner) errorf(ref lineRef, format string, args ...any) error {
+	return &transcript.ParseError{File: p.files[ref.file], Line: int(ref.line), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *planner) warnf(ref lineRef, format string, args ...any) {
+	p.sink.Warn(p.files[ref.file], int(ref.line), fmt.Sprintf(format, args...))
+}
+
+// planLine classifies one line, counts it, and plans its node.
+func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
+	if len(trimSpace(body)) == 0 {
+		p.sink.Count("blank line", transcript.OutcomeSkipped, "empty line")
+		return nil
+	}
+	var r record
+	if err := json.Unmarshal(body, &r); err != nil {
+		if !complete {
+			// A session still being written ends in a cut line.
+			p.warnf(ref, "cut last line ignored (the session was still being written)")
+			p.sink.Count("cut line", transcript.OutcomeSkipped, "incomplete last line")
+			return nil
+		}
+		return p.errorf(ref, "expected a Claude Code record (a JSON object): %s", jsonErrorText(err))
+	}
+	typ := r.Type
+	if typ == "" {
+		typ = "(no type)"
+	}
+	if r.UUID != "" && p.seen(r.UUID) {
+		p.sink.Count(recordName(&r), transcript.OutcomeSkipped, "repeated uuid (resumed session)")
+		return nil
+	}
+	switch {
+	case r.Type == "system" && r.Subtype == "compact_boundary":
+		return p.planBoundary(&r, ref)
+	case r.Type == "user" && r.IsCompactSummary:
+		return p.planCompactSummary(&r, body, ref)
+	case r.Type == "user" || r.Type == "assistant":
+		return p.planMessage(&r, ref)
+	}
+	p.skip(&r)
+	return nil
+}
+
+func recordName(r *record) string {
+	switch {
+	case r.Type == "system" && r.Subtype != "":
+		return "system/" + r.Subtype
+	case r.Type == "":
+		return "(no type)"
+	}
+	return r.Type
+}
+
+func (p *planner) seen(uuid string) bool {
+	if _, ok := p.uuidNode[uuid]; ok {
+		return true
+	}
+	_, ok := p.skipParent[uuid]
+	return ok
+}
+
+// skip counts a line that is not conversation, keeping its uuid
+// resolvable, and learns sub-agent links from progress lines.
+func (p *planner) skip(r *record) {
+	if r.UUID != "" {
+		p.skipParent[r.UUID] = r.ParentUUID
+	}
+	reason := "not part of the conversation"
+	switch r.Type {
+	case "progress":
+		var d struct {
+			Type    string `json:"type"`
+			AgentID string `json:"agentId"`
+		}
+		_ = json.Unmarshal(r.Data, &d)
+		reason = "progress event (" + orUnknown(d.Type) + ")"
+		if d.Type == "agent_progress" {
+			reason = "copy of a sub-agent message (imported from its agent file)"
+			if d.AgentID != "" && r.ParentToolUseID != "" {
+				if _, ok := p.agentTool[d.AgentID]; !ok {
+					p.agentTool[d.AgentID] = r.ParentToolUseID
+				}
+			}
+		}
+	case "system":
+		reason = "system event (not sent to the model)"
+	case "file-history-snapshot":
+		reason = "file backup bookkeeping"
+	case "queue-operation":
+		reason = "input queue bookkeeping"
+	case "summary":
+		reason = "session title"
+	}
+	p.sink.Count(recordName(r), transcript.OutcomeSkipped, reason)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// resolve returns the node a uuid stands for: itself, the message it was
+// merged into, or the nearest imported ancestor of a skipped line. ok is
+// false when the chain ends at a uuid never seen.
+func (p *planner) resolve(uuid string) (int32, bool) {
+	var path []string
+	cur := uuid
+	result, ok := none, true
+	for steps := 0; cur != ""; steps++ {
+		if n, found := p.uuidNode[cur]; found {
+			result = n
+			break
+		}
+		par, found := p.skipParent[cur]
+		if !found || steps > 1<<20 {
+			result, ok = none, false
+			break
+		}
+		path = append(path, cur)
+		cur = par
+	}
+	if ok {
+		// Path compression: long progress chains resolve once.
+		for _, u := range path {
+			if result >= 0 {
+				p.uuidNode[u] = result
+				delete(p.skipParent, u)
+			} else {
+				p.skipParent[u] = ""
+			}
+		}
+	}
+	return result, ok
+}
+
+// nodeID makes a uuid a node id the store accepts: never empty, never in
+// the summary id space (seed §2), never used twice.
+func (p *planner) nodeID(uuid string) string {
+	id := uuid
+	if strings.HasPrefix(id, transcript.SummaryIDPrefix) {
+		id = "x" + id
+	}
+	for p.ids[id] {
+		id += "_"
+	}
+	p.ids[id] = true
+	return id
+}
+
+func (p *planner) add(n *pnode) int32 {
+	p.nodes = append(p.nodes, n)
+	return int32(len(p.nodes) - 1)
+}
+
+// planMessage plans a user or assistant line.
+func (p *planner) planMessage(r *record, ref lineRef) error {
+	name := r.Type
+	if r.UUID == "" {
+		return p.errorf(ref, "%s line has no uuid", name)
+	}
+	var m message
+	if len(trimSpace(r.Message)) == 0 || trimSpace(r.Message)[0] != '{' {
+		return p.errorf(ref, "%s line %q: expected a message object", name, r.UUID)
+	}
+	if err := json.Unmarshal(r.Message, &m); err != nil {
+		return p.errorf(ref, "%s line %q: message: %s", name, r.UUID, jsonErrorText(err))
+	}
+	text, blocks, _, err := decodeContent(m.Content)
+	if err != nil {
+		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
+	}
+	sidechain := r.IsSidechain || p.agentFile
+
+	if r.Type == "assistant" {
+		if m.Model != "" && m.Model != "<synthetic>" && !sidechain {
+			p.model = m.Model
+		}
+		key := ""
+		if m.ID != "" {
+			key = fmt.Sprintf("%d\x00%s\x00%s", p.fileIdx, m.ID, r.RequestID)
+		}
+		if i, ok := p.msgs[key]; ok && key != "" {
+			// seed of the merge: one API message streamed as several lines.
+			n := p.nodes[i]
+			n.lines = append(n.lines, ref)
+			p.uuidNode[r.UUID] = i
+			p.addCalls(n, i, blocks)
+			p.sink.Count(name, transcript.OutcomeMerged, "streamed part of one API message")
+			return nil
+		}
+		pred, caller, err := p.placement(r, ref, text, blocks, sidechain, false)
+		if err != nil {
+			return err
+		}
+		n := &pnode{id: p.nodeID(r.UUID), role: transcript.RoleAssistant, sidechain: sidechain,
+			pred: pred, caller: caller, lines: []lineRef{ref}, tail: none}
+		i := p.add(n)
+		n.group, n.tail = i, i
+		p.uuidNode[r.UUID] = i
+		if key != "" {
+			p.msgs[key] = i
+		}
+		p.addCalls(n, i, blocks)
+		if !sidechain {
+			p.head = i
+		}
+		p.sink.Count(name, transcript.OutcomeImported, "")
+		return nil
+	}
+
+	// A user line.
+	var resultIDs []string
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			resultIDs = append(resultIDs, b.ToolUseID)
+		}
+		if b.Type == "text" && text == "" {
+			text = b.Text
+		}
+	}
+	pred, caller, err := p.placement(r, ref, text, blocks, sidechain, len(resultIDs) > 0)
+	if err != nil {
+		return err
+	}
+	n := &pnode{id: p.nodeID(r.UUID), role: transcript.RoleUser, sidechain: sidechain,
+		pred: pred, caller: caller, lines: []lineRef{ref}, group: none, tail: none}
+	if len(resultIDs) > 0 {
+		group, open := p.openCalls(pred)
+		var rejected []string
+		for _, id := range resultIDs {
+			if open[id] {
+				n.results = append(n.results, id)
+				delete(open, id)
+			} else {
+				rejected = append(rejected, id)
+			}
+		}
+		if len(rejected) > 0 {
+			p.warnf(ref, "tool result for %s has no open tool call on its chain; kept as text", quoteList(rejected))
+		}
+		if len(n.results) > 0 {
+			n.group = group
+			if g := p.nodes[group]; g.tail == pred {
+				g.tail = int32(len(p.nodes))
+			}
+		}
+	}
+	i := p.add(n)
+	p.uuidNode[r.UUID] = i
+	if !sidechain {
+		p.head = i
+	}
+	p.sink.Count(name, transcript.OutcomeImported, "")
+	p.learnAgentLink(r, blocks)
+	return nil
+}
+
+// addCalls records the tool calls of an assistant line on its node.
+func (p *planner) addCalls(n *pnode, i int32, blocks []block) {
+	for _, b := range blocks {
+		if b.Type != "tool_use" || b.ID == "" || contains(n.calls, b.ID) {
+			continue
+		}
+		n.calls = append(n.calls, b.ID)
+		if b.Name == "Task" || b.Name == "Agent" {
+			p.toolNode[b.ID] = i
+			p.lastTask = b.ID
+			var in struct {
+				Prompt string `json:"prompt"`
+			}
+			if json.Unmarshal(b.Input, &in) == nil {
+				if k := promptKey(in.Prompt); k != "" {
+					p.prompts[k] = b.ID
+				}
+			}
+		}
+	}
+}
+
+// learnAgentLink reads the agentId a Task result names (2.x), linking the
+// sub-agent file to the call that spawned it.
+func (p *planner) learnAgentLink(r *record, blocks []block) {
+	if len(r.ToolUseResult) == 0 || trimSpace(r.ToolUseResult)[0] != '{' {
+		return
+	}
+	var tur struct {
+		AgentID string `json:"agentId"`
+	}
+	if json.Unmarshal(r.ToolUseResult, &tur) != nil || tur.AgentID == "" {
+		return
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" && b.ToolUseID != "" {
+			p.agentTool[tur.AgentID] = b.ToolUseID
+			return
+		}
+	}
+}
+
+// placement decides a new node's predecessor and caller.
+func (p *planner) placement(r *record, ref lineRef, text string, blocks []block, sidechain, isResult bool) (pred, caller int32, err error) {
+	pred, caller = none, none
+	if r.ParentUUID != "" {
+		n, ok := p.resolve(r.ParentUUID)
+		if !ok {
+			p.warnf(ref, "parent %q not found; imported as a root", r.ParentUUID)
+		}
+		pred = n
+	}
+	if pred >= 0 {
+		// Results of one message form one chain: a result, or a turn after
+		// a result, continues from the last result of its message.
+		pn := p.nodes[pred]
+		if pn.group >= 0 {
+			g := p.nodes[pn.group]
+			if isResult || (pn.group != pred && g.tail != pred) {
+				pred = g.tail
+			}
+		}
+	}
+	if !sidechain {
+		return pred, none, nil
+	}
+	switch {
+	case pred >= 0 && p.nodes[pred].sidechain && p.nodes[pred].caller >= 0:
+		return pred, p.nodes[pred].caller, nil
+	case pred >= 0 && !p.nodes[pred].sidechain:
+		// A sidechain continuing the main chain (the compaction summariser
+		// reads the conversation so far): spawned by that turn.
+		if p.fileCaller >= 0 {
+			return pred, p.fileCaller, nil
+		}
+		return pred, pred, nil
+	case pred >= 0:
+		return pred, none, nil
+	}
+	// A sidechain root: find the Task/Agent call that sent its prompt.
+	caller = p.fileCaller
+	if caller < 0 && r.AgentID != "" {
+		if tool, ok := p.agentTool[r.AgentID]; ok {
+			if n, ok := p.toolNode[tool]; ok {
+				caller = n
+			}
+		}
+	}
+	if caller < 0 {
+		if tool, ok := p.prompts[promptKey(text)]; ok && !p.promptUsed[tool] {
+			caller = p.toolNode[tool]
+			p.promptUsed[tool] = true
+		}
+	}
+	if caller < 0 && p.lastTask != "" && !p.promptUsed[p.lastTask] {
+		caller = p.toolNode[p.lastTask]
+		p.promptUsed[p.lastTask] = true
+		p.warnf(ref, "sidechain start matched to the latest Task call by position (its prompt matches none)")
+	}
+	if caller < 0 && !p.warnedLink {
+		p.warnedLink = true
+		p.warnf(ref, "sidechain start: no Task or Agent call spawned it; imported as a separate root")
+	}
+	if p.agentFile && p.fileCaller < 0 && caller >= 0 {
+		p.fileCaller = caller
+	}
+	return pred, caller, nil
+}
+
+// openCalls mirrors the store's rule for tool results: walking up from
+// pred past earlier results, the first node with calls is the one answered
+// and its unanswered calls are open.
+func (p *planner) openCalls(pred int32) (int32, map[string]bool) {
+	answered := map[string]bool{}
+	for cur := pred; cur >= 0; cur = p.nodes[cur].pred {
+		n := p.nodes[cur]
+		if n.kind == kindSummary {
+			break
+		}
+		if len(n.calls) > 0 {
+			open := map[string]bool{}
+			for _, c := range n.calls {
+				if !answered[c] {
+					open[c] = true
+				}
+			}
+			return cur, open
+		}
+		if len(n.results) == 0 {
+			break
+		}
+		for _, r := range n.results {
+			answered[r] = true
+		}
+	}
+	return none, map[string]bool{}
+}
+
+// planBoundary turns a compact_boundary into a summary node covering the
+// chain that ends at its logical parent (seed §2: predecessor = the
+// predecessor of the first covered node). Later turns continue from that
+// last covered node, so the covered run stays on their spine.
+func (p *planner) planBoundary(r *record, ref lineRef) error {
+	last := none
+	if r.LogicalParentUUID != "" {
+		if n, ok := p.resolve(r.LogicalParentUUID); ok {
+			last = n
+		}
+	}
+	if last < 0 && r.LogicalParentUUID != "" {
+		p.warnf(ref, "compaction boundary: logicalParentUuid %q not found; covering the chain before it", r.LogicalParentUUID)
+	}
+	if last >= 0 && p.nodes[last].sidechain {
+		last = none
+	}
+	if last < 0 {
+		last = p.head
+	}
+	if r.UUID != "" {
+		if last >= 0 {
+			p.uuidNode[r.UUID] = last
+		} else {
+			p.skipParent[r.UUID] = ""
+		}
+	}
+	if last < 0 {
+		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "compaction boundary with nothing before it")
+		return nil
+	}
+	var covers []int32
+	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+		covers = append(covers, cur)
+	}
+	for i, j := 0, len(covers)-1; i < j; i, j = i+1, j-1 {
+		covers[i], covers[j] = covers[j], covers[i]
+	}
+	id := transcript.SummaryIDPrefix + Sanitize(r.UUID)
+	if r.UUID == "" {
+		id = transcript.SummaryIDPrefix + fmt.Sprintf("line%d", ref.line)
+	}
+	for p.ids[id] {
+		id += "_"
+	}
+	p.ids[id] = true
+	s := &pnode{id: id, kind: kindSummary, role: transcript.SummaryRole, pred: p.nodes[covers[0]].pred,
+		caller: none, lines: []lineRef{ref}, covers: covers, group: none, tail: none}
+	i := p.add(s)
+	p.lastBound = i
+	if r.UUID != "" {
+		p.boundaries[r.UUID] = i
+	}
+	p.sink.Count(recordName(r), transcript.OutcomeImported, "")
+	return nil
+}
+
+// planCompactSummary gives the summary node its text; the line itself
+// stands for the last covered node, so the turns after it continue there.
+func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error {
+	s, ok := p.boundaries[r.ParentUUID]
+	if !ok && p.lastBound >= 0 && p.nodes[p.lastBound].summary.line == 0 {
+		s, ok = p.lastBound, true
+	}
+	if !ok {
+		p.warnf(ref, "compaction summary without a compact_boundary; imported as a user turn")
+		return p.planMessage(&record{Type: r.Type, UUID: r.UUID, ParentUUID: r.ParentUUID, IsSidechain: r.IsSidechain,
+			Message: r.Message, ToolUseResult: r.ToolUseResult}, ref)
+	}
+	n := p.nodes[s]
+	n.summary = ref
+	n.lines = append(n.lines, ref)
+	last := n.covers[len(n.covers)-1]
+	p.uuidNode[r.UUID] = last
+	p.head = last
+	p.sink.Count("user", transcript.OutcomeMerged, "compaction summary text (into the summary node)")
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return strings.Join(q, ", ")
+}
+
+// jsonErrorText is a one-line description of a decoding error.
+func jsonErrorText(err error) string {
+	switch e := err.(type) {
+	case *json.SyntaxError:
+		return fmt.Sprintf("invalid JSON: %s (byte %d)", e.Error(), e.Offset)
+	case *json.UnmarshalTypeError:
+		if e.Field != "" {
+			return fmt.Sprintf("field %q: got a JSON %s, expected %s", e.Field, e.Value, e.Type)
+		}
+		return fmt.Sprintf("got a JSON %s, expected %s", e.Value, e.Type)
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
