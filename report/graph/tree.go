@@ -1,0 +1,114 @@
+package graph
+
+import (
+	"bufio"
+	"io"
+	"unicode/utf8"
+)
+
+// defaultPreview is the preview length when the terminal width is unknown.
+const defaultPreview = 60
+
+// writeTree streams the terminal drawing: lines are produced by the layout
+// walk and written a batch at a time, so memory stays bounded by the batch
+// whatever the session's size.
+func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fig, err := c.capsule(l.fold)
+	if err != nil {
+		return err
+	}
+	p := opts.Palette
+	g := l.g
+	head := g.Head()
+	// Count every drawn node in one pass (cached by estimate), then
+	// stream: content is read a batch at a time.
+	var drawn []int
+	for it, on := range l.shown {
+		if on {
+			drawn = append(drawn, l.node(it))
+		}
+	}
+	if err := c.count(drawn); err != nil {
+		return err
+	}
+	const batchSize = 256
+	batch := make([]line, 0, batchSize)
+	flush := func() error {
+		idx := make([]int, len(batch))
+		for k, ln := range batch {
+			idx[k] = l.node(ln.item)
+		}
+		nodes, toks, err := c.load(idx)
+		if err != nil {
+			return err
+		}
+		for k, ln := range batch {
+			it, i := ln.item, idx[k]
+			ref := g.Ref(i)
+			if l.cut[it] {
+				bw.WriteString(ln.prefix + p.Dim("⋮") + "\n")
+			}
+			id := sanitize(ref.ID)
+			var text string
+			switch {
+			case l.kind(it) == kindCapsule:
+				text = p.Magenta(p.Bold("◆ "+id)) + "  " + p.Magenta("covers "+thousands(fig.covers)+" nodes · "+
+					thousands(fig.before)+" → "+thousands(fig.after)+" tokens")
+			case g.IsRelic(i):
+				text = p.Dim("○ " + id + "  relic · superseded summary · " + thousands(toks[k]) + " tok")
+			default:
+				glyph := "●"
+				meta := roleLabel(ref)
+				if ln.inside {
+					glyph = "◦"
+				}
+				if ref.Summary {
+					// The active summary when no branch carries it.
+					glyph, meta = "◇", "summary · applies to no branch"
+				}
+				if l.spawned[it] {
+					meta += " · spawned by " + sanitize(g.ID(g.Caller(i)))
+				}
+				mark, markLen := "", 0
+				if i == head && !ln.inside {
+					mark, markLen = "  "+p.Green(p.Bold("← HEAD")), 8
+				}
+				left := glyph + " " + id + "  " + meta + " · " + thousands(toks[k]) + " tok"
+				max := defaultPreview
+				if opts.Width > 0 {
+					max = opts.Width - utf8.RuneCountInString(ln.prefix+left) - 3 - markLen
+				}
+				pv := truncate(sanitize(previewText(nodes[k])), max)
+				if i == head && !ln.inside {
+					left = p.Bold(left)
+				} else if ln.inside {
+					left = p.Dim(left)
+				}
+				text = left
+				if pv != "" {
+					text += " · " + pv
+				}
+				text += mark
+			}
+			bw.WriteString(p.Dim(ln.prefix) + text + "\n")
+		}
+		batch = batch[:0]
+		return nil
+	}
+	err = l.walk(func(ln line) error {
+		batch = append(batch, ln)
+		if len(batch) == batchSize {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
