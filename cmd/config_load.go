@@ -161,6 +161,11 @@ func (f *Factory) resolve(cmd *cobra.Command, file *viper.Viper, key string) (Se
 		}
 		return s, nil
 	}
+	if fileOnlyKeys[key] {
+		f.Config.Set(key, raw)
+		s.Value = raw
+		return s, nil
+	}
 	text, err := scalarText(raw)
 	if err == nil {
 		switch def := treeFlag(cmd.Root(), key); {
