@@ -1,0 +1,416 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Outcomes (seed 001 §02), plus changed (the source moved underneath) and
+// planned (a dry run).
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeNoOp      = "no_op"
+	OutcomeFailed    = "failed"
+	OutcomeChanged   = "changed"
+	OutcomePlanned   = "planned"
+)
+
+// Event types appended to events.jsonl.
+const (
+	EventStarted  = "compaction_started"
+	EventFinished = "compaction_finished"
+	EventFailed   = "compaction_failed"
+)
+
+// DefaultMaxSummaryTokens is the summary's ceiling; the cap asked of a
+// summarizer is a quarter of what it replaces, within [MinSummaryTokens,
+// this].
+const (
+	DefaultMaxSummaryTokens = 4_000
+	MinSummaryTokens        = 256
+)
+
+// Options configure one compaction.
+type Options struct {
+	Dir   string
+	Open  transcript.OpenOptions
+	Store transcript.WriteOptions
+	// Estimate selects the model; an empty Model means the session's.
+	Estimate estimate.Options
+	// KeepTokens overrides the retained-token target (0: from the window).
+	KeepTokens int
+	// MaxSummaryTokens is the summary's ceiling (0: DefaultMaxSummaryTokens).
+	MaxSummaryTokens int
+	// IfAbove compacts only when the view's budget percentage is at least
+	// this (0: always).
+	IfAbove float64
+	// DryRun plans and writes nothing.
+	DryRun     bool
+	Summarizer Summarizer
+	// Now is the clock for event times and durations (nil: time.Now).
+	Now func() time.Time
+	// OnStart is called once compaction_started is written, right before
+	// the summarizer runs (the "Compacting context…" message).
+	OnStart func()
+}
+
+// Result is what a compaction did.
+type Result struct {
+	Outcome string
+	// Reason says why a no-op was one.
+	Reason string
+	Plan   *Plan
+	// SummaryID is the new summary node; CoversIDs its covers_ids and
+	// SummarisedCount their number (the coverage reported to people).
+	SummaryID       string
+	CoversIDs       []string
+	SummarisedCount int
+	TokensBefore    int
+	TokensAfter     int
+	SummaryTokens   int
+	Summarizer      string
+	Model           string
+	BudgetPct       float64
+	Warnings        []transcript.Warning
+	// Err is the failure (Outcome failed or changed).
+	Err error
+}
+
+// FailedError is a failed compaction: the summarizer failed or was
+// cancelled, or its summary was rejected. Nothing was written but the
+// compaction_failed event.
+type FailedError struct{ Err error }
+
+func (e *FailedError) Error() string { return e.Err.Error() }
+func (e *FailedError) Unwrap() error { return e.Err }
+
+// ExitCode is 3 (cmd/exit.go).
+func (e *FailedError) ExitCode() int { return 3 }
+
+// ChangedError: HEAD, the active summary or the covered segment changed
+// while the summarizer ran; nothing was written and the run can be retried.
+type ChangedError struct{ Msg string }
+
+func (e *ChangedError) Error() string {
+	return "session changed during compaction: " + e.Msg + "; nothing written"
+}
+func (e *ChangedError) Hint() string { return "run the compaction again" }
+
+// ExitCode is 4 (cmd/exit.go).
+func (e *ChangedError) ExitCode() int { return 4 }
+
+// Rejection reasons of a summary (seed 000 §4 step 4).
+var (
+	ErrEmptySummary     = errors.New("the summarizer returned an empty summary")
+	ErrOversized        = errors.New("the summary is over the size ceiling")
+	ErrNonReducing      = errors.New("the summary does not make the rendered context smaller")
+	ErrCancelled        = errors.New("cancelled")
+	errNoSummarizerConf = errors.New("compact: no summarizer")
+)
+
+// snapshot is what the plan was made from, re-checked under the lock.
+type snapshot struct {
+	head, active string
+	covers       []string
+	preds        map[string]string
+}
+
+// Compact runs the pipeline on one session: freeze the rendered view at
+// HEAD, plan, summarize outside the lock, validate the candidate in
+// memory, then — under the session lock — re-check the source and persist
+// exactly one summary node plus the events. It never moves HEAD and never
+// rewrites a node. The error is a *FailedError (exit 3), a *ChangedError
+// (exit 4), or an input error; Result is non-nil whenever an outcome was
+// reached.
+func Compact(ctx context.Context, opts Options) (*Result, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	if opts.Summarizer == nil {
+		return nil, errNoSummarizerConf
+	}
+	g, err := dag.Open(opts.Dir, opts.Open)
+	if err != nil {
+		return nil, err
+	}
+	defer g.S.Close()
+	res := &Result{Summarizer: opts.Summarizer.Name(), Warnings: g.S.Warnings}
+	eopts := opts.Estimate
+	if eopts.Model == "" {
+		eopts.Model = g.S.Meta.Model
+	}
+	res.Model = eopts.Model
+	view, err := render.Build(g, "", false)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := view.LoadNodes()
+	if err != nil {
+		return nil, err
+	}
+	// seed 001 §01: tokens_before is the same total `ctxfold estimate`
+	// prints for this view; the per-node breakdown sizes the turns.
+	detail := eopts
+	detail.NodeDetail = true
+	before, err := estimate.View(ctx, view, detail)
+	if err != nil {
+		return nil, err
+	}
+	res.TokensBefore, res.TokensAfter = before.Total, before.Total
+	res.BudgetPct = before.BudgetPct
+	target := opts.KeepTokens
+	if target <= 0 {
+		w, err := window(eopts)
+		if err != nil {
+			return nil, err
+		}
+		target = Target(w)
+	}
+	tokens, err := perNode(ctx, nodes, before, eopts)
+	if err != nil {
+		return nil, err
+	}
+	in := PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target}
+	plan := MakePlan(in)
+	res.Plan = plan
+	if opts.IfAbove > 0 && res.BudgetPct < opts.IfAbove {
+		// Not triggered: no event, like an auto-compaction that did not fire.
+		res.Outcome = OutcomeNoOp
+		res.Reason = fmt.Sprintf("budget %.1f%% is below --if-above %.1f%%", res.BudgetPct, opts.IfAbove)
+		return res, nil
+	}
+	if opts.DryRun {
+		res.Outcome, res.Reason = OutcomePlanned, plan.Reason
+		if plan.NoOp {
+			res.Outcome = OutcomeNoOp
+		}
+		res.CoversIDs = plan.CoversIDs
+		res.SummarisedCount = len(plan.CoversIDs)
+		return res, nil
+	}
+	ms := func() int64 { return now().Sub(start).Milliseconds() }
+	if plan.NoOp {
+		// seed 001 §02: a no-op known before the summarizer call emits no
+		// started event and makes no call.
+		res.Outcome, res.Reason = OutcomeNoOp, plan.Reason
+		w, err := appendEvents(ctx, opts, map[string]any{
+			"type": EventFinished, "at": stamp(now), "no_op": true, "reason": plan.Reason,
+			"summarised_count": 0, "tokens_before": before.Total, "tokens_after": before.Total,
+			"summarizer": res.Summarizer, "duration_ms": ms(),
+		})
+		res.Warnings = append(res.Warnings, w...)
+		return res, err
+	}
+	snap := snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}}
+	for _, id := range plan.CoversIDs {
+		if r, ok := g.S.Ref(id); ok {
+			snap.preds[id] = r.Predecessor
+		}
+	}
+	w, err := appendEvents(ctx, opts, map[string]any{
+		"type": EventStarted, "at": stamp(now), "summarizer": res.Summarizer,
+		"tokens_before": before.Total, "target": target, "covering": len(plan.CoversIDs),
+	})
+	res.Warnings = append(res.Warnings, w...)
+	if err != nil {
+		return res, err
+	}
+	fail := func(cause error) (*Result, error) {
+		res.Outcome, res.Err = OutcomeFailed, cause
+		w, err := appendEvents(context.WithoutCancel(ctx), opts, map[string]any{
+			"type": EventFailed, "at": stamp(now), "error": cause.Error(),
+			"summarizer": res.Summarizer, "duration_ms": ms(),
+		})
+		res.Warnings = append(res.Warnings, w...)
+		if err != nil {
+			return res, err
+		}
+		return res, &FailedError{Err: cause}
+	}
+	if opts.OnStart != nil {
+		opts.OnStart()
+	}
+
+	// seed 000 §4 step 3: the summarizer reads the previous summary plus
+	// every newly covered turn; it runs outside the lock.
+	maxTok := opts.MaxSummaryTokens
+	if maxTok <= 0 {
+		maxTok = DefaultMaxSummaryTokens
+	}
+	req := Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
+	if plan.Previous != nil {
+		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
+	}
+	text, err := opts.Summarizer.Summarize(ctx, req)
+	if ctx.Err() != nil {
+		return fail(ErrCancelled)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return fail(ErrEmptySummary)
+	}
+	res.SummaryTokens, err = estimate.Text(before.Encoding, text)
+	if err != nil {
+		return fail(err)
+	}
+	if res.SummaryTokens > maxTok {
+		return fail(fmt.Errorf("%w (%d tokens, ceiling %d)", ErrOversized, res.SummaryTokens, maxTok))
+	}
+	summary := transcript.Node{
+		Predecessor: plan.Predecessor,
+		Role:        transcript.SummaryRole,
+		Name:        transcript.SummaryName,
+		Content:     transcript.TextContent(transcript.SummaryPrefix + text + "\n"),
+		CreatedAt:   now().UTC().Format(time.RFC3339Nano),
+	}
+	summary.SetMeta("compaction", true)
+	summary.SetMeta("covers_ids", plan.CoversIDs)
+	summary.ID = transcript.NewID(&summary)
+	// seed 000 §4 step 4: render the candidate in memory and require a
+	// strictly smaller total through the same entry point.
+	preview, err := view.Preview(&summary)
+	if err != nil {
+		return fail(err)
+	}
+	after, err := estimate.Nodes(ctx, preview, eopts)
+	if err != nil {
+		return fail(err)
+	}
+	if after.Total >= before.Total {
+		return fail(fmt.Errorf("%w (%d → %d tokens)", ErrNonReducing, before.Total, after.Total))
+	}
+
+	changed := ""
+	w, err = transcript.Update(context.WithoutCancel(ctx), opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+		s := tx.Session()
+		if changed = snap.diff(s); changed != "" {
+			return nil
+		}
+		if _, err := tx.Append([]transcript.Node{summary}, transcript.AppendOptions{}); err != nil {
+			return err
+		}
+		// tokens_after is measured on the stored session, as `ctxfold
+		// estimate` will see it.
+		g2, err := dag.Load(s)
+		if err != nil {
+			return err
+		}
+		v2, err := render.Build(g2, "", false)
+		if err != nil {
+			return err
+		}
+		measured, err := estimate.View(context.WithoutCancel(ctx), v2, eopts)
+		if err != nil {
+			return err
+		}
+		res.TokensAfter = measured.Total
+		return tx.AppendEvent(map[string]any{
+			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
+			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": res.TokensAfter,
+			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
+			"compacted_turns": plan.CompactedTurns, "summarizer": res.Summarizer, "duration_ms": ms(),
+		})
+	})
+	res.Warnings = append(res.Warnings, w...)
+	if err != nil {
+		return res, err
+	}
+	if changed != "" {
+		// seed 000 §4: a changed source is a no-op that can be retried. The
+		// finished event closes the started one; no node is written.
+		res.Outcome = OutcomeChanged
+		res.Err = &ChangedError{Msg: changed}
+		w, err := appendEvents(context.WithoutCancel(ctx), opts, map[string]any{
+			"type": EventFinished, "at": stamp(now), "no_op": true, "reason": "changed: " + changed,
+			"summarised_count": 0, "tokens_before": before.Total, "tokens_after": before.Total,
+			"summarizer": res.Summarizer, "duration_ms": ms(),
+		})
+		res.Warnings = append(res.Warnings, w...)
+		if err != nil {
+			return res, err
+		}
+		return res, res.Err
+	}
+	res.Outcome = OutcomeSucceeded
+	res.SummaryID = summary.ID
+	res.CoversIDs = plan.CoversIDs
+	res.SummarisedCount = len(plan.CoversIDs)
+	return res, nil
+}
+
+// diff says what changed since the plan was made, or "".
+func (sn snapshot) diff(s *transcript.Session) string {
+	if s.Meta.Head != sn.head {
+		return fmt.Sprintf("HEAD moved from %q to %q", sn.head, s.Meta.Head)
+	}
+	if s.Meta.ActiveSummaryID != sn.active {
+		return fmt.Sprintf("the active summary changed from %q to %q", sn.active, s.Meta.ActiveSummaryID)
+	}
+	for _, id := range sn.covers {
+		r, ok := s.Ref(id)
+		if !ok || r.Predecessor != sn.preds[id] {
+			return fmt.Sprintf("covered node %q changed", id)
+		}
+	}
+	return ""
+}
+
+func appendEvents(ctx context.Context, opts Options, evs ...map[string]any) ([]transcript.Warning, error) {
+	return transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+		for _, ev := range evs {
+			if err := tx.AppendEvent(ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func stamp(now func() time.Time) string { return now().UTC().Format(time.RFC3339Nano) }
+
+// perNode returns each node's count from estimate's breakdown.
+func perNode(ctx context.Context, nodes []*transcript.Node, res *estimate.Result, opts estimate.Options) ([]int, error) {
+	out := make([]int, len(nodes))
+	if len(res.Nodes) == len(nodes) {
+		for i, nc := range res.Nodes {
+			out[i] = nc.Tokens
+		}
+		return out, nil
+	}
+	// The breakdown was left out: measure node by node, through the same
+	// entry point.
+	for i, n := range nodes {
+		r, err := estimate.Nodes(ctx, []*transcript.Node{n}, opts)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r.Total
+	}
+	return out, nil
+}
+
+// window is the model's context window as estimate resolves it (0 when
+// neither a model nor a window is known: the target is then its floor).
+func window(opts estimate.Options) (int, error) {
+	if opts.Model == "" && opts.Window <= 0 {
+		return 0, nil
+	}
+	b, err := estimate.Budget(opts)
+	if err != nil {
+		return 0, err
+	}
+	return b.Window, nil
+}

@@ -1,0 +1,321 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/ctxfold/ctxfold/estimate"
+)
+
+// OpenAI summarizes through any OpenAI-compatible Chat Completions
+// endpoint. Transient failures (429, 5xx, transport errors) are retried with
+// backoff; a context-length error switches to summarizing bounded chunks
+// and merging them, with smaller chunks on each further overflow. Every
+// call counts against a finite budget and one deadline. The key is only
+// ever placed in the Authorization header: it is never printed, logged or
+// written, and is scrubbed from error text.
+type OpenAI struct {
+	BaseURL string
+	APIKey  string
+	Model   string
+	// Timeout bounds one HTTP call (default 120s); Deadline the whole
+	// summarization (default 10m); MaxCalls the number of calls (default 32).
+	Timeout  time.Duration
+	Deadline time.Duration
+	MaxCalls int
+	// Retries per call on 429/5xx (default 4); Backoff the first wait,
+	// doubled each retry (default 1s).
+	Retries int
+	Backoff time.Duration
+	// ChunkTokens is the first chunk size after a context-length error
+	// (default: half the transcript); MinChunkTokens the smallest (256).
+	ChunkTokens    int
+	MinChunkTokens int
+	// HTTPClient replaces the default client (tests).
+	HTTPClient *http.Client
+}
+
+// Name implements Summarizer.
+func (o *OpenAI) Name() string { return "openai" }
+
+// ErrContextLength is a provider's context-length (prompt too long) error.
+var ErrContextLength = errors.New("the prompt exceeds the summary model's context length")
+
+type openaiRun struct {
+	o      *OpenAI
+	client *openai.Client
+	calls  int
+	enc    string
+}
+
+// Summarize implements Summarizer.
+func (o *OpenAI) Summarize(ctx context.Context, req Request) (string, error) {
+	if o.Model == "" {
+		return "", errors.New("openai: no summary model (--summary-model)")
+	}
+	deadline := o.Deadline
+	if deadline <= 0 {
+		deadline = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	cfg := openai.DefaultConfig(o.APIKey)
+	if o.BaseURL != "" {
+		cfg.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		timeout := o.Timeout
+		if timeout <= 0 {
+			timeout = 120 * time.Second
+		}
+		hc = &http.Client{Timeout: timeout}
+	}
+	cfg.HTTPClient = hc
+	r := &openaiRun{o: o, client: openai.NewClientWithConfig(cfg), enc: req.Encoding}
+	if r.enc == "" {
+		r.enc = estimate.O200kBase
+	}
+	text, err := r.summarize(ctx, req)
+	if err != nil {
+		return "", o.scrub(err)
+	}
+	return text, nil
+}
+
+func (r *openaiRun) summarize(ctx context.Context, req Request) (string, error) {
+	transcriptText := Transcript(req.Nodes)
+	out, err := r.call(ctx, promptFor(req.Previous, transcriptText, req.MaxTokens))
+	if !errors.Is(err, ErrContextLength) {
+		return out, err
+	}
+	// seed 000: long text is summarized in bounded chunks, and an overflow
+	// is retried with smaller chunks.
+	parts := splitBlocks(transcriptText)
+	size := r.o.ChunkTokens
+	if size <= 0 {
+		total, terr := estimate.Text(r.enc, transcriptText)
+		if terr != nil {
+			return "", terr
+		}
+		size = max(total/2, 1)
+	}
+	minSize := r.o.MinChunkTokens
+	if minSize <= 0 {
+		minSize = 256
+	}
+	for {
+		chunks, err := r.chunk(parts, size)
+		if err != nil {
+			return "", err
+		}
+		partials := make([]string, 0, len(chunks))
+		overflow := false
+		for k, c := range chunks {
+			s, err := r.call(ctx, chunkPrompt(c, k+1, len(chunks), req.MaxTokens))
+			if errors.Is(err, ErrContextLength) {
+				overflow = true
+				break
+			}
+			if err != nil {
+				return "", err
+			}
+			partials = append(partials, s)
+		}
+		if overflow {
+			if size/2 < minSize {
+				return "", fmt.Errorf("%w even in chunks of %d tokens", ErrContextLength, size)
+			}
+			size /= 2
+			continue
+		}
+		merged := strings.Builder{}
+		for k, p := range partials {
+			fmt.Fprintf(&merged, "### part %d of %d (a partial summary)\n%s\n\n", k+1, len(partials), strings.TrimSpace(p))
+		}
+		return r.call(ctx, promptFor(req.Previous, merged.String(), req.MaxTokens))
+	}
+}
+
+func chunkPrompt(text string, k, n, maxTokens int) string {
+	return fmt.Sprintf(`Summarize part %d of %d of a conversation transcript for a later merge. Keep identifiers,
+file paths, commands, ids, numbers and error messages verbatim; quote the user's constraints verbatim;
+do not invent anything. Stay under %d tokens. Output only the summary.
+
+<transcript-part>
+%s</transcript-part>
+`, k, n, maxTokens, text)
+}
+
+// splitBlocks splits a transcript at message boundaries ("### " lines).
+func splitBlocks(text string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if strings.HasPrefix(line, "### ") && cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		cur.WriteString(line)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// chunk groups blocks into chunks of at most size tokens (a single larger
+// block is cut by lines).
+func (r *openaiRun) chunk(blocks []string, size int) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	curTok := 0
+	push := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+			curTok = 0
+		}
+	}
+	var add func(s string) error
+	add = func(s string) error {
+		t, err := estimate.Text(r.enc, s)
+		if err != nil {
+			return err
+		}
+		if t > size && strings.Count(s, "\n") > 1 {
+			lines := strings.SplitAfter(s, "\n")
+			half := len(lines) / 2
+			if err := add(strings.Join(lines[:half], "")); err != nil {
+				return err
+			}
+			return add(strings.Join(lines[half:], ""))
+		}
+		if curTok+t > size {
+			push()
+		}
+		cur.WriteString(s)
+		curTok += t
+		return nil
+	}
+	for _, b := range blocks {
+		if err := add(b); err != nil {
+			return nil, err
+		}
+	}
+	push()
+	return out, nil
+}
+
+// call makes one Chat Completions request, retrying 429/5xx and transport
+// errors with exponential backoff, within the call budget.
+func (r *openaiRun) call(ctx context.Context, prompt string) (string, error) {
+	o := r.o
+	maxCalls := o.MaxCalls
+	if maxCalls <= 0 {
+		maxCalls = 32
+	}
+	retries := o.Retries
+	if retries <= 0 {
+		retries = 4
+	}
+	backoff := o.Backoff
+	if backoff <= 0 {
+		backoff = time.Second
+	}
+	var lastErr error
+	for attempt := 0; attempt <= retries; attempt++ {
+		if r.calls >= maxCalls {
+			if lastErr != nil {
+				return "", fmt.Errorf("openai: call budget of %d spent; last error: %w", maxCalls, lastErr)
+			}
+			return "", fmt.Errorf("openai: call budget of %d spent", maxCalls)
+		}
+		r.calls++
+		resp, err := r.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+			Model:       o.Model,
+			Messages:    []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
+			Temperature: 0,
+		})
+		if err == nil {
+			if len(resp.Choices) == 0 {
+				return "", errors.New("openai: the response has no choices")
+			}
+			return resp.Choices[0].Message.Content, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		status, msg, code := apiStatus(err)
+		if isContextLength(status, msg, code) {
+			return "", ErrContextLength
+		}
+		if status != 0 && status != http.StatusTooManyRequests && status < 500 {
+			return "", fmt.Errorf("openai: %w", err)
+		}
+		lastErr = err
+		if attempt == retries {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(backoff << attempt):
+		}
+	}
+	return "", fmt.Errorf("openai: gave up after %d attempts: %w", retries+1, lastErr)
+}
+
+func apiStatus(err error) (status int, msg string, code string) {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		c, _ := apiErr.Code.(string)
+		return apiErr.HTTPStatusCode, apiErr.Message, c
+	case errors.As(err, &reqErr):
+		return reqErr.HTTPStatusCode, string(reqErr.Body), ""
+	}
+	return 0, err.Error(), ""
+}
+
+func isContextLength(status int, msg, code string) bool {
+	if code == "context_length_exceeded" || code == "string_above_max_length" {
+		return true
+	}
+	if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	m := strings.ToLower(msg)
+	for _, s := range []string{"context length", "context_length", "maximum context", "too many tokens", "prompt is too long", "prompt_too_long"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return status == http.StatusRequestEntityTooLarge
+}
+
+// scrub removes the key from an error's text: an endpoint may echo it.
+func (o *OpenAI) scrub(err error) error {
+	if o.APIKey == "" || !strings.Contains(err.Error(), o.APIKey) {
+		return err
+	}
+	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), o.APIKey, "[redacted]"), err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+
+// Unwrap keeps errors.Is working (context cancellation) without exposing
+// the unscrubbed text through Error.
+func (e *scrubbedError) Unwrap() error { return e.err }

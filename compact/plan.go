@@ -1,0 +1,227 @@
+package compact
+
+import (
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Retained-token target bounds (seed 000 §4 step 2): 10% of the model
+// window, clamped to [MinTarget, MaxTarget]. --keep-tokens overrides.
+const (
+	MinTarget = 8_000
+	MaxTarget = 40_000
+	// MinTailMessages is how many conversational messages the kept tail
+	// holds where the history has them.
+	MinTailMessages = 4
+)
+
+// Target is the retained-token target for a model window.
+func Target(window int) int {
+	return min(max(window/10, MinTarget), MaxTarget)
+}
+
+// PlanInput is what Plan decides on: the rendered view at HEAD (root first,
+// the active summary included when it substitutes) and the per-node token
+// counts estimate computed for it. Plan itself counts nothing.
+type PlanInput struct {
+	Nodes []*transcript.Node
+	// Tokens[i] is estimate's count for Nodes[i]; Total the view's total.
+	Tokens []int
+	Total  int
+	Target int
+}
+
+// Plan is the decision: which turns the summary covers and which stay raw.
+type Plan struct {
+	// NoOp is true when there is nothing to fold; Reason says why.
+	NoOp   bool
+	Reason string
+	// Start and Cut delimit the newly covered nodes: Nodes[Start:Cut]. The
+	// kept tail is Nodes[Cut:].
+	Start, Cut int
+	// Previous is the active summary in the view (nil when none): its text
+	// and the turns it covers are folded into the new summary.
+	Previous *transcript.Node
+	// NewIDs are the ids of the newly covered turns; CoversIDs the new
+	// summary's covers_ids (the previous segment extended by NewIDs).
+	NewIDs    []string
+	CoversIDs []string
+	// Predecessor is the new summary's splice point.
+	Predecessor string
+	KeptIDs     []string
+	// CompactedTurns counts the newly covered turns.
+	CompactedTurns int
+	Target         int
+	TokensBefore   int
+	// ReplacedTokens is what the summary replaces in the view (previous
+	// summary plus newly covered turns); TailTokens what stays raw.
+	ReplacedTokens int
+	TailTokens     int
+}
+
+// Covered returns the newly covered nodes.
+func (p *Plan) Covered(in PlanInput) []*transcript.Node { return in.Nodes[p.Start:p.Cut] }
+
+// No-op reasons.
+const (
+	ReasonBelowTarget = "the rendered history is at or below the retained-token target"
+	ReasonNothingNew  = "no older turns to fold"
+	ReasonNoBoundary  = "no user message to start a kept tail at"
+)
+
+// MakePlan selects whole turns to fold. The rules (docs/COMPACT.md states
+// each once; this is where they are enforced):
+//
+//   - The root (the system prompt) is never covered, nor anything before
+//     the active summary: coverage starts right after the summary (or the
+//     root), so a re-compaction extends the previous segment.
+//   - A history whose rendered total is at or below the target is a no-op.
+//   - The kept tail starts at a user message that answers no tool call, and
+//     the cut never separates an assistant tool call from its results: every
+//     call made before the cut has its results before the cut.
+//   - The tail is the longest one that fits the target. If even the latest
+//     turn exceeds the target it stays intact (everything before it is
+//     folded; with nothing before it the plan is a no-op).
+//   - The tail holds at least MinTailMessages conversational messages where
+//     the history has them, even past the target — unless the last two turns
+//     exceed the target: then the cut stays at the latest user boundary, the
+//     earlier turn enters the summary and the latest user turn stays whole.
+func MakePlan(in PlanInput) *Plan {
+	n := len(in.Nodes)
+	p := &Plan{Target: in.Target, TokensBefore: in.Total, Start: 1}
+	noop := func(reason string) *Plan {
+		p.NoOp, p.Reason, p.Cut = true, reason, p.Start
+		return p
+	}
+	if n == 0 {
+		p.Start = 0
+		return noop(ReasonNothingNew)
+	}
+	// The previous summary sits where its segment began; coverage resumes
+	// right after it.
+	for i := 1; i < n; i++ {
+		if in.Nodes[i].IsSummary() {
+			p.Previous = in.Nodes[i]
+			p.Start = i + 1
+			break
+		}
+	}
+	if in.Total <= in.Target {
+		return noop(ReasonBelowTarget)
+	}
+	if p.Start >= n {
+		return noop(ReasonNothingNew)
+	}
+	suffix := make([]int, n+1)
+	conv := make([]int, n+1)
+	for i := n - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + tokenAt(in.Tokens, i)
+		conv[i] = conv[i+1]
+		if conversational(in.Nodes[i]) {
+			conv[i]++
+		}
+	}
+	bounds := boundaries(in.Nodes, p.Start)
+	if len(bounds) == 0 {
+		return noop(ReasonNoBoundary)
+	}
+	last := bounds[len(bounds)-1]
+	cut := -1
+	for _, b := range bounds {
+		if suffix[b] <= in.Target {
+			cut = b
+			break
+		}
+	}
+	if cut < 0 {
+		// The latest turn alone exceeds the target: it stays intact.
+		cut = last
+	}
+	if conv[cut] < MinTailMessages {
+		lastTwoExceed := len(bounds) >= 2 && suffix[bounds[len(bounds)-2]] > in.Target
+		if !lastTwoExceed {
+			for k := len(bounds) - 1; k >= 0; k-- {
+				if b := bounds[k]; b < cut && conv[b] >= MinTailMessages {
+					cut = b
+					break
+				}
+			}
+		}
+	}
+	p.Cut = cut
+	if p.Cut <= p.Start {
+		return noop(ReasonNothingNew)
+	}
+	var prevCovers []string
+	if p.Previous != nil {
+		prevCovers = p.Previous.CoversIDs()
+		p.Predecessor = p.Previous.Predecessor
+		p.ReplacedTokens = tokenAt(in.Tokens, p.Start-1)
+	} else {
+		p.Predecessor = in.Nodes[p.Start].Predecessor
+	}
+	for i := p.Start; i < p.Cut; i++ {
+		nd := in.Nodes[i]
+		p.NewIDs = append(p.NewIDs, nd.ID)
+		p.ReplacedTokens += tokenAt(in.Tokens, i)
+		if i == p.Start || isTurnStart(nd) {
+			p.CompactedTurns++
+		}
+	}
+	p.CoversIDs = append(append([]string(nil), prevCovers...), p.NewIDs...)
+	for i := p.Cut; i < n; i++ {
+		p.KeptIDs = append(p.KeptIDs, in.Nodes[i].ID)
+	}
+	p.TailTokens = suffix[p.Cut]
+	return p
+}
+
+func tokenAt(tokens []int, i int) int {
+	if i < 0 || i >= len(tokens) {
+		return 0
+	}
+	return tokens[i]
+}
+
+// boundaries returns the positions after start where a kept tail may begin:
+// a user turn start with no tool call before it still waiting for a result
+// at or after it (seed 002: a tool call and its results are never split).
+func boundaries(nodes []*transcript.Node, start int) []int {
+	resultAt := map[string]int{}
+	for i, nd := range nodes {
+		for _, r := range nd.ToolResults() {
+			if _, seen := resultAt[r.ToolCallID]; !seen {
+				resultAt[r.ToolCallID] = i
+			}
+		}
+	}
+	var out []int
+	pending := -1 // the last position a call made so far is answered at
+	for i, nd := range nodes {
+		if i > start && isTurnStart(nd) && pending < i {
+			out = append(out, i)
+		}
+		for _, c := range nd.AllToolCalls() {
+			if at, ok := resultAt[c.ID]; ok && at > pending {
+				pending = at
+			}
+		}
+	}
+	return out
+}
+
+// isTurnStart: a turn begins at a user message that is not a summary and
+// answers no tool call.
+func isTurnStart(nd *transcript.Node) bool {
+	return nd.Role == transcript.RoleUser && !nd.IsSummary() && len(nd.ToolResults()) == 0
+}
+
+// conversational: a user or assistant message with text of its own (tool
+// results, tool-call-only messages, summaries and the system prompt are not).
+func conversational(nd *transcript.Node) bool {
+	if nd.IsSummary() || (nd.Role != transcript.RoleUser && nd.Role != transcript.RoleAssistant) {
+		return false
+	}
+	return strings.TrimSpace(nd.Content.PlainText()) != ""
+}

@@ -1,0 +1,187 @@
+package compact
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Summarizer turns covered turns into summary text. Implementations:
+// Extractive (offline, deterministic), OpenAI (any Chat Completions
+// endpoint) and Exec (a shell command). render --fit reuses the interface
+// with its own budget.
+type Summarizer interface {
+	// Name is recorded in the compaction_finished event.
+	Name() string
+	// Summarize returns the summary text without SummaryPrefix. An empty
+	// result is rejected by the caller.
+	Summarize(ctx context.Context, req Request) (string, error)
+}
+
+// Request is one summarization job.
+type Request struct {
+	// Previous is the active summary's text (without SummaryPrefix), "" when
+	// none: a re-compaction absorbs it (seed §1, rolling summary).
+	Previous string
+	// Nodes are the newly covered turns, in order.
+	Nodes []*transcript.Node
+	// MaxTokens is the summary's token budget.
+	MaxTokens int
+	// Encoding sizes text through estimate.Text.
+	Encoding string
+}
+
+// Sections are the summary's headings, in order (seed 002's structured
+// summary). Every summarizer asks for, or builds, these.
+var Sections = []string{
+	"Objective",
+	"Current state and plan",
+	"Files inspected",
+	"Files modified",
+	"Commands run",
+	"Key decisions",
+	"Rejected approaches",
+	"Constraints and user preferences",
+	"Errors and failing tests",
+	"Open questions",
+	"Latest user request",
+}
+
+// Tool output is clipped hard in every summarizer input: the head and the
+// tail of a long result carry the command's verdict, the middle rarely.
+const (
+	clipHead = 600
+	clipTail = 300
+)
+
+func clip(s string, head, tail int) string {
+	if len(s) <= head+tail+40 {
+		return s
+	}
+	h := cutUTF8(s, head)
+	t := s[len(s)-tail:]
+	for len(t) > 0 && !utf8Start(t[0]) {
+		t = t[1:]
+	}
+	return fmt.Sprintf("%s\n… [%d bytes clipped] …\n%s", h, len(s)-len(h)-len(t), t)
+}
+
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// mediaNotice is how non-text media reaches a summarizer: a reference, never
+// the bytes (seed 000 §4 step 3).
+func mediaNotice(b transcript.Block) string {
+	kind := b.Type
+	if b.MediaType != "" {
+		kind += " " + b.MediaType
+	}
+	src := b.Source
+	if src == "" {
+		src = "inline"
+	}
+	return fmt.Sprintf("[%s: %s — media reference only; not shown to the summarizer]", kind, src)
+}
+
+// Transcript writes covered nodes as plain text for a summarizer prompt:
+// roles, text, tool calls with their arguments, tool results clipped,
+// media as a reference notice. Thinking is left out (signed reasoning is the
+// model's, not the conversation's).
+func Transcript(nodes []*transcript.Node) string {
+	var b strings.Builder
+	for _, nd := range nodes {
+		writeNode(&b, nd)
+	}
+	return b.String()
+}
+
+func writeNode(b *strings.Builder, nd *transcript.Node) {
+	label := string(nd.Role)
+	if nd.ToolCallID != "" {
+		label += " (result of " + nd.ToolCallID + ")"
+	}
+	fmt.Fprintf(b, "### %s [%s]\n", label, nd.ID)
+	text := func(s string) {
+		if s = strings.TrimRight(s, "\n"); s != "" {
+			b.WriteString(s)
+			b.WriteString("\n")
+		}
+	}
+	if !nd.Content.IsBlocks {
+		if nd.Role == transcript.RoleTool {
+			text(clip(nd.Content.Text, clipHead, clipTail))
+		} else {
+			text(nd.Content.Text)
+		}
+	}
+	for _, blk := range nd.Content.Blocks {
+		switch blk.Type {
+		case transcript.BlockText:
+			text(blk.Text)
+		case transcript.BlockThinking:
+		case transcript.BlockToolCall:
+			text(fmt.Sprintf("-> call %s %s (id %s)", blk.Name, transcript.ArgumentsText(blk.Arguments), blk.ID))
+		case transcript.BlockToolResult:
+			status := ""
+			if blk.IsError {
+				status = " (error)"
+			}
+			text(fmt.Sprintf("<- result of %s%s:", blk.ToolCallID, status))
+			text(clip(blk.Text, clipHead, clipTail))
+		default:
+			text(mediaNotice(blk))
+		}
+	}
+	for _, c := range nd.ToolCalls {
+		text(fmt.Sprintf("-> call %s %s (id %s)", c.Name, c.ArgumentsText(), c.ID))
+	}
+	b.WriteString("\n")
+}
+
+// Prompt is the instruction a model-backed summarizer (OpenAI, Exec) sends:
+// the same sections as the extractive summary, identifiers verbatim.
+func Prompt(req Request) string {
+	return promptFor(req.Previous, Transcript(req.Nodes), req.MaxTokens)
+}
+
+func promptFor(previous, transcriptText string, maxTokens int) string {
+	var b strings.Builder
+	b.WriteString(`You are compacting an LLM conversation. The turns below will be removed from the
+model's context and replaced by your summary, so it must carry everything needed to
+continue the work. Write a structured summary in Markdown with exactly these sections,
+as "## " headings, in this order (write "none" under a section with nothing to say):
+`)
+	for _, s := range Sections {
+		b.WriteString("- " + s + "\n")
+	}
+	fmt.Fprintf(&b, `
+Rules:
+- Keep identifiers, file paths, commands, function and test names, ids, numbers and
+  error messages verbatim.
+- Quote the user's constraints and preferences verbatim, in double quotes.
+- The objective is the user's first request; the latest user request is the last one.
+- Prefer omission to invention: never state anything the turns do not show.
+- Media appears only as a reference notice; do not describe its content.
+- Stay under %d tokens. Output only the summary.
+`, maxTokens)
+	if previous != "" {
+		b.WriteString("\nThe conversation was already summarized once; absorb this earlier summary:\n<previous-summary>\n")
+		b.WriteString(strings.TrimRight(previous, "\n"))
+		b.WriteString("\n</previous-summary>\n")
+	}
+	b.WriteString("\nTurns to summarize:\n<transcript>\n")
+	b.WriteString(transcriptText)
+	b.WriteString("</transcript>\n")
+	return b.String()
+}

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Lang is the language of user-facing system messages.
+type Lang string
+
+// The languages of the compaction messages (seed 001 §04).
+const (
+	LangEN Lang = "en"
+	LangZH Lang = "zh"
+)
+
+// ParseLang validates a --lang value.
+func ParseLang(s string) (Lang, error) {
+	switch l := Lang(strings.ToLower(strings.TrimSpace(s))); l {
+	case LangEN, LangZH:
+		return l, nil
+	}
+	return "", fmt.Errorf("unknown language %q (want en or zh)", s)
+}
+
+// LangFromLocale picks the language from the locale variables, in POSIX
+// precedence (LC_ALL, LC_MESSAGES, LANG): Chinese for zh*, else English.
+func LangFromLocale(getenv func(string) string) Lang {
+	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := getenv(k); v != "" {
+			if strings.HasPrefix(strings.ToLower(v), "zh") {
+				return LangZH
+			}
+			return LangEN
+		}
+	}
+	return LangEN
+}
+
+// The four system-message variants of seed 001 §04; automatic and manual
+// compaction print the same ones.
+
+// CompactionStarted: "Compacting context…".
+func CompactionStarted(l Lang) string {
+	if l == LangZH {
+		return "正在压缩上下文…"
+	}
+	return "Compacting context…"
+}
+
+// CompactionFinished: "Context compacted: covered N older messages, X → Y tokens".
+func CompactionFinished(l Lang, covered, before, after int) string {
+	if l == LangZH {
+		return fmt.Sprintf("上下文已压缩：覆盖 %d 条较早消息，%d → %d tokens", covered, before, after)
+	}
+	return fmt.Sprintf("Context compacted: covered %d older messages, %d → %d tokens", covered, before, after)
+}
+
+// CompactionFailed: "Context compaction failed: ERR" (without ERR when
+// there is none).
+func CompactionFailed(l Lang, errText string) string {
+	if l == LangZH {
+		if errText == "" {
+			return "上下文压缩失败"
+		}
+		return "上下文压缩失败：" + errText
+	}
+	if errText == "" {
+		return "Context compaction failed"
+	}
+	return "Context compaction failed: " + errText
+}
+
+// CompactionNoOp: "Context is already compacted; no older messages to fold."
+func CompactionNoOp(l Lang) string {
+	if l == LangZH {
+		return "当前上下文已压缩，没有可折叠的旧消息。"
+	}
+	return "Context is already compacted; no older messages to fold."
+}
+
+// CompactionChanged is printed when the session changed while the summary
+// was being written (not one of the four: nothing was compacted).
+func CompactionChanged(l Lang, why string) string {
+	if l == LangZH {
+		return "压缩期间会话已变更，未写入任何内容：" + why
+	}
+	return "Session changed during compaction; nothing written: " + why
+}
