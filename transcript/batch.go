@@ -3,7 +3,6 @@ package transcript
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"unicode/utf8"
 )
@@ -28,7 +27,7 @@ func ReadNodes(r io.Reader, name string, maxLine int) ([]Node, error) {
 				return nil, &ParseError{File: name, Line: line, Msg: "invalid UTF-8"}
 			}
 			var n Node
-			if uerr := json.Unmarshal(body, &n); uerr != nil {
+			if uerr := n.UnmarshalJSON(body); uerr != nil {
 				return nil, &ParseError{File: name, Line: line, NodeID: n.ID, Msg: stripNodePrefix(uerr.Error(), n.ID)}
 			}
 			nodes = append(nodes, n)

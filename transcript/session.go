@@ -209,7 +209,7 @@ func (s *Session) addLine(body []byte, line int, offset int64) error {
 		return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", bad+1)}
 	}
 	var n Node
-	if err := json.Unmarshal(body, &n); err != nil {
+	if err := n.UnmarshalJSON(body); err != nil {
 		return &ParseError{File: path, Line: line, NodeID: n.ID, Msg: stripNodePrefix(err.Error(), n.ID)}
 	}
 	if n.ID == "" {
@@ -303,7 +303,7 @@ func (s *Session) Node(i int) (*Node, error) {
 		return nil, err
 	}
 	var n Node
-	if err := json.Unmarshal(raw, &n); err != nil {
+	if err := n.UnmarshalJSON(raw); err != nil {
 		return nil, &ParseError{File: s.NodesPath(), Line: s.Refs[i].Line, NodeID: s.Refs[i].ID, Msg: "changed since it was indexed: " + err.Error()}
 	}
 	return &n, nil
