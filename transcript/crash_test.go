@@ -278,4 +278,3 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("spine of HEAD has %d nodes", len(g.Spine(g.Head())))
 	}
 }
-
