@@ -60,8 +60,8 @@ func (s *memSink) Node(n transcript.Node) error {
 	return nil
 }
 
-func (s *memSink) SetHead(id string)      { s.head = id }
-func (s *memSink) SetModel(model string)  { s.model = model }
+func (s *memSink) SetHead(id string)     { s.head = id }
+func (s *memSink) SetModel(model string) { s.model = model }
 func (s *memSink) Warn(file string, line int, msg string) {
 	s.warnings = append(s.warnings, fmt.Sprintf("%s:%d: %s", file, line, msg))
 }
