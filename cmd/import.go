@@ -1,19 +1,151 @@
 package cmd
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
-// TODO(issue): placeholder until the import command lands; it refuses to run.
+type importOptions struct {
+	IO     *report.IOStreams
+	From   string
+	Files  []string
+	Out    string
+	Append bool
+	JSON   bool
+	Store  transcript.WriteOptions
+}
+
 func newImportCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "import",
-		Short:  "not implemented yet",
-		Hidden: true,
+	opts := &importOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "import FILE... -o DIR",
+		Short: "Import Claude Code, Codex, Gemini CLI, ChatGPT, OpenAI or Anthropic transcripts",
+		Long: `Import exported transcripts as session directories.
+
+Formats (--from, default auto: detected from the content of the first file):
+  claude-code  Claude Code session .jsonl, with its agent-*.jsonl and
+               <session>/subagents/ files (looked up only beside the input)
+  codex        Codex CLI rollout-*.jsonl
+  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
+  chatgpt      ChatGPT export conversations.json (one session per conversation)
+  openai       an OpenAI Chat Completions messages array, or a body with "messages"
+  anthropic    an Anthropic Messages API body {system, messages}
+
+One conversation: DIR is the session. Several (a conversations.json, several
+rollouts): DIR is a parent directory holding one session per conversation,
+named from the conversation's sanitized id (never its title). An existing
+session is never overwritten; --append adds to it instead, skipping nodes
+whose id it already holds (so re-importing a log that grew adds only what is
+new). A failed import leaves no new session behind: it is written beside DIR
+and renamed into place at the end.
+
+The report says, per input record type, how many records were imported,
+merged into another node (streamed parts of one message, usage counts) or
+skipped, and why; nothing is dropped without being counted. Warnings go to
+stderr. Input lines (and records of a JSON document) longer than
+--max-line-bytes are an error, not an out-of-memory.` + exitStatusHelp("  2 is also returned for malformed input: the error names file:line."),
+		Example: `  ctxfold import ~/.claude/projects/p/1af7fc5e.jsonl -o ./s
+  ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
+  ctxfold import --from chatgpt conversations.json -o ./chatgpt
+  ctxfold import body.json --from anthropic -o ./s --json
+  ctxfold import rollout.jsonl -o ./s --append     # add what the rollout gained since`,
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("import is not implemented yet")
+			opts.Files = args
+			fl := cmd.Flags()
+			opts.From, _ = fl.GetString("from")
+			opts.Out, _ = fl.GetString("out")
+			opts.Append, _ = fl.GetBool("append")
+			if opts.Out == "" {
+				return &UsageError{Err: errors.New("-o DIR is required")}
+			}
+			valid := false
+			for _, name := range importer.Formats() {
+				valid = valid || name == opts.From
+			}
+			if !valid {
+				return &UsageError{Err: fmt.Errorf("--from must be one of %s, got %q", strings.Join(importer.Formats(), ", "), opts.From)}
+			}
+			opts.JSON = f.Config.GetBool("json")
+			opts.Store = f.writeOptions("import")
+			return runImport(cmd.Context(), opts)
 		},
 	}
+	fl := cmd.Flags()
+	fl.String("from", importer.Auto, "format: "+strings.Join(importer.Formats(), ", "))
+	fl.StringP("out", "o", "", "session directory (or parent directory for several conversations)")
+	fl.Bool("append", false, "add to an existing session instead of refusing it")
+	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
+	_ = cmd.MarkFlagDirname("out")
+	return cmd
+}
+
+func runImport(ctx context.Context, opts *importOptions) error {
+	rep, err := importer.Import(ctx, importer.Options{
+		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
+		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes},
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+	}
+	if rep.WarningsDropped > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %d more warnings not shown\n", rep.WarningsDropped)
+	}
+	if opts.JSON {
+		return report.JSON(opts.IO.Out, rep)
+	}
+	return writeImportReport(opts.IO.Out, rep, opts.IO.StdoutTTY)
+}
+
+// writeImportReport prints the sessions and the per-record tally: aligned
+// columns with a header on a terminal, tab-separated lines when piped.
+func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
+	w := out
+	var tw *tabwriter.Writer
+	if tty {
+		tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		w = tw
+	}
+	if tty {
+		fmt.Fprintf(w, "FORMAT\t%s\n\nSESSION\tNODES\tALREADY PRESENT\tHEAD\n", rep.Format)
+	}
+	for _, s := range rep.Sessions {
+		if tty {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+		} else {
+			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+		}
+	}
+	if tty {
+		fmt.Fprintf(w, "\nRECORD\tIMPORTED\tMERGED\tSKIPPED\tWHY\n")
+	}
+	for _, r := range rep.Records {
+		why := make([]string, len(r.Reasons))
+		for i, reason := range r.Reasons {
+			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, reason.Reason)
+		}
+		prefix := "record\t"
+		if tty {
+			prefix = ""
+		}
+		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, r.Record, r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
+	}
+	if tw != nil {
+		return tw.Flush()
+	}
+	return nil
 }

@@ -1,0 +1,275 @@
+// Package anthropicbody imports an Anthropic Messages API request body
+// ({"system", "messages", …}): the system prompt becomes a system node and
+// each message a node of a linear chain, with tool_use blocks as tool_call
+// blocks, tool_result blocks kept in the user turn that carries them,
+// thinking kept as thinking and images as references (never the bytes).
+// It only reads the files and hands nodes to a transcript.ImportSink.
+package anthropicbody
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
+)
+
+// Options tune the import.
+type Options = input.Options
+
+// Detect reports whether head is a Messages body: an object with
+// "messages" and something only Anthropic bodies have (a top-level
+// "system" key, tool_use/tool_result blocks, a claude model).
+func Detect(head []byte) bool {
+	h := bytes.TrimSpace(head)
+	if len(h) == 0 || h[0] != '{' || !bytes.Contains(h, []byte(`"messages"`)) {
+		return false
+	}
+	for _, sig := range []string{`"system":`, `"system" :`, `"tool_use"`, `"tool_result"`, `"anthropic_version"`, `"model":"claude`, `"model": "claude`} {
+		if bytes.Contains(h, []byte(sig)) {
+			return true
+		}
+	}
+	return false
+}
+
+type msg struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source"`
+}
+
+// Import reads each file as one conversation.
+func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
+	for _, file := range files {
+		if err := importFile(ctx, file, opts, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type state struct {
+	d    *input.Doc
+	sink transcript.ImportSink
+	prev string
+	open map[string]bool
+}
+
+func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
+	d, err := input.OpenDoc(file, opts)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if d.First != '{' {
+		return input.Errorf(file, 1, `expected a Messages API body (an object with "messages")`)
+	}
+	sink, err := target.Conversation(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	if err != nil {
+		return err
+	}
+	st := &state{d: d, sink: sink}
+	seen := false
+	err = d.Fields("a Messages API body", func(key string) error {
+		switch key {
+		case "system":
+			var raw json.RawMessage
+			if err := d.Value(&raw, `"system"`); err != nil {
+				return err
+			}
+			return st.system(raw)
+		case "messages":
+			seen = true
+			return d.Each("messages", func(i int) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				var m msg
+				if err := d.Value(&m, "a message object {role, content}"); err != nil {
+					return err
+				}
+				return st.message(i, m)
+			})
+		case "model":
+			var model string
+			if err := d.Value(&model, `"model" (a string)`); err != nil {
+				return err
+			}
+			sink.SetModel(model)
+			sink.Count("body/model", transcript.OutcomeMerged, "recorded in session.json")
+			return nil
+		}
+		sink.Count("body/"+key, transcript.OutcomeSkipped, "request parameter, not part of the conversation")
+		return d.Skip(key)
+	})
+	if err != nil {
+		return err
+	}
+	if !seen {
+		return input.Errorf(file, 1, `expected a Messages API body with "messages"`)
+	}
+	return d.End()
+}
+
+func (st *state) system(raw json.RawMessage) error {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var blocks []block
+		if err := json.Unmarshal(raw, &blocks); err != nil {
+			return st.d.Errorf(`"system" must be a string or an array of text blocks`)
+		}
+		var texts []string
+		for _, b := range blocks {
+			texts = append(texts, b.Text)
+		}
+		s = strings.Join(texts, "\n")
+	}
+	if st.prev != "" {
+		return st.d.Errorf(`"system" after "messages" is not supported; put it first`)
+	}
+	n := transcript.Node{ID: "system", Role: transcript.RoleSystem, Content: transcript.TextContent(s)}
+	if err := st.sink.Node(n); err != nil {
+		return err
+	}
+	st.sink.Count("body/system", transcript.OutcomeImported, "")
+	st.prev = n.ID
+	return nil
+}
+
+func (st *state) message(i int, m msg) error {
+	n := transcript.Node{ID: fmt.Sprintf("m%d", i+1), Predecessor: st.prev}
+	switch m.Role {
+	case "user":
+		n.Role = transcript.RoleUser
+	case "assistant":
+		n.Role = transcript.RoleAssistant
+	default:
+		return st.d.Errorf("messages[%d]: role must be user or assistant, got %q", i, m.Role)
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		n.Content = transcript.TextContent(s)
+	} else {
+		var blocks []block
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			return st.d.Errorf("messages[%d]: content must be a string or an array of blocks", i)
+		}
+		out := transcript.Content{IsBlocks: true}
+		results := map[string]bool{}
+		for k, b := range blocks {
+			cb, err := st.block(b)
+			if err != nil {
+				return st.d.Errorf("messages[%d].content[%d]: %v", i, k, err)
+			}
+			switch cb.Type {
+			case transcript.BlockToolCall:
+				if m.Role != "assistant" {
+					return st.d.Errorf("messages[%d].content[%d]: tool_use in a %s message", i, k, m.Role)
+				}
+			case transcript.BlockToolResult:
+				if m.Role != "user" || !st.open[cb.ToolCallID] || results[cb.ToolCallID] {
+					return st.d.Errorf("messages[%d].content[%d]: tool_result for %q answers no open tool_use of the assistant message before it", i, k, cb.ToolCallID)
+				}
+				results[cb.ToolCallID] = true
+			}
+			out.Blocks = append(out.Blocks, cb)
+		}
+		n.Content = out
+	}
+	if n.Role == transcript.RoleAssistant {
+		st.open = map[string]bool{}
+		for _, c := range n.AllToolCalls() {
+			st.open[c.ID] = true
+		}
+	} else if len(n.ToolResults()) == 0 {
+		st.open = nil
+	}
+	if err := st.sink.Node(n); err != nil {
+		return err
+	}
+	st.sink.Count("message/"+m.Role, transcript.OutcomeImported, "")
+	st.prev = n.ID
+	return nil
+}
+
+func (st *state) block(b block) (transcript.Block, error) {
+	switch b.Type {
+	case "text":
+		return transcript.Block{Type: transcript.BlockText, Text: b.Text}, nil
+	case "thinking":
+		return transcript.Block{Type: transcript.BlockThinking, Text: b.Thinking, Signature: b.Signature}, nil
+	case "redacted_thinking":
+		return transcript.Block{Type: transcript.BlockThinking, Extra: map[string]json.RawMessage{"redacted_data": input.Raw(b.Data)}}, nil
+	case "image", "document":
+		if b.Source == nil {
+			return transcript.Block{}, fmt.Errorf("%s block without a source", b.Type)
+		}
+		img := input.Image(b.Source.URL, b.Source.MediaType, b.Source.Data)
+		if b.Type == "document" {
+			img.Extra = map[string]json.RawMessage{"anthropic_type": input.Raw("document")}
+		}
+		return img, nil
+	case "tool_use":
+		if b.ID == "" {
+			return transcript.Block{}, fmt.Errorf("tool_use without an id")
+		}
+		args := b.Input
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return transcript.Block{Type: transcript.BlockToolCall, ID: b.ID, Name: b.Name, Arguments: args}, nil
+	case "tool_result":
+		return transcript.Block{Type: transcript.BlockToolResult, ToolCallID: b.ToolUseID, Text: resultText(b.Content), IsError: b.IsError}, nil
+	}
+	raw, _ := json.Marshal(b)
+	return transcript.Block{Type: transcript.BlockText, Text: "[" + b.Type + "]",
+		Extra: map[string]json.RawMessage{"anthropic_block": raw}}, nil
+}
+
+// resultText is a tool_result's content as text (images inside are named).
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []block
+	if json.Unmarshal(raw, &blocks) != nil {
+		return input.Text(raw)
+	}
+	var texts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			texts = append(texts, b.Text)
+		} else {
+			texts = append(texts, "["+b.Type+"]")
+		}
+	}
+	return strings.Join(texts, "\n")
+}

@@ -1,0 +1,667 @@
+// Package codex imports Codex CLI rollout files (rollout-*.jsonl): one
+// conversation per file, a linear chain in file order. Each model request
+// becomes one assistant node (its reasoning summaries as thinking blocks,
+// its messages as text, its function and custom tool calls as tool calls,
+// its encrypted reasoning kept opaque in metadata) followed by one tool node
+// per output; token_count's last_token_usage becomes the usage of that
+// assistant node; event_msg records that mirror response items are counted,
+// not imported twice; a compacted record becomes a summary node covering
+// every turn before it (seed §2). It only reads the files and hands nodes to
+// a transcript.ImportSink.
+package codex
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
+)
+
+// Options tune the import.
+type Options = input.Options
+
+// Detect reports whether head (the first bytes of a file) is a rollout:
+// its first line is a {timestamp, type, payload} record of a known type.
+func Detect(head []byte) bool {
+	line, _, _ := bytes.Cut(bytes.TrimSpace(head), []byte("\n"))
+	if !bytes.HasPrefix(line, []byte("{")) || !bytes.Contains(line, []byte(`"payload"`)) {
+		return false
+	}
+	for _, t := range []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted"} {
+		if bytes.Contains(line, []byte(`"type":"`+t+`"`)) || bytes.Contains(line, []byte(`"type": "`+t+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Import reads each rollout file as one conversation.
+func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
+	for _, file := range files {
+		if err := importFile(ctx, file, opts, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type record struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+type item struct {
+	Type             string          `json:"type"`
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Summary          []part          `json:"summary"`
+	EncryptedContent *string         `json:"encrypted_content"`
+	Name             string          `json:"name"`
+	Arguments        json.RawMessage `json:"arguments"`
+	Input            json.RawMessage `json:"input"`
+	Action           json.RawMessage `json:"action"`
+	CallID           string          `json:"call_id"`
+	ID               string          `json:"id"`
+	Output           json.RawMessage `json:"output"`
+	Phase            string          `json:"phase"`
+}
+
+type part struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	ImageURL json.RawMessage `json:"image_url"`
+}
+
+type event struct {
+	Type string `json:"type"`
+	Info *struct {
+		Total json.RawMessage `json:"total_token_usage"`
+		Last  *tokenUsage     `json:"last_token_usage"`
+	} `json:"info"`
+}
+
+type tokenUsage struct {
+	Input     int64 `json:"input_tokens"`
+	Cached    int64 `json:"cached_input_tokens"`
+	Output    int64 `json:"output_tokens"`
+	Reasoning int64 `json:"reasoning_output_tokens"`
+	Total     int64 `json:"total_tokens"`
+}
+
+// group is one model request: the assistant node and what answers it,
+// held until the next request starts so unanswered calls can be flagged
+// and every tool output placed right after its call.
+type group struct {
+	assistant *transcript.Node
+	// open is true while output items of the request are still arriving
+	// (no input item since the last one).
+	open    bool
+	calls   map[string]string // call id → tool name
+	answer  map[string]bool
+	results []transcript.Node
+	after   []transcript.Node
+	// reordered: inputs that arrived before an output and now follow it.
+	reordered int
+}
+
+type state struct {
+	sink   transcript.ImportSink
+	file   string
+	lines  *input.Lines
+	prefix string
+	// prev is the chain's tail; real lists every non-summary node emitted,
+	// in chain order (what a compaction covers).
+	prev    string
+	real    []string
+	g       *group
+	pending *transcript.Usage
+	total   string
+	meta    json.RawMessage
+	model   string
+	// deferErr is a sink error met while starting a request.
+	deferErr error
+	// reordered counts inputs placed after tool outputs recorded later;
+	// reorderedAt names the first requests where it happened.
+	reordered   int
+	reorderedAt []string
+}
+
+func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return &transcript.ParseError{File: file, Msg: err.Error()}
+	}
+	defer f.Close()
+	st := &state{file: file, lines: input.NewLines(f, file, opts)}
+	first, err := st.lines.Next()
+	if err == io.EOF {
+		return input.Errorf(file, 1, "empty file; expected a Codex rollout")
+	}
+	if err != nil {
+		return err
+	}
+	var rec record
+	if err := st.decode(first, &rec); err != nil {
+		return err
+	}
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	if rec.Type == "session_meta" {
+		var m struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(rec.Payload, &m)
+		if m.ID != "" {
+			name = m.ID
+		}
+	}
+	st.prefix = idPrefix(name)
+	sink, err := target.Conversation(name)
+	if err != nil {
+		return err
+	}
+	st.sink = sink
+	for line := first; ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := st.record(rec); err != nil {
+			return err
+		}
+		line, err = st.lines.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		rec = record{} // a reused RawMessage would alias the previous payload
+		if jerr := json.Unmarshal(line, &rec); jerr != nil || rec.Type == "" {
+			if st.lines.Unterminated {
+				// A writer stopped mid-line: keep everything before it.
+				sink.Warn(file, st.lines.Line, "torn last line ignored (the file ends without a newline)")
+				sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line")
+				break
+			}
+			return st.decode(line, &rec)
+		}
+	}
+	if err := st.flush(); err != nil {
+		return err
+	}
+	if st.pending != nil {
+		sink.Count("event_msg/token_count", transcript.OutcomeSkipped, "no assistant output for this request")
+	}
+	if st.reordered > 0 {
+		sink.Warn(file, 0, fmt.Sprintf("%d message(s) recorded between a request's tool calls and their outputs were placed after the outputs (metadata.import_reordered; first after %s)",
+			st.reordered, strings.Join(st.reorderedAt, ", ")))
+	}
+	if st.model != "" {
+		sink.SetModel(st.model)
+	}
+	return nil
+}
+
+func (st *state) decode(line []byte, rec *record) error {
+	*rec = record{}
+	if err := st.lines.Unmarshal(line, rec, `a Codex rollout record {"timestamp","type","payload"}`); err != nil {
+		return err
+	}
+	if rec.Type == "" {
+		return st.lines.Errorf(`expected a Codex rollout record: missing "type"`)
+	}
+	return nil
+}
+
+// idPrefix makes node ids unique per rollout and stable across imports of
+// the same file (so --append of a grown rollout adds only new lines).
+func idPrefix(name string) string {
+	hexOnly := strings.Map(func(r rune) rune {
+		if (r >= '0' && r <= '9') || (r >= 'a' && r <= 'f') {
+			return r
+		}
+		return -1
+	}, strings.ToLower(name))
+	if len(hexOnly) >= 8 {
+		return "cx" + hexOnly[len(hexOnly)-8:]
+	}
+	sum := sha256.Sum256([]byte(name))
+	return "cx" + hex.EncodeToString(sum[:4])
+}
+
+func (st *state) id() string { return fmt.Sprintf("%s-%d", st.prefix, st.lines.Line) }
+
+func (st *state) record(rec record) error {
+	switch rec.Type {
+	case "session_meta":
+		st.meta = rec.Payload
+		st.sink.Count("session_meta", transcript.OutcomeMerged, "kept as metadata of the first node")
+	case "turn_context":
+		var tc struct {
+			Model string `json:"model"`
+		}
+		_ = json.Unmarshal(rec.Payload, &tc)
+		if tc.Model != "" {
+			st.model = tc.Model
+		}
+		st.sink.Count("turn_context", transcript.OutcomeSkipped, "per-turn settings (the model is recorded in session.json)")
+	case "response_item":
+		var it item
+		if err := json.Unmarshal(rec.Payload, &it); err != nil {
+			return st.lines.Errorf("response_item payload: %s", input.JSONErrorText(err))
+		}
+		return st.item(it, rec)
+	case "event_msg":
+		return st.event(rec)
+	case "compacted":
+		return st.compacted(rec)
+	default:
+		st.sink.Count(rec.Type, transcript.OutcomeSkipped, "record type not part of the conversation")
+	}
+	return nil
+}
+
+func (st *state) item(it item, rec record) error {
+	kind := "response_item/" + it.Type
+	switch it.Type {
+	case "message":
+		switch it.Role {
+		case "assistant":
+			n := st.output(kind + "/assistant")
+			n.Content.Blocks = append(n.Content.Blocks, textBlocks(it.Content)...)
+			return nil
+		case "user", "developer", "system":
+			n := transcript.Node{ID: st.id(), Role: transcript.RoleUser, CreatedAt: rec.Timestamp}
+			if it.Role != "user" {
+				n.Role = transcript.RoleSystem
+				n.SetMeta("codex_role", it.Role)
+			}
+			n.Content = transcript.Content{IsBlocks: true, Blocks: textBlocks(it.Content)}
+			st.sink.Count(kind+"/"+it.Role, transcript.OutcomeImported, "")
+			return st.input(n, false)
+		}
+		st.sink.Count(kind+"/"+it.Role, transcript.OutcomeSkipped, "unknown message role")
+	case "reasoning":
+		n := st.output(kind)
+		var texts []string
+		for _, p := range it.Summary {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		for _, p := range parts(it.Content) {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		if len(texts) > 0 {
+			n.Content.Blocks = append(n.Content.Blocks, transcript.Block{Type: transcript.BlockThinking, Text: strings.Join(texts, "\n\n")})
+		}
+		if it.EncryptedContent != nil {
+			appendMeta(n, "codex_encrypted_reasoning", *it.EncryptedContent)
+		}
+	case "function_call", "custom_tool_call", "local_shell_call":
+		n := st.output(kind)
+		call := transcript.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments}
+		if call.ID == "" {
+			call.ID = it.ID
+		}
+		if call.ID == "" {
+			call.ID = st.id()
+		}
+		switch it.Type {
+		case "custom_tool_call":
+			call.Arguments = input.Raw(input.Text(it.Input))
+			appendMeta(n, "codex_custom_tool_calls", call.ID)
+		case "local_shell_call":
+			call.Name, call.Arguments = "local_shell", it.Action
+		}
+		if len(bytes.TrimSpace(call.Arguments)) == 0 {
+			call.Arguments = json.RawMessage(`{}`)
+		}
+		if _, dup := st.g.calls[call.ID]; dup {
+			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("call id %q repeats within one request; the repeat is not imported", call.ID))
+			st.sink.Count(kind, transcript.OutcomeSkipped, "repeated call id")
+			return nil
+		}
+		n.ToolCalls = append(n.ToolCalls, call)
+		st.g.calls[call.ID] = call.Name
+	case "web_search_call":
+		n := st.output(kind)
+		appendMetaRaw(n, "codex_web_search_calls", recordPayload(it, rec))
+	case "function_call_output", "custom_tool_call_output":
+		g := st.g
+		name, ok := "", false
+		if g != nil {
+			name, ok = g.calls[it.CallID]
+		}
+		if !ok || g.answer[it.CallID] {
+			why := "no call with this call_id in the request before it"
+			if ok {
+				why = "a second output for the same call"
+			}
+			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("output for call %q not imported: %s", it.CallID, why))
+			st.sink.Count(kind, transcript.OutcomeSkipped, why)
+			return st.closeRun()
+		}
+		text := outputText(it.Output)
+		n := transcript.Node{ID: st.id(), Role: transcript.RoleTool, ToolCallID: it.CallID, Name: name,
+			Content: transcript.TextContent(text), CreatedAt: rec.Timestamp}
+		st.sink.Count(kind, transcript.OutcomeImported, "")
+		g.answer[it.CallID] = true
+		return st.input(n, true)
+	case "ghost_snapshot":
+		st.sink.Count(kind, transcript.OutcomeSkipped, "git snapshot of the workspace, not sent to the model")
+	default:
+		st.sink.Count(kind, transcript.OutcomeSkipped, "item type not known to this importer")
+	}
+	return nil
+}
+
+func recordPayload(_ item, rec record) json.RawMessage { return rec.Payload }
+
+// output returns the assistant node of the request in progress, starting a
+// new request (and flushing the previous one) when the last run ended.
+func (st *state) output(kind string) *transcript.Node {
+	if st.g != nil && st.g.open {
+		st.sink.Count(kind, transcript.OutcomeMerged, "same model request as the item before it")
+		return st.g.assistant
+	}
+	if err := st.flush(); err != nil {
+		// flush only fails on the sink; keep the error for the caller.
+		st.deferErr = err
+	}
+	n := &transcript.Node{ID: st.id(), Role: transcript.RoleAssistant, Content: transcript.Content{IsBlocks: true}}
+	st.g = &group{assistant: n, open: true, calls: map[string]string{}, answer: map[string]bool{}}
+	if st.pending != nil {
+		n.Usage, st.pending = st.pending, nil
+	}
+	st.sink.Count(kind, transcript.OutcomeImported, "")
+	return n
+}
+
+// closeRun ends the output run of the current request: a token count
+// arriving now belongs to the next request.
+func (st *state) closeRun() error {
+	if st.g != nil {
+		st.g.open = false
+	}
+	return st.deferErr
+}
+
+// input places a user, system or tool node: tool outputs directly after
+// their call, other inputs after the outputs of the request in progress.
+func (st *state) input(n transcript.Node, isResult bool) error {
+	if err := st.closeRun(); err != nil {
+		return err
+	}
+	g := st.g
+	if g == nil {
+		return st.emit(n)
+	}
+	if isResult {
+		g.results = append(g.results, n)
+		if len(g.after) > 0 {
+			g.reordered = len(g.after)
+		}
+		return nil
+	}
+	g.after = append(g.after, n)
+	return nil
+}
+
+// flush emits the request in progress: the assistant node (flagging calls
+// that never got an output), its tool outputs, then the inputs after it.
+func (st *state) flush() error {
+	g := st.g
+	if g == nil {
+		return nil
+	}
+	st.g = nil
+	a := g.assistant
+	if len(a.Content.Blocks) == 1 && a.Content.Blocks[0].Type == transcript.BlockText {
+		a.Content = transcript.TextContent(a.Content.Blocks[0].Text)
+	}
+	var unanswered []string
+	for _, c := range a.ToolCalls {
+		if !g.answer[c.ID] {
+			unanswered = append(unanswered, c.ID)
+		}
+	}
+	if len(unanswered) > 0 {
+		a.SetMeta("unanswered_tool_calls", unanswered)
+		st.sink.Warn(st.file, 0, fmt.Sprintf("node %q: %d tool call(s) without an output (%s): imported and flagged in metadata.unanswered_tool_calls", a.ID, len(unanswered), strings.Join(unanswered, ", ")))
+	}
+	if err := st.emit(*a); err != nil {
+		return err
+	}
+	for _, n := range g.results {
+		if err := st.emit(n); err != nil {
+			return err
+		}
+	}
+	for i, n := range g.after {
+		if i < g.reordered {
+			n.SetMeta("import_reordered", "placed after the tool outputs of the request before it")
+		}
+		if err := st.emit(n); err != nil {
+			return err
+		}
+	}
+	if g.reordered > 0 {
+		st.reordered += g.reordered
+		if len(st.reorderedAt) < 5 {
+			st.reorderedAt = append(st.reorderedAt, a.ID)
+		}
+	}
+	return nil
+}
+
+func (st *state) emit(n transcript.Node) error {
+	n.Predecessor = st.prev
+	if st.prev == "" && st.meta != nil {
+		n.SetMeta("codex_session_meta", st.meta)
+	}
+	if err := st.sink.Node(n); err != nil {
+		return err
+	}
+	st.prev = n.ID
+	st.real = append(st.real, n.ID)
+	return nil
+}
+
+func (st *state) event(rec record) error {
+	var ev event
+	if err := json.Unmarshal(rec.Payload, &ev); err != nil {
+		return st.lines.Errorf("event_msg payload: %s", input.JSONErrorText(err))
+	}
+	kind := "event_msg/" + ev.Type
+	switch ev.Type {
+	case "token_count":
+		if ev.Info == nil || ev.Info.Last == nil {
+			st.sink.Count(kind, transcript.OutcomeSkipped, "no usage info (rate limits only)")
+			return nil
+		}
+		total := string(ev.Info.Total)
+		if total != "" && total == st.total {
+			st.sink.Count(kind, transcript.OutcomeSkipped, "repeats the previous count")
+			return nil
+		}
+		st.total = total
+		u := usage(*ev.Info.Last)
+		if g := st.g; g != nil && g.open && g.assistant.Usage == nil {
+			g.assistant.Usage = u
+		} else {
+			if st.pending != nil {
+				st.sink.Count(kind, transcript.OutcomeSkipped, "no assistant output for this request")
+			}
+			st.pending = u
+		}
+		st.sink.Count(kind, transcript.OutcomeMerged, "usage of the assistant node of its request")
+	case "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content":
+		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of a response_item (not imported twice)")
+	case "context_compacted":
+		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of the compacted record")
+	default:
+		st.sink.Count(kind, transcript.OutcomeSkipped, "client event, not part of the conversation")
+	}
+	return nil
+}
+
+// usage maps Codex's counts: input_tokens includes the cached part (the
+// OpenAI convention), which the extra field says explicitly.
+func usage(t tokenUsage) *transcript.Usage {
+	return &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
+		Extra: map[string]json.RawMessage{
+			"reasoning_output_tokens": input.Raw(t.Reasoning),
+			"total_tokens":            input.Raw(t.Total),
+			"input_includes_cached":   json.RawMessage("true"),
+		}}
+}
+
+// compacted becomes a summary node covering every real turn before it
+// (seed §2): its predecessor is the first covered node's (the chain's root),
+// and its content is what Codex put in the model's context instead, so
+// render shows what the model saw and render --raw everything.
+func (st *state) compacted(rec record) error {
+	var c struct {
+		Message     string            `json:"message"`
+		Replacement []json.RawMessage `json:"replacement_history"`
+	}
+	if err := json.Unmarshal(rec.Payload, &c); err != nil {
+		return st.lines.Errorf("compacted payload: %s", input.JSONErrorText(err))
+	}
+	if err := st.flush(); err != nil {
+		return err
+	}
+	if len(st.real) == 0 {
+		st.sink.Count("compacted", transcript.OutcomeSkipped, "nothing before it to cover")
+		return nil
+	}
+	text := c.Message
+	if len(c.Replacement) > 0 {
+		text = replacementText(c.Replacement)
+	}
+	n := transcript.Node{ID: transcript.SummaryIDPrefix + st.id(), Role: transcript.SummaryRole, Name: transcript.SummaryName,
+		Content: transcript.TextContent(transcript.SummaryPrefix + text), CreatedAt: rec.Timestamp}
+	n.SetMeta("compaction", true)
+	n.SetMeta("covers_ids", st.real)
+	n.SetMeta("source", "codex compacted record")
+	if len(c.Replacement) > 0 {
+		n.SetMeta("codex_replacement_history", c.Replacement)
+	}
+	st.sink.Count("compacted", transcript.OutcomeImported, "")
+	return st.sink.Node(n)
+}
+
+// replacementText renders Codex's replacement history as the text the
+// model reads in place of the covered turns; the opaque compaction item
+// is named, its bytes kept in metadata.
+func replacementText(items []json.RawMessage) string {
+	var out []string
+	for _, raw := range items {
+		var it item
+		if json.Unmarshal(raw, &it) != nil {
+			continue
+		}
+		switch it.Type {
+		case "message":
+			var texts []string
+			for _, b := range textBlocks(it.Content) {
+				if b.Type == transcript.BlockText {
+					texts = append(texts, b.Text)
+				} else {
+					texts = append(texts, "[image]")
+				}
+			}
+			out = append(out, it.Role+": "+strings.Join(texts, "\n"))
+		case "compaction", "compaction_summary":
+			size := 0
+			if it.EncryptedContent != nil {
+				size = len(*it.EncryptedContent)
+			}
+			out = append(out, fmt.Sprintf("[encrypted compaction summary: %d bytes, kept in metadata.codex_replacement_history]", size))
+		default:
+			out = append(out, "["+it.Type+"]")
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+func parts(raw json.RawMessage) []part {
+	var ps []part
+	if json.Unmarshal(raw, &ps) != nil {
+		return nil
+	}
+	return ps
+}
+
+// textBlocks converts message content (a string, or input_text /
+// output_text / input_image parts) to blocks.
+func textBlocks(raw json.RawMessage) []transcript.Block {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []transcript.Block{{Type: transcript.BlockText, Text: s}}
+	}
+	var out []transcript.Block
+	for _, p := range parts(raw) {
+		switch p.Type {
+		case "input_image":
+			url := input.Text(p.ImageURL)
+			var obj struct {
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(p.ImageURL, &obj) == nil && obj.URL != "" {
+				url = obj.URL
+			}
+			out = append(out, input.Image(url, "", ""))
+		default:
+			out = append(out, transcript.Block{Type: transcript.BlockText, Text: p.Text})
+		}
+	}
+	return out
+}
+
+// outputText is a tool output as text: a string as is, content items
+// joined, anything else as JSON.
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
+		return *obj.Content
+	}
+	if ps := parts(raw); len(ps) > 0 {
+		var texts []string
+		for _, p := range ps {
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	return input.Text(raw)
+}
+
+func appendMeta(n *transcript.Node, key string, v any) { appendMetaRaw(n, key, input.Raw(v)) }
+
+func appendMetaRaw(n *transcript.Node, key string, v json.RawMessage) {
+	var list []json.RawMessage
+	if raw, ok := n.Metadata[key]; ok {
+		_ = json.Unmarshal(raw, &list)
+	}
+	n.SetMeta(key, append(list, v))
+}

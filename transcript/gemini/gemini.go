@@ -1,0 +1,517 @@
+// Package gemini imports Gemini CLI chat recordings: the JSONL form (a
+// metadata line, then message records where a repeated id replaces the
+// earlier record, {"$set": …} patches and {"$rewindTo": id} truncations) and
+// the legacy single-JSON ConversationRecord ({…, "messages": […]}). The
+// records are folded the way Gemini CLI replays them; what a rewind removed
+// is kept as a branch (off HEAD's spine, so render shows what the model
+// saw). It only reads the files and hands nodes to a transcript.ImportSink.
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
+)
+
+// Options tune the import.
+type Options = input.Options
+
+// Detect reports whether head is a Gemini CLI recording: its metadata
+// names a sessionId with a projectHash or startTime.
+func Detect(head []byte) bool {
+	h := bytes.TrimSpace(head)
+	if len(h) == 0 || h[0] != '{' {
+		return false
+	}
+	return bytes.Contains(h, []byte(`"sessionId"`)) &&
+		(bytes.Contains(h, []byte(`"projectHash"`)) || bytes.Contains(h, []byte(`"startTime"`)))
+}
+
+// Import reads each file as one conversation.
+func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
+	for _, file := range files {
+		if err := importFile(ctx, file, opts, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// message is one folded message record.
+type message struct {
+	key  string // node id of the message's first node
+	raw  json.RawMessage
+	line int
+	// pred is the index of the message before it (-1 for the first).
+	pred    int
+	rewound bool
+}
+
+type fold struct {
+	file    string
+	sink    transcript.ImportSink
+	msgs    []*message
+	path    []int
+	byID    map[string]int
+	used    map[string]int
+	session string
+}
+
+func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
+	fo := &fold{file: file, byID: map[string]int{}, used: map[string]int{}}
+	// Gemini CLI replays the whole file before the conversation exists, and
+	// so does this importer: the records are folded first, then emitted.
+	f, err := os.Open(file)
+	if err != nil {
+		return &transcript.ParseError{File: file, Msg: err.Error()}
+	}
+	lines := input.NewLines(f, file, opts)
+	first, err := lines.Next()
+	f.Close()
+	if err == io.EOF {
+		return input.Errorf(file, 1, "empty file; expected a Gemini CLI recording")
+	}
+	if err != nil {
+		return err
+	}
+	counts := map[[3]string]int{}
+	count := func(rec, outcome, reason string) { counts[[3]string{rec, outcome, reason}]++ }
+	if json.Valid(first) {
+		err = fo.readJSONL(ctx, file, opts, count)
+	} else {
+		err = fo.readLegacy(file, opts, count)
+	}
+	if err != nil {
+		return err
+	}
+	name := fo.session
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	sink, err := target.Conversation(name)
+	if err != nil {
+		return err
+	}
+	fo.sink = sink
+	for k, n := range counts {
+		for i := 0; i < n; i++ {
+			sink.Count(k[0], k[1], k[2])
+		}
+	}
+	return fo.emit()
+}
+
+func (fo *fold) readJSONL(ctx context.Context, file string, opts Options, count func(string, string, string)) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return &transcript.ParseError{File: file, Msg: err.Error()}
+	}
+	defer f.Close()
+	lines := input.NewLines(f, file, opts)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, err := lines.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var rec map[string]json.RawMessage
+		if jerr := json.Unmarshal(line, &rec); jerr != nil {
+			if lines.Unterminated {
+				count("torn line", transcript.OutcomeSkipped, "incomplete last line (the file ends without a newline)")
+				return nil
+			}
+			return lines.Unmarshal(line, &rec, "a Gemini CLI record (a JSON object)")
+		}
+		if err := fo.record(rec, lines.Line, count, lines.Errorf); err != nil {
+			return err
+		}
+	}
+}
+
+func (fo *fold) readLegacy(file string, opts Options, count func(string, string, string)) error {
+	d, err := input.OpenDoc(file, opts)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if d.First != '{' {
+		return input.Errorf(file, 1, "expected a Gemini CLI recording (a JSON object)")
+	}
+	meta := map[string]json.RawMessage{}
+	err = d.Fields("a Gemini CLI ConversationRecord", func(key string) error {
+		if key != "messages" {
+			var raw json.RawMessage
+			if err := d.Value(&raw, key); err != nil {
+				return err
+			}
+			meta[key] = raw
+			return nil
+		}
+		fo.replace(count)
+		return d.Each("messages", func(i int) error {
+			var m map[string]json.RawMessage
+			if err := d.Value(&m, "a message object"); err != nil {
+				return err
+			}
+			return fo.upsert(m, d.Line(), count, d.Errorf)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	fo.setMeta(meta)
+	count("metadata", transcript.OutcomeMerged, "session header (id, project, times): names the session")
+	return d.End()
+}
+
+func (fo *fold) setMeta(m map[string]json.RawMessage) {
+	var id string
+	if json.Unmarshal(m["sessionId"], &id) == nil && id != "" {
+		fo.session = id
+	}
+}
+
+func (fo *fold) record(rec map[string]json.RawMessage, line int, count func(string, string, string), errorf func(string, ...any) error) error {
+	if raw, ok := rec["$rewindTo"]; ok {
+		var id string
+		if json.Unmarshal(raw, &id) != nil {
+			return errorf(`"$rewindTo" must be a message id string`)
+		}
+		fo.rewind(id)
+		count("$rewindTo", transcript.OutcomeMerged, "applied: later messages continue from the rewind point; the rewound ones stay as a branch")
+		return nil
+	}
+	if raw, ok := rec["$set"]; ok {
+		var patch map[string]json.RawMessage
+		if json.Unmarshal(raw, &patch) != nil {
+			return errorf(`"$set" must be an object`)
+		}
+		fo.setMeta(patch)
+		if msgs, ok := patch["messages"]; ok {
+			return fo.replaceAll(msgs, line, count, errorf)
+		}
+		count("$set", transcript.OutcomeMerged, "session metadata patch (no conversation content)")
+		return nil
+	}
+	if _, ok := rec["type"]; ok {
+		if _, ok := rec["id"]; ok {
+			return fo.upsert(rec, line, count, errorf)
+		}
+	}
+	fo.setMeta(rec)
+	if msgs, ok := rec["messages"]; ok {
+		return fo.replaceAll(msgs, line, count, errorf)
+	}
+	count("metadata", transcript.OutcomeMerged, "session header (id, project, times): names the session")
+	return nil
+}
+
+func (fo *fold) replaceAll(raw json.RawMessage, line int, count func(string, string, string), errorf func(string, ...any) error) error {
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return errorf(`"messages" must be an array of message objects: %s`, input.JSONErrorText(err))
+	}
+	fo.replace(count)
+	for _, m := range msgs {
+		if err := fo.upsert(m, line, count, errorf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replace starts the message list over ($set of messages, or a legacy
+// record): what was there stays as a branch.
+func (fo *fold) replace(count func(string, string, string)) {
+	if len(fo.path) > 0 {
+		count("$set", transcript.OutcomeMerged, "replaced the message list; the earlier messages stay as a branch")
+	}
+	for _, i := range fo.path {
+		fo.msgs[i].rewound = true
+	}
+	fo.path = nil
+}
+
+func (fo *fold) rewind(id string) {
+	pos := -1
+	if i, ok := fo.byID[id]; ok {
+		for p, j := range fo.path {
+			if j == i {
+				pos = p
+				break
+			}
+		}
+	}
+	if pos < 0 {
+		pos = 0 // an unknown target clears the history, as Gemini CLI does
+	}
+	for _, j := range fo.path[pos:] {
+		fo.msgs[j].rewound = true
+	}
+	fo.path = fo.path[:pos]
+}
+
+func (fo *fold) upsert(m map[string]json.RawMessage, line int, count func(string, string, string), errorf func(string, ...any) error) error {
+	var id, typ string
+	if err := json.Unmarshal(m["id"], &id); err != nil || id == "" {
+		return errorf(`a message needs a non-empty string "id"`)
+	}
+	if err := json.Unmarshal(m["type"], &typ); err != nil {
+		return errorf(`message %q: "type" must be a string`, id)
+	}
+	raw, _ := json.Marshal(m)
+	if i, ok := fo.byID[id]; ok && !fo.msgs[i].rewound {
+		fo.msgs[i].raw = raw
+		count("message/"+typ, transcript.OutcomeMerged, "a later record with the same id replaces the earlier one")
+		return nil
+	}
+	key := input.ID(id, fmt.Sprintf("g%d", line))
+	if n := fo.used[key]; n > 0 {
+		fo.used[key] = n + 1
+		key = fmt.Sprintf("%s~%d", key, n+1)
+	} else {
+		fo.used[key] = 1
+	}
+	pred := -1
+	if len(fo.path) > 0 {
+		pred = fo.path[len(fo.path)-1]
+	}
+	fo.msgs = append(fo.msgs, &message{key: key, raw: raw, line: line, pred: pred})
+	fo.byID[id] = len(fo.msgs) - 1
+	fo.path = append(fo.path, len(fo.msgs)-1)
+	return nil
+}
+
+type record struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Content   json.RawMessage `json:"content"`
+	Parts     json.RawMessage `json:"parts"`
+	Thoughts  []struct {
+		Subject     string `json:"subject"`
+		Description string `json:"description"`
+	} `json:"thoughts"`
+	Tokens *struct {
+		Input    int64 `json:"input"`
+		Output   int64 `json:"output"`
+		Cached   int64 `json:"cached"`
+		Thoughts int64 `json:"thoughts"`
+		Tool     int64 `json:"tool"`
+		Total    int64 `json:"total"`
+	} `json:"tokens"`
+	Model     string `json:"model"`
+	ToolCalls []struct {
+		ID     string          `json:"id"`
+		Name   string          `json:"name"`
+		Args   json.RawMessage `json:"args"`
+		Status string          `json:"status"`
+		Result []struct {
+			FunctionResponse *struct {
+				ID       string          `json:"id"`
+				Name     string          `json:"name"`
+				Response json.RawMessage `json:"response"`
+			} `json:"functionResponse"`
+		} `json:"result"`
+	} `json:"toolCalls"`
+}
+
+// emit writes the folded messages in the order they were created, so each
+// one's predecessor (the last node of the message before it) exists.
+func (fo *fold) emit() error {
+	tails := make([]string, len(fo.msgs))
+	model := ""
+	for i, m := range fo.msgs {
+		pred := ""
+		if m.pred >= 0 {
+			pred = tails[m.pred]
+		}
+		tails[i] = pred
+		var r record
+		if err := json.Unmarshal(m.raw, &r); err != nil {
+			return input.Errorf(fo.file, m.line, "message %q: %s", m.key, input.JSONErrorText(err))
+		}
+		kind := "message/" + r.Type
+		var nodes []transcript.Node
+		switch r.Type {
+		case "user":
+			nodes = []transcript.Node{{ID: m.key, Role: transcript.RoleUser, Content: content(r.Content, r.Parts)}}
+		case "gemini", "model":
+			nodes = fo.assistant(m, r)
+			if r.Model != "" {
+				model = r.Model
+			}
+		case "info", "error", "warning":
+			fo.sink.Count(kind, transcript.OutcomeSkipped, "a notice shown to the user, not sent to the model")
+			continue
+		default:
+			fo.sink.Count(kind, transcript.OutcomeSkipped, "message type not known to this importer")
+			continue
+		}
+		fo.sink.Count(kind, transcript.OutcomeImported, "")
+		for j := range nodes {
+			n := &nodes[j]
+			n.Predecessor = pred
+			n.CreatedAt = r.Timestamp
+			if m.rewound {
+				n.SetMeta("gemini_rewound", true)
+			}
+			if err := fo.sink.Node(*n); err != nil {
+				return err
+			}
+			pred = n.ID
+		}
+		tails[i] = pred
+	}
+	if len(fo.path) > 0 {
+		if head := tails[fo.path[len(fo.path)-1]]; head != "" {
+			fo.sink.SetHead(head)
+		}
+	}
+	if model != "" {
+		fo.sink.SetModel(model)
+	}
+	return nil
+}
+
+// assistant is a gemini message: its text, thoughts and tool calls, then
+// one tool node per call result (Gemini records results with the call).
+func (fo *fold) assistant(m *message, r record) []transcript.Node {
+	a := transcript.Node{ID: m.key, Role: transcript.RoleAssistant}
+	c := content(r.Content, r.Parts)
+	var blocks []transcript.Block
+	for _, t := range r.Thoughts {
+		text := t.Description
+		if t.Subject != "" {
+			text = t.Subject + ": " + text
+		}
+		blocks = append(blocks, transcript.Block{Type: transcript.BlockThinking, Text: text})
+	}
+	if len(blocks) > 0 {
+		if c.IsBlocks {
+			blocks = append(blocks, c.Blocks...)
+		} else if c.Text != "" {
+			blocks = append(blocks, transcript.Block{Type: transcript.BlockText, Text: c.Text})
+		}
+		c = transcript.Content{IsBlocks: true, Blocks: blocks}
+	}
+	a.Content = c
+	if t := r.Tokens; t != nil {
+		a.Usage = &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
+			Extra: map[string]json.RawMessage{"thoughts_tokens": input.Raw(t.Thoughts), "tool_tokens": input.Raw(t.Tool),
+				"total_tokens": input.Raw(t.Total), "input_includes_cached": json.RawMessage("true")}}
+	}
+	nodes := []transcript.Node{a}
+	var unanswered []string
+	for k, tc := range r.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("%s-call%d", m.key, k+1)
+		}
+		args := tc.Args
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage("{}")
+		}
+		nodes[0].ToolCalls = append(nodes[0].ToolCalls, transcript.ToolCall{ID: id, Name: tc.Name, Arguments: args})
+		var texts []string
+		for _, res := range tc.Result {
+			if res.FunctionResponse != nil {
+				texts = append(texts, responseText(res.FunctionResponse.Response))
+			}
+		}
+		if len(tc.Result) == 0 {
+			unanswered = append(unanswered, id)
+			continue
+		}
+		t := transcript.Node{ID: fmt.Sprintf("%s.r%d", m.key, k+1), Role: transcript.RoleTool, ToolCallID: id, Name: tc.Name,
+			Content: transcript.TextContent(strings.Join(texts, "\n"))}
+		if tc.Status != "" && tc.Status != "success" {
+			t.SetMeta("is_error", true)
+			t.SetMeta("gemini_status", tc.Status)
+		}
+		nodes = append(nodes, t)
+	}
+	if len(unanswered) > 0 {
+		nodes[0].SetMeta("unanswered_tool_calls", unanswered)
+		fo.sink.Warn(fo.file, m.line, fmt.Sprintf("message %q: %d tool call(s) without a result: imported and flagged in metadata.unanswered_tool_calls", m.key, len(unanswered)))
+	}
+	return nodes
+}
+
+// responseText is a functionResponse.response as text: its "output" (or
+// "error") string when there is one, else its JSON.
+func responseText(raw json.RawMessage) string {
+	var obj struct {
+		Output *string `json:"output"`
+		Error  *string `json:"error"`
+	}
+	if json.Unmarshal(raw, &obj) == nil {
+		if obj.Output != nil {
+			return *obj.Output
+		}
+		if obj.Error != nil {
+			return *obj.Error
+		}
+	}
+	return input.Text(raw)
+}
+
+// content reads a message's content: a string, or Gemini parts
+// ({text}, {inlineData}, {fileData}, …).
+func content(raw, parts json.RawMessage) transcript.Content {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return transcript.TextContent(s)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = parts
+	}
+	var ps []struct {
+		Text       *string `json:"text"`
+		Thought    bool    `json:"thought"`
+		InlineData *struct {
+			MimeType string `json:"mimeType"`
+			Data     string `json:"data"`
+		} `json:"inlineData"`
+		FileData *struct {
+			MimeType string `json:"mimeType"`
+			FileURI  string `json:"fileUri"`
+		} `json:"fileData"`
+	}
+	if json.Unmarshal(raw, &ps) != nil {
+		if t := input.Text(raw); t != "" {
+			return transcript.TextContent(t)
+		}
+		return transcript.TextContent("")
+	}
+	var blocks []transcript.Block
+	for _, p := range ps {
+		switch {
+		case p.Text != nil && p.Thought:
+			blocks = append(blocks, transcript.Block{Type: transcript.BlockThinking, Text: *p.Text})
+		case p.Text != nil:
+			blocks = append(blocks, transcript.Block{Type: transcript.BlockText, Text: *p.Text})
+		case p.InlineData != nil:
+			blocks = append(blocks, input.Image("", p.InlineData.MimeType, p.InlineData.Data))
+		case p.FileData != nil:
+			blocks = append(blocks, input.Image(p.FileData.FileURI, p.FileData.MimeType, ""))
+		}
+	}
+	if len(blocks) == 1 && blocks[0].Type == transcript.BlockText {
+		return transcript.TextContent(blocks[0].Text)
+	}
+	return transcript.Content{IsBlocks: true, Blocks: blocks}
+}

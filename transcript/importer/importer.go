@@ -1,0 +1,219 @@
+// Package importer is the registry of vendor importers: it detects an
+// export's format (--from auto), runs the vendor package over the files and
+// writes each conversation it yields as a session directory through the
+// store (transcript.Init, then transcript.Update with chunked tx.Append),
+// and tallies the report: per input record type, how many were imported,
+// merged and skipped, and why. It owns where sessions land: a new import
+// is written into a temporary directory beside the target and renamed into
+// place only when everything succeeded, so a failed import leaves no
+// half-written session. It does not parse any vendor format itself.
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/anthropicbody"
+	"github.com/ctxfold/ctxfold/transcript/chatgpt"
+	"github.com/ctxfold/ctxfold/transcript/claudecode"
+	"github.com/ctxfold/ctxfold/transcript/codex"
+	"github.com/ctxfold/ctxfold/transcript/gemini"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
+	"github.com/ctxfold/ctxfold/transcript/openaibody"
+)
+
+// Format names.
+const (
+	Auto       = "auto"
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+	Gemini     = "gemini"
+	ChatGPT    = "chatgpt"
+	OpenAI     = "openai"
+	Anthropic  = "anthropic"
+)
+
+// ImportFunc is the signature every vendor package exports as Import.
+type ImportFunc func(ctx context.Context, files []string, opts input.Options, target transcript.ImportTarget) error
+
+type vendor struct {
+	name   string
+	detect func(head []byte) bool
+	run    ImportFunc
+}
+
+// vendors in detection order: the most specific signatures first, and the
+// Anthropic body before the OpenAI one (both hold "messages").
+var vendors = []vendor{
+	{ClaudeCode, claudecode.Detect, func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
+	}},
+	{Codex, codex.Detect, codex.Import},
+	{Gemini, gemini.Detect, gemini.Import},
+	{ChatGPT, chatgpt.Detect, chatgpt.Import},
+	{Anthropic, anthropicbody.Detect, anthropicbody.Import},
+	{OpenAI, openaibody.Detect, openaibody.Import},
+}
+
+// Formats lists the names --from accepts.
+func Formats() []string {
+	out := []string{Auto}
+	for _, v := range vendors {
+		out = append(out, v.name)
+	}
+	sort.Strings(out[1:])
+	return out
+}
+
+func lookup(name string) (vendor, bool) {
+	for _, v := range vendors {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return vendor{}, false
+}
+
+// DetectBytes names the format of an export from its first bytes, or "".
+func DetectBytes(head []byte) string {
+	for _, v := range vendors {
+		if v.detect(head) {
+			return v.name
+		}
+	}
+	return ""
+}
+
+// headBytes is how much of the first file detection looks at.
+const headBytes = 64 << 10
+
+// DetectFile names the format of a file from its content.
+func DetectFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	head := make([]byte, headBytes)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	head = bytes.TrimPrefix(head[:n], []byte{0xEF, 0xBB, 0xBF})
+	if name := DetectBytes(head); name != "" {
+		return name, nil
+	}
+	return "", &transcript.ParseError{File: path, Line: 1, Msg: "cannot tell the export format from the content; name it with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
+}
+
+// DefaultChunk is how many nodes one tx.Append takes: large enough to
+// amortise the fsync and meta commit, small enough to bound memory.
+const DefaultChunk = 5000
+
+// Options tune an import.
+type Options struct {
+	// From is a format name or Auto.
+	From  string
+	Files []string
+	// Out is the session directory (one conversation) or the parent of one
+	// session per conversation (several).
+	Out string
+	// Append adds to an existing session instead of refusing it.
+	Append bool
+	Store  transcript.WriteOptions
+	Input  input.Options
+	// Chunk is the number of nodes per append (DefaultChunk when 0).
+	Chunk int
+}
+
+// Import reads the files and writes the sessions; the report says what
+// happened to every input record. On error nothing new is left in Out
+// (with Append, chunks already committed to an existing session stay, and
+// re-running the same --append skips the nodes already there).
+func Import(ctx context.Context, opts Options) (*Report, error) {
+	if len(opts.Files) == 0 {
+		return nil, errors.New("no input file")
+	}
+	if opts.Out == "" {
+		return nil, errors.New("no output directory (-o)")
+	}
+	format := opts.From
+	if format == "" || format == Auto {
+		var err error
+		if format, err = DetectFile(opts.Files[0]); err != nil {
+			return nil, err
+		}
+	}
+	v, ok := lookup(format)
+	if !ok {
+		return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
+	}
+	if !opts.Append && isSession(opts.Out) {
+		return nil, &ExistsError{Dir: opts.Out}
+	}
+	t := newTarget(ctx, opts)
+	t.report.Format = format
+	err := v.run(ctx, opts.Files, opts.Input, t)
+	if ferr := t.finishCurrent(); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		err = t.place()
+	}
+	t.cleanup()
+	if err != nil {
+		return nil, err
+	}
+	return t.finalReport(), nil
+}
+
+// ExistsError refuses to overwrite a session.
+type ExistsError struct{ Dir string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s: already a session; refusing to overwrite it", e.Dir)
+}
+
+// Hint says how to add to it instead.
+func (e *ExistsError) Hint() string {
+	return "add to it with --append, or choose another -o"
+}
+
+func isSession(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, transcript.MetaFile))
+	return err == nil
+}
+
+// SafeName turns a conversation id into a directory name: only letters,
+// digits, '.', '_' and '-', no leading dot, at most 80 bytes, so a crafted
+// id can never name a path outside the output directory. "" when nothing
+// usable is left.
+func SafeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		case r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() >= 80 {
+			break
+		}
+	}
+	out := strings.TrimLeft(b.String(), ".")
+	if strings.Trim(out, "_") == "" {
+		return ""
+	}
+	return out
+}

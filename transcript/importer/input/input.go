@@ -1,0 +1,426 @@
+// Package input holds what every vendor importer needs to read an export
+// safely: a JSONL line reader with a line-length limit, a bounded JSON
+// document decoder whose errors name file:line, and the small conversions
+// shared by formats (safe node ids, image references that never carry the
+// image bytes). It never writes anything.
+package input
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Options tune every importer.
+type Options struct {
+	// MaxLineBytes bounds one JSONL line, and one top-level record of a JSON
+	// document (a conversation, a request body); 0 means
+	// transcript.DefaultMaxLineBytes. A longer one is a clear error, never an
+	// out-of-memory (ctxfold import --max-line-bytes).
+	MaxLineBytes int
+}
+
+// Max returns the effective line limit.
+func (o Options) Max() int {
+	if o.MaxLineBytes <= 0 {
+		return transcript.DefaultMaxLineBytes
+	}
+	return o.MaxLineBytes
+}
+
+// Errorf returns a *transcript.ParseError at file:line.
+func Errorf(file string, line int, format string, args ...any) error {
+	return &transcript.ParseError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Lines reads a JSONL file one line at a time; blank lines are skipped.
+type Lines struct {
+	File string
+	// Line is the 1-based number of the line Next returned last.
+	Line int
+	max  int
+	br   *bufio.Reader
+	eof  bool
+	// Unterminated is true when the line Next returned last is the end of
+	// the file without a newline: possibly torn by a writer that stopped.
+	Unterminated bool
+}
+
+// NewLines reads r, naming errors after file.
+func NewLines(r io.Reader, file string, opts Options) *Lines {
+	return &Lines{File: file, max: opts.Max(), br: bufio.NewReaderSize(r, 1<<16)}
+}
+
+// Next returns the next non-blank line without its newline, or io.EOF.
+// A line over the limit or with invalid UTF-8 is a *transcript.ParseError.
+func (l *Lines) Next() ([]byte, error) {
+	for !l.eof {
+		l.Line++
+		l.Unterminated = false
+		var out []byte
+		for {
+			chunk, err := l.br.ReadSlice('\n')
+			if len(out)+len(chunk) > l.max+1 {
+				return nil, Errorf(l.File, l.Line, "line is longer than the %d-byte limit (raise it with --max-line-bytes)", l.max)
+			}
+			out = append(out, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF {
+				l.eof = true
+				l.Unterminated = true
+			} else if err != nil {
+				return nil, Errorf(l.File, l.Line, "read: %v", err)
+			}
+			break
+		}
+		body := bytes.TrimSpace(out)
+		if len(body) == 0 {
+			continue
+		}
+		if !utf8.Valid(body) {
+			return nil, Errorf(l.File, l.Line, "invalid UTF-8")
+		}
+		return body, nil
+	}
+	return nil, io.EOF
+}
+
+// Errorf returns a ParseError at the current line.
+func (l *Lines) Errorf(format string, args ...any) error {
+	return Errorf(l.File, l.Line, format, args...)
+}
+
+// Unmarshal decodes the current line into v; a failure names file:line
+// and what was expected.
+func (l *Lines) Unmarshal(line []byte, v any, what string) error {
+	if err := json.Unmarshal(line, v); err != nil {
+		return l.Errorf("expected %s: %s", what, JSONErrorText(err))
+	}
+	return nil
+}
+
+// JSONErrorText is a one-line description of a decoding error.
+func JSONErrorText(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("invalid JSON: %s", se.Error())
+	case errors.As(err, &te):
+		if te.Field != "" {
+			return fmt.Sprintf("field %q: got a JSON %s, expected %s", te.Field, te.Value, te.Type)
+		}
+		return fmt.Sprintf("got a JSON %s, expected %s", te.Value, te.Type)
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// Doc decodes a JSON document (a conversations.json, a request body)
+// streaming, value by value: no single value read with Value may exceed
+// the limit, so a huge export costs the memory of its largest record.
+// Errors name file:line.
+type Doc struct {
+	File string
+	f    *os.File
+	cr   *countingReader
+	dec  *json.Decoder
+	max  int
+	// First is the first non-space byte of the document ('[' or '{').
+	First byte
+	// start is the offset where the value being decoded starts; base the
+	// bytes skipped before the decoder (a byte-order mark, spaces).
+	start, base int64
+}
+
+// OpenDoc opens a JSON document.
+func OpenDoc(path string, opts Options) (*Doc, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	d := &Doc{File: path, f: f, max: opts.Max()}
+	d.cr = &countingReader{r: f, limit: int64(d.max) + 1<<16}
+	br := bufio.NewReader(d.cr)
+	skipped := 0
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			f.Close()
+			return nil, Errorf(path, 1, "empty file; expected a JSON document")
+		}
+		if b == ' ' || b == '\n' || b == '\r' || b == '\t' {
+			skipped++
+			continue
+		}
+		if b == 0xEF && skipped == 0 {
+			if rest, _ := br.Peek(2); bytes.Equal(rest, []byte{0xBB, 0xBF}) {
+				br.Discard(2)
+				skipped += 3
+				continue
+			}
+		}
+		d.First = b
+		br.UnreadByte()
+		break
+	}
+	d.dec = json.NewDecoder(br)
+	d.base = int64(skipped)
+	return d, nil
+}
+
+// Close releases the file.
+func (d *Doc) Close() error { return d.f.Close() }
+
+// Value decodes the next value into v; what names it for errors.
+func (d *Doc) Value(v any, what string) error {
+	d.start = d.dec.InputOffset()
+	d.cr.mark()
+	if err := d.dec.Decode(v); err != nil {
+		return d.wrap(err, what)
+	}
+	return nil
+}
+
+// Skip consumes the next value.
+func (d *Doc) Skip(what string) error {
+	var raw json.RawMessage
+	return d.Value(&raw, what)
+}
+
+// Each walks the array that comes next, calling fn for each element; fn
+// must consume it (Value or Skip).
+func (d *Doc) Each(what string, fn func(i int) error) error {
+	if err := d.delim('[', "an array of "+what); err != nil {
+		return err
+	}
+	for i := 0; d.dec.More(); i++ {
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+	return d.delim(']', "the end of the array of "+what)
+}
+
+// Fields walks the object that comes next, calling fn with each key; fn
+// must consume the value (Value, Skip or Each).
+func (d *Doc) Fields(what string, fn func(key string) error) error {
+	if err := d.delim('{', what); err != nil {
+		return err
+	}
+	for d.dec.More() {
+		d.start = d.dec.InputOffset()
+		tok, err := d.dec.Token()
+		if err != nil {
+			return d.wrap(err, what)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return d.wrap(errors.New("expected a key"), what)
+		}
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+	return d.delim('}', "the end of "+what)
+}
+
+// End checks that nothing follows the document.
+func (d *Doc) End() error {
+	d.start = d.dec.InputOffset()
+	if _, err := d.dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("unexpected data after the document")
+		}
+		return d.wrap(err, "the end of the file")
+	}
+	return nil
+}
+
+func (d *Doc) delim(want json.Delim, what string) error {
+	d.start = d.dec.InputOffset()
+	tok, err := d.dec.Token()
+	if err != nil {
+		return d.wrap(err, what)
+	}
+	if tok != want {
+		return Errorf(d.File, d.lineAt(d.start, true), "expected %s, got %s", what, tokenText(tok))
+	}
+	return nil
+}
+
+func tokenText(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			return "an object"
+		}
+		if t == '[' {
+			return "an array"
+		}
+		return fmt.Sprintf("%q", string(t))
+	case string:
+		return "a string"
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// Line is the line where the value decoded last starts.
+func (d *Doc) Line() int { return d.lineAt(d.start, true) }
+
+// Errorf returns a ParseError at the line of the value decoded last.
+func (d *Doc) Errorf(format string, args ...any) error {
+	return Errorf(d.File, d.Line(), format, args...)
+}
+
+func (d *Doc) wrap(err error, what string) error {
+	if errors.Is(err, errTooLong) {
+		return Errorf(d.File, d.lineAt(d.start, true), "%s is longer than the %d-byte limit (raise it with --max-line-bytes)", what, d.max)
+	}
+	off, skip := d.dec.InputOffset(), false
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &se) {
+		off = se.Offset
+	} else if errors.As(err, &te) {
+		off, skip = te.Offset, true
+	}
+	msg := JSONErrorText(err)
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "unexpected end of file"
+	}
+	return Errorf(d.File, d.lineAt(off, skip), "expected %s: %s", what, msg)
+}
+
+// lineAt counts newlines before the document offset off by re-reading the
+// file (only on the error path); with skip, the separators after off
+// (space, ',' and ':') count too, so the line is the value's own.
+func (d *Doc) lineAt(off int64, skip bool) int {
+	f, err := os.Open(d.File)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	line := 1
+	for i := int64(0); ; i++ {
+		b, err := br.ReadByte()
+		if err != nil {
+			return line
+		}
+		if i >= off+d.base {
+			if !skip || !(b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' || b == ':') {
+				return line
+			}
+		}
+		if b == '\n' {
+			line++
+		}
+	}
+}
+
+var errTooLong = errors.New("record too long")
+
+// countingReader fails once more than limit bytes have been read since the
+// last mark, bounding the memory one record can take.
+type countingReader struct {
+	r      io.Reader
+	n      int64
+	markAt int64
+	limit  int64
+}
+
+func (c *countingReader) mark() { c.markAt = c.n }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.n-c.markAt > c.limit {
+		return 0, errTooLong
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ID returns s as a node id that cannot collide with the ids reserved for
+// summary nodes (seed §2) or be empty; fallback is used when s is empty.
+func ID(s, fallback string) string {
+	if s == "" {
+		s = fallback
+	}
+	if strings.HasPrefix(s, transcript.SummaryIDPrefix) {
+		return "x" + s
+	}
+	return s
+}
+
+// Image returns an image block referencing the image without its bytes:
+// a URL stays a URL; inline data (a data: URL or base64) becomes a
+// sha256 digest with its size, since a session must never hold the bytes.
+func Image(url, mediaType, base64Data string) transcript.Block {
+	b := transcript.Block{Type: transcript.BlockImage, MediaType: mediaType}
+	if strings.HasPrefix(url, "data:") {
+		header, data, _ := strings.Cut(strings.TrimPrefix(url, "data:"), ",")
+		mt, _, _ := strings.Cut(header, ";")
+		if b.MediaType == "" {
+			b.MediaType = mt
+		}
+		base64Data, url = data, ""
+	}
+	if url != "" {
+		b.Source = url
+		return b
+	}
+	raw, err := base64.StdEncoding.DecodeString(base64Data)
+	if err != nil {
+		raw = []byte(base64Data)
+	}
+	sum := sha256.Sum256(raw)
+	b.Source = "sha256:" + hex.EncodeToString(sum[:])
+	b.Extra = map[string]json.RawMessage{"bytes": json.RawMessage(fmt.Sprint(len(raw)))}
+	return b
+}
+
+// Text is a JSON value read as text: a string as is, anything else as its
+// compact JSON.
+func Text(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		return buf.String()
+	}
+	return string(raw)
+}
+
+// Raw encodes v, for metadata values known to be encodable.
+func Raw(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}

@@ -1,0 +1,448 @@
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Report is what an import did.
+type Report struct {
+	Format   string          `json:"format"`
+	Files    []string        `json:"files"`
+	Out      string          `json:"out"`
+	Sessions []SessionReport `json:"sessions"`
+	Records  []RecordReport  `json:"records"`
+	Warnings []string        `json:"warnings"`
+	// WarningsDropped counts warnings beyond the ones kept.
+	WarningsDropped int `json:"warnings_dropped,omitempty"`
+}
+
+// SessionReport is one conversation written.
+type SessionReport struct {
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+	// Nodes is how many nodes this import wrote; AlreadyPresent how many it
+	// skipped because an --append target already held their id.
+	Nodes          int    `json:"nodes"`
+	AlreadyPresent int    `json:"already_present"`
+	Head           string `json:"head"`
+	Model          string `json:"model,omitempty"`
+	Appended       bool   `json:"appended"`
+}
+
+// RecordReport tallies one input record type.
+type RecordReport struct {
+	Record   string   `json:"record"`
+	Imported int      `json:"imported"`
+	Merged   int      `json:"merged"`
+	Skipped  int      `json:"skipped"`
+	Reasons  []Reason `json:"reasons,omitempty"`
+}
+
+// Reason is why some records were merged or skipped.
+type Reason struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+	Count   int    `json:"count"`
+}
+
+const maxWarnings = 200
+
+// target implements transcript.ImportTarget.
+type target struct {
+	ctx     context.Context
+	opts    Options
+	tmpRoot string
+	convs   []*conv
+	names   map[string]bool
+	cur     *conv
+	report  Report
+	records map[string]*RecordReport
+	reasons map[[3]string]int
+}
+
+func newTarget(ctx context.Context, opts Options) *target {
+	t := &target{ctx: ctx, opts: opts, names: map[string]bool{}, records: map[string]*RecordReport{}, reasons: map[[3]string]int{}}
+	t.report.Out = opts.Out
+	t.report.Files = opts.Files
+	if t.opts.Chunk <= 0 {
+		t.opts.Chunk = DefaultChunk
+	}
+	return t
+}
+
+// Conversation starts the next conversation; the previous one ends here.
+func (t *target) Conversation(name string) (transcript.ImportSink, error) {
+	if err := t.finishCurrent(); err != nil {
+		return nil, err
+	}
+	safe := SafeName(name)
+	if safe == "" {
+		safe = fmt.Sprintf("conversation-%d", len(t.convs)+1)
+	}
+	for base, i := safe, 2; t.names[safe]; i++ {
+		safe = fmt.Sprintf("%s-%d", base, i)
+	}
+	t.names[safe] = true
+	c := &conv{t: t, name: safe, ch: make(chan batch), done: make(chan struct{})}
+	switch {
+	case t.opts.Append && isSession(t.opts.Out):
+		if len(t.convs) > 0 {
+			return nil, fmt.Errorf("%s is one session, but the input holds several conversations; give -o a parent directory", t.opts.Out)
+		}
+		c.dir, c.inPlace = t.opts.Out, true
+	case t.opts.Append && isSession(filepath.Join(t.opts.Out, safe)):
+		c.dir, c.inPlace = filepath.Join(t.opts.Out, safe), true
+	default:
+		if t.tmpRoot == "" {
+			parent := filepath.Dir(filepath.Clean(t.opts.Out))
+			if err := os.MkdirAll(parent, 0o755); err != nil {
+				return nil, err
+			}
+			dir, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(t.opts.Out))+".import-")
+			if err != nil {
+				return nil, err
+			}
+			t.tmpRoot = dir
+		}
+		c.dir = filepath.Join(t.tmpRoot, fmt.Sprint(len(t.convs)))
+		if _, err := transcript.Init(c.dir, "", t.opts.Store); err != nil {
+			return nil, err
+		}
+	}
+	t.convs = append(t.convs, c)
+	t.cur = c
+	go c.run()
+	return c, nil
+}
+
+func (t *target) finishCurrent() error {
+	if t.cur == nil {
+		return nil
+	}
+	c := t.cur
+	t.cur = nil
+	return c.finish()
+}
+
+// place renames the finished temporary sessions into Out.
+func (t *target) place() error {
+	var pending []*conv
+	for _, c := range t.convs {
+		if !c.inPlace {
+			pending = append(pending, c)
+		}
+	}
+	if len(t.convs) == 0 {
+		return fmt.Errorf("%s: no conversation found", t.opts.Files[0])
+	}
+	if len(t.convs) == 1 && len(pending) == 1 {
+		c := pending[0]
+		if err := vacate(t.opts.Out); err != nil {
+			return err
+		}
+		if err := os.Rename(c.dir, t.opts.Out); err != nil {
+			return err
+		}
+		c.dir = t.opts.Out
+		return nil
+	}
+	if st, err := os.Stat(t.opts.Out); err == nil && !st.IsDir() {
+		return fmt.Errorf("%s: exists and is not a directory", t.opts.Out)
+	}
+	for _, c := range pending {
+		dest := filepath.Join(t.opts.Out, c.name)
+		if _, err := os.Lstat(dest); err == nil {
+			if isSession(dest) {
+				return &ExistsError{Dir: dest}
+			}
+			return fmt.Errorf("%s: exists; refusing to overwrite it", dest)
+		}
+	}
+	if err := os.MkdirAll(t.opts.Out, 0o755); err != nil {
+		return err
+	}
+	for _, c := range pending {
+		dest := filepath.Join(t.opts.Out, c.name)
+		if err := os.Rename(c.dir, dest); err != nil {
+			return err
+		}
+		c.dir = dest
+	}
+	return nil
+}
+
+// vacate makes room for a single session at dir: an absent or empty
+// directory is fine; anything else is refused.
+func vacate(dir string) error {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s: exists and is not a directory", dir)
+	}
+	if isSession(dir) {
+		return &ExistsError{Dir: dir}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s: exists and is not empty; refusing to write a session into it", dir)
+	}
+	return os.Remove(dir)
+}
+
+func (t *target) cleanup() {
+	if t.tmpRoot != "" {
+		os.RemoveAll(t.tmpRoot)
+	}
+}
+
+func (t *target) count(record, outcome, reason string) {
+	r := t.records[record]
+	if r == nil {
+		r = &RecordReport{Record: record}
+		t.records[record] = r
+	}
+	switch outcome {
+	case transcript.OutcomeImported:
+		r.Imported++
+	case transcript.OutcomeMerged:
+		r.Merged++
+	default:
+		outcome = transcript.OutcomeSkipped
+		r.Skipped++
+	}
+	if reason != "" && outcome != transcript.OutcomeImported {
+		t.reasons[[3]string{record, outcome, reason}]++
+	}
+}
+
+func (t *target) warn(file string, line int, msg string) {
+	if len(t.report.Warnings) >= maxWarnings {
+		t.report.WarningsDropped++
+		return
+	}
+	t.report.Warnings = append(t.report.Warnings, transcript.Warning{File: file, Line: line, Msg: msg}.String())
+}
+
+func (t *target) finalReport() *Report {
+	r := t.report
+	for k, n := range t.reasons {
+		rec := t.records[k[0]]
+		rec.Reasons = append(rec.Reasons, Reason{Outcome: k[1], Reason: k[2], Count: n})
+	}
+	for _, rec := range t.records {
+		sort.Slice(rec.Reasons, func(i, j int) bool {
+			a, b := rec.Reasons[i], rec.Reasons[j]
+			if a.Outcome != b.Outcome {
+				return a.Outcome < b.Outcome
+			}
+			return a.Reason < b.Reason
+		})
+		r.Records = append(r.Records, *rec)
+	}
+	sort.Slice(r.Records, func(i, j int) bool { return r.Records[i].Record < r.Records[j].Record })
+	for _, c := range t.convs {
+		r.Sessions = append(r.Sessions, SessionReport{Name: c.name, Dir: c.dir, Nodes: c.written, AlreadyPresent: c.present,
+			Head: c.finalHead, Model: c.model, Appended: c.inPlace})
+	}
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+	return &r
+}
+
+// batch is one append, or (final) the conversation's end.
+type batch struct {
+	nodes []transcript.Node
+	root  bool
+	final bool
+}
+
+// conv is the sink of one conversation. A goroutine holds the session's
+// write transaction for the whole conversation, so chunked appends extend
+// one snapshot in place and the import stays linear.
+type conv struct {
+	t       *target
+	name    string
+	dir     string
+	inPlace bool
+	chunk   []transcript.Node
+	root    bool
+	ch      chan batch
+	done    chan struct{}
+	err     error
+	// head follows the append rule (seed §5) over this conversation's
+	// nodes; setHead is the vendor's explicit HEAD.
+	head, setHead, model string
+	finalHead            string
+	written, present     int
+	finished             bool
+	// warnings of the store, handed to the report once the writer is done.
+	warnings []transcript.Warning
+}
+
+func (c *conv) run() {
+	defer close(c.done)
+	warnings, err := transcript.Update(c.t.ctx, c.dir, c.t.opts.Store, func(tx *transcript.Tx) error {
+		for b := range c.ch {
+			if b.final {
+				return c.commitEnd(tx)
+			}
+			nodes := b.nodes
+			if c.inPlace {
+				nodes = c.dropPresent(tx, nodes)
+			}
+			if len(nodes) == 0 {
+				continue
+			}
+			if _, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: b.root}); err != nil {
+				return fmt.Errorf("%s: %w", c.label(), err)
+			}
+			c.written += len(nodes)
+		}
+		return nil
+	})
+	c.warnings = warnings
+	c.err = err
+}
+
+func (c *conv) label() string {
+	if c.inPlace {
+		return c.dir
+	}
+	return "conversation " + c.name
+}
+
+// dropPresent skips nodes an --append target already holds: re-importing
+// a log that has grown adds only what is new.
+func (c *conv) dropPresent(tx *transcript.Tx, nodes []transcript.Node) []transcript.Node {
+	out := nodes[:0]
+	for _, n := range nodes {
+		if _, ok := tx.Session().Lookup(n.ID); ok && n.ID != "" {
+			c.present++
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func (c *conv) commitEnd(tx *transcript.Tx) error {
+	head := c.setHead
+	if head == "" {
+		head = c.head
+	}
+	if head != "" {
+		if _, ok := tx.Session().Lookup(head); !ok {
+			return fmt.Errorf("%s: HEAD %q names no imported node", c.label(), head)
+		}
+		if err := tx.SetHead(head); err != nil {
+			return fmt.Errorf("%s: %w", c.label(), err)
+		}
+	}
+	c.finalHead = tx.Session().Meta.Head
+	format, files := c.t.report.Format, c.t.opts.Files
+	return tx.UpdateMeta(func(m *transcript.Meta) {
+		if c.model != "" {
+			m.Model = c.model
+		}
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = filepath.Base(f)
+		}
+		raw, _ := json.Marshal(map[string]any{"format": format, "files": names})
+		m.Extra["imported_from"] = raw
+	})
+}
+
+func (c *conv) send(b batch) error {
+	select {
+	case c.ch <- b:
+		return nil
+	case <-c.done:
+		if c.err != nil {
+			return c.err
+		}
+		return errors.New("import: conversation already finished")
+	}
+}
+
+// Node adds the next node, flushing a chunk when it is full or when a new
+// root starts (tx.Append chains a node without predecessor to the one
+// before it, so a root must open its own append).
+func (c *conv) Node(n transcript.Node) error {
+	if c.finished {
+		return errors.New("import: node after the conversation ended")
+	}
+	if n.ID == "" {
+		n.ID = transcript.NewID(&n)
+	}
+	isRoot := n.Predecessor == "" && !n.IsSummary()
+	if isRoot && len(c.chunk) > 0 {
+		if err := c.flush(); err != nil {
+			return err
+		}
+	}
+	if len(c.chunk) == 0 {
+		c.root = isRoot
+	}
+	if !n.IsSummary() && n.Caller == "" && n.Predecessor == c.head {
+		c.head = n.ID
+	}
+	c.chunk = append(c.chunk, n)
+	if len(c.chunk) >= c.t.opts.Chunk {
+		return c.flush()
+	}
+	return nil
+}
+
+func (c *conv) flush() error {
+	if len(c.chunk) == 0 {
+		return nil
+	}
+	b := batch{nodes: c.chunk, root: c.root}
+	c.chunk = nil
+	return c.send(b)
+}
+
+func (c *conv) finish() error {
+	if c.finished {
+		return c.err
+	}
+	c.finished = true
+	err := c.flush()
+	if err == nil {
+		err = c.send(batch{final: true})
+	}
+	close(c.ch)
+	<-c.done
+	for _, w := range c.warnings {
+		c.t.warn(w.File, w.Line, w.Msg)
+	}
+	if c.err != nil {
+		return c.err
+	}
+	return err
+}
+
+func (c *conv) SetHead(id string)     { c.setHead = id }
+func (c *conv) SetModel(model string) { c.model = model }
+func (c *conv) Count(record, outcome, reason string) {
+	c.t.count(record, outcome, reason)
+}
+func (c *conv) Warn(file string, line int, msg string) { c.t.warn(file, line, msg) }
