@@ -338,6 +338,7 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 			return err
 		}
 		p := countNode(c, b.Provider, n)
+		bpeNodes.Add(1)
 		results[i] = p
 		if cache != nil {
 			mu.Lock()
@@ -359,6 +360,10 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 	}
 	return results, nil
 }
+
+// bpeNodes counts stored nodes tokenized (cache misses); tests read it to
+// prove a warm run does no BPE work.
+var bpeNodes atomic.Int64
 
 // parallel runs fn for k in [0, n) on up to w goroutines, each with its
 // own counter, in batches so the queue is not a bottleneck. The first
