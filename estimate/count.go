@@ -35,7 +35,7 @@ var Categories = []string{CatSystem, CatTools, CatSummary, CatUser, CatAssistant
 // input tokens (0 when none) so calibration needs no second read.
 type parts struct {
 	Text, Thinking, Calls, Results, Images, ToolDefs, Overhead int32
-	Measured                                                  int64
+	Measured                                                   int64
 }
 
 func (p parts) content() int {
