@@ -71,7 +71,9 @@ func Write(ctx context.Context, w io.Writer, g *dag.Graph, opts Options) error {
 	if opts.Around != "" && opts.Depth < 0 {
 		return fmt.Errorf("--depth must be at least 0, got %d", opts.Depth)
 	}
-	l, err := newLayout(g, opts.Expand, opts.Around, opts.Depth)
+	// The page always holds the capsule's folded nodes, so a click can
+	// open it; --expand only opens it from the start.
+	l, err := newLayout(g, opts.Expand || opts.Format == FormatHTML, opts.Around, opts.Depth)
 	if err != nil {
 		return err
 	}

@@ -46,8 +46,8 @@ type Document struct {
 	Nodes           []Row  `json:"nodes"`
 }
 
-// rows builds the wire rows of the drawn nodes (every node unless --around
-// limits the drawing), in file order.
+// rows builds the wire rows in file order: every node, folded or not,
+// unless --around limits the drawing.
 func rows(l *layout, c *counter) ([]Row, error) {
 	g, f := l.g, l.fold
 	head := g.Head()
@@ -68,7 +68,7 @@ func rows(l *layout, c *counter) ([]Row, error) {
 	}
 	var idx []int
 	for i := 0; i < g.Len(); i++ {
-		if l.shown[i] || l.shown[l.n+i] {
+		if !l.limited || l.shown[i] || l.shown[l.n+i] {
 			idx = append(idx, i)
 		}
 	}

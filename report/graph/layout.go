@@ -35,6 +35,8 @@ type layout struct {
 	roots    []int32
 	// cut marks drawn items whose parent is not drawn (--around).
 	cut []bool
+	// limited: --around restricts the drawing.
+	limited bool
 }
 
 func (l *layout) node(item int) int { return item % l.n }
@@ -120,6 +122,7 @@ func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, er
 			a += n
 		}
 		l.limit(a, depth)
+		l.limited = true
 	}
 	l.buildChildren(head)
 	return l, nil

@@ -111,4 +111,3 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 	}
 	return bw.Flush()
 }
-

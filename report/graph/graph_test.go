@@ -1,0 +1,432 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// hostileID is the node id of fixtures/hostile that carries markup.
+const hostileID = `x"><img src=x onerror=window.__pwned='id'>`
+
+func open(t testing.TB, name string) *dag.Graph {
+	t.Helper()
+	g, err := dag.Open(filepath.Join("..", "..", "fixtures", name), transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.S.Close() })
+	return g
+}
+
+// testOptions never write estimate's cache (fixtures stay untouched).
+func testOptions(f Format) Options {
+	return Options{Format: f, Estimate: estimate.Options{Model: "gpt-4o", NoCache: true}, Session: "s"}
+}
+
+func draw(t testing.TB, g *dag.Graph, opts Options) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(context.Background(), &buf, g, opts); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// tokensOf is estimate's own count of one node, for expected figures.
+func tokensOf(t testing.TB, g *dag.Graph, ids ...string) int {
+	t.Helper()
+	var idx []int
+	for _, id := range ids {
+		i, ok := g.Lookup(id)
+		if !ok {
+			t.Fatalf("no node %s", id)
+		}
+		idx = append(idx, i)
+	}
+	counts, err := estimate.PerNode(context.Background(), g.S, idx, estimate.Options{Model: "gpt-4o", NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, c := range counts {
+		sum += c.Tokens
+	}
+	return sum
+}
+
+// skeleton keeps each line's tree art, glyph and id: the shape of the
+// drawing without previews or counts.
+func skeleton(out string) []string {
+	var lines []string
+	for _, ln := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if i := strings.Index(ln, "  "); i >= 0 {
+			ln = ln[:i]
+		}
+		lines = append(lines, ln)
+	}
+	return lines
+}
+
+func TestTreeCompacted(t *testing.T) {
+	g := open(t, "compacted")
+	out := draw(t, g, testOptions(FormatTree))
+	want := []string{
+		"● sys",
+		"├─● u1",
+		"│ ● a1",
+		"│ ● t1",
+		"│ ● a2",
+		"│ ● t2",
+		"│ ● a3",
+		"│ ● u2x",
+		"│ ● a4x",
+		"├─○ summary_first",
+		"◆ summary_second",
+		"● u4",
+		"● a8",
+	}
+	if got := skeleton(out); !slices.Equal(got, want) {
+		t.Errorf("tree:\n%s\nwant skeleton:\n%s", out, strings.Join(want, "\n"))
+	}
+	covered := []string{"u1", "a1", "t1", "a2", "t2", "a3", "u2", "a4", "t3", "a5", "u3", "a6", "t4", "a7"}
+	capsule := "◆ summary_second  covers 14 nodes · " + thousands(tokensOf(t, g, covered...)) + " → " +
+		thousands(tokensOf(t, g, "summary_second")) + " tokens\n"
+	if !strings.Contains(out, capsule) {
+		t.Errorf("no capsule line %q in\n%s", capsule, out)
+	}
+	if !strings.Contains(out, "● a8  assistant · "+thousands(tokensOf(t, g, "a8"))+" tok · EU led with 1.2M, then US with 0.9M.  ← HEAD\n") {
+		t.Errorf("HEAD line missing:\n%s", out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour without a TTY")
+	}
+}
+
+func TestTreeExpand(t *testing.T) {
+	g := open(t, "compacted")
+	opts := testOptions(FormatTree)
+	opts.Expand = true
+	got := skeleton(draw(t, g, opts))
+	at := slices.Index(got, "◆ summary_second")
+	if at < 0 {
+		t.Fatalf("no capsule in %v", got)
+	}
+	var inside []string
+	for _, ln := range got[at+1:] {
+		if !strings.HasPrefix(ln, "┆ ◦ ") {
+			break
+		}
+		inside = append(inside, strings.TrimPrefix(ln, "┆ ◦ "))
+	}
+	if want := []string{"u1", "a1", "t1", "a2", "t2", "a3", "u2", "a4", "t3", "a5", "u3", "a6", "t4", "a7"}; !slices.Equal(inside, want) {
+		t.Errorf("expanded capsule holds %v, want %v", inside, want)
+	}
+	if got[len(got)-1] != "● a8" {
+		t.Errorf("the kept tail must follow the capsule: %v", got)
+	}
+}
+
+func TestTreeFork(t *testing.T) {
+	out := draw(t, open(t, "fork"), testOptions(FormatTree))
+	want := []string{"● sys", "● u1", "├─● a1", "│ ● u2", "│ ● a2", "● a1b", "● u2b", "● a2b"}
+	if got := skeleton(out); !slices.Equal(got, want) {
+		t.Errorf("tree:\n%s", out)
+	}
+	if strings.Contains(out, "◆") {
+		t.Error("a session without summary has no capsule")
+	}
+}
+
+func TestTreeColourOnTTY(t *testing.T) {
+	ios, _, _, _ := report.Test()
+	ios.StdoutTTY = true
+	opts := testOptions(FormatTree)
+	opts.Palette = report.NewPalette(ios)
+	out := draw(t, open(t, "compacted"), opts)
+	if !strings.Contains(out, "\x1b[35m") || !strings.Contains(out, "\x1b[32m") {
+		t.Errorf("expected capsule and HEAD colours on a TTY:\n%q", out)
+	}
+}
+
+func TestTreeAround(t *testing.T) {
+	g := open(t, "compacted")
+	opts := testOptions(FormatTree)
+	opts.Around, opts.Depth = "u2x", 1
+	got := skeleton(draw(t, g, opts))
+	if want := []string{"⋮", "● a3", "● u2x", "● a4x"}; !slices.Equal(got, want) {
+		t.Errorf("around u2x depth 1: %q, want %q", got, want)
+	}
+	// A node folded into the capsule: the capsule opens to show it.
+	opts.Around, opts.Depth = "a5", 1
+	got = skeleton(draw(t, g, opts))
+	if want := []string{"⋮", "◦ t3", "◦ a5", "◦ u3"}; !slices.Equal(got, want) {
+		t.Errorf("around a5 depth 1: %q, want %q", got, want)
+	}
+	opts.Around = "nope"
+	if err := Write(context.Background(), &bytes.Buffer{}, g, opts); err == nil {
+		t.Error("--around with an unknown id must fail")
+	}
+}
+
+// Terminal escapes and bidi controls in content never reach the terminal.
+func TestTreeSanitizesContent(t *testing.T) {
+	opts := testOptions(FormatTree)
+	opts.Width = 400
+	out := draw(t, open(t, "hostile"), opts)
+	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("tree output contains %q:\n%q", bad, out)
+		}
+	}
+	if !strings.Contains(out, "[31mRED") {
+		t.Errorf("the escape's printable rest should remain visible:\n%s", out)
+	}
+}
+
+func TestJSONRows(t *testing.T) {
+	g := open(t, "compacted")
+	var doc struct {
+		SchemaVersion   int    `json:"schema_version"`
+		Head            string `json:"head"`
+		ActiveSummaryID string `json:"active_summary_id"`
+		Nodes           []map[string]any
+	}
+	out := draw(t, g, testOptions(FormatJSON))
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SchemaVersion != 1 || doc.Head != "a8" || doc.ActiveSummaryID != "summary_second" || len(doc.Nodes) != g.Len() {
+		t.Fatalf("doc: %+v", doc)
+	}
+	withCovers := 0
+	for _, r := range doc.Nodes {
+		id := r["id"].(string)
+		i, _ := g.Lookup(id)
+		if int(r["tokens"].(float64)) != tokensOf(t, g, id) {
+			t.Errorf("%s: tokens %v", id, r["tokens"])
+		}
+		if _, ok := r["covers_ids"]; ok {
+			withCovers++
+		}
+		// seed §3 and §6 agree: carries_summary is Substitute's answer.
+		want := !g.Ref(i).Summary && g.Substitute(g.Spine(i)).Summary >= 0
+		if r["carries_summary"].(bool) != want {
+			t.Errorf("%s: carries_summary %v, Substitute says %v", id, r["carries_summary"], want)
+		}
+	}
+	if withCovers != 1 {
+		t.Errorf("%d rows carry covers_ids; exactly one (the active summary) must", withCovers)
+	}
+	row := func(id string) map[string]any {
+		for _, r := range doc.Nodes {
+			if r["id"] == id {
+				return r
+			}
+		}
+		t.Fatalf("no row %s", id)
+		return nil
+	}
+	s := row("summary_second")
+	var covers []string
+	for _, v := range s["covers_ids"].([]any) {
+		covers = append(covers, v.(string))
+	}
+	if want := []string{"u1", "a1", "t1", "a2", "t2", "a3", "u2", "a4", "t3", "a5", "u3", "a6", "t4", "a7"}; !slices.Equal(covers, want) {
+		t.Errorf("covers_ids = %v", covers)
+	}
+	relic := row("summary_first")
+	if relic["superseded_summary"] != true || relic["covers_ids"] != nil {
+		t.Errorf("relic row: %v", relic)
+	}
+	if row("sys")["predecessor"] != nil || row("u1")["predecessor"] != "sys" || row("a8")["head"] != true {
+		t.Error("predecessor/head fields wrong")
+	}
+	if row("u1")["on_head_spine"] != true || row("u1")["in_head_view"] != false || row("u4")["in_head_view"] != true {
+		t.Error("on_head_spine / in_head_view wrong")
+	}
+}
+
+// The wire says nothing different when HEAD moves (seed §6: no
+// HEAD-dependent filtering): only the fields describing HEAD change.
+func TestJSONHeadIndependent(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "fixtures", "compacted")
+	for _, f := range []string{transcript.MetaFile, transcript.NodesFile} {
+		raw, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strip := func(out string) []string {
+		var doc struct{ Nodes []map[string]any }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var rows []string
+		for _, r := range doc.Nodes {
+			delete(r, "on_head_spine")
+			delete(r, "in_head_view")
+			delete(r, "head")
+			raw, _ := json.Marshal(r)
+			rows = append(rows, string(raw))
+		}
+		return rows
+	}
+	before := strip(draw(t, open(t, "compacted"), testOptions(FormatJSON)))
+	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		return tx.SetHead("a4x")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	after := strip(draw(t, g, testOptions(FormatJSON)))
+	if !slices.Equal(before, after) {
+		t.Errorf("rows changed with HEAD:\n%v\n%v", before, after)
+	}
+}
+
+// ciRequired: tools the tests need must be present when CI is set.
+func needTool(t *testing.T, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required in CI (%s)", name, install)
+		}
+		t.Skipf("%s not installed (%s); skipping", name, install)
+	}
+	return p
+}
+
+func TestDOTParses(t *testing.T) {
+	dot := needTool(t, "dot", "apt-get install -y graphviz")
+	for _, fx := range []string{"compacted", "hostile", "fork"} {
+		for _, expand := range []bool{false, true} {
+			opts := testOptions(FormatDOT)
+			opts.Expand = expand
+			out := draw(t, open(t, fx), opts)
+			// -Tjson gives back what Graphviz understood: the capsule's
+			// shape and every node's label.
+			cmd := exec.Command(dot, "-Tjson")
+			cmd.Stdin = strings.NewReader(out)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+				t.Fatalf("%s expand=%v: dot rejected it: %v %s\n%s", fx, expand, err, stderr.String(), out)
+			}
+			var parsed struct {
+				Objects []struct {
+					Name, Label, Shape, Class string
+				}
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &parsed); err != nil {
+				t.Fatal(err)
+			}
+			capsules, labels := 0, map[string]bool{}
+			for _, o := range parsed.Objects {
+				if o.Shape == "doubleoctagon" {
+					capsules++
+				}
+				labels[strings.SplitN(o.Label, `\n`, 2)[0]] = true
+			}
+			wantCapsules := 1
+			if fx == "fork" {
+				wantCapsules = 0
+			}
+			if capsules != wantCapsules {
+				t.Errorf("%s: %d capsules, want %d", fx, capsules, wantCapsules)
+			}
+			if fx == "hostile" && expand && !labels[hostileID] {
+				t.Errorf("hostile id not kept verbatim as a label: %v", labels)
+			}
+		}
+	}
+}
+
+func TestMermaidParses(t *testing.T) {
+	node := needTool(t, "node", "apt-get install -y nodejs")
+	dir := os.Getenv("CTXFOLD_MERMAID_DIR")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "ctxfold-mermaid")
+	}
+	install := "npm install --prefix " + dir + " mermaid@12.3.0 jsdom@26.1.0"
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the mermaid package is required in CI (%s)", install)
+		}
+		t.Skipf("mermaid not installed (%s); skipping", install)
+	}
+	tmp := t.TempDir()
+	parse := func(files ...string) (string, error) {
+		cmd := exec.Command(node, append([]string{filepath.Join("testdata", "mermaid-parse.mjs"), dir}, files...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// The checker itself must reject broken input, or it proves nothing.
+	broken := filepath.Join(tmp, "broken.mmd")
+	os.WriteFile(broken, []byte("flowchart TD\n  a[\"x\" --> ]] b\n"), 0o644)
+	var files []string
+	for _, fx := range []string{"compacted", "hostile", "fork"} {
+		for _, expand := range []bool{false, true} {
+			opts := testOptions(FormatMermaid)
+			opts.Expand = expand
+			text := draw(t, open(t, fx), opts)
+			name := filepath.Join(tmp, fmt.Sprintf("%s-%v.mmd", fx, expand))
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, name)
+			if got := strings.Count(text, "{{"); (fx == "fork") != (got == 0) {
+				t.Errorf("%s: %d hexagon capsules", fx, got)
+			}
+			if strings.Contains(text, "<img") || strings.Contains(text, "<script") {
+				t.Errorf("%s: markup reached the diagram source", fx)
+			}
+		}
+	}
+	out, err := parse(append(files, broken)...)
+	if err == nil || !strings.Contains(out, "broken.mmd: Parse error") {
+		t.Fatalf("mermaid.parse must accept every drawing and reject the broken one:\n%s", out)
+	}
+	for _, f := range files {
+		if !strings.Contains(out, f+": {") {
+			t.Errorf("%s was not accepted:\n%s", f, out)
+		}
+	}
+}
+
+func ExampleWrite() {
+	g, err := dag.Open("../../fixtures/fork", transcript.OpenOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer g.S.Close()
+	opts := Options{Format: FormatDOT, Estimate: estimate.Options{Model: "gpt-4o", NoCache: true}}
+	var buf bytes.Buffer
+	if err := Write(context.Background(), &buf, g, opts); err != nil {
+		panic(err)
+	}
+	fmt.Println(strings.Count(buf.String(), " -> "), "edges")
+	// Output: 7 edges
+}
