@@ -107,7 +107,9 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 	counts := map[string]int{render.HitVisible: 0, render.HitCovered: 0, render.HitOffBranch: 0, render.HitRelic: 0}
 	hits := []searchHitJSON{}
 	p := report.NewPalette(opts.IO)
-	sopts := render.SearchOptions{Query: opts.Query, Regexp: opts.Regexp}
+	progress := report.NewProgress(opts.IO, "searching", g.Len())
+	defer progress.Done()
+	sopts := render.SearchOptions{Query: opts.Query, Regexp: opts.Regexp, Progress: progress.Add}
 	err = render.Search(ctx, view, sopts, func(h render.Hit) error {
 		counts[h.Status]++
 		if opts.JSON {
@@ -150,6 +152,7 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 		}
 		return err
 	}
+	progress.Done()
 	total := counts[render.HitVisible] + counts[render.HitCovered] + counts[render.HitOffBranch] + counts[render.HitRelic]
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, map[string]any{

@@ -34,6 +34,9 @@ type SearchOptions struct {
 	// SnippetRunes is the context kept on each side of the match in the
 	// snippet (default 40).
 	SnippetRunes int
+	// Progress, when set, is told how many more nodes were scanned, every
+	// few thousand nodes (a progress bar; it must be cheap).
+	Progress func(scanned int)
 }
 
 // Hit is one matching node.
@@ -85,9 +88,12 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 	g := v.Graph
 	st := newSearchState(v)
 	for i := 0; i < g.Len(); i++ {
-		if i%1024 == 0 {
+		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if opts.Progress != nil && i > 0 {
+				opts.Progress(4096)
 			}
 		}
 		if m.literal != nil {

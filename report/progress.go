@@ -87,8 +87,9 @@ func (p *Progress) Add(n int) { p.n.Add(int64(n)) }
 // after opening it, say).
 func (p *Progress) SetTotal(total int) { p.total.Store(int64(total)) }
 
-// Done stops drawing and erases the line, leaving stderr as it was. It is
-// safe to call more than once.
+// Done stops drawing and erases the line, leaving stderr as it was (work
+// done before the first frame leaves no trace at all). It is safe to call
+// more than once.
 func (p *Progress) Done() {
 	p.once.Do(func() {
 		if p.w == nil {
@@ -98,7 +99,9 @@ func (p *Progress) Done() {
 		<-p.stopped
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		fmt.Fprint(p.w, "\r\x1b[K")
+		if p.frame > 0 {
+			fmt.Fprint(p.w, "\r\x1b[K")
+		}
 	})
 }
 

@@ -60,20 +60,34 @@ func TestProgressSpinnerWithoutTotal(t *testing.T) {
 }
 
 func TestProgressDoneErasesLine(t *testing.T) {
-	ios, _, _, errOut := Test()
-	ios.StderrTTY = true
-	p := NewProgress(ios, "x", 2)
+	var buf bytes.Buffer
+	p := newProgress(&buf, time.Now, "x", 2)
+	go p.loop()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.Add(1) }()
 	}
 	wg.Wait()
+	p.draw()
+	p.Done()
 	p.Done()
 	if p.n.Load() != 8 {
 		t.Fatalf("count = %d, want 8", p.n.Load())
 	}
-	if !bytes.HasSuffix(errOut.Bytes(), []byte("\r\x1b[K")) {
-		t.Fatalf("stderr = %q, want it to end by erasing the line", errOut.String())
+	if !bytes.HasPrefix(buf.Bytes(), []byte("\rx [")) || !bytes.HasSuffix(buf.Bytes(), []byte("\r\x1b[K")) {
+		t.Fatalf("stderr = %q, want a frame, then the line erased", buf.String())
+	}
+}
+
+// Work finished before the first frame leaves stderr untouched.
+func TestProgressQuickWorkLeavesNoTrace(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, time.Now, "x", 2)
+	p.Add(2)
+	close(p.stopped) // no loop was started: nothing drew
+	p.Done()
+	if buf.Len() != 0 {
+		t.Fatalf("stderr = %q, want nothing", buf.String())
 	}
 }
