@@ -305,8 +305,9 @@ func TestJSONHeadIndependent(t *testing.T) {
 	}
 }
 
-// ciRequired: tools the tests need must be present when CI is set.
-func needTool(t *testing.T, name, install string) string {
+// needTool finds an external checker; it is required when CI is set and
+// its absence skips the test otherwise.
+func needTool(t testing.TB, name, install string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
