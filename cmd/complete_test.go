@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +87,17 @@ func TestCompletionScripts(t *testing.T) {
 	}
 	if r := cliRun(t, nil, false, "completion", "tcsh"); r.Code != ExitUsage || !strings.Contains(r.Stderr, `unknown shell "tcsh"`) {
 		t.Errorf("tcsh: exit %d %q", r.Code, r.Stderr)
+	}
+}
+
+// Model names come from the built-in table plus the config file's models:.
+func TestModelCompletion(t *testing.T) {
+	xdg := writeConfig(t, "models:\n  my-finetune:\n    window: 32768\n")
+	for _, args := range [][]string{{"config", "--model", ""}, {"compact", "x", "--model", ""}, {"init", "x", "--model", ""}} {
+		r := cliRun(t, map[string]string{"XDG_CONFIG_HOME": xdg}, false, append([]string{"__complete"}, args...)...)
+		lines := strings.Split(r.Stdout, "\n")
+		if !slices.Contains(lines, "my-finetune") || !slices.Contains(lines, "gpt-4o") || !slices.Contains(lines, "claude-sonnet-4-5") {
+			t.Errorf("%v: %q", args, r.Stdout)
+		}
 	}
 }

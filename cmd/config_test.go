@@ -144,3 +144,23 @@ func TestConfigTextOutput(t *testing.T) {
 		t.Errorf("tty output:\n%s", r.Stdout)
 	}
 }
+
+// docs/CONFIG.md documents exactly the whitelist.
+func TestConfigDocListsEveryKey(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range configKeys {
+		env := "(file only)"
+		if !fileOnlyKeys[k.Name] {
+			env = "`" + envName(k.Name) + "`"
+		}
+		if row := "| `" + k.Name + "` | " + env + " |"; !strings.Contains(string(doc), row) {
+			t.Errorf("docs/CONFIG.md lacks the row %s", row)
+		}
+	}
+	if n := strings.Count(string(doc), "\n| `"); n != len(configKeys) {
+		t.Errorf("docs/CONFIG.md has %d setting rows, the whitelist %d keys", n, len(configKeys))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
 )
 
@@ -26,12 +28,12 @@ import (
 func addHiddenCommands(root *cobra.Command, f *Factory) {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newCompletionCmd(f), newGenDocsCmd(f))
-	registerFlagCompletions(root)
 	for _, c := range root.Commands() {
 		if c.Name() == "config" {
 			addConfigFlags(root, c)
 		}
 	}
+	registerFlagCompletions(root, f)
 }
 
 // addConfigFlags lets `ctxfold config --model X` show what estimate would
@@ -43,9 +45,10 @@ func addConfigFlags(root, config *cobra.Command) {
 			continue
 		}
 		var src *pflag.Flag
+		var owner *cobra.Command
 		for _, c := range root.Commands() {
 			if c != config {
-				if src = treeFlag(c, k.Name); src != nil {
+				if owner, src = flagOwner(c, k.Name); src != nil {
 					break
 				}
 			}
@@ -55,19 +58,56 @@ func addConfigFlags(root, config *cobra.Command) {
 		}
 		// A new Flag over the same Value: only one command runs per process.
 		config.Flags().AddFlag(&pflag.Flag{Name: src.Name, Usage: src.Usage, Value: src.Value, DefValue: src.DefValue, NoOptDefVal: src.NoOptDefVal})
+		if fn, ok := owner.GetFlagCompletionFunc(src.Name); ok {
+			_ = config.RegisterFlagCompletionFunc(src.Name, fn)
+		}
 	}
+}
+
+// flagOwner finds the first command in c's subtree defining a local flag
+// named name.
+func flagOwner(c *cobra.Command, name string) (*cobra.Command, *pflag.Flag) {
+	if fl := c.LocalNonPersistentFlags().Lookup(name); fl != nil {
+		return c, fl
+	}
+	for _, sub := range c.Commands() {
+		if owner, fl := flagOwner(sub, name); fl != nil {
+			return owner, fl
+		}
+	}
+	return nil, nil
 }
 
 // flagCompleters complete flags by name wherever a command defines them
 // without its own completion function.
-var flagCompleters = map[string]func() []string{
-	"encoding": func() []string { return []string{"o200k_base", "cl100k_base"} },
-	"color":    func() []string { return []string{"auto", "always", "never"} },
+func flagCompleters(f *Factory) map[string]func() []string {
+	return map[string]func() []string{
+		"encoding": func() []string { return estimate.Encodings },
+		"color":    func() []string { return []string{"auto", "always", "never"} },
+		"model":    func() []string { return modelNames(f) },
+	}
 }
 
-func registerFlagCompletions(c *cobra.Command) {
+// modelNames are the built-in model table's names plus the config file's
+// models: entries (the config is loaded before completion runs).
+func modelNames(f *Factory) []string {
+	names := estimate.KnownModels()
+	if f.Config != nil {
+		extra := f.Config.GetStringMap("models")
+		for name := range extra {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+	}
+	return names
+}
+
+func registerFlagCompletions(c *cobra.Command, f *Factory) {
+	completers := flagCompleters(f)
 	c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
-		values, ok := flagCompleters[fl.Name]
+		values, ok := completers[fl.Name]
 		if !ok {
 			return
 		}
@@ -79,7 +119,7 @@ func registerFlagCompletions(c *cobra.Command) {
 		})
 	})
 	for _, sub := range c.Commands() {
-		registerFlagCompletions(sub)
+		registerFlagCompletions(sub, f)
 	}
 }
 
