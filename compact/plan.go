@@ -113,17 +113,21 @@ func MakePlan(in PlanInput) *Plan {
 	if p.Start >= n {
 		return noop(ReasonNothingNew)
 	}
+	facts := factsOf(in.Nodes)
 	suffix := make([]int, n+1)
 	conv := make([]int, n+1)
 	for i := n - 1; i >= 0; i-- {
 		suffix[i] = suffix[i+1] + tokenAt(in.Tokens, i)
 		conv[i] = conv[i+1]
-		if conversational(in.Nodes[i]) {
+		if facts[i].conversational {
 			conv[i]++
 		}
 	}
-	bounds := boundaries(in.Nodes, p.Start)
+	bounds := boundaries(facts, p.Start)
 	if len(bounds) == 0 {
+		if p.Previous != nil {
+			return noop(ReasonNothingNew)
+		}
 		return noop(ReasonNoBoundary)
 	}
 	last := bounds[len(bounds)-1]
@@ -165,7 +169,7 @@ func MakePlan(in PlanInput) *Plan {
 		nd := in.Nodes[i]
 		p.NewIDs = append(p.NewIDs, nd.ID)
 		p.ReplacedTokens += tokenAt(in.Tokens, i)
-		if i == p.Start || isTurnStart(nd) {
+		if i == p.Start || facts[i].turnStart {
 			p.CompactedTurns++
 		}
 	}
@@ -184,29 +188,51 @@ func tokenAt(tokens []int, i int) int {
 	return tokens[i]
 }
 
-// boundaries returns the positions after start where a kept tail may begin:
-// a user turn start with no tool call before it still waiting for a result
-// at or after it (seed 002: a tool call and its results are never split).
-func boundaries(nodes []*transcript.Node, start int) []int {
+// nodeFacts is what the plan needs of one node, computed once.
+type nodeFacts struct {
+	turnStart, conversational bool
+	// answeredAt is the last position a call this node makes is answered
+	// at (-1 when it makes none or none is answered).
+	answeredAt int
+}
+
+func factsOf(nodes []*transcript.Node) []nodeFacts {
 	resultAt := map[string]int{}
+	facts := make([]nodeFacts, len(nodes))
 	for i, nd := range nodes {
-		for _, r := range nd.ToolResults() {
+		results := nd.ToolResults()
+		for _, r := range results {
 			if _, seen := resultAt[r.ToolCallID]; !seen {
 				resultAt[r.ToolCallID] = i
 			}
 		}
-	}
-	var out []int
-	pending := -1 // the last position a call made so far is answered at
-	for i, nd := range nodes {
-		if i > start && isTurnStart(nd) && pending < i {
-			out = append(out, i)
+		facts[i] = nodeFacts{
+			turnStart:      nd.Role == transcript.RoleUser && !nd.IsSummary() && len(results) == 0,
+			conversational: conversational(nd),
+			answeredAt:     -1,
 		}
+	}
+	for i, nd := range nodes {
 		for _, c := range nd.AllToolCalls() {
-			if at, ok := resultAt[c.ID]; ok && at > pending {
-				pending = at
+			if at, ok := resultAt[c.ID]; ok && at > facts[i].answeredAt {
+				facts[i].answeredAt = at
 			}
 		}
+	}
+	return facts
+}
+
+// boundaries returns the positions after start where a kept tail may begin:
+// a user turn start with no tool call before it still waiting for a result
+// at or after it (seed 002: a tool call and its results are never split).
+func boundaries(facts []nodeFacts, start int) []int {
+	var out []int
+	pending := -1 // the last position a call made so far is answered at
+	for i, f := range facts {
+		if i > start && f.turnStart && pending < i {
+			out = append(out, i)
+		}
+		pending = max(pending, f.answeredAt)
 	}
 	return out
 }

@@ -1,0 +1,234 @@
+package compact
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// genSession builds a tool-heavy conversation: a system root, then turns
+// that start with a user message, run zero to four tool steps (calls in
+// tool_calls or as tool_call blocks, answered by tool nodes or by a user
+// node of tool_result blocks, sometimes with text), and usually end with an
+// assistant answer.
+func genSession(r *rand.Rand, turns int) []transcript.Node {
+	var out []transcript.Node
+	id := 0
+	next := func(prefix string) string { id++; return fmt.Sprintf("%s%d", prefix, id) }
+	out = append(out, transcript.Node{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("You are a coding agent.")})
+	for t := 0; t < turns; t++ {
+		out = append(out, transcript.Node{ID: next("u"), Role: transcript.RoleUser,
+			Content: transcript.TextContent(fmt.Sprintf("Turn %d: please look at pkg/mod%d/file%d.go and run the tests.", t, t, r.IntN(9)))})
+		for step := r.IntN(5); step > 0; step-- {
+			ncalls := 1 + r.IntN(3)
+			a := transcript.Node{ID: next("a"), Role: transcript.RoleAssistant}
+			var callIDs []string
+			blocks := r.IntN(2) == 0
+			if blocks {
+				a.Content = transcript.Content{IsBlocks: true, Blocks: []transcript.Block{{Type: transcript.BlockText, Text: "Working."}}}
+			} else {
+				a.Content = transcript.TextContent("")
+			}
+			for c := 0; c < ncalls; c++ {
+				cid := next("call_")
+				callIDs = append(callIDs, cid)
+				args := json.RawMessage(fmt.Sprintf(`{"cmd":"go test ./pkg/mod%d -run T%d"}`, t, c))
+				if blocks {
+					a.Content.Blocks = append(a.Content.Blocks, transcript.Block{Type: transcript.BlockToolCall, ID: cid, Name: "bash", Arguments: args})
+				} else {
+					a.ToolCalls = append(a.ToolCalls, transcript.ToolCall{ID: cid, Name: "bash", Arguments: args})
+				}
+			}
+			out = append(out, a)
+			if r.IntN(3) == 0 {
+				// Anthropic style: one user node answers every call, maybe
+				// with text beside the results.
+				u := transcript.Node{ID: next("r"), Role: transcript.RoleUser, Content: transcript.Content{IsBlocks: true}}
+				for _, cid := range callIDs {
+					u.Content.Blocks = append(u.Content.Blocks, transcript.Block{Type: transcript.BlockToolResult, ToolCallID: cid, Text: "ok", IsError: r.IntN(5) == 0})
+				}
+				if r.IntN(2) == 0 {
+					u.Content.Blocks = append(u.Content.Blocks, transcript.Block{Type: transcript.BlockText, Text: "Also check the vet output."})
+				}
+				out = append(out, u)
+			} else {
+				for _, cid := range callIDs {
+					out = append(out, transcript.Node{ID: next("t"), Role: transcript.RoleTool, ToolCallID: cid,
+						Content: transcript.TextContent(fmt.Sprintf("--- FAIL: T (0.00s)\n%s output line\nok", cid))})
+				}
+			}
+		}
+		if r.IntN(6) != 0 {
+			out = append(out, transcript.Node{ID: next("a"), Role: transcript.RoleAssistant,
+				Content: transcript.TextContent(fmt.Sprintf("Done with turn %d. I'll keep pkg/mod%d as is.", t, t))})
+		}
+	}
+	for i := range out {
+		if i > 0 {
+			out[i].Predecessor = out[i-1].ID
+		}
+	}
+	return out
+}
+
+func ptrs(nodes []transcript.Node) []*transcript.Node {
+	out := make([]*transcript.Node, len(nodes))
+	for i := range nodes {
+		out[i] = &nodes[i]
+	}
+	return out
+}
+
+// checkAdjacency is the tool-adjacency rule over a rendered view: every
+// tool result answers a call of the nearest assistant message before it
+// (only result-carrying messages in between), and every call in the view
+// whose result exists in the full history has that result in the view.
+func checkAdjacency(view []*transcript.Node, history []*transcript.Node) error {
+	return checkAdjacencyWith(view, answeredCalls(history))
+}
+
+// answeredCalls is the set of call ids with a result in history.
+func answeredCalls(history []*transcript.Node) map[string]bool {
+	resultOf := map[string]bool{}
+	for _, n := range history {
+		for _, r := range n.ToolResults() {
+			resultOf[r.ToolCallID] = true
+		}
+	}
+	return resultOf
+}
+
+func checkAdjacencyWith(view []*transcript.Node, resultOf map[string]bool) error {
+	inView := map[string]bool{}
+	for _, n := range view {
+		for _, r := range n.ToolResults() {
+			inView[r.ToolCallID] = true
+		}
+	}
+	open := map[string]bool{}
+	for _, n := range view {
+		calls := n.AllToolCalls()
+		results := n.ToolResults()
+		for _, r := range results {
+			if !open[r.ToolCallID] {
+				return fmt.Errorf("node %q: result for %q does not follow its call", n.ID, r.ToolCallID)
+			}
+			delete(open, r.ToolCallID)
+		}
+		if len(results) == 0 || len(calls) > 0 {
+			open = map[string]bool{}
+		}
+		for _, c := range calls {
+			open[c.ID] = true
+			if resultOf[c.ID] && !inView[c.ID] {
+				return fmt.Errorf("node %q: call %q is in the view but its result is not", n.ID, c.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// newSession writes nodes into a fresh session directory.
+func newSession(t testing.TB, model string, nodes []transcript.Node) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := transcript.Init(dir, model, transcript.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	appendNodes(t, dir, nodes)
+	return dir
+}
+
+func appendNodes(t testing.TB, dir string, nodes []transcript.Node) {
+	t.Helper()
+	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: tx.Session().Meta.Head == ""})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshotFiles returns the bytes of nodes.jsonl and session.json.
+func snapshotFiles(t testing.TB, dir string) string {
+	t.Helper()
+	var all []byte
+	for _, f := range []string{transcript.NodesFile, transcript.MetaFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return string(all)
+}
+
+// events returns the events of a session, decoded.
+func events(t testing.TB, dir string) []map[string]any {
+	t.Helper()
+	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out []map[string]any
+	if _, err := s.ReadEvents(func(e transcript.EventLine) error {
+		var m map[string]any
+		if err := json.Unmarshal(e.Raw, &m); err != nil {
+			return err
+		}
+		out = append(out, m)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func eventTypes(evs []map[string]any) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, fmt.Sprint(e["type"]))
+	}
+	return out
+}
+
+// stubSummarizer returns fixed text, counting calls; fn, when set, runs
+// first (a slow summarizer, a concurrent writer).
+type stubSummarizer struct {
+	text  string
+	err   error
+	calls int
+	last  Request
+	fn    func(ctx context.Context) error
+}
+
+func (s *stubSummarizer) Name() string { return "stub" }
+func (s *stubSummarizer) Summarize(ctx context.Context, req Request) (string, error) {
+	s.calls++
+	s.last = req
+	if s.fn != nil {
+		if err := s.fn(ctx); err != nil {
+			return "", err
+		}
+	}
+	return s.text, s.err
+}
+
+// mustNotCall fails the test if a no-op path reaches the summarizer.
+type mustNotCall struct{ t testing.TB }
+
+func (m mustNotCall) Name() string { return "must-not-call" }
+func (m mustNotCall) Summarize(context.Context, Request) (string, error) {
+	m.t.Errorf("the summarizer was called on a no-op path")
+	return "", fmt.Errorf("must not be called")
+}
+
+func newRand() *rand.Rand { return rand.New(rand.NewPCG(3, 4)) }

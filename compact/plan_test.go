@@ -1,0 +1,204 @@
+package compact
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// linear builds a view from a compact spec: "s" system, "u" user, "a"
+// assistant text, "c" assistant with one tool call answered by the next
+// "t" tool node, "S" a previous summary covering "p1 p2". Tokens per node
+// come from toks (same length).
+func linear(t *testing.T, spec string) []*transcript.Node {
+	t.Helper()
+	var nodes []transcript.Node
+	call := 0
+	for i, f := range strings.Fields(spec) {
+		id := f + string(rune('0'+i/10)) + string(rune('0'+i%10))
+		n := transcript.Node{ID: id}
+		switch f {
+		case "s":
+			n.Role, n.Content = transcript.RoleSystem, transcript.TextContent("system")
+		case "u":
+			n.Role, n.Content = transcript.RoleUser, transcript.TextContent("question")
+		case "a":
+			n.Role, n.Content = transcript.RoleAssistant, transcript.TextContent("answer")
+		case "c":
+			call++
+			n.Role = transcript.RoleAssistant
+			n.ToolCalls = []transcript.ToolCall{{ID: "call" + id, Name: "bash"}}
+		case "t":
+			n.Role, n.ToolCallID, n.Content = transcript.RoleTool, "call"+nodes[len(nodes)-1].ID, transcript.TextContent("out")
+		case "S":
+			n.ID = "summary_prev"
+			n.Role, n.Name = transcript.SummaryRole, transcript.SummaryName
+			n.Content = transcript.TextContent(transcript.SummaryPrefix + "## Objective\nold")
+			n.SetMeta("compaction", true)
+			n.SetMeta("covers_ids", []string{"p1", "p2"})
+			n.Predecessor = "s00"
+		default:
+			t.Fatalf("bad spec %q", f)
+		}
+		if i > 0 && f != "S" {
+			n.Predecessor = nodes[len(nodes)-1].ID
+		}
+		nodes = append(nodes, n)
+	}
+	return ptrs(nodes)
+}
+
+func ids(nodes []*transcript.Node, from, to int) []string {
+	var out []string
+	for _, n := range nodes[from:to] {
+		out = append(out, n.ID)
+	}
+	return out
+}
+
+func TestPlanRules(t *testing.T) {
+	cases := []struct {
+		name    string
+		spec    string
+		toks    []int
+		target  int
+		noop    string
+		cut     int // expected first kept position
+		covered int // expected number of newly covered nodes
+	}{
+		{name: "at or below the target is a no-op", spec: "s u a u a", toks: []int{10, 10, 10, 10, 10}, target: 53, noop: ReasonBelowTarget},
+		{name: "the longest tail that fits", spec: "s u a u a u a u a", toks: []int{5, 10, 10, 10, 10, 10, 10, 10, 10}, target: 40, cut: 5, covered: 4},
+		{name: "latest turn alone exceeds the target: it stays intact", spec: "s u a u a u a", toks: []int{5, 10, 10, 10, 10, 100, 100}, target: 50, cut: 5, covered: 4},
+		{name: "latest turn alone exceeds with nothing before it: no-op", spec: "s u a", toks: []int{5, 100, 100}, target: 50, noop: ReasonNoBoundary},
+		{name: "last two turns exceed the target: cut at the latest user boundary", spec: "s u a u a u a", toks: []int{5, 10, 10, 30, 30, 10, 10}, target: 25, cut: 5, covered: 4},
+		{name: "a tool call stays with its result in the tail", spec: "s u a u c t", toks: []int{5, 30, 30, 10, 10, 10}, target: 40, cut: 3, covered: 2},
+		{name: "at least four conversational messages, past the target", spec: "s u a u c t u c t u a", toks: []int{5, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, target: 60, cut: 3, covered: 2},
+		{name: "the cut never falls between a call and its results", spec: "s u c t u c t", toks: []int{1, 50, 50, 50, 5, 5, 5}, target: 30, cut: 4, covered: 3},
+		{name: "re-compaction with nothing new is a no-op", spec: "s S u a", toks: []int{5, 50, 50, 50}, target: 60, noop: ReasonNothingNew},
+		{name: "re-compaction extends the previous segment", spec: "s S u a u a", toks: []int{5, 50, 50, 50, 10, 10}, target: 20, cut: 4, covered: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := linear(t, tc.spec)
+			total := 3
+			for _, k := range tc.toks {
+				total += k
+			}
+			p := MakePlan(PlanInput{Nodes: nodes, Tokens: tc.toks, Total: total, Target: tc.target})
+			if tc.noop != "" {
+				if !p.NoOp || p.Reason != tc.noop {
+					t.Fatalf("want no-op %q, got NoOp=%v %q (cut %d)", tc.noop, p.NoOp, p.Reason, p.Cut)
+				}
+				return
+			}
+			if p.NoOp {
+				t.Fatalf("unexpected no-op: %s", p.Reason)
+			}
+			if p.Cut != tc.cut || len(p.NewIDs) != tc.covered {
+				t.Fatalf("cut %d covering %v, want cut %d covering %d", p.Cut, p.NewIDs, tc.cut, tc.covered)
+			}
+			if nodes[p.Cut].Role != transcript.RoleUser {
+				t.Fatalf("tail starts at %s", nodes[p.Cut].Role)
+			}
+			if slices.Contains(p.CoversIDs, nodes[0].ID) {
+				t.Fatal("the root is covered")
+			}
+			if p.Previous != nil {
+				want := append([]string{"p1", "p2"}, ids(nodes, p.Start, p.Cut)...)
+				if !slices.Equal(p.CoversIDs, want) || p.Predecessor != "s00" {
+					t.Fatalf("covers %v pred %q, want %v pred s00", p.CoversIDs, p.Predecessor, want)
+				}
+				for _, id := range p.CoversIDs {
+					if strings.HasPrefix(id, transcript.SummaryIDPrefix) {
+						t.Fatalf("covers_ids names a summary: %v", p.CoversIDs)
+					}
+				}
+			} else if p.Predecessor != nodes[0].ID {
+				t.Fatalf("splice point %q, want the root", p.Predecessor)
+			}
+		})
+	}
+}
+
+// TestPlanAdjacencyProperty: over 1,000 generated tool-heavy sessions and
+// every keep size that changes the plan, no cut separates a tool call from
+// its results, the tail starts at a user message that answers no call, the
+// root is never covered, and the compacted view passes the adjacency check.
+func TestPlanAdjacencyProperty(t *testing.T) {
+	const sessions, groups = 1000, 8
+	var plans, folded atomic.Int64
+	t.Run("group", func(t *testing.T) {
+		for g := 0; g < groups; g++ {
+			t.Run(fmt.Sprint(g), func(t *testing.T) {
+				t.Parallel()
+				r := rand.New(rand.NewPCG(1, uint64(g)))
+				for s := g; s < sessions; s += groups {
+					p, f := adjacencyProperty(t, s, r)
+					plans.Add(p)
+					folded.Add(f)
+				}
+			})
+		}
+	})
+	if folded.Load() < sessions {
+		t.Fatalf("only %d of %d plans folded anything; the generator is too tame", folded.Load(), plans.Load())
+	}
+	t.Logf("%d sessions, %d plans, %d folding", sessions, plans.Load(), folded.Load())
+}
+
+func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) {
+	nodes := ptrs(genSession(r, 1+r.IntN(12)))
+	answered := answeredCalls(nodes)
+	toks := make([]int, len(nodes))
+	total := 3
+	for i := range toks {
+		toks[i] = 1 + r.IntN(400)
+		total += toks[i]
+	}
+	// Every keep size that matters: each suffix sum, one below it, and
+	// the extremes.
+	keeps := []int{0, 1, total, total + 1}
+	sum := 0
+	for i := len(toks) - 1; i >= 0; i-- {
+		sum += toks[i]
+		keeps = append(keeps, sum, sum-1)
+	}
+	summary := &transcript.Node{ID: "summary_x", Role: transcript.SummaryRole, Content: transcript.TextContent(transcript.SummaryPrefix + "x")}
+	for _, keep := range keeps {
+		plans++
+		p := MakePlan(PlanInput{Nodes: nodes, Tokens: toks, Total: total, Target: keep})
+		if p.NoOp {
+			continue
+		}
+		folded++
+		tail := nodes[p.Cut]
+		if !isTurnStart(tail) {
+			t.Fatalf("session %d keep %d: tail starts at %q (%s)", s, keep, tail.ID, tail.Role)
+		}
+		if p.Start < 1 || slices.Contains(p.CoversIDs, "sys") {
+			t.Fatalf("session %d keep %d: the root is covered", s, keep)
+		}
+		view := append([]*transcript.Node{nodes[0], summary}, nodes[p.Cut:]...)
+		if err := checkAdjacencyWith(view, answered); err != nil {
+			t.Fatalf("session %d keep %d: %v", s, keep, err)
+		}
+		// The covered part holds each of its calls' results too.
+		if err := checkAdjacencyWith(nodes[p.Start:p.Cut], answered); err != nil {
+			t.Fatalf("session %d keep %d: covered part: %v", s, keep, err)
+		}
+	}
+	return plans, folded
+}
+
+func TestTarget(t *testing.T) {
+	for _, tc := range []struct{ window, want int }{{0, 8000}, {32000, 8000}, {128000, 12800}, {200000, 20000}, {1000000, 40000}} {
+		if got := Target(tc.window); got != tc.want {
+			t.Errorf("Target(%d) = %d, want %d", tc.window, got, tc.want)
+		}
+	}
+}
