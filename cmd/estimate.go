@@ -1,19 +1,441 @@
 package cmd
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// TODO(issue): placeholder until the estimate command lands; it refuses to run.
+type estimateOptions struct {
+	IO   *report.IOStreams
+	Dirs []string
+	Head string
+	// Model is an explicit --model; "" falls back to the session's
+	// recorded model, then DefaultModel (env or config).
+	Model        string
+	DefaultModel string
+	Est          estimate.Options
+	JSON         bool
+	// FailAbove is the --fail-above percentage; < 0 means off.
+	FailAbove float64
+	Open      transcript.OpenOptions
+}
+
 func newEstimateCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:    "estimate",
-		Short:  "not implemented yet",
-		Hidden: true,
+	opts := &estimateOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "estimate DIR...",
+		Short: "Token occupancy of the rendered view",
+		Long: `Measure how full the context window is: exact offline token counts of the
+rendered view from HEAD (or --head) — the active summary plus the uncovered
+tail, thinking and tool blocks included (seed 001 §01: one measurement basis,
+the same one compact and render --fit use).
+
+The breakdown has one row per category (system, tool definitions, summary,
+user, assistant, tool calls, tool results, thinking, images, and the chat
+format's overhead); they sum to the total. ratio = total / window;
+budget_pct = total / input budget, where input budget = window − output
+reserve and the reserve is min(output capability, 16384, window/4) unless
+--output-cap is given. should_compact is budget_pct ≥ --compact-at.
+
+The model is --model, else the one the session records, else the config's
+model. o200k_base and cl100k_base are exact; for models whose tokenizer is not
+public (Claude, Gemini, open models) o200k_base is a stated proxy. Where
+assistant nodes recorded usage.input_tokens, each such request is re-estimated
+as it was sent and the latest one's measured/estimated ratio gives a
+"calibrated estimate" (--no-calibrate turns this off). docs/ESTIMATE.md
+documents the rules.
+
+Models can be added or overridden in the config file:
+  models:
+    my-model: {window: 65536, max_output: 8192, encoding: o200k_base, provider: open}
+
+Per-node counts are cached in DIR/estimate.cache (safe to delete). Several
+sessions are measured in parallel and printed in argument order; with --json,
+one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct is at least PCT."),
+		Example: `  ctxfold estimate ./s
+  ctxfold estimate ./s --model claude-sonnet-4 --nodes
+  ctxfold estimate ./s --window 32768 --output-cap 4096 --json
+  ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate`,
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("estimate is not implemented yet")
+			opts.Dirs = args
+			fl := cmd.Flags()
+			c := f.Config
+			if fl.Changed("model") {
+				opts.Model, _ = fl.GetString("model")
+			} else {
+				opts.DefaultModel = c.GetString("model")
+			}
+			opts.Head, _ = fl.GetString("head")
+			if opts.Head != "" && len(args) > 1 {
+				return &UsageError{Err: errorf("--head names a node of one session; got %d sessions", len(args))}
+			}
+			e := &opts.Est
+			e.Encoding = c.GetString("encoding")
+			if e.Encoding != "" && !validEncoding(e.Encoding) {
+				return &UsageError{Err: errorf("--encoding must be %s, got %q", strings.Join(estimate.Encodings, " or "), e.Encoding)}
+			}
+			for name, dst := range map[string]*int{"window": &e.Window, "max-output": &e.MaxOutput, "output-cap": &e.OutputCap} {
+				*dst = c.GetInt(name)
+				if *dst < 0 {
+					return &UsageError{Err: errorf("--%s must not be negative, got %d", name, *dst)}
+				}
+			}
+			compactAt := c.GetFloat64("compact-at")
+			if compactAt <= 0 || compactAt > 100 {
+				return &UsageError{Err: errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)}
+			}
+			e.CompactAt = compactAt / 100
+			e.NodeDetail, _ = fl.GetBool("nodes")
+			e.NoCalibrate = c.GetBool("no-calibrate")
+			opts.FailAbove = -1
+			if fl.Changed("fail-above") {
+				opts.FailAbove, _ = fl.GetFloat64("fail-above")
+				if opts.FailAbove < 0 {
+					return &UsageError{Err: errorf("--fail-above must be a percentage ≥ 0, got %v", opts.FailAbove)}
+				}
+			}
+			if c.IsSet("models") {
+				models := map[string]estimate.Model{}
+				if err := c.UnmarshalKey("models", &models); err != nil {
+					return &UsageError{Err: errorf("config models: %v", err)}
+				}
+				for name, m := range models {
+					if m.Encoding != "" && !validEncoding(m.Encoding) {
+						return &UsageError{Err: errorf("config models.%s.encoding: unknown encoding %q", name, m.Encoding)}
+					}
+				}
+				e.Models = models
+			}
+			opts.JSON = c.GetBool("json")
+			opts.Open = f.openOptions()
+			return runEstimate(cmd.Context(), opts)
 		},
 	}
+	fl := cmd.Flags()
+	fl.String("model", "", "model to budget for (default: the session's recorded model)")
+	fl.String("encoding", "", "count with this encoding: o200k_base or cl100k_base (default: the model's)")
+	fl.Int("window", 0, "context window in tokens (overrides the model's)")
+	fl.Int("max-output", 0, "output capability in tokens (overrides the model's)")
+	fl.Int("output-cap", 0, "explicit output reserve in tokens, used as given")
+	fl.String("head", "", "measure the view from this node instead of HEAD")
+	fl.Bool("nodes", false, "also list every rendered node's count")
+	fl.Bool("no-calibrate", false, "do not compare with recorded usage")
+	fl.Float64("fail-above", 0, "exit 1 when budget_pct ≥ PCT (a CI gate)")
+	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which should_compact is true")
+	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
+	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
+	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
+	return cmd
+}
+
+func validEncoding(e string) bool {
+	for _, k := range estimate.Encodings {
+		if e == k {
+			return true
+		}
+	}
+	return false
+}
+
+type estimateOutcome struct {
+	res      *estimate.Result
+	err      error
+	warnings []string
+}
+
+func runEstimate(ctx context.Context, opts *estimateOptions) error {
+	outcomes := make([]estimateOutcome, len(opts.Dirs))
+	done := make([]chan struct{}, len(opts.Dirs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	// Sessions run in parallel (each also tokenizes on all cores); results
+	// print in argument order as soon as their turn comes.
+	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, dir := range opts.Dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[i])
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				outcomes[i].err = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			outcomes[i] = estimateOne(ctx, dir, opts)
+		}()
+	}
+	var firstErr error
+	var over []string
+	pal := report.NewPalette(opts.IO)
+	for i, dir := range opts.Dirs {
+		<-done[i]
+		o := outcomes[i]
+		for _, w := range o.warnings {
+			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+		}
+		if o.err != nil {
+			if len(opts.Dirs) == 1 {
+				wg.Wait()
+				return o.err
+			}
+			if firstErr == nil {
+				firstErr = o.err
+			}
+			printError(opts.IO.ErrOut, o.err)
+			continue
+		}
+		var err error
+		switch {
+		case opts.JSON:
+			err = report.JSON(opts.IO.Out, o.res)
+		case opts.IO.StdoutTTY:
+			if i > 0 {
+				fmt.Fprintln(opts.IO.Out)
+			}
+			err = writeEstimateTTY(opts.IO, pal, o.res, opts.Est.CompactAt)
+		default:
+			if i > 0 {
+				fmt.Fprintln(opts.IO.Out)
+			}
+			err = writeEstimatePlain(opts.IO.Out, o.res)
+		}
+		if err != nil {
+			wg.Wait()
+			return err
+		}
+		if opts.FailAbove >= 0 && o.res.InputBudget > 0 && o.res.BudgetPct >= opts.FailAbove {
+			over = append(over, fmt.Sprintf("%s: budget %.1f%% ≥ --fail-above %g%%", dir, o.res.BudgetPct, opts.FailAbove))
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return &SilentError{Code: ExitCode(firstErr)}
+	}
+	if len(over) > 0 {
+		for _, m := range over {
+			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: %s\n", m)
+		}
+		return &SilentError{Code: ExitCheckFailed}
+	}
+	return nil
+}
+
+func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out estimateOutcome) {
+	g, err := dag.Open(dir, opts.Open)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer g.S.Close()
+	for _, w := range g.S.Warnings {
+		out.warnings = append(out.warnings, w.String())
+	}
+	view, err := render.Build(g, opts.Head, false)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	e := opts.Est
+	e.Model = opts.Model
+	if e.Model == "" {
+		e.Model = g.S.Meta.Model
+	}
+	if e.Model == "" {
+		e.Model = opts.DefaultModel
+	}
+	var mu sync.Mutex
+	e.Warn = func(m string) {
+		mu.Lock()
+		out.warnings = append(out.warnings, m)
+		mu.Unlock()
+	}
+	if e.Model == "" && e.Window == 0 {
+		out.err = &estimate.UnknownModelError{}
+		return out
+	}
+	res, err := estimate.View(ctx, view, e)
+	if err != nil {
+		out.err = fmt.Errorf("%s: %w", dir, err)
+		return out
+	}
+	res.Session = dir
+	out.res = res
+	return out
+}
+
+// categoryLabels are the breakdown's row names for people.
+var categoryLabels = map[string]string{
+	estimate.CatSystem: "system", estimate.CatTools: "tool definitions", estimate.CatSummary: "summary",
+	estimate.CatUser: "user", estimate.CatAssistant: "assistant", estimate.CatToolCalls: "tool calls",
+	estimate.CatToolResults: "tool results", estimate.CatThinking: "thinking", estimate.CatImages: "images",
+	estimate.CatOverhead: "chat format overhead",
+}
+
+func share(n, total int) string {
+	if total == 0 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(total))
+}
+
+// group writes n with thousands separators.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func encodingLabel(r *estimate.Result) string {
+	if r.EncodingIsProxy {
+		return r.Encoding + " (proxy)"
+	}
+	return r.Encoding + " (exact)"
+}
+
+func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Result, compactAt float64) error {
+	w := ios.Out
+	head := ""
+	if r.Head != "" {
+		head = " · HEAD " + r.Head
+	}
+	fmt.Fprintf(w, "%s  %s · %s%s\n", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+	)
+	t.Header("category", "tokens", "share")
+	for _, c := range estimate.Categories {
+		n := r.Categories[c]
+		if n == 0 {
+			continue
+		}
+		if err := t.Append([]string{categoryLabels[c], group(n), share(n, r.Total)}); err != nil {
+			return err
+		}
+	}
+	t.Footer("total", group(r.Total), "100.0%")
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if r.Window > 0 {
+		fmt.Fprintf(w, "%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s)\n",
+			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, group(r.Window), r.BudgetPct, group(r.InputBudget), group(r.OutputReserve))
+		verdict := "no"
+		if r.ShouldCompact {
+			verdict = pal.Red("yes")
+		}
+		fmt.Fprintf(w, "should compact: %s (at %g%% of the input budget)\n", verdict, 100*compactAt)
+	}
+	if c := r.Calibration; c != nil {
+		fmt.Fprintf(w, "calibrated estimate: %s tokens (%.1f%% of the input budget): ×%.3f from %s, measured %s vs estimated %s; %d request(s), median error %.1f%%, worst %+.1f%% at %s\n",
+			group(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, c.LatestNode, group(int(c.Measured)), group(c.Estimated),
+			c.Requests, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
+	}
+	if len(r.Nodes) > 0 {
+		nt := tablewriter.NewTable(w,
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+		)
+		nt.Header("node", "role", "category", "content", "tokens")
+		for _, n := range r.Nodes {
+			if err := nt.Append([]string{n.ID, n.Role, categoryLabels[n.Category], group(n.ContentTokens), group(n.Tokens)}); err != nil {
+				return err
+			}
+		}
+		if err := nt.Render(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// occupancyBar draws ratio as a bar coloured by occupancy (seed 001 §02:
+// green below 60%, yellow below 80%, red from 80%).
+func occupancyBar(pal report.Palette, ratio float64, width int) string {
+	filled := int(math.Round(math.Min(ratio, 1) * float64(width)))
+	if ratio > 0 && filled == 0 {
+		filled = 1
+	}
+	bar := strings.Repeat("█", filled)
+	switch {
+	case ratio >= 0.80:
+		bar = pal.Red(bar)
+	case ratio >= 0.60:
+		bar = pal.Yellow(bar)
+	default:
+		bar = pal.Green(bar)
+	}
+	return "[" + bar + pal.Dim(strings.Repeat("░", width-filled)) + "]"
+}
+
+// writeEstimatePlain is the piped form: tab-separated key/value lines, one
+// per figure and one per category ("category NAME TOKENS"), no colour.
+func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
+	var b strings.Builder
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s\t%v\n", k, v) }
+	kv("session", r.Session)
+	if r.Head != "" {
+		kv("head", r.Head)
+	}
+	kv("model", r.Model)
+	kv("encoding", r.Encoding)
+	kv("encoding_is_proxy", r.EncodingIsProxy)
+	kv("window", r.Window)
+	kv("output_reserve", r.OutputReserve)
+	kv("input_budget", r.InputBudget)
+	for _, c := range estimate.Categories {
+		fmt.Fprintf(&b, "category\t%s\t%d\n", c, r.Categories[c])
+	}
+	kv("total", r.Total)
+	kv("ratio", strconv.FormatFloat(r.Ratio, 'f', 4, 64))
+	kv("budget_pct", strconv.FormatFloat(r.BudgetPct, 'f', 2, 64))
+	kv("should_compact", r.ShouldCompact)
+	if c := r.Calibration; c != nil {
+		kv("calibrated_total", c.CalibratedTotal)
+		kv("calibrated_budget_pct", strconv.FormatFloat(c.CalibratedBudgetPct, 'f', 2, 64))
+		kv("calibration_latest_node", c.LatestNode)
+		kv("calibration_ratio", strconv.FormatFloat(c.Ratio, 'f', 4, 64))
+		kv("calibration_requests", c.Requests)
+		kv("calibration_median_rel_error", strconv.FormatFloat(c.MedianRelError, 'f', 4, 64))
+		kv("calibration_worst_rel_error", strconv.FormatFloat(c.WorstRelError, 'f', 4, 64))
+		kv("calibration_worst_node", c.WorstNode)
+	}
+	for _, n := range r.Nodes {
+		fmt.Fprintf(&b, "node\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.Role, n.Category, n.ContentTokens, n.Tokens)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

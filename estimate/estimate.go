@@ -10,9 +10,11 @@ package estimate
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -354,7 +356,8 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 		for _, f := range news {
 			cache.put(f.k, f.p)
 		}
-		if err := cache.save(); err != nil {
+		// A read-only session is simply not cached.
+		if err := cache.save(); err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
 			warn("count cache not saved: " + err.Error())
 		}
 	}

@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyFixture copies a fixture session so estimate's count cache never
+// lands in fixtures/.
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"session.json", "nodes.jsonl", "events.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("..", "fixtures", name, f))
+		if err != nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dst, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func TestEstimateExitCodes(t *testing.T) {
+	tools, compacted := copyFixture(t, "tools"), copyFixture(t, "compacted")
+	noModel := t.TempDir()
+	os.WriteFile(filepath.Join(noModel, "session.json"), []byte(`{"format_version":1,"head":"u"}`), 0o644)
+	os.WriteFile(filepath.Join(noModel, "nodes.jsonl"), []byte(`{"id":"u","predecessor":null,"role":"user","content":"hi"}`+"\n"), 0o644)
+	bad := unreadableSession(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"ok", []string{tools}, 0},
+		{"ok json", []string{"--json", tools}, 0},
+		{"several", []string{tools, compacted}, 0},
+		{"fail-above exceeded", []string{tools, "--fail-above", "0.5"}, 1},
+		{"fail-above exceeded json", []string{tools, "--fail-above", "0.5", "--json"}, 1},
+		{"fail-above zero", []string{tools, "--fail-above", "0"}, 1},
+		{"fail-above not reached", []string{tools, "--fail-above", "80"}, 0},
+		{"fail-above one of two", []string{compacted, tools, "--fail-above", "0.1"}, 1},
+		{"unknown model", []string{tools, "--model", "gpt-4x"}, 2},
+		{"unknown model with window", []string{tools, "--model", "gpt-4x", "--window", "8192"}, 0},
+		{"no model anywhere", []string{noModel}, 2},
+		{"no model but window", []string{noModel, "--window", "8192"}, 0},
+		{"bad encoding", []string{tools, "--encoding", "p50k_base"}, 2},
+		{"negative window", []string{tools, "--window", "-1"}, 2},
+		{"cap fills window", []string{tools, "--window", "1000", "--output-cap", "1000"}, 2},
+		{"bad compact-at", []string{tools, "--compact-at", "0"}, 2},
+		{"negative fail-above", []string{tools, "--fail-above", "-3"}, 2},
+		{"head", []string{compacted, "--head", "a4x"}, 0},
+		{"no such head", []string{compacted, "--head", "nope"}, 2},
+		{"head on a summary", []string{compacted, "--head", "summary_second"}, 2},
+		{"head with two sessions", []string{tools, compacted, "--head", "a1"}, 2},
+		{"unreadable", []string{bad}, 2},
+		{"unreadable among good", []string{tools, bad, compacted}, 2},
+		{"error beats fail-above", []string{tools, bad, "--fail-above", "0.1"}, 2},
+		{"no such dir", []string{filepath.Join(t.TempDir(), "nope")}, 2},
+		{"no args", nil, 2},
+	} {
+		r := cliRun(t, nil, false, append([]string{"estimate"}, tc.args...)...)
+		if r.Code != tc.code {
+			t.Errorf("%s: exit %d, want %d\nstdout %s\nstderr %s", tc.name, r.Code, tc.code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stderr, "goroutine ") {
+			t.Errorf("%s: stack trace on stderr", tc.name)
+		}
+	}
+}
+
+func TestEstimateSeveralSessionsKeepGoing(t *testing.T) {
+	tools, compacted := copyFixture(t, "tools"), copyFixture(t, "compacted")
+	bad := unreadableSession(t)
+	r := cliRun(t, nil, false, "estimate", "--json", "--no-calibrate", tools, bad, compacted)
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	if r.Code != 2 || len(lines) != 2 {
+		t.Fatalf("exit %d, %d lines:\n%s\nstderr %s", r.Code, len(lines), r.Stdout, r.Stderr)
+	}
+	if decodeJSON(t, lines[0])["session"] != tools || decodeJSON(t, lines[1])["session"] != compacted {
+		t.Errorf("sessions out of argument order:\n%s", r.Stdout)
+	}
+	if !strings.HasPrefix(r.Stderr, "ctxfold: error: ") || strings.Count(r.Stderr, "ctxfold: error:") != 1 {
+		t.Errorf("stderr %q", r.Stderr)
+	}
+}
+
+func TestEstimateTTYAndPiped(t *testing.T) {
+	tools := copyFixture(t, "tools")
+	tty := cliRun(t, nil, true, "estimate", tools, "--nodes")
+	if tty.Code != 0 {
+		t.Fatalf("exit %d: %s", tty.Code, tty.Stderr)
+	}
+	for _, want := range []string{"category       │ tokens │ share", "│ tool results", "│ total", "] 0.5% of the 128,000 window · 0.6% of the 111,616 input budget (reserve 16,384)",
+		"should compact: no (at 80% of the input budget)", "calibrated estimate: 886 tokens", "o200k_base (exact)", "│ a7  ", "\x1b[32m█\x1b[0m"} {
+		if !strings.Contains(tty.Stdout, want) {
+			t.Errorf("TTY output lacks %q:\n%s", want, tty.Stdout)
+		}
+	}
+	if strings.Contains(tty.Stdout, "│ images") {
+		t.Errorf("TTY table shows an empty category:\n%s", tty.Stdout)
+	}
+	noColor := cliRun(t, map[string]string{}, true, "estimate", tools, "--color", "never")
+	if strings.Contains(noColor.Stdout, "\x1b[") {
+		t.Errorf("--color never still colours:\n%s", noColor.Stdout)
+	}
+	piped := cliRun(t, nil, false, "estimate", tools, "--nodes")
+	if strings.Contains(piped.Stdout, "\x1b[") || strings.Contains(piped.Stdout, "│") {
+		t.Errorf("piped output has colour or borders:\n%s", piped.Stdout)
+	}
+	for _, want := range []string{"session\t" + tools + "\n", "category\ttool_results\t218\n", "total\t661\n", "node\ta7\tassistant\tassistant\t24\t27\n", "calibrated_total\t886\n"} {
+		if !strings.Contains(piped.Stdout, want) {
+			t.Errorf("piped output lacks %q:\n%s", want, piped.Stdout)
+		}
+	}
+}
+
+func TestEstimateBarColour(t *testing.T) {
+	tools := copyFixture(t, "tools")
+	// total 661: a window of 1000 is 66% (yellow), 800 is 83% (red), 2000 is 33% (green).
+	for window, code := range map[string]string{"2000": "32", "1000": "33", "800": "31"} {
+		r := cliRun(t, nil, true, "estimate", tools, "--window", window, "--output-cap", "1", "--no-calibrate")
+		if !strings.Contains(r.Stdout, "[\x1b["+code+"m█") {
+			t.Errorf("window %s: bar not coloured %s:\n%s", window, code, r.Stdout)
+		}
+	}
+}
