@@ -282,7 +282,8 @@ var nodeKnown = []string{"id", "predecessor", "role", "content", "tool_calls", "
 
 func (n Node) MarshalJSON() ([]byte, error) {
 	w := newObjectWriter()
-	w.str("id", n.ID, true)
+	// A node to append may still lack its id (generated at append time).
+	w.str("id", n.ID, false)
 	if n.Predecessor == "" {
 		w.raw("predecessor", []byte("null"))
 	} else {

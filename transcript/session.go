@@ -140,7 +140,12 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 
 func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) error {
 	path := s.NodesPath()
-	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	// A 1 MiB buffer for big files; small sessions (most opens) need less.
+	bufSize := 1 << 20
+	if limit < int64(bufSize) {
+		bufSize = max(int(limit)+1, 4096)
+	}
+	r := bufio.NewReaderSize(io.LimitReader(f, limit), bufSize)
 	var offset int64
 	line := 0
 	var long []byte
