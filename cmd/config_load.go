@@ -42,7 +42,7 @@ var configKeys = []configKey{
 	{Name: "color", Usage: "colour output: auto, always or never"},
 	{Name: "lock-timeout", Usage: "how long a write waits for another writer"},
 	{Name: "max-line-bytes", Usage: "longest JSONL line accepted"},
-	{Name: "model", Usage: "model whose window and encoding estimate uses"},
+	{Name: "model", Usage: "model to budget for when a session records none"},
 	{Name: "encoding", Usage: "token encoding (o200k_base or cl100k_base)"},
 	{Name: "window", Usage: "context window override, in tokens"},
 	{Name: "max-output", Usage: "output capability override, in tokens"},
