@@ -318,19 +318,19 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 	}
 	meta := ccMeta{BoundaryUUID: r.UUID, CompactMetadata: r.CompactMetadata}
 	var text string
-	if n.summary.line > 0 {
+	if n.sum.text.line > 0 {
 		var s fullRecord
-		if err := p.read(n.summary, &s); err != nil {
+		if err := p.read(n.sum.text, &s); err != nil {
 			return transcript.Node{}, err
 		}
 		meta.SummaryUUID = s.UUID
 		var m message
 		if err := json.Unmarshal(s.Message, &m); err != nil {
-			return transcript.Node{}, p.errorf(n.summary, "message: %s", jsonErrorText(err))
+			return transcript.Node{}, p.errorf(n.sum.text, "message: %s", jsonErrorText(err))
 		}
 		t, blocks, _, err := decodeContent(m.Content)
 		if err != nil {
-			return transcript.Node{}, p.errorf(n.summary, "%s", jsonErrorText(err))
+			return transcript.Node{}, p.errorf(n.sum.text, "%s", jsonErrorText(err))
 		}
 		var parts []string
 		if t != "" {
@@ -348,8 +348,8 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 		text = strings.TrimSpace(c + " (Claude Code's summary text is not in the file)")
 		p.warnf(n.lines[0], "compaction boundary without its summary text")
 	}
-	covers := make([]string, len(n.covers))
-	for i, c := range n.covers {
+	covers := make([]string, len(n.sum.covers))
+	for i, c := range n.sum.covers {
 		covers[i] = p.nodes[c].id
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,

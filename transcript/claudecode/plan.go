@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,10 +53,14 @@ type pnode struct {
 	// of its results chain.
 	group int32
 	tail  int32
-	// A summary's covered nodes, and the line of its isCompactSummary
-	// text (line 0 when none came).
-	covers  []int32
-	summary lineRef
+	sum *summaryInfo
+}
+
+// summaryInfo is what a summary node adds: its covered nodes, and the
+// line of its isCompactSummary text (line 0 when none came).
+type summaryInfo struct {
+	covers []int32
+	text   lineRef
 }
 
 // record is the part of a Claude Code line the first pass reads.
@@ -158,10 +163,14 @@ type planner struct {
 	// uuidNode maps a line's uuid to the node it became or was merged
 	// into; skipParent maps a skipped line's uuid to its parentUuid, so
 	// its children hang from the nearest imported ancestor.
-	uuidNode   map[string]int32
-	skipParent map[string]string
-	ids        map[string]bool
-	msgs       map[string]int32 // message.id+requestId → assistant node
+	// Both are keyed by a seeded hash of the uuid (maphash: a crafted
+	// input cannot aim for collisions), so a long session's index stays
+	// small. A skipParent value of 0 is a root.
+	seed       maphash.Seed
+	uuidNode   map[key]int32
+	skipParent map[key]key
+	ids        map[key]bool
+	msgs       map[key]int32 // message.id+requestId → assistant node
 	toolNode   map[string]int32 // Task/Agent tool_use id → assistant node
 	prompts    map[string]string
 	promptUsed map[string]bool
@@ -180,8 +189,8 @@ type planner struct {
 
 func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options) *planner {
 	return &planner{ctx: ctx, sink: sink, opts: opts,
-		uuidNode: map[string]int32{}, skipParent: map[string]string{}, ids: map[string]bool{},
-		msgs: map[string]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
+		seed: maphash.MakeSeed(), uuidNode: map[key]int32{}, skipParent: map[key]key{}, ids: map[key]bool{},
+		msgs: map[key]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
 		promptUsed: map[string]bool{}, agentTool: map[string]string{}, boundaries: map[string]int32{},
 		lastBound: none, head: none}
 }
@@ -340,11 +349,26 @@ func recordName(r *record) string {
 	return r.Type
 }
 
+// key is a seeded 64-bit hash of an id; 0 stands for no id.
+type key uint64
+
+func (p *planner) key(s string) key {
+	if s == "" {
+		return 0
+	}
+	h := maphash.String(p.seed, s)
+	if h == 0 {
+		h = 1
+	}
+	return key(h)
+}
+
 func (p *planner) seen(uuid string) bool {
-	if _, ok := p.uuidNode[uuid]; ok {
+	k := p.key(uuid)
+	if _, ok := p.uuidNode[k]; ok {
 		return true
 	}
-	_, ok := p.skipParent[uuid]
+	_, ok := p.skipParent[k]
 	return ok
 }
 
@@ -352,7 +376,7 @@ func (p *planner) seen(uuid string) bool {
 // resolvable, and learns sub-agent links from progress lines.
 func (p *planner) skip(r *record) {
 	if r.UUID != "" {
-		p.skipParent[r.UUID] = r.ParentUUID
+		p.skipParent[p.key(r.UUID)] = p.key(r.ParentUUID)
 	}
 	reason := "not part of the conversation"
 	switch r.Type {
@@ -394,10 +418,10 @@ func orUnknown(s string) string {
 // merged into, or the nearest imported ancestor of a skipped line. ok is
 // false when the chain ends at a uuid never seen.
 func (p *planner) resolve(uuid string) (int32, bool) {
-	var path []string
-	cur := uuid
+	var path []key
+	cur := p.key(uuid)
 	result, ok := none, true
-	for steps := 0; cur != ""; steps++ {
+	for steps := 0; cur != 0; steps++ {
 		if n, found := p.uuidNode[cur]; found {
 			result = n
 			break
@@ -417,7 +441,7 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 				p.uuidNode[u] = result
 				delete(p.skipParent, u)
 			} else {
-				p.skipParent[u] = ""
+				p.skipParent[u] = 0
 			}
 		}
 	}
@@ -427,14 +451,21 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 // nodeID makes a uuid a node id the store accepts: never empty, never in
 // the summary id space (seed §2), never used twice.
 func (p *planner) nodeID(uuid string) string {
-	id := uuid
-	if strings.HasPrefix(id, transcript.SummaryIDPrefix) {
-		id = "x" + id
+	// A uuid is unique once repeated uuids are skipped; only ids this
+	// importer makes up (renamed ones, summaries) are remembered in ids.
+	if !strings.HasPrefix(uuid, transcript.SummaryIDPrefix) && !p.ids[p.key(uuid)] {
+		return uuid
 	}
-	for p.ids[id] {
+	return p.freshID("x" + uuid)
+}
+
+// freshID returns id, or id with '_' appended until it names no line and
+// no made-up id.
+func (p *planner) freshID(id string) string {
+	for p.ids[p.key(id)] || p.seen(id) {
 		id += "_"
 	}
-	p.ids[id] = true
+	p.ids[p.key(id)] = true
 	return id
 }
 
@@ -466,15 +497,15 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		if m.Model != "" && m.Model != "<synthetic>" && !sidechain {
 			p.model = m.Model
 		}
-		key := ""
+		var mk key
 		if m.ID != "" {
-			key = fmt.Sprintf("%d\x00%s\x00%s", p.fileIdx, m.ID, r.RequestID)
+			mk = p.key(fmt.Sprintf("%d\x00%s\x00%s", p.fileIdx, m.ID, r.RequestID))
 		}
-		if i, ok := p.msgs[key]; ok && key != "" {
+		if i, ok := p.msgs[mk]; ok && mk != 0 {
 			// seed of the merge: one API message streamed as several lines.
 			n := p.nodes[i]
 			n.lines = append(n.lines, ref)
-			p.uuidNode[r.UUID] = i
+			p.uuidNode[p.key(r.UUID)] = i
 			p.addCalls(n, i, blocks)
 			p.sink.Count(name, transcript.OutcomeMerged, "streamed part of one API message")
 			return nil
@@ -487,9 +518,9 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 			pred: pred, caller: caller, lines: []lineRef{ref}, tail: none}
 		i := p.add(n)
 		n.group, n.tail = i, i
-		p.uuidNode[r.UUID] = i
-		if key != "" {
-			p.msgs[key] = i
+		p.uuidNode[p.key(r.UUID)] = i
+		if mk != 0 {
+			p.msgs[mk] = i
 		}
 		p.addCalls(n, i, blocks)
 		if !sidechain {
@@ -537,7 +568,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		}
 	}
 	i := p.add(n)
-	p.uuidNode[r.UUID] = i
+	p.uuidNode[p.key(r.UUID)] = i
 	if !sidechain {
 		p.head = i
 	}
@@ -706,9 +737,9 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	}
 	if r.UUID != "" {
 		if last >= 0 {
-			p.uuidNode[r.UUID] = last
+			p.uuidNode[p.key(r.UUID)] = last
 		} else {
-			p.skipParent[r.UUID] = ""
+			p.skipParent[p.key(r.UUID)] = 0
 		}
 	}
 	if last < 0 {
@@ -726,12 +757,9 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	if r.UUID == "" {
 		id = transcript.SummaryIDPrefix + fmt.Sprintf("line%d", ref.line)
 	}
-	for p.ids[id] {
-		id += "_"
-	}
-	p.ids[id] = true
+	id = p.freshID(id)
 	s := &pnode{id: id, kind: kindSummary, role: transcript.SummaryRole, pred: p.nodes[covers[0]].pred,
-		caller: none, lines: []lineRef{ref}, covers: covers, group: none, tail: none}
+		caller: none, lines: []lineRef{ref}, sum: &summaryInfo{covers: covers}, group: none, tail: none}
 	i := p.add(s)
 	p.lastBound = i
 	if r.UUID != "" {
@@ -745,7 +773,7 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 // stands for the last covered node, so the turns after it continue there.
 func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error {
 	s, ok := p.boundaries[r.ParentUUID]
-	if !ok && p.lastBound >= 0 && p.nodes[p.lastBound].summary.line == 0 {
+	if !ok && p.lastBound >= 0 && p.nodes[p.lastBound].sum.text.line == 0 {
 		s, ok = p.lastBound, true
 	}
 	if !ok {
@@ -754,10 +782,9 @@ func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error 
 			Message: r.Message, ToolUseResult: r.ToolUseResult}, ref)
 	}
 	n := p.nodes[s]
-	n.summary = ref
-	n.lines = append(n.lines, ref)
-	last := n.covers[len(n.covers)-1]
-	p.uuidNode[r.UUID] = last
+	n.sum.text = ref
+	last := n.sum.covers[len(n.sum.covers)-1]
+	p.uuidNode[p.key(r.UUID)] = last
 	p.head = last
 	p.sink.Count("user", transcript.OutcomeMerged, "compaction summary text (into the summary node)")
 	return nil
