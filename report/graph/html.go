@@ -183,6 +183,7 @@ main { display:flex; align-items:flex-start; }
 .headmark { color:var(--head); font-weight:700; }
 .hit { background:var(--hit); }
 .covered[hidden] { display:none; }
+.chunk { content-visibility:auto; contain-intrinsic-size:auto 4000px; }
 </style>
 </head>
 <body>
@@ -203,7 +204,8 @@ function el(tag, cls, text) {
   if (text !== undefined && text !== null) e.textContent = String(text);
   return e;
 }
-function num(n) { return Number(n).toLocaleString("en-US"); }
+// toLocaleString is slow across 10,000 rows; group digits by hand.
+function num(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 function preview(s) {
   s = String(s).replace(/\s+/g, " ").trim();
   return s.length > 90 ? s.slice(0, 89) + "\u2026" : s;
@@ -220,8 +222,13 @@ if (occ) {
     bar.appendChild(fill); occEl.appendChild(bar);
   }
 }
-var rows = [], groups = [];
-var frag = document.createDocumentFragment(), group = null;
+var rows = [], groups = [], capRows = [];
+// Rows go into chunks the browser may skip laying out while off screen.
+var frag = document.createDocumentFragment(), group = null, chunk = null, inChunk = 0;
+function place(node) {
+  if (!chunk || inChunk >= 200) { chunk = el("div", "chunk"); frag.appendChild(chunk); inChunk = 0; }
+  chunk.appendChild(node); inChunk++;
+}
 for (var k = 0; k < data.lines.length; k++) {
   var ln = data.lines[k], kind = ln[0], n = data.nodes[ln[1]];
   var row = el("div", "row");
@@ -234,12 +241,14 @@ for (var k = 0; k < data.lines.length; k++) {
     row.appendChild(el("span", "id", "\u25c6 " + n.id));
     row.appendChild(el("span", "meta", "  covers " + num(c.covers) + " nodes \u00b7 " + num(c.before) + " \u2192 " + num(c.after) + " tokens"));
     row.setAttribute("aria-expanded", data.expanded ? "true" : "false");
-    frag.appendChild(row);
+    place(row);
     group = el("div", "covered");
     group.hidden = !data.expanded;
     groups.push(group);
     row.dataset.group = groups.length - 1;
-    frag.appendChild(group);
+    group.dataset.group = groups.length - 1;
+    capRows.push(row);
+    chunk.appendChild(group); // always beside its capsule row
     rows.push(row);
     continue;
   }
@@ -258,7 +267,7 @@ for (var k = 0; k < data.lines.length; k++) {
     group.appendChild(row);
   } else {
     group = null;
-    frag.appendChild(row);
+    place(row);
   }
   rows.push(row);
 }
@@ -312,7 +321,7 @@ function search() {
       var p = rows[k].parentNode;
       if (p.classList.contains("covered") && p.hidden) {
         p.hidden = false;
-        if (p.previousSibling) p.previousSibling.setAttribute("aria-expanded", "true");
+        capRows[+p.dataset.group].setAttribute("aria-expanded", "true");
       }
     }
   }
