@@ -101,10 +101,25 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			if opts.Compact.IfAbove < 0 || opts.Compact.IfAbove > 100 {
 				return &UsageError{Err: fmt.Errorf("--if-above is a percentage from 0 to 100, got %v", opts.Compact.IfAbove)}
 			}
-			opts.Compact.Estimate = estimate.Options{Model: c.GetString("model"), Window: c.GetInt("window")}
-			if opts.Compact.Estimate.Window < 0 {
+			// The model resolves as in estimate: --model, else the session's,
+			// else the configured default; config models: extend the table.
+			e := estimate.Options{Window: c.GetInt("window")}
+			if cmd.Flags().Changed("model") {
+				e.Model, _ = cmd.Flags().GetString("model")
+			} else {
+				opts.Compact.DefaultModel = c.GetString("model")
+			}
+			if e.Window < 0 {
 				return &UsageError{Err: errors.New("--window must not be negative")}
 			}
+			if c.IsSet("models") {
+				models := map[string]estimate.Model{}
+				if err := c.UnmarshalKey("models", &models); err != nil {
+					return &UsageError{Err: fmt.Errorf("config models: %v", err)}
+				}
+				e.Models = models
+			}
+			opts.Compact.Estimate = e
 			if l := c.GetString("lang"); l != "" {
 				lang, err := report.ParseLang(l)
 				if err != nil {

@@ -43,8 +43,10 @@ type Options struct {
 	Dir   string
 	Open  transcript.OpenOptions
 	Store transcript.WriteOptions
-	// Estimate selects the model; an empty Model means the session's.
-	Estimate estimate.Options
+	// Estimate selects the model; an empty Model means the session's, then
+	// DefaultModel (the order `ctxfold estimate` resolves it in).
+	Estimate     estimate.Options
+	DefaultModel string
 	// KeepTokens overrides the retained-token target (0: from the window).
 	KeepTokens int
 	// MaxSummaryTokens is the summary's ceiling (0: DefaultMaxSummaryTokens).
@@ -148,6 +150,9 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	eopts := opts.Estimate
 	if eopts.Model == "" {
 		eopts.Model = g.S.Meta.Model
+	}
+	if eopts.Model == "" {
+		eopts.Model = opts.DefaultModel
 	}
 	res.Model = eopts.Model
 	view, err := render.Build(g, "", false)

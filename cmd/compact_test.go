@@ -1,0 +1,234 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type compactRun struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+func runCLI(t *testing.T, env map[string]string, args ...string) compactRun {
+	t.Helper()
+	ios, _, out, errOut := report.Test()
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["XDG_CONFIG_HOME"] = t.TempDir()
+	f := &Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+		Getenv: func(k string) string { return env[k] }}
+	code := Run(context.Background(), f, args)
+	return compactRun{out.String(), errOut.String(), code}
+}
+
+func toolsCopy(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tools")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "tools"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func estimateTotal(t *testing.T, dir string) float64 {
+	t.Helper()
+	r := runCLI(t, nil, "estimate", dir, "--json")
+	if r.Code != 0 {
+		t.Fatalf("estimate: %d %s", r.Code, r.Stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		t.Fatalf("estimate --json: %v\n%s", err, r.Stdout)
+	}
+	return m["total"].(float64)
+}
+
+func TestCompactExitCodes(t *testing.T) {
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// 401 is not retried (a 5xx is, with backoff: compact's own tests
+		// cover that with a fast clock).
+		w.WriteHeader(401)
+		io.WriteString(w, `{"error":{"message":"invalid api key","type":"invalid_request_error"}}`)
+	}))
+	defer failing.Close()
+	key := "sk-cmd-test-key-0000"
+	cases := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		code   int
+		stdout string // regexp
+		stderr string // regexp
+	}{
+		{"no directory", nil, []string{"compact"}, 2, `^$`, `takes 1 argument`},
+		{"unknown summarizer", nil, []string{"compact", "DIR", "--summarizer", "magic"}, 2, `^$`, `--summarizer must be extractive, openai or exec`},
+		{"exec without a command", nil, []string{"compact", "DIR", "--summarizer", "exec"}, 2, `^$`, `needs --summarizer-cmd`},
+		{"a command without exec", nil, []string{"compact", "DIR", "--summarizer-cmd", "cat"}, 2, `^$`, `needs --summarizer exec`},
+		{"bad --if-above", nil, []string{"compact", "DIR", "--if-above", "150"}, 2, `^$`, `percentage from 0 to 100`},
+		{"bad --lang", nil, []string{"compact", "DIR", "--lang", "fr"}, 2, `^$`, `unknown language "fr"`},
+		{"openai without a key or endpoint", nil, []string{"compact", "DIR", "--summarizer", "openai", "--summary-model", "m"}, 2, `^$`, `CTXFOLD_API_KEY`},
+		{"not a session", nil, []string{"compact", "NOWHERE"}, 2, `^$`, `no such session directory`},
+		{"no-op below the target", nil, []string{"compact", "DIR"}, 0,
+			`^Context is already compacted; no older messages to fold\.\n$`, `note: the rendered history is at or below`},
+		{"succeeded", nil, []string{"compact", "DIR", "--keep-tokens", "300"}, 0,
+			`^Context compacted: covered 10 older messages, \d+ → \d+ tokens\nsummary: summary_[0-9a-f]{16}\n$`, `^$`},
+		{"succeeded in Chinese from the locale", map[string]string{"LANG": "zh_CN.UTF-8"}, []string{"compact", "DIR", "--keep-tokens", "300"}, 0,
+			`^上下文已压缩：覆盖 10 条较早消息，\d+ → \d+ tokens\n`, `^$`},
+		{"exec fails", nil, []string{"compact", "DIR", "--keep-tokens", "300", "--summarizer", "exec", "--summarizer-cmd", "echo nope >&2; exit 7"}, 3,
+			`^$`, `^ctxfold: Context compaction failed: exec: .*exit status 7: nope\n$`},
+		{"exec prints nothing, in Chinese", nil, []string{"compact", "DIR", "--keep-tokens", "300", "--summarizer", "exec", "--summarizer-cmd", "cat >/dev/null", "--lang", "zh"}, 3,
+			`^$`, `^ctxfold: 上下文压缩失败：exec: .*printed no summary\n$`},
+		{"openai rejects the key", map[string]string{"OPENAI_API_KEY": key}, []string{"compact", "DIR", "--keep-tokens", "300", "--summarizer", "openai",
+			"--summary-model", "m", "--base-url", failing.URL}, 3, `^$`, `Context compaction failed: openai: .*401`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := toolsCopy(t)
+			args := slices.Clone(tc.args)
+			for i, a := range args {
+				if a == "DIR" {
+					args[i] = dir
+				}
+				if a == "NOWHERE" {
+					args[i] = filepath.Join(t.TempDir(), "none")
+				}
+			}
+			before, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+			r := runCLI(t, tc.env, args...)
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.Code, tc.code, r.Stdout, r.Stderr)
+			}
+			if !regexp.MustCompile(tc.stdout).MatchString(r.Stdout) {
+				t.Errorf("stdout %q does not match %s", r.Stdout, tc.stdout)
+			}
+			if !regexp.MustCompile(tc.stderr).MatchString(r.Stderr) {
+				t.Errorf("stderr %q does not match %s", r.Stderr, tc.stderr)
+			}
+			if strings.Contains(r.Stdout+r.Stderr, key) {
+				t.Fatal("the API key was printed")
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+			if tc.code != 0 && string(before) != string(after) {
+				t.Fatal("a failed run changed nodes.jsonl")
+			}
+		})
+	}
+}
+
+// slowChanger is a summarizer during which another writer extends HEAD.
+type slowChanger struct{ dir string }
+
+func (s slowChanger) Name() string { return "slow" }
+func (s slowChanger) Summarize(ctx context.Context, _ compact.Request) (string, error) {
+	_, err := transcript.Update(ctx, s.dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := tx.Append([]transcript.Node{{ID: "late", Role: transcript.RoleUser, Content: transcript.TextContent("wait")}}, transcript.AppendOptions{})
+		return err
+	})
+	return "## Objective\nx", err
+}
+
+func TestCompactChangedExitsFour(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		dir := toolsCopy(t)
+		ios, _, out, errOut := report.Test()
+		opts := &compactOptions{IO: ios, JSON: asJSON, Lang: report.LangEN, Summarizer: slowChanger{dir},
+			Compact: compact.Options{Dir: dir, KeepTokens: 300}}
+		err := runCompact(context.Background(), opts)
+		var silent *SilentError
+		if !errors.As(err, &silent) || ExitCode(err) != ExitBusy {
+			t.Fatalf("err %v (exit %d), want exit 4", err, ExitCode(err))
+		}
+		if asJSON {
+			var m map[string]any
+			if json.Unmarshal(out.Bytes(), &m) != nil || m["outcome"] != "changed" || m["summary_id"] != "" {
+				t.Fatalf("json %s", out)
+			}
+		} else if !strings.Contains(errOut.String(), "Session changed during compaction; nothing written: HEAD moved") {
+			t.Fatalf("stderr %s", errOut)
+		}
+	}
+}
+
+func TestCompactJSONMatchesEstimate(t *testing.T) {
+	dir := toolsCopy(t)
+	before := estimateTotal(t, dir)
+	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--json")
+	if r.Code != 0 {
+		t.Fatalf("%d %s", r.Code, r.Stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"covers_ids", "message", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("keys %v, want %v", keys, want)
+	}
+	after := estimateTotal(t, dir)
+	if m["tokens_before"] != before || m["tokens_after"] != after || after >= before {
+		t.Fatalf("compact says %v → %v, estimate says %v → %v", m["tokens_before"], m["tokens_after"], before, after)
+	}
+	if m["outcome"] != "succeeded" || m["summarised_count"] != float64(10) || len(m["covers_ids"].([]any)) != 10 {
+		t.Fatalf("%v", m)
+	}
+	// Again: nothing new, a no-op that reports no coverage.
+	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--json")
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || r.Code != 0 {
+		t.Fatal(err, r.Stderr)
+	}
+	if m["outcome"] != "no_op" || m["summarised_count"] != float64(0) || m["tokens_before"] != after || m["tokens_after"] != after ||
+		m["message"] != "Context is already compacted; no older messages to fold." {
+		t.Fatalf("second run %v", m)
+	}
+}
+
+func TestCompactDryRunWritesNothing(t *testing.T) {
+	dir := toolsCopy(t)
+	files := func() string {
+		var all []byte
+		for _, f := range []string{"nodes.jsonl", "session.json", "events.jsonl"} {
+			b, _ := os.ReadFile(filepath.Join(dir, f))
+			all = append(all, b...)
+		}
+		return string(all)
+	}
+	before := files()
+	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--dry-run")
+	if r.Code != 0 || files() != before {
+		t.Fatalf("%d %s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"dry run: would cover 10 older messages\n", "target: 300\n",
+		"covered: u1 a1 t1 a2 t2 a3 t3 a4 t4 a5\n", "kept: u2 a6 t5 t6 a7\n"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--dry-run", "--json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || m["outcome"] != "planned" || m["dry_run"] != true || files() != before {
+		t.Fatalf("%v %s", err, r.Stdout)
+	}
+}
