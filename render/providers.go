@@ -291,10 +291,10 @@ func resultsFirst(blocks []AnthropicBlock) []AnthropicBlock {
 	return out
 }
 
-func writeOpenAI(w *bufio.Writer, v *View) error {
+func writeOpenAI(w *bufio.Writer, src nodeSource) error {
 	w.WriteString("[")
 	first := true
-	err := v.Nodes(func(_ int, n *transcript.Node) error {
+	err := src.each(func(n *transcript.Node) error {
 		for _, m := range OpenAIMessagesOf(n) {
 			line, err := MarshalNoEscape(m)
 			if err != nil {
@@ -328,8 +328,12 @@ func MarshalNoEscape(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func writeAnthropic(w *bufio.Writer, v *View) error {
-	nodes, err := v.LoadNodes()
+func writeAnthropic(w *bufio.Writer, src nodeSource) error {
+	var nodes []*transcript.Node
+	err := src.each(func(n *transcript.Node) error {
+		nodes = append(nodes, n)
+		return nil
+	})
 	if err != nil {
 		return err
 	}

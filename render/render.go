@@ -125,30 +125,89 @@ func (v *View) LoadNodes() ([]*transcript.Node, error) {
 // Write writes the view in format f. Output is deterministic: the same
 // session and head give the same bytes.
 func Write(w io.Writer, v *View, f Format) error {
+	src := nodeSource{
+		ids: v.IDs,
+		each: func(fn func(n *transcript.Node) error) error {
+			return v.Nodes(func(_ int, n *transcript.Node) error { return fn(n) })
+		},
+		raw: func(fn func(raw []byte) error) error {
+			for _, i := range v.Indexes {
+				raw, err := v.Graph.S.RawLine(i)
+				if err != nil {
+					return err
+				}
+				if err := fn(raw); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	return write(w, src, f)
+}
+
+// WriteNodes writes nodes that are not (all) stored — a request-local view
+// such as render --fit's — in format f, with the same conversion rules as
+// Write. jsonl re-encodes each node.
+func WriteNodes(w io.Writer, nodes []*transcript.Node, f Format) error {
+	src := nodeSource{
+		ids: func() []string {
+			ids := make([]string, len(nodes))
+			for k, n := range nodes {
+				ids[k] = n.ID
+			}
+			return ids
+		},
+		each: func(fn func(n *transcript.Node) error) error {
+			for _, n := range nodes {
+				if err := fn(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	src.raw = func(fn func(raw []byte) error) error {
+		return src.each(func(n *transcript.Node) error {
+			raw, err := MarshalNoEscape(n)
+			if err != nil {
+				return err
+			}
+			return fn(raw)
+		})
+	}
+	return write(w, src, f)
+}
+
+// nodeSource is what the format writers read: the rendered nodes in order,
+// their ids, and their stored bytes (for jsonl).
+type nodeSource struct {
+	ids  func() []string
+	each func(fn func(n *transcript.Node) error) error
+	raw  func(fn func(raw []byte) error) error
+}
+
+func write(w io.Writer, src nodeSource, f Format) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var err error
 	switch f {
 	case FormatIDs:
-		for _, i := range v.Indexes {
-			if _, err = fmt.Fprintln(bw, v.Graph.ID(i)); err != nil {
+		for _, id := range src.ids() {
+			if _, err = fmt.Fprintln(bw, id); err != nil {
 				break
 			}
 		}
 	case FormatJSONL:
-		for _, i := range v.Indexes {
-			var raw []byte
-			if raw, err = v.Graph.S.RawLine(i); err != nil {
-				break
-			}
+		err = src.raw(func(raw []byte) error {
 			bw.Write(raw)
-			bw.WriteByte('\n')
-		}
+			return bw.WriteByte('\n')
+		})
 	case FormatText:
-		err = writeText(bw, v)
+		err = writeText(bw, src)
 	case FormatOpenAI:
-		err = writeOpenAI(bw, v)
+		err = writeOpenAI(bw, src)
 	case FormatAnthropic:
-		err = writeAnthropic(bw, v)
+		err = writeAnthropic(bw, src)
 	default:
 		err = fmt.Errorf("unknown format %q", f)
 	}
@@ -158,9 +217,9 @@ func Write(w io.Writer, v *View, f Format) error {
 	return bw.Flush()
 }
 
-func writeText(w *bufio.Writer, v *View) error {
+func writeText(w *bufio.Writer, src nodeSource) error {
 	first := true
-	return v.Nodes(func(i int, n *transcript.Node) error {
+	return src.each(func(n *transcript.Node) error {
 		if !first {
 			w.WriteString("\n")
 		}
