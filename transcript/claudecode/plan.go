@@ -53,7 +53,7 @@ type pnode struct {
 	// of its results chain.
 	group int32
 	tail  int32
-	sum *summaryInfo
+	sum   *summaryInfo
 }
 
 // summaryInfo is what a summary node adds: its covered nodes, and the
@@ -170,7 +170,7 @@ type planner struct {
 	uuidNode   map[key]int32
 	skipParent map[key]key
 	ids        map[key]bool
-	msgs       map[key]int32 // message.id+requestId → assistant node
+	msgs       map[key]int32    // message.id+requestId → assistant node
 	toolNode   map[string]int32 // Task/Agent tool_use id → assistant node
 	prompts    map[string]string
 	promptUsed map[string]bool
