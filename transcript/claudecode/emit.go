@@ -348,8 +348,9 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 		text = strings.TrimSpace(c + " (Claude Code's summary text is not in the file)")
 		p.warnf(n.lines[0], "compaction boundary without its summary text")
 	}
-	covers := make([]string, len(n.sum.covers))
-	for i, c := range n.sum.covers {
+	spine := p.spine(n.sum.last)
+	covers := make([]string, len(spine))
+	for i, c := range spine {
 		covers[i] = p.nodes[c].id
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,

@@ -56,11 +56,25 @@ type pnode struct {
 	sum   *summaryInfo
 }
 
-// summaryInfo is what a summary node adds: its covered nodes, and the
-// line of its isCompactSummary text (line 0 when none came).
+// summaryInfo is what a summary node adds: the last node it covers (it
+// covers that node's whole spine, computed again when emitted, so many
+// compactions of a long session cost no memory), and the line of its
+// isCompactSummary text (line 0 when none came).
 type summaryInfo struct {
-	covers []int32
-	text   lineRef
+	last int32
+	text lineRef
+}
+
+// spine returns the chain from a root to last, root first.
+func (p *planner) spine(last int32) []int32 {
+	var out []int32
+	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+		out = append(out, cur)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
 }
 
 // record is the part of a Claude Code line the first pass reads.
@@ -746,20 +760,17 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "compaction boundary with nothing before it")
 		return nil
 	}
-	var covers []int32
-	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
-		covers = append(covers, cur)
-	}
-	for i, j := 0, len(covers)-1; i < j; i, j = i+1, j-1 {
-		covers[i], covers[j] = covers[j], covers[i]
+	first := last
+	for p.nodes[first].pred >= 0 {
+		first = p.nodes[first].pred
 	}
 	id := transcript.SummaryIDPrefix + Sanitize(r.UUID)
 	if r.UUID == "" {
 		id = transcript.SummaryIDPrefix + fmt.Sprintf("line%d", ref.line)
 	}
 	id = p.freshID(id)
-	s := &pnode{id: id, kind: kindSummary, role: transcript.SummaryRole, pred: p.nodes[covers[0]].pred,
-		caller: none, lines: []lineRef{ref}, sum: &summaryInfo{covers: covers}, group: none, tail: none}
+	s := &pnode{id: id, kind: kindSummary, role: transcript.SummaryRole, pred: p.nodes[first].pred,
+		caller: none, lines: []lineRef{ref}, sum: &summaryInfo{last: last}, group: none, tail: none}
 	i := p.add(s)
 	p.lastBound = i
 	if r.UUID != "" {
@@ -783,7 +794,7 @@ func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error 
 	}
 	n := p.nodes[s]
 	n.sum.text = ref
-	last := n.sum.covers[len(n.sum.covers)-1]
+	last := n.sum.last
 	p.uuidNode[p.key(r.UUID)] = last
 	p.head = last
 	p.sink.Count("user", transcript.OutcomeMerged, "compaction summary text (into the summary node)")
