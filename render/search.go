@@ -1,9 +1,13 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -79,7 +83,7 @@ func (e *QueryError) Unwrap() error { return e.Err }
 // over the whole session, not the view: a turn folded into a summary is
 // still on disk and still found (seed 002, "cold-layer recall"); each hit
 // says whether the view from v.Head shows it. Nodes are read one at a
-// time; memory is O(nodes) for the index only.
+// time in one sequential pass; memory is O(nodes) for the index only.
 func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error) error {
 	m, err := newMatcher(opts)
 	if err != nil {
@@ -87,6 +91,12 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 	}
 	g := v.Graph
 	st := newSearchState(v)
+	lines, err := newLineReader(g.S)
+	if err != nil {
+		return err
+	}
+	defer lines.close()
+	var lower []byte
 	for i := 0; i < g.Len(); i++ {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -96,20 +106,23 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 				opts.Progress(4096)
 			}
 		}
-		if m.literal != nil {
-			raw, err := g.S.RawLine(i)
-			if err != nil {
-				return err
-			}
-			if m.cannotMatch(raw) {
-				continue
-			}
-		}
-		n, err := g.S.Node(i)
+		raw, err := lines.line(i)
 		if err != nil {
 			return err
 		}
-		field, snippet, ok := m.match(n, opts.SnippetRunes)
+		if m.literal != nil {
+			var skip bool
+			lower, skip = m.cannotMatch(raw, lower)
+			if skip {
+				continue
+			}
+		}
+		var n transcript.Node
+		if err := n.UnmarshalJSON(raw); err != nil {
+			r := g.Ref(i)
+			return &transcript.ParseError{File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID, Msg: "changed since it was indexed: " + err.Error()}
+		}
+		field, snippet, ok := m.match(&n, opts.SnippetRunes)
 		if !ok {
 			continue
 		}
@@ -118,6 +131,54 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 		}
 	}
 	return nil
+}
+
+// lineReader reads the indexed lines of nodes.jsonl in one sequential,
+// buffered pass: index order is file order, and one read per node
+// (Session.RawLine) costs a system call each, which dominates a scan.
+type lineReader struct {
+	s   *transcript.Session
+	f   *os.File
+	r   *bufio.Reader
+	pos int64
+	buf []byte
+}
+
+func newLineReader(s *transcript.Session) (*lineReader, error) {
+	f, err := os.Open(s.NodesPath())
+	if errors.Is(err, os.ErrNotExist) && s.Len() == 0 {
+		return &lineReader{s: s}, nil
+	}
+	if err != nil {
+		return nil, &transcript.ParseError{File: s.NodesPath(), Msg: err.Error()}
+	}
+	return &lineReader{s: s, f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+}
+
+func (lr *lineReader) line(i int) ([]byte, error) {
+	ref := &lr.s.Refs[i]
+	if ref.Offset < lr.pos {
+		// Not in file order (never expected): read it directly.
+		return lr.s.RawLine(i)
+	}
+	if _, err := lr.r.Discard(int(ref.Offset - lr.pos)); err != nil {
+		return nil, &transcript.ParseError{File: lr.s.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: "read: " + err.Error()}
+	}
+	if cap(lr.buf) < ref.Length {
+		lr.buf = make([]byte, ref.Length)
+	}
+	lr.buf = lr.buf[:ref.Length]
+	if _, err := io.ReadFull(lr.r, lr.buf); err != nil {
+		return nil, &transcript.ParseError{File: lr.s.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: "read: " + err.Error()}
+	}
+	lr.pos = ref.Offset + int64(ref.Length)
+	return lr.buf, nil
+}
+
+func (lr *lineReader) close() {
+	if lr.f != nil {
+		lr.f.Close()
+	}
 }
 
 type matcher struct {
@@ -157,13 +218,25 @@ func newMatcher(opts SearchOptions) (*matcher, error) {
 	return m, nil
 }
 
-// cannotMatch is the raw-line pre-filter. A line holding any \u escape
-// might spell a query letter in escaped form, so it is always decoded.
-func (m *matcher) cannotMatch(raw []byte) bool {
-	if bytes.Contains(raw, []byte(`\u`)) {
-		return false
+// cannotMatch is the raw-line pre-filter: it lower-cases the ASCII
+// letters of raw into buf (reused) and looks for the query there. A line
+// holding a \u escape might spell a query letter in escaped form, and the
+// only non-ASCII runes that case-fold to ASCII letters are the Kelvin sign
+// (k) and the long s (s); such lines are always decoded.
+func (m *matcher) cannotMatch(raw, buf []byte) ([]byte, bool) {
+	buf = append(buf[:0], raw...)
+	for k, c := range buf {
+		if 'A' <= c && c <= 'Z' {
+			buf[k] = c + ('a' - 'A')
+		}
 	}
-	return !bytes.Contains(bytes.ToLower(raw), m.literal)
+	if bytes.Contains(buf, m.literal) {
+		return buf, false
+	}
+	if bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte("\u212a")) || bytes.Contains(raw, []byte("\u017f")) {
+		return buf, false
+	}
+	return buf, true
 }
 
 // match looks through the text a reader of the node would see: its

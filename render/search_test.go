@@ -134,11 +134,13 @@ func TestSearchMatchesThroughJSONEscapes(t *testing.T) {
 		`{"id":"n2","predecessor":"n1","role":"assistant","content":[{"type":"thinking","text":"use \u003cb\u003e here"},{"type":"text","text":"ÜBER straße"}]}`,
 		`{"id":"n3","predecessor":"n2","role":"assistant","content":"calling","tool_calls":[{"id":"c1","name":"grep","arguments":"{\"pattern\":\"needle\"}"}]}`,
 		`{"id":"n4","predecessor":"n3","role":"tool","tool_call_id":"c1","content":[{"type":"tool_result","tool_call_id":"c1","text":"found\nthe NEEDLE"}]}`,
+		// Raw UTF-8 runes that case-fold to ASCII letters: the Kelvin sign and the long s.
+		`{"id":"n5","predecessor":"n4","role":"user","content":"at 5 ` + "\u212a" + `elvin, ` + "\u017f" + `ome said"}`,
 	}
 	if err := os.WriteFile(filepath.Join(dir, "nodes.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"n4"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"n5"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ query, ids, field string }{
@@ -147,6 +149,8 @@ func TestSearchMatchesThroughJSONEscapes(t *testing.T) {
 		{"<b>", "n2", "thinking"},
 		{"über", "n2", "content"},
 		{"needle", "n3 n4", "tool_call"},
+		{"5 kelvin", "n5", "content"},
+		{"some said", "n5", "content"},
 	} {
 		g, err := dag.Open(dir, transcript.OpenOptions{})
 		if err != nil {
@@ -191,5 +195,61 @@ func TestSearchSnippetIsOneLineWithEllipses(t *testing.T) {
 	})
 	if want := "…aaaaaaa target line b…"; snippet != want {
 		t.Fatalf("snippet = %q, want %q", snippet, want)
+	}
+}
+
+// benchSession writes a linear session of n nodes of about 200 bytes of
+// prose each, with the word "needle" in every 1000th.
+func benchSession(b *testing.B, n int) (dir string, bytes int64) {
+	b.Helper()
+	dir = b.TempDir()
+	f, err := os.Create(filepath.Join(dir, "nodes.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pred := "null"
+	for i := 0; i < n; i++ {
+		text := fmt.Sprintf("turn %d: the migration script reads the staging table, checks row counts and writes a report for the on-call engineer; nothing unusual here", i)
+		if i%1000 == 999 {
+			text += " needle"
+		}
+		role := []string{"user", "assistant"}[i%2]
+		line := fmt.Sprintf(`{"id":"n%d","predecessor":%s,"role":"%s","content":%q}`+"\n", i, pred, role, text)
+		pred = fmt.Sprintf(`"n%d"`, i)
+		m, _ := f.WriteString(line)
+		bytes += int64(m)
+	}
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "session.json"), []byte(fmt.Sprintf(`{"format_version":1,"head":"n%d"}`, n-1)), 0o644)
+	return dir, bytes
+}
+
+// BenchmarkSearch: go test ./render -run '^$' -bench Search -benchtime 5x
+func BenchmarkSearch(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opts render.SearchOptions
+	}{
+		{"substring", render.SearchOptions{Query: "needle"}},
+		{"regexp", render.SearchOptions{Query: `need[l]e`, Regexp: true}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir, size := benchSession(b, 100_000)
+			g, err := dag.Open(dir, transcript.OpenOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.S.Close()
+			view, _ := render.Build(g, "", false)
+			b.SetBytes(size)
+			b.ResetTimer()
+			for range b.N {
+				hits := 0
+				render.Search(context.Background(), view, tc.opts, func(render.Hit) error { hits++; return nil })
+				if hits != 100 {
+					b.Fatalf("hits = %d, want 100", hits)
+				}
+			}
+		})
 	}
 }
