@@ -6,6 +6,7 @@ package dag
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -68,7 +69,7 @@ func New(s *transcript.Session) (*Graph, []*IntegrityError) {
 	n := len(s.Refs)
 	g := &Graph{S: s, pred: make([]int32, n), caller: make([]int32, n), depth: make([]int32, n), head: none, active: none}
 	var errs []*IntegrityError
-	nodes, metaPath := s.NodesPath(), s.Dir+"/"+transcript.MetaFile
+	nodes, metaPath := s.NodesPath(), filepath.Join(s.Dir, transcript.MetaFile)
 	for _, d := range s.Duplicates {
 		errs = append(errs, &IntegrityError{Code: CodeDuplicateID, File: nodes, Line: d.Line, NodeID: d.ID,
 			Msg: fmt.Sprintf("duplicate id (first defined on line %d)", d.FirstLine)})
@@ -98,18 +99,18 @@ func New(s *transcript.Session) (*Graph, []*IntegrityError) {
 	errs = append(errs, g.computeDepths()...)
 	if h := s.Meta.Head; h != "" {
 		if i, ok := s.Lookup(h); !ok {
-			errs = append(errs, &IntegrityError{Code: CodeHeadMissing, File: metaPath, NodeID: h, Msg: "HEAD names a node that does not exist"})
+			errs = append(errs, &IntegrityError{Code: CodeHeadMissing, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD names a node that does not exist"})
 		} else if s.Refs[i].Summary {
-			errs = append(errs, &IntegrityError{Code: CodeHeadOnSummary, File: metaPath, NodeID: h, Msg: "HEAD is a summary node; HEAD never rests on a summary"})
+			errs = append(errs, &IntegrityError{Code: CodeHeadOnSummary, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD is a summary node; HEAD never rests on a summary"})
 		} else {
 			g.head = i
 		}
 	} else if n > 0 {
-		errs = append(errs, &IntegrityError{Code: CodeHeadUnset, File: metaPath, Msg: fmt.Sprintf("HEAD is unset but the session has %d nodes", n)})
+		errs = append(errs, &IntegrityError{Code: CodeHeadUnset, File: metaPath, Line: s.MetaKeyLine("head"), Msg: fmt.Sprintf("HEAD is unset but the session has %d nodes", n)})
 	}
 	if a := s.Meta.ActiveSummaryID; a != "" {
 		if i, ok := s.Lookup(a); !ok {
-			errs = append(errs, &IntegrityError{Code: CodeActiveSummaryMissing, File: metaPath, NodeID: a, Msg: "the active summary does not exist"})
+			errs = append(errs, &IntegrityError{Code: CodeActiveSummaryMissing, File: metaPath, Line: s.MetaKeyLine("active_summary_id"), NodeID: a, Msg: "the active summary does not exist"})
 		} else if !s.Refs[i].Summary {
 			errs = append(errs, &IntegrityError{Code: CodeActiveNotSummary, File: nodes, Line: s.Refs[i].Line, NodeID: a, Msg: "the active summary is not a summary node (metadata.compaction is not true)"})
 		} else {

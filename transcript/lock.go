@@ -24,7 +24,7 @@ type sessionLock struct {
 	path string
 }
 
-func acquireLock(ctx context.Context, dir string, timeout time.Duration, command string) (*sessionLock, error) {
+func acquireLock(ctx context.Context, dir string, timeout time.Duration, command string, now func() time.Time) (*sessionLock, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
@@ -53,7 +53,7 @@ func acquireLock(ctx context.Context, dir string, timeout time.Duration, command
 		return nil, le
 	}
 	host, _ := os.Hostname()
-	holder := LockHolder{PID: os.Getpid(), Host: host, Since: time.Now().UTC(), Command: command}
+	holder := LockHolder{PID: os.Getpid(), Host: host, Since: now().UTC(), Command: command}
 	data, _ := json.Marshal(holder)
 	// The holder record is advisory: failing to write it must not fail the
 	// write that holds the lock.

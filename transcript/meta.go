@@ -153,3 +153,33 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// MetaKeyLine returns the 1-based line of a top-level key in the session's
+// session.json, or 0 when the key is absent or the file unreadable. Error
+// messages about meta values (HEAD pointing nowhere) use it to name
+// file:line.
+func (s *Session) MetaKeyLine(key string) int {
+	data, err := os.ReadFile(filepath.Join(s.Dir, MetaFile))
+	if err != nil {
+		return 0
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if k, _ := tok.(string); k == key {
+			off := min(int(dec.InputOffset()), len(data))
+			return 1 + bytes.Count(data[:off], []byte("\n"))
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return 0
+		}
+	}
+	return 0
+}

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -315,7 +316,7 @@ func (n Node) MarshalJSON() ([]byte, error) {
 func (n *Node) UnmarshalJSON(data []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("expected a JSON object: %s", jsonErrorText(err))
+		return fmt.Errorf("%s", jsonErrorText(err))
 	}
 	*n = Node{}
 	// A missing id is allowed here (a batch to append may leave ids to be
@@ -539,9 +540,28 @@ func leftovers(m map[string]json.RawMessage, known []string) map[string]json.Raw
 	return m
 }
 
+// jsonErrorText describes why a line is not a JSON object, in words that
+// do not leak Go types.
 func jsonErrorText(err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
-		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("invalid JSON: %s at byte %d", se.Error(), se.Offset)
 	}
-	return err.Error()
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("expected a JSON object, got %s", jsonKind(te.Value))
+	}
+	return "expected a JSON object: " + err.Error()
+}
+
+func jsonKind(v string) string {
+	switch v {
+	case "array":
+		return "an array"
+	case "string", "number":
+		return "a " + v
+	case "bool":
+		return "a boolean"
+	}
+	return v
 }

@@ -139,10 +139,11 @@ func TestNodeDecodeErrors(t *testing.T) {
 		{`{"id":"x","role":"assistant","tool_calls":{}}`, `"tool_calls" must be an array`},
 		{`{"id":"x","role":"assistant","usage":{"input_tokens":"many"}}`, `usage: input_tokens: expected an integer`},
 		{`{"id":"x","role":"user","metadata":[]}`, `"metadata" must be an object`},
-		{`[1,2]`, `expected a JSON object`},
+		{`[1,2]`, `expected a JSON object, got an array`},
+		{`{"id":"x",`, `invalid JSON: unexpected end of JSON input`},
 	} {
 		var n transcript.Node
-		err := json.Unmarshal([]byte(tc.line), &n)
+		err := n.UnmarshalJSON([]byte(tc.line))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to contain %q", tc.line, err, tc.want)
 		}

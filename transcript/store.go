@@ -93,7 +93,7 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 	if _, err := readMeta(dir); err != nil {
 		return nil, err
 	}
-	lock, err := acquireLock(ctx, dir, opts.LockTimeout, opts.Command)
+	lock, err := acquireLock(ctx, dir, opts.LockTimeout, opts.Command, opts.now)
 	if err != nil {
 		return nil, err
 	}
@@ -684,7 +684,7 @@ func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, err
 		// lock and releasing it (which empties the record). Removing the
 		// file instead would let a writer still waiting on the old inode
 		// and a new one on a fresh file both believe they hold the lock.
-		lk, err := acquireLock(ctx, dir, 100*time.Millisecond, "repair --unlock")
+		lk, err := acquireLock(ctx, dir, 100*time.Millisecond, "repair --unlock", opts.now)
 		if err != nil {
 			return nil, err
 		}
