@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -392,6 +393,16 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 			}
 			if res.Outcome == OutcomeSucceeded && (view[1].ID != res.SummaryID || !isTurnStart(view[2])) {
 				t.Fatalf("session %d keep %d: rendered %v", s, keep, v.IDs())
+			}
+			// The verifier passes the compacted session: tool adjacency,
+			// the summary's shape and coverage, the event log.
+			vr, err := verify.Dir(context.Background(), dir, transcript.OpenOptions{}, verify.Options{}, func(f verify.Finding) {
+				if f.Severity == verify.Error {
+					t.Errorf("session %d keep %d: verify: %s %s", s, keep, f.Code, f)
+				}
+			})
+			if err != nil || !vr.OK() {
+				t.Fatalf("session %d keep %d: verify: %v %+v", s, keep, err, vr)
 			}
 		}
 	}
