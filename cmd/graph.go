@@ -143,15 +143,15 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 		gopts.Width = opts.IO.TerminalWidth
 		return graph.Write(ctx, opts.IO.Out, g, gopts)
 	}
-	return writeFileAtomic(opts.Output, func(w io.Writer) error {
+	return writeGraphOutput(opts.Output, func(w io.Writer) error {
 		return graph.Write(ctx, w, g, gopts)
 	})
 }
 
-// writeFileAtomic writes path through a temporary file in the same
+// writeGraphOutput writes path through a temporary file in the same
 // directory, renamed into place only when fn succeeded: a failed run
 // leaves no partial file (and an existing file untouched).
-func writeFileAtomic(path string, fn func(io.Writer) error) (err error) {
+func writeGraphOutput(path string, fn func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", path, errors.Unwrap(err))

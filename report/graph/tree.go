@@ -91,7 +91,10 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 				}
 				text += mark
 			}
-			bw.WriteString(p.Dim(ln.prefix) + text + "\n")
+			if ln.prefix != "" {
+				bw.WriteString(p.Dim(ln.prefix))
+			}
+			bw.WriteString(text + "\n")
 		}
 		batch = batch[:0]
 		return nil

@@ -1,0 +1,122 @@
+package cmd
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGraphExitCodes(t *testing.T) {
+	compacted, fork := copyFixture(t, "compacted"), copyFixture(t, "fork")
+	bad := unreadableSession(t)
+	out := filepath.Join(t.TempDir(), "g.html")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"tree", []string{compacted}, 0},
+		{"expand", []string{compacted, "--expand"}, 0},
+		{"json", []string{compacted, "--json"}, 0},
+		{"json format", []string{compacted, "--format", "json"}, 0},
+		{"json and tree disagree", []string{compacted, "--json", "--format", "tree"}, 2},
+		{"dot", []string{fork, "--format", "dot"}, 0},
+		{"mermaid", []string{fork, "--format", "mermaid"}, 0},
+		{"html to file", []string{compacted, "--format", "html", "-o", out}, 0},
+		{"unknown format", []string{compacted, "--format", "svg"}, 2},
+		{"around", []string{compacted, "--around", "u2x", "--depth", "2"}, 0},
+		{"around unknown", []string{compacted, "--around", "nope"}, 2},
+		{"depth without around", []string{compacted, "--depth", "2"}, 2},
+		{"negative depth", []string{compacted, "--around", "a8", "--depth", "-1"}, 2},
+		{"unwritable output", []string{compacted, "-o", filepath.Join(t.TempDir(), "no", "dir", "g.txt")}, 2},
+		{"unreadable", []string{bad}, 2},
+		{"no such dir", []string{filepath.Join(t.TempDir(), "nope")}, 2},
+		{"no args", nil, 2},
+		{"two args", []string{compacted, fork}, 2},
+	} {
+		r := cliRun(t, nil, false, append([]string{"graph"}, tc.args...)...)
+		if r.Code != tc.code {
+			t.Errorf("%s: exit %d, want %d\nstdout %s\nstderr %s", tc.name, r.Code, tc.code, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stderr, "goroutine ") {
+			t.Errorf("%s: stack trace on stderr", tc.name)
+		}
+	}
+}
+
+func TestGraphTreeTTY(t *testing.T) {
+	s := copyFixture(t, "compacted")
+	plain := cliRun(t, nil, false, "graph", s)
+	if plain.Code != 0 || strings.Contains(plain.Stdout, "\x1b[") {
+		t.Fatalf("piped tree: code %d, colour %v\n%s", plain.Code, strings.Contains(plain.Stdout, "\x1b["), plain.Stderr)
+	}
+	if !strings.Contains(plain.Stdout, "◆ summary_second  covers 14 nodes · ") || !strings.Contains(plain.Stdout, "← HEAD") {
+		t.Errorf("tree:\n%s", plain.Stdout)
+	}
+	tty := cliRun(t, nil, true, "graph", s)
+	if tty.Code != 0 || !strings.Contains(tty.Stdout, "\x1b[") {
+		t.Errorf("tree on a TTY has no colour:\n%q", tty.Stdout)
+	}
+	if tty.Stderr != "" || plain.Stderr != "" {
+		t.Errorf("stderr: %q %q", tty.Stderr, plain.Stderr)
+	}
+	never := cliRun(t, nil, true, "graph", "--color", "never", s)
+	if strings.Contains(never.Stdout, "\x1b[") {
+		t.Error("--color never still colours")
+	}
+}
+
+// -o writes atomically: the file appears only on success, and a failed run
+// leaves an existing file untouched and no temporary file behind.
+func TestGraphOutputAtomic(t *testing.T) {
+	s := copyFixture(t, "compacted")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "g.dot")
+	if r := cliRun(t, nil, true, "graph", s, "--format", "dot", "-o", out); r.Code != 0 || r.Stdout != "" {
+		t.Fatalf("code %d stdout %q stderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil || !strings.HasPrefix(string(raw), "digraph ctxfold {") || strings.Contains(string(raw), "\x1b[") {
+		t.Fatalf("output file: %v %q", err, raw)
+	}
+	// A run that fails (unknown --around) after -o was named.
+	if r := cliRun(t, nil, false, "graph", s, "-o", out, "--around", "nope"); r.Code != 2 {
+		t.Fatalf("code %d", r.Code)
+	}
+	// A failure in the middle of writing (after bytes went out).
+	err = writeGraphOutput(out, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return errors.New("boom")
+	})
+	if err == nil || err.Error() != "boom" {
+		t.Fatalf("writeGraphOutput: %v", err)
+	}
+	after, _ := os.ReadFile(out)
+	if string(after) != string(raw) {
+		t.Error("a failed run changed the existing output file")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("leftover files after a failed run: %v", names)
+	}
+}
+
+func TestGraphJSONIsTheJSONFormat(t *testing.T) {
+	s := copyFixture(t, "compacted")
+	a := cliRun(t, nil, false, "graph", s, "--json")
+	b := cliRun(t, nil, false, "graph", s, "--format", "json")
+	if a.Code != 0 || a.Stdout != b.Stdout {
+		t.Fatalf("--json and --format json differ:\n%s\n%s", a.Stdout, b.Stdout)
+	}
+	m := decodeJSON(t, a.Stdout)
+	if m["active_summary_id"] != "summary_second" || m["schema_version"] != float64(1) {
+		t.Errorf("json: %v", m)
+	}
+}
