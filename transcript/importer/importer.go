@@ -193,7 +193,7 @@ func isSession(dir string) bool {
 }
 
 // SafeName turns a conversation id into a directory name: only letters,
-// digits, '.', '_' and '-', no leading dot, at most 80 bytes, so a crafted
+// digits, '.', '_' and '-', no "..", no leading dot, at most 80 bytes, so a crafted
 // id can never name a path outside the output directory. "" when nothing
 // usable is left.
 func SafeName(s string) string {
@@ -211,7 +211,11 @@ func SafeName(s string) string {
 			break
 		}
 	}
-	out := strings.TrimLeft(b.String(), ".")
+	out := b.String()
+	for strings.Contains(out, "..") {
+		out = strings.ReplaceAll(out, "..", "_")
+	}
+	out = strings.TrimLeft(out, ".")
 	if strings.Trim(out, "_") == "" {
 		return ""
 	}

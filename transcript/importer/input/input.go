@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -120,12 +121,32 @@ func JSONErrorText(err error) string {
 	case errors.As(err, &se):
 		return fmt.Sprintf("invalid JSON: %s", se.Error())
 	case errors.As(err, &te):
-		if te.Field != "" {
-			return fmt.Sprintf("field %q: got a JSON %s, expected %s", te.Field, te.Value, te.Type)
+		want := "another type"
+		if te.Type != nil {
+			want = kindName(te.Type.Kind())
 		}
-		return fmt.Sprintf("got a JSON %s, expected %s", te.Value, te.Type)
+		if te.Field != "" {
+			return fmt.Sprintf("field %q: got a JSON %s, expected %s", te.Field, te.Value, want)
+		}
+		return fmt.Sprintf("got a JSON %s, expected %s", te.Value, want)
 	}
 	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Pointer, reflect.Interface:
+		return "a value"
+	}
+	return "a number"
 }
 
 // Doc decodes a JSON document (a conversations.json, a request body)
@@ -293,19 +314,51 @@ func (d *Doc) wrap(err error, what string) error {
 	if errors.Is(err, errTooLong) {
 		return Errorf(d.File, d.lineAt(d.start, true), "%s is longer than the %d-byte limit (raise it with --max-line-bytes)", what, d.max)
 	}
-	off, skip := d.dec.InputOffset(), false
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &se) {
-		off = se.Offset
-	} else if errors.As(err, &te) {
-		off, skip = te.Offset, true
-	}
 	msg := JSONErrorText(err)
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		msg = "unexpected end of file"
 	}
-	return Errorf(d.File, d.lineAt(off, skip), "expected %s: %s", what, msg)
+	line := d.lineAt(d.dec.InputOffset(), false)
+	switch {
+	case errors.As(err, &se):
+		// The decoder reports syntax errors at an offset into the stream.
+		line = d.lineAt(se.Offset, false)
+	case errors.As(err, &te):
+		// Type errors are reported relative to the start of the value.
+		line = d.lineAfter(d.start, te.Offset)
+	}
+	return Errorf(d.File, line, "expected %s: %s", what, msg)
+}
+
+// lineAfter is the line of the byte rel bytes into the value that starts
+// after the separators at off.
+func (d *Doc) lineAfter(off, rel int64) int {
+	f, err := os.Open(d.File)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	line := 1
+	started := false
+	var end int64 = -1
+	for i := int64(0); ; i++ {
+		b, err := br.ReadByte()
+		if err != nil {
+			return line
+		}
+		if !started && i >= off+d.base && !(b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' || b == ':') {
+			started, end = true, i+rel
+		}
+		if started && i >= end {
+			return line
+		}
+		if b == '\n' {
+			line++
+		}
+	}
 }
 
 // lineAt counts newlines before the document offset off by re-reading the

@@ -1,0 +1,182 @@
+package codex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/codex"
+	"github.com/ctxfold/ctxfold/transcript/importer/importtest"
+)
+
+const dir = "../../fixtures/import/codex/"
+
+func load(t *testing.T, file string, opts codex.Options) (*importtest.Conv, error) {
+	t.Helper()
+	var tg importtest.Target
+	err := codex.Import(context.Background(), []string{file}, opts, &tg)
+	if len(tg.Convs) == 0 {
+		return nil, err
+	}
+	return tg.Convs[0], err
+}
+
+func TestCompactedRollout(t *testing.T) {
+	c, err := load(t, dir+"rollout-compacted.jsonl", codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Counted by hand from the fixture: 1 developer + 3 user messages, 5
+	// model requests, 4 tool outputs (2 function, 2 custom), 1 compaction.
+	want := importtest.Stats{Nodes: 14, Summaries: 1, User: 3, System: 1, Assistant: 5, Tool: 4, Calls: 4, Results: 4}
+	if got := importtest.StatsOf(c.Nodes); got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	var inputs []int64
+	var summary *transcript.Node
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.Role == transcript.RoleAssistant {
+			if n.Usage == nil {
+				t.Fatalf("assistant %s has no usage", n.ID)
+			}
+			inputs = append(inputs, n.Usage.InputTokens)
+		}
+		if n.IsSummary() {
+			summary = n
+		}
+	}
+	// One token count per request, each on its own request; repeats dropped.
+	if fmt.Sprint(inputs) != "[1200 1400 1500 800 1000]" {
+		t.Errorf("usage input tokens %v", inputs)
+	}
+	if summary == nil || summary.Predecessor != "" || len(summary.CoversIDs()) != 10 {
+		t.Fatalf("summary %+v", summary)
+	}
+	if !strings.HasPrefix(summary.Content.Text, transcript.SummaryPrefix+"user: The tests in ./calc fail") {
+		t.Errorf("summary text %q", summary.Content.Text)
+	}
+	first := c.Nodes[3]
+	if first.Role != transcript.RoleAssistant || !strings.Contains(string(first.Metadata["codex_encrypted_reasoning"]), "gAAAAopaque-reasoning-1") {
+		t.Errorf("encrypted reasoning not preserved: %+v", first.Metadata)
+	}
+	if first.Content.Blocks[0].Type != transcript.BlockThinking || first.Content.Blocks[0].Text != "**Running the tests first**" {
+		t.Errorf("reasoning summary not kept as thinking: %+v", first.Content.Blocks)
+	}
+	if c.Counts[[2]string{"event_msg/agent_message", transcript.OutcomeSkipped}] != 2 || c.Counts[[2]string{"event_msg/user_message", transcript.OutcomeSkipped}] != 2 {
+		t.Errorf("mirrors not counted as skipped: %v", c.Counts)
+	}
+	if c.Model != "gpt-5-codex" || c.Name != "0199aaaa-bbbb-7ccc-8ddd-00000000c0de" {
+		t.Errorf("model %q name %q", c.Model, c.Name)
+	}
+}
+
+func TestTruncatedRollout(t *testing.T) {
+	c, err := load(t, dir+"rollout-truncated.jsonl", codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Nodes) != 4 {
+		t.Fatalf("%d nodes", len(c.Nodes))
+	}
+	last := c.Nodes[3]
+	if string(last.Metadata["unanswered_tool_calls"]) != `["call_wc"]` {
+		t.Errorf("unanswered call not flagged: %s", last.Metadata["unanswered_tool_calls"])
+	}
+	// The older writer logs the token count before the request's items.
+	if c.Nodes[1].Usage.InputTokens != 900 || last.Usage.InputTokens != 1000 {
+		t.Errorf("usage %d, %d", c.Nodes[1].Usage.InputTokens, last.Usage.InputTokens)
+	}
+	joined := strings.Join(c.Warnings, "\n")
+	if !strings.Contains(joined, "torn last line") || !strings.Contains(joined, "call_wc") {
+		t.Errorf("warnings %q", joined)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	_, err := load(t, dir+"malformed.jsonl", codex.Options{})
+	var pe *transcript.ParseError
+	if !errors.As(err, &pe) || pe.Line != 3 || !strings.HasSuffix(pe.File, "malformed.jsonl") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestLineLimit(t *testing.T) {
+	_, err := load(t, dir+"rollout-compacted.jsonl", codex.Options{MaxLineBytes: 100})
+	var pe *transcript.ParseError
+	if !errors.As(err, &pe) || pe.Line != 1 || !strings.Contains(pe.Msg, "longer than the 100-byte limit") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, f := range []string{"rollout-compacted.jsonl", "rollout-truncated.jsonl"} {
+		data, _ := os.ReadFile(dir + f)
+		if !codex.Detect(data) {
+			t.Errorf("%s not detected", f)
+		}
+	}
+	for _, s := range []string{`[{"role":"user"}]`, `{"sessionId":"x","projectHash":"y"}`, ``} {
+		if codex.Detect([]byte(s)) {
+			t.Errorf("%q detected as a rollout", s)
+		}
+	}
+}
+
+func FuzzImport(f *testing.F) {
+	for _, name := range []string{"rollout-compacted.jsonl", "rollout-truncated.jsonl", "malformed.jsonl"} {
+		data, err := os.ReadFile(dir + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("ctxfold-fuzz-codex-%d.jsonl", os.Getpid()))
+		defer os.Remove(path)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var tg importtest.Target
+		// Errors are fine; a panic or a node naming an unknown id is not
+		// (importtest.Target rejects it, which surfaces here as an error
+		// that is not a ParseError).
+		err := codex.Import(context.Background(), []string{path}, codex.Options{MaxLineBytes: 1 << 16}, &tg)
+		var pe *transcript.ParseError
+		if err != nil && !errors.As(err, &pe) {
+			t.Fatalf("not a parse error: %v", err)
+		}
+	})
+}
+
+func ExampleImport() {
+	var tg importtest.Target
+	err := codex.Import(context.Background(), []string{dir + "rollout-compacted.jsonl"}, codex.Options{}, &tg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, n := range tg.Convs[0].Nodes {
+		fmt.Println(n.ID, n.Role, len(n.ToolCalls))
+	}
+	// Output:
+	// cx0000c0de-2 system 0
+	// cx0000c0de-3 user 0
+	// cx0000c0de-4 user 0
+	// cx0000c0de-9 assistant 2
+	// cx0000c0de-15 tool 0
+	// cx0000c0de-16 tool 0
+	// cx0000c0de-19 assistant 1
+	// cx0000c0de-22 tool 0
+	// cx0000c0de-25 assistant 0
+	// cx0000c0de-29 user 0
+	// summary_cx0000c0de-31 user 0
+	// cx0000c0de-34 assistant 1
+	// cx0000c0de-37 tool 0
+	// cx0000c0de-38 assistant 0
+}
