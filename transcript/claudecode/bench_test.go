@@ -47,9 +47,12 @@ func genSession(w io.Writer, size int64) (lines int, err error) {
 	return lines, bw.Flush()
 }
 
-// discardSink counts and drops nodes, sampling the heap as they arrive.
+// discardSink counts and drops nodes, sampling the heap as they arrive
+// (with live set, after a collection: what the importer holds, not
+// garbage awaiting the collector).
 type discardSink struct {
 	nodes, lines int
+	live         bool
 	peak         uint64
 }
 
@@ -66,6 +69,9 @@ func (d *discardSink) SetModel(string)              {}
 func (d *discardSink) Count(string, string, string) { d.lines++ }
 func (d *discardSink) Warn(string, int, string)     {}
 func (d *discardSink) sample() {
+	if d.live {
+		runtime.GC()
+	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	if m.HeapAlloc > d.peak {
@@ -90,8 +96,9 @@ func makeSession(tb testing.TB, size int64) (string, int) {
 	return path, lines
 }
 
-// TestStreamingMemory: importing a 40 MB session keeps the heap well under
-// the file's size (the importer holds structure, not content).
+// TestStreamingMemory: importing a 40 MB session, the importer holds well
+// under the file's size (structure, not content). The live heap is
+// measured, so the figure does not depend on when the collector runs.
 func TestStreamingMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the 40 MB import in -short mode")
@@ -99,18 +106,17 @@ func TestStreamingMemory(t *testing.T) {
 	const size = 40 << 20
 	path, lines := makeSession(t, size)
 	runtime.GC()
-	var sink discardSink
+	sink := discardSink{live: true}
 	if err := Import(context.Background(), []string{path}, Options{}, &sink); err != nil {
 		t.Fatal(err)
 	}
-	sink.sample()
 	if sink.lines != lines {
 		t.Errorf("counted %d records, the file has %d lines", sink.lines, lines)
 	}
-	if sink.peak > size/2 {
-		t.Errorf("peak heap %d MB for a %d MB file: not streaming", sink.peak>>20, size>>20)
+	if sink.peak > size/3 {
+		t.Errorf("live heap %d MB for a %d MB file: not streaming", sink.peak>>20, size>>20)
 	}
-	t.Logf("%d MB file, %d lines, %d nodes: peak heap %d MB", size>>20, lines, sink.nodes, sink.peak>>20)
+	t.Logf("%d MB file, %d lines, %d nodes: peak live heap %d MB", size>>20, lines, sink.nodes, sink.peak>>20)
 }
 
 // BenchmarkImport100MB imports a generated 100 MB session (figures for

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -81,8 +82,17 @@ type conversation struct {
 // same two places (and nowhere else) attached to it. Sub-agent files
 // whose session is not among files form a conversation of their own.
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
-	convs, err := group(files, opts)
+	files, names, cleanup, err := spool(files)
+	defer cleanup()
 	if err != nil {
+		return err
+	}
+	convs, err := group(files, opts, names)
+	if err != nil {
+		var pe *transcript.ParseError
+		if errors.As(err, &pe) && names[pe.File] != "" {
+			pe.File = names[pe.File]
+		}
 		return err
 	}
 	for _, c := range convs {
@@ -93,7 +103,7 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 		if err != nil {
 			return err
 		}
-		p := newPlanner(ctx, sink, opts)
+		p := newPlanner(ctx, sink, opts, names)
 		err = p.run(c)
 		p.close()
 		if err != nil {
@@ -101,6 +111,48 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 		}
 	}
 	return nil
+}
+
+// spool copies every input that is not a regular file (a pipe, a
+// terminal) to a temporary file, since the import reads each file twice
+// (its first lines to group it, then the plan and the nodes by offset).
+// names maps each copy back to the name passed.
+func spool(files []string) (out []string, names map[string]string, cleanup func(), err error) {
+	names = map[string]string{}
+	var tmps []string
+	cleanup = func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}
+	for _, path := range files {
+		st, serr := os.Stat(path)
+		if serr != nil || st.Mode().IsRegular() {
+			out = append(out, path) // a missing file is reported when opened
+			continue
+		}
+		in, oerr := os.Open(path)
+		if oerr != nil {
+			return nil, nil, cleanup, &transcript.ParseError{File: path, Msg: oerr.Error()}
+		}
+		tmp, terr := os.CreateTemp("", "ctxfold-claudecode-*.jsonl")
+		if terr != nil {
+			in.Close()
+			return nil, nil, cleanup, terr
+		}
+		tmps = append(tmps, tmp.Name())
+		_, cerr := io.Copy(tmp, in)
+		in.Close()
+		if err := tmp.Close(); cerr == nil {
+			cerr = err
+		}
+		if cerr != nil {
+			return nil, nil, cleanup, &transcript.ParseError{File: path, Msg: "read: " + cerr.Error()}
+		}
+		names[tmp.Name()] = path
+		out = append(out, tmp.Name())
+	}
+	return out, names, cleanup, nil
 }
 
 // fileInfo is what the first lines of a file say about it.
@@ -151,8 +203,9 @@ func peek(path string, opts Options) (fileInfo, error) {
 }
 
 // group sorts files into conversations and discovers sidechain files
-// beside each session file.
-func group(files []string, opts Options) ([]*conversation, error) {
+// beside each session file (not beside a spooled copy of a pipe: it has
+// no directory of its own).
+func group(files []string, opts Options, spooled map[string]string) ([]*conversation, error) {
 	var mains, agents []fileInfo
 	seen := map[string]bool{}
 	for _, path := range files {
@@ -192,6 +245,9 @@ func group(files []string, opts Options) ([]*conversation, error) {
 		c.main = m.path
 		if m.sessionID != "" && bySession[m.sessionID] == nil {
 			bySession[m.sessionID] = c
+		}
+		if spooled[m.path] != "" {
+			continue
 		}
 		found, err := discover(m, opts)
 		if err != nil {

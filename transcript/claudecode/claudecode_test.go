@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -363,5 +364,37 @@ func TestDetect(t *testing.T) {
 	}
 	if !Detect(data[:300]) {
 		t.Error("a cut head of a real-shaped session is not detected")
+	}
+}
+
+// A pipe is read once into a temporary copy; errors still name it, and no
+// sidechain file is looked for beside the copy.
+func TestPipeInput(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "inline", "sess-0002.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.Write(data)
+		w.Close()
+	}()
+	defer r.Close()
+	name := "/dev/fd/" + strconv.Itoa(int(r.Fd()))
+	if _, err := os.Stat(name); err != nil {
+		t.Skipf("no /dev/fd here: %v", err)
+	}
+	tgt := importMem(t, name)
+	s := tgt.convs[0]
+	if hasNode(s, "o1") || !hasNode(s, "q2") {
+		t.Errorf("nodes: %d (sidechain file beside a pipe must not be read)", len(s.nodes))
+	}
+	for _, w := range s.warnings {
+		if !strings.HasPrefix(w, name+":") {
+			t.Errorf("warning names %q, want the pipe %s", w, name)
+		}
 	}
 }

@@ -172,7 +172,7 @@ type planner struct {
 	opts  Options
 	files []string
 	open  []*os.File
-	tmp   []string
+	names map[string]string // spooled copy → the name passed
 	nodes []*pnode
 	// uuidNode maps a line's uuid to the node it became or was merged
 	// into; skipParent maps a skipped line's uuid to its parentUuid, so
@@ -201,8 +201,8 @@ type planner struct {
 	warnedLink bool
 }
 
-func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options) *planner {
-	return &planner{ctx: ctx, sink: sink, opts: opts,
+func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options, names map[string]string) *planner {
+	return &planner{ctx: ctx, sink: sink, opts: opts, names: names,
 		seed: maphash.MakeSeed(), uuidNode: map[key]int32{}, skipParent: map[key]key{}, ids: map[key]bool{},
 		msgs: map[key]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
 		promptUsed: map[string]bool{}, agentTool: map[string]string{}, boundaries: map[string]int32{},
@@ -212,9 +212,6 @@ func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options) *
 func (p *planner) close() {
 	for _, f := range p.open {
 		f.Close()
-	}
-	for _, t := range p.tmp {
-		os.Remove(t)
 	}
 }
 
@@ -242,28 +239,23 @@ func (p *planner) run(c *conversation) error {
 	return p.emit()
 }
 
-// openFile opens path for reading by offset; a pipe or other non-regular
-// file is copied to a temporary file first.
+// openFile opens path (a regular file: Import spools anything else) for
+// reading by offset.
 func (p *planner) openFile(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
+		return nil, &transcript.ParseError{File: p.display(path), Msg: err.Error()}
 	}
-	st, err := f.Stat()
-	if err == nil && st.Mode().IsRegular() {
-		return f, nil
+	return f, nil
+}
+
+// display is the name errors and warnings give a file: the name the
+// caller passed, not the temporary copy of a pipe.
+func (p *planner) display(path string) string {
+	if name, ok := p.names[path]; ok {
+		return name
 	}
-	defer f.Close()
-	tmp, err := os.CreateTemp("", "ctxfold-claudecode-*.jsonl")
-	if err != nil {
-		return nil, err
-	}
-	p.tmp = append(p.tmp, tmp.Name())
-	if _, err := io.Copy(tmp, f); err != nil {
-		tmp.Close()
-		return nil, &transcript.ParseError{File: path, Msg: "read: " + err.Error()}
-	}
-	return tmp, nil
+	return path
 }
 
 func (p *planner) planFile(path string, agent bool) error {
@@ -271,7 +263,7 @@ func (p *planner) planFile(path string, agent bool) error {
 	if err != nil {
 		return err
 	}
-	p.files = append(p.files, path)
+	p.files = append(p.files, p.display(path))
 	p.open = append(p.open, f)
 	p.fileIdx = int32(len(p.files) - 1)
 	p.agentFile = agent
@@ -288,7 +280,7 @@ func (p *planner) planFile(path string, agent bool) error {
 			}
 		}
 	}
-	lr := newLineReader(f, path, p.opts.max())
+	lr := newLineReader(f, p.display(path), p.opts.max())
 	for {
 		body, off, complete, err := lr.next()
 		if err == io.EOF {
@@ -516,7 +508,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 			mk = p.key(fmt.Sprintf("%d\x00%s\x00%s", p.fileIdx, m.ID, r.RequestID))
 		}
 		if i, ok := p.msgs[mk]; ok && mk != 0 {
-			// seed of the merge: one API message streamed as several lines.
+			// One API message streamed as several lines: merge.
 			n := p.nodes[i]
 			n.lines = append(n.lines, ref)
 			p.uuidNode[p.key(r.UUID)] = i
