@@ -40,6 +40,9 @@ func (c *checker) checkSummaries() error {
 		if err != nil {
 			return err
 		}
+		if seg == c.active {
+			c.activeNode = n
+		}
 		c.checkShape(i, n)
 		c.checkCoverage(seg, n, stamp, int32(len(c.segs)))
 	}
@@ -155,13 +158,11 @@ func (c *checker) checkActive() {
 		c.add(Summaries, Warning, CodeActiveSummaryNotLast, latest, c.metaPath(), 0,
 			"was written after the active summary %q; only one summary is active and it is the latest (seed §1)", s.Meta.ActiveSummaryID)
 	}
-	n, err := s.Node(c.active.summary)
-	if err != nil {
-		return
-	}
-	if text := strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix); text != s.Meta.ActiveSummaryText {
-		c.add(Summaries, Warning, CodeActiveSummaryTextDiff, c.active.summary, c.metaPath(), 0,
-			"session.json active_summary_text differs from the active summary's content (the next compaction chains from it)")
+	if n := c.activeNode; n != nil {
+		if text := strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix); text != s.Meta.ActiveSummaryText {
+			c.add(Summaries, Warning, CodeActiveSummaryTextDiff, c.active.summary, c.metaPath(), 0,
+				"session.json active_summary_text differs from the active summary's content (the next compaction chains from it)")
+		}
 	}
 }
 

@@ -161,8 +161,10 @@ type checker struct {
 	order []int32
 	// segs[k] is the k-th summary (file order) and its coverage.
 	segs []*segment
-	// active is the active summary's segment, nil when none.
-	active *segment
+	// active is the active summary's segment, nil when none; activeNode
+	// its decoded node.
+	active     *segment
+	activeNode *transcript.Node
 	// tips are the branch tips (dag.Graph.Tips).
 	tips []int
 	// below marks the nodes strictly below the active segment's last node
