@@ -2,11 +2,15 @@ package cmd
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/render/fit"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -19,6 +23,11 @@ type renderOptions struct {
 	Format render.Format
 	JSON   bool
 	Open   transcript.OpenOptions
+	// Fit builds a request that fits the model's window (render --fit);
+	// JSONReport names the file its report goes to.
+	Fit        bool
+	FitOptions fit.Options
+	JSONReport string
 }
 
 func newRenderCmd(f *Factory) *cobra.Command {
@@ -35,11 +44,25 @@ summaries: the pre-compaction view.
 Formats: text (for people), ids (one id a line, root first), jsonl (the stored
 nodes), openai (a Chat Completions messages array), anthropic (a Messages API
 body {system, messages}). Output is deterministic. With --json, a description
-of the view (ids, whether a summary substitutes) is printed instead.` + exitStatusHelp(""),
+of the view (ids, whether a summary substitutes) is printed instead.
+
+--fit prints a request guaranteed to fit the model: budget = window − output
+cap − --margin, where the output cap is min(output capability, 16384,
+window/4) unless --output-cap is given (an explicit cap that cannot be
+honoured is an error, never reduced). When over budget, in order: (1) text-only
+results of completed tool groups are summarized, oldest first; (2) older
+complete history becomes one request-local checkpoint — user messages and the
+latest assistant segment stay verbatim; (3) the oldest eligible history is
+snipped. The session is never written (summaries are cached in DIR/cache/fit/,
+which is safe to delete). At most --max-summary-calls summary calls and a
+--summary-deadline per preparation. If the protected content alone does not
+fit, nothing is printed and the exit status is 5. --json-report FILE (or
+stderr with --json) lists what was changed.` + exitStatusHelp(""),
 		Example: `  ctxfold render ./s
   ctxfold render ./s --format ids
   ctxfold render ./s --raw --format ids      # the pre-compaction view
-  ctxfold render ./s --head n12 --format openai > body.json`,
+  ctxfold render ./s --head n12 --format openai > body.json
+  ctxfold render ./s --fit --model gpt-4o --format openai --json-report fit.json > body.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
@@ -53,6 +76,9 @@ of the view (ids, whether a summary substitutes) is printed instead.` + exitStat
 			opts.Format = fmtv
 			opts.JSON = f.Config.GetBool("json")
 			opts.Open = f.openOptions()
+			if err := f.fitOptions(cmd, opts); err != nil {
+				return err
+			}
 			return runRender(cmd.Context(), opts)
 		},
 	}
@@ -62,10 +88,61 @@ of the view (ids, whether a summary substitutes) is printed instead.` + exitStat
 	fl.StringVar(&format, "format", "text", "text, ids, jsonl, openai or anthropic")
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("text", "ids", "jsonl", "openai", "anthropic"))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
+	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
+	addModelFlags(cmd)
+	fl.Int("margin", -1, "safety margin in tokens kept free with --fit (default: 1% of the window, at least 256)")
+	fl.String("summarizer", "extractive", "--fit summarizer: extractive, openai or exec")
+	fl.String("summarizer-cmd", "", "shell command for --summarizer exec")
+	fl.String("base-url", "", "Chat Completions endpoint for --summarizer openai")
+	fl.String("summary-model", "", "model that writes summaries for --summarizer openai")
+	fl.Int("max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
+	fl.Duration("summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
+	fl.String("json-report", "", "--fit: write the report of what was changed to FILE")
+	_ = cmd.RegisterFlagCompletionFunc("summarizer", fixedCompletion("extractive", "openai", "exec"))
 	return cmd
 }
 
-func runRender(_ context.Context, opts *renderOptions) error {
+// fitOnlyFlags make no sense without --fit.
+var fitOnlyFlags = []string{"model", "encoding", "window", "max-output", "output-cap", "margin", "summarizer", "summarizer-cmd",
+	"base-url", "summary-model", "max-summary-calls", "summary-deadline", "json-report"}
+
+func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
+	fl := cmd.Flags()
+	opts.Fit, _ = fl.GetBool("fit")
+	if !opts.Fit {
+		for _, name := range fitOnlyFlags {
+			if fl.Changed(name) {
+				return &UsageError{Err: errorf("--%s needs --fit", name)}
+			}
+		}
+		return nil
+	}
+	if opts.Format == render.FormatJSONL {
+		return &UsageError{Err: errors.New("--fit prints openai, anthropic, text or ids")}
+	}
+	est, err := f.modelOptions()
+	if err != nil {
+		return err
+	}
+	margin, _ := fl.GetInt("margin")
+	calls, _ := fl.GetInt("max-summary-calls")
+	deadline, _ := fl.GetDuration("summary-deadline")
+	if calls <= 0 || deadline <= 0 {
+		return &UsageError{Err: errors.New("--max-summary-calls and --summary-deadline must be positive")}
+	}
+	opts.JSONReport, _ = fl.GetString("json-report")
+	co := &compactOptions{SummarizerName: f.Config.GetString("summarizer"), SummarizerCmd: f.Config.GetString("summarizer-cmd"),
+		BaseURL: f.Config.GetString("base-url"), SummaryModel: f.Config.GetString("summary-model"), APIKey: apiKey(f.Getenv)}
+	co.Compact.Estimate = est
+	summarizer, err := co.summarizer()
+	if err != nil {
+		return err
+	}
+	opts.FitOptions = fit.Options{Estimate: est, Margin: margin, Summarizer: summarizer, MaxCalls: calls, Deadline: deadline}
+	return nil
+}
+
+func runRender(ctx context.Context, opts *renderOptions) error {
 	g, err := dag.Open(opts.Dir, opts.Open)
 	if err != nil {
 		return err
@@ -75,6 +152,9 @@ func runRender(_ context.Context, opts *renderOptions) error {
 	view, err := render.Build(g, opts.Head, opts.Raw)
 	if err != nil {
 		return err
+	}
+	if opts.Fit {
+		return runFit(ctx, opts, g, view)
 	}
 	if opts.JSON {
 		summary := ""
@@ -90,5 +170,48 @@ func runRender(_ context.Context, opts *renderOptions) error {
 			"summary_id": summary, "ids": view.IDs(),
 		})
 	}
+	if len(view.Indexes) == 0 && opts.IO.StderrTTY && (opts.Format == render.FormatText || opts.Format == render.FormatIDs) {
+		// An empty result is not a failure; say so to a person only.
+		fmt.Fprintf(opts.IO.ErrOut, "%s: the session is empty; nothing to show\n", opts.Dir)
+	}
 	return render.Write(opts.IO.Out, view, opts.Format)
+}
+
+// runFit prints a request that fits, or nothing (exit 5). A script must
+// never be handed an over-budget body, so stdout is written only after the
+// fit succeeded.
+func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
+	fo := opts.FitOptions
+	if fo.Estimate.Model == "" {
+		fo.Estimate.Model = g.S.Meta.Model
+	}
+	fo.CacheDir = g.S.Dir
+	nodes, err := view.LoadNodes()
+	if err != nil {
+		return err
+	}
+	fitted, rep, err := fit.Fit(ctx, nodes, fo)
+	if rep != nil {
+		if rerr := writeFitReport(opts, rep); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(rep.Transformations) == 0 {
+		// Already fits: exactly render's output.
+		return render.Write(opts.IO.Out, view, opts.Format)
+	}
+	return render.WriteNodes(opts.IO.Out, fitted, opts.Format)
+}
+
+func writeFitReport(opts *renderOptions, rep *fit.Report) error {
+	switch {
+	case opts.JSONReport != "":
+		return writeGraphOutput(opts.JSONReport, func(w io.Writer) error { return report.JSON(w, rep) })
+	case opts.JSON:
+		return report.JSON(opts.IO.ErrOut, rep)
+	}
+	return nil
 }

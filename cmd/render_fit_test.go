@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func sessionBytes(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, f := range []string{"session.json", "nodes.jsonl", "events.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out[f] = data
+	}
+	return out
+}
+
+func TestRenderFitAlreadyFitsIsRenderOutput(t *testing.T) {
+	dir := copyFixture(t, "compacted")
+	for _, format := range []string{"openai", "anthropic", "text", "ids"} {
+		plain := cliRun(t, nil, false, "render", dir, "--format", format)
+		fitted := cliRun(t, nil, false, "render", dir, "--fit", "--model", "gpt-4.1", "--format", format)
+		if plain.Code != 0 || fitted.Code != 0 {
+			t.Fatalf("%s: exit %d / %d: %s %s", format, plain.Code, fitted.Code, plain.Stderr, fitted.Stderr)
+		}
+		if fitted.Stdout != plain.Stdout {
+			t.Fatalf("%s: --fit of a view that fits differs from render:\n%s\n---\n%s", format, fitted.Stdout, plain.Stdout)
+		}
+	}
+}
+
+func TestRenderFitTransformsWithoutWriting(t *testing.T) {
+	dir := copyFixture(t, "tools")
+	before := sessionBytes(t, dir)
+	report := filepath.Join(t.TempDir(), "fit.json")
+	res := cliRun(t, nil, false, "render", dir, "--fit", "--window", "1200", "--format", "ids", "--json-report", report)
+	if res.Code != 0 {
+		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
+	}
+	if !strings.Contains(res.Stdout, "checkpoint_") {
+		t.Fatalf("expected a checkpoint in the fitted ids:\n%s", res.Stdout)
+	}
+	for _, id := range []string{"sys", "u1", "u2", "a6", "t5", "t6", "a7"} {
+		if !strings.Contains("\n"+res.Stdout, "\n"+id+"\n") {
+			t.Fatalf("protected node %s missing from the fitted request:\n%s", id, res.Stdout)
+		}
+	}
+	rep, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeJSON(t, string(rep))
+	if m["fitted"] != true || m["schema_version"] == nil || len(m["transformations"].([]any)) == 0 {
+		t.Fatalf("bad report: %s", rep)
+	}
+	after := sessionBytes(t, dir)
+	for f := range before {
+		if !bytes.Equal(before[f], after[f]) {
+			t.Fatalf("render --fit changed %s", f)
+		}
+	}
+}
+
+func TestRenderFitExitCodes(t *testing.T) {
+	dir := copyFixture(t, "tools")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"protected content over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai"}, 5, "does not fit"},
+		{"explicit output cap above the model's capability", []string{"render", dir, "--fit", "--model", "gpt-4o", "--output-cap", "100000"}, 2, "cannot be honoured"},
+		{"fit flag without --fit", []string{"render", dir, "--window", "1000"}, 2, "--window needs --fit"},
+		{"jsonl is not a request format", []string{"render", dir, "--fit", "--format", "jsonl"}, 2, "--fit prints"},
+		{"unknown model", []string{"render", dir, "--fit", "--model", "gpt-4q"}, 2, "gpt-4q"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := cliRun(t, nil, false, tc.args...)
+			if res.Code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", res.Code, tc.code, res.Stderr)
+			}
+			if res.Stdout != "" {
+				t.Fatalf("stdout must stay empty on failure, got %q", res.Stdout)
+			}
+			if !strings.Contains(res.Stderr, tc.err) || strings.Count(strings.TrimSpace(res.Stderr), "\n") > 1 {
+				t.Fatalf("stderr %q should be one error line (plus a hint) containing %q", res.Stderr, tc.err)
+			}
+		})
+	}
+}

@@ -1,0 +1,834 @@
+// Package fit builds a request body that is guaranteed to fit a model's
+// window from a rendered view, without touching the DAG (seed 000,
+// "Compaction inside one user message" and "Request-local checkpoints").
+// It owns the three request-local steps — summarize completed tool
+// results, replace older complete history with a checkpoint, snip — and the
+// limits on the summary calls they make. It decides only what one outgoing
+// request carries; every token figure comes from the estimate package, and
+// it never writes a session (its summary cache lives beside the session
+// files and is never needed for correctness).
+package fit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Defaults for the summary calls of one preparation (seed 000: at most 32
+// requests and a 60-second deadline).
+const (
+	DefaultMaxCalls        = 32
+	DefaultDeadline        = 60 * time.Second
+	DefaultSummaryTokens   = 400
+	DefaultChunkTokens     = 8000
+	minChunkTokens         = 256
+	ToolSummaryPrefix      = "[ctxfold: tool output summarized for this request]\n"
+	CheckpointPrefix       = "[Request-local checkpoint: earlier work in this conversation, summarized]\n"
+	CheckpointIDPrefix     = "checkpoint_"
+	cacheDirName           = "cache/fit"
+	summaryOverheadPadding = 8
+)
+
+// Steps, in the order they are tried.
+const (
+	StepToolResults = "summarize_tool_results"
+	StepCheckpoint  = "checkpoint"
+	StepSnip        = "snip"
+)
+
+// Options tune one fit.
+type Options struct {
+	Estimate estimate.Options
+	// Margin is a safety margin kept free besides the output reserve; < 0
+	// means the default (1% of the window, at least 256 tokens).
+	Margin int
+	// Summarizer writes tool-result summaries and checkpoints; nil skips
+	// steps 1 and 2 (only snipping is possible).
+	Summarizer compact.Summarizer
+	// SummaryTokens is the output budget of one summary; ChunkTokens the
+	// input budget of one summary call (longer text goes in chunks).
+	SummaryTokens int
+	ChunkTokens   int
+	// MaxCalls and Deadline bound the summary calls of this preparation.
+	MaxCalls int
+	Deadline time.Duration
+	// CacheDir holds cached summaries ("" disables the cache).
+	CacheDir string
+}
+
+// Transformation is one change made to the outgoing request.
+type Transformation struct {
+	Step         string   `json:"step"`
+	NodeIDs      []string `json:"node_ids"`
+	NewID        string   `json:"new_id,omitempty"`
+	TokensBefore int      `json:"tokens_before"`
+	TokensAfter  int      `json:"tokens_after"`
+}
+
+// Report says what a fit did.
+type Report struct {
+	Model           string           `json:"model"`
+	Window          int              `json:"window"`
+	OutputCap       int              `json:"output_cap"`
+	Margin          int              `json:"margin"`
+	Budget          int              `json:"budget"`
+	TokensBefore    int              `json:"tokens_before"`
+	TokensAfter     int              `json:"tokens_after"`
+	Fitted          bool             `json:"fitted"`
+	SummaryCalls    int              `json:"summary_calls"`
+	CacheHits       int              `json:"cache_hits"`
+	SummaryFailures []string         `json:"summary_failures"`
+	Transformations []Transformation `json:"transformations"`
+}
+
+// DoesNotFitError: even after every step the request is over budget,
+// because what may not be touched is too large. Exit code 5.
+type DoesNotFitError struct {
+	Tokens, Budget, Protected int
+}
+
+func (e *DoesNotFitError) Error() string {
+	return fmt.Sprintf("request does not fit: %d tokens after fitting, budget %d (over by %d); protected content alone (system, user messages, the latest assistant segment, incomplete tool groups, multimodal and signed content) is %d tokens",
+		e.Tokens, e.Budget, e.Tokens-e.Budget, e.Protected)
+}
+
+// Hint suggests what can be changed.
+func (e *DoesNotFitError) Hint() string {
+	return "compact the session ('ctxfold compact'), lower --output-cap or --margin, or use a model with a larger window"
+}
+
+// ExitCode implements cmd's exit-code table: 5, does not fit.
+func (e *DoesNotFitError) ExitCode() int { return 5 }
+
+// OutputCapError: an explicit --output-cap cannot be honoured; it is never
+// silently reduced. Exit code 2.
+type OutputCapError struct {
+	Cap, Limit int
+	What       string
+}
+
+func (e *OutputCapError) Error() string {
+	return fmt.Sprintf("--output-cap %d cannot be honoured: %s is %d", e.Cap, e.What, e.Limit)
+}
+
+// ExitCode: a usage error.
+func (e *OutputCapError) ExitCode() int { return 2 }
+
+// fitter is the state of one preparation.
+type fitter struct {
+	opts   Options
+	nodes  []*transcript.Node
+	tokens []int
+	extras int
+	total  int
+	budget int
+	rep    *Report
+	// summary-call budget
+	sumCtx context.Context
+	calls  int
+	stop   string
+}
+
+// Fit returns the nodes of a request that fits, and a report. nodes is the
+// rendered view (render.View.LoadNodes); it is not modified. When the view
+// already fits, the same nodes are returned unchanged.
+func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transcript.Node, *Report, error) {
+	b, err := estimate.Budget(opts.Estimate)
+	if err != nil {
+		return nil, nil, err
+	}
+	if explicit := opts.Estimate.OutputCap; explicit > 0 {
+		if b.MaxOutput > 0 && explicit > b.MaxOutput {
+			return nil, nil, &OutputCapError{Cap: explicit, Limit: b.MaxOutput, What: "the model's output capability"}
+		}
+		if explicit >= b.Window {
+			return nil, nil, &OutputCapError{Cap: explicit, Limit: b.Window, What: "the context window"}
+		}
+	}
+	margin := opts.Margin
+	if margin < 0 {
+		margin = max(256, b.Window/100)
+	}
+	rep := &Report{Model: b.Model, Window: b.Window, OutputCap: b.OutputReserve, Margin: margin,
+		Budget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}
+	est := opts.Estimate
+	est.NodeDetail = true
+	res, err := estimate.Nodes(ctx, nodes, est)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.TokensBefore, rep.TokensAfter = res.Total, res.Total
+	if res.Total <= rep.Budget {
+		rep.Fitted = true
+		return nodes, rep, nil
+	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = DefaultMaxCalls
+	}
+	if opts.Deadline <= 0 {
+		opts.Deadline = DefaultDeadline
+	}
+	if opts.SummaryTokens <= 0 {
+		opts.SummaryTokens = DefaultSummaryTokens
+	}
+	if opts.ChunkTokens <= 0 {
+		opts.ChunkTokens = DefaultChunkTokens
+	}
+	f := &fitter{opts: opts, nodes: append([]*transcript.Node(nil), nodes...), budget: rep.Budget, rep: rep}
+	f.tokens = make([]int, len(nodes))
+	sum := 0
+	for k, nc := range res.Nodes {
+		f.tokens[k] = nc.Tokens
+		sum += nc.Tokens
+	}
+	f.extras, f.total = res.Total-sum, res.Total
+	sumCtx, cancel := context.WithTimeout(ctx, opts.Deadline)
+	defer cancel()
+	f.sumCtx = sumCtx
+
+	for _, step := range []func(context.Context) error{f.summarizeToolResults, f.checkpoint, f.snip} {
+		if f.total <= f.budget {
+			break
+		}
+		if err := step(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The incremental total is re-checked with one exact count of the
+	// whole request: the body that leaves must be within budget.
+	final, err := estimate.Nodes(ctx, f.nodes, opts.Estimate)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.TokensAfter = final.Total
+	if final.Total > rep.Budget {
+		return nil, rep, &DoesNotFitError{Tokens: final.Total, Budget: rep.Budget, Protected: f.protectedTokens()}
+	}
+	rep.Fitted = true
+	return f.nodes, rep, nil
+}
+
+// recount sets node k's tokens after a change and keeps the total.
+func (f *fitter) recount(ctx context.Context, k int) error {
+	res, err := estimate.Nodes(ctx, []*transcript.Node{f.nodes[k]}, f.detail())
+	if err != nil {
+		return err
+	}
+	f.total += res.Nodes[0].Tokens - f.tokens[k]
+	f.tokens[k] = res.Nodes[0].Tokens
+	return nil
+}
+
+func (f *fitter) detail() estimate.Options {
+	o := f.opts.Estimate
+	o.NodeDetail = true
+	return o
+}
+
+// ---- structure of the request ----
+
+// group is an assistant node that calls tools plus the nodes after it that
+// carry its results.
+type group struct {
+	call     int
+	results  []int
+	complete bool
+}
+
+func carriesOnlyResults(n *transcript.Node) bool {
+	if len(n.ToolResults()) == 0 {
+		return false
+	}
+	if n.Role == transcript.RoleTool {
+		return true
+	}
+	if !n.Content.IsBlocks {
+		return false
+	}
+	for _, b := range n.Content.Blocks {
+		if b.Type != transcript.BlockToolResult {
+			return false
+		}
+	}
+	return true
+}
+
+func groups(nodes []*transcript.Node) []group {
+	var out []group
+	for k := 0; k < len(nodes); k++ {
+		calls := nodes[k].AllToolCalls()
+		if nodes[k].Role != transcript.RoleAssistant || len(calls) == 0 {
+			continue
+		}
+		open := map[string]bool{}
+		for _, c := range calls {
+			open[c.ID] = true
+		}
+		g := group{call: k}
+		j := k + 1
+		for ; j < len(nodes) && carriesOnlyResults(nodes[j]); j++ {
+			g.results = append(g.results, j)
+			for _, r := range nodes[j].ToolResults() {
+				delete(open, r.ToolCallID)
+			}
+		}
+		g.complete = len(open) == 0
+		out = append(out, g)
+		k = j - 1
+	}
+	return out
+}
+
+func hasImage(n *transcript.Node) bool {
+	if !n.Content.IsBlocks {
+		return false
+	}
+	for _, b := range n.Content.Blocks {
+		if b.Type == transcript.BlockImage {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSignedThinking(n *transcript.Node) bool {
+	if !n.Content.IsBlocks {
+		return false
+	}
+	for _, b := range n.Content.Blocks {
+		if b.Type == transcript.BlockThinking && b.Signature != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// lastUserTurn is the index of the last user message that is not only tool
+// results: what follows it is the latest assistant segment.
+func lastUserTurn(nodes []*transcript.Node) int {
+	for k := len(nodes) - 1; k >= 0; k-- {
+		if nodes[k].Role == transcript.RoleUser && !carriesOnlyResults(nodes[k]) {
+			return k
+		}
+	}
+	return -1
+}
+
+// protected marks what no step may remove or rewrite (seed 000): system
+// and user messages, the latest assistant segment, incomplete tool groups,
+// multimodal and signed content.
+func protected(nodes []*transcript.Node) []bool {
+	p := make([]bool, len(nodes))
+	last := lastUserTurn(nodes)
+	for k, n := range nodes {
+		switch {
+		case n.Role == transcript.RoleSystem, n.Role == transcript.RoleUser && !carriesOnlyResults(n):
+			p[k] = true
+		case k > last:
+			p[k] = true
+		case hasImage(n), hasSignedThinking(n):
+			p[k] = true
+		}
+	}
+	for _, g := range groups(nodes) {
+		if g.complete {
+			continue
+		}
+		p[g.call] = true
+		for _, r := range g.results {
+			p[r] = true
+		}
+	}
+	return p
+}
+
+// protectedTokens is what no step can remove: everything outside the
+// eligible units, plus the view's fixed extras.
+func (f *fitter) protectedTokens() int {
+	removable := make([]bool, len(f.nodes))
+	for _, u := range eligibleUnits(f.nodes) {
+		for k := u.first; k <= u.last; k++ {
+			removable[k] = true
+		}
+	}
+	sum := f.extras
+	for k := range f.nodes {
+		if !removable[k] {
+			sum += f.tokens[k]
+		}
+	}
+	return sum
+}
+
+// unit is a run of nodes that is removed or summarized whole: a complete
+// tool group never loses its call or one of its results.
+type unit struct{ first, last int }
+
+// eligibleUnits lists, oldest first, what steps 2 and 3 may fold away:
+// assistant text and complete tool groups before the latest user turn that
+// carry no multimodal or signed content.
+func eligibleUnits(nodes []*transcript.Node) []unit {
+	p := protected(nodes)
+	inGroup := make([]int, len(nodes))
+	for k := range inGroup {
+		inGroup[k] = -1
+	}
+	gs := groups(nodes)
+	for gi, g := range gs {
+		inGroup[g.call] = gi
+		for _, r := range g.results {
+			inGroup[r] = gi
+		}
+	}
+	var out []unit
+	for k := 0; k < len(nodes); k++ {
+		if gi := inGroup[k]; gi >= 0 {
+			g := gs[gi]
+			last := g.call
+			if len(g.results) > 0 {
+				last = g.results[len(g.results)-1]
+			}
+			ok := g.complete
+			for j := g.call; j <= last; j++ {
+				if p[j] {
+					ok = false
+				}
+			}
+			if ok {
+				out = append(out, unit{g.call, last})
+			}
+			k = last
+			continue
+		}
+		if !p[k] && nodes[k].Role == transcript.RoleAssistant {
+			out = append(out, unit{k, k})
+		}
+	}
+	return out
+}
+
+// ---- step 1: summarize text-only results of completed tool groups ----
+
+func (f *fitter) summarizeToolResults(ctx context.Context) error {
+	if f.opts.Summarizer == nil {
+		return nil
+	}
+	for _, g := range groups(f.nodes) {
+		if !g.complete {
+			continue
+		}
+		for _, k := range g.results {
+			if f.total <= f.budget {
+				return nil
+			}
+			n := f.nodes[k]
+			if hasImage(n) || f.tokens[k] <= f.opts.SummaryTokens+summaryOverheadPadding {
+				continue
+			}
+			if err := f.summarizeResult(ctx, g.call, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *fitter) summarizeResult(ctx context.Context, call, k int) error {
+	orig := f.nodes[k]
+	repl := cloneNode(orig)
+	changed := false
+	summarize := func(text, callID string) (string, bool) {
+		ctxNode := callContext(f.nodes[call], callID)
+		result := &transcript.Node{ID: orig.ID, Role: transcript.RoleTool, ToolCallID: callID, Content: transcript.TextContent(text)}
+		s, ok := f.summary("tool_result", []*transcript.Node{ctxNode, result})
+		if !ok {
+			return "", false
+		}
+		return ToolSummaryPrefix + s, true
+	}
+	if orig.Role == transcript.RoleTool {
+		if s, ok := summarize(orig.Content.PlainText(), orig.ToolCallID); ok {
+			repl.Content = transcript.TextContent(s)
+			changed = true
+		}
+	} else {
+		for bi, b := range repl.Content.Blocks {
+			if b.Type != transcript.BlockToolResult || b.Text == "" {
+				continue
+			}
+			if s, ok := summarize(b.Text, b.ToolCallID); ok {
+				repl.Content.Blocks[bi].Text = s
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	before := f.tokens[k]
+	f.nodes[k] = repl
+	if err := f.recount(ctx, k); err != nil {
+		return err
+	}
+	if f.tokens[k] >= before {
+		// A summary that does not shrink the result is not used.
+		f.total += before - f.tokens[k]
+		f.tokens[k] = before
+		f.nodes[k] = orig
+		return nil
+	}
+	f.rep.Transformations = append(f.rep.Transformations, Transformation{Step: StepToolResults, NodeIDs: []string{orig.ID}, TokensBefore: before, TokensAfter: f.tokens[k]})
+	return nil
+}
+
+// callContext is the assistant node reduced to the one call a result
+// answers, so the summarizer knows what produced the output.
+func callContext(assistant *transcript.Node, callID string) *transcript.Node {
+	n := &transcript.Node{ID: assistant.ID, Role: transcript.RoleAssistant}
+	for _, c := range assistant.AllToolCalls() {
+		if c.ID == callID {
+			n.ToolCalls = []transcript.ToolCall{c}
+		}
+	}
+	return n
+}
+
+func cloneNode(n *transcript.Node) *transcript.Node {
+	c := *n
+	if n.Content.IsBlocks {
+		c.Content.Blocks = append([]transcript.Block(nil), n.Content.Blocks...)
+	}
+	return &c
+}
+
+// ---- step 2: a request-local checkpoint ----
+
+func (f *fitter) checkpoint(ctx context.Context) error {
+	if f.opts.Summarizer == nil {
+		return nil
+	}
+	units := eligibleUnits(f.nodes)
+	if len(units) == 0 {
+		return nil
+	}
+	// The smallest prefix of eligible history whose replacement by a
+	// checkpoint of at most SummaryTokens brings the request within budget.
+	need := f.total - f.budget + f.opts.SummaryTokens + summaryOverheadPadding
+	saved, take := 0, len(units)
+	for i, u := range units {
+		for k := u.first; k <= u.last; k++ {
+			saved += f.tokens[k]
+		}
+		if saved >= need {
+			take = i + 1
+			break
+		}
+	}
+	chosen := units[:take]
+	var covered []*transcript.Node
+	var ids []string
+	before := 0
+	drop := map[int]bool{}
+	for _, u := range chosen {
+		for k := u.first; k <= u.last; k++ {
+			covered = append(covered, f.nodes[k])
+			ids = append(ids, f.nodes[k].ID)
+			before += f.tokens[k]
+			drop[k] = true
+		}
+	}
+	text, ok := f.summary("checkpoint", covered)
+	if !ok {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(strings.Join(ids, "\x00")))
+	cp := &transcript.Node{ID: CheckpointIDPrefix + hex.EncodeToString(sum[:6]), Role: transcript.RoleAssistant,
+		Content: transcript.TextContent(CheckpointPrefix + text)}
+	// The checkpoint stands where the folded history ended, after the user
+	// messages it interleaved with, which stay verbatim and in order.
+	at := chosen[len(chosen)-1].last
+	var nodes []*transcript.Node
+	var tokens []int
+	for k, n := range f.nodes {
+		if !drop[k] {
+			nodes, tokens = append(nodes, n), append(tokens, f.tokens[k])
+		}
+		if k == at {
+			nodes, tokens = append(nodes, cp), append(tokens, 0)
+		}
+	}
+	cpIndex := 0
+	for k, n := range nodes {
+		if n == cp {
+			cpIndex = k
+		}
+	}
+	oldNodes, oldTokens, oldTotal := f.nodes, f.tokens, f.total
+	f.nodes, f.tokens = nodes, tokens
+	f.total -= before
+	if err := f.recount(ctx, cpIndex); err != nil {
+		return err
+	}
+	if f.total >= oldTotal {
+		f.nodes, f.tokens, f.total = oldNodes, oldTokens, oldTotal
+		return nil
+	}
+	f.rep.Transformations = append(f.rep.Transformations, Transformation{Step: StepCheckpoint, NodeIDs: ids, NewID: cp.ID, TokensBefore: before, TokensAfter: f.tokens[cpIndex]})
+	return nil
+}
+
+// ---- step 3: snip ----
+
+func (f *fitter) snip(ctx context.Context) error {
+	for f.total > f.budget {
+		units := eligibleUnits(f.nodes)
+		if len(units) == 0 {
+			return nil
+		}
+		u := units[0]
+		var ids []string
+		before := 0
+		for k := u.first; k <= u.last; k++ {
+			ids = append(ids, f.nodes[k].ID)
+			before += f.tokens[k]
+		}
+		f.nodes = append(f.nodes[:u.first:u.first], f.nodes[u.last+1:]...)
+		f.tokens = append(f.tokens[:u.first:u.first], f.tokens[u.last+1:]...)
+		f.total -= before
+		f.rep.Transformations = append(f.rep.Transformations, Transformation{Step: StepSnip, NodeIDs: ids, TokensBefore: before, TokensAfter: 0})
+	}
+	return nil
+}
+
+// ---- summary calls: budget, chunks, cache ----
+
+// summary summarizes nodes within the preparation's call budget and
+// deadline, in chunks of at most ChunkTokens. ok is false when no summary
+// could be had; the step then leaves the content as it is.
+func (f *fitter) summary(kind string, nodes []*transcript.Node) (string, bool) {
+	key := f.cacheKey(kind, nodes)
+	if s, ok := f.cacheGet(key); ok {
+		f.rep.CacheHits++
+		return s, true
+	}
+	chunk := f.opts.ChunkTokens
+	for {
+		parts, err := f.chunks(nodes, chunk)
+		if err != nil {
+			f.fail(err)
+			return "", false
+		}
+		var out []string
+		overflow := false
+		for _, part := range parts {
+			s, err := f.call(part)
+			if errors.Is(err, compact.ErrContextLength) && chunk/2 >= minChunkTokens {
+				overflow = true
+				break
+			}
+			if err != nil {
+				f.fail(err)
+				return "", false
+			}
+			out = append(out, s)
+		}
+		if overflow {
+			chunk /= 2
+			continue
+		}
+		s := strings.Join(out, "\n")
+		f.cachePut(key, s)
+		return s, true
+	}
+}
+
+// call makes one summary call, or refuses once the call budget or the
+// deadline is spent.
+func (f *fitter) call(nodes []*transcript.Node) (string, error) {
+	if f.stop != "" {
+		return "", errors.New(f.stop)
+	}
+	if f.calls >= f.opts.MaxCalls {
+		f.stop = fmt.Sprintf("summary call budget spent (%d calls)", f.opts.MaxCalls)
+		return "", errors.New(f.stop)
+	}
+	if f.sumCtx.Err() != nil {
+		f.stop = fmt.Sprintf("summary deadline passed (%s)", f.opts.Deadline)
+		return "", errors.New(f.stop)
+	}
+	f.calls++
+	f.rep.SummaryCalls = f.calls
+	s, err := f.opts.Summarizer.Summarize(f.sumCtx, compact.Request{Nodes: nodes, MaxTokens: f.opts.SummaryTokens, Encoding: f.opts.Estimate.Encoding})
+	if err != nil && f.sumCtx.Err() != nil {
+		f.stop = fmt.Sprintf("summary deadline passed (%s)", f.opts.Deadline)
+		return "", errors.New(f.stop)
+	}
+	if err == nil && strings.TrimSpace(s) == "" {
+		err = errors.New("empty summary")
+	}
+	return strings.TrimSpace(s), err
+}
+
+func (f *fitter) fail(err error) {
+	msg := err.Error()
+	for _, m := range f.rep.SummaryFailures {
+		if m == msg {
+			return
+		}
+	}
+	f.rep.SummaryFailures = append(f.rep.SummaryFailures, msg)
+}
+
+// chunks splits nodes into summary calls of at most chunk tokens each; a
+// single node longer than that is split by lines (whole text blocks).
+func (f *fitter) chunks(nodes []*transcript.Node, chunk int) ([][]*transcript.Node, error) {
+	enc := f.encoding()
+	var out [][]*transcript.Node
+	var cur []*transcript.Node
+	size := 0
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+	}
+	for _, n := range nodes {
+		t, err := estimate.Text(enc, compact.Transcript([]*transcript.Node{n}))
+		if err != nil {
+			return nil, err
+		}
+		if t <= chunk {
+			if size+t > chunk {
+				flush()
+			}
+			cur, size = append(cur, n), size+t
+			continue
+		}
+		flush()
+		pieces, err := splitText(enc, n.Content.PlainText(), chunk)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pieces {
+			c := *n
+			c.Content = transcript.TextContent(p)
+			c.Content.IsBlocks = false
+			out = append(out, []*transcript.Node{&c})
+		}
+	}
+	flush()
+	return out, nil
+}
+
+// splitText cuts text at line boundaries into pieces of at most limit
+// tokens (a single longer line is cut by bytes).
+func splitText(enc, text string, limit int) ([]string, error) {
+	lines := strings.SplitAfter(text, "\n")
+	var out []string
+	var b strings.Builder
+	size := 0
+	for _, ln := range lines {
+		t, err := estimate.Text(enc, ln)
+		if err != nil {
+			return nil, err
+		}
+		for t > limit {
+			// An overlong line: cut it proportionally, on a rune boundary.
+			cut := len(ln) * limit / t
+			for cut > 0 && cut < len(ln) && ln[cut]&0xC0 == 0x80 {
+				cut--
+			}
+			if cut <= 0 {
+				cut = len(ln)
+			}
+			if b.Len() > 0 {
+				out = append(out, b.String())
+				b.Reset()
+				size = 0
+			}
+			out = append(out, ln[:cut])
+			ln = ln[cut:]
+			if t, err = estimate.Text(enc, ln); err != nil {
+				return nil, err
+			}
+		}
+		if size+t > limit && b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+			size = 0
+		}
+		b.WriteString(ln)
+		size += t
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out, nil
+}
+
+func (f *fitter) encoding() string {
+	if f.opts.Estimate.Encoding != "" {
+		return f.opts.Estimate.Encoding
+	}
+	if b, err := estimate.Budget(f.opts.Estimate); err == nil {
+		return b.Encoding
+	}
+	return estimate.O200kBase
+}
+
+// settingsKey identifies a summarizer's configuration for the cache.
+type settingsKey interface{ CacheKey() string }
+
+func (f *fitter) cacheKey(kind string, nodes []*transcript.Node) string {
+	h := sha256.New()
+	settings := f.opts.Summarizer.Name()
+	if sk, ok := f.opts.Summarizer.(settingsKey); ok {
+		settings = sk.CacheKey()
+	}
+	fmt.Fprintf(h, "ctxfold-fit-v1\x00%s\x00%s\x00%d\x00%s\x00", kind, settings, f.opts.SummaryTokens, f.opts.Estimate.Encoding)
+	h.Write([]byte(compact.Transcript(nodes)))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (f *fitter) cacheGet(key string) (string, bool) {
+	if f.opts.CacheDir == "" {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(f.opts.CacheDir, cacheDirName, key+".txt"))
+	if err != nil || len(data) == 0 {
+		return "", false
+	}
+	return string(data), true
+}
+
+// cachePut writes atomically (temp + rename) so concurrent fits never read
+// a partial entry; any failure just leaves the cache cold.
+func (f *fitter) cachePut(key, s string) {
+	if f.opts.CacheDir == "" || s == "" {
+		return
+	}
+	dir := filepath.Join(f.opts.CacheDir, cacheDirName)
+	if os.MkdirAll(dir, 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(s)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, key+".txt")) != nil {
+		os.Remove(tmp.Name())
+	}
+}

@@ -1,0 +1,356 @@
+package fit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/render/fit"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// toolHeavy builds a rendered view in memory: a system prompt, then turns
+// where the assistant calls a tool whose output is a long log.
+func toolHeavy(turns, logLines int) []*transcript.Node {
+	nodes := []*transcript.Node{{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("You are a build engineer.")}}
+	for t := 0; t < turns; t++ {
+		u := &transcript.Node{ID: fmt.Sprintf("u%d", t), Role: transcript.RoleUser,
+			Content: transcript.TextContent(fmt.Sprintf("Step %d: run the integration suite for package pkg%d and report failures. Keep the flag -count=1.", t, t))}
+		args, _ := json.Marshal(map[string]string{"cmd": fmt.Sprintf("go test -count=1 ./pkg%d/...", t)})
+		a := &transcript.Node{ID: fmt.Sprintf("a%d", t), Role: transcript.RoleAssistant, Content: transcript.TextContent("Running it."),
+			ToolCalls: []transcript.ToolCall{{ID: fmt.Sprintf("call_%d", t), Name: "bash", Arguments: args}}}
+		var log strings.Builder
+		for i := 0; i < logLines; i++ {
+			fmt.Fprintf(&log, "=== RUN   TestIntegration/case_%03d_%d\n--- PASS: TestIntegration/case_%03d_%d (0.%02ds)\n", i, t, i, t, i%100)
+		}
+		fmt.Fprintf(&log, "FAIL: TestIntegration/case_042_%d: expected 200, got 503 from /api/v%d/health\n", t, t)
+		r := &transcript.Node{ID: fmt.Sprintf("r%d", t), Role: transcript.RoleTool, ToolCallID: fmt.Sprintf("call_%d", t), Content: transcript.TextContent(log.String())}
+		d := &transcript.Node{ID: fmt.Sprintf("d%d", t), Role: transcript.RoleAssistant,
+			Content: transcript.TextContent(fmt.Sprintf("pkg%d: one failure, case_042 got 503 from the health endpoint.", t))}
+		nodes = append(nodes, u, a, r, d)
+	}
+	return nodes
+}
+
+func total(t *testing.T, nodes []*transcript.Node) int {
+	t.Helper()
+	res, err := estimate.Nodes(context.Background(), nodes, estimate.Options{Window: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Total
+}
+
+// options gives a budget of exactly budget tokens.
+func options(budget int, s compact.Summarizer) fit.Options {
+	const outputCap = 100
+	return fit.Options{Estimate: estimate.Options{Window: budget + outputCap, OutputCap: outputCap}, Margin: 0, Summarizer: s}
+}
+
+func fitted(t *testing.T, nodes []*transcript.Node, opts fit.Options) ([]*transcript.Node, *fit.Report) {
+	t.Helper()
+	out, rep, err := fit.Fit(context.Background(), nodes, opts)
+	if err != nil {
+		t.Fatalf("Fit: %v", err)
+	}
+	if got := total(t, out); got > rep.Budget {
+		t.Fatalf("fitted body is %d tokens, over the budget %d", got, rep.Budget)
+	}
+	if got := total(t, out); got != rep.TokensAfter {
+		t.Fatalf("report says %d tokens after, estimate says %d", rep.TokensAfter, got)
+	}
+	return out, rep
+}
+
+func byID(nodes []*transcript.Node) map[string]*transcript.Node {
+	m := map[string]*transcript.Node{}
+	for _, n := range nodes {
+		m[n.ID] = n
+	}
+	return m
+}
+
+func encode(t *testing.T, n *transcript.Node) string {
+	t.Helper()
+	b, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestAlreadyFitsIsUnchanged(t *testing.T) {
+	nodes := toolHeavy(2, 20)
+	out, rep := fitted(t, nodes, options(total(t, nodes), compact.Extractive{}))
+	if len(rep.Transformations) != 0 || rep.SummaryCalls != 0 {
+		t.Fatalf("a view that fits was transformed: %+v", rep)
+	}
+	if len(out) != len(nodes) {
+		t.Fatalf("got %d nodes, want %d", len(out), len(nodes))
+	}
+	for k := range nodes {
+		if out[k] != nodes[k] {
+			t.Fatalf("node %d replaced", k)
+		}
+	}
+}
+
+func TestToolResultsSummarizedFirst(t *testing.T) {
+	nodes := toolHeavy(4, 60)
+	before := total(t, nodes)
+	// Summarizing one long log saves far more than 300 tokens.
+	out, rep := fitted(t, nodes, options(before-300, compact.Extractive{}))
+	if len(rep.Transformations) == 0 {
+		t.Fatal("nothing was transformed")
+	}
+	for _, tr := range rep.Transformations {
+		if tr.Step != fit.StepToolResults {
+			t.Fatalf("step 1 should have sufficed, got %s", tr.Step)
+		}
+		if tr.TokensAfter >= tr.TokensBefore {
+			t.Fatalf("a summary did not shrink its result: %+v", tr)
+		}
+	}
+	if rep.Transformations[0].NodeIDs[0] != "r0" {
+		t.Fatalf("oldest first: the first summarized result is %v, want r0", rep.Transformations[0].NodeIDs)
+	}
+	got := byID(out)
+	if len(out) != len(nodes) {
+		t.Fatalf("step 1 removed nodes: %d → %d", len(nodes), len(out))
+	}
+	for _, n := range nodes {
+		g := got[n.ID]
+		switch n.Role {
+		case transcript.RoleUser, transcript.RoleAssistant, transcript.RoleSystem:
+			if encode(t, g) != encode(t, n) {
+				t.Fatalf("%s changed:\n%s\n%s", n.ID, encode(t, n), encode(t, g))
+			}
+		case transcript.RoleTool:
+			if g.ToolCallID != n.ToolCallID {
+				t.Fatalf("%s: result id changed %q → %q", n.ID, n.ToolCallID, g.ToolCallID)
+			}
+		}
+	}
+	r0 := got["r0"].Content.PlainText()
+	if !strings.HasPrefix(r0, fit.ToolSummaryPrefix) {
+		t.Fatalf("summarized result lacks its notice: %.80q", r0)
+	}
+}
+
+func TestCheckpointKeepsUserMessagesVerbatim(t *testing.T) {
+	// Results too short to be worth summarizing: step 1 cannot help, so
+	// older history must be folded.
+	nodes := toolHeavy(12, 3)
+	last := nodes[len(nodes)-4:] // the latest user turn and its assistant segment
+	users := []*transcript.Node{nodes[0]}
+	for _, n := range nodes {
+		if n.Role == transcript.RoleUser {
+			users = append(users, n)
+		}
+	}
+	budget := total(t, append(users, last[1:]...)) + fit.DefaultSummaryTokens + 200
+	out, rep := fitted(t, nodes, options(budget, compact.Extractive{}))
+	steps := map[string]bool{}
+	for _, tr := range rep.Transformations {
+		steps[tr.Step] = true
+	}
+	if !steps[fit.StepCheckpoint] || steps[fit.StepToolResults] {
+		t.Fatalf("expected a checkpoint and no tool-result summary, got %+v", rep.Transformations)
+	}
+	got := byID(out)
+	for _, n := range nodes {
+		if n.Role == transcript.RoleUser || n.Role == transcript.RoleSystem {
+			g, ok := got[n.ID]
+			if !ok {
+				t.Fatalf("user message %s was dropped", n.ID)
+			}
+			if encode(t, g) != encode(t, n) {
+				t.Fatalf("user message %s changed", n.ID)
+			}
+		}
+	}
+	// The latest assistant segment stays verbatim (its tool result may be
+	// summarized by step 1, but its call and its text may not change).
+	for _, n := range last[1:] {
+		g, ok := got[n.ID]
+		if !ok {
+			t.Fatalf("latest segment node %s was dropped", n.ID)
+		}
+		if n.Role == transcript.RoleAssistant && encode(t, g) != encode(t, n) {
+			t.Fatalf("latest segment node %s changed", n.ID)
+		}
+	}
+	// Order of what survived is the original order.
+	pos := map[string]int{}
+	for k, n := range nodes {
+		pos[n.ID] = k
+	}
+	prev := -1
+	for _, n := range out {
+		if p, ok := pos[n.ID]; ok {
+			if p < prev {
+				t.Fatalf("order changed at %s", n.ID)
+			}
+			prev = p
+		}
+	}
+	if steps[fit.StepCheckpoint] {
+		var cp *transcript.Node
+		for _, n := range out {
+			if strings.HasPrefix(n.ID, fit.CheckpointIDPrefix) {
+				cp = n
+			}
+		}
+		if cp == nil || !strings.HasPrefix(cp.Content.PlainText(), fit.CheckpointPrefix) {
+			t.Fatalf("checkpoint node missing or unlabelled")
+		}
+	}
+}
+
+func TestToolGroupsNeverSplit(t *testing.T) {
+	nodes := toolHeavy(6, 40)
+	for budget := total(t, nodes) - 100; budget > 400; budget -= 700 {
+		out, _, err := fit.Fit(context.Background(), nodes, options(budget, nil))
+		var dnf *fit.DoesNotFitError
+		if errors.As(err, &dnf) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := byID(out)
+		for _, n := range nodes {
+			for _, c := range n.ToolCalls {
+				_, hasCall := ids[n.ID]
+				_, hasResult := ids["r"+strings.TrimPrefix(c.ID, "call_")]
+				if hasCall != hasResult {
+					t.Fatalf("budget %d: call %s kept=%v but its result kept=%v", budget, c.ID, hasCall, hasResult)
+				}
+			}
+		}
+	}
+}
+
+func TestProtectedOverBudgetDoesNotFit(t *testing.T) {
+	nodes := toolHeavy(1, 200) // the only turn is the latest: all protected
+	_, _, err := fit.Fit(context.Background(), nodes, options(100, compact.Extractive{}))
+	var dnf *fit.DoesNotFitError
+	if !errors.As(err, &dnf) {
+		t.Fatalf("want DoesNotFitError, got %v", err)
+	}
+	if dnf.ExitCode() != 5 || dnf.Tokens <= dnf.Budget || dnf.Protected <= dnf.Budget {
+		t.Fatalf("bad error: %+v", dnf)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("over by %d", dnf.Tokens-dnf.Budget)) {
+		t.Fatalf("message does not say by how much: %v", err)
+	}
+}
+
+func TestExplicitOutputCapIsNeverReduced(t *testing.T) {
+	nodes := toolHeavy(1, 5)
+	_, _, err := fit.Fit(context.Background(), nodes, fit.Options{Estimate: estimate.Options{Model: "gpt-4o", OutputCap: 50000}})
+	var oc *fit.OutputCapError
+	if !errors.As(err, &oc) || oc.ExitCode() != 2 {
+		t.Fatalf("want OutputCapError, got %v", err)
+	}
+}
+
+// countingSummarizer fails or sleeps, and counts its calls.
+type countingSummarizer struct {
+	calls atomic.Int32
+	sleep time.Duration
+	fail  bool
+}
+
+func (c *countingSummarizer) Name() string { return "counting" }
+
+func (c *countingSummarizer) Summarize(ctx context.Context, req compact.Request) (string, error) {
+	c.calls.Add(1)
+	if c.sleep > 0 {
+		select {
+		case <-time.After(c.sleep):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	if c.fail {
+		return "", errors.New("summarizer down")
+	}
+	return "short", nil
+}
+
+func TestCallBudgetHoldsWithFailingSummarizer(t *testing.T) {
+	nodes := toolHeavy(60, 30) // far more summarizable results than 32
+	s := &countingSummarizer{fail: true}
+	opts := options(total(t, nodes)/3, s)
+	opts.MaxCalls = 32
+	_, rep, err := fit.Fit(context.Background(), nodes, opts)
+	var dnf *fit.DoesNotFitError
+	if err != nil && !errors.As(err, &dnf) {
+		t.Fatal(err)
+	}
+	if got := s.calls.Load(); got > 32 || got == 0 {
+		t.Fatalf("summarizer called %d times, want 1..32", got)
+	}
+	if rep == nil || len(rep.SummaryFailures) == 0 {
+		t.Fatalf("failures not reported: %+v", rep)
+	}
+	// Snipping still fits the request without any summary.
+	if err == nil && total(t, nodes) <= rep.TokensAfter {
+		t.Fatalf("nothing was cut")
+	}
+}
+
+func TestDeadlineHoldsWithSlowSummarizer(t *testing.T) {
+	nodes := toolHeavy(20, 30)
+	s := &countingSummarizer{sleep: 40 * time.Millisecond}
+	opts := options(total(t, nodes)/3, s)
+	opts.Deadline = 100 * time.Millisecond
+	_, rep, err := fit.Fit(context.Background(), nodes, opts)
+	var dnf *fit.DoesNotFitError
+	if err != nil && !errors.As(err, &dnf) {
+		t.Fatal(err)
+	}
+	// 100 ms at 40 ms a call allows at most three calls to start.
+	if got := s.calls.Load(); got > 3 {
+		t.Fatalf("summarizer called %d times after the deadline", got)
+	}
+	if rep == nil || rep.SummaryCalls != int(s.calls.Load()) {
+		t.Fatalf("report counts %v calls, summarizer saw %d", rep, s.calls.Load())
+	}
+}
+
+func TestCacheMakesRepeatedFitFree(t *testing.T) {
+	nodes := toolHeavy(4, 60)
+	dir := t.TempDir()
+	s := &countingSummarizer{}
+	opts := options(total(t, nodes)-300, s)
+	opts.CacheDir = dir
+	_, first := fitted(t, nodes, opts)
+	if first.SummaryCalls == 0 {
+		t.Fatal("first fit made no summary call")
+	}
+	calls := s.calls.Load()
+	out2, second := fitted(t, nodes, opts)
+	if s.calls.Load() != calls || second.SummaryCalls != 0 || second.CacheHits == 0 {
+		t.Fatalf("repeated fit called the summarizer: %d → %d calls, report %+v", calls, s.calls.Load(), second)
+	}
+	// A cold cache gives the same body.
+	opts.CacheDir = ""
+	out3, _ := fitted(t, nodes, opts)
+	if len(out2) != len(out3) {
+		t.Fatalf("cached and uncached fits differ")
+	}
+	for k := range out2 {
+		if encode(t, out2[k]) != encode(t, out3[k]) {
+			t.Fatalf("cached and uncached fits differ at %d", k)
+		}
+	}
+}
