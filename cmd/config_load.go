@@ -266,13 +266,22 @@ func unknownConfigKeys(file *viper.Viper, path string) []string {
 		}
 		seen[top] = true
 		msg := fmt.Sprintf("config file %s: unknown key %q", path, top)
-		if near := closestKey(top); near != "" {
+		if looksSecret(top) {
+			msg += " (API keys are read from the environment only: CTXFOLD_API_KEY or OPENAI_API_KEY)"
+		} else if near := closestKey(top); near != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", near)
 		}
 		out = append(out, msg)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// looksSecret: a credential put in the config file gets pointed at the
+// environment instead of at a similarly spelled setting.
+func looksSecret(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "key") && k != "models" || strings.Contains(k, "token") && !strings.Contains(k, "tokens") || strings.Contains(k, "secret") || strings.Contains(k, "password")
 }
 
 // closestKey is the known key within edit distance 2 (or sharing its

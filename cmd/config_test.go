@@ -85,15 +85,19 @@ func TestConfigReachesCommands(t *testing.T) {
 }
 
 func TestConfigUnknownKeysAndBadValues(t *testing.T) {
-	xdg := writeConfig(t, "modle: gpt-4o\nmax_output: 100\nmodels:\n  my-model:\n    window: 1000\n")
+	xdg := writeConfig(t, "modle: gpt-4o\nmax_output: 100\napi_key: sk-x\nmodels:\n  my-model:\n    window: 1000\n")
 	r := cliRun(t, map[string]string{"XDG_CONFIG_HOME": xdg}, false, "config")
 	if r.Code != 0 {
 		t.Fatalf("unknown keys must not fail: exit %d %s", r.Code, r.Stderr)
 	}
-	for _, want := range []string{`unknown key "modle" (did you mean "model"?)`, `unknown key "max_output" (did you mean "max-output"?)`} {
+	for _, want := range []string{`unknown key "modle" (did you mean "model"?)`, `unknown key "max_output" (did you mean "max-output"?)`,
+		`unknown key "api_key" (API keys are read from the environment only: CTXFOLD_API_KEY or OPENAI_API_KEY)`} {
 		if !strings.Contains(r.Stderr, "ctxfold: warning: config file "+filepath.Join(xdg, "ctxfold", "config.yaml")+": "+want) {
 			t.Errorf("stderr lacks %s:\n%s", want, r.Stderr)
 		}
+	}
+	if strings.Contains(r.Stderr, "sk-x") {
+		t.Errorf("a secret value was echoed: %s", r.Stderr)
 	}
 	if strings.Contains(r.Stderr, `"models"`) {
 		t.Errorf("models is a known key: %s", r.Stderr)
@@ -102,8 +106,8 @@ func TestConfigUnknownKeysAndBadValues(t *testing.T) {
 		t.Errorf("models not shown from the file:\n%s", r.Stdout)
 	}
 	js := decodeJSON(t, cliRun(t, map[string]string{"XDG_CONFIG_HOME": xdg}, false, "config", "--json").Stdout)
-	if w, _ := js["warnings"].([]any); len(w) != 2 {
-		t.Errorf("warnings = %v, want 2", js["warnings"])
+	if w, _ := js["warnings"].([]any); len(w) != 3 {
+		t.Errorf("warnings = %v, want 3", js["warnings"])
 	}
 
 	for _, tc := range []struct {
