@@ -212,6 +212,11 @@ func (d *Doc) Value(v any, what string) error {
 	if err := d.dec.Decode(v); err != nil {
 		return d.wrap(err, what)
 	}
+	// The reader bounds memory (limit plus read-ahead); this makes the
+	// limit exact.
+	if d.dec.InputOffset()-d.start > int64(d.max) {
+		return d.wrap(errTooLong, what)
+	}
 	return nil
 }
 

@@ -1,0 +1,88 @@
+package anthropicbody_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/anthropicbody"
+	"github.com/ctxfold/ctxfold/transcript/importer/importtest"
+)
+
+const dir = "../../fixtures/import/anthropic/"
+
+func TestBody(t *testing.T) {
+	var tg importtest.Target
+	if err := anthropicbody.Import(context.Background(), []string{dir + "body.json"}, anthropicbody.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	// system + 5 messages; one tool_use answered by a tool_result block.
+	want := importtest.Stats{Nodes: 6, System: 1, User: 3, Assistant: 2, Calls: 1, Results: 1}
+	if got := importtest.StatsOf(c.Nodes); got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	th := c.Nodes[2].Content.Blocks[0]
+	if th.Type != transcript.BlockThinking || th.Signature != "sig-abc" {
+		t.Errorf("thinking %+v", th)
+	}
+	img := c.Nodes[5].Content.Blocks[0]
+	if img.Type != transcript.BlockImage || !strings.HasPrefix(img.Source, "sha256:") || strings.Contains(string(img.Extra["bytes"]), "iVBOR") {
+		t.Errorf("image %+v", img)
+	}
+	if c.Model != "claude-sonnet-4-5" || c.Counts[[2]string{"body/max_tokens", transcript.OutcomeSkipped}] != 1 {
+		t.Errorf("model %q counts %v", c.Model, c.Counts)
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	err := anthropicbody.Import(context.Background(), []string{dir + "malformed.json"}, anthropicbody.Options{}, &importtest.Target{})
+	var pe *transcript.ParseError
+	if !errors.As(err, &pe) || pe.Line != 15 || !strings.Contains(pe.Msg, "toolu_99") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func FuzzImport(f *testing.F) {
+	for _, name := range []string{"body.json", "malformed.json"} {
+		data, err := os.ReadFile(dir + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "body.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := anthropicbody.Import(context.Background(), []string{path}, anthropicbody.Options{MaxLineBytes: 1 << 16}, &importtest.Target{})
+		var pe *transcript.ParseError
+		if err != nil && !errors.As(err, &pe) {
+			t.Fatalf("not a parse error: %v", err)
+		}
+	})
+}
+
+func ExampleImport() {
+	var tg importtest.Target
+	if err := anthropicbody.Import(context.Background(), []string{dir + "body.json"}, anthropicbody.Options{}, &tg); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, n := range tg.Convs[0].Nodes {
+		fmt.Println(n.ID, n.Role, len(n.AllToolCalls()), len(n.ToolResults()))
+	}
+	// Output:
+	// system system 0 0
+	// m1 user 0 0
+	// m2 assistant 1 0
+	// m3 user 0 1
+	// m4 assistant 0 0
+	// m5 user 0 0
+}
