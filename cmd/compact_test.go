@@ -232,3 +232,32 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 		t.Fatalf("%v %s", err, r.Stdout)
 	}
 }
+
+// TestCompactProgressOnTTY: "Compacting context…" goes to stderr on a
+// terminal only; stdout carries just the result either way.
+func TestCompactProgressOnTTY(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		dir := toolsCopy(t)
+		ios, _, out, errOut := report.Test()
+		ios.StdoutTTY, ios.StderrTTY = tty, tty
+		f := &Factory{IO: ios, Getenv: func(k string) string {
+			if k == "XDG_CONFIG_HOME" {
+				return dir + "-config"
+			}
+			return ""
+		}}
+		if code := Run(context.Background(), f, []string{"compact", dir, "--keep-tokens", "300", "--lang", "zh"}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		wantErr := ""
+		if tty {
+			wantErr = "正在压缩上下文…\n"
+		}
+		if errOut.String() != wantErr {
+			t.Errorf("tty=%v: stderr %q, want %q", tty, errOut, wantErr)
+		}
+		if !strings.HasPrefix(out.String(), "上下文已压缩：覆盖 10 条较早消息，") {
+			t.Errorf("tty=%v: stdout %q", tty, out)
+		}
+	}
+}
