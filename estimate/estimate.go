@@ -118,7 +118,11 @@ func Nodes(ctx context.Context, nodes []*transcript.Node, opts Options) (*Result
 		return nil, err
 	}
 	counts := make([]parts, len(nodes))
-	err = parallel(ctx, len(nodes), workers(opts), b.Encoding, func(c *counter, k int) error {
+	err = parallel(ctx, len(nodes), workers(opts), b.Encoding, func(lc *lazyCounter, k int) error {
+		c, err := lc.get()
+		if err != nil {
+			return err
+		}
 		counts[k] = countNode(c, b.Provider, nodes[k])
 		return nil
 	})
@@ -321,7 +325,7 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 	}
 	var mu sync.Mutex
 	var news []fresh
-	err := parallel(ctx, len(idx), workers(opts), b.Encoding, func(c *counter, k int) error {
+	err := parallel(ctx, len(idx), workers(opts), b.Encoding, func(lc *lazyCounter, k int) error {
 		i := idx[k]
 		raw, err := s.RawLine(i)
 		if err != nil {
@@ -336,6 +340,10 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 			}
 		}
 		n, err := s.Node(i)
+		if err != nil {
+			return err
+		}
+		c, err := lc.get()
 		if err != nil {
 			return err
 		}
@@ -368,13 +376,40 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 // prove a warm run does no BPE work.
 var bpeNodes atomic.Int64
 
+// lazyCounter gives a worker its counter on first use, so a run served
+// entirely from the cache never loads a rank table.
+type lazyCounter struct {
+	enc string
+	c   *counter
+}
+
+func (l *lazyCounter) get() (*counter, error) {
+	if l.c == nil {
+		c, err := getCounter(l.enc)
+		if err != nil {
+			return nil, err
+		}
+		l.c = c
+	}
+	return l.c, nil
+}
+
+func (l *lazyCounter) release() {
+	if l.c != nil {
+		putCounter(l.c)
+		l.c = nil
+	}
+}
+
 // parallel runs fn for k in [0, n) on up to w goroutines, each with its
 // own counter, in batches so the queue is not a bottleneck. The first
 // error (or the context's) stops the rest.
-func parallel(ctx context.Context, n, w int, enc string, fn func(c *counter, k int) error) error {
+func parallel(ctx context.Context, n, w int, enc string, fn func(lc *lazyCounter, k int) error) error {
+	if _, ok := tables[enc]; !ok {
+		return &UnknownEncodingError{Name: enc}
+	}
 	if n == 0 {
-		_, err := ranksOf(enc)
-		return err
+		return nil
 	}
 	const batch = 32
 	w = max(1, min(w, (n+batch-1)/batch))
@@ -391,12 +426,8 @@ func parallel(ctx context.Context, n, w int, enc string, fn func(c *counter, k i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := getCounter(enc)
-			if err != nil {
-				setErr(err)
-				return
-			}
-			defer putCounter(c)
+			lc := &lazyCounter{enc: enc}
+			defer lc.release()
 			for !failed.Load() {
 				if err := ctx.Err(); err != nil {
 					setErr(err)
@@ -407,7 +438,7 @@ func parallel(ctx context.Context, n, w int, enc string, fn func(c *counter, k i
 					return
 				}
 				for k := start; k < min(start+batch, n); k++ {
-					if err := fn(c, k); err != nil {
+					if err := fn(lc, k); err != nil {
 						setErr(err)
 						return
 					}
@@ -416,8 +447,5 @@ func parallel(ctx context.Context, n, w int, enc string, fn func(c *counter, k i
 		}()
 	}
 	wg.Wait()
-	if firstErr != nil && errors.Is(firstErr, context.Canceled) && ctx.Err() != nil {
-		return ctx.Err()
-	}
 	return firstErr
 }

@@ -185,3 +185,24 @@ func FuzzMatchesLibrary(f *testing.F) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+func TestRanksMatchLoader(t *testing.T) {
+	for _, enc := range Encodings {
+		ours, err := ranksOf(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(rankFiles[enc])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ours) != len(theirs) || len(ours) < 100000 {
+			t.Fatalf("%s: %d ranks, loader %d", enc, len(ours), len(theirs))
+		}
+		for k, v := range theirs {
+			if ours[k] != v {
+				t.Fatalf("%s: rank of %q: %d, loader %d", enc, k, ours[k], v)
+			}
+		}
+	}
+}

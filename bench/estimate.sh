@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench/estimate.sh — end-to-end benchmark of `ctxfold estimate` against the
+# reference tokenizer (npm tiktoken), side by side in one run.
+#
+#   bench/estimate.sh                  # 10k, 100k and 1M nodes
+#   bench/estimate.sh 10000 100000     # chosen sizes
+#
+# For each size it generates a session (bench/estimate-gen, deterministic),
+# then measures:
+#   cold      ctxfold estimate with no count cache (all BPE work), all cores
+#   cold/1    the same with GOMAXPROCS=1
+#   warm      a second run (cache in place: no BPE work)
+#   ref       npm tiktoken encode_ordinary over the same strings (encode
+#             time only, one thread: the WASM build has no threads)
+# and prints a Markdown table row: nodes.jsonl size, cold/warm throughput
+# (MB of nodes.jsonl per second of wall time), peak RSS (max of the runs),
+# ref/cold time ratio (how many times faster than the reference), and
+# whether the token totals agree exactly (ctxfold total − overhead ==
+# reference tokens). Work files go to bench/out/estimate (git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
+out=bench/out/estimate
+mkdir -p "$out"
+go build -o "$out/ctxfold" .
+if [ ! -d estimate/testdata/refgen/node_modules/tiktoken ]; then
+	(cd estimate/testdata/refgen && npm ci --no-audit --no-fund >/dev/null)
+fi
+timer() { /usr/bin/time -f '%e %M' -o "$1" "${@:2}"; }
+
+echo "| nodes | nodes.jsonl | cold (2 cores) | cold (1 core) | warm | warm/cold | peak RSS | reference encode | cold vs reference | tokens equal |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
+for n in "${sizes[@]}"; do
+	dir="$out/s$n"
+	[ -d "$dir" ] || go run ./bench/estimate-gen -n "$n" -o "$dir" >/dev/null
+	rm -f "$dir/estimate.cache"
+	GOMAXPROCS=1 timer "$out/cold1.time" "$out/ctxfold" estimate "$dir" --json >/dev/null
+	rm -f "$dir/estimate.cache"
+	timer "$out/cold.time" "$out/ctxfold" estimate "$dir" --json >"$out/cold.json"
+	timer "$out/warm.time" "$out/ctxfold" estimate "$dir" --json >"$out/warm.json"
+	node bench/estimate-ref.js "$dir" >"$out/ref.json"
+	node -e '
+const fs = require("fs");
+const [dir, out, n] = process.argv.slice(1);
+const size = fs.statSync(dir + "/nodes.jsonl").size;
+const t = (f) => fs.readFileSync(out + "/" + f, "utf8").trim().split("\n").pop().split(" ").map(Number);
+const [cold, coldKB] = t("cold.time"), [cold1, cold1KB] = t("cold1.time"), [warm, warmKB] = t("warm.time");
+const c = JSON.parse(fs.readFileSync(out + "/cold.json", "utf8"));
+const w = JSON.parse(fs.readFileSync(out + "/warm.json", "utf8"));
+const ref = JSON.parse(fs.readFileSync(out + "/ref.json", "utf8"));
+const mb = size / 1e6, mbps = (s) => (mb / s).toFixed(2) + " MB/s";
+const equal = c.total - c.categories.overhead === ref.tokens && c.total === w.total;
+console.log(`| ${Number(n).toLocaleString("en")} | ${mb.toFixed(1)} MB | ${cold.toFixed(2)} s (${mbps(cold)}) | ${cold1.toFixed(2)} s (${mbps(cold1)}) | ${warm.toFixed(2)} s (${mbps(warm)}) | ${(cold / warm).toFixed(1)}× | ${Math.round(Math.max(coldKB, cold1KB, warmKB) / 1024)} MB (${(Math.max(coldKB, cold1KB, warmKB) / 1024 / mb * 100).toFixed(0)}% of file) | ${ref.encode_seconds.toFixed(2)} s | ${(ref.encode_seconds / cold).toFixed(2)}× | ${equal ? "yes" : "NO"} (${ref.tokens.toLocaleString("en")}) |`);
+' "$dir" "$out" "$n"
+done
