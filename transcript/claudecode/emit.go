@@ -80,13 +80,18 @@ func (p *planner) emit() error {
 	return nil
 }
 
-func (p *planner) read(ref lineRef, v any) error {
+// read decodes one line again; a line whose message is needed must have
+// a readable one (the first pass checked it).
+func (p *planner) read(ref lineRef, r *fullRecord, needMessage bool) error {
 	buf := make([]byte, ref.n)
 	if _, err := p.open[ref.file].ReadAt(buf, ref.off); err != nil {
 		return p.errorf(ref, "re-read: %v", err)
 	}
-	if err := json.Unmarshal(buf, v); err != nil {
+	if err := decodeRecord(buf, r, &r.badMessage); err != nil {
 		return p.errorf(ref, "expected a Claude Code record: %s", jsonErrorText(err))
+	}
+	if needMessage && (r.Message == nil || r.badMessage != "") {
+		return p.errorf(ref, "expected a message object")
 	}
 	return nil
 }
@@ -112,13 +117,10 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 	useBlocks := !single
 	for k, ref := range n.lines {
 		var r fullRecord
-		if err := p.read(ref, &r); err != nil {
+		if err := p.read(ref, &r, true); err != nil {
 			return node, err
 		}
-		var m message
-		if err := json.Unmarshal(r.Message, &m); err != nil {
-			return node, p.errorf(ref, "message: %s", jsonErrorText(err))
-		}
+		m := r.Message
 		if k == 0 {
 			node.CreatedAt = r.Timestamp
 			meta.MessageID, meta.RequestID, meta.AgentID = m.ID, r.RequestID, r.AgentID
@@ -313,21 +315,18 @@ func imageBlock(typ string, src *source) transcript.Block {
 // buildSummary builds the summary node of a compaction (seed §2).
 func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 	var r fullRecord
-	if err := p.read(n.lines[0], &r); err != nil {
+	if err := p.read(n.lines[0], &r, false); err != nil {
 		return transcript.Node{}, err
 	}
 	meta := ccMeta{BoundaryUUID: r.UUID, CompactMetadata: r.CompactMetadata}
 	var text string
 	if n.sum.text.line > 0 {
 		var s fullRecord
-		if err := p.read(n.sum.text, &s); err != nil {
+		if err := p.read(n.sum.text, &s, true); err != nil {
 			return transcript.Node{}, err
 		}
 		meta.SummaryUUID = s.UUID
-		var m message
-		if err := json.Unmarshal(s.Message, &m); err != nil {
-			return transcript.Node{}, p.errorf(n.sum.text, "message: %s", jsonErrorText(err))
-		}
+		m := s.Message
 		t, blocks, _, err := decodeContent(m.Content)
 		if err != nil {
 			return transcript.Node{}, p.errorf(n.sum.text, "%s", jsonErrorText(err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -79,19 +80,56 @@ func (p *planner) spine(last int32) []int32 {
 
 // record is the part of a Claude Code line the first pass reads.
 type record struct {
-	Type              string          `json:"type"`
-	Subtype           string          `json:"subtype"`
-	UUID              string          `json:"uuid"`
-	ParentUUID        string          `json:"parentUuid"`
-	LogicalParentUUID string          `json:"logicalParentUuid"`
-	IsSidechain       bool            `json:"isSidechain"`
-	IsCompactSummary  bool            `json:"isCompactSummary"`
-	AgentID           string          `json:"agentId"`
-	RequestID         string          `json:"requestId"`
-	ParentToolUseID   string          `json:"parentToolUseID"`
-	Message           json.RawMessage `json:"message"`
-	ToolUseResult     json.RawMessage `json:"toolUseResult"`
-	Data              json.RawMessage `json:"data"`
+	Type              string `json:"type"`
+	Subtype           string `json:"subtype"`
+	UUID              string `json:"uuid"`
+	ParentUUID        string `json:"parentUuid"`
+	LogicalParentUUID string `json:"logicalParentUuid"`
+	IsSidechain       bool   `json:"isSidechain"`
+	IsCompactSummary  bool   `json:"isCompactSummary"`
+	AgentID           string `json:"agentId"`
+	RequestID         string `json:"requestId"`
+	ParentToolUseID   string `json:"parentToolUseID"`
+	// Typed rather than raw, so a large message or progress payload is
+	// decoded in the same pass that validates the line, never copied.
+	Message       *message      `json:"message"`
+	ToolUseResult *agentRef     `json:"toolUseResult"`
+	Data          *progressData `json:"data"`
+	// badMessage says why message could not be read (an error only for a
+	// user or assistant line).
+	badMessage string
+}
+
+// agentRef is the part of a Task result's toolUseResult naming its agent.
+type agentRef struct {
+	AgentID string `json:"agentId"`
+}
+
+// progressData is the part of a progress line's data the import reads.
+type progressData struct {
+	Type    string `json:"type"`
+	AgentID string `json:"agentId"`
+}
+
+// decodeRecord decodes a line into v (a *record or *fullRecord). A data or
+// toolUseResult of an unexpected shape is ignored (only a few of their
+// fields are read, as hints); a message of the wrong shape is an error
+// only where a message is needed, so it is noted in bad.
+func decodeRecord(body []byte, v any, bad *string) error {
+	err := json.Unmarshal(body, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		// Through fullRecord the path starts with the embedded "record.".
+		top, _, _ := strings.Cut(strings.TrimPrefix(te.Field, "record."), ".")
+		switch top {
+		case "data", "toolUseResult":
+			return nil
+		case "message":
+			*bad = jsonErrorText(err)
+			return nil
+		}
+	}
+	return err
 }
 
 // message is the API message a user or assistant line carries.
@@ -316,7 +354,7 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		return nil
 	}
 	var r record
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeRecord(body, &r, &r.badMessage); err != nil {
 		if !complete {
 			// A session still being written ends in a cut line.
 			p.warnf(ref, "cut last line ignored (the session was still being written)")
@@ -387,11 +425,10 @@ func (p *planner) skip(r *record) {
 	reason := "not part of the conversation"
 	switch r.Type {
 	case "progress":
-		var d struct {
-			Type    string `json:"type"`
-			AgentID string `json:"agentId"`
+		var d progressData
+		if r.Data != nil {
+			d = *r.Data
 		}
-		_ = json.Unmarshal(r.Data, &d)
 		reason = "progress event (" + orUnknown(d.Type) + ")"
 		if d.Type == "agent_progress" {
 			reason = "copy of a sub-agent message (imported from its agent file)"
@@ -486,13 +523,13 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 	if r.UUID == "" {
 		return p.errorf(ref, "%s line has no uuid", name)
 	}
-	var m message
-	if len(trimSpace(r.Message)) == 0 || trimSpace(r.Message)[0] != '{' {
+	if r.badMessage != "" {
+		return p.errorf(ref, "%s line %q: expected a message object: %s", name, r.UUID, r.badMessage)
+	}
+	if r.Message == nil {
 		return p.errorf(ref, "%s line %q: expected a message object", name, r.UUID)
 	}
-	if err := json.Unmarshal(r.Message, &m); err != nil {
-		return p.errorf(ref, "%s line %q: message: %s", name, r.UUID, jsonErrorText(err))
-	}
+	m := *r.Message
 	text, blocks, _, err := decodeContent(m.Content)
 	if err != nil {
 		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
@@ -608,15 +645,10 @@ func (p *planner) addCalls(n *pnode, i int32, blocks []block) {
 // learnAgentLink reads the agentId a Task result names (2.x), linking the
 // sub-agent file to the call that spawned it.
 func (p *planner) learnAgentLink(r *record, blocks []block) {
-	if len(r.ToolUseResult) == 0 || trimSpace(r.ToolUseResult)[0] != '{' {
+	if r.ToolUseResult == nil || r.ToolUseResult.AgentID == "" {
 		return
 	}
-	var tur struct {
-		AgentID string `json:"agentId"`
-	}
-	if json.Unmarshal(r.ToolUseResult, &tur) != nil || tur.AgentID == "" {
-		return
-	}
+	tur := r.ToolUseResult
 	for _, b := range blocks {
 		if b.Type == "tool_result" && b.ToolUseID != "" {
 			p.agentTool[tur.AgentID] = b.ToolUseID
