@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -430,4 +431,37 @@ func ExampleWrite() {
 	}
 	fmt.Println(strings.Count(buf.String(), " -> "), "edges")
 	// Output: 7 edges
+}
+
+// BenchmarkTree measures the streamed terminal tree of a 10,000-node
+// session, counts cached by estimate after the first run as in real use.
+func BenchmarkTree(b *testing.B) {
+	g := openDir(b, bigSession(b, 10_000))
+	opts := testOptions(FormatTree)
+	opts.Estimate.NoCache = false
+	if err := Write(context.Background(), io.Discard, g, opts); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := Write(context.Background(), io.Discard, g, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHTMLWrite measures generating the 10,000-node page.
+func BenchmarkHTMLWrite(b *testing.B) {
+	g := openDir(b, bigSession(b, 10_000))
+	opts := testOptions(FormatHTML)
+	opts.Estimate.NoCache = false
+	if err := Write(context.Background(), io.Discard, g, opts); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := Write(context.Background(), io.Discard, g, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
