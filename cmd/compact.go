@@ -257,7 +257,8 @@ func writePlan(w io.Writer, res *compact.Result, msg string) error {
 	fmt.Fprintf(w, "target: %d\n", p.Target)
 	if !p.NoOp {
 		fmt.Fprintf(w, "covered: %s\n", strings.Join(p.CoversIDs, " "))
-		fmt.Fprintf(w, "newly covered turns: %d (%d tokens with the previous summary)\n", p.CompactedTurns, p.ReplacedTokens)
+		fmt.Fprintf(w, "newly covered turns: %d\n", p.CompactedTurns)
+		fmt.Fprintf(w, "replaced tokens: %d\n", p.ReplacedTokens)
 		fmt.Fprintf(w, "kept: %s\n", strings.Join(p.KeptIDs, " "))
 		fmt.Fprintf(w, "kept tokens: %d\n", p.TailTokens)
 	}

@@ -86,6 +86,9 @@ func TestTranscriptClipsToolOutput(t *testing.T) {
 	if strings.Count(out, "package config // long file") > 40 || !strings.Contains(out, "bytes clipped") {
 		t.Fatalf("tool output not clipped:\n%s", out)
 	}
+	if !strings.Contains(out, "[image image/png: sha256:ab12 — media reference only; not shown to the summarizer]") {
+		t.Fatalf("media is not a reference notice:\n%s", out)
+	}
 	if !strings.Contains(out, "-> call read_file {\"path\":\"internal/config/loader.go\"} (id c1)") {
 		t.Fatalf("tool call missing:\n%s", out)
 	}

@@ -63,6 +63,7 @@ func (o *OpenAI) Summarize(ctx context.Context, req Request) (string, error) {
 	if deadline <= 0 {
 		deadline = 10 * time.Minute
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	cfg := openai.DefaultConfig(o.APIKey)
@@ -84,6 +85,9 @@ func (o *OpenAI) Summarize(ctx context.Context, req Request) (string, error) {
 	}
 	text, err := r.summarize(ctx, req)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+			err = fmt.Errorf("openai: deadline of %s exceeded after %d calls: %w", deadline, r.calls, err)
+		}
 		return "", o.scrub(err)
 	}
 	return text, nil

@@ -194,3 +194,17 @@ func TestOpenAICallBudget(t *testing.T) {
 		t.Fatalf("%v after %d calls", err, cs.calls)
 	}
 }
+
+func TestOpenAIDeadline(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	o, _ := newOpenAI(t, func(int, string) (int, string) {
+		<-release // the endpoint never answers in time
+		return 200, completion("late")
+	})
+	o.Deadline = 50 * time.Millisecond
+	_, err := o.Summarize(context.Background(), Request{Nodes: ptrs(genSession(newRand(), 1)), MaxTokens: 100})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "openai: deadline of 50ms exceeded") {
+		t.Fatalf("%v", err)
+	}
+}
