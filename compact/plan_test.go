@@ -202,3 +202,31 @@ func TestTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNeverCutsAnOpenCall: in foreign data a user message can sit
+// between a call and its result; no cut may land there.
+func TestPlanNeverCutsAnOpenCall(t *testing.T) {
+	n := func(id string, role transcript.Role, text string) transcript.Node {
+		return transcript.Node{ID: id, Role: role, Content: transcript.TextContent(text)}
+	}
+	nodes := []transcript.Node{
+		n("sys", transcript.RoleSystem, "s"),
+		n("u1", transcript.RoleUser, "first"),
+		{ID: "a1", Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "x", Name: "bash"}}},
+		n("u2", transcript.RoleUser, "are you there?"),
+		{ID: "t1", Role: transcript.RoleTool, ToolCallID: "x", Content: transcript.TextContent("late result")},
+		n("a2", transcript.RoleAssistant, "done"),
+		n("u3", transcript.RoleUser, "next"),
+		n("a3", transcript.RoleAssistant, "ok"),
+	}
+	toks := []int{1, 10, 10, 10, 10, 10, 10, 10}
+	for _, keep := range []int{20, 45, 50} {
+		p := MakePlan(PlanInput{Nodes: ptrs(nodes), Tokens: toks, Total: 84, Target: keep})
+		if p.NoOp || nodes[p.Cut].ID == "u2" {
+			t.Fatalf("keep %d: cut at %q (no-op %v)", keep, nodes[p.Cut].ID, p.NoOp)
+		}
+		if nodes[p.Cut].ID != "u3" {
+			t.Fatalf("keep %d: cut at %q, want u3", keep, nodes[p.Cut].ID)
+		}
+	}
+}
