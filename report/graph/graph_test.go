@@ -465,3 +465,39 @@ func BenchmarkHTMLWrite(b *testing.B) {
 		}
 	}
 }
+
+// Spawned subtrees hang under their caller and fold with a covered caller.
+func TestTreeCallerSubtrees(t *testing.T) {
+	dir := t.TempDir()
+	meta := `{"format_version":1,"head":"u2","active_summary_id":"summary_s"}`
+	nodes := []string{
+		`{"id":"r","predecessor":null,"role":"system","content":"sys"}`,
+		`{"id":"u1","predecessor":"r","role":"user","content":"go"}`,
+		`{"id":"a1","predecessor":"u1","role":"assistant","content":"spawning"}`,
+		`{"id":"k1","predecessor":null,"caller":"a1","role":"user","content":"sub task"}`,
+		`{"id":"k2","predecessor":"k1","role":"assistant","content":"sub answer"}`,
+		`{"id":"k3","predecessor":null,"caller":"k2","role":"user","content":"sub sub task"}`,
+		`{"id":"a2","predecessor":"a1","role":"assistant","content":"done"}`,
+		`{"id":"u2","predecessor":"a2","role":"user","content":"next"}`,
+		`{"id":"z1","predecessor":null,"caller":"u2","role":"user","content":"kept spawn"}`,
+		`{"id":"summary_s","predecessor":"r","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["u1","a1","a2"]}}`,
+	}
+	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644)
+	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join(nodes, "\n")+"\n"), 0o644)
+	g := openDir(t, dir)
+	opts := testOptions(FormatTree)
+	got := skeleton(draw(t, g, opts))
+	if want := []string{"● r", "◆ summary_s", "● u2", "└─● z1"}; !slices.Equal(got, want) {
+		t.Errorf("folded:\n%s", strings.Join(got, "\n"))
+	}
+	out := draw(t, g, opts)
+	if !strings.Contains(out, "◆ summary_s  covers 6 nodes · ") || !strings.Contains(out, "└─● z1  user · spawned by u2 · ") {
+		t.Errorf("tree:\n%s", out)
+	}
+	opts.Expand = true
+	got = skeleton(draw(t, g, opts))
+	want := []string{"● r", "◆ summary_s", "┆ ◦ u1", "┆ ◦ a1", "┆ ├─◦ k1", "┆ │ ◦ k2", "┆ │ └─◦ k3", "┆ ◦ a2", "● u2", "└─● z1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("expanded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -37,6 +37,9 @@ type layout struct {
 	cut []bool
 	// limited: --around restricts the drawing.
 	limited bool
+	// hasMain: the item's last child continues straight below it; without
+	// one (only spawned children) every child hangs off to the side.
+	hasMain []bool
 }
 
 func (l *layout) node(item int) int { return item % l.n }
@@ -167,6 +170,7 @@ func (l *layout) buildChildren(head int) {
 	l.children = make([][]int32, m)
 	l.onHead = make([]bool, m)
 	l.cut = make([]bool, m)
+	l.hasMain = make([]bool, m)
 	l.roots = l.roots[:0]
 	if head >= 0 {
 		for x := head; x >= 0; x = int(l.parent[x]) {
@@ -186,18 +190,16 @@ func (l *layout) buildChildren(head int) {
 		l.children[p] = append(l.children[p], int32(it))
 	}
 	for it := range l.children {
-		l.orderMainLast(l.children[it], it)
+		l.hasMain[it] = l.orderMainLast(l.children[it], it)
 	}
 	l.orderMainLast(l.roots, -1)
 }
 
-// orderMainLast moves the main child to the end: the one on HEAD's path,
-// else the last one linked by predecessor. Inside items of a capsule come
-// before its raw children.
-func (l *layout) orderMainLast(kids []int32, parent int) {
-	if len(kids) < 2 {
-		return
-	}
+// orderMainLast moves the main child to the end and reports whether there
+// is one: the child on HEAD's path, else the last one linked by
+// predecessor (a spawned subtree always hangs to the side). Inside items of
+// a capsule come before its raw children.
+func (l *layout) orderMainLast(kids []int32, parent int) bool {
 	main := -1
 	for k, c := range kids {
 		if l.onHead[c] {
@@ -213,7 +215,10 @@ func (l *layout) orderMainLast(kids []int32, parent int) {
 		}
 	}
 	if main < 0 {
-		main = len(kids) - 1
+		if parent < 0 {
+			return true // roots: drawn one after the other
+		}
+		return false
 	}
 	m := kids[main]
 	copy(kids[main:], kids[main+1:])
@@ -229,7 +234,11 @@ func (l *layout) orderMainLast(kids []int32, parent int) {
 			}
 		}
 		copy(kids, append(in, out...))
+		if len(out) == 0 {
+			return false
+		}
 	}
+	return true
 }
 
 // line is one row of a drawing.
@@ -265,7 +274,10 @@ func (l *layout) walk(fn func(line) error) error {
 		}
 		// Push in reverse so they pop in order: inside items and side
 		// branches first, the main child last, straight below.
-		mainIdx := len(kids) - 1
+		mainIdx := -1
+		if l.hasMain[it] {
+			mainIdx = len(kids) - 1
+		}
 		for k := len(kids) - 1; k >= 0; k-- {
 			c := kids[k]
 			insideStart := int(c) >= l.n && it < l.n
@@ -274,6 +286,8 @@ func (l *layout) walk(fn func(line) error) error {
 				stack = append(stack, frame{c, fr.cont + "┆ ", fr.cont + "┆ "})
 			case k == mainIdx:
 				stack = append(stack, frame{c, fr.cont, fr.cont})
+			case mainIdx < 0 && k == len(kids)-1:
+				stack = append(stack, frame{c, fr.cont + "└─", fr.cont + "  "})
 			default:
 				stack = append(stack, frame{c, fr.cont + "├─", fr.cont + "│ "})
 			}
