@@ -172,6 +172,9 @@ func (fo *fold) readLegacy(file string, opts Options, count func(string, string,
 	if err != nil {
 		return err
 	}
+	if _, ok := meta["sessionId"]; !ok && len(fo.msgs) == 0 {
+		return input.Errorf(file, 1, `expected a Gemini CLI ConversationRecord {"sessionId", "messages", …}`)
+	}
 	fo.setMeta(meta)
 	count("metadata", transcript.OutcomeMerged, "session header (id, project, times): names the session")
 	return d.End()
@@ -211,8 +214,13 @@ func (fo *fold) record(rec map[string]json.RawMessage, line int, count func(stri
 			return fo.upsert(rec, line, count, errorf)
 		}
 	}
+	_, hasSession := rec["sessionId"]
+	msgs, hasMessages := rec["messages"]
+	if !hasSession && !hasMessages {
+		return errorf(`expected a Gemini CLI record: a message {"id","type",…}, {"$set":…}, {"$rewindTo":…} or the session metadata {"sessionId",…}`)
+	}
 	fo.setMeta(rec)
-	if msgs, ok := rec["messages"]; ok {
+	if hasMessages {
 		return fo.replaceAll(msgs, line, count, errorf)
 	}
 	count("metadata", transcript.OutcomeMerged, "session header (id, project, times): names the session")
