@@ -10,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/dlclark/regexp2"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
@@ -24,9 +23,11 @@ const (
 var Encodings = []string{O200kBase, Cl100kBase}
 
 // Pre-split patterns of the two encodings, exactly as pkoukk/tiktoken-go
-// v0.1.8 (encoding.go) and OpenAI's tiktoken define them. The merge ranks
-// come from tiktoken-go-loader, embedded in the binary: nothing is ever
-// downloaded at run time.
+// v0.1.8 (encoding.go) and OpenAI's tiktoken define them. splitter.go
+// implements them by hand; tests check it against these patterns run by
+// regexp2 (the library's engine). The merge ranks come from
+// tiktoken-go-loader, embedded in the binary: nothing is ever downloaded
+// at run time.
 var patterns = map[string]string{
 	O200kBase: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
@@ -121,14 +122,14 @@ func loadRanks(file string) (map[string]int, error) {
 	return ranks, nil
 }
 
-// counter counts tokens of one encoding. It is NOT safe for concurrent use:
-// each goroutine takes its own from a pool, because a shared regexp2
-// matcher serialises goroutines on its runner cache (measured: two
-// goroutines sharing one gave 1.34×). The rank table is shared read-only.
+// counter counts tokens of one encoding. It is NOT safe for concurrent use
+// (its merge buffers): each goroutine takes its own from a pool. The rank
+// table is shared read-only. (A shared regexp2 matcher, which the library
+// uses, serialised goroutines on its runner cache: two gave only 1.34×.)
 type counter struct {
 	enc   string
 	ranks map[string]int
-	re    *regexp2.Regexp
+	next  func(s string, i int) int
 	merge merger
 }
 
@@ -152,11 +153,7 @@ func getCounter(enc string) (*counter, error) {
 	if c, ok := p.Get().(*counter); ok {
 		return c, nil
 	}
-	re, err := regexp2.Compile(patterns[enc], regexp2.None)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the %s pattern: %w", enc, err)
-	}
-	return &counter{enc: enc, ranks: ranks, re: re}, nil
+	return &counter{enc: enc, ranks: ranks, next: splitFunc(enc)}, nil
 }
 
 func putCounter(c *counter) {
@@ -225,33 +222,14 @@ func safeSplit(s string, min int) int {
 	return len(s)
 }
 
-// countChunk pre-splits with the encoding's pattern and merges each piece.
+// countChunk pre-splits with the encoding's splitter and merges each
+// piece.
 func (c *counter) countChunk(s string) int {
-	m, err := c.re.FindStringMatch(s)
-	if err != nil {
-		// Only a match timeout errors, and none is set.
-		return 0
-	}
 	n := 0
-	// Match positions are in runes; walk the string alongside to slice the
-	// original bytes.
-	runePos, bytePos := 0, 0
-	advance := func(to int) {
-		for runePos < to && bytePos < len(s) {
-			_, w := utf8.DecodeRuneInString(s[bytePos:])
-			bytePos += w
-			runePos++
-		}
-	}
-	for m != nil {
-		advance(m.Index)
-		start := bytePos
-		advance(m.Index + m.Length)
-		n += c.pieceCount(s[start:bytePos])
-		m, err = c.re.FindNextMatch(m)
-		if err != nil {
-			break
-		}
+	for i := 0; i < len(s); {
+		e := c.next(s, i)
+		n += c.pieceCount(s[i:e])
+		i = e
 	}
 	return n
 }

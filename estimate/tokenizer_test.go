@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlclark/regexp2"
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
@@ -205,4 +206,85 @@ func TestRanksMatchLoader(t *testing.T) {
 			}
 		}
 	}
+}
+
+// regexpPieces splits s with the encoding's pattern run by regexp2, the
+// engine pkoukk/tiktoken-go uses: the oracle for the hand-written splitter.
+func regexpPieces(t testing.TB, enc, s string) []string {
+	re, err := regexp2.Compile(patterns[enc], regexp2.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runes := []rune(s)
+	var out []string
+	m, _ := re.FindRunesMatch(runes)
+	for m != nil {
+		out = append(out, string(runes[m.Index:m.Index+m.Length]))
+		m, _ = re.FindNextMatch(m)
+	}
+	return out
+}
+
+func splitterPieces(enc, s string) []string {
+	next := splitFunc(enc)
+	var out []string
+	for i := 0; i < len(s); {
+		e := next(s, i)
+		out = append(out, s[i:e])
+		i = e
+	}
+	return out
+}
+
+var splitterSeeds = []string{"hello world", "  \n  \n", "I'm DON'T we'LL", "'s 'sup x'S", "日本語のテキスト。", "👨‍👩‍👧‍👦🇯🇵 ok",
+	"a\nBc\n\n Déf", "HTTPServer iPhone McDonald's", "e\u0301te\u0301 A\u030a", "\u0301abc \u0301 \u0301\u0301X",
+	"ǅungla ǈ ʰa ʰA Aʰ Aʰb", "x ſ 'ſ 'K 'K", "12345 ½² ١٢٣", " !! ./\n/ ...\r\n", "\t\tword  \u00a0x\u3000y ",
+	"   ", "a  ", " \n", "\r\n\r\n x", "<|endoftext|>", "\xff\xfe bad utf8 \xc3"}
+
+// TestSplitterMatchesRegexp compares the hand-written splitter's pieces
+// with regexp2's on the reference vectors and the seeds.
+func TestSplitterMatchesRegexp(t *testing.T) {
+	texts := append([]string(nil), splitterSeeds...)
+	for _, v := range loadVectors(t) {
+		texts = append(texts, v.Text)
+	}
+	for _, enc := range Encodings {
+		for k, s := range texts {
+			if !utf8Valid(s) {
+				continue
+			}
+			got, want := splitterPieces(enc, s), regexpPieces(t, enc, s)
+			if len(got) != len(want) {
+				t.Errorf("%s text %d: %d pieces, regexp %d", enc, k, len(got), len(want))
+			}
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Errorf("%s text %d piece %d: %q, regexp %q", enc, k, i, got[i], want[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+func FuzzSplitterMatchesRegexp(f *testing.F) {
+	for _, s := range splitterSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8Valid(s) {
+			t.Skip()
+		}
+		for _, enc := range Encodings {
+			got, want := splitterPieces(enc, s), regexpPieces(t, enc, s)
+			if len(got) != len(want) {
+				t.Fatalf("%s %q: pieces %q, regexp %q", enc, s, got, want)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s %q: pieces %q, regexp %q", enc, s, got, want)
+				}
+			}
+		}
+	})
 }
