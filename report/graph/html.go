@@ -207,7 +207,7 @@ function el(tag, cls, text) {
 // toLocaleString is slow across 10,000 rows; group digits by hand.
 function num(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 function preview(s) {
-  s = String(s).replace(/\s+/g, " ").trim();
+  s = String(s).slice(0, 400).replace(/\s+/g, " ").trim();
   return s.length > 90 ? s.slice(0, 89) + "\u2026" : s;
 }
 var occ = data.occupancy, occEl = document.getElementById("occ");
