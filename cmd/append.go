@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -113,6 +114,12 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	}
 	var res *transcript.AppendResult
 	warnings, err := transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+		// Never extend a session whose graph is broken (a duplicate id, a
+		// cycle, HEAD pointing nowhere): the new nodes would inherit the
+		// fault. 'ctxfold verify' lists every fault.
+		if _, errs := dag.New(tx.Session()); len(errs) > 0 {
+			return errs[0]
+		}
 		var err error
 		res, err = tx.Append(nodes, transcript.AppendOptions{RootFirst: opts.Root, StampTime: true})
 		return err

@@ -545,7 +545,7 @@ func leftovers(m map[string]json.RawMessage, known []string) map[string]json.Raw
 func jsonErrorText(err error) string {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Sprintf("invalid JSON: %s at byte %d", se.Error(), se.Offset)
+		return fmt.Sprintf("expected a JSON object: %s at byte %d", se.Error(), se.Offset)
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {

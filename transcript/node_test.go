@@ -140,7 +140,7 @@ func TestNodeDecodeErrors(t *testing.T) {
 		{`{"id":"x","role":"assistant","usage":{"input_tokens":"many"}}`, `usage: input_tokens: expected an integer`},
 		{`{"id":"x","role":"user","metadata":[]}`, `"metadata" must be an object`},
 		{`[1,2]`, `expected a JSON object, got an array`},
-		{`{"id":"x",`, `invalid JSON: unexpected end of JSON input`},
+		{`{"id":"x",`, `expected a JSON object: unexpected end of JSON input`},
 	} {
 		var n transcript.Node
 		err := n.UnmarshalJSON([]byte(tc.line))
