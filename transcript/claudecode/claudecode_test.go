@@ -237,6 +237,7 @@ func TestMalformed(t *testing.T) {
 		{"message not object", good + `{"type":"user","uuid":"u2","message":"x"}` + "\n", Options{}, 2, "expected a message object"},
 		{"bad content", good + `{"type":"user","uuid":"u2","message":{"content":5}}` + "\n", Options{}, 2, "content"},
 		{"uuid not string", good + `{"type":"user","uuid":7,"message":{"content":"x"}}` + "\n", Options{}, 2, `field "uuid"`},
+		{"invalid utf-8", good + "{\"type\":\"user\",\"uuid\":\"u2\",\"message\":{\"content\":\"\xff\"}}\n", Options{}, 2, "invalid UTF-8"},
 		{"line too long", good + `{"type":"user","uuid":"u2","message":{"content":"` + strings.Repeat("x", 300) + `"}}` + "\n", Options{MaxLineBytes: 200}, 2, "longer than the 200-byte limit"},
 	}
 	for _, tc := range cases {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -362,6 +363,11 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 			return nil
 		}
 		return p.errorf(ref, "expected a Claude Code record (a JSON object): %s", jsonErrorText(err))
+	}
+	if !utf8.Valid(body) {
+		// Raw JSON values (tool arguments) are kept as they are, and the
+		// store holds only UTF-8.
+		return p.errorf(ref, "invalid UTF-8")
 	}
 	typ := r.Type
 	if typ == "" {
