@@ -271,7 +271,7 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 		mu.Unlock()
 	}
 	if e.Model == "" && e.Window == 0 {
-		out.err = &estimate.UnknownModelError{}
+		out.err = fmt.Errorf("%s: %w", dir, &estimate.UnknownModelError{})
 		return out
 	}
 	res, err := estimate.View(ctx, view, e)
@@ -326,6 +326,9 @@ func encodingLabel(r *estimate.Result) string {
 
 func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Result, compactAt float64) error {
 	w := ios.Out
+	if r.Head == "" && ios.StderrTTY {
+		fmt.Fprintf(ios.ErrOut, "ctxfold: %s is empty: nothing to measure\n", r.Session)
+	}
 	head := ""
 	if r.Head != "" {
 		head = " · HEAD " + r.Head
@@ -346,7 +349,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 			return err
 		}
 	}
-	t.Footer("total", group(r.Total), "100.0%")
+	t.Footer("total", group(r.Total), share(r.Total, r.Total))
 	if err := t.Render(); err != nil {
 		return err
 	}
