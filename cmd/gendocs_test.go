@@ -54,7 +54,7 @@ func TestGenDocsIsDeterministicAndChecks(t *testing.T) {
 		t.Errorf("hidden command got a man page")
 	}
 	page := string(first[filepath.Join("man", "ctxfold-search.1")])
-	for _, want := range []string{`.TH "CTXFOLD-SEARCH" "1" "Nov 2026" "ctxfold" "ctxfold manual"`, ".SH EXIT STATUS", ".SH EXAMPLE"} {
+	for _, want := range []string{`.TH "CTXFOLD-SEARCH" "1" "Nov 2026" "ctxfold" "ctxfold manual"`, ".SH EXIT STATUS", ".SH EXAMPLE", `\fBctxfold-format(5)\fP`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("search page lacks %q", want)
 		}

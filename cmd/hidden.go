@@ -234,7 +234,12 @@ func generateDocs(root *cobra.Command) (map[string][]byte, error) {
 		if err := doc.GenMan(c, header, &buf); err != nil {
 			return err
 		}
-		out[filepath.Join("man", strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")] = buf.Bytes()
+		page := buf.Bytes()
+		// Pages of commands that read sessions point at the format page.
+		if (c == root || strings.Contains(c.Use, "DIR")) && bytes.Contains(page, []byte(".SH SEE ALSO")) {
+			page = append(bytes.TrimRight(page, "\n"), ", \\fBctxfold-format(5)\\fP\n"...)
+		}
+		out[filepath.Join("man", strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")] = page
 		for _, sub := range c.Commands() {
 			if err := walk(sub); err != nil {
 				return err
