@@ -2,7 +2,9 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -183,5 +185,68 @@ func TestLinearChecksAgreeWithRenderingEveryTip(t *testing.T) {
 	// violations, or this test proves nothing.
 	if substituted < 10 || substituted > 55 || compared < 100 {
 		t.Errorf("weak sample: %d of 60 sessions substitute, %d violations compared", substituted, compared)
+	}
+}
+
+// TestRandomDamage: sessions damaged at random (re-pointed predecessors and
+// so cycles, dangling links, duplicate ids, random coverage, HEAD and
+// active summary anywhere) never panic the checker, and the findings are
+// deterministic.
+func TestRandomDamage(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(1); seed <= 200; seed++ {
+		r := rand.New(rand.NewPCG(seed, 99))
+		dir := randomSession(t, seed, 30)
+		data, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		ids := []string{"ghost", "sys", "summary_r", "summary_z"}
+		for i := 1; i < 30; i++ {
+			ids = append(ids, fmt.Sprintf("n%d", i))
+		}
+		pick := func() string { return ids[r.IntN(len(ids))] }
+		for k := 0; k < 1+r.IntN(4); k++ {
+			i := r.IntN(len(lines))
+			switch r.IntN(5) {
+			case 0: // re-point a predecessor (cycles, dangling links)
+				lines[i] = strings.Replace(lines[i], `"predecessor":"`, `"predecessor":"`+pick()+`","x":"`, 1)
+			case 1: // a duplicate id
+				lines = append(lines, strings.Replace(lines[i], `"id":"`, `"id":"`+pick()+`","y":"`, 1))
+			case 2: // a second summary with random coverage
+				cov := make([]string, r.IntN(5))
+				for m := range cov {
+					cov[m] = fmt.Sprintf("%q", pick())
+				}
+				lines = append(lines, fmt.Sprintf(`{"id":"summary_z","predecessor":%q,"role":"user","name":"context/summary","content":"[Previous conversation summary]\nz","metadata":{"compaction":true,"covers_ids":[%s]}}`, pick(), strings.Join(cov, ",")))
+			case 3: // a child of a summary, a caller anywhere
+				lines = append(lines, fmt.Sprintf(`{"id":"k%d","predecessor":%q,"role":"user","caller":%q,"content":"k"}`, k, pick(), pick()))
+			case 4: // a tool result anywhere
+				lines = append(lines, fmt.Sprintf(`{"id":"r%d","predecessor":%q,"role":"tool","tool_call_id":"c%sa","content":"r"}`, k, pick(), pick()))
+			}
+		}
+		os.WriteFile(filepath.Join(dir, "nodes.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "session.json"), []byte(fmt.Sprintf(`{"format_version":1,"head":%q,"active_summary_id":%q,"active_summary_text":"x"}`, pick(), pick())), 0o644)
+		os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(fmt.Sprintf(`{"type":"compaction_finished","summary_id":%q,"summarised_count":%d}`+"\n", pick(), r.IntN(4))), 0o644)
+		var runs [2]string
+		for k := range runs {
+			var b strings.Builder
+			_, err := Dir(context.Background(), dir, transcript.OpenOptions{}, Options{}, func(f Finding) {
+				fmt.Fprintln(&b, f.Code, f)
+				seen[f.Code] = true
+			})
+			if err != nil {
+				var perr *transcript.ParseError
+				if !errors.As(err, &perr) {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+			}
+			runs[k] = b.String()
+		}
+		if runs[0] != runs[1] {
+			t.Fatalf("seed %d: findings differ between runs:\n%s\n---\n%s", seed, runs[0], runs[1])
+		}
+	}
+	t.Logf("codes seen: %v", slices.Sorted(maps.Keys(seen)))
+	if len(seen) < 12 {
+		t.Errorf("the damage reaches only %d codes: %v", len(seen), seen)
 	}
 }
