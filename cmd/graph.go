@@ -27,6 +27,9 @@ type graphOptions struct {
 	Around string
 	Depth  int
 	Open   transcript.OpenOptions
+	// Estimate comes from the config (model, encoding, window, models:);
+	// an empty model means the session's.
+	Estimate estimate.Options
 }
 
 // defaultAroundDepth is --depth when --around is given alone.
@@ -43,7 +46,7 @@ the branches whose rendered context carries it (the same rule render uses,
 seed §3): its covered nodes are hidden there and drawn raw on the branches
 that render raw. Superseded summaries are drawn as relics. Nodes spawned by a
 turn (caller) hang under it and fold with it. Token counts come from
-estimate, with the session's model.
+estimate, with the session's model (or the config's model:, models:).
 
 Formats:
   tree      like git log --graph, root first: forks hang off to the right,
@@ -94,6 +97,9 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
 				return &UsageError{Err: fmt.Errorf("--depth must be at least 0, got %d", opts.Depth)}
 			}
 			opts.Open = f.openOptions()
+			if opts.Estimate, err = f.modelOptions(); err != nil {
+				return err
+			}
 			return runGraph(cmd.Context(), opts)
 		},
 	}
@@ -126,10 +132,12 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 			return &aroundError{fmt.Errorf("%s: --around %q: no such node", opts.Dir, opts.Around)}
 		}
 	}
-	est := estimate.Options{Model: g.S.Meta.Model, Warn: func(msg string) {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg)
-	}}
-	if _, ok := estimate.LookupModel(est.Model, nil); !ok && est.Model != "" {
+	est := opts.Estimate
+	est.Warn = func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg) }
+	if est.Model == "" {
+		est.Model = g.S.Meta.Model
+	}
+	if _, ok := estimate.LookupModel(est.Model, est.Models); !ok && est.Model != "" {
 		// A drawing should not fail on an unknown model: count with the
 		// default encoding and say so.
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: unknown model %q: token counts use the default encoding\n", est.Model)

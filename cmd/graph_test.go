@@ -120,3 +120,16 @@ func TestGraphJSONIsTheJSONFormat(t *testing.T) {
 		t.Errorf("json: %v", m)
 	}
 }
+
+// A drawing does not fail on a model estimate does not know: it counts
+// with the default encoding and says so on stderr.
+func TestGraphUnknownModel(t *testing.T) {
+	s := copyFixture(t, "fork")
+	meta := filepath.Join(s, "session.json")
+	raw, _ := os.ReadFile(meta)
+	os.WriteFile(meta, []byte(strings.Replace(string(raw), `"claude-sonnet-4-5"`, `"model-from-the-future"`, 1)), 0o644)
+	r := cliRun(t, nil, false, "graph", s)
+	if r.Code != 0 || !strings.Contains(r.Stderr, `unknown model "model-from-the-future"`) || !strings.Contains(r.Stdout, "← HEAD") {
+		t.Errorf("code %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+}
