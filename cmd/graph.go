@@ -143,6 +143,10 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: unknown model %q: token counts use the default encoding\n", est.Model)
 		est.Model = ""
 	}
+	if g.Len() == 0 && opts.Format == graph.FormatTree && opts.IO.StderrTTY {
+		// An empty result is not a failure; say so on a terminal only.
+		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: nothing to show: the session has no nodes")
+	}
 	gopts := graph.Options{Format: opts.Format, Expand: opts.Expand, Around: opts.Around, Depth: opts.Depth,
 		Estimate: est, Session: opts.Dir}
 	toStdout := opts.Output == "" || opts.Output == "-"

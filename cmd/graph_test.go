@@ -133,3 +133,15 @@ func TestGraphUnknownModel(t *testing.T) {
 		t.Errorf("code %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+func TestGraphEmptySession(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":""}`), 0o644)
+	for _, tty := range []bool{false, true} {
+		r := cliRun(t, nil, tty, "graph", dir)
+		note := strings.Contains(r.Stderr, "nothing to show")
+		if r.Code != 0 || r.Stdout != "" || note != tty {
+			t.Errorf("tty %v: code %d stdout %q stderr %q", tty, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
