@@ -250,3 +250,34 @@ func TestRandomDamage(t *testing.T) {
 		t.Errorf("the damage reaches only %d codes: %v", len(seen), seen)
 	}
 }
+
+// TestRenderMismatchIsDetected: the comparison with render.Build reports a
+// view that departs from the expectation. No session can make render and
+// the rule disagree, so the checker is pointed at the relic instead of the
+// active summary.
+func TestRenderMismatchIsDetected(t *testing.T) {
+	s, err := transcript.Open("../../fixtures/compacted", transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := &checker{ctx: context.Background(), s: s, res: &Result{}}
+	if err := c.checkStructure(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.checkSummaries(); err != nil {
+		t.Fatal(err)
+	}
+	c.buf = nil
+	c.active = c.segs[0] // summary_first, a relic: render.Build uses summary_second
+	if err := c.checkRendering(); err != nil {
+		t.Fatal(err)
+	}
+	// HEAD a8 and the fork a4x (which holds summary_first's segment) both
+	// depart from what summary_first would give.
+	if len(c.buf) != 2 || c.buf[0].Code != CodeRenderMismatch || c.buf[0].NodeID != "a8" || c.buf[1].NodeID != "a4x" ||
+		!strings.Contains(c.buf[0].Msg, `HEAD has "summary_second" at position 1 where seed §3 gives "summary_first"`) ||
+		!strings.Contains(c.buf[1].Msg, `branch tip has "u1" at position 1 where seed §3 gives "summary_first"`) {
+		t.Fatalf("findings %+v", c.buf)
+	}
+}

@@ -15,8 +15,8 @@ import (
 // up to L. One SegmentOnSpine call on L's spine therefore decides every
 // such tip: each renders [root…, S, kept tail…] with the covered ids
 // absent, or — when the rule refuses the segment — raw. Every other tip
-// lacks L and renders raw. HEAD's view is then rendered for real with
-// render.Build and compared with that expectation.
+// lacks L and renders raw. HEAD's view, and one tip of each kind, are then
+// rendered for real with render.Build and compared with that expectation.
 func (c *checker) checkRendering() error {
 	s, g := c.s, c.g
 	c.tips = g.Tips()
@@ -57,11 +57,39 @@ func (c *checker) checkRendering() error {
 		return nil
 	}
 	c.below = below
-	h := g.Head()
-	if h < 0 || g.Depth(h) < 0 {
-		return nil
+	// Render for real, with render.Build, HEAD and one tip of each kind
+	// (holding the segment, and not), and compare with the expectation.
+	views := []int{g.Head()}
+	holdingTip, rawTip := -1, -1
+	for _, t := range c.tips {
+		if t == last || below[t] {
+			holdingTip = max(holdingTip, t)
+		} else if g.Depth(t) >= 0 {
+			rawTip = max(rawTip, t)
+		}
 	}
-	view, err := render.Build(g, "", false)
+	views = append(views, holdingTip, rawTip)
+	for k, h := range views {
+		if h < 0 || g.Depth(h) < 0 || (k > 0 && h == views[0]) {
+			continue
+		}
+		if err := c.compareView(h, k == 0, at, last, below); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareView renders from h and reports where the view departs from seed
+// §3: [root…, S, kept tail…] when h is L or lies below it, the raw spine
+// otherwise.
+func (c *checker) compareView(h int, isHead bool, at, last int, below []bool) error {
+	g, a := c.g, c.active
+	head := g.ID(h)
+	if isHead {
+		head = ""
+	}
+	view, err := render.Build(g, head, false)
 	if err != nil {
 		return err
 	}
@@ -81,8 +109,11 @@ func (c *checker) checkRendering() error {
 		if k < len(want) {
 			exp = g.ID(want[k])
 		}
-		c.add(Rendering, Error, CodeRenderMismatch, h, c.metaPath(), 0,
-			"the rendered view of HEAD has %q at position %d where seed §3 gives %q", got, k, exp)
+		what := "the branch tip"
+		if isHead {
+			what = "HEAD"
+		}
+		c.errAt(Rendering, CodeRenderMismatch, h, "the rendered view of %s has %q at position %d where seed §3 gives %q", what, got, k, exp)
 	}
 	return nil
 }
