@@ -501,3 +501,26 @@ func TestTreeCallerSubtrees(t *testing.T) {
 		t.Errorf("expanded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A summary whose covered segment is gone (a hand-edited session) applies
+// to no branch: no capsule, everything raw, and the wire lists only the
+// ids that still exist.
+func TestSummaryApplyingNowhere(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"a2","active_summary_id":"summary_s"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join([]string{
+		`{"id":"r","predecessor":null,"role":"system","content":"sys"}`,
+		`{"id":"u1","predecessor":"r","role":"user","content":"go"}`,
+		`{"id":"a2","predecessor":"u1","role":"assistant","content":"done"}`,
+		`{"id":"summary_s","predecessor":"r","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["u1","gone"]}}`,
+	}, "\n")+"\n"), 0o644)
+	g := openDir(t, dir)
+	got := skeleton(draw(t, g, testOptions(FormatTree)))
+	if want := []string{"● r", "├─◇ summary_s", "● u1", "● a2"}; !slices.Equal(got, want) {
+		t.Errorf("tree: %q, want %q", got, want)
+	}
+	out := draw(t, g, testOptions(FormatJSON))
+	if !strings.Contains(out, `"applies":false,"carries_summary":false,"covers_ids":["u1"],"id":"summary_s"`) {
+		t.Errorf("json: %s", out)
+	}
+}
