@@ -53,11 +53,13 @@ const perSectionLimit = 40
 
 var (
 	reConstraint = regexp.MustCompile(`(?i)\b(never|always|do not|don't|must|mustn't|should not|shouldn't|only|prefer|avoid|make sure|ensure|without|keep)\b`)
-	reDecision   = regexp.MustCompile(`(?i)(\bI'll\b|\bI will\b|\bwe'll\b|\bwe will\b|\blet's\b|\bdecided\b|\bgoing to\b|\bswitch(ed)? to\b|\bthe plan\b|\bthe fix\b|\bfound it\b)`)
-	reRejected   = regexp.MustCompile(`(?i)(\binstead of\b|\brather than\b|\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b)`)
-	reErrorLine  = regexp.MustCompile(`(\bFAIL\b|\bFAILED\b|\bpanic:|(?i:\berror:)|\bERROR\b|(?i:^error\b)|\w+Error\b|(?i:\bexception\b)|Traceback|undefined:|(?i:\bcannot\b)|fatal:|(?i:\bnot found\b)|(?i:permission denied)|(?i:segmentation fault)|exit (status|code) [1-9])`)
-	reShellTool  = regexp.MustCompile(`(?i)(bash|shell|exec|run|terminal|command|sh$)`)
-	reWriteTool  = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
+	reDecision   = regexp.MustCompile(`(?i)(\bI'll\b|\bI will\b|\bwe'll\b|\bwe will\b|\blet's\b|\bdecided\b|\bgoing to\b|\bswitch(ed)? to\b|\bthe plan\b|\bthe fix\b|\bfound it\b|\binstead of\b|\brather than\b)`)
+	// reInspect: "I'll read the file first" announces a look, not a decision.
+	reInspect   = regexp.MustCompile(`(?i)\b(I'll|I will|let me|let's|we'll)\s+(first\s+)?(read|run|re-run|check|look|inspect|open|search|see|start|begin|try)\b`)
+	reRejected  = regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`)
+	reErrorLine = regexp.MustCompile(`(\bFAIL\b|\bFAILED\b|\bpanic:|(?i:\berror:)|\bERROR\b|(?i:^error\b)|\w+Error\b|(?i:\bexception\b)|Traceback|undefined:|(?i:\bcannot\b)|fatal:|(?i:\bnot found\b)|(?i:permission denied)|(?i:segmentation fault)|exit (status|code) [1-9]|\.go:\d+:|\.py", line \d+)`)
+	reShellTool = regexp.MustCompile(`(?i)(bash|shell|exec|run|terminal|command|sh$)`)
+	reWriteTool = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
 )
 
 // pathKeys are argument keys holding file paths.
@@ -117,7 +119,7 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 				switch {
 				case reRejected.MatchString(s):
 					x.add(secRejected, s)
-				case reDecision.MatchString(s):
+				case reDecision.MatchString(s) && !reInspect.MatchString(s):
 					x.add(secDecisions, s)
 				}
 				if strings.HasSuffix(s, "?") {

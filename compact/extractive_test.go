@@ -13,7 +13,7 @@ import (
 func extractiveFixture() []*transcript.Node {
 	return ptrs([]transcript.Node{
 		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Migrate cmd/server/main.go to the new config loader. Never commit secrets to config/prod.yaml. Which Go version do we target?")},
-		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("I'll read the loader first. Should I keep the old flags?"),
+		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("I'll read the loader first. We'll switch to a single Load function. Should I keep the old flags?"),
 			ToolCalls: []transcript.ToolCall{
 				{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"internal/config/loader.go"}`)},
 				{ID: "c2", Name: "bash", Arguments: json.RawMessage(`{"cmd":"go build ./... && go test ./internal/config"}`)},
@@ -21,7 +21,7 @@ func extractiveFixture() []*transcript.Node {
 		{ID: "t1", Role: transcript.RoleTool, ToolCallID: "c1", Content: transcript.TextContent(strings.Repeat("package config // long file\n", 400))},
 		{ID: "t2", Role: transcript.RoleTool, ToolCallID: "c2", Content: transcript.TextContent("internal/config/loader_test.go:17: undefined: LoadEnv\nFAIL\tgithub.com/acme/app/internal/config")},
 		{ID: "a2", Role: transcript.RoleAssistant, Content: transcript.Content{IsBlocks: true, Blocks: []transcript.Block{
-			{Type: transcript.BlockText, Text: "Rather than patching LoadEnv, I rewrote it. Using viper instead of envconfig."},
+			{Type: transcript.BlockText, Text: "Rather than patching LoadEnv, I rewrote it. The envconfig approach didn't work."},
 			{Type: transcript.BlockToolCall, ID: "c3", Name: "edit_file", Arguments: json.RawMessage(`{"path":"internal/config/loader.go","old":"a","new":"b"}`)},
 		}}},
 		{ID: "t3", Role: transcript.RoleTool, ToolCallID: "c3", Content: transcript.TextContent("edited")},
@@ -42,8 +42,8 @@ func TestExtractiveSections(t *testing.T) {
 		"## Files inspected\n- internal/config/loader.go",
 		"## Files modified\n- internal/config/loader.go",
 		"## Commands run\n- go build ./... && go test ./internal/config",
-		"## Key decisions\n- I'll read the loader first.",
-		"## Rejected approaches\n- Rather than patching LoadEnv, I rewrote it.\n- Using viper instead of envconfig.",
+		"## Key decisions\n- We'll switch to a single Load function.\n- Rather than patching LoadEnv, I rewrote it.\n\n",
+		"## Rejected approaches\n- The envconfig approach didn't work.",
 		`- "Never commit secrets to config/prod.yaml."`,
 		`- "Here is the diagram; keep the public API stable."`,
 		"## Errors and failing tests\n- internal/config/loader_test.go:17: undefined: LoadEnv\n- FAIL\tgithub.com/acme/app/internal/config",
@@ -54,6 +54,9 @@ func TestExtractiveSections(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "- I'll read the loader first.") {
+		t.Error("an announced look became a key decision")
 	}
 	if strings.Contains(got, "package config // long file") {
 		t.Error("tool output that is not an error line reached the summary")
