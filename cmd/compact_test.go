@@ -208,10 +208,11 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 func TestCompactDryRunWritesNothing(t *testing.T) {
 	dir := toolsCopy(t)
 	files := func() string {
+		entries, _ := os.ReadDir(dir)
 		var all []byte
-		for _, f := range []string{"nodes.jsonl", "session.json", "events.jsonl"} {
-			b, _ := os.ReadFile(filepath.Join(dir, f))
-			all = append(all, b...)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			all = append(append(all, e.Name()...), b...)
 		}
 		return string(all)
 	}

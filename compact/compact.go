@@ -167,6 +167,8 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	// prints for this view; the per-node breakdown sizes the turns.
 	detail := eopts
 	detail.NodeDetail = true
+	// A dry run writes nothing, not even estimate's count cache.
+	detail.NoCache = detail.NoCache || opts.DryRun
 	before, err := estimate.View(ctx, view, detail)
 	if err != nil {
 		return nil, err
