@@ -27,8 +27,8 @@ type layout struct {
 	expand bool
 	parent []int32 // item -> parent item, -1 for a root
 	shown  []bool  // item is drawn
-	// via is how an item hangs from its parent: through a caller link
-	// (a spawned subtree) rather than a predecessor.
+	// spawned: the item hangs from its parent through a caller link
+	// (a spawned subtree), not a predecessor.
 	spawned  []bool
 	children [][]int32
 	onHead   []bool // item lies on the path from a root to HEAD's item
