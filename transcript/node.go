@@ -426,10 +426,13 @@ func (n *Node) CoversIDs() []string {
 
 // SetMeta sets one metadata key to the JSON encoding of v.
 func (n *Node) SetMeta(key string, v any) {
-	raw, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic(fmt.Sprintf("transcript: metadata %q is not JSON-encodable: %v", key, err))
 	}
+	raw := json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
 	if n.Metadata == nil {
 		n.Metadata = map[string]json.RawMessage{}
 	}
@@ -478,11 +481,15 @@ func (w *objectWriter) raw(k string, v []byte) {
 }
 
 func (w *objectWriter) value(k string, v any) {
-	b, err := json.Marshal(v)
+	// Like json.Marshal, without HTML escaping: "<" is stored as "<".
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
 	if err != nil && w.err == nil {
 		w.err = err
 	}
-	w.raw(k, b)
+	w.raw(k, bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 func (w *objectWriter) extra(m map[string]json.RawMessage) {

@@ -168,3 +168,16 @@ func TestReadNodesNamesLine(t *testing.T) {
 		t.Fatalf("bad utf-8: %v", err)
 	}
 }
+
+// Stored lines keep "<", ">" and "&" as they are (no HTML escaping), at
+// every level.
+func TestStoreDoesNotEscapeHTML(t *testing.T) {
+	dir := newSession(t)
+	n := user("u1", "", "a <b> & c")
+	n.SetMeta("note", "x<y")
+	mustAppend(t, dir, transcript.AppendOptions{}, n)
+	data, _ := os.ReadFile(filepath.Join(dir, transcript.NodesFile))
+	if want := `{"id":"u1","predecessor":null,"role":"user","content":"a <b> & c","metadata":{"note":"x<y"}}` + "\n"; string(data) != want {
+		t.Fatalf("stored %s", data)
+	}
+}

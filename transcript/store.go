@@ -271,7 +271,8 @@ type AppendOptions struct {
 }
 
 func encodeLine(n *Node) ([]byte, error) {
-	raw, err := json.Marshal(n)
+	// MarshalJSON directly: json.Marshal would HTML-escape its output.
+	raw, err := n.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
