@@ -73,6 +73,7 @@ func TestBrokenFixtures(t *testing.T) {
 		"event_summary_missing":         {"event_summary_missing"},
 		"event_count_mismatch":          {"event_count_mismatch"},
 		"several-clean-control":         {},
+		"clean-spawned-inside-call":     {},
 		"several-structure-and-tools":   {"duplicate_id", "head_spine_broken", "missing_predecessor", "tool_result_orphaned"},
 		"several-summary-and-events":    {"covers_dead_fork", "event_count_mismatch", "event_summary_missing", "summary_shape"},
 	}
