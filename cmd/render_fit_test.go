@@ -95,3 +95,36 @@ func TestRenderFitExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// The fitted OpenAI body, imported back and measured by estimate, is within
+// the budget the fit reported: the body a script sends really fits.
+func TestRenderFitBodyRecountsWithinBudget(t *testing.T) {
+	dir := copyFixture(t, "tools")
+	tmp := t.TempDir()
+	reportFile := filepath.Join(tmp, "fit.json")
+	res := cliRun(t, nil, false, "render", dir, "--fit", "--window", "1200", "--format", "openai", "--json-report", reportFile)
+	if res.Code != 0 {
+		t.Fatalf("fit: exit %d: %s", res.Code, res.Stderr)
+	}
+	body := filepath.Join(tmp, "body.json")
+	if err := os.WriteFile(body, []byte(res.Stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	imported := filepath.Join(tmp, "imported")
+	if r := cliRun(t, nil, false, "import", "--from", "openai", body, "-o", imported); r.Code != 0 {
+		t.Fatalf("import of the fitted body: exit %d: %s", r.Code, r.Stderr)
+	}
+	est := cliRun(t, nil, false, "estimate", imported, "--window", "1200", "--json", "--no-calibrate")
+	if est.Code != 0 {
+		t.Fatalf("estimate: exit %d: %s", est.Code, est.Stderr)
+	}
+	data, err := os.ReadFile(reportFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := decodeJSON(t, string(data))["budget"].(float64)
+	total := decodeJSON(t, est.Stdout)["total"].(float64)
+	if total > budget || total == 0 {
+		t.Fatalf("re-counted fitted body is %v tokens, budget %v", total, budget)
+	}
+}
