@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -38,8 +40,8 @@ type SearchOptions struct {
 	// SnippetRunes is the context kept on each side of the match in the
 	// snippet (default 40).
 	SnippetRunes int
-	// Progress, when set, is told how many more nodes were scanned, every
-	// few thousand nodes (a progress bar; it must be cheap).
+	// Progress, when set, is told how many more nodes were scanned, after
+	// every batch of a few thousand (a progress bar; it must be cheap).
 	Progress func(scanned int)
 }
 
@@ -96,41 +98,96 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 		return err
 	}
 	defer lines.close()
-	var lower []byte
-	for i := 0; i < g.Len(); i++ {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
+	// Decoding a node is most of the cost: batches of lines are matched on
+	// all cores, then reported in file order.
+	workers := runtime.GOMAXPROCS(0)
+	lowers := make([][]byte, workers)
+	var (
+		arena   []byte
+		bounds  []int
+		results []lineMatch
+	)
+	for start := 0; start < g.Len(); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		arena, bounds = arena[:0], bounds[:0]
+		end := start
+		for end < g.Len() && end-start < searchBatchLines && len(arena) < searchBatchBytes {
+			raw, err := lines.line(end)
+			if err != nil {
 				return err
 			}
-			if opts.Progress != nil && i > 0 {
-				opts.Progress(4096)
+			arena = append(arena, raw...)
+			bounds = append(bounds, len(arena))
+			end++
+		}
+		n := end - start
+		results = append(results[:0], make([]lineMatch, n)...)
+		var wg sync.WaitGroup
+		for w := range min(workers, n) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := w; k < n; k += workers {
+					lo := 0
+					if k > 0 {
+						lo = bounds[k-1]
+					}
+					results[k] = m.matchLine(arena[lo:bounds[k]], &lowers[w], opts.SnippetRunes)
+				}
+			}()
+		}
+		wg.Wait()
+		for k, r := range results {
+			if r.err != nil {
+				ref := g.Ref(start + k)
+				return &transcript.ParseError{File: g.S.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: "changed since it was indexed: " + r.err.Error()}
+			}
+			if r.ok {
+				if err := fn(st.hit(start+k, r.field, r.snippet)); err != nil {
+					return err
+				}
 			}
 		}
-		raw, err := lines.line(i)
-		if err != nil {
-			return err
+		if opts.Progress != nil {
+			opts.Progress(n)
 		}
-		if m.literal != nil {
-			var skip bool
-			lower, skip = m.cannotMatch(raw, lower)
-			if skip {
-				continue
-			}
-		}
-		var n transcript.Node
-		if err := n.UnmarshalJSON(raw); err != nil {
-			r := g.Ref(i)
-			return &transcript.ParseError{File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID, Msg: "changed since it was indexed: " + err.Error()}
-		}
-		field, snippet, ok := m.match(&n, opts.SnippetRunes)
-		if !ok {
-			continue
-		}
-		if err := fn(st.hit(i, field, snippet)); err != nil {
-			return err
-		}
+		start = end
 	}
 	return nil
+}
+
+// A batch is at most this many lines or (past the first line) bytes, so
+// memory stays bounded whatever the line sizes.
+const (
+	searchBatchLines = 4096
+	searchBatchBytes = 8 << 20
+)
+
+// lineMatch is the outcome of matching one raw line.
+type lineMatch struct {
+	ok             bool
+	field, snippet string
+	err            error
+}
+
+// matchLine pre-filters, decodes and matches one line; lower is the
+// caller's reusable buffer. Safe for concurrent use with distinct buffers.
+func (m *matcher) matchLine(raw []byte, lower *[]byte, context int) lineMatch {
+	if m.literal != nil {
+		var skip bool
+		*lower, skip = m.cannotMatch(raw, *lower)
+		if skip {
+			return lineMatch{}
+		}
+	}
+	var n transcript.Node
+	if err := n.UnmarshalJSON(raw); err != nil {
+		return lineMatch{err: err}
+	}
+	field, snippet, ok := m.match(&n, context)
+	return lineMatch{ok: ok, field: field, snippet: snippet}
 }
 
 // lineReader reads the indexed lines of nodes.jsonl in one sequential,
