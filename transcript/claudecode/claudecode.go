@@ -37,7 +37,14 @@ func (o Options) max() int {
 // field, or one of its bookkeeping records (file-history-snapshot,
 // queue-operation, a summary with leafUuid).
 func Detect(head []byte) bool {
-	for i, line := range bytes.Split(head, []byte("\n")) {
+	lines := bytes.Split(head, []byte("\n"))
+	if len(lines) == 1 && !json.Valid(bytes.TrimSpace(head)) {
+		// A first line longer than head: Claude Code writes parentUuid
+		// first in conversation records.
+		h := bytes.TrimSpace(head)
+		return bytes.HasPrefix(h, []byte(`{"parentUuid":`)) && bytes.Contains(h, []byte(`"sessionId":`))
+	}
+	for i, line := range lines {
 		if i >= 50 {
 			break
 		}

@@ -340,7 +340,8 @@ func TestDetect(t *testing.T) {
 		`{"parentUuid":null,"isSidechain":false,"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"}}`,
 		`{"type":"file-history-snapshot","messageId":"m","snapshot":{},"isSnapshotUpdate":false}` + "\n" + `{"parentUuid":null,"type":"user","uuid":"u1"`,
 		`{"type":"summary","summary":"t","leafUuid":"x"}`,
-		`{"type":"queue-operation","operation":"enqueue","sessionId":"s"}`,
+		`{"type":"queue-operation","operation":"enqueue","sessionId":"s"}` + "\n",
+		`{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/w","sessionId":"s","version":"2.1.39","type":"user","message":{"role":"user","content":"a first line cut by the end of the he`,
 	}
 	no := []string{
 		`{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}`,
