@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"slices"
+
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -15,6 +17,18 @@ import (
 // every view at once: O(nodes + calls).
 func (c *checker) checkTools() error {
 	s, g := c.s, c.g
+	for i := range s.Refs {
+		r := &s.Refs[i]
+		switch {
+		case r.Summary:
+		case r.Role == transcript.RoleTool && len(r.ResultIDs) == 0:
+			c.errAt(Tools, CodeToolNodeInvalid, i, "a tool node needs tool_call_id: it answers no call")
+		case len(r.ToolCallIDs) > 0 && r.Role != transcript.RoleAssistant:
+			c.errAt(Tools, CodeToolNodeInvalid, i, "only assistant nodes make tool calls (role is %s)", r.Role)
+		case slices.Contains(r.ToolCallIDs, ""):
+			c.errAt(Tools, CodeToolNodeInvalid, i, "a tool call has no id, so no result can answer it")
+		}
+	}
 	state := make([][]pending, g.Len())
 	reported := map[pending]bool{}
 	last := -1

@@ -77,6 +77,7 @@ const (
 	CodeToolCallUnanswered = "tool_call_unanswered"
 	CodeToolResultOrphaned = "tool_result_orphaned"
 	CodeToolCallPending    = "tool_call_pending" // warning
+	CodeToolNodeInvalid    = "tool_node_invalid"
 
 	// Events.
 	CodeEventMalformed      = "event_malformed"

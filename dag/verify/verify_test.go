@@ -69,6 +69,7 @@ func TestBrokenFixtures(t *testing.T) {
 		"tool_call_unanswered":          {"tool_call_unanswered"},
 		"tool_result_orphaned":          {"tool_result_orphaned"},
 		"tool_call_pending":             {"tool_call_pending"},
+		"tool_node_invalid":             {"tool_node_invalid"},
 		"event_malformed":               {"event_malformed"},
 		"event_summary_missing":         {"event_summary_missing"},
 		"event_count_mismatch":          {"event_count_mismatch"},
@@ -118,7 +119,7 @@ func TestEveryCodeHasAFixture(t *testing.T) {
 		verify.CodeCoversSummary, verify.CodeCoversNotContiguous, verify.CodeCoversDeadFork, verify.CodeSpliceMismatch,
 		verify.CodeCoversSplitsToolCall, verify.CodeSummaryNotExtending, verify.CodeActiveSummaryUnset,
 		verify.CodeActiveSummaryNotLast, verify.CodeActiveSummaryTextDiff, verify.CodeSummaryOnSpine,
-		verify.CodeToolCallUnanswered, verify.CodeToolResultOrphaned, verify.CodeToolCallPending,
+		verify.CodeToolCallUnanswered, verify.CodeToolResultOrphaned, verify.CodeToolCallPending, verify.CodeToolNodeInvalid,
 		verify.CodeEventMalformed, verify.CodeEventSummaryMissing, verify.CodeEventCountMismatch,
 		"duplicate_id", "missing_predecessor", "missing_caller", "cycle", "head_unset", "head_missing",
 		"head_on_summary", "active_summary_missing", "active_summary_not_summary"}
