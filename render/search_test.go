@@ -253,3 +253,51 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// Hits across batch boundaries (by line count and by bytes) come back
+// complete, in file order, with the right ids.
+func TestSearchAcrossBatches(t *testing.T) {
+	dir := t.TempDir()
+	var sb strings.Builder
+	pred := "null"
+	var want []string
+	big := strings.Repeat("x", 3<<20) // three of these exceed a batch's bytes
+	for i := 0; i < 10_000; i++ {
+		text := fmt.Sprintf("line %d", i)
+		if i%997 == 0 || i == 4095 || i == 4096 {
+			text += " Needle"
+			want = append(want, fmt.Sprintf("n%d", i))
+		}
+		if i >= 5000 && i < 5004 {
+			text += " " + big
+		}
+		fmt.Fprintf(&sb, `{"id":"n%d","predecessor":%s,"role":"user","content":%q}`+"\n", i, pred, text)
+		pred = fmt.Sprintf(`"n%d"`, i)
+	}
+	os.WriteFile(filepath.Join(dir, "nodes.jsonl"), []byte(sb.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"n9999"}`), 0o644)
+	for _, opts := range []render.SearchOptions{{Query: "needle"}, {Query: `Need+le`, Regexp: true}} {
+		var got []string
+		scanned := 0
+		opts.Progress = func(n int) { scanned += n }
+		g, err := dag.Open(dir, transcript.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		view, _ := render.Build(g, "", false)
+		err = render.Search(context.Background(), view, opts, func(h render.Hit) error {
+			got = append(got, h.ID)
+			return nil
+		})
+		g.S.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%+v: hits %v, want %v", opts.Query, got, want)
+		}
+		if scanned != 10_000 {
+			t.Errorf("progress counted %d nodes, want 10000", scanned)
+		}
+	}
+}
