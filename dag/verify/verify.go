@@ -168,8 +168,9 @@ type checker struct {
 	activeNode *transcript.Node
 	// tips are the branch tips (dag.Graph.Tips).
 	tips []int
-	// below marks the nodes strictly below the active segment's last node
-	// whose rendering substitutes the summary (seed §3).
+	// below marks the nodes strictly below the active segment's last node;
+	// it is set only when seed §3 accepts the segment, so those nodes render
+	// with the summary. nil otherwise.
 	below []bool
 }
 
