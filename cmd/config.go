@@ -38,6 +38,10 @@ effective value, and where that value came from. Precedence, highest first:
            $XDG_CONFIG_HOME/ctxfold/config.yaml (~/.config/ctxfold/config.yaml)
   default  the flag's default
 
+The settings (keys are flag names; models is file-only):
+
+` + configKeyList() + `
+
 The model-related flags of estimate and compact are accepted here too, so
 'ctxfold config --model X' shows what those commands would use. Keys in the
 config file that are not settings are reported as warnings on stderr.
@@ -107,6 +111,18 @@ func runConfig(_ context.Context, opts *configOptions) error {
 		return tw.Flush()
 	}
 	return nil
+}
+
+// configKeyList is the whitelist as an indented two-column list for help.
+func configKeyList() string {
+	var b strings.Builder
+	for i, k := range configKeys {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "  %-15s %s", k.Name, k.Usage)
+	}
+	return b.String()
 }
 
 // displayValue prints a setting on one line: lists and maps as JSON, an
