@@ -56,6 +56,9 @@ active summary.` + exitStatusHelp(""),
 			if opts.File != "" && single {
 				return &UsageError{Err: errors.New("--file cannot be combined with --role or --content")}
 			}
+			if opts.Root && fl.Changed("predecessor") {
+				return &UsageError{Err: errors.New("--root cannot be combined with --predecessor")}
+			}
 			if opts.File == "" {
 				if !fl.Changed("role") {
 					return &UsageError{Err: errors.New("--role is required (or --file)")}

@@ -176,6 +176,7 @@ func TestCoreAppendRejects(t *testing.T) {
 		{[]string{"--role", "tool", "--content", "x", "--id", "t9", "--tool-call-id", "c7"}, `ctxfold: error: node "t9": tool result for "c7" has no matching open tool call (the open calls are "c1")`, 2},
 		{[]string{"--role", "robot", "--content", "x"}, "ctxfold: error: --role must be system, user, assistant or tool, got \"robot\"\nctxfold: hint: see 'ctxfold help' for usage", 2},
 		{[]string{"--content", "x"}, "ctxfold: error: --role is required (or --file)\nctxfold: hint: see 'ctxfold help' for usage", 2},
+		{[]string{"--role", "user", "--content", "x", "--root", "--predecessor", "u1"}, "ctxfold: error: --root cannot be combined with --predecessor\nctxfold: hint: see 'ctxfold help' for usage", 2},
 		{[]string{"--file", batchFile, "--role", "user"}, "ctxfold: error: --file cannot be combined with --role or --content\nctxfold: hint: see 'ctxfold help' for usage", 2},
 		{[]string{"--file", batchFile}, "ctxfold: error: " + batchFile + ":2: expected a JSON object: unexpected end of JSON input at byte 25", 2},
 		{[]string{"--file", dupBatch}, `ctxfold: error: batch node 2 ("u1"): duplicate id: the session already has a node "u1"`, 2},

@@ -349,6 +349,22 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
 	if n.Caller != "" && !exists(n.Caller) {
 		return fail("caller %q not found", n.Caller)
 	}
+	// seed §2: a summary is a stand-in spliced beside the chain; turns keep
+	// following real turns (the kept tail keeps its predecessors), so no
+	// node may follow or be spawned by a summary.
+	isSummary := func(id string) bool {
+		if bn, ok := batch[id]; ok {
+			return bn.IsSummary()
+		}
+		ref, ok := s.Ref(id)
+		return ok && ref.Summary
+	}
+	if n.Predecessor != "" && isSummary(n.Predecessor) {
+		return fail("predecessor %q is a summary node; a turn follows a real turn (seed §2)", n.Predecessor)
+	}
+	if n.Caller != "" && isSummary(n.Caller) {
+		return fail("caller %q is a summary node", n.Caller)
+	}
 	if n.IsSummary() {
 		return tx.validateSummary(n, batch, fail)
 	}
@@ -446,6 +462,9 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 	}
 	if n.Caller != "" {
 		return fail("a summary node has no caller")
+	}
+	if len(n.AllToolCalls()) > 0 || len(n.ToolResults()) > 0 || n.ToolCallID != "" {
+		return fail("a summary node carries no tool calls or results")
 	}
 	covers := n.CoversIDs()
 	if _, ok := n.Metadata["covers_ids"]; ok && covers == nil {

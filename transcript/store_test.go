@@ -155,12 +155,26 @@ func TestAppendRejects(t *testing.T) {
 		})
 	}
 	// A summary covering another summary is refused (coverage names real
-	// turns only).
+	// turns only), and nothing follows or is spawned by a summary.
 	dir := base(t)
 	mustAppend(t, dir, transcript.AppendOptions{}, summaryNode("summary_1", "", "u1", "a1"))
 	_, err := tryAppend(dir, transcript.AppendOptions{}, summaryNode("summary_2", "", "summary_1"))
 	if err == nil || !strings.Contains(err.Error(), `covers_ids[0] "summary_1" is a summary`) {
 		t.Fatalf("nested summary: %v", err)
+	}
+	_, err = tryAppend(dir, transcript.AppendOptions{}, user("x", "summary_1", "after the summary"))
+	if err == nil || !strings.Contains(err.Error(), `node "x": predecessor "summary_1" is a summary node`) {
+		t.Fatalf("turn after a summary: %v", err)
+	}
+	spawned := user("y", "t1", "")
+	spawned.Caller = "summary_1"
+	if _, err = tryAppend(dir, transcript.AppendOptions{}, spawned); err == nil || !strings.Contains(err.Error(), `caller "summary_1" is a summary node`) {
+		t.Fatalf("spawned by a summary: %v", err)
+	}
+	withCall := summaryNode("summary_3", "", "u1")
+	withCall.ToolCalls = []transcript.ToolCall{{ID: "c9", Name: "x"}}
+	if _, err = tryAppend(dir, transcript.AppendOptions{}, withCall); err == nil || !strings.Contains(err.Error(), "carries no tool calls") {
+		t.Fatalf("summary with a call: %v", err)
 	}
 }
 
