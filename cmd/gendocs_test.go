@@ -59,6 +59,12 @@ func TestGenDocsIsDeterministicAndChecks(t *testing.T) {
 			t.Errorf("search page lacks %q", want)
 		}
 	}
+	root := string(first[filepath.Join("man", "ctxfold.1")])
+	for _, want := range []string{".SH ENVIRONMENT", "CTXFOLD_CONFIG", ".SH FILES"} {
+		if !strings.Contains(root, want) {
+			t.Errorf("ctxfold.1 lacks %q", want)
+		}
+	}
 	for name, b := range first {
 		if bytes.Contains(b, []byte("Auto generated")) {
 			t.Errorf("%s carries the auto-generated tag", name)

@@ -226,6 +226,9 @@ func generateDocs(root *cobra.Command) (map[string][]byte, error) {
 			return nil
 		}
 		c.DisableAutoGenTag = true
+		if c == root {
+			c.Long += rootManSections
+		}
 		c.Long = manLong(c.Long)
 		date := docsDate
 		var buf bytes.Buffer
@@ -252,6 +255,25 @@ func generateDocs(root *cobra.Command) (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// rootManSections are the conventional closing sections of ctxfold(1),
+// after EXIT STATUS (man-pages(7) order).
+const rootManSections = `
+
+# ENVIRONMENT
+
+  CTXFOLD_<SETTING>   each setting ctxfold-config(1) lists, the flag name in
+                      upper case with dashes as underscores: CTXFOLD_MODEL
+  CTXFOLD_CONFIG      the config file to read
+  CTXFOLD_API_KEY     the key of the openai summarizer (else OPENAI_API_KEY)
+  CTXFOLD_DEBUG       print a stack trace with an internal error
+  NO_COLOR            a non-empty value turns colour off (so does TERM=dumb)
+  XDG_CONFIG_HOME     where the default config file lives
+
+# FILES
+
+  $XDG_CONFIG_HOME/ctxfold/config.yaml   the config file (~/.config/ctxfold/config.yaml)
+  DIR/session.json, DIR/nodes.jsonl      a session; see ctxfold-format(5)`
 
 // manLong adapts a Long help text (plain text for a terminal) to the
 // markdown cobra/doc renders: EXIT STATUS becomes a man section and
