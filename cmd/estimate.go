@@ -65,7 +65,8 @@ Models can be added or overridden in the config file:
   models:
     my-model: {window: 65536, max_output: 8192, encoding: o200k_base, provider: open}
 
-Per-node counts are cached in DIR/estimate.cache (safe to delete). Several
+Per-node counts are cached in DIR/estimate.cache and the last result in
+DIR/estimate.cache.view (both safe to delete; --no-cache bypasses them). Several
 sessions are measured in parallel and printed in argument order; with --json,
 one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct is at least PCT."),
 		Example: `  ctxfold estimate ./s
@@ -104,6 +105,7 @@ one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a sessio
 			e.CompactAt = compactAt / 100
 			e.NodeDetail, _ = fl.GetBool("nodes")
 			e.NoCalibrate = c.GetBool("no-calibrate")
+			e.NoCache, _ = fl.GetBool("no-cache")
 			opts.FailAbove = -1
 			if fl.Changed("fail-above") {
 				opts.FailAbove, _ = fl.GetFloat64("fail-above")
@@ -137,6 +139,7 @@ one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a sessio
 	fl.String("head", "", "measure the view from this node instead of HEAD")
 	fl.Bool("nodes", false, "also list every rendered node's count")
 	fl.Bool("no-calibrate", false, "do not compare with recorded usage")
+	fl.Bool("no-cache", false, "neither read nor write the count caches in DIR")
 	fl.Float64("fail-above", 0, "exit 1 when budget_pct ≥ PCT (a CI gate)")
 	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which should_compact is true")
 	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
@@ -242,6 +245,17 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 }
 
 func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out estimateOutcome) {
+	// An unchanged session is answered from its stored Result; the key is
+	// taken before reading, so a result is never stored under a newer key.
+	var key string
+	if !opts.Est.NoCache {
+		key, _ = estimate.ViewCacheKey(dir, opts.Est, opts.Head, opts.Model, opts.DefaultModel)
+		if res, ok := estimate.CachedView(dir, key); key != "" && ok {
+			res.Session = dir
+			out.res = res
+			return out
+		}
+	}
 	g, err := dag.Open(dir, opts.Open)
 	if err != nil {
 		out.err = err
@@ -260,6 +274,15 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 	e.Model = opts.Model
 	if e.Model == "" {
 		e.Model = g.S.Meta.Model
+	}
+	if key != "" {
+		defer func() {
+			if out.err == nil && len(g.S.Warnings) == 0 {
+				if err := estimate.StoreView(dir, key, out.res); err != nil {
+					out.warnings = append(out.warnings, "view cache not saved: "+err.Error())
+				}
+			}
+		}()
 	}
 	if e.Model == "" {
 		e.Model = opts.DefaultModel

@@ -112,8 +112,12 @@ var (
 	benchErr  error
 )
 
-// benchSession generates a 10k-node session once with bench/estimate-gen.
+// benchSession generates a 10k-node session once with bench/estimate-gen,
+// or uses $CTXFOLD_BENCH_SESSION (a copy: the cache is rewritten).
 func benchSession(b *testing.B) string {
+	if dir := os.Getenv("CTXFOLD_BENCH_SESSION"); dir != "" {
+		return dir
+	}
 	benchOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "ctxfold-estimate-bench-")
 		if err != nil {

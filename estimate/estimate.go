@@ -10,6 +10,7 @@ package estimate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"runtime"
 	"sync"
@@ -212,26 +213,28 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	}
 	s := v.Graph.S
 	idx := v.Indexes
-	// Calibration re-estimates past requests along HEAD's raw spine, which
-	// includes nodes a summary now covers; count those too only when some
-	// assistant node on the spine recorded usage.
+	// Calibration re-estimates past requests along HEAD's raw spine. With
+	// no summary in the session the view is that spine; otherwise the
+	// covered nodes and every summary (an older request may have read a
+	// relic) are counted too, but only when some assistant node on the
+	// spine recorded usage.
 	var spine []int
+	want := idx
 	if !opts.NoCalibrate && v.Head >= 0 {
 		spine = v.Graph.Spine(v.Head)
-		if !anyUsage(s, spine) {
-			spine = nil
-		}
-	}
-	want := idx
-	if spine != nil {
-		// Every summary too: an older request may have read a relic.
 		var summaries []int
 		for i := range s.Refs {
 			if s.Refs[i].Summary {
 				summaries = append(summaries, i)
 			}
 		}
-		want = unionIndexes(unionIndexes(idx, spine), summaries)
+		if len(summaries) > 0 || len(spine) != len(idx) {
+			if anyUsage(s, spine) {
+				want = unionIndexes(len(s.Refs), idx, spine, summaries)
+			} else {
+				spine = nil
+			}
+		}
 	}
 	counts, err := countStored(ctx, s, want, b, opts)
 	if err != nil {
@@ -269,10 +272,11 @@ func anyUsage(s *transcript.Session, spine []int) bool {
 	return false
 }
 
-func unionIndexes(a, b []int) []int {
-	seen := make(map[int]bool, len(a)+len(b))
-	out := make([]int, 0, len(a)+len(b))
-	for _, list := range [][]int{a, b} {
+// unionIndexes merges lists of node indexes below n, dropping repeats.
+func unionIndexes(n int, lists ...[]int) []int {
+	seen := make([]bool, n)
+	var out []int
+	for _, list := range lists {
 		for _, i := range list {
 			if !seen[i] {
 				seen[i] = true
@@ -291,7 +295,12 @@ func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	counts, err := countStored(ctx, s, unionIndexes(indexes, nil), b, opts)
+	for _, i := range indexes {
+		if i < 0 || i >= len(s.Refs) {
+			return nil, fmt.Errorf("%s: node index %d out of range (%d nodes)", s.Dir, i, len(s.Refs))
+		}
+	}
+	counts, err := countStored(ctx, s, unionIndexes(len(s.Refs), indexes), b, opts)
 	if err != nil {
 		return nil, err
 	}

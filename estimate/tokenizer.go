@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -131,6 +132,7 @@ type counter struct {
 	ranks map[string]int
 	next  func(s string, i int) int
 	merge merger
+	memo  map[string]int32
 }
 
 var (
@@ -242,11 +244,32 @@ func (c *counter) pieceCount(piece string) int {
 	if _, ok := c.ranks[piece]; ok {
 		return 1
 	}
-	if len(piece) < 64 {
-		return mergeSmall(piece, c.ranks)
+	// Pieces that are not one token repeat too (identifiers, numbers,
+	// words in other scripts); remember their merge results.
+	if n, ok := c.memo[piece]; ok {
+		return int(n)
 	}
-	return c.merge.count(piece, c.ranks)
+	var n int
+	if len(piece) < 64 {
+		n = mergeSmall(piece, c.ranks)
+	} else {
+		n = c.merge.count(piece, c.ranks)
+	}
+	if len(piece) <= memoMaxPiece {
+		if c.memo == nil || len(c.memo) >= memoEntries {
+			c.memo = make(map[string]int32, 1024)
+		}
+		c.memo[strings.Clone(piece)] = int32(n)
+	}
+	return n
 }
+
+// The merge memo is per counter (per goroutine), bounded, and dropped
+// whole when full.
+const (
+	memoEntries  = 1 << 16
+	memoMaxPiece = 256
+)
 
 const noRank = int(^uint(0) >> 1)
 
