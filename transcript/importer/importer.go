@@ -162,8 +162,12 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	t := newTarget(ctx, opts)
 	t.report.Format = format
 	err := v.run(ctx, opts.Files, opts.Input, t)
-	if ferr := t.finishCurrent(); err == nil {
-		err = ferr
+	if err != nil {
+		// Nothing more is written: the chunk in hand and the end of the
+		// conversation (its HEAD) are dropped, not committed.
+		t.abortCurrent()
+	} else {
+		err = t.finishCurrent()
 	}
 	if err == nil {
 		err = t.place()

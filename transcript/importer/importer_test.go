@@ -413,6 +413,17 @@ func TestRefuseAndAppend(t *testing.T) {
 		t.Fatalf("%d nodes after append", st.Nodes)
 	}
 	checkCompacted(t, g)
+	// A failing --append commits nothing of the chunk in hand and leaves
+	// HEAD where it was.
+	grown := filepath.Join(t.TempDir(), "rollout-compacted.jsonl")
+	extra := `{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":"more"}}` + "\n{broken\n"
+	os.WriteFile(grown, append(append([]byte(nil), data...), extra...), 0o644)
+	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Codex, Files: []string{grown}, Out: out, Append: true}); err == nil {
+		t.Fatal("a malformed line was accepted")
+	}
+	if st, g := check(t, out); st.Nodes != 14 || g.ID(g.Head()) != "cx0000c0de-38" {
+		t.Fatalf("a failed append changed the session: %d nodes, HEAD %s", st.Nodes, g.ID(g.Head()))
+	}
 	// Appending the same file again is a no-op.
 	rep, err = importer.Import(context.Background(), importer.Options{From: importer.Codex, Files: []string{full}, Out: out, Append: true})
 	if err != nil || rep.Sessions[0].Nodes != 0 || rep.Sessions[0].AlreadyPresent != 14 {

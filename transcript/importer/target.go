@@ -132,6 +132,15 @@ func (t *target) finishCurrent() error {
 	return c.finish()
 }
 
+func (t *target) abortCurrent() {
+	if c := t.cur; c != nil && !c.finished {
+		t.cur = nil
+		c.finished = true
+		close(c.ch)
+		<-c.done
+	}
+}
+
 // place renames the finished temporary sessions into Out.
 func (t *target) place() error {
 	var pending []*conv

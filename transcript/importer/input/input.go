@@ -337,33 +337,30 @@ func (d *Doc) wrap(err error, what string) error {
 	return Errorf(d.File, line, "expected %s: %s", what, msg)
 }
 
-// lineAfter is the line of the byte rel bytes into the value that starts
-// after the separators at off.
+// lineAfter is the line of the byte rel bytes into the value decoded from
+// off: json.Decoder reports type errors relative to its value buffer,
+// which starts after the ',' or ':' that separates the value (when there
+// is one) and includes the white space before it.
 func (d *Doc) lineAfter(off, rel int64) int {
 	f, err := os.Open(d.File)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
-	line := 1
-	started := false
-	var end int64 = -1
-	for i := int64(0); ; i++ {
-		b, err := br.ReadByte()
-		if err != nil {
-			return line
-		}
-		if !started && i >= off+d.base && !(b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == ',' || b == ':') {
-			started, end = true, i+rel
-		}
-		if started && i >= end {
-			return line
-		}
-		if b == '\n' {
-			line++
-		}
+	data, err := io.ReadAll(io.LimitReader(f, off+d.base+rel+int64(d.max)+1<<16))
+	if err != nil {
+		return 0
 	}
+	pos := min(off+d.base, int64(len(data)))
+	p := pos
+	for p < int64(len(data)) && (data[p] == ' ' || data[p] == '\t' || data[p] == '\r' || data[p] == '\n') {
+		p++
+	}
+	if p < int64(len(data)) && (data[p] == ',' || data[p] == ':') {
+		pos = p + 1
+	}
+	end := min(pos+rel, int64(len(data)))
+	return 1 + bytes.Count(data[:end], []byte("\n"))
 }
 
 // lineAt counts newlines before the document offset off by re-reading the
