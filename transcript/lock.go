@@ -93,3 +93,10 @@ func holderIsDead(h *LockHolder) bool {
 	err := syscall.Kill(h.PID, 0)
 	return errors.Is(err, syscall.ESRCH)
 }
+
+// writerActive reports whether the lock record names a live process: a
+// write is in progress. It takes no lock, so readers never delay writers.
+func writerActive(dir string) bool {
+	h := readHolder(filepath.Join(dir, LockFile))
+	return h != nil && !holderIsDead(h)
+}

@@ -131,8 +131,12 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 	}
 	if meta.NodesBytes != nil && st.Size() > limit {
 		s.TailBytes = st.Size() - limit
-		s.Warnings = append(s.Warnings, Warning{File: path, Line: len(s.Refs) + len(s.Duplicates) + 1,
-			Msg: fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)})
+		// A live writer between its node write and its commit leaves the
+		// same tail as a dead one: warn only when no writer holds the lock.
+		if !writerActive(dir) {
+			s.Warnings = append(s.Warnings, Warning{File: path, Line: len(s.Refs) + len(s.Duplicates) + 1,
+				Msg: fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)})
+		}
 	}
 	s.f = f
 	return s, nil

@@ -250,6 +250,14 @@ func TestUncommittedTailRecovered(t *testing.T) {
 		!strings.Contains(s.Warnings[0].String(), "nodes.jsonl:3: ") {
 		t.Fatalf("refs=%d tail=%d warnings=%v", len(s.Refs), s.TailBytes, s.Warnings)
 	}
+	// While a live process holds the lock the tail is a write in progress:
+	// ignored, without a warning.
+	host, _ := os.Hostname()
+	rec, _ := json.Marshal(transcript.LockHolder{PID: os.Getpid(), Host: host, Since: fixedNow()})
+	writeFile(t, filepath.Join(dir, transcript.LockFile), string(rec))
+	if s := mustOpen(t, dir); len(s.Refs) != 2 || s.TailBytes != int64(len(tail)) || len(s.Warnings) != 0 {
+		t.Fatalf("with a live writer: refs=%d tail=%d warnings=%v", len(s.Refs), s.TailBytes, s.Warnings)
+	}
 	var warnings []transcript.Warning
 	warnings, err = transcript.Update(t.Context(), dir, testWrite, func(tx *transcript.Tx) error {
 		_, err := tx.Append([]transcript.Node{user("u2", "", "again")}, transcript.AppendOptions{})
