@@ -637,3 +637,60 @@ func TestCancelled(t *testing.T) {
 		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
+
+// TestViewCacheKey: the stored Result is served only for the same session
+// state and inputs. A compaction changes session.json without moving HEAD
+// (seed 001 §01), which must be a miss.
+func TestViewCacheKey(t *testing.T) {
+	dir := copySession(t, "compacted")
+	opts := Options{Model: "gpt-4.1"}
+	key, err := ViewCacheKey(dir, opts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := View(context.Background(), openView(t, dir, "", false), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := StoreView(dir, key, res); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := CachedView(dir, key); !ok || !reflect.DeepEqual(got, res) {
+		t.Fatalf("hit %v, result %+v", ok, got)
+	}
+	for name, o := range map[string]Options{"model": {Model: "gpt-4o"}, "window": {Model: "gpt-4.1", Window: 9000}, "nodes": {Model: "gpt-4.1", NodeDetail: true}} {
+		k, _ := ViewCacheKey(dir, o, "")
+		if _, ok := CachedView(dir, k); ok {
+			t.Errorf("%s: different inputs served the stored result", name)
+		}
+	}
+	if k, _ := ViewCacheKey(dir, opts, "a4x"); k == key {
+		t.Error("--head not in the key")
+	}
+	// A compaction that leaves HEAD where it was: session.json changes.
+	metaPath := filepath.Join(dir, transcript.MetaFile)
+	meta, _ := os.ReadFile(metaPath)
+	os.WriteFile(metaPath, []byte(strings.Replace(string(meta), `"summary_second"`, `"summary_first"`, 1)), 0o644)
+	if k, _ := ViewCacheKey(dir, opts, ""); k == key {
+		t.Error("a new active summary (HEAD unchanged) kept the key")
+	}
+	os.WriteFile(metaPath, meta, 0o644)
+	if k, _ := ViewCacheKey(dir, opts, ""); k != key {
+		t.Error("the key is not a function of the session state")
+	}
+	// An append changes it too.
+	_, err = transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := tx.Append([]transcript.Node{{ID: "u9", Role: transcript.RoleUser, Content: transcript.TextContent("more")}}, transcript.AppendOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := ViewCacheKey(dir, opts, ""); k == key {
+		t.Error("an append kept the key")
+	}
+	os.WriteFile(filepath.Join(dir, ViewCacheFile), []byte("{not json"), 0o644)
+	if _, ok := CachedView(dir, key); ok {
+		t.Error("a corrupt view cache was served")
+	}
+}
