@@ -139,7 +139,7 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 		if len(trimSpace(m.Usage)) > 0 && string(trimSpace(m.Usage)) != "null" {
 			lastUsage = m.Usage
 		}
-		text, _, isBlocks, err := decodeContent(m.Content)
+		text, bl, isBlocks, err := decodeContent[block](m.Content)
 		if err != nil {
 			return node, p.errorf(ref, "%s", jsonErrorText(err))
 		}
@@ -154,14 +154,16 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 			continue
 		}
 		useBlocks = true
-		var raws []json.RawMessage
-		if err := json.Unmarshal(m.Content, &raws); err != nil {
-			return node, p.errorf(ref, "message.content: %s", jsonErrorText(err))
-		}
-		for _, raw := range raws {
-			var b block
-			if err := json.Unmarshal(raw, &b); err != nil {
-				return node, p.errorf(ref, "content block: %s", jsonErrorText(err))
+		var raws []json.RawMessage // read only for a block of unknown type
+		for k, b := range bl {
+			var raw json.RawMessage
+			if !knownBlock[b.Type] {
+				if raws == nil {
+					_ = json.Unmarshal(m.Content, &raws)
+				}
+				if k < len(raws) {
+					raw = raws[k]
+				}
 			}
 			out, unmatched := convertBlock(b, raw, accepted, seenCalls)
 			blocks = append(blocks, out...)
@@ -193,6 +195,9 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 	node.SetMeta("claude_code", meta)
 	return node, nil
 }
+
+var knownBlock = map[string]bool{"text": true, "thinking": true, "redacted_thinking": true, "tool_use": true,
+	"tool_result": true, "image": true, "document": true}
 
 // convertBlock maps one Claude Code content block to ctxfold blocks. A
 // tool_result the store would refuse (no open call on its chain) becomes
@@ -250,40 +255,46 @@ func convertBlock(b block, raw json.RawMessage, accepted, seenCalls map[string]b
 
 // resultContent reads a tool_result's content: a string, or blocks whose
 // text is joined and whose images become references.
-func resultContent(raw json.RawMessage) (string, []transcript.Block) {
-	raw = trimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+func resultContent(v any) (string, []transcript.Block) {
+	switch c := v.(type) {
+	case nil:
 		return "", nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s, nil
-		}
-	}
-	var parts []block
-	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
-		return string(raw), nil
-	}
-	var texts []string
-	var images []transcript.Block
-	for _, b := range parts {
-		switch b.Type {
-		case "text":
-			texts = append(texts, b.Text)
-		case "image", "document":
-			t := transcript.BlockImage
-			if b.Type == "document" {
-				t = "document"
-			}
-			images = append(images, imageBlock(t, b.Source))
-		default:
-			if enc, err := json.Marshal(b); err == nil {
-				texts = append(texts, string(enc))
+	case string:
+		return c, nil
+	case []any:
+		var texts []string
+		var images []transcript.Block
+		for _, e := range c {
+			m, _ := e.(map[string]any)
+			switch t, _ := m["type"].(string); t {
+			case "text":
+				s, _ := m["text"].(string)
+				texts = append(texts, s)
+			case "image", "document":
+				typ := transcript.BlockImage
+				if t == "document" {
+					typ = "document"
+				}
+				images = append(images, imageBlock(typ, sourceOf(m["source"])))
+			default:
+				if enc, err := json.Marshal(e); err == nil {
+					texts = append(texts, string(enc))
+				}
 			}
 		}
+		return strings.Join(texts, "\n"), images
 	}
-	return strings.Join(texts, "\n"), images
+	enc, _ := json.Marshal(v)
+	return string(enc), nil
+}
+
+func sourceOf(v any) *source {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	return &source{Type: str("type"), MediaType: str("media_type"), Data: str("data"), URL: str("url"), FileID: str("file_id")}
 }
 
 // imageBlock references an image by URL, file id, or the sha256 digest
@@ -327,7 +338,7 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 		}
 		meta.SummaryUUID = s.UUID
 		m := s.Message
-		t, blocks, _, err := decodeContent(m.Content)
+		t, blocks, _, err := decodeContent[scanBlock](m.Content)
 		if err != nil {
 			return transcript.Node{}, p.errorf(n.sum.text, "%s", jsonErrorText(err))
 		}

@@ -154,9 +154,11 @@ type block struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Source    *source         `json:"source"`
+	// Content of a tool_result: decoded as any, so a large string is read
+	// in the block's own pass instead of being validated again.
+	Content any     `json:"content"`
+	IsError bool    `json:"is_error"`
+	Source  *source `json:"source"`
 }
 
 type source struct {
@@ -167,8 +169,20 @@ type source struct {
 	FileID    string `json:"file_id"`
 }
 
-// content decodes a message's content: a string, or an array of blocks.
-func decodeContent(raw json.RawMessage) (text string, blocks []block, isBlocks bool, err error) {
+// scanBlock is what the first pass reads of a content block: a tool
+// result's content, thinking and image data are skipped, not copied.
+type scanBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+}
+
+// decodeContent decodes a message's content: a string, or an array of
+// blocks of type B.
+func decodeContent[B any](raw json.RawMessage) (text string, blocks []B, isBlocks bool, err error) {
 	raw = trimSpace(raw)
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
@@ -536,7 +550,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		return p.errorf(ref, "%s line %q: expected a message object", name, r.UUID)
 	}
 	m := *r.Message
-	text, blocks, _, err := decodeContent(m.Content)
+	text, blocks, _, err := decodeContent[scanBlock](m.Content)
 	if err != nil {
 		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
 	}
@@ -627,7 +641,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 }
 
 // addCalls records the tool calls of an assistant line on its node.
-func (p *planner) addCalls(n *pnode, i int32, blocks []block) {
+func (p *planner) addCalls(n *pnode, i int32, blocks []scanBlock) {
 	for _, b := range blocks {
 		if b.Type != "tool_use" || b.ID == "" || contains(n.calls, b.ID) {
 			continue
@@ -650,7 +664,7 @@ func (p *planner) addCalls(n *pnode, i int32, blocks []block) {
 
 // learnAgentLink reads the agentId a Task result names (2.x), linking the
 // sub-agent file to the call that spawned it.
-func (p *planner) learnAgentLink(r *record, blocks []block) {
+func (p *planner) learnAgentLink(r *record, blocks []scanBlock) {
 	if r.ToolUseResult == nil || r.ToolUseResult.AgentID == "" {
 		return
 	}
@@ -664,7 +678,7 @@ func (p *planner) learnAgentLink(r *record, blocks []block) {
 }
 
 // placement decides a new node's predecessor and caller.
-func (p *planner) placement(r *record, ref lineRef, text string, blocks []block, sidechain, isResult bool) (pred, caller int32, err error) {
+func (p *planner) placement(r *record, ref lineRef, text string, blocks []scanBlock, sidechain, isResult bool) (pred, caller int32, err error) {
 	pred, caller = none, none
 	if r.ParentUUID != "" {
 		n, ok := p.resolve(r.ParentUUID)
