@@ -7,9 +7,11 @@
 #
 # For each size it generates a session (bench/estimate-gen, deterministic),
 # then measures:
-#   cold      ctxfold estimate with no count cache (all BPE work), all cores
+#   cold      ctxfold estimate with no caches (all BPE work), all cores
 #   cold/1    the same with GOMAXPROCS=1
-#   warm      a second run (cache in place: no BPE work)
+#   warm      a second run: the stored result of the unchanged session
+#   node-warm a run with only the per-node count cache (what a run after
+#             an append costs: index nodes.jsonl, hash every line, no BPE)
 #   ref       npm tiktoken encode_ordinary over the same strings (encode
 #             time only, one thread: the WASM build has no threads)
 # and prints a Markdown table row: nodes.jsonl size, cold/warm throughput
@@ -30,28 +32,33 @@ if [ ! -d estimate/testdata/refgen/node_modules/tiktoken ]; then
 fi
 timer() { /usr/bin/time -f '%e %M' -o "$1" "${@:2}"; }
 
-echo "| nodes | nodes.jsonl | cold (2 cores) | cold (1 core) | warm | warm/cold | peak RSS | reference encode | cold vs reference | tokens equal |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
+echo "| nodes | nodes.jsonl | cold (2 cores) | cold (1 core) | warm | cold/warm | node-warm | cold/node-warm | peak RSS | reference encode | reference/cold | tokens equal |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
 for n in "${sizes[@]}"; do
 	dir="$out/s$n"
 	[ -d "$dir" ] || go run ./bench/estimate-gen -n "$n" -o "$dir" >/dev/null
-	rm -f "$dir/estimate.cache"
+	rm -f "$dir"/estimate.cache*
 	GOMAXPROCS=1 timer "$out/cold1.time" "$out/ctxfold" estimate "$dir" --json >/dev/null
-	rm -f "$dir/estimate.cache"
+	rm -f "$dir"/estimate.cache*
 	timer "$out/cold.time" "$out/ctxfold" estimate "$dir" --json >"$out/cold.json"
 	timer "$out/warm.time" "$out/ctxfold" estimate "$dir" --json >"$out/warm.json"
+	rm -f "$dir/estimate.cache.view"
+	timer "$out/nodewarm.time" "$out/ctxfold" estimate "$dir" --json >"$out/nodewarm.json"
 	node bench/estimate-ref.js "$dir" >"$out/ref.json"
 	node -e '
 const fs = require("fs");
 const [dir, out, n] = process.argv.slice(1);
 const size = fs.statSync(dir + "/nodes.jsonl").size;
 const t = (f) => fs.readFileSync(out + "/" + f, "utf8").trim().split("\n").pop().split(" ").map(Number);
-const [cold, coldKB] = t("cold.time"), [cold1, cold1KB] = t("cold1.time"), [warm, warmKB] = t("warm.time");
+const [cold, coldKB] = t("cold.time"), [cold1, cold1KB] = t("cold1.time"), [warm, warmKB] = t("warm.time"), [nw, nwKB] = t("nodewarm.time");
 const c = JSON.parse(fs.readFileSync(out + "/cold.json", "utf8"));
 const w = JSON.parse(fs.readFileSync(out + "/warm.json", "utf8"));
+const w2 = JSON.parse(fs.readFileSync(out + "/nodewarm.json", "utf8"));
+const peak = Math.max(coldKB, cold1KB, warmKB, nwKB) / 1024;
 const ref = JSON.parse(fs.readFileSync(out + "/ref.json", "utf8"));
 const mb = size / 1e6, mbps = (s) => (mb / s).toFixed(2) + " MB/s";
-const equal = c.total - c.categories.overhead === ref.tokens && c.total === w.total;
-console.log(`| ${Number(n).toLocaleString("en")} | ${mb.toFixed(1)} MB | ${cold.toFixed(2)} s (${mbps(cold)}) | ${cold1.toFixed(2)} s (${mbps(cold1)}) | ${warm.toFixed(2)} s (${mbps(warm)}) | ${(cold / warm).toFixed(1)}× | ${Math.round(Math.max(coldKB, cold1KB, warmKB) / 1024)} MB (${(Math.max(coldKB, cold1KB, warmKB) / 1024 / mb * 100).toFixed(0)}% of file) | ${ref.encode_seconds.toFixed(2)} s | ${(ref.encode_seconds / cold).toFixed(2)}× | ${equal ? "yes" : "NO"} (${ref.tokens.toLocaleString("en")}) |`);
+const equal = c.total - c.categories.overhead === ref.tokens && c.total === w.total && c.total === w2.total;
+const x = (a, b) => (a / Math.max(b, 0.005)).toFixed(1) + "×";
+console.log(`| ${Number(n).toLocaleString("en")} | ${mb.toFixed(1)} MB | ${cold.toFixed(2)} s (${mbps(cold)}) | ${cold1.toFixed(2)} s (${mbps(cold1)}) | ${warm.toFixed(2)} s | ${x(cold, warm)} | ${nw.toFixed(2)} s | ${x(cold, nw)} | ${Math.round(peak)} MB (${(peak / mb * 100).toFixed(0)}% of file) | ${ref.encode_seconds.toFixed(2)} s | ${(ref.encode_seconds / cold).toFixed(2)}× | ${equal ? "yes" : "NO"} (${ref.tokens.toLocaleString("en")}) |`);
 ' "$dir" "$out" "$n"
 done

@@ -134,6 +134,11 @@ func (c *countCache) save() error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
+	// Readable like the session's own files (CreateTemp makes 0600).
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(buf); err != nil {
 		tmp.Close()
 		return err
