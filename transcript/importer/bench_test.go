@@ -25,7 +25,9 @@ func writeRollout(b *testing.B, size int) string {
 	blob := strings.Repeat("x", 2000)
 	enc := json.NewEncoder(f)
 	enc.Encode(map[string]any{"timestamp": "t", "type": "session_meta", "payload": map[string]any{"id": "0199aaaa-bbbb-7ccc-8ddd-00000000b16b"}})
-	item := func(p map[string]any) { enc.Encode(map[string]any{"timestamp": "t", "type": "response_item", "payload": p}) }
+	item := func(p map[string]any) {
+		enc.Encode(map[string]any{"timestamp": "t", "type": "response_item", "payload": p})
+	}
 	written := 0
 	for i := 1; written < size; i++ {
 		item(map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": fmt.Sprintf("step %d %s", i, blob[:200])}}})
