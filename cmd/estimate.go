@@ -190,10 +190,15 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	}
 	var firstErr error
 	var over []string
+	printed := 0
 	pal := report.NewPalette(opts.IO)
 	for i, dir := range opts.Dirs {
 		<-done[i]
 		o := outcomes[i]
+		if ctx.Err() != nil {
+			wg.Wait()
+			return ctx.Err()
+		}
 		for _, w := range o.warnings {
 			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
 		}
@@ -213,16 +218,17 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 		case opts.JSON:
 			err = report.JSON(opts.IO.Out, o.res)
 		case opts.IO.StdoutTTY:
-			if i > 0 {
+			if printed > 0 {
 				fmt.Fprintln(opts.IO.Out)
 			}
 			err = writeEstimateTTY(opts.IO, pal, o.res, opts.Est.CompactAt)
 		default:
-			if i > 0 {
+			if printed > 0 {
 				fmt.Fprintln(opts.IO.Out)
 			}
 			err = writeEstimatePlain(opts.IO.Out, o.res)
 		}
+		printed++
 		if err != nil {
 			wg.Wait()
 			return err

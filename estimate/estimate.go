@@ -3,8 +3,9 @@
 // its breakdown by category, the output reserve and input budget of a
 // model, and calibration against provider-recorded usage. Nothing outside
 // this package counts tokens. It does not decide what the model reads
-// (render/ does) and never writes a session; the only file it writes is
-// its own count cache (CacheFile), which is safe to delete.
+// (render/ does) and never writes a session; the only files it writes are
+// its own caches inside a session directory (CacheFile, ViewCacheFile),
+// which are safe to delete.
 package estimate
 
 import (
@@ -101,7 +102,8 @@ func resolve(opts Options) (BudgetInfo, error) {
 	return Budget(opts)
 }
 
-func profileOf(b BudgetInfo) string { return b.Encoding + "/" + b.Provider }
+// profileOf is what a node's count depends on besides its bytes.
+func profileOf(b BudgetInfo) string { return rulesVersion + "/" + b.Encoding + "/" + b.Provider }
 
 func workers(opts Options) int {
 	if opts.Workers > 0 {
