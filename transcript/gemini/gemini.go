@@ -372,6 +372,14 @@ func (fo *fold) emit() error {
 		fo.sink.Count(kind, transcript.OutcomeImported, "")
 		for j := range nodes {
 			n := &nodes[j]
+			if j > 0 {
+				// A result's id is derived from its message's; a message
+				// may already hold it (ids are the export's to choose).
+				for fo.used[n.ID] > 0 {
+					n.ID += "~"
+				}
+				fo.used[n.ID] = 1
+			}
 			n.Predecessor = pred
 			n.CreatedAt = r.Timestamp
 			if m.rewound {

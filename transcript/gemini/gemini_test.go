@@ -138,3 +138,44 @@ func ExampleImport() {
 	// a4 assistant after "u3"
 	// HEAD a4
 }
+
+func TestSetMessagesAndUnknownRewind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(path, []byte(`{"sessionId":"s","startTime":"t"}
+{"id":"a","type":"user","content":"first"}
+{"id":"b","type":"gemini","content":"reply"}
+{"$set":{"messages":[{"id":"a","type":"user","content":"first, compressed"},{"id":"c","type":"gemini","content":"summary reply"}]}}
+{"id":"d","type":"user","content":"next"}
+{"$rewindTo":"no-such-id"}
+{"id":"e","type":"user","content":"fresh start"}
+`), 0o644)
+	c, err := load(t, path, gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// $set of messages starts the list over (the old one stays as a
+	// branch, the reused id gets a suffix); an unknown rewind target
+	// clears the history, as Gemini CLI does.
+	var got []string
+	for _, n := range c.Nodes {
+		got = append(got, n.ID+"<"+n.Predecessor)
+	}
+	if strings.Join(got, " ") != "a< b<a a~2< c<a~2 d<c e<" || c.Head != "e" {
+		t.Fatalf("nodes %v head %q", got, c.Head)
+	}
+}
+
+func TestDerivedIDCollision(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(path, []byte(`{"sessionId":"s","startTime":"t"}
+{"id":"x.r1","type":"user","content":"hi"}
+{"id":"x","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"ls","args":{},"status":"success","result":[{"functionResponse":{"id":"c1","name":"ls","response":{"output":"a"}}}]}]}
+`), 0o644)
+	c, err := load(t, path, gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(c.Nodes) != "x.r1 x x.r1~" {
+		t.Fatalf("nodes %s", ids(c.Nodes))
+	}
+}
