@@ -126,8 +126,10 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 			}
 		}
 		if !opts.IO.StdoutTTY {
-			_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Role, h.Status, h.CoveredBy, strings.Join(tips, ","), h.Snippet)
-			return err
+			return progress.Interrupt(func() error {
+				_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Role, h.Status, h.CoveredBy, strings.Join(tips, ","), h.Snippet)
+				return err
+			})
 		}
 		status := h.Status
 		switch h.Status {
@@ -142,8 +144,10 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 		if len(tips) > 0 {
 			line += " · tips " + strings.Join(tips, ", ")
 		}
-		_, err := fmt.Fprintf(opts.IO.Out, "%s\n    %s\n", line, h.Snippet)
-		return err
+		return progress.Interrupt(func() error {
+			_, err := fmt.Fprintf(opts.IO.Out, "%s\n    %s\n", line, h.Snippet)
+			return err
+		})
 	})
 	if err != nil {
 		var qe *render.QueryError
@@ -165,7 +169,11 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 		if total == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "no matches")
 		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "%d hits: %d visible, %d covered, %d off-branch, %d relic\n", total,
+			noun := "hits"
+			if total == 1 {
+				noun = "hit"
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "%d %s: %d visible, %d covered, %d off-branch, %d relic\n", total, noun,
 				counts[render.HitVisible], counts[render.HitCovered], counts[render.HitOffBranch], counts[render.HitRelic])
 		}
 	}

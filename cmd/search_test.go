@@ -19,7 +19,7 @@ func TestSearchCommandOutput(t *testing.T) {
 	if want := "u2 · user · covered by summary_second · tips a8*\n    Now copy the data and check the row count.\n"; r.Stdout != want {
 		t.Fatalf("tty stdout %q, want %q", r.Stdout, want)
 	}
-	if r.Stderr != "1 hits: 0 visible, 1 covered, 0 off-branch, 0 relic\n" {
+	if r.Stderr != "1 hit: 0 visible, 1 covered, 0 off-branch, 0 relic\n" {
 		t.Fatalf("tty stderr %q", r.Stderr)
 	}
 	// JSON: one object with every hit and the counts.

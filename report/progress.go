@@ -33,6 +33,8 @@ type Progress struct {
 	mu      sync.Mutex // serialises drawing
 	frame   int
 	width   int
+	// shown: a frame is on screen now (not erased by Interrupt).
+	shown bool
 }
 
 // progressDelay: work that finishes sooner shows nothing at all, so fast
@@ -99,7 +101,7 @@ func (p *Progress) Done() {
 		<-p.stopped
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if p.frame > 0 {
+		if p.shown {
 			fmt.Fprint(p.w, "\r\x1b[K")
 		}
 	})
@@ -110,6 +112,23 @@ func (p *Progress) draw() {
 	defer p.mu.Unlock()
 	fmt.Fprint(p.w, "\r"+p.line(p.now().Sub(p.start))+"\x1b[K")
 	p.frame++
+	p.shown = true
+}
+
+// Interrupt runs fn with the progress line erased and drawing paused, for
+// output to the same terminal mid-work (a result line on stdout); the
+// next tick draws it again.
+func (p *Progress) Interrupt(fn func() error) error {
+	if p.w == nil {
+		return fn()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+	return fn()
 }
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}

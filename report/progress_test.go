@@ -91,3 +91,27 @@ func TestProgressQuickWorkLeavesNoTrace(t *testing.T) {
 		t.Fatalf("stderr = %q, want nothing", buf.String())
 	}
 }
+
+// Interrupt erases a drawn line before fn writes, and does not redraw by
+// itself; on silent streams it just runs fn.
+func TestProgressInterrupt(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, time.Now, "searching", 10)
+	p.draw()
+	buf.Reset()
+	err := p.Interrupt(func() error { buf.WriteString("hit\n"); return nil })
+	if err != nil || buf.String() != "\r\x1b[Khit\n" {
+		t.Fatalf("interrupt wrote %q, %v", buf.String(), err)
+	}
+	buf.Reset()
+	p.Interrupt(func() error { buf.WriteString("hit\n"); return nil })
+	if buf.String() != "hit\n" {
+		t.Fatalf("second interrupt wrote %q: the line was already erased", buf.String())
+	}
+	ios, _, _, errOut := Test()
+	ran := false
+	NewProgress(ios, "x", 1).Interrupt(func() error { ran = true; return nil })
+	if !ran || errOut.Len() != 0 {
+		t.Fatalf("silent progress: ran=%v stderr=%q", ran, errOut.String())
+	}
+}
