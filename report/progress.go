@@ -134,12 +134,17 @@ func (p *Progress) Interrupt(fn func() error) error {
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // line is the text of one frame: "label [######------] 12/40  0:03" with a
-// total, "label ⠋ 12  0:03" without.
+// total, "label ⠋ 12  0:03" without, "label ⠋  0:03" with nothing counted.
 func (p *Progress) line(elapsed time.Duration) string {
 	n, total := p.n.Load(), p.total.Load()
 	clock := formatElapsed(elapsed)
 	if total <= 0 {
-		return fmt.Sprintf("%s %s %d  %s", p.label, spinnerFrames[p.frame%len(spinnerFrames)], n, clock)
+		spin := spinnerFrames[p.frame%len(spinnerFrames)]
+		if n == 0 {
+			// Waiting with nothing to count (a summarizer call).
+			return fmt.Sprintf("%s %s  %s", p.label, spin, clock)
+		}
+		return fmt.Sprintf("%s %s %d  %s", p.label, spin, n, clock)
 	}
 	done := min(n, total)
 	filled := int(done * int64(p.width) / total)

@@ -49,6 +49,9 @@ func TestProgressLine(t *testing.T) {
 func TestProgressSpinnerWithoutTotal(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, time.Now, "importing", 0)
+	if got := p.line(2 * time.Second); got != "importing ⠋  0:02" {
+		t.Fatalf("waiting line = %q", got)
+	}
 	p.Add(5)
 	if got := p.line(61 * time.Second); got != "importing ⠋ 5  1:01" {
 		t.Fatalf("line = %q", got)
