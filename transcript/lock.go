@@ -32,14 +32,9 @@ func acquireLock(ctx context.Context, dir string, timeout time.Duration, command
 	fl := flock.New(path)
 	ok, err := fl.TryLock()
 	if err == nil && !ok {
-		wctx, cancel := context.WithTimeout(ctx, timeout)
-		ok, err = fl.TryLockContext(wctx, 20*time.Millisecond)
-		cancel()
+		ok, err = waitLock(ctx, fl, timeout)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = nil
 		}
 	}
 	if err != nil {
@@ -99,4 +94,27 @@ func holderIsDead(h *LockHolder) bool {
 func writerActive(dir string) bool {
 	h := readHolder(filepath.Join(dir, LockFile))
 	return h != nil && !holderIsDead(h)
+}
+
+// waitLock blocks in flock(2) until the lock is free, the timeout passes or
+// ctx ends. A blocked waiter is woken as soon as the holder lets go, so two
+// writers in a loop take turns instead of one starving the other between
+// polls. On giving up, the blocked call is left to finish in the
+// background and releases the lock the moment it gets it.
+func waitLock(ctx context.Context, fl *flock.Flock, timeout time.Duration) (bool, error) {
+	done := make(chan error, 1)
+	go func() { done <- fl.Lock() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err == nil, err
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	go func() {
+		<-done
+		_ = fl.Close()
+	}()
+	return false, nil
 }
