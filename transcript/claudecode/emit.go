@@ -67,7 +67,7 @@ func (p *planner) emit() error {
 			return err
 		}
 		if err := p.sink.Node(node); err != nil {
-			ref := n.lines[0]
+			ref := n.first
 			return fmt.Errorf("%s:%d: %w", p.files[ref.file], ref.line, err)
 		}
 	}
@@ -104,7 +104,7 @@ func (p *planner) idOf(i int32) string {
 }
 
 func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
-	node := transcript.Node{ID: n.id, Role: n.role, Predecessor: p.idOf(n.pred), Caller: p.idOf(n.caller)}
+	node := transcript.Node{ID: n.id, Role: n.role(), Predecessor: p.idOf(n.pred), Caller: p.idOf(n.caller)}
 	meta := ccMeta{IsSidechain: n.sidechain}
 	accepted := map[string]bool{}
 	for _, id := range n.results {
@@ -113,9 +113,10 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 	seenCalls := map[string]bool{}
 	var blocks []transcript.Block
 	var lastUsage json.RawMessage
-	single := len(n.lines) == 1
+	lines := n.lines()
+	single := len(lines) == 1
 	useBlocks := !single
-	for k, ref := range n.lines {
+	for k, ref := range lines {
 		var r fullRecord
 		if err := p.read(ref, &r, true); err != nil {
 			return node, err
@@ -173,7 +174,7 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 	if useBlocks {
 		node.Content = transcript.Content{Blocks: blocks, IsBlocks: true}
 	}
-	if n.role == transcript.RoleAssistant && lastUsage != nil {
+	if n.kind == kindAssistant && lastUsage != nil {
 		var u usage
 		if json.Unmarshal(lastUsage, &u) == nil {
 			node.Usage = &transcript.Usage{
@@ -185,11 +186,11 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 				node.Usage.Extra = map[string]json.RawMessage{"cache_creation_input_tokens": json.RawMessage(fmt.Sprint(u.CacheCreationInputTokens))}
 			}
 		} else {
-			ref := n.lines[len(n.lines)-1]
+			ref := lines[len(lines)-1]
 			p.warnf(ref, "usage is not the Messages API's usage object; not imported")
 		}
 	}
-	if n.role != transcript.RoleAssistant {
+	if n.kind != kindAssistant {
 		meta.Model, meta.StopReason = "", ""
 	}
 	node.SetMeta("claude_code", meta)
@@ -326,7 +327,7 @@ func imageBlock(typ string, src *source) transcript.Block {
 // buildSummary builds the summary node of a compaction (seed §2).
 func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 	var r fullRecord
-	if err := p.read(n.lines[0], &r, false); err != nil {
+	if err := p.read(n.first, &r, false); err != nil {
 		return transcript.Node{}, err
 	}
 	meta := ccMeta{BoundaryUUID: r.UUID, CompactMetadata: r.CompactMetadata}
@@ -356,7 +357,7 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 		var c string
 		_ = json.Unmarshal(r.Content, &c)
 		text = strings.TrimSpace(c + " (Claude Code's summary text is not in the file)")
-		p.warnf(n.lines[0], "compaction boundary without its summary text")
+		p.warnf(n.first, "compaction boundary without its summary text")
 	}
 	spine := p.spine(n.sum.last)
 	covers := make([]string, len(spine))

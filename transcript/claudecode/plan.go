@@ -32,7 +32,8 @@ type lineRef struct {
 }
 
 const (
-	kindMessage = iota
+	kindUser = iota
+	kindAssistant
 	kindSummary
 )
 
@@ -40,11 +41,13 @@ const (
 type pnode struct {
 	id        string
 	kind      uint8
-	role      transcript.Role
 	sidechain bool
 	pred      int32
 	caller    int32
-	lines     []lineRef
+	// first is the node's first line; more the lines merged into it (nil
+	// for the usual one-line node, so it costs one pointer).
+	first lineRef
+	more  *[]lineRef
 	// calls are the tool_use ids of an assistant node; results the call
 	// ids of the tool_result blocks the store will accept (any other
 	// result block is emitted as text).
@@ -56,6 +59,25 @@ type pnode struct {
 	group int32
 	tail  int32
 	sum   *summaryInfo
+}
+
+// role is the node's role.
+func (n *pnode) role() transcript.Role {
+	switch n.kind {
+	case kindAssistant:
+		return transcript.RoleAssistant
+	case kindSummary:
+		return transcript.SummaryRole
+	}
+	return transcript.RoleUser
+}
+
+// lines returns every line of the node, first first.
+func (n *pnode) lines() []lineRef {
+	if n.more == nil {
+		return []lineRef{n.first}
+	}
+	return append([]lineRef{n.first}, *n.more...)
 }
 
 // summaryInfo is what a summary node adds: the last node it covers (it
@@ -567,7 +589,10 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		if i, ok := p.msgs[mk]; ok && mk != 0 {
 			// One API message streamed as several lines: merge.
 			n := p.nodes[i]
-			n.lines = append(n.lines, ref)
+			if n.more == nil {
+				n.more = new([]lineRef)
+			}
+			*n.more = append(*n.more, ref)
 			p.uuidNode[p.key(r.UUID)] = i
 			p.addCalls(n, i, blocks)
 			p.sink.Count(name, transcript.OutcomeMerged, "streamed part of one API message")
@@ -577,8 +602,8 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		if err != nil {
 			return err
 		}
-		n := &pnode{id: p.nodeID(r.UUID), role: transcript.RoleAssistant, sidechain: sidechain,
-			pred: pred, caller: caller, lines: []lineRef{ref}, tail: none}
+		n := &pnode{id: p.nodeID(r.UUID), kind: kindAssistant, sidechain: sidechain,
+			pred: pred, caller: caller, first: ref, tail: none}
 		i := p.add(n)
 		n.group, n.tail = i, i
 		p.uuidNode[p.key(r.UUID)] = i
@@ -607,8 +632,8 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 	if err != nil {
 		return err
 	}
-	n := &pnode{id: p.nodeID(r.UUID), role: transcript.RoleUser, sidechain: sidechain,
-		pred: pred, caller: caller, lines: []lineRef{ref}, group: none, tail: none}
+	n := &pnode{id: p.nodeID(r.UUID), kind: kindUser, sidechain: sidechain,
+		pred: pred, caller: caller, first: ref, group: none, tail: none}
 	if len(resultIDs) > 0 {
 		group, open := p.openCalls(pred)
 		var rejected []string
@@ -813,8 +838,8 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 		id = transcript.SummaryIDPrefix + fmt.Sprintf("line%d", ref.line)
 	}
 	id = p.freshID(id)
-	s := &pnode{id: id, kind: kindSummary, role: transcript.SummaryRole, pred: p.nodes[first].pred,
-		caller: none, lines: []lineRef{ref}, sum: &summaryInfo{last: last}, group: none, tail: none}
+	s := &pnode{id: id, kind: kindSummary, pred: p.nodes[first].pred,
+		caller: none, first: ref, sum: &summaryInfo{last: last}, group: none, tail: none}
 	i := p.add(s)
 	p.lastBound = i
 	if r.UUID != "" {
