@@ -33,7 +33,19 @@ type Options = input.Options
 // its first line is a {timestamp, type, payload} record of a known type.
 func Detect(head []byte) bool {
 	line, _, _ := bytes.Cut(bytes.TrimSpace(head), []byte("\n"))
-	if !bytes.HasPrefix(line, []byte("{")) || !bytes.Contains(line, []byte(`"payload"`)) {
+	if !bytes.HasPrefix(line, []byte("{")) {
+		return false
+	}
+	var bare struct {
+		ID           *string         `json:"id"`
+		Timestamp    *string         `json:"timestamp"`
+		Instructions json.RawMessage `json:"instructions"`
+		Type         *string         `json:"type"`
+	}
+	if json.Unmarshal(line, &bare) == nil && bare.ID != nil && bare.Timestamp != nil && bare.Instructions != nil && bare.Type == nil {
+		return true // the 2025 bare format's header
+	}
+	if !bytes.Contains(line, []byte(`"payload"`)) {
 		return false
 	}
 	for _, t := range []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted"} {
@@ -58,7 +70,16 @@ type record struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Payload   json.RawMessage `json:"payload"`
+	// RecordType marks Codex's bookkeeping lines ({"record_type":"state"}).
+	RecordType string `json:"record_type"`
+	// ID is set on the header line of the 2025 bare format.
+	ID string `json:"id"`
 }
+
+// envelope lists the record types of the {timestamp, type, payload} format;
+// a line with another type and no payload is a bare item of the 2025
+// format (header {"id","timestamp","instructions"}, then items as lines).
+var envelope = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
 
 type item struct {
 	Type             string          `json:"type"`
@@ -184,15 +205,14 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		if err != nil {
 			return err
 		}
-		rec = record{} // a reused RawMessage would alias the previous payload
-		if jerr := json.Unmarshal(line, &rec); jerr != nil || rec.Type == "" {
-			if st.lines.Unterminated {
-				// A writer stopped mid-line: keep everything before it.
-				sink.Warn(file, st.lines.Line, "torn last line ignored (the file ends without a newline)")
-				sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line")
-				break
-			}
-			return st.decode(line, &rec)
+		if !json.Valid(line) && st.lines.Unterminated {
+			// A writer stopped mid-line: keep everything before it.
+			sink.Warn(file, st.lines.Line, "torn last line ignored (the file ends without a newline)")
+			sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line")
+			break
+		}
+		if err := st.decode(line, &rec); err != nil {
+			return err
 		}
 	}
 	if err := st.flush(); err != nil {
@@ -212,12 +232,19 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 }
 
 func (st *state) decode(line []byte, rec *record) error {
-	*rec = record{}
+	*rec = record{} // a reused RawMessage would alias the previous payload
 	if err := st.lines.Unmarshal(line, rec, `a Codex rollout record {"timestamp","type","payload"}`); err != nil {
 		return err
 	}
-	if rec.Type == "" {
+	switch {
+	case rec.RecordType != "" && rec.Type == "":
+	case rec.Type == "" && rec.ID != "" && st.lines.Line == 1:
+		// The bare format's header: the session's metadata.
+		rec.Type, rec.Payload = "session_meta", append(json.RawMessage(nil), line...)
+	case rec.Type == "":
 		return st.lines.Errorf(`expected a Codex rollout record: missing "type"`)
+	case len(rec.Payload) == 0 && !envelope[rec.Type]:
+		rec.Type, rec.Payload = "response_item", append(json.RawMessage(nil), line...)
 	}
 	return nil
 }
@@ -241,6 +268,10 @@ func idPrefix(name string) string {
 func (st *state) id() string { return fmt.Sprintf("%s-%d", st.prefix, st.lines.Line) }
 
 func (st *state) record(rec record) error {
+	if rec.RecordType != "" && rec.Type == "" {
+		st.sink.Count("record_type/"+rec.RecordType, transcript.OutcomeSkipped, "Codex bookkeeping marker, not part of the conversation")
+		return nil
+	}
 	switch rec.Type {
 	case "session_meta":
 		st.meta = rec.Payload

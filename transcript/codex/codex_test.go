@@ -129,7 +129,7 @@ func TestDetect(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"rollout-compacted.jsonl", "rollout-truncated.jsonl", "malformed.jsonl"} {
+	for _, name := range []string{"rollout-compacted.jsonl", "rollout-truncated.jsonl", "rollout-bare-2025.jsonl", "malformed.jsonl"} {
 		data, err := os.ReadFile(dir + name)
 		if err != nil {
 			f.Fatal(err)
@@ -179,4 +179,22 @@ func ExampleImport() {
 	// cx0000c0de-34 assistant 1
 	// cx0000c0de-37 tool 0
 	// cx0000c0de-38 assistant 0
+}
+
+func TestBare2025Format(t *testing.T) {
+	c, err := load(t, dir+"rollout-bare-2025.jsonl", codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := importtest.Stats{Nodes: 5, User: 2, Assistant: 2, Tool: 1, Calls: 1, Results: 1}
+	if got := importtest.StatsOf(c.Nodes); got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	if c.Name != "5f2c0d1e-aaaa-bbbb-cccc-0000000ba4e0" || c.Counts[[2]string{"record_type/state", transcript.OutcomeSkipped}] != 3 {
+		t.Errorf("name %q counts %v", c.Name, c.Counts)
+	}
+	data, _ := os.ReadFile(dir + "rollout-bare-2025.jsonl")
+	if !codex.Detect(data) {
+		t.Error("bare format not detected")
+	}
 }

@@ -75,6 +75,7 @@ func TestFixtures(t *testing.T) {
 	}{
 		{"codex/rollout-compacted.jsonl", importer.Codex, 1, 14, 3, 4},
 		{"codex/rollout-truncated.jsonl", importer.Codex, 1, 4, 1, 1},
+		{"codex/rollout-bare-2025.jsonl", importer.Codex, 1, 5, 2, 1},
 		{"gemini/session-rewind.jsonl", importer.Gemini, 1, 8, 3, 1},
 		{"gemini/legacy.json", importer.Gemini, 1, 5, 1, 2},
 		{"chatgpt/conversations.json", importer.ChatGPT, 2, 9, 3, 1},
