@@ -140,7 +140,7 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	case len(data) == 0 || bytes.Equal(data, []byte("null")):
 		return nil
 	case data[0] == '"':
-		return json.Unmarshal(data, &c.Text)
+		return unmarshalString(data, &c.Text)
 	case data[0] == '[':
 		c.IsBlocks = true
 		return json.Unmarshal(data, &c.Blocks)
@@ -322,12 +322,12 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 	// A missing id is allowed here (a batch to append may leave ids to be
 	// generated); the session index requires one.
 	if rawID, ok := m["id"]; ok {
-		if err := json.Unmarshal(rawID, &n.ID); err != nil || n.ID == "" {
+		if err := unmarshalString(rawID, &n.ID); err != nil || n.ID == "" {
 			return fmt.Errorf("\"id\" must be a non-empty string")
 		}
 	}
 	if raw, ok := m["predecessor"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &n.Predecessor); err != nil || n.Predecessor == "" {
+		if err := unmarshalString(raw, &n.Predecessor); err != nil || n.Predecessor == "" {
 			return fmt.Errorf("node %q: \"predecessor\" must be a non-empty string or null", n.ID)
 		}
 	}
@@ -349,8 +349,11 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("node %q: \"tool_calls\" must be an array of {id, name, arguments}", n.ID)
 		}
 	}
-	for key, dst := range map[string]*string{"tool_call_id": &n.ToolCallID, "name": &n.Name, "caller": &n.Caller, "created_at": &n.CreatedAt} {
-		if err := takeString(m, key, dst); err != nil {
+	for _, f := range [...]struct {
+		key string
+		dst *string
+	}{{"tool_call_id", &n.ToolCallID}, {"name", &n.Name}, {"caller", &n.Caller}, {"created_at", &n.CreatedAt}} {
+		if err := takeString(m, f.key, f.dst); err != nil {
 			return fmt.Errorf("node %q: %w", n.ID, err)
 		}
 	}
@@ -531,10 +534,21 @@ func takeString(m map[string]json.RawMessage, key string, dst *string) error {
 	if !ok || string(raw) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	if err := unmarshalString(raw, dst); err != nil {
 		return fmt.Errorf("%q must be a string", key)
 	}
 	return nil
+}
+
+// unmarshalString decodes a JSON string. raw comes from an object that
+// encoding/json has already validated, so a string without escapes is its
+// bytes between the quotes (the common case, and the index's hot path).
+func unmarshalString(raw json.RawMessage, dst *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
+		*dst = string(raw[1 : n-1])
+		return nil
+	}
+	return json.Unmarshal(raw, dst)
 }
 
 func leftovers(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
