@@ -175,7 +175,7 @@ type lineMatch struct {
 // matchLine pre-filters, decodes and matches one line; lower is the
 // caller's reusable buffer. Safe for concurrent use with distinct buffers.
 func (m *matcher) matchLine(raw []byte, lower *[]byte, context int) lineMatch {
-	if m.literal != nil {
+	if m.pieces != nil {
 		var skip bool
 		*lower, skip = m.cannotMatch(raw, *lower)
 		if skip {
@@ -240,10 +240,13 @@ func (lr *lineReader) close() {
 
 type matcher struct {
 	re *regexp.Regexp
-	// literal is the lower-cased query of a substring search whose bytes
-	// JSON never escapes: then a line whose lower-cased raw bytes lack it
-	// cannot match, and is skipped without decoding.
-	literal []byte
+	// pieces are the lower-cased, space-separated words of a substring
+	// query whose bytes JSON never escapes. A match lies inside one text
+	// field (a tool call's "name arguments" text is built by joining two
+	// fields with a space, which is why the words are checked one by one),
+	// so a line whose lower-cased raw bytes lack any word cannot match and
+	// is skipped without decoding.
+	pieces [][]byte
 }
 
 func newMatcher(opts SearchOptions) (*matcher, error) {
@@ -258,28 +261,27 @@ func newMatcher(opts SearchOptions) (*matcher, error) {
 		return &matcher{re: re}, nil
 	}
 	m := &matcher{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(opts.Query))}
-	safe := true
 	for i := 0; i < len(opts.Query); i++ {
 		c := opts.Query[i]
-		// Non-ASCII letters fold in ways bytes.ToLower and (?i) may not
-		// agree on; JSON escapes quotes, backslashes, controls and (Go's
-		// encoder) <, > and &.
+		// Non-ASCII letters fold in ways an ASCII lower-casing cannot
+		// follow; JSON escapes quotes, backslashes, controls and (some
+		// encoders) <, > and &.
 		if c >= utf8.RuneSelf || c < 0x20 || strings.IndexByte("\"\\<>&", c) >= 0 {
-			safe = false
-			break
+			return m, nil
 		}
 	}
-	if safe {
-		m.literal = bytes.ToLower([]byte(opts.Query))
+	for _, w := range strings.Fields(strings.ToLower(opts.Query)) {
+		m.pieces = append(m.pieces, []byte(w))
 	}
 	return m, nil
 }
 
 // cannotMatch is the raw-line pre-filter: it lower-cases the ASCII
-// letters of raw into buf (reused) and looks for the query there. A line
-// holding a \u escape might spell a query letter in escaped form, and the
-// only non-ASCII runes that case-fold to ASCII letters are the Kelvin sign
-// (k) and the long s (s); such lines are always decoded.
+// letters of raw into buf (reused) and looks for every word of the query
+// there. A line holding an escape that may stand for a query character
+// (\u…, or \/ for a slash) and a line holding one of the only non-ASCII
+// runes that case-fold to ASCII letters (the Kelvin sign for k, the long
+// s for s) are always decoded.
 func (m *matcher) cannotMatch(raw, buf []byte) ([]byte, bool) {
 	buf = append(buf[:0], raw...)
 	for k, c := range buf {
@@ -287,10 +289,18 @@ func (m *matcher) cannotMatch(raw, buf []byte) ([]byte, bool) {
 			buf[k] = c + ('a' - 'A')
 		}
 	}
-	if bytes.Contains(buf, m.literal) {
+	missing := false
+	for _, p := range m.pieces {
+		if !bytes.Contains(buf, p) {
+			missing = true
+			break
+		}
+	}
+	if !missing {
 		return buf, false
 	}
-	if bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte("\u212a")) || bytes.Contains(raw, []byte("\u017f")) {
+	if bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte(`\/`)) ||
+		bytes.Contains(raw, []byte("\u212a")) || bytes.Contains(raw, []byte("\u017f")) {
 		return buf, false
 	}
 	return buf, true

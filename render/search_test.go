@@ -136,11 +136,13 @@ func TestSearchMatchesThroughJSONEscapes(t *testing.T) {
 		`{"id":"n4","predecessor":"n3","role":"tool","tool_call_id":"c1","content":[{"type":"tool_result","tool_call_id":"c1","text":"found\nthe NEEDLE"}]}`,
 		// Raw UTF-8 runes that case-fold to ASCII letters: the Kelvin sign and the long s.
 		`{"id":"n5","predecessor":"n4","role":"user","content":"at 5 ` + "\u212a" + `elvin, ` + "\u017f" + `ome said"}`,
+		// Some encoders escape the slash.
+		`{"id":"n6","predecessor":"n5","role":"user","content":"see docs\/FORMAT.md"}`,
 	}
 	if err := os.WriteFile(filepath.Join(dir, "nodes.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"n5"}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"n6"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ query, ids, field string }{
@@ -151,6 +153,10 @@ func TestSearchMatchesThroughJSONEscapes(t *testing.T) {
 		{"needle", "n3 n4", "tool_call"},
 		{"5 kelvin", "n5", "content"},
 		{"some said", "n5", "content"},
+		{"docs/format", "n6", "content"},
+		// Spans the space joining a tool call's name and arguments.
+		{`grep {`, "n3", "tool_call"},
+		{`GREP   {`, "", ""},
 	} {
 		g, err := dag.Open(dir, transcript.OpenOptions{})
 		if err != nil {
