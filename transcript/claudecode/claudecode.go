@@ -331,8 +331,8 @@ func cleanKey(path string) string {
 }
 
 // Sanitize turns a session id into a name safe for a directory: letters,
-// digits, '-', '_' and '.' only, no leading dot (so never "." or ".."),
-// at most 100 bytes, "session" when nothing is left.
+// digits, '-', '_' and '.' only, no leading dot and no "..", at most 100
+// bytes, "session" when nothing is left.
 func Sanitize(id string) string {
 	var b strings.Builder
 	for _, r := range id {
@@ -347,6 +347,9 @@ func Sanitize(id string) string {
 		}
 	}
 	s := strings.TrimLeft(b.String(), ".")
+	for strings.Contains(s, "..") {
+		s = strings.ReplaceAll(s, "..", "._")
+	}
 	if len(s) > 100 {
 		s = s[:100]
 	}
