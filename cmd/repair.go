@@ -26,8 +26,9 @@ func newRepairCmd(f *Factory) *cobra.Command {
 		Long: `Recover a session after an interrupted write: bytes after the last committed
 write (or a torn last line) are moved to DIR/lost+found/ and nodes.jsonl is
 truncated to its last complete line. Nothing is deleted. A malformed line in
-the middle of the file is reported, not repaired. --unlock removes a lock
-file whose holder process is gone.` + exitStatusHelp(""),
+the middle of the file is reported, not repaired. The lock itself dies with
+the process holding it; --unlock clears a holder record a dead process left
+in DIR/lock (it takes and releases the lock, so it waits for a live writer).` + exitStatusHelp(""),
 		Example: `  ctxfold repair ./s
   ctxfold repair --unlock ./s`,
 		Args: exactArgs(1),
@@ -39,7 +40,7 @@ file whose holder process is gone.` + exitStatusHelp(""),
 			return runRepair(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Bool("unlock", false, "remove a stale lock file left by a dead process")
+	cmd.Flags().Bool("unlock", false, "clear a lock holder record left by a dead process")
 	return cmd
 }
 

@@ -83,7 +83,9 @@ func (e *LockedError) Hint() string {
 	if e.Holder != nil && !e.Stale {
 		return fmt.Sprintf("wait for pid %d to finish, or retry with a longer --lock-timeout", e.Holder.PID)
 	}
-	return fmt.Sprintf("if no ctxfold process is writing this session, run 'ctxfold repair --unlock %s'", e.Dir)
+	// The lock is a kernel flock that dies with its holder, so it is held
+	// by a live process whose record is missing or out of date.
+	return fmt.Sprintf("a live process holds %s without a current holder record; retry later, or find it with 'fuser %s'", e.LockFile, e.LockFile)
 }
 
 // ErrNotSession is returned when a directory holds no session.
