@@ -73,7 +73,7 @@ func TestImportOutput(t *testing.T) {
 	file := importFixtures + "anthropic/body.json"
 	out := filepath.Join(t.TempDir(), "s")
 	r := cliRun(t, nil, false, "import", file, "-o", out)
-	want := "session\tanthropic\t" + out + "\tnodes=6\talready_present=0\thead=m5\n" +
+	want := "session\tanthropic\t" + out + "\tnodes=6\talready_present=0\thead=m5-25c61a73\n" +
 		"record\tbody/max_tokens\t0\t0\t1\tskipped 1: request parameter, not part of the conversation\n" +
 		"record\tbody/model\t0\t1\t0\tmerged 1: recorded in session.json\n" +
 		"record\tbody/system\t1\t0\t0\t\n" +

@@ -73,6 +73,7 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 }
 
 type state struct {
+	ids  input.ChainIDs
 	d    *input.Doc
 	sink transcript.ImportSink
 	prev string
@@ -108,11 +109,15 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				var m msg
-				if err := d.Value(&m, "a message object {role, content}"); err != nil {
+				var raw json.RawMessage
+				if err := d.Value(&raw, "a message object {role, content}"); err != nil {
 					return err
 				}
-				return st.message(i, m)
+				var m msg
+				if err := json.Unmarshal(raw, &m); err != nil {
+					return d.Errorf("messages[%d]: expected a message object {role, content}: %s", i, input.JSONErrorText(err))
+				}
+				return st.message(i, m, raw)
 			})
 		case "model":
 			var model string
@@ -154,7 +159,7 @@ func (st *state) system(raw json.RawMessage) error {
 	if st.prev != "" {
 		return st.d.Errorf(`"system" after "messages" is not supported; put it first`)
 	}
-	n := transcript.Node{ID: "system", Role: transcript.RoleSystem, Content: transcript.TextContent(s)}
+	n := transcript.Node{ID: st.ids.Next("system", raw), Role: transcript.RoleSystem, Content: transcript.TextContent(s)}
 	if err := st.sink.Node(n); err != nil {
 		return err
 	}
@@ -163,8 +168,8 @@ func (st *state) system(raw json.RawMessage) error {
 	return nil
 }
 
-func (st *state) message(i int, m msg) error {
-	n := transcript.Node{ID: fmt.Sprintf("m%d", i+1), Predecessor: st.prev}
+func (st *state) message(i int, m msg, raw json.RawMessage) error {
+	n := transcript.Node{ID: st.ids.Next(fmt.Sprintf("m%d", i+1), raw), Predecessor: st.prev}
 	switch m.Role {
 	case "user":
 		n.Role = transcript.RoleUser

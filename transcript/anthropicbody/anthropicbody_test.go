@@ -79,10 +79,10 @@ func ExampleImport() {
 		fmt.Println(n.ID, n.Role, len(n.AllToolCalls()), len(n.ToolResults()))
 	}
 	// Output:
-	// system system 0 0
-	// m1 user 0 0
-	// m2 assistant 1 0
-	// m3 user 0 1
-	// m4 assistant 0 0
-	// m5 user 0 0
+	// system-a0c296fe system 0 0
+	// m1-fb12a70d user 0 0
+	// m2-cb5b7f8c assistant 1 0
+	// m3-2c7f79f4 user 0 1
+	// m4-85135bea assistant 0 0
+	// m5-25c61a73 user 0 0
 }

@@ -466,10 +466,57 @@ func ExampleImport() {
 		fmt.Println(r.Record, r.Imported, r.Merged, r.Skipped)
 	}
 	// Output:
-	// anthropic 6 nodes, HEAD m5
+	// anthropic 6 nodes, HEAD m5-25c61a73
 	// body/max_tokens 0 0 1
 	// body/model 0 1 0
 	// body/system 1 0 0
 	// message/assistant 2 0 0
 	// message/user 3 0 0
+}
+
+func TestAppendOtherConversation(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s")
+	if _, err := run(t, importer.Auto, out, fixtures+"anthropic/body.json"); err != nil {
+		t.Fatal(err)
+	}
+	// Bodies carry no ids: theirs hash the messages, so another body's
+	// messages are new nodes, not mistaken for the ones already there.
+	rep, err := importer.Import(context.Background(), importer.Options{Files: []string{fixtures + "openai/messages.json"}, Out: out, Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Sessions[0]; s.Nodes != 5 || s.AlreadyPresent != 0 || !strings.HasPrefix(s.Head, "m5-") {
+		t.Fatalf("%+v", s)
+	}
+	if st, _ := check(t, out); st.Nodes != 11 {
+		t.Fatalf("%d nodes", st.Nodes)
+	}
+}
+
+func TestAppendGrownRollout(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s")
+	cut := fixtures + "codex/rollout-truncated.jsonl"
+	if _, err := run(t, importer.Codex, out, cut); err != nil {
+		t.Fatal(err)
+	}
+	// The writer went on: the torn line is complete and an answer follows.
+	data, _ := os.ReadFile(cut)
+	grown := filepath.Join(t.TempDir(), "rollout.jsonl")
+	os.WriteFile(grown, append(data, []byte(`ut":"42 main.go"}}
+{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"main.go has 42 lines."}]}}
+`)...), 0o644)
+	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Codex, Files: []string{grown}, Out: out, Append: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Sessions[0]
+	if s.Nodes != 2 || s.AlreadyPresent != 4 || s.Head != "cx000f00d5-12" {
+		t.Fatalf("%+v", s)
+	}
+	// The stored request was flagged unanswered; the grown file answers it:
+	// the stored node is kept, and the difference reported.
+	if !strings.Contains(strings.Join(rep.Warnings, "\n"), `1 node(s) already in the session differ from the import and were kept as stored (first "cx000f00d5-10")`) {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	check(t, out)
 }

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -303,6 +304,8 @@ type conv struct {
 	finished             bool
 	// warnings of the store, handed to the report once the writer is done.
 	warnings []transcript.Warning
+	// differ lists ids already present whose stored node differs.
+	differ []string
 }
 
 func (c *conv) run() {
@@ -338,15 +341,25 @@ func (c *conv) label() string {
 }
 
 // dropPresent skips nodes an --append target already holds: re-importing
-// a log that has grown adds only what is new.
+// a log that has grown adds only what is new. A stored node that differs
+// from the one imported under its id (a request that gained its usage or
+// its tool output since) is kept as stored, and reported.
 func (c *conv) dropPresent(tx *transcript.Tx, nodes []transcript.Node) []transcript.Node {
 	out := nodes[:0]
+	s := tx.Session()
 	for _, n := range nodes {
-		if _, ok := tx.Session().Lookup(n.ID); ok && n.ID != "" {
-			c.present++
+		i, ok := s.Lookup(n.ID)
+		if !ok || n.ID == "" {
+			out = append(out, n)
 			continue
 		}
-		out = append(out, n)
+		c.present++
+		stored, err := s.RawLine(i)
+		enc, merr := json.Marshal(n)
+		var compact bytes.Buffer
+		if err == nil && merr == nil && json.Compact(&compact, enc) == nil && !bytes.Equal(bytes.TrimSpace(stored), compact.Bytes()) {
+			c.differ = append(c.differ, n.ID)
+		}
 	}
 	return out
 }
@@ -442,6 +455,9 @@ func (c *conv) finish() error {
 	<-c.done
 	for _, w := range c.warnings {
 		c.t.warn(w.File, w.Line, w.Msg)
+	}
+	if n := len(c.differ); n > 0 {
+		c.t.warn(c.dir, 0, fmt.Sprintf("%d node(s) already in the session differ from the import and were kept as stored (first %q)", n, c.differ[0]))
 	}
 	if c.err != nil {
 		return c.err

@@ -69,6 +69,7 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 }
 
 type state struct {
+	ids   input.ChainIDs
 	d     *input.Doc
 	sink  transcript.ImportSink
 	prev  string
@@ -95,11 +96,15 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var m msg
-		if err := d.Value(&m, "a message object {role, content}"); err != nil {
+		var raw json.RawMessage
+		if err := d.Value(&raw, "a message object {role, content}"); err != nil {
 			return err
 		}
-		return st.message(i, m)
+		var m msg
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return d.Errorf("messages[%d]: expected a message object {role, content}: %s", i, input.JSONErrorText(err))
+		}
+		return st.message(i, m, raw)
 	}
 	switch d.First {
 	case '[':
@@ -136,9 +141,9 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	return d.End()
 }
 
-func (st *state) message(i int, m msg) error {
+func (st *state) message(i int, m msg, raw json.RawMessage) error {
 	st.n++
-	n := transcript.Node{ID: fmt.Sprintf("m%d", i+1), Predecessor: st.prev, Name: m.Name}
+	n := transcript.Node{ID: st.ids.Next(fmt.Sprintf("m%d", i+1), raw), Predecessor: st.prev, Name: m.Name}
 	kind := "message/" + m.Role
 	switch m.Role {
 	case "system", "developer":

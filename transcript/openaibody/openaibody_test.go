@@ -97,9 +97,9 @@ func ExampleImport() {
 		fmt.Printf("%s %s %q\n", n.ID, n.Role, n.Content.PlainText())
 	}
 	// Output:
-	// m1 system "You are a helpful assistant."
-	// m2 user "What's the weather in Paris? Here is a photo."
-	// m3 assistant ""
-	// m4 tool "{\"temp_c\":18,\"sky\":\"cloudy\"}"
-	// m5 assistant "It is 18°C and cloudy in Paris."
+	// m1-4ed8f1d9 system "You are a helpful assistant."
+	// m2-48d1e6a9 user "What's the weather in Paris? Here is a photo."
+	// m3-317a7e08 assistant ""
+	// m4-bfd565bb tool "{\"temp_c\":18,\"sky\":\"cloudy\"}"
+	// m5-d88acdbc assistant "It is 18°C and cloudy in Paris."
 }

@@ -479,3 +479,24 @@ func Raw(v any) json.RawMessage {
 	}
 	return b
 }
+
+// ChainIDs names the nodes of a conversation that carries no ids (a request
+// body): each id hashes every message up to it, so re-importing the same
+// conversation, or a longer one with the same start, yields the same ids
+// (an --append adds only the new messages), while another conversation's
+// ids differ and cannot be mistaken for these.
+type ChainIDs struct{ sum [32]byte }
+
+// Next returns the id of the message whose JSON is raw: label, '-' and 8
+// hex digits.
+func (c *ChainIDs) Next(label string, raw []byte) string {
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) == nil {
+		raw = compact.Bytes()
+	}
+	h := sha256.New()
+	h.Write(c.sum[:])
+	h.Write(raw)
+	copy(c.sum[:], h.Sum(nil))
+	return label + "-" + hex.EncodeToString(c.sum[:4])
+}
