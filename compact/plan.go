@@ -99,8 +99,9 @@ func MakePlan(in PlanInput) *Plan {
 		return noop(ReasonNothingNew)
 	}
 	// The previous summary sits where its segment began; coverage resumes
-	// right after it.
-	for i := 1; i < n; i++ {
+	// right after it. It may be the view's first node: a session compacted
+	// by the tool it was imported from covers from the root.
+	for i := 0; i < n; i++ {
 		if in.Nodes[i].IsSummary() {
 			p.Previous = in.Nodes[i]
 			p.Start = i + 1

@@ -230,3 +230,23 @@ func TestPlanNeverCutsAnOpenCall(t *testing.T) {
 		}
 	}
 }
+
+// A session compacted by the tool it was imported from (Claude Code,
+// Codex) renders with the summary as its first node: re-compaction must
+// still find it, absorb it and extend its coverage.
+func TestPlanSummaryAsRoot(t *testing.T) {
+	nodes := linear(t, "S u a u a u a")
+	nodes[0].Predecessor = ""
+	nodes[1].Predecessor = "p2"
+	p := MakePlan(PlanInput{Nodes: nodes, Tokens: []int{50, 50, 50, 10, 10, 10, 10}, Total: 193, Target: 25})
+	if p.NoOp {
+		t.Fatalf("unexpected no-op: %s", p.Reason)
+	}
+	if p.Previous != nodes[0] || p.Start != 1 {
+		t.Fatalf("previous summary not found at the root: previous=%v start=%d", p.Previous, p.Start)
+	}
+	want := append([]string{"p1", "p2"}, ids(nodes, 1, p.Cut)...)
+	if !slices.Equal(p.CoversIDs, want) || p.Predecessor != "" {
+		t.Fatalf("covers %v pred %q, want %v pred null", p.CoversIDs, p.Predecessor, want)
+	}
+}
