@@ -47,8 +47,12 @@ rollouts): DIR is a parent directory holding one session per conversation,
 named from the conversation's sanitized id (never its title). An existing
 session is never overwritten; --append adds to it instead, skipping nodes
 whose id it already holds (so re-importing a log that grew adds only what is
-new). A failed import leaves no new session behind: it is written beside DIR
-and renamed into place at the end.
+new; a stored node that differs from the import is kept and reported). Ids
+come from the export (uuids, or the rollout's session id and line); request
+bodies carry none, so theirs hash the conversation up to each message. A
+failed import leaves no new session behind: it is written beside DIR and
+renamed into place at the end; a failed --append commits nothing after the
+last complete chunk of 5000 nodes.
 
 The report says, per input record type, how many records were imported,
 merged into another node (streamed parts of one message, usage counts) or
