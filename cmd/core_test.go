@@ -356,25 +356,60 @@ func TestCoreHugeLine(t *testing.T) {
 }
 
 // render on an empty session: nothing on stdout; a note on stderr only
-// when it is a terminal. Piped and TTY output are otherwise the same
-// bytes, and no colour codes appear with NO_COLOR or --color never.
-func TestCoreRenderTTY(t *testing.T) {
+// when it is a terminal.
+func TestCoreRenderEmptyNote(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	coreRun(t, coreEnv{}, "init", dir)
 	coreRun(t, coreEnv{}, "render", dir).check(t, "", "", 0)
 	coreRun(t, coreEnv{TTY: true}, "render", dir).check(t, "", dir+": the session is empty; nothing to show\n", 0)
+	coreRun(t, coreEnv{TTY: true}, "render", dir, "--format", "ids").check(t, "", dir+": the session is empty; nothing to show\n", 0)
 	coreRun(t, coreEnv{TTY: true}, "render", dir, "--format", "openai").check(t, "[\n]\n", "", 0)
+}
 
-	fixture := coreCopy(t, "../fixtures/tools")
-	piped := coreRun(t, coreEnv{}, "render", fixture)
-	for _, e := range []coreEnv{{TTY: true}, {TTY: true, Env: map[string]string{"NO_COLOR": "1"}}} {
-		for _, color := range []string{"auto", "never"} {
-			r := coreRun(t, e, "render", fixture, "--color", color)
-			r.check(t, piped.Stdout, "", 0)
-		}
+// The text format colours node headers by role on a terminal; NO_COLOR,
+// --color never and a pipe turn it off, --color always forces it. The
+// other formats are the same bytes everywhere.
+func TestCoreRenderColour(t *testing.T) {
+	fixture := coreCopy(t, "../fixtures/compacted")
+	plain := coreRun(t, coreEnv{}, "render", fixture)
+	if plain.Code != 0 || strings.Contains(plain.Stdout, "\x1b[") {
+		t.Fatalf("piped: %+v", plain)
 	}
-	if strings.Contains(piped.Stdout, "\x1b[") {
-		t.Fatal("colour codes in piped output")
+	codes := map[string]string{"system": "\x1b[35m", "user": "\x1b[36m", "assistant": "\x1b[32m", "tool": "\x1b[2m", "summary": "\x1b[1m\x1b[33m"}
+	var colored strings.Builder
+	headers := 0
+	for _, line := range strings.SplitAfter(plain.Stdout, "\n") {
+		if strings.HasPrefix(line, "── ") {
+			label := strings.Fields(line)[1]
+			end := "\x1b[0m"
+			if label == "summary" {
+				end += "\x1b[0m"
+			}
+			line = codes[label] + strings.TrimSuffix(line, "\n") + end + "\n"
+			headers++
+		}
+		colored.WriteString(line)
+	}
+	if headers != 4 {
+		t.Fatalf("%d headers in\n%s", headers, plain.Stdout)
+	}
+	for _, tc := range []struct {
+		env   coreEnv
+		color string
+		want  string
+	}{
+		{coreEnv{TTY: true}, "auto", colored.String()},
+		{coreEnv{TTY: true, Env: map[string]string{"NO_COLOR": "1"}}, "auto", plain.Stdout},
+		{coreEnv{TTY: true, Env: map[string]string{"TERM": "dumb"}}, "auto", plain.Stdout},
+		{coreEnv{TTY: true}, "never", plain.Stdout},
+		{coreEnv{}, "always", colored.String()},
+		{coreEnv{}, "auto", plain.Stdout},
+	} {
+		coreRun(t, tc.env, "render", fixture, "--color", tc.color).check(t, tc.want, "", 0)
+	}
+	for _, format := range []string{"ids", "jsonl", "openai", "anthropic"} {
+		piped := coreRun(t, coreEnv{}, "render", fixture, "--format", format)
+		coreRun(t, coreEnv{TTY: true}, "render", fixture, "--format", format, "--color", "always").check(t, piped.Stdout, "", 0)
 	}
 	if r := coreRun(t, coreEnv{}, "render", fixture, "--color", "sometimes"); r.Code != 2 || r.Stdout != "" {
 		t.Fatalf("--color sometimes: %+v", r)

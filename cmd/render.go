@@ -174,7 +174,29 @@ func runRender(ctx context.Context, opts *renderOptions) error {
 		// An empty result is not a failure; say so to a person only.
 		fmt.Fprintf(opts.IO.ErrOut, "%s: the session is empty; nothing to show\n", opts.Dir)
 	}
-	return render.Write(opts.IO.Out, view, opts.Format)
+	return render.WriteStyled(opts.IO.Out, view, opts.Format, textStyle(opts.IO))
+}
+
+// textStyle colours the text format's node headers by role when colour is
+// on (a terminal without NO_COLOR, or --color always).
+func textStyle(ios *report.IOStreams) render.Style {
+	if !ios.ColorEnabled() {
+		return render.Style{}
+	}
+	p := report.NewPalette(ios)
+	return render.Style{Header: func(label, line string) string {
+		switch label {
+		case "user":
+			return p.Cyan(line)
+		case "assistant":
+			return p.Green(line)
+		case "tool":
+			return p.Dim(line)
+		case "system":
+			return p.Magenta(line)
+		}
+		return p.Bold(p.Yellow(line)) // the summary stands out
+	}}
 }
 
 // runFit prints a request that fits, or nothing (exit 5). A script must

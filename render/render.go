@@ -124,9 +124,22 @@ func (v *View) LoadNodes() ([]*transcript.Node, error) {
 
 // Write writes the view in format f. Output is deterministic: the same
 // session and head give the same bytes.
-func Write(w io.Writer, v *View, f Format) error {
+func Write(w io.Writer, v *View, f Format) error { return WriteStyled(w, v, f, Style{}) }
+
+// Style decorates the text format for a terminal; the zero Style writes
+// plain text, and the other formats are never styled. render chooses no
+// colours itself: the caller (cmd, through report.Palette) does.
+type Style struct {
+	// Header styles one node's header line; label is system, user,
+	// assistant, tool or summary.
+	Header func(label, line string) string
+}
+
+// WriteStyled is Write with st applied to the text format.
+func WriteStyled(w io.Writer, v *View, f Format, st Style) error {
 	src := nodeSource{
-		ids: v.IDs,
+		style: st,
+		ids:   v.IDs,
 		each: func(fn func(n *transcript.Node) error) error {
 			return v.Nodes(func(_ int, n *transcript.Node) error { return fn(n) })
 		},
@@ -182,9 +195,10 @@ func WriteNodes(w io.Writer, nodes []*transcript.Node, f Format) error {
 // nodeSource is what the format writers read: the rendered nodes in order,
 // their ids, and their stored bytes (for jsonl).
 type nodeSource struct {
-	ids  func() []string
-	each func(fn func(n *transcript.Node) error) error
-	raw  func(fn func(raw []byte) error) error
+	style Style
+	ids   func() []string
+	each  func(fn func(n *transcript.Node) error) error
+	raw   func(fn func(raw []byte) error) error
 }
 
 func write(w io.Writer, src nodeSource, f Format) error {
@@ -228,17 +242,20 @@ func writeText(w *bufio.Writer, src nodeSource) error {
 		if n.IsSummary() {
 			label = "summary"
 		}
-		fmt.Fprintf(w, "── %s · %s", label, n.ID)
+		header := fmt.Sprintf("── %s · %s", label, n.ID)
 		if n.IsSummary() {
-			fmt.Fprintf(w, " · covers %d nodes", len(n.CoversIDs()))
+			header += fmt.Sprintf(" · covers %d nodes", len(n.CoversIDs()))
 		}
 		if n.ToolCallID != "" {
-			fmt.Fprintf(w, " · result of %s", n.ToolCallID)
+			header += " · result of " + n.ToolCallID
 		}
 		if n.Caller != "" {
-			fmt.Fprintf(w, " · spawned by %s", n.Caller)
+			header += " · spawned by " + n.Caller
 		}
-		w.WriteString("\n")
+		if src.style.Header != nil {
+			header = src.style.Header(label, header)
+		}
+		w.WriteString(header + "\n")
 		writeTextContent(w, n)
 		return nil
 	})

@@ -413,3 +413,36 @@ func ExampleWrite() {
 	// u4
 	// a8
 }
+
+// A Style decorates only the text format's headers, with the node's label.
+func TestWriteStyled(t *testing.T) {
+	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, _ := render.Build(g, "", false)
+	st := render.Style{Header: func(label, line string) string { return "<" + label + ">" + line }}
+	var buf bytes.Buffer
+	if err := render.WriteStyled(&buf, v, render.FormatText, st); err != nil {
+		t.Fatal(err)
+	}
+	var headers []string
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(line, "<") {
+			headers = append(headers, line)
+		}
+	}
+	want := []string{"<system>── system · sys", "<summary>── summary · summary_second · covers 14 nodes", "<user>── user · u4", "<assistant>── assistant · a8"}
+	if !reflect.DeepEqual(headers, want) {
+		t.Fatalf("headers %q", headers)
+	}
+	for _, f := range []render.Format{render.FormatIDs, render.FormatJSONL, render.FormatOpenAI, render.FormatAnthropic} {
+		var a, b bytes.Buffer
+		render.Write(&a, v, f)
+		render.WriteStyled(&b, v, f, st)
+		if a.String() != b.String() {
+			t.Fatalf("%s was styled", f)
+		}
+	}
+}
