@@ -103,9 +103,10 @@ active summary.` + exitStatusHelp(""),
 
 func runAppend(ctx context.Context, opts *appendOptions) error {
 	var nodes []transcript.Node
+	var lines []int
 	if opts.File != "" {
 		var err error
-		nodes, err = readBatch(opts)
+		nodes, lines, err = readBatch(opts)
 		if err != nil {
 			return err
 		}
@@ -128,6 +129,17 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 		return err
 	})
 	printWarnings(opts.IO.ErrOut, warnings)
+	var ve *transcript.ValidationError
+	if errors.As(err, &ve) && opts.File != "" && ve.File == "" {
+		// Name the batch file's line rather than the node's position.
+		k := ve.Index
+		if k == 0 && len(nodes) == 1 {
+			k = 1
+		}
+		if k > 0 && k <= len(lines) {
+			ve.File, ve.Line = batchName(opts.File), lines[k-1]
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -141,20 +153,27 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	return w.Flush()
 }
 
-// readBatch parses a JSONL batch, naming file and line on error.
-func readBatch(opts *appendOptions) ([]transcript.Node, error) {
+// readBatch parses a JSONL batch, naming file and line on error; it also
+// returns each node's line.
+func readBatch(opts *appendOptions) ([]transcript.Node, []int, error) {
 	var r io.Reader
-	name := opts.File
-	if name == "-" {
+	name := batchName(opts.File)
+	if opts.File == "-" {
 		r = opts.IO.In
-		name = "<stdin>"
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, &transcript.ParseError{File: name, Msg: err.Error()}
+			return nil, nil, &transcript.ParseError{File: name, Msg: err.Error()}
 		}
 		defer f.Close()
 		r = f
 	}
-	return transcript.ReadNodes(r, name, opts.Store.MaxLineBytes)
+	return transcript.ReadNodeLines(r, name, opts.Store.MaxLineBytes)
+}
+
+func batchName(file string) string {
+	if file == "-" {
+		return "<stdin>"
+	}
+	return file
 }

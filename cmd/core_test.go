@@ -138,6 +138,8 @@ func TestCoreHeadRules(t *testing.T) {
 	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "q2", "--id", "u2", "--json").
 		check(t, `{"head":"u2","head_moved":true,"ids":["u2"],"schema_version":1}`+"\n", "", 0)
 	batch := `{"id":"summary_1","predecessor":null,"role":"user","name":"context/summary","content":"[Previous conversation summary]\nasked and answered","metadata":{"compaction":true,"covers_ids":["u1","a1"]}}` + "\n"
+	coreRun(t, coreEnv{Stdin: "\n" + strings.Replace(batch, `"u1","a1"`, `"u1","zz"`, 1)}, "append", dir, "--file", "-").
+		check(t, "", `ctxfold: error: <stdin>:2: node "summary_1": covers_ids[1] "zz" not found`+"\n", 2)
 	coreRun(t, coreEnv{Stdin: batch}, "append", dir, "--file", "-").check(t, "summary_1\n", "", 0)
 	coreRun(t, coreEnv{}, "checkout", dir).check(t, "u2\n", "", 0)
 	coreRun(t, coreEnv{}, "render", dir, "--format", "ids").check(t, "summary_1\nu2\n", "", 0)
@@ -179,7 +181,7 @@ func TestCoreAppendRejects(t *testing.T) {
 		{[]string{"--role", "user", "--content", "x", "--root", "--predecessor", "u1"}, "ctxfold: error: --root cannot be combined with --predecessor\nctxfold: hint: see 'ctxfold help' for usage", 2},
 		{[]string{"--file", batchFile, "--role", "user"}, "ctxfold: error: --file cannot be combined with --role or --content\nctxfold: hint: see 'ctxfold help' for usage", 2},
 		{[]string{"--file", batchFile}, "ctxfold: error: " + batchFile + ":2: expected a JSON object: unexpected end of JSON input at byte 25", 2},
-		{[]string{"--file", dupBatch}, `ctxfold: error: batch node 2 ("u1"): duplicate id: the session already has a node "u1"`, 2},
+		{[]string{"--file", dupBatch}, `ctxfold: error: ` + dupBatch + `:2: node "u1": duplicate id: the session already has a node "u1"`, 2},
 		{[]string{"--file", filepath.Join(t.TempDir(), "missing.jsonl")}, "ctxfold: error: %MISSING%", 2},
 		{[]string{"--role", "user", "--content", "x", "--tool-calls", "{"}, "%TOOLCALLS%", 2},
 	} {

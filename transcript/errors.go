@@ -34,10 +34,18 @@ type ValidationError struct {
 	Index  int
 	NodeID string
 	Msg    string
+	// File and Line locate the node in the batch file it was read from,
+	// when the caller knows them (append --file sets them).
+	File string
+	Line int
 }
 
 func (e *ValidationError) Error() string {
 	switch {
+	case e.File != "" && e.Line > 0 && e.NodeID != "":
+		return fmt.Sprintf("%s:%d: node %q: %s", e.File, e.Line, e.NodeID, e.Msg)
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	case e.Index > 0 && e.NodeID != "":
 		return fmt.Sprintf("batch node %d (%q): %s", e.Index, e.NodeID, e.Msg)
 	case e.Index > 0:
