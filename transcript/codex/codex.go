@@ -45,6 +45,9 @@ func Detect(head []byte) bool {
 	if json.Unmarshal(line, &bare) == nil && bare.ID != nil && bare.Timestamp != nil && bare.Instructions != nil && bare.Type == nil {
 		return true // the 2025 bare format's header
 	}
+	if len(line) == len(bytes.TrimSpace(head)) && bytes.HasPrefix(line, []byte(`{"id":`)) && bytes.Contains(line, []byte(`"instructions":`)) {
+		return true // the same header, cut by the end of head (long instructions)
+	}
 	if !bytes.Contains(line, []byte(`"payload"`)) {
 		return false
 	}

@@ -121,6 +121,10 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%s not detected", f)
 		}
 	}
+	long := `{"id":"x","timestamp":"t","instructions":"` + strings.Repeat("a", 70000)
+	if !codex.Detect([]byte(long)) {
+		t.Error("a bare header cut by the end of head not detected")
+	}
 	for _, s := range []string{`[{"role":"user"}]`, `{"sessionId":"x","projectHash":"y"}`, ``} {
 		if codex.Detect([]byte(s)) {
 			t.Errorf("%q detected as a rollout", s)
