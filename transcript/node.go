@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Role is who speaks a node. The four values are the public format; a summary
@@ -82,8 +84,8 @@ func (b Block) MarshalJSON() ([]byte, error) {
 }
 
 func (b *Block) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := decodeObject(data)
+	if err != nil {
 		return fmt.Errorf("content block: expected an object: %w", err)
 	}
 	*b = Block{}
@@ -185,8 +187,8 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 }
 
 func (tc *ToolCall) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := decodeObject(data)
+	if err != nil {
 		return fmt.Errorf("tool call: expected an object")
 	}
 	*tc = ToolCall{}
@@ -243,16 +245,26 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 }
 
 func (u *Usage) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := decodeObject(data)
+	if err != nil {
 		return fmt.Errorf("usage: expected an object")
 	}
 	*u = Usage{}
-	for key, dst := range map[string]*int64{"input_tokens": &u.InputTokens, "output_tokens": &u.OutputTokens, "cached_input_tokens": &u.CachedInputTokens} {
-		if raw, ok := m[key]; ok && string(raw) != "null" {
-			if err := json.Unmarshal(raw, dst); err != nil {
-				return fmt.Errorf("usage: %s: expected an integer", key)
-			}
+	for _, f := range [...]struct {
+		key string
+		dst *int64
+	}{{"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens}, {"cached_input_tokens", &u.CachedInputTokens}} {
+		raw, ok := m[f.key]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		// Plain digits (the common case) without a second JSON parse.
+		if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			*f.dst = v
+			continue
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return fmt.Errorf("usage: %s: expected an integer", f.key)
 		}
 	}
 	u.Extra = leftovers(m, []string{"input_tokens", "output_tokens", "cached_input_tokens"})
@@ -314,8 +326,8 @@ func (n Node) MarshalJSON() ([]byte, error) {
 }
 
 func (n *Node) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, err := decodeObject(data)
+	if err != nil {
 		return fmt.Errorf("%s", jsonErrorText(err))
 	}
 	*n = Node{}
@@ -544,7 +556,8 @@ func takeString(m map[string]json.RawMessage, key string, dst *string) error {
 // encoding/json has already validated, so a string without escapes is its
 // bytes between the quotes (the common case, and the index's hot path).
 func unmarshalString(raw json.RawMessage, dst *string) error {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 &&
+		bytes.IndexByte(raw[1:n-1], '"') < 0 && utf8.Valid(raw[1:n-1]) {
 		*dst = string(raw[1 : n-1])
 		return nil
 	}
