@@ -382,6 +382,11 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
 	if n.Role == RoleTool && n.ToolCallID == "" {
 		return fail("a tool node needs tool_call_id")
 	}
+	if n.Role != RoleTool && n.ToolCallID != "" {
+		// It would be silently ignored: results on other roles are
+		// tool_result blocks.
+		return fail("only tool nodes carry tool_call_id (role is %s); use a tool_result block", n.Role)
+	}
 	results := n.ToolResults()
 	if len(results) > 0 {
 		if err := tx.checkOpenCalls(n, results, batch); err != nil {

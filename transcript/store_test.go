@@ -129,6 +129,7 @@ func TestAppendRejects(t *testing.T) {
 		{"result already given", []transcript.Node{toolFor("x", "t1", "c1")}, `tool call "c1" already has a result`},
 		{"result for unknown call", []transcript.Node{toolFor("x", "t1", "c9")}, `tool result for "c9" has no matching open tool call (the open calls are "c2")`},
 		{"tool without call id", []transcript.Node{{ID: "x", Role: transcript.RoleTool}}, `a tool node needs tool_call_id`},
+		{"call id on a user node", []transcript.Node{{ID: "x", Predecessor: "t1", Role: transcript.RoleUser, ToolCallID: "c2"}}, `only tool nodes carry tool_call_id (role is user)`},
 		{"user makes tool call", []transcript.Node{{ID: "x", Role: transcript.RoleUser, ToolCalls: []transcript.ToolCall{{ID: "c", Name: "n"}}}}, `only assistant nodes make tool calls`},
 		{"bad role", []transcript.Node{{ID: "x", Role: "llm"}}, `role must be system, user, assistant or tool, got "llm"`},
 		{"reserved summary id", []transcript.Node{user("summary_fake", "", "")}, `reserved for summary nodes`},
