@@ -200,6 +200,9 @@ func TestCrashAtRandomMoments(t *testing.T) {
 		if _, ok := s.Lookup(fmt.Sprintf("check-%d", r)); !ok {
 			t.Fatalf("round %d: the next append is missing", r)
 		}
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(tmp) > 0 {
+			t.Fatalf("round %d: temp files left after the next write: %v", r, tmp)
+		}
 	}
 	t.Logf("%d rounds: %d committed a batch before the kill, %d left an interrupted write to recover", rounds, withWrites, recovered)
 	// The test means something only if kills land while the writer writes.

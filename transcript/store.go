@@ -98,6 +98,13 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 		return nil, err
 	}
 	defer lock.release()
+	// A writer killed inside writeFileAtomic leaves its temp file; under
+	// the lock no other writer is using one, so any left is garbage.
+	if stale, _ := filepath.Glob(filepath.Join(dir, "."+MetaFile+".tmp-*")); len(stale) > 0 {
+		for _, p := range stale {
+			_ = os.Remove(p)
+		}
+	}
 	tx := &Tx{dir: dir, opts: opts}
 	if err := tx.reload(); err != nil {
 		return nil, err
