@@ -100,10 +100,10 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 	defer lock.release()
 	// A writer killed inside writeFileAtomic leaves its temp file; under
 	// the lock no other writer is using one, so any left is garbage.
-	if stale, _ := filepath.Glob(filepath.Join(dir, "."+MetaFile+".tmp-*")); len(stale) > 0 {
-		for _, p := range stale {
-			_ = os.Remove(p)
-		}
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+MetaFile+".tmp-*"))
+	lfStale, _ := filepath.Glob(filepath.Join(dir, LostFound, ".*.tmp-*"))
+	for _, p := range append(stale, lfStale...) {
+		_ = os.Remove(p)
 	}
 	tx := &Tx{dir: dir, opts: opts}
 	if err := tx.reload(); err != nil {
