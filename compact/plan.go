@@ -73,9 +73,12 @@ const (
 // MakePlan selects whole turns to fold. The rules (docs/COMPACT.md states
 // each once; this is where they are enforced):
 //
-//   - The root (the system prompt) is never covered, nor anything before
-//     the active summary: coverage starts right after the summary (or the
-//     root), so a re-compaction extends the previous segment.
+//   - A system-prompt root is never covered, nor anything before the
+//     active summary: coverage starts right after the summary, else right
+//     after a system root, else at the root itself. A session imported from
+//     Claude Code, Codex or Gemini starts with the user's first request,
+//     which must enter the summary like any covered turn (seed 000 §4 step
+//     3); the summary then becomes a root (predecessor "").
 //   - A history whose rendered total is at or below the target is a no-op.
 //   - The kept tail starts at a user message that answers no tool call, and
 //     the cut never separates an assistant tool call from its results: every
@@ -89,14 +92,16 @@ const (
 //     earlier turn enters the summary and the latest user turn stays whole.
 func MakePlan(in PlanInput) *Plan {
 	n := len(in.Nodes)
-	p := &Plan{Target: in.Target, TokensBefore: in.Total, Start: 1}
+	p := &Plan{Target: in.Target, TokensBefore: in.Total}
 	noop := func(reason string) *Plan {
 		p.NoOp, p.Reason, p.Cut = true, reason, p.Start
 		return p
 	}
 	if n == 0 {
-		p.Start = 0
 		return noop(ReasonNothingNew)
+	}
+	if in.Nodes[0].Role == transcript.RoleSystem {
+		p.Start = 1
 	}
 	// The previous summary sits where its segment began; coverage resumes
 	// right after it. It may be the view's first node: a session compacted

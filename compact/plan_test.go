@@ -127,8 +127,9 @@ func TestPlanRules(t *testing.T) {
 
 // TestPlanAdjacencyProperty: over 1,000 generated tool-heavy sessions and
 // every keep size that changes the plan, no cut separates a tool call from
-// its results, the tail starts at a user message that answers no call, the
-// root is never covered, and the compacted view passes the adjacency check.
+// its results, the tail starts at a user message that answers no call, a
+// system root is never covered while a user root always is, and the
+// compacted view passes the adjacency check.
 func TestPlanAdjacencyProperty(t *testing.T) {
 	const sessions, groups = 1000, 8
 	var plans, folded atomic.Int64
@@ -152,7 +153,15 @@ func TestPlanAdjacencyProperty(t *testing.T) {
 }
 
 func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) {
-	nodes := ptrs(genSession(r, 1+r.IntN(12)))
+	gen := genSession(r, 1+r.IntN(12))
+	// One session in three is user-rooted, as imported from Claude Code,
+	// Codex or Gemini: no system prompt before the first request.
+	userRooted := r.IntN(3) == 0
+	if userRooted {
+		gen = gen[1:]
+		gen[0].Predecessor = ""
+	}
+	nodes := ptrs(gen)
 	answered := answeredCalls(nodes)
 	toks := make([]int, len(nodes))
 	total := 3
@@ -180,10 +189,19 @@ func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) 
 		if !isTurnStart(tail) {
 			t.Fatalf("session %d keep %d: tail starts at %q (%s)", s, keep, tail.ID, tail.Role)
 		}
-		if p.Start < 1 || slices.Contains(p.CoversIDs, "sys") {
-			t.Fatalf("session %d keep %d: the root is covered", s, keep)
+		view := append([]*transcript.Node{summary}, nodes[p.Cut:]...)
+		if userRooted {
+			// The first request enters the summary, which becomes a root.
+			if p.Start != 0 || len(p.CoversIDs) == 0 || p.CoversIDs[0] != nodes[0].ID || p.Predecessor != "" {
+				t.Fatalf("session %d keep %d: user root %q not covered (start %d, covers %v, predecessor %q)",
+					s, keep, nodes[0].ID, p.Start, p.CoversIDs, p.Predecessor)
+			}
+		} else {
+			if p.Start < 1 || slices.Contains(p.CoversIDs, "sys") || p.Predecessor != "sys" {
+				t.Fatalf("session %d keep %d: the system root is covered", s, keep)
+			}
+			view = append([]*transcript.Node{nodes[0]}, view...)
 		}
-		view := append([]*transcript.Node{nodes[0], summary}, nodes[p.Cut:]...)
 		if err := checkAdjacencyWith(view, answered); err != nil {
 			t.Fatalf("session %d keep %d: %v", s, keep, err)
 		}
@@ -248,5 +266,19 @@ func TestPlanSummaryAsRoot(t *testing.T) {
 	want := append([]string{"p1", "p2"}, ids(nodes, 1, p.Cut)...)
 	if !slices.Equal(p.CoversIDs, want) || p.Predecessor != "" {
 		t.Fatalf("covers %v pred %q, want %v pred null", p.CoversIDs, p.Predecessor, want)
+	}
+}
+
+// A session imported from Claude Code, Codex or Gemini starts with the
+// user's first request: it is covered like any turn (seed 000 §4 step 3),
+// and the summary becomes a root.
+func TestPlanCoversAUserRoot(t *testing.T) {
+	nodes := linear(t, "u a u a u a")
+	p := MakePlan(PlanInput{Nodes: nodes, Tokens: []int{50, 50, 10, 10, 10, 10}, Total: 143, Target: 25})
+	if p.NoOp {
+		t.Fatalf("unexpected no-op: %s", p.Reason)
+	}
+	if p.Start != 0 || !slices.Equal(p.CoversIDs, ids(nodes, 0, p.Cut)) || p.Predecessor != "" {
+		t.Fatalf("start %d covers %v pred %q, want the user root covered and pred null", p.Start, p.CoversIDs, p.Predecessor)
 	}
 }
