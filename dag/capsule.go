@@ -60,11 +60,24 @@ func (g *Graph) Fold() *Fold {
 		}
 	}
 
+	// Carries: rendering from i substitutes exactly when i's spine holds
+	// the last covered node, i.e. i is that node or descends from it.
+	f.carries = make([]bool, n)
+	if f.Applies {
+		for i := 0; i < n; i++ {
+			f.carries[i] = g.IsAncestor(f.last, i)
+		}
+	}
+
 	// Folded: the segment plus the caller subtrees of covered turns (a
 	// covered turn folds together with its tool calls, seed §6). A caller
 	// subtree is every node spawned by a covered turn, their predecessor
-	// descendants and whatever those spawn in turn. turnOf records the
-	// covered turn each folded node belongs to.
+	// descendants and whatever those spawn in turn — but never a node that
+	// carries the summary: a covered turn's callee can also follow the last
+	// covered node (append --caller allows it), and then it is the first
+	// kept node, which the model reads (seed §3/§6: one fact, two
+	// projections — covers_ids never names a node of a carrying view).
+	// turnOf records the covered turn each folded node belongs to.
 	f.folded = make([]bool, n)
 	f.turnOf = make([]int32, n)
 	for i := range f.turnOf {
@@ -85,7 +98,7 @@ func (g *Graph) Fold() *Fold {
 	for len(queue) > 0 {
 		x := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		if f.folded[x] || g.S.Refs[x].Summary {
+		if f.folded[x] || g.S.Refs[x].Summary || f.carries[x] {
 			continue
 		}
 		f.folded[x] = true
@@ -109,21 +122,6 @@ func (g *Graph) Fold() *Fold {
 	}
 	for _, x := range extra {
 		f.CoversIDs = append(f.CoversIDs, g.ID(x))
-	}
-
-	// Carries: rendering from i substitutes exactly when i's spine holds
-	// the last covered node, i.e. i is that node or descends from it.
-	f.carries = make([]bool, n)
-	if f.Applies {
-		stack := []int{f.last}
-		for len(stack) > 0 {
-			x := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			f.carries[x] = true
-			for _, k := range g.Children(x) {
-				stack = append(stack, int(k))
-			}
-		}
 	}
 
 	// A folded node is still drawn raw where a branch that does not carry

@@ -89,6 +89,54 @@ func assertMatchesSubstitute(t *testing.T, g *dag.Graph, f *dag.Fold) {
 	}
 }
 
+// The other half of "one fact, two projections": what the fold hides or
+// folds is never something a branch reads. For a tip that carries the
+// summary, no folded id (covers_ids) is in its rendered view; for any tip
+// outside the capsule, nothing in its view is hidden. (A tip inside a
+// folded caller subtree is hidden itself, with its whole raw view.)
+func assertFoldMatchesViews(t *testing.T, g *dag.Graph, f *dag.Fold) {
+	t.Helper()
+	for _, tip := range g.Tips() {
+		view, _ := g.View(tip, false)
+		for _, i := range view {
+			if f.Hidden(i) && !f.Folded(tip) {
+				t.Errorf("tip %s reads %s, but the fold hides it", g.ID(tip), g.ID(i))
+			}
+			if f.Carries(tip) && f.Folded(i) {
+				t.Errorf("tip %s carries the summary and reads %s, but covers_ids folds it", g.ID(tip), g.ID(i))
+			}
+		}
+	}
+}
+
+// A covered turn's callee that is also the first kept node (its
+// predecessor is the last covered node) is read by the model: it must not
+// fold, nor anything after it.
+func TestFoldKeepsCalleeThatContinuesTheChain(t *testing.T) {
+	g := openGraph(t, writeSession(t, "u3", "summary_s",
+		node("r", "", "system"), node("u1", "r", "user"), node("a1", "u1", "assistant"),
+		spawned("k1", "a1", "u1"), // spawned by covered u1, continuing after covered a1
+		node("u3", "k1", "user"),
+		summary("summary_s", "r", "u1", "a1"),
+	))
+	f := g.Fold()
+	if !f.Applies {
+		t.Fatal("the summary applies to the u3 branch")
+	}
+	assertMatchesSubstitute(t, g, f)
+	assertFoldMatchesViews(t, g, f)
+	if want := []string{"u1", "a1"}; !slices.Equal(f.CoversIDs, want) {
+		t.Errorf("CoversIDs = %v, want %v (k1 and u3 are the kept tail)", f.CoversIDs, want)
+	}
+	head, _ := g.Lookup("u3")
+	view, _ := g.View(head, false)
+	for _, i := range view {
+		if f.Folded(i) || f.Hidden(i) {
+			t.Errorf("HEAD reads %s, yet the fold folds it", g.ID(i))
+		}
+	}
+}
+
 func TestFoldCompactedFixture(t *testing.T) {
 	g := openGraph(t, "../fixtures/compacted")
 	f := g.Fold()
@@ -283,6 +331,12 @@ func TestFoldMatchesSubstituteRandom(t *testing.T) {
 		if rng.Intn(5) == 0 && len(chain) > 1 {
 			chain = append(chain[:1], chain[2:]...) // not contiguous: applies nowhere
 		}
+		if rng.Intn(2) == 0 {
+			// A covered turn's callee that also continues the chain after
+			// the segment (append --caller allows it): the first kept node.
+			caller := chain[rng.Intn(len(chain))]
+			lines = append(lines, spawned("k0", fmt.Sprintf("n%d", end), caller), node("k1", "k0", "user"))
+		}
 		lines = append(lines, summary("summary_r", splice, chain...))
 		g := openGraph(t, writeSession(t, fmt.Sprintf("n%d", n-1), "summary_r", lines...))
 		f := g.Fold()
@@ -290,6 +344,7 @@ func TestFoldMatchesSubstituteRandom(t *testing.T) {
 			applied++
 		}
 		assertMatchesSubstitute(t, g, f)
+		assertFoldMatchesViews(t, g, f)
 		// Only folded nodes hide, and only when some branch carries the
 		// summary.
 		for i := 0; i < g.Len(); i++ {

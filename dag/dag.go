@@ -61,6 +61,8 @@ type Graph struct {
 	active int
 	// children is built on first use.
 	children [][]int32
+	// anc (ancestry.go) is built on first use.
+	anc *ancestry
 }
 
 // New builds the graph and returns every integrity fault found. The graph

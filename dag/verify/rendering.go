@@ -19,6 +19,7 @@ import (
 // rendered for real with render.Build and compared with that expectation.
 func (c *checker) checkRendering() error {
 	s, g := c.s, c.g
+	c.subLast = -1
 	c.tips = g.Tips()
 	c.res.Tips = len(c.tips)
 	for i := range s.Refs {
@@ -34,18 +35,11 @@ func (c *checker) checkRendering() error {
 	if g.Depth(last) < 0 {
 		return nil
 	}
-	// below[x]: x lies strictly below L (c.order is by depth, parents first).
-	below := make([]bool, g.Len())
-	for _, x := range c.order {
-		if p := g.Pred(int(x)); p >= 0 && (p == last || below[p]) {
-			below[x] = true
-		}
-	}
 	at, ok := g.SegmentOnSpine(g.Spine(last), a.covered, g.Pred(a.summary))
 	if !ok {
 		var holding []int
 		for _, t := range c.tips {
-			if t == last || below[t] {
+			if g.IsAncestor(last, t) {
 				holding = append(holding, t)
 			}
 		}
@@ -56,13 +50,13 @@ func (c *checker) checkRendering() error {
 		}
 		return nil
 	}
-	c.below = below
+	c.subLast = last
 	// Render for real, with render.Build, HEAD and one tip of each kind
 	// (holding the segment, and not), and compare with the expectation.
 	views := []int{g.Head()}
 	holdingTip, rawTip := -1, -1
 	for _, t := range c.tips {
-		if t == last || below[t] {
+		if c.substitutes(t) {
 			holdingTip = max(holdingTip, t)
 		} else if g.Depth(t) >= 0 {
 			rawTip = max(rawTip, t)
@@ -73,7 +67,7 @@ func (c *checker) checkRendering() error {
 		if h < 0 || g.Depth(h) < 0 || (k > 0 && h == views[0]) {
 			continue
 		}
-		if err := c.compareView(h, k == 0, at, last, below); err != nil {
+		if err := c.compareView(h, k == 0, at); err != nil {
 			return err
 		}
 	}
@@ -83,7 +77,7 @@ func (c *checker) checkRendering() error {
 // compareView renders from h and reports where the view departs from seed
 // §3: [root…, S, kept tail…] when h is L or lies below it, the raw spine
 // otherwise.
-func (c *checker) compareView(h int, isHead bool, at, last int, below []bool) error {
+func (c *checker) compareView(h int, isHead bool, at int) error {
 	g, a := c.g, c.active
 	head := g.ID(h)
 	if isHead {
@@ -95,7 +89,7 @@ func (c *checker) compareView(h int, isHead bool, at, last int, below []bool) er
 	}
 	spine := g.Spine(h)
 	want := spine
-	if h == last || below[h] {
+	if c.substitutes(h) {
 		want = make([]int, 0, len(spine)-len(a.covered)+1)
 		want = append(want, spine[:at]...)
 		want = append(want, a.summary)

@@ -147,7 +147,7 @@ func (c *checker) checkActive() {
 	}
 	latest := c.segs[len(c.segs)-1].summary
 	if s.Meta.ActiveSummaryID == "" {
-		c.add(Summaries, Warning, CodeActiveSummaryUnset, latest, c.metaPath(), 0,
+		c.add(Summaries, Warning, CodeActiveSummaryUnset, latest, c.metaPath(), c.s.MetaKeyLine("active_summary_id"),
 			"the session has %d summary node(s) but session.json names no active summary: every render is raw", len(c.segs))
 		return
 	}
@@ -155,12 +155,12 @@ func (c *checker) checkActive() {
 		return // dag reported active_summary_missing or active_summary_not_summary
 	}
 	if latest != c.active.summary {
-		c.add(Summaries, Warning, CodeActiveSummaryNotLast, latest, c.metaPath(), 0,
+		c.add(Summaries, Warning, CodeActiveSummaryNotLast, latest, c.metaPath(), c.s.MetaKeyLine("active_summary_id"),
 			"was written after the active summary %q; only one summary is active and it is the latest (seed §1)", s.Meta.ActiveSummaryID)
 	}
 	if n := c.activeNode; n != nil {
 		if text := strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix); text != s.Meta.ActiveSummaryText {
-			c.add(Summaries, Warning, CodeActiveSummaryTextDiff, c.active.summary, c.metaPath(), 0,
+			c.add(Summaries, Warning, CodeActiveSummaryTextDiff, c.active.summary, c.metaPath(), c.s.MetaKeyLine("active_summary_text"),
 				"session.json active_summary_text differs from the active summary's content (the next compaction chains from it)")
 		}
 	}
@@ -168,27 +168,23 @@ func (c *checker) checkActive() {
 
 // checkExtension: seed §2 — when a later summary's chain holds an earlier
 // summary's whole segment, the later covers_ids begins with the earlier
-// one (re-compaction absorbs the previous summary's turns). One walk up the
-// predecessor chain per summary.
+// one (re-compaction absorbs the previous summary's turns). The earlier
+// segment is a chain ending at its last node, so the later chain holds it
+// exactly when that node lies on the later segment's last node's spine:
+// one dag.Graph.IsAncestor test per pair, with no walk to the root per
+// summary (which made many re-compactions on a deep chain quadratic).
 func (c *checker) checkExtension() {
 	if len(c.segs) < 2 {
 		return
 	}
 	g := c.g
-	onChain := make([]int32, g.Len())
 	for j, later := range c.segs {
 		if !later.contiguous || j == 0 || g.Depth(later.covered[0]) < 0 {
 			continue
 		}
-		tag := int32(j + 1)
-		for _, x := range later.covered {
-			onChain[x] = tag
-		}
-		for p := g.Pred(later.covered[0]); p >= 0; p = g.Pred(p) {
-			onChain[p] = tag
-		}
+		lastLater := later.covered[len(later.covered)-1]
 		for _, earlier := range c.segs[:j] {
-			if !earlier.contiguous || onChain[earlier.covered[len(earlier.covered)-1]] != tag {
+			if !earlier.contiguous || !g.IsAncestor(earlier.covered[len(earlier.covered)-1], lastLater) {
 				continue
 			}
 			if !hasPrefix(later.covered, earlier.covered) {

@@ -31,10 +31,7 @@ func (c *checker) checkTools() error {
 	}
 	state := make([][]pending, g.Len())
 	reported := map[pending]bool{}
-	last := -1
-	if c.below != nil {
-		last = c.active.covered[len(c.active.covered)-1]
-	}
+	last := c.subLast
 	for k, x := range c.order {
 		if k&0xffff == 0 {
 			if err := c.ctx.Err(); err != nil {
@@ -49,7 +46,7 @@ func (c *checker) checkTools() error {
 		}
 		state[x] = c.step(int(x), open, reported)
 	}
-	if c.below != nil {
+	if c.subLast >= 0 {
 		// S itself is a user text turn following its splice point.
 		sum := c.active.summary
 		if p := g.Pred(sum); p >= 0 {

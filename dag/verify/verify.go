@@ -8,14 +8,16 @@
 // other command applies. It never writes to a session, never formats
 // findings for people and never imports cobra, viper, cmd/ or os.Std*.
 //
-// Cost is linear in nodes plus covered ids (plus one predecessor walk per
-// summary): every per-branch property is computed once per node along
-// predecessor edges instead of once per branch tip.
+// Cost is linear in nodes plus covered ids (plus one constant-time
+// ancestry test per pair of summaries): every per-branch property is
+// computed once per node along predecessor edges instead of once per
+// branch tip.
 package verify
 
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -141,7 +143,7 @@ func Dir(ctx context.Context, dir string, open transcript.OpenOptions, opts Opti
 // by category in report order, each category in file order. The error is
 // non-nil only when ctx is done or a node cannot be re-read.
 func Session(ctx context.Context, s *transcript.Session, opts Options, fn func(Finding)) (*Result, error) {
-	c := &checker{ctx: ctx, s: s, opts: opts, res: &Result{Nodes: len(s.Refs)}, fn: fn}
+	c := &checker{ctx: ctx, s: s, opts: opts, res: &Result{Nodes: len(s.Refs)}, fn: fn, subLast: -1}
 	if err := c.run(); err != nil {
 		return c.res, err
 	}
@@ -168,10 +170,17 @@ type checker struct {
 	activeNode *transcript.Node
 	// tips are the branch tips (dag.Graph.Tips).
 	tips []int
-	// below marks the nodes strictly below the active segment's last node;
-	// it is set only when seed §3 accepts the segment, so those nodes render
-	// with the summary. nil otherwise.
-	below []bool
+	// subLast is the active segment's last node L when seed §3 accepts the
+	// segment, -1 otherwise: then exactly L and the nodes below it render
+	// with the summary (substitutes).
+	subLast int
+}
+
+// substitutes reports whether rendering from x substitutes the active
+// summary: x is L or lies below it (dag.Graph.IsAncestor, the one answer
+// to that question).
+func (c *checker) substitutes(x int) bool {
+	return c.subLast >= 0 && c.g.IsAncestor(c.subLast, x)
 }
 
 type segment struct {
@@ -271,7 +280,7 @@ func (c *checker) checkStructure() error {
 		c.buf = append(c.buf, f)
 	}
 	if h := g.Head(); h >= 0 && g.Depth(h) < 0 {
-		c.add(Structure, Error, CodeHeadSpineBroken, h, c.metaPath(), 0,
+		c.add(Structure, Error, CodeHeadSpineBroken, h, c.metaPath(), c.s.MetaKeyLine("head"),
 			"HEAD's predecessor chain does not reach a root (a missing predecessor or a cycle above it)")
 	}
 	for _, w := range c.s.Warnings {
@@ -281,7 +290,9 @@ func (c *checker) checkStructure() error {
 	return nil
 }
 
-func (c *checker) metaPath() string { return c.s.Dir + "/" + transcript.MetaFile }
+// metaPath is session.json's path, spelled as dag.New spells it (findings
+// from both sort and print alike, whatever trailing slash DIR had).
+func (c *checker) metaPath() string { return filepath.Join(c.s.Dir, transcript.MetaFile) }
 
 // depthOrder lists every node whose chain reaches a root, roots first, by
 // a counting sort on depth: O(n).

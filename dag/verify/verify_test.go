@@ -164,6 +164,39 @@ func TestStrict(t *testing.T) {
 	}
 }
 
+// session.json findings name the file as dag does (filepath.Join, so
+// 'verify sessions/x/' prints no "x//session.json"), carry the line of
+// their key, and sort with dag's by line: nodes.jsonl first, then
+// session.json, in each category.
+func TestMetaFindingsPathAndLine(t *testing.T) {
+	dir := t.TempDir()
+	meta := "{\n  \"format_version\": 1,\n  \"active_summary_id\": \"summary_gone\",\n  \"head\": \"a2\"\n}\n"
+	nodes := `{"id":"r","predecessor":null,"role":"system","content":"x"}
+{"id":"u1","predecessor":"ghost","role":"user","content":"x"}
+{"id":"a2","predecessor":"u1","role":"assistant","content":"x"}
+`
+	if err := os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, got := check(t, dir+"/", verify.Options{})
+	metaPath := filepath.Join(dir, transcript.MetaFile)
+	want := []string{
+		filepath.Join(dir, transcript.NodesFile) + `:2: node "u1": predecessor "ghost" not found`,
+		metaPath + `:3: node "summary_gone": the active summary does not exist`,
+		metaPath + `:4: node "a2": HEAD's predecessor chain does not reach a root (a missing predecessor or a cycle above it)`,
+	}
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, f.String())
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestFindingText(t *testing.T) {
 	_, got := check(t, filepath.Join(fixtures, "broken", "tool_call_unanswered"), verify.Options{})
 	want := `../../fixtures/broken/tool_call_unanswered/nodes.jsonl:3: node "a1": tool call "c1" has no result before the next turn "a2" (line 4)`
