@@ -80,8 +80,8 @@ const (
 //     which must enter the summary like any covered turn (seed 000 §4 step
 //     3); the summary then becomes a root (predecessor "").
 //   - A history whose rendered total is at or below the target is a no-op.
-//   - The kept tail starts at a user message that answers no tool call, and
-//     the cut never separates an assistant tool call from its results: every
+//   - The kept tail starts at a user message that answers no tool call and
+//     does not directly follow another such message, and the cut never separates an assistant tool call from its results: every
 //     call made before the cut has its results before the cut.
 //   - The tail is the longest one that fits the target. If even the latest
 //     turn exceeds the target it stays intact (everything before it is
@@ -229,13 +229,17 @@ func factsOf(nodes []*transcript.Node) []nodeFacts {
 }
 
 // boundaries returns the positions after start where a kept tail may begin:
-// a user turn start with no tool call before it still waiting for a result
-// at or after it (seed 002: a tool call and its results are never split).
+// a user turn start, not right after another, with no tool call before it
+// still waiting for a result at or after it (seed 002: a tool call and its
+// results are never split).
 func boundaries(facts []nodeFacts, start int) []int {
 	var out []int
 	pending := -1 // the last position a call made so far is answered at
 	for i, f := range facts {
-		if i > start && f.turnStart && pending < i {
+		// A user message right after another one continues its turn
+		// (Codex sends its environment context just before the request):
+		// a tail starting between them would fold a lone message.
+		if i > start && f.turnStart && pending < i && !facts[i-1].turnStart {
 			out = append(out, i)
 		}
 		pending = max(pending, f.answeredAt)

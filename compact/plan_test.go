@@ -282,3 +282,13 @@ func TestPlanCoversAUserRoot(t *testing.T) {
 		t.Fatalf("start %d covers %v pred %q, want the user root covered and pred null", p.Start, p.CoversIDs, p.Predecessor)
 	}
 }
+
+// Consecutive user messages are one turn: a tail never starts between
+// them (a Codex import's environment context precedes the request).
+func TestPlanNeverSplitsConsecutiveUserMessages(t *testing.T) {
+	nodes := linear(t, "u u c t c t a")
+	p := MakePlan(PlanInput{Nodes: nodes, Tokens: []int{10, 10, 100, 100, 100, 100, 10}, Total: 433, Target: 50})
+	if !p.NoOp || p.Reason != ReasonNoBoundary {
+		t.Fatalf("want a no-op (%s), got cut %d covering %v", ReasonNoBoundary, p.Cut, p.NewIDs)
+	}
+}
