@@ -443,3 +443,33 @@ func TestCoreRepair(t *testing.T) {
 	coreRun(t, coreEnv{}, "repair", bad).check(t, "", "ctxfold: error: "+bad+"/nodes.jsonl:3: expected a JSON object: unexpected end of JSON input at byte 67\n", 2)
 	coreSame(t, before, coreFiles(t, bad))
 }
+
+// Interrupted while waiting for the lock: exit 130, nothing written.
+func TestCoreInterruptedWhileWaiting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	coreRun(t, coreEnv{}, "init", dir)
+	held, release := make(chan struct{}), make(chan struct{})
+	go transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(*transcript.Tx) error {
+		close(held)
+		<-release
+		return nil
+	})
+	<-held
+	defer close(release)
+	before := coreFiles(t, dir)
+	ios, _, out, errOut := report.Test()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	xdg := t.TempDir()
+	f := &Factory{IO: ios, Now: func() time.Time { return coreNow }, Getenv: func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return xdg
+		}
+		return ""
+	}}
+	code := Run(ctx, f, []string{"append", dir, "--role", "user", "--content", "x", "--lock-timeout", "1m"})
+	if code != 130 || out.String() != "" || errOut.String() != "ctxfold: interrupted\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	coreSame(t, before, coreFiles(t, dir))
+}
