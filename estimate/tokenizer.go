@@ -145,24 +145,27 @@ func getCounter(enc string) (*counter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := poolOf(enc).Get().(*counter); ok {
+		return c, nil
+	}
+	return newCounter(enc, ranks), nil
+}
+
+func newCounter(enc string, ranks map[string]int) *counter {
+	return &counter{enc: enc, ranks: ranks, next: splitFunc(enc)}
+}
+
+func putCounter(c *counter) { poolOf(c.enc).Put(c) }
+
+func poolOf(enc string) *sync.Pool {
 	poolMu.Lock()
+	defer poolMu.Unlock()
 	p, ok := pools[enc]
 	if !ok {
 		p = &sync.Pool{}
 		pools[enc] = p
 	}
-	poolMu.Unlock()
-	if c, ok := p.Get().(*counter); ok {
-		return c, nil
-	}
-	return &counter{enc: enc, ranks: ranks, next: splitFunc(enc)}, nil
-}
-
-func putCounter(c *counter) {
-	poolMu.Lock()
-	p := pools[c.enc]
-	poolMu.Unlock()
-	p.Put(c)
+	return p
 }
 
 // chunkBytes bounds the text handed to the pre-splitter in one call: the
