@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -45,15 +46,15 @@ func diagram(l *layout, c *counter, node func(diagramNode) error, edge func(from
 		d := diagramNode{name: fmt.Sprintf("i%d", it), kind: l.kind(it), head: i == g.Head() && it < l.n}
 		switch {
 		case d.kind == kindCapsule:
-			d.lines = []string{"◆ " + ref.ID, fmt.Sprintf("covers %s nodes", thousands(fig.covers)),
-				fmt.Sprintf("%s → %s tokens", thousands(fig.before), thousands(fig.after))}
+			d.lines = []string{"◆ " + ref.ID, fmt.Sprintf("covers %s nodes", report.Thousands(fig.covers)),
+				fmt.Sprintf("%s → %s tokens", report.Thousands(fig.before), report.Thousands(fig.after))}
 		case g.IsRelic(i):
 			d.relic = true
-			d.lines = []string{ref.ID, "relic · superseded summary", thousands(tokens) + " tok"}
+			d.lines = []string{ref.ID, "relic · superseded summary", report.Thousands(tokens) + " tok"}
 		default:
-			meta := roleLabel(ref) + " · " + thousands(tokens) + " tok"
+			meta := roleLabel(ref) + " · " + report.Thousands(tokens) + " tok"
 			if ref.Summary {
-				meta = "summary · applies to no branch · " + thousands(tokens) + " tok"
+				meta = "summary · applies to no branch · " + report.Thousands(tokens) + " tok"
 			}
 			if d.head {
 				meta += " · HEAD"

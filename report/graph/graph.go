@@ -68,9 +68,6 @@ type Options struct {
 
 // Write draws g in opts.Format.
 func Write(ctx context.Context, w io.Writer, g *dag.Graph, opts Options) error {
-	if opts.Around != "" && opts.Depth < 0 {
-		return fmt.Errorf("--depth must be at least 0, got %d", opts.Depth)
-	}
 	// The page always holds the capsule's folded nodes, so a click can
 	// open it; --expand only opens it from the start.
 	l, err := newLayout(g, opts.Expand || opts.Format == FormatHTML, opts.Around, opts.Depth)
@@ -128,6 +125,13 @@ func (c *counter) count(idx []int) error {
 		c.tokens[i] = int32(counts[k].Tokens)
 	}
 	return nil
+}
+
+// resolved is the model and encoding the counts use, as estimate resolves
+// c.opts — asked of estimate.Nodes itself (with no nodes, so nothing is
+// counted) rather than restating its resolution rules here.
+func (c *counter) resolved() (*estimate.Result, error) {
+	return estimate.Nodes(c.ctx, nil, c.opts)
 }
 
 // load reads the given nodes and their per-node token counts.
@@ -293,24 +297,6 @@ func fullText(n *transcript.Node) string {
 			b.WriteString("\n\n")
 		}
 		b.WriteString("[tool call " + c.ID + "] " + c.Name + "(" + c.ArgumentsText() + ")")
-	}
-	return b.String()
-}
-
-// thousands formats n as 18,402.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
 	}
 	return b.String()
 }

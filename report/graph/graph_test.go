@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,12 +104,12 @@ func TestTreeCompacted(t *testing.T) {
 		t.Errorf("tree:\n%s\nwant skeleton:\n%s", out, strings.Join(want, "\n"))
 	}
 	covered := []string{"u1", "a1", "t1", "a2", "t2", "a3", "u2", "a4", "t3", "a5", "u3", "a6", "t4", "a7"}
-	capsule := "◆ summary_second  covers 14 nodes · " + thousands(tokensOf(t, g, covered...)) + " → " +
-		thousands(tokensOf(t, g, "summary_second")) + " tokens\n"
+	capsule := "◆ summary_second  covers 14 nodes · " + report.Thousands(tokensOf(t, g, covered...)) + " → " +
+		report.Thousands(tokensOf(t, g, "summary_second")) + " tokens\n"
 	if !strings.Contains(out, capsule) {
 		t.Errorf("no capsule line %q in\n%s", capsule, out)
 	}
-	if !strings.Contains(out, "● a8  assistant · "+thousands(tokensOf(t, g, "a8"))+" tok · EU led with 1.2M, then US with 0.9M.  ← HEAD\n") {
+	if !strings.Contains(out, "● a8  assistant · "+report.Thousands(tokensOf(t, g, "a8"))+" tok · EU led with 1.2M, then US with 0.9M.  ← HEAD\n") {
 		t.Errorf("HEAD line missing:\n%s", out)
 	}
 	if strings.Contains(out, "\x1b[") {
@@ -176,9 +177,22 @@ func TestTreeAround(t *testing.T) {
 	if want := []string{"⋮", "◦ t3", "◦ a5", "◦ u3"}; !slices.Equal(got, want) {
 		t.Errorf("around a5 depth 1: %q, want %q", got, want)
 	}
-	opts.Around = "nope"
-	if err := Write(context.Background(), &bytes.Buffer{}, g, opts); err == nil {
-		t.Error("--around with an unknown id must fail")
+	for _, tc := range []struct {
+		around string
+		depth  int
+		msg    string
+	}{
+		{"nope", 1, `--around "nope": no such node`},
+		{"a8", -1, `--around "a8": --depth must be at least 0, got -1`},
+	} {
+		opts.Around, opts.Depth = tc.around, tc.depth
+		var buf bytes.Buffer
+		err := Write(context.Background(), &buf, g, opts)
+		var ae *AroundError
+		if !errors.As(err, &ae) || ae.ExitCode() != 2 || !strings.HasSuffix(err.Error(), tc.msg) || buf.Len() != 0 {
+			t.Errorf("--around %s --depth %d: %v (%T), wrote %d bytes; want a usage *AroundError ending %q",
+				tc.around, tc.depth, err, err, buf.Len(), tc.msg)
+		}
 	}
 }
 
@@ -257,6 +271,46 @@ func TestJSONRows(t *testing.T) {
 	}
 	if row("u1")["on_head_spine"] != true || row("u1")["in_head_view"] != false || row("u4")["in_head_view"] != true {
 		t.Error("on_head_spine / in_head_view wrong")
+	}
+}
+
+// The document names the model and encoding that counted its tokens, not
+// the session's recorded model (compacted records gpt-4.1).
+func TestJSONModelIsTheCountingModel(t *testing.T) {
+	g := open(t, "compacted")
+	for _, tc := range []struct {
+		est             estimate.Options
+		model, encoding string
+	}{
+		{estimate.Options{Model: "gpt-4", NoCache: true}, "gpt-4", "cl100k_base"},
+		{estimate.Options{Model: "gpt-4o", Encoding: "cl100k_base", NoCache: true}, "gpt-4o", "cl100k_base"},
+		{estimate.Options{NoCache: true}, "", "o200k_base"},
+	} {
+		opts := testOptions(FormatJSON)
+		opts.Estimate = tc.est
+		var doc struct {
+			Model, Encoding string
+			Nodes           []struct {
+				ID     string
+				Tokens int
+			}
+		}
+		if err := json.Unmarshal([]byte(draw(t, g, opts)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Model != tc.model || doc.Encoding != tc.encoding {
+			t.Errorf("%+v: model %q encoding %q, want %q %q", tc.est, doc.Model, doc.Encoding, tc.model, tc.encoding)
+		}
+		a8, _ := g.Lookup("a8")
+		counts, err := estimate.PerNode(context.Background(), g.S, []int{a8}, tc.est)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range doc.Nodes {
+			if r.ID == "a8" && r.Tokens != counts[0].Tokens {
+				t.Errorf("%+v: a8 has %d tokens, the named model counts %d", tc.est, r.Tokens, counts[0].Tokens)
+			}
+		}
 	}
 }
 

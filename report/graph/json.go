@@ -3,6 +3,7 @@ package graph
 import (
 	"io"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -42,8 +43,13 @@ type Document struct {
 	Session         string `json:"session"`
 	Head            string `json:"head"`
 	ActiveSummaryID string `json:"active_summary_id"`
-	Model           string `json:"model"`
-	Nodes           []Row  `json:"nodes"`
+	// Model and Encoding are what counted the rows' tokens, as estimate
+	// resolved them (the --model flag, else the session's recorded model,
+	// else the config's); Model is "" when none was known and the counts
+	// use the default encoding.
+	Model    string `json:"model"`
+	Encoding string `json:"encoding"`
+	Nodes    []Row  `json:"nodes"`
 }
 
 // rows builds the wire rows in file order: every node, folded or not,
@@ -57,8 +63,12 @@ func rows(l *layout, c *counter) ([]Row, error) {
 		for _, i := range g.Spine(head) {
 			onSpine[i] = true
 		}
-		view, _ := g.View(head, false)
-		for _, i := range view {
+		// What the model reads is decided in one place: render.Build.
+		view, err := render.Build(g, "", false)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range view.Indexes {
 			inView[i] = true
 		}
 	}
@@ -105,8 +115,12 @@ func writeJSON(w io.Writer, l *layout, c *counter, opts Options) error {
 	if err != nil {
 		return err
 	}
+	used, err := c.resolved()
+	if err != nil {
+		return err
+	}
 	g := l.g
-	doc := Document{Session: opts.Session, Model: g.S.Meta.Model, Nodes: rs}
+	doc := Document{Session: opts.Session, Model: used.Model, Encoding: used.Encoding, Nodes: rs}
 	if h := g.Head(); h >= 0 {
 		doc.Head = g.ID(h)
 	}

@@ -54,6 +54,19 @@ func (l *layout) kind(item int) itemKind {
 	return kindNode
 }
 
+// AroundError is a --around request that cannot be drawn: an id that names
+// no node, or a negative depth. It is a usage error; this is the one place
+// both are checked.
+type AroundError struct {
+	Dir, ID string
+	Msg     string
+}
+
+func (e *AroundError) Error() string { return fmt.Sprintf("%s: --around %q: %s", e.Dir, e.ID, e.Msg) }
+
+// ExitCode: a bad --around is a usage error.
+func (e *AroundError) ExitCode() int { return 2 }
+
 // newLayout builds the drawing. around (a node id, "" for all) and depth
 // limit it to the items within depth steps of that node's item.
 func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, error) {
@@ -108,9 +121,12 @@ func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, er
 		}
 	}
 	if around != "" {
+		if depth < 0 {
+			return nil, &AroundError{Dir: g.S.Dir, ID: around, Msg: fmt.Sprintf("--depth must be at least 0, got %d", depth)}
+		}
 		a, ok := g.Lookup(around)
 		if !ok {
-			return nil, fmt.Errorf("--around %q: no such node", around)
+			return nil, &AroundError{Dir: g.S.Dir, ID: around, Msg: "no such node"}
 		}
 		if !l.shown[a] {
 			if !l.shown[n+a] && f.Applies && f.Folded(a) {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"unicode/utf8"
+
+	"github.com/ctxfold/ctxfold/report"
 )
 
 // defaultPreview is the preview length when the terminal width is unknown.
@@ -53,10 +55,10 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 			var text string
 			switch {
 			case l.kind(it) == kindCapsule:
-				text = p.Magenta(p.Bold("◆ "+id)) + "  " + p.Magenta("covers "+thousands(fig.covers)+" nodes · "+
-					thousands(fig.before)+" → "+thousands(fig.after)+" tokens")
+				text = p.Magenta(p.Bold("◆ "+id)) + "  " + p.Magenta("covers "+report.Thousands(fig.covers)+" nodes · "+
+					report.Thousands(fig.before)+" → "+report.Thousands(fig.after)+" tokens")
 			case g.IsRelic(i):
-				text = p.Dim("○ " + id + "  relic · superseded summary · " + thousands(toks[k]) + " tok")
+				text = p.Dim("○ " + id + "  relic · superseded summary · " + report.Thousands(toks[k]) + " tok")
 			default:
 				glyph := "●"
 				meta := roleLabel(ref)
@@ -74,7 +76,7 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 				if i == head && !ln.inside {
 					mark, markLen = "  "+p.Green(p.Bold("← HEAD")), 8
 				}
-				left := glyph + " " + id + "  " + meta + " · " + thousands(toks[k]) + " tok"
+				left := glyph + " " + id + "  " + meta + " · " + report.Thousands(toks[k]) + " tok"
 				max := defaultPreview
 				if opts.Width > 0 {
 					max = opts.Width - utf8.RuneCountInString(ln.prefix+left) - 3 - markLen
