@@ -110,7 +110,14 @@ func TestHTMLInBrowser(t *testing.T) {
 	// Click the node whose content is the <img onerror> payload.
 	do(t, ctx, chromedp.Click(chromedp.CSS(".covered .row:nth-child(2)")))
 	details := text(t, ctx, "#details")
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#q"), "onerror"), chromedp.Sleep(400*time.Millisecond))
+	// Wait for the (debounced) search to show what it must find: every
+	// drawn line whose node's id or content holds the word.
+	wantHits := fmt.Sprintf("%d matches", linesMatching(t, g, "onerror"))
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#q"), "onerror"))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.getElementById("qn").textContent === %q`, wantHits),
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("search for onerror: %q after waiting, want %q (%v)", text(t, ctx, "#qn"), wantHits, err)
+	}
 	hits := text(t, ctx, "#qn")
 	clean := eval[bool](t, ctx, pwnedCheck)
 	if !ready || capsules != 1 {
@@ -129,13 +136,39 @@ func TestHTMLInBrowser(t *testing.T) {
 	if !strings.Contains(occupancy, "HEAD context:") || !strings.Contains(occupancy, "window") {
 		t.Errorf("occupancy header: %q", occupancy)
 	}
-	if !strings.HasSuffix(hits, "matches") || hits == "0 matches" {
-		t.Errorf("search for onerror: %q", hits)
+	if hits != wantHits || wantHits == "0 matches" {
+		t.Errorf("search for onerror: %q, want %q (and more than none)", hits, wantHits)
 	}
 	if !clean {
 		t.Errorf("a payload ran or left markup: __pwned=%s title=%q", eval[string](t, ctx, `String(window.__pwned)`),
 			eval[string](t, ctx, `document.title`))
 	}
+}
+
+// linesMatching is the number of lines of the HTML page (the layout with
+// the capsule's folded nodes in it) whose node's id or full text holds
+// word, case-insensitively: what the page's search must count.
+func linesMatching(t *testing.T, g *dag.Graph, word string) int {
+	t.Helper()
+	l, err := newLayout(g, true, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = l.walk(func(ln line) error {
+		node, err := g.S.Node(l.node(ln.item))
+		if err != nil {
+			return err
+		}
+		if strings.Contains(strings.ToLower(node.ID+"\n"+fullText(node)), word) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // The check above is only worth something if it notices a payload that
@@ -148,7 +181,13 @@ document.getElementById("tree").innerHTML = "<img src=x onerror=\"window.__pwned
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Navigate("file://"+path), chromedp.Sleep(300*time.Millisecond))
+	// The image's error (and so the payload) fires after loading: wait for
+	// the payload to have run rather than for a while.
+	do(t, ctx, chromedp.Navigate("file://"+path))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.__pwned !== undefined`,
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the injected payload never ran: %v", err)
+	}
 	if eval[bool](t, ctx, pwnedCheck) {
 		t.Fatal("pwnedCheck passed a page whose payload ran")
 	}
