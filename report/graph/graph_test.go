@@ -274,6 +274,52 @@ func TestJSONRows(t *testing.T) {
 	}
 }
 
+// seed §3/§6, one fact, two projections: when the summary applies to
+// HEAD's branch, no id of covers_ids is in HEAD's view — also when a
+// covered turn's callee continues the chain after the segment (append
+// --caller allows it) and so is the first kept node.
+func TestJSONCoversNothingHeadReads(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u3","active_summary_id":"summary_s"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join([]string{
+		`{"id":"r","predecessor":null,"role":"system","content":"sys"}`,
+		`{"id":"u1","predecessor":"r","role":"user","content":"go"}`,
+		`{"id":"a1","predecessor":"u1","role":"assistant","content":"done"}`,
+		`{"id":"k1","predecessor":"a1","caller":"u1","role":"assistant","content":"spawned by u1, after a1"}`,
+		`{"id":"u3","predecessor":"k1","role":"user","content":"more"}`,
+		`{"id":"summary_s","predecessor":"r","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["u1","a1"]}}`,
+	}, "\n")+"\n"), 0o644)
+	for _, g := range []*dag.Graph{openDir(t, dir), open(t, "compacted")} {
+		var doc struct {
+			Nodes []struct {
+				ID         string   `json:"id"`
+				InHeadView bool     `json:"in_head_view"`
+				CoversIDs  []string `json:"covers_ids"`
+				Applies    *bool    `json:"applies"`
+			}
+		}
+		if err := json.Unmarshal([]byte(draw(t, g, testOptions(FormatJSON))), &doc); err != nil {
+			t.Fatal(err)
+		}
+		inView := map[string]bool{}
+		var covers []string
+		for _, r := range doc.Nodes {
+			inView[r.ID] = r.InHeadView
+			if r.Applies != nil && *r.Applies {
+				covers = r.CoversIDs
+			}
+		}
+		if len(covers) == 0 {
+			t.Fatalf("%s: no applying summary row", g.S.Dir)
+		}
+		for _, id := range covers {
+			if inView[id] {
+				t.Errorf("%s: covers_ids names %s, which HEAD's view holds", g.S.Dir, id)
+			}
+		}
+	}
+}
+
 // The document names the model and encoding that counted its tokens, not
 // the session's recorded model (compacted records gpt-4.1).
 func TestJSONModelIsTheCountingModel(t *testing.T) {
