@@ -2,6 +2,7 @@ package transcript_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ var fuzzSeeds = []string{
 	"\n\n",
 	`{"id":"u1","role":"user"}` + "\r\n",
 	`[]` + "\n",
+	`{"id":"u1","role":"user","content":"no final newline"}`,
 }
 
 // FuzzOpen feeds arbitrary bytes to the session reader as nodes.jsonl
@@ -86,6 +88,7 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		defer s.Close()
+		defer appendAfter(t, dir, s)
 		for i := range s.Refs {
 			n, err := s.Node(i)
 			if err != nil {
@@ -130,6 +133,40 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 	})
+}
+
+// appendAfter: whatever session reads, the next append works (recovering
+// any torn or uncommitted tail) and the session reads again with one more
+// node and every node it had.
+func appendAfter(t *testing.T, dir string, before *transcript.Session) {
+	os.RemoveAll(filepath.Join(dir, transcript.LostFound))
+	if _, dup := before.Lookup("fuzz-new"); dup {
+		return
+	}
+	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := tx.Append([]transcript.Node{{ID: "fuzz-new", Role: transcript.RoleUser, Content: transcript.TextContent("x")}},
+			transcript.AppendOptions{RootFirst: true})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("append after a readable session: %v", err)
+	}
+	s, err := transcript.Open(dir, transcript.OpenOptions{MaxLineBytes: 1 << 16})
+	if err != nil {
+		t.Fatalf("session unreadable after an append: %v", err)
+	}
+	defer s.Close()
+	if len(s.Refs) != len(before.Refs)+1 || len(s.Warnings) != 0 {
+		t.Fatalf("after the append: %d nodes (was %d), warnings %v", len(s.Refs), len(before.Refs), s.Warnings)
+	}
+	for _, r := range before.Refs {
+		if _, ok := s.Lookup(r.ID); !ok {
+			t.Fatalf("node %q lost by the append", r.ID)
+		}
+	}
+	if n, err := s.NodeByID("fuzz-new"); err != nil || n.Content.Text != "x" {
+		t.Fatalf("the new node: %+v %v", n, err)
+	}
 }
 
 // FuzzReadNodes feeds arbitrary bytes to the batch reader (append --file).
