@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/compact"
-	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
 )
 
@@ -19,14 +20,9 @@ type compactOptions struct {
 	JSON bool
 	Lang report.Lang
 	// Compact holds everything but the summarizer, which runCompact builds
-	// from the fields below.
-	Compact        compact.Options
-	SummarizerName string
-	SummarizerCmd  string
-	BaseURL        string
-	SummaryModel   string
-	// APIKey comes from CTXFOLD_API_KEY or OPENAI_API_KEY, never a flag.
-	APIKey string
+	// from Summarizers.
+	Compact     compact.Options
+	Summarizers summarizerSettings
 	// Summarizer, when set (tests), replaces the one named.
 	Summarizer compact.Summarizer
 }
@@ -75,21 +71,9 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			c := f.Config
 			opts.Compact.Dir = args[0]
 			opts.JSON = c.GetBool("json")
-			opts.SummarizerName = c.GetString("summarizer")
-			opts.SummarizerCmd = c.GetString("summarizer-cmd")
-			opts.BaseURL = c.GetString("base-url")
-			opts.SummaryModel = c.GetString("summary-model")
-			switch opts.SummarizerName {
-			case "extractive", "openai":
-				if opts.SummarizerCmd != "" && cmd.Flags().Changed("summarizer-cmd") {
-					return &UsageError{Err: errors.New("--summarizer-cmd needs --summarizer exec")}
-				}
-			case "exec":
-				if strings.TrimSpace(opts.SummarizerCmd) == "" {
-					return &UsageError{Err: errors.New("--summarizer exec needs --summarizer-cmd")}
-				}
-			default:
-				return &UsageError{Err: fmt.Errorf("--summarizer must be extractive, openai or exec, got %q", opts.SummarizerName)}
+			var err error
+			if opts.Summarizers, err = f.summarizerSettings(cmd); err != nil {
+				return err
 			}
 			opts.Compact.KeepTokens = c.GetInt("keep-tokens")
 			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
@@ -101,25 +85,11 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			if opts.Compact.IfAbove < 0 || opts.Compact.IfAbove > 100 {
 				return &UsageError{Err: fmt.Errorf("--if-above is a percentage from 0 to 100, got %v", opts.Compact.IfAbove)}
 			}
-			// The model resolves as in estimate: --model, else the session's,
-			// else the configured default; config models: extend the table.
-			e := estimate.Options{Window: c.GetInt("window")}
-			if cmd.Flags().Changed("model") {
-				e.Model, _ = cmd.Flags().GetString("model")
-			} else {
-				opts.Compact.DefaultModel = c.GetString("model")
+			// The model resolves as in estimate: --model, else the session's
+			// (compact.Compact reads it), else the configured default.
+			if opts.Compact.Estimate, opts.Compact.DefaultModel, err = f.resolveModelOptions(cmd); err != nil {
+				return err
 			}
-			if e.Window < 0 {
-				return &UsageError{Err: errors.New("--window must not be negative")}
-			}
-			if c.IsSet("models") {
-				models := map[string]estimate.Model{}
-				if err := c.UnmarshalKey("models", &models); err != nil {
-					return &UsageError{Err: fmt.Errorf("config models: %v", err)}
-				}
-				e.Models = models
-			}
-			opts.Compact.Estimate = e
 			if l := c.GetString("lang"); l != "" {
 				lang, err := report.ParseLang(l)
 				if err != nil {
@@ -129,10 +99,6 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			} else {
 				opts.Lang = report.LangFromLocale(f.Getenv)
 			}
-			opts.APIKey = f.Getenv("CTXFOLD_API_KEY")
-			if opts.APIKey == "" {
-				opts.APIKey = f.Getenv("OPENAI_API_KEY")
-			}
 			opts.Compact.Open = f.openOptions()
 			opts.Compact.Store = f.writeOptions("compact")
 			opts.Compact.Now = f.Now
@@ -140,18 +106,13 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 		},
 	}
 	fl := cmd.Flags()
-	fl.String("summarizer", "extractive", "extractive, openai or exec")
-	fl.String("summarizer-cmd", "", "shell command for --summarizer exec (prompt on stdin, summary on stdout)")
+	addSummarizerFlags(cmd)
 	fl.Int("keep-tokens", 0, "retained-token target for the kept tail (default: 10% of the window, 8000–40000)")
 	fl.Int("max-summary-tokens", compact.DefaultMaxSummaryTokens, "ceiling on the summary's size")
 	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and write nothing")
 	fl.Float64("if-above", 0, "compact only when the view fills at least this percentage of the input budget")
-	fl.String("model", "", "model for the budget and tokenizer (default: the session's)")
-	fl.Int("window", 0, "context window in tokens (overrides the model's)")
+	addModelFlags(cmd)
 	fl.String("lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
-	fl.String("base-url", "", "Chat Completions endpoint for --summarizer openai")
-	fl.String("summary-model", "", "model that writes the summary for --summarizer openai")
-	_ = cmd.RegisterFlagCompletionFunc("summarizer", fixedCompletion("extractive", "openai", "exec"))
 	_ = cmd.RegisterFlagCompletionFunc("lang", fixedCompletion("en", "zh"))
 	return cmd
 }
@@ -160,23 +121,29 @@ func (o *compactOptions) summarizer() (compact.Summarizer, error) {
 	if o.Summarizer != nil {
 		return o.Summarizer, nil
 	}
-	switch o.SummarizerName {
-	case "openai":
-		model := o.SummaryModel
-		if model == "" {
-			model = o.Compact.Estimate.Model
-		}
-		if model == "" {
-			return nil, &UsageError{Err: errors.New("--summarizer openai needs --summary-model")}
-		}
-		if o.APIKey == "" && o.BaseURL == "" {
-			return nil, &UsageError{Err: errors.New("--summarizer openai needs CTXFOLD_API_KEY or OPENAI_API_KEY (or a --base-url that needs no key)")}
-		}
-		return &compact.OpenAI{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: model}, nil
-	case "exec":
-		return &compact.Exec{Command: o.SummarizerCmd}, nil
-	}
-	return compact.Extractive{}, nil
+	return o.Summarizers.build(o.Compact.Estimate.Model)
+}
+
+// compactError is a failed or interrupted compaction, printed in the
+// standard one-line form ("ctxfold: error: context compaction failed: …")
+// with the seed 001 §04 message text.
+type compactError struct {
+	msg, hint string
+	code      int
+	err       error
+}
+
+func (e *compactError) Error() string { return e.msg }
+func (e *compactError) Hint() string  { return e.hint }
+func (e *compactError) ExitCode() int { return e.code }
+func (e *compactError) Unwrap() error { return e.err }
+
+// lowerFirst starts a message with a lower-case letter, as errors do (the
+// seed's "Context compaction failed: …" becomes "context compaction
+// failed: …"; Chinese is unchanged).
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToLower(r)) + s[n:]
 }
 
 func runCompact(ctx context.Context, opts *compactOptions) error {
@@ -202,24 +169,20 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 			if jerr := writeCompactJSON(opts.IO.Out, res, co, msg); jerr != nil {
 				return jerr
 			}
-		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: %s\n", msg)
 		}
-		return &SilentError{Code: failed.ExitCode()}
+		return &compactError{msg: lowerFirst(msg), code: failed.ExitCode(), err: err}
 	case errors.As(err, &changed):
 		msg := report.CompactionChanged(opts.Lang, changed.Msg)
 		if opts.JSON {
 			if jerr := writeCompactJSON(opts.IO.Out, res, co, msg); jerr != nil {
 				return jerr
 			}
-		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: %s\nctxfold: hint: %s\n", msg, changed.Hint())
 		}
-		return &SilentError{Code: changed.ExitCode()}
+		return &compactError{msg: lowerFirst(msg), hint: changed.Hint(), code: changed.ExitCode(), err: err}
 	case err != nil:
 		return err
 	}
-	msg := compactMessage(opts.Lang, res)
+	msg := compactMessage(opts.Lang, res, co.IfAbove)
 	if opts.JSON {
 		return writeCompactJSON(opts.IO.Out, res, co, msg)
 	}
@@ -229,17 +192,20 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	fmt.Fprintln(opts.IO.Out, msg)
 	if res.Outcome == compact.OutcomeSucceeded {
 		fmt.Fprintf(opts.IO.Out, "summary: %s\n", res.SummaryID)
-	} else if res.Reason != "" {
+	} else if res.Reason != "" && res.Reason != compact.ReasonBelowThreshold {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: note: %s\n", res.Reason)
 	}
 	return nil
 }
 
-func compactMessage(lang report.Lang, res *compact.Result) string {
+func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) string {
 	switch res.Outcome {
 	case compact.OutcomeSucceeded:
 		return report.CompactionFinished(lang, res.SummarisedCount, res.TokensBefore, res.TokensAfter)
 	case compact.OutcomeNoOp:
+		if res.Reason == compact.ReasonBelowThreshold {
+			return report.CompactionBelowThreshold(lang, res.BudgetPct, ifAbove)
+		}
 		return report.CompactionNoOp(lang)
 	case compact.OutcomePlanned:
 		return fmt.Sprintf("would cover %d older messages", res.SummarisedCount)

@@ -28,6 +28,9 @@ type renderOptions struct {
 	Fit        bool
 	FitOptions fit.Options
 	JSONReport string
+	// FitDefaultModel is the env/config model, used when neither --model
+	// nor the session names one (resolveModel).
+	FitDefaultModel string
 }
 
 func newRenderCmd(f *Factory) *cobra.Command {
@@ -90,15 +93,11 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
 	addModelFlags(cmd)
-	fl.Int("margin", -1, "safety margin in tokens kept free with --fit (default: 1% of the window, at least 256)")
-	fl.String("summarizer", "extractive", "--fit summarizer: extractive, openai or exec")
-	fl.String("summarizer-cmd", "", "shell command for --summarizer exec")
-	fl.String("base-url", "", "Chat Completions endpoint for --summarizer openai")
-	fl.String("summary-model", "", "model that writes summaries for --summarizer openai")
+	fl.Int("margin", fit.DefaultMargin, "safety margin in tokens kept free with --fit (default: 1% of the window, at least 256)")
+	addSummarizerFlags(cmd)
 	fl.Int("max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
 	fl.Duration("summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
 	fl.String("json-report", "", "--fit: write the report of what was changed to FILE")
-	_ = cmd.RegisterFlagCompletionFunc("summarizer", fixedCompletion("extractive", "openai", "exec"))
 	return cmd
 }
 
@@ -120,24 +119,29 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	if opts.Format == render.FormatJSONL {
 		return &UsageError{Err: errors.New("--fit prints openai, anthropic, text or ids")}
 	}
-	est, err := f.modelOptions()
+	est, fallback, err := f.resolveModelOptions(cmd)
 	if err != nil {
 		return err
 	}
 	margin, _ := fl.GetInt("margin")
+	if margin < 0 && margin != fit.DefaultMargin {
+		return &UsageError{Err: errorf("--margin must not be negative, got %d", margin)}
+	}
 	calls, _ := fl.GetInt("max-summary-calls")
 	deadline, _ := fl.GetDuration("summary-deadline")
 	if calls <= 0 || deadline <= 0 {
 		return &UsageError{Err: errors.New("--max-summary-calls and --summary-deadline must be positive")}
 	}
 	opts.JSONReport, _ = fl.GetString("json-report")
-	co := &compactOptions{SummarizerName: f.Config.GetString("summarizer"), SummarizerCmd: f.Config.GetString("summarizer-cmd"),
-		BaseURL: f.Config.GetString("base-url"), SummaryModel: f.Config.GetString("summary-model"), APIKey: apiKey(f.Getenv)}
-	co.Compact.Estimate = est
-	summarizer, err := co.summarizer()
+	settings, err := f.summarizerSettings(cmd)
 	if err != nil {
 		return err
 	}
+	summarizer, err := settings.build(est.Model)
+	if err != nil {
+		return err
+	}
+	opts.FitDefaultModel = fallback
 	opts.FitOptions = fit.Options{Estimate: est, Margin: margin, Summarizer: summarizer, MaxCalls: calls, Deadline: deadline}
 	return nil
 }
@@ -204,9 +208,8 @@ func textStyle(ios *report.IOStreams) render.Style {
 // fit succeeded.
 func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
 	fo := opts.FitOptions
-	if fo.Estimate.Model == "" {
-		fo.Estimate.Model = g.S.Meta.Model
-	}
+	fo.Estimate.Model = resolveModel(fo.Estimate.Model, g.S.Meta.Model, opts.FitDefaultModel)
+	fo.Session = opts.Dir
 	fo.CacheDir = g.S.Dir
 	nodes, err := view.LoadNodes()
 	if err != nil {

@@ -122,7 +122,7 @@ func TestRenderFitBodyRecountsWithinBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := decodeJSON(t, string(data))["budget"].(float64)
+	budget := decodeJSON(t, string(data))["input_budget"].(float64)
 	total := decodeJSON(t, est.Stdout)["total"].(float64)
 	if total > budget || total == 0 {
 		t.Fatalf("re-counted fitted body is %v tokens, budget %v", total, budget)

@@ -155,6 +155,12 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		eopts.Model = opts.DefaultModel
 	}
 	res.Model = eopts.Model
+	if eopts.Model == "" && eopts.Window <= 0 && (opts.KeepTokens <= 0 || opts.IfAbove > 0) {
+		// Without a window there is neither a target nor a budget
+		// percentage: refuse as `ctxfold estimate` does, rather than fold to
+		// a floor nobody asked for or never fire --if-above.
+		return nil, fmt.Errorf("%s: %w", opts.Dir, &estimate.UnknownModelError{})
+	}
 	view, err := render.Build(g, "", false)
 	if err != nil {
 		return nil, err
@@ -167,6 +173,9 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	// prints for this view; the per-node breakdown sizes the turns.
 	detail := eopts
 	detail.NodeDetail = true
+	// The total is the one `ctxfold estimate` prints; calibration against
+	// recorded usage changes no figure compact uses.
+	detail.NoCalibrate = true
 	// A dry run writes nothing, not even estimate's count cache.
 	detail.NoCache = detail.NoCache || opts.DryRun
 	before, err := estimate.View(ctx, view, detail)
@@ -192,8 +201,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	res.Plan = plan
 	if opts.IfAbove > 0 && res.BudgetPct < opts.IfAbove {
 		// Not triggered: no event, like an auto-compaction that did not fire.
-		res.Outcome = OutcomeNoOp
-		res.Reason = fmt.Sprintf("budget %.1f%% is below --if-above %.1f%%", res.BudgetPct, opts.IfAbove)
+		res.Outcome, res.Reason = OutcomeNoOp, ReasonBelowThreshold
 		return res, nil
 	}
 	if opts.DryRun {
@@ -269,13 +277,6 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	if text == "" {
 		return fail(ErrEmptySummary)
 	}
-	res.SummaryTokens, err = estimate.Text(before.Encoding, text)
-	if err != nil {
-		return fail(err)
-	}
-	if res.SummaryTokens > maxTok {
-		return fail(fmt.Errorf("%w (%d tokens, ceiling %d)", ErrOversized, res.SummaryTokens, maxTok))
-	}
 	summary := transcript.Node{
 		Predecessor: plan.Predecessor,
 		Role:        transcript.SummaryRole,
@@ -287,14 +288,27 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	summary.SetMeta("covers_ids", plan.CoversIDs)
 	summary.ID = transcript.NewID(&summary)
 	// seed 000 §4 step 4: render the candidate in memory and require a
-	// strictly smaller total through the same entry point.
+	// strictly smaller total through the same entry point. Its total is
+	// tokens_after (what `ctxfold estimate` prints once it is stored), and
+	// the summary node's own count is summary_tokens — one definition for
+	// the ceiling and the event.
 	preview, err := view.Preview(&summary)
 	if err != nil {
 		return fail(err)
 	}
-	after, err := estimate.Nodes(ctx, preview, eopts)
+	pdetail := eopts
+	pdetail.NodeDetail = true
+	after, err := estimate.Nodes(ctx, preview, pdetail)
 	if err != nil {
 		return fail(err)
+	}
+	for _, nc := range after.Nodes {
+		if nc.ID == summary.ID {
+			res.SummaryTokens = nc.Tokens
+		}
+	}
+	if res.SummaryTokens > maxTok {
+		return fail(fmt.Errorf("%w (%d tokens, ceiling %d)", ErrOversized, res.SummaryTokens, maxTok))
 	}
 	if after.Total >= before.Total {
 		return fail(fmt.Errorf("%w (%d → %d tokens)", ErrNonReducing, before.Total, after.Total))
@@ -309,24 +323,10 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		if _, err := tx.Append([]transcript.Node{summary}, transcript.AppendOptions{}); err != nil {
 			return err
 		}
-		// tokens_after is measured on the stored session, as `ctxfold
-		// estimate` will see it.
-		g2, err := dag.Load(s)
-		if err != nil {
-			return err
-		}
-		v2, err := render.Build(g2, "", false)
-		if err != nil {
-			return err
-		}
-		measured, err := estimate.View(context.WithoutCancel(ctx), v2, eopts)
-		if err != nil {
-			return err
-		}
-		res.TokensAfter = measured.Total
+		res.TokensAfter = after.Total
 		return tx.AppendEvent(map[string]any{
 			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
-			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": res.TokensAfter,
+			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after.Total,
 			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
 			"compacted_turns": plan.CompactedTurns, "summarizer": res.Summarizer, "duration_ms": ms(),
 		})

@@ -188,7 +188,7 @@ func TestCompactNoOpPathsNeverCallTheSummarizer(t *testing.T) {
 		o := opts(dir, mustNotCall{t}, 300)
 		o.IfAbove = 80
 		res, err := Compact(ctx, o)
-		if err != nil || res.Outcome != OutcomeNoOp || !strings.Contains(res.Reason, "--if-above") {
+		if err != nil || res.Outcome != OutcomeNoOp || res.Reason != ReasonBelowThreshold {
 			t.Fatalf("%v %+v", err, res)
 		}
 		if len(events(t, dir)) != 0 {

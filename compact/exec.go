@@ -3,6 +3,8 @@ package compact
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -22,6 +24,13 @@ type Exec struct {
 
 // Name implements Summarizer.
 func (e *Exec) Name() string { return "exec" }
+
+// CacheKey implements Summarizer: the command and the variables it adds
+// (hashed: a variable may hold a key).
+func (e *Exec) CacheKey() string {
+	env := sha256.Sum256([]byte(strings.Join(e.Env, "\x00")))
+	return "exec\x00" + e.Command + "\x00env=" + hex.EncodeToString(env[:])
+}
 
 // Summarize implements Summarizer.
 func (e *Exec) Summarize(ctx context.Context, req Request) (string, error) {

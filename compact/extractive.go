@@ -22,6 +22,10 @@ type Extractive struct{}
 // Name implements Summarizer.
 func (Extractive) Name() string { return "extractive" }
 
+// CacheKey implements Summarizer. The rules are versioned: change the
+// version when they change what a summary says.
+func (Extractive) CacheKey() string { return "extractive/v1" }
+
 // Section names used by the extractive summary (a subset of Sections plus
 // the media notice).
 const (

@@ -210,7 +210,8 @@ type stubSummarizer struct {
 	fn    func(ctx context.Context) error
 }
 
-func (s *stubSummarizer) Name() string { return "stub" }
+func (s *stubSummarizer) Name() string     { return "stub" }
+func (s *stubSummarizer) CacheKey() string { return "stub" }
 func (s *stubSummarizer) Summarize(ctx context.Context, req Request) (string, error) {
 	s.calls++
 	s.last = req
@@ -225,7 +226,8 @@ func (s *stubSummarizer) Summarize(ctx context.Context, req Request) (string, er
 // mustNotCall fails the test if a no-op path reaches the summarizer.
 type mustNotCall struct{ t testing.TB }
 
-func (m mustNotCall) Name() string { return "must-not-call" }
+func (m mustNotCall) Name() string     { return "must-not-call" }
+func (m mustNotCall) CacheKey() string { return "must-not-call" }
 func (m mustNotCall) Summarize(context.Context, Request) (string, error) {
 	m.t.Errorf("the summarizer was called on a no-op path")
 	return "", fmt.Errorf("must not be called")

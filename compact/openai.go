@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -39,10 +40,32 @@ type OpenAI struct {
 	MinChunkTokens int
 	// HTTPClient replaces the default client (tests).
 	HTTPClient *http.Client
+	// onCall is called before every HTTP attempt (set by Limited).
+	onCall func()
 }
 
 // Name implements Summarizer.
 func (o *OpenAI) Name() string { return "openai" }
+
+// CacheKey implements Summarizer: the endpoint, the model and every limit
+// that shapes a summary — never the API key.
+func (o *OpenAI) CacheKey() string {
+	return fmt.Sprintf("openai\x00%s\x00%s\x00timeout=%s\x00deadline=%s\x00calls=%d\x00retries=%d\x00chunk=%d/%d",
+		strings.TrimRight(o.BaseURL, "/"), o.Model, o.Timeout, o.Deadline, o.MaxCalls, o.Retries, o.ChunkTokens, o.MinChunkTokens)
+}
+
+// Limited implements Limiter: a copy with MaxCalls and Deadline set to what
+// the caller has left. Every HTTP attempt, retries included, counts.
+func (o *OpenAI) Limited(maxCalls int, deadline time.Time) (Summarizer, func() int) {
+	c := *o
+	c.MaxCalls = max(maxCalls, 1)
+	if !deadline.IsZero() {
+		c.Deadline = max(time.Until(deadline), time.Millisecond)
+	}
+	var n atomic.Int64
+	c.onCall = func() { n.Add(1) }
+	return &c, func() int { return int(n.Load()) }
+}
 
 // ErrContextLength is a provider's context-length (prompt too long) error.
 var ErrContextLength = errors.New("the prompt exceeds the summary model's context length")
@@ -94,7 +117,7 @@ func (o *OpenAI) Summarize(ctx context.Context, req Request) (string, error) {
 }
 
 func (r *openaiRun) summarize(ctx context.Context, req Request) (string, error) {
-	transcriptText := Transcript(req.Nodes)
+	transcriptText := transcriptOf(req)
 	out, err := r.call(ctx, promptFor(req.Previous, transcriptText, req.MaxTokens))
 	if !errors.Is(err, ErrContextLength) {
 		return out, err
@@ -242,6 +265,9 @@ func (r *openaiRun) call(ctx context.Context, prompt string) (string, error) {
 			return "", fmt.Errorf("openai: call budget of %d spent", maxCalls)
 		}
 		r.calls++
+		if o.onCall != nil {
+			o.onCall()
+		}
 		resp, err := r.client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 			Model:       o.Model,
 			Messages:    []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},

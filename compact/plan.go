@@ -68,6 +68,9 @@ const (
 	ReasonBelowTarget = "the rendered history is at or below the retained-token target"
 	ReasonNothingNew  = "no older turns to fold"
 	ReasonNoBoundary  = "no user message to start a kept tail at"
+	// ReasonBelowThreshold: --if-above did not fire (the view fills less
+	// of the budget than asked); nothing was planned against it.
+	ReasonBelowThreshold = "below_threshold"
 )
 
 // MakePlan selects whole turns to fold. The rules (docs/COMPACT.md states

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -15,9 +16,24 @@ import (
 type Summarizer interface {
 	// Name is recorded in the compaction_finished event.
 	Name() string
+	// CacheKey identifies the settings that shape the summaries (a command
+	// and its environment, an endpoint, a model and its limits), so a cache
+	// of summaries (render --fit's) never serves one summarizer's output
+	// for another's. It never contains a secret such as an API key.
+	CacheKey() string
 	// Summarize returns the summary text without SummaryPrefix. An empty
 	// result is rejected by the caller.
 	Summarize(ctx context.Context, req Request) (string, error)
+}
+
+// Limiter is implemented by summarizers that make several provider calls
+// per Summarize (retries, chunking): a caller with its own budget (render
+// --fit) hands each call only what remains of it.
+type Limiter interface {
+	// Limited returns a copy that makes at most maxCalls provider calls —
+	// every HTTP attempt counts, retries included — and stops at deadline;
+	// used reports how many calls the copy has made so far.
+	Limited(maxCalls int, deadline time.Time) (s Summarizer, used func() int)
 }
 
 // Request is one summarization job.
@@ -31,6 +47,9 @@ type Request struct {
 	MaxTokens int
 	// Encoding sizes text through estimate.Text.
 	Encoding string
+	// FullResults shows tool results unclipped: the caller has already cut
+	// long output into chunks it wants read whole (render --fit).
+	FullResults bool
 }
 
 // Sections are the summary's headings, in order (seed 002's structured
@@ -98,15 +117,30 @@ func mediaNotice(b transcript.Block) string {
 // roles, text, tool calls with their arguments, tool results clipped,
 // media as a reference notice. Thinking is left out (signed reasoning is the
 // model's, not the conversation's).
-func Transcript(nodes []*transcript.Node) string {
+func Transcript(nodes []*transcript.Node) string { return transcriptText(nodes, true) }
+
+// TranscriptFull is Transcript with tool results unclipped, for a caller
+// that sizes and chunks the text itself.
+func TranscriptFull(nodes []*transcript.Node) string { return transcriptText(nodes, false) }
+
+// transcriptOf is the request's transcript, clipped unless FullResults.
+func transcriptOf(req Request) string { return transcriptText(req.Nodes, !req.FullResults) }
+
+func transcriptText(nodes []*transcript.Node, clipResults bool) string {
 	var b strings.Builder
 	for _, nd := range nodes {
-		writeNode(&b, nd)
+		writeNode(&b, nd, clipResults)
 	}
 	return b.String()
 }
 
-func writeNode(b *strings.Builder, nd *transcript.Node) {
+func writeNode(b *strings.Builder, nd *transcript.Node, clipResults bool) {
+	result := func(s string) string {
+		if clipResults {
+			return clip(s, clipHead, clipTail)
+		}
+		return s
+	}
 	label := string(nd.Role)
 	if nd.ToolCallID != "" {
 		label += " (result of " + nd.ToolCallID + ")"
@@ -120,7 +154,7 @@ func writeNode(b *strings.Builder, nd *transcript.Node) {
 	}
 	if !nd.Content.IsBlocks {
 		if nd.Role == transcript.RoleTool {
-			text(clip(nd.Content.Text, clipHead, clipTail))
+			text(result(nd.Content.Text))
 		} else {
 			text(nd.Content.Text)
 		}
@@ -138,7 +172,7 @@ func writeNode(b *strings.Builder, nd *transcript.Node) {
 				status = " (error)"
 			}
 			text(fmt.Sprintf("<- result of %s%s:", blk.ToolCallID, status))
-			text(clip(blk.Text, clipHead, clipTail))
+			text(result(blk.Text))
 		default:
 			text(mediaNotice(blk))
 		}
@@ -152,7 +186,7 @@ func writeNode(b *strings.Builder, nd *transcript.Node) {
 // Prompt is the instruction a model-backed summarizer (OpenAI, Exec) sends:
 // the same sections as the extractive summary, identifiers verbatim.
 func Prompt(req Request) string {
-	return promptFor(req.Previous, Transcript(req.Nodes), req.MaxTokens)
+	return promptFor(req.Previous, transcriptOf(req), req.MaxTokens)
 }
 
 func promptFor(previous, transcriptText string, maxTokens int) string {

@@ -79,6 +79,16 @@ func CompactionNoOp(l Lang) string {
 	return "Context is already compacted; no older messages to fold."
 }
 
+// CompactionBelowThreshold is printed when --if-above did not fire: the
+// context is not compacted, which is not the "already compacted" no-op of
+// seed 001 §04 (there may well be older messages to fold).
+func CompactionBelowThreshold(l Lang, pct, threshold float64) string {
+	if l == LangZH {
+		return fmt.Sprintf("上下文占预算的 %.1f%%，低于 --if-above %g%%，未压缩。", pct, threshold)
+	}
+	return fmt.Sprintf("Context is at %.1f%% of the budget, below --if-above %g%%; not compacted.", pct, threshold)
+}
+
 // CompactionChanged is printed when the session changed while the summary
 // was being written (not one of the four: nothing was compacted).
 func CompactionChanged(l Lang, why string) string {

@@ -15,11 +15,11 @@ func ExampleFit() {
 		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Say hi.")},
 		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Hi.")},
 	}
-	out, rep, err := fit.Fit(context.Background(), nodes, fit.Options{Estimate: estimate.Options{Model: "gpt-4o"}, Margin: -1})
+	out, rep, err := fit.Fit(context.Background(), nodes, fit.Options{Estimate: estimate.Options{Model: "gpt-4o"}, Margin: fit.DefaultMargin})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(out), rep.Fitted, len(rep.Transformations), rep.OutputCap)
+	fmt.Println(len(out), rep.Fitted, len(rep.Transformations), rep.OutputReserve)
 	// Output: 3 true 0 16384
 }

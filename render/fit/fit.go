@@ -38,6 +38,9 @@ const (
 	CheckpointIDPrefix     = "checkpoint_"
 	cacheDirName           = "cache/fit"
 	summaryOverheadPadding = 8
+	// DefaultMargin asks for the default safety margin: 1% of the window,
+	// at least 256 tokens. Any other negative margin is invalid.
+	DefaultMargin = -1
 )
 
 // Steps, in the order they are tried.
@@ -50,8 +53,9 @@ const (
 // Options tune one fit.
 type Options struct {
 	Estimate estimate.Options
-	// Margin is a safety margin kept free besides the output reserve; < 0
-	// means the default (1% of the window, at least 256 tokens).
+	// Margin is a safety margin kept free besides the output reserve;
+	// DefaultMargin (or any negative value) means 1% of the window, at
+	// least 256 tokens.
 	Margin int
 	// Summarizer writes tool-result summaries and checkpoints; nil skips
 	// steps 1 and 2 (only snipping is possible).
@@ -60,9 +64,15 @@ type Options struct {
 	// input budget of one summary call (longer text goes in chunks).
 	SummaryTokens int
 	ChunkTokens   int
-	// MaxCalls and Deadline bound the summary calls of this preparation.
+	// MaxCalls and Deadline bound the summary calls of this preparation:
+	// MaxCalls counts provider calls (a compact.Limiter such as
+	// compact.OpenAI counts each HTTP attempt, retries included; any other
+	// summarizer counts one per Summarize), and Deadline starts at the
+	// first summary call, so the time spent measuring is not taken from it.
 	MaxCalls int
 	Deadline time.Duration
+	// Session names the session in the report.
+	Session string
 	// CacheDir holds cached summaries ("" disables the cache).
 	CacheDir string
 }
@@ -77,12 +87,16 @@ type Transformation struct {
 }
 
 // Report says what a fit did.
+// Budget figures carry estimate's names: InputBudget here is the window
+// minus the output reserve minus the margin.
 type Report struct {
+	Session         string           `json:"session"`
 	Model           string           `json:"model"`
+	Encoding        string           `json:"encoding"`
 	Window          int              `json:"window"`
-	OutputCap       int              `json:"output_cap"`
+	OutputReserve   int              `json:"output_reserve"`
 	Margin          int              `json:"margin"`
-	Budget          int              `json:"budget"`
+	InputBudget     int              `json:"input_budget"`
 	TokensBefore    int              `json:"tokens_before"`
 	TokensAfter     int              `json:"tokens_after"`
 	Fitted          bool             `json:"fitted"`
@@ -134,10 +148,19 @@ type fitter struct {
 	total  int
 	budget int
 	rep    *Report
-	// summary-call budget
+	// summary-call budget: sumCtx carries the deadline, started by the
+	// first call (startDeadline).
+	parent context.Context
 	sumCtx context.Context
+	cancel context.CancelFunc
 	calls  int
 	stop   string
+}
+
+func (f *fitter) startDeadline() {
+	if f.sumCtx == nil {
+		f.sumCtx, f.cancel = context.WithTimeout(f.parent, f.opts.Deadline)
+	}
 }
 
 // Fit returns the nodes of a request that fits, and a report. nodes is the
@@ -160,8 +183,8 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 	if margin < 0 {
 		margin = max(256, b.Window/100)
 	}
-	rep := &Report{Model: b.Model, Window: b.Window, OutputCap: b.OutputReserve, Margin: margin,
-		Budget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}
+	rep := &Report{Session: opts.Session, Model: b.Model, Encoding: b.Encoding, Window: b.Window, OutputReserve: b.OutputReserve,
+		Margin: margin, InputBudget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}
 	est := opts.Estimate
 	est.NodeDetail = true
 	res, err := estimate.Nodes(ctx, nodes, est)
@@ -169,7 +192,7 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 		return nil, nil, err
 	}
 	rep.TokensBefore, rep.TokensAfter = res.Total, res.Total
-	if res.Total <= rep.Budget {
+	if res.Total <= rep.InputBudget {
 		rep.Fitted = true
 		return nodes, rep, nil
 	}
@@ -185,7 +208,7 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 	if opts.ChunkTokens <= 0 {
 		opts.ChunkTokens = DefaultChunkTokens
 	}
-	f := &fitter{opts: opts, nodes: append([]*transcript.Node(nil), nodes...), budget: rep.Budget, rep: rep}
+	f := &fitter{opts: opts, nodes: append([]*transcript.Node(nil), nodes...), budget: rep.InputBudget, rep: rep, parent: ctx}
 	f.tokens = make([]int, len(nodes))
 	sum := 0
 	for k, nc := range res.Nodes {
@@ -193,9 +216,11 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 		sum += nc.Tokens
 	}
 	f.extras, f.total = res.Total-sum, res.Total
-	sumCtx, cancel := context.WithTimeout(ctx, opts.Deadline)
-	defer cancel()
-	f.sumCtx = sumCtx
+	defer func() {
+		if f.cancel != nil {
+			f.cancel()
+		}
+	}()
 
 	for _, step := range []func(context.Context) error{f.summarizeToolResults, f.checkpoint, f.snip} {
 		if f.total <= f.budget {
@@ -212,8 +237,8 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 		return nil, nil, err
 	}
 	rep.TokensAfter = final.Total
-	if final.Total > rep.Budget {
-		return nil, rep, &DoesNotFitError{Tokens: final.Total, Budget: rep.Budget, Protected: f.protectedTokens()}
+	if final.Total > rep.InputBudget {
+		return nil, rep, &DoesNotFitError{Tokens: final.Total, Budget: rep.InputBudget, Protected: f.protectedTokens()}
 	}
 	rep.Fitted = true
 	return f.nodes, rep, nil
@@ -590,24 +615,38 @@ func (f *fitter) checkpoint(ctx context.Context) error {
 
 // ---- step 3: snip ----
 
+// snip drops the oldest eligible units until the request fits. Dropping a
+// whole unit changes neither what is protected nor the other units (a
+// complete tool group leaves as one), so the units are computed once and
+// the nodes compacted once.
 func (f *fitter) snip(ctx context.Context) error {
-	for f.total > f.budget {
-		units := eligibleUnits(f.nodes)
-		if len(units) == 0 {
-			return nil
+	drop := make([]bool, len(f.nodes))
+	dropped := false
+	for _, u := range eligibleUnits(f.nodes) {
+		if f.total <= f.budget {
+			break
 		}
-		u := units[0]
 		var ids []string
 		before := 0
 		for k := u.first; k <= u.last; k++ {
 			ids = append(ids, f.nodes[k].ID)
 			before += f.tokens[k]
+			drop[k] = true
 		}
-		f.nodes = append(f.nodes[:u.first:u.first], f.nodes[u.last+1:]...)
-		f.tokens = append(f.tokens[:u.first:u.first], f.tokens[u.last+1:]...)
+		dropped = true
 		f.total -= before
 		f.rep.Transformations = append(f.rep.Transformations, Transformation{Step: StepSnip, NodeIDs: ids, TokensBefore: before, TokensAfter: 0})
 	}
+	if !dropped {
+		return nil
+	}
+	nodes, tokens := f.nodes[:0:0], f.tokens[:0:0]
+	for k, n := range f.nodes {
+		if !drop[k] {
+			nodes, tokens = append(nodes, n), append(tokens, f.tokens[k])
+		}
+	}
+	f.nodes, f.tokens = nodes, tokens
 	return nil
 }
 
@@ -641,11 +680,20 @@ func (f *fitter) summary(kind string, nodes []*transcript.Node) (string, bool) {
 				f.fail(err)
 				return "", false
 			}
-			out = append(out, s)
+			// One chunk of a long output may hold nothing worth keeping
+			// (an extractive summary of it is empty); the others still
+			// summarize the whole.
+			if s != "" {
+				out = append(out, s)
+			}
 		}
 		if overflow {
 			chunk /= 2
 			continue
+		}
+		if len(out) == 0 {
+			f.fail(errors.New("empty summary"))
+			return "", false
 		}
 		s := strings.Join(out, "\n")
 		f.cachePut(key, s)
@@ -663,19 +711,30 @@ func (f *fitter) call(nodes []*transcript.Node) (string, error) {
 		f.stop = fmt.Sprintf("summary call budget spent (%d calls)", f.opts.MaxCalls)
 		return "", errors.New(f.stop)
 	}
+	f.startDeadline()
 	if f.sumCtx.Err() != nil {
 		f.stop = fmt.Sprintf("summary deadline passed (%s)", f.opts.Deadline)
 		return "", errors.New(f.stop)
 	}
-	f.calls++
+	summarizer := f.opts.Summarizer
+	used := func() int { return 1 }
+	if l, ok := summarizer.(compact.Limiter); ok {
+		// It retries and chunks on its own: hand it only what is left of
+		// this preparation's calls and time.
+		deadline, _ := f.sumCtx.Deadline()
+		summarizer, used = l.Limited(f.opts.MaxCalls-f.calls, deadline)
+	}
+	// Tool output goes unclipped: chunks sized it, and the summary is of
+	// the whole result.
+	s, err := summarizer.Summarize(f.sumCtx, compact.Request{Nodes: nodes, MaxTokens: f.opts.SummaryTokens, Encoding: f.encoding(), FullResults: true})
+	// A call that made no provider call still counts, so a broken
+	// summarizer cannot loop.
+	f.calls += max(used(), 1)
+	f.calls = min(f.calls, f.opts.MaxCalls)
 	f.rep.SummaryCalls = f.calls
-	s, err := f.opts.Summarizer.Summarize(f.sumCtx, compact.Request{Nodes: nodes, MaxTokens: f.opts.SummaryTokens, Encoding: f.opts.Estimate.Encoding})
 	if err != nil && f.sumCtx.Err() != nil {
 		f.stop = fmt.Sprintf("summary deadline passed (%s)", f.opts.Deadline)
 		return "", errors.New(f.stop)
-	}
-	if err == nil && strings.TrimSpace(s) == "" {
-		err = errors.New("empty summary")
 	}
 	return strings.TrimSpace(s), err
 }
@@ -704,7 +763,7 @@ func (f *fitter) chunks(nodes []*transcript.Node, chunk int) ([][]*transcript.No
 		}
 	}
 	for _, n := range nodes {
-		t, err := estimate.Text(enc, compact.Transcript([]*transcript.Node{n}))
+		t, err := estimate.Text(enc, compact.TranscriptFull([]*transcript.Node{n}))
 		if err != nil {
 			return nil, err
 		}
@@ -787,17 +846,11 @@ func (f *fitter) encoding() string {
 	return estimate.O200kBase
 }
 
-// settingsKey identifies a summarizer's configuration for the cache.
-type settingsKey interface{ CacheKey() string }
-
 func (f *fitter) cacheKey(kind string, nodes []*transcript.Node) string {
 	h := sha256.New()
-	settings := f.opts.Summarizer.Name()
-	if sk, ok := f.opts.Summarizer.(settingsKey); ok {
-		settings = sk.CacheKey()
-	}
-	fmt.Fprintf(h, "ctxfold-fit-v1\x00%s\x00%s\x00%d\x00%s\x00", kind, settings, f.opts.SummaryTokens, f.opts.Estimate.Encoding)
-	h.Write([]byte(compact.Transcript(nodes)))
+	fmt.Fprintf(h, "ctxfold-fit-v2\x00%s\x00%s\x00%s\x00%d\x00%d\x00%s\x00", kind, f.opts.Summarizer.Name(), f.opts.Summarizer.CacheKey(),
+		f.opts.SummaryTokens, f.opts.ChunkTokens, f.encoding())
+	h.Write([]byte(compact.TranscriptFull(nodes)))
 	return hex.EncodeToString(h.Sum(nil))
 }
 

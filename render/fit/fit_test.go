@@ -60,8 +60,8 @@ func fitted(t *testing.T, nodes []*transcript.Node, opts fit.Options) ([]*transc
 	if err != nil {
 		t.Fatalf("Fit: %v", err)
 	}
-	if got := total(t, out); got > rep.Budget {
-		t.Fatalf("fitted body is %d tokens, over the budget %d", got, rep.Budget)
+	if got := total(t, out); got > rep.InputBudget {
+		t.Fatalf("fitted body is %d tokens, over the budget %d", got, rep.InputBudget)
 	}
 	if got := total(t, out); got != rep.TokensAfter {
 		t.Fatalf("report says %d tokens after, estimate says %d", rep.TokensAfter, got)
@@ -269,7 +269,8 @@ type countingSummarizer struct {
 	fail  bool
 }
 
-func (c *countingSummarizer) Name() string { return "counting" }
+func (c *countingSummarizer) Name() string     { return "counting" }
+func (c *countingSummarizer) CacheKey() string { return "counting" }
 
 func (c *countingSummarizer) Summarize(ctx context.Context, req compact.Request) (string, error) {
 	c.calls.Add(1)
