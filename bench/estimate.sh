@@ -30,10 +30,10 @@ go build -o "$out/ctxfold" .
 if [ ! -d estimate/testdata/refgen/node_modules/tiktoken ]; then
 	(cd estimate/testdata/refgen && npm ci --no-audit --no-fund >/dev/null)
 fi
-timer() { /usr/bin/time -f '%e %M' -o "$1" "${@:2}"; }
+timer() { /usr/bin/time -f '%e %M %P' -o "$1" "${@:2}"; }
 
-echo "| nodes | nodes.jsonl | cold (2 cores) | cold (1 core) | warm | cold/warm | node-warm | cold/node-warm | peak RSS | reference encode | reference/cold | tokens equal |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
+echo "| nodes | nodes.jsonl | cold (all cores) | CPU used | cold (1 core) | warm | cold/warm | node-warm | cold/node-warm | peak RSS | reference encode | reference/cold | tokens equal |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
 for n in "${sizes[@]}"; do
 	dir="$out/s$n"
 	[ -d "$dir" ] || go run ./bench/estimate-gen -n "$n" -o "$dir" >/dev/null
@@ -49,7 +49,8 @@ for n in "${sizes[@]}"; do
 const fs = require("fs");
 const [dir, out, n] = process.argv.slice(1);
 const size = fs.statSync(dir + "/nodes.jsonl").size;
-const t = (f) => fs.readFileSync(out + "/" + f, "utf8").trim().split("\n").pop().split(" ").map(Number);
+const t = (f) => fs.readFileSync(out + "/" + f, "utf8").trim().split("\n").pop().split(" ").map(parseFloat);
+const cpu = t("cold.time")[2];
 const [cold, coldKB] = t("cold.time"), [cold1, cold1KB] = t("cold1.time"), [warm, warmKB] = t("warm.time"), [nw, nwKB] = t("nodewarm.time");
 const c = JSON.parse(fs.readFileSync(out + "/cold.json", "utf8"));
 const w = JSON.parse(fs.readFileSync(out + "/warm.json", "utf8"));
@@ -59,6 +60,6 @@ const ref = JSON.parse(fs.readFileSync(out + "/ref.json", "utf8"));
 const mb = size / 1e6, mbps = (s) => (mb / s).toFixed(2) + " MB/s";
 const equal = c.total - c.categories.overhead === ref.tokens && c.total === w.total && c.total === w2.total;
 const x = (a, b) => (a / Math.max(b, 0.005)).toFixed(1) + "×";
-console.log(`| ${Number(n).toLocaleString("en")} | ${mb.toFixed(1)} MB | ${cold.toFixed(2)} s (${mbps(cold)}) | ${cold1.toFixed(2)} s (${mbps(cold1)}) | ${warm.toFixed(2)} s | ${x(cold, warm)} | ${nw.toFixed(2)} s | ${x(cold, nw)} | ${Math.round(peak)} MB (${(peak / mb * 100).toFixed(0)}% of file) | ${ref.encode_seconds.toFixed(2)} s | ${(ref.encode_seconds / cold).toFixed(2)}× | ${equal ? "yes" : "NO"} (${ref.tokens.toLocaleString("en")}) |`);
+console.log(`| ${Number(n).toLocaleString("en")} | ${mb.toFixed(1)} MB | ${cold.toFixed(2)} s (${mbps(cold)}) | ${cpu}% | ${cold1.toFixed(2)} s (${mbps(cold1)}) | ${warm.toFixed(2)} s | ${x(cold, warm)} | ${nw.toFixed(2)} s | ${x(cold, nw)} | ${Math.round(peak)} MB (${(peak / mb * 100).toFixed(0)}% of file) | ${ref.encode_seconds.toFixed(2)} s | ${(ref.encode_seconds / cold).toFixed(2)}× | ${equal ? "yes" : "NO"} (${ref.tokens.toLocaleString("en")}) |`);
 ' "$dir" "$out" "$n"
 done
