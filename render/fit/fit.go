@@ -711,8 +711,10 @@ func (f *fitter) call(nodes []*transcript.Node) (string, error) {
 		f.stop = fmt.Sprintf("summary call budget spent (%d calls)", f.opts.MaxCalls)
 		return "", errors.New(f.stop)
 	}
-	f.startDeadline()
-	if f.sumCtx.Err() != nil {
+	if f.sumCtx == nil {
+		// The first call always starts: the deadline begins with it.
+		f.startDeadline()
+	} else if f.sumCtx.Err() != nil {
 		f.stop = fmt.Sprintf("summary deadline passed (%s)", f.opts.Deadline)
 		return "", errors.New(f.stop)
 	}

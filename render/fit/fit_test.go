@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -297,15 +302,232 @@ func TestCallBudgetHoldsWithFailingSummarizer(t *testing.T) {
 	if err != nil && !errors.As(err, &dnf) {
 		t.Fatal(err)
 	}
-	if got := s.calls.Load(); got > 32 || got == 0 {
-		t.Fatalf("summarizer called %d times, want 1..32", got)
+	// 60 results are worth summarizing and each call fails: the budget is
+	// spent exactly, then refused.
+	if got := s.calls.Load(); got != 32 {
+		t.Fatalf("summarizer called %d times, want exactly 32", got)
 	}
-	if rep == nil || len(rep.SummaryFailures) == 0 {
-		t.Fatalf("failures not reported: %+v", rep)
+	if rep == nil || rep.SummaryCalls != 32 || len(rep.SummaryFailures) == 0 {
+		t.Fatalf("calls or failures not reported: %+v", rep)
 	}
-	// Snipping still fits the request without any summary.
-	if err == nil && total(t, nodes) <= rep.TokensAfter {
-		t.Fatalf("nothing was cut")
+	// No summary was had: only snips, in either outcome.
+	snips := 0
+	for _, tr := range rep.Transformations {
+		if tr.Step != fit.StepSnip {
+			t.Fatalf("a %s transformation without any summary: %+v", tr.Step, tr)
+		}
+		snips++
+	}
+	if err == nil {
+		if snips == 0 || total(t, nodes) <= rep.TokensAfter || rep.TokensAfter > rep.InputBudget {
+			t.Fatalf("fitted without cutting: %+v", rep)
+		}
+	} else if dnf.Tokens != rep.TokensAfter || dnf.Protected < dnf.Budget {
+		t.Fatalf("does not fit, yet not because of protected content: %+v %+v", dnf, rep)
+	}
+}
+
+// The deadline starts at the first summary call, not before the request
+// is measured: even a deadline that is over at once lets one call start
+// (which then sees it passed), whatever the machine's load.
+func TestDeadlineStartsAtTheFirstCall(t *testing.T) {
+	nodes := toolHeavy(20, 30)
+	s := &countingSummarizer{sleep: time.Hour}
+	opts := options(total(t, nodes)/3, s)
+	opts.Deadline = time.Nanosecond
+	_, rep, err := fit.Fit(context.Background(), nodes, opts)
+	var dnf *fit.DoesNotFitError
+	if err != nil && !errors.As(err, &dnf) {
+		t.Fatal(err)
+	}
+	if got := s.calls.Load(); got != 1 || rep.SummaryCalls != 1 {
+		t.Fatalf("summarizer called %d times (report %d), want exactly 1", got, rep.SummaryCalls)
+	}
+}
+
+// snip drops the oldest eligible units, whole, in order, and nothing else.
+func TestSnipDropsOldestUnitsInOrder(t *testing.T) {
+	nodes := toolHeavy(30, 10)
+	out, rep := fitted(t, nodes, options(total(t, nodes)/2, nil))
+	pos := map[string]int{}
+	for k, n := range nodes {
+		pos[n.ID] = k
+	}
+	dropped := map[string]bool{}
+	last := -1
+	for _, tr := range rep.Transformations {
+		if tr.Step != fit.StepSnip {
+			t.Fatalf("no summarizer, yet %s", tr.Step)
+		}
+		for _, id := range tr.NodeIDs {
+			if pos[id] <= last {
+				t.Fatalf("snipped %s out of order", id)
+			}
+			last = pos[id]
+			dropped[id] = true
+		}
+	}
+	if len(out)+len(dropped) != len(nodes) {
+		t.Fatalf("%d kept + %d snipped != %d", len(out), len(dropped), len(nodes))
+	}
+	k := 0
+	for _, n := range nodes {
+		if dropped[n.ID] {
+			continue
+		}
+		if out[k] != n {
+			t.Fatalf("kept node %d is %s, want %s", k, out[k].ID, n.ID)
+		}
+		k++
+	}
+	// Snipping stops as soon as the request fits: one unit fewer would not.
+	lastDrop := rep.Transformations[len(rep.Transformations)-1]
+	if rep.TokensAfter+lastDrop.TokensBefore <= rep.InputBudget {
+		t.Fatalf("snipped past the budget: %+v", rep)
+	}
+}
+
+// BenchmarkSnip: a long tool-heavy request cut to half (snip only).
+func BenchmarkSnip(b *testing.B) {
+	nodes := toolHeavy(2000, 2)
+	res, err := estimate.Nodes(context.Background(), nodes, estimate.Options{Window: 1 << 24})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := fit.Options{Estimate: estimate.Options{Window: res.Total/2 + 100, OutputCap: 100}, Margin: 0}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := fit.Fit(context.Background(), nodes, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// recordingExec stands in for an exec summarizer: it renders the prompt
+// a child process would read on stdin, and records it.
+type recordingExec struct {
+	mu      sync.Mutex
+	prompts []string
+	key     string
+}
+
+func (r *recordingExec) Name() string     { return "exec" }
+func (r *recordingExec) CacheKey() string { return r.key }
+func (r *recordingExec) Summarize(_ context.Context, req compact.Request) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.prompts = append(r.prompts, compact.Prompt(req))
+	return "summary of part", nil
+}
+
+// A long tool result is chunked and read whole: a marker in the middle of
+// a ~30k-token result reaches some summary call.
+func TestLongResultReachesTheSummarizerWhole(t *testing.T) {
+	const marker = "MARKER-7f3c9a1e-middle-of-the-log"
+	var log strings.Builder
+	for i := 0; i < 1500; i++ {
+		if i == 750 {
+			fmt.Fprintf(&log, "%s\n", marker)
+		}
+		fmt.Fprintf(&log, "=== RUN   TestIntegration/case_%04d\n--- PASS: TestIntegration/case_%04d (0.%02ds)\n", i, i, i%100)
+	}
+	args, _ := json.Marshal(map[string]string{"cmd": "go test ./..."})
+	nodes := []*transcript.Node{
+		{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("You are a build engineer.")},
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Run the suite.")},
+		{ID: "a1", Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "c1", Name: "bash", Arguments: args}}},
+		{ID: "r1", Role: transcript.RoleTool, ToolCallID: "c1", Content: transcript.TextContent(log.String())},
+		{ID: "u2", Role: transcript.RoleUser, Content: transcript.TextContent("Summarize the failures.")},
+		{ID: "a2", Role: transcript.RoleAssistant, Content: transcript.TextContent("None failed.")},
+	}
+	if n := total(t, nodes); n < 25000 {
+		t.Fatalf("the result is only %d tokens", n)
+	}
+	s := &recordingExec{key: "exec\x00record"}
+	_, rep := fitted(t, nodes, options(2000, s))
+	if len(rep.Transformations) == 0 || rep.Transformations[0].Step != fit.StepToolResults {
+		t.Fatalf("the result was not summarized: %+v", rep)
+	}
+	if len(s.prompts) < 2 {
+		t.Fatalf("a ~30k-token result went in %d call(s), want several chunks", len(s.prompts))
+	}
+	found := false
+	for _, p := range s.prompts {
+		found = found || strings.Contains(p, marker)
+		if strings.Contains(p, "bytes clipped") {
+			t.Fatalf("a chunk was clipped before it reached the summarizer")
+		}
+	}
+	if !found {
+		t.Fatalf("the middle of the result reached no summary call (%d calls)", len(s.prompts))
+	}
+}
+
+// The cache is keyed by the summarizer's settings: two exec summarizers
+// with different commands never share an entry.
+func TestCacheKeyedBySummarizerSettings(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	nodes := toolHeavy(4, 60)
+	dir := t.TempDir()
+	fitWith := func(cmd string) (*fit.Report, []*transcript.Node) {
+		opts := options(total(t, nodes)-300, &compact.Exec{Command: cmd})
+		opts.CacheDir = dir
+		out, rep := fitted(t, nodes, opts)
+		return rep, out
+	}
+	first, _ := fitWith(`cat >/dev/null; echo "summary from A"`)
+	if first.SummaryCalls == 0 || first.CacheHits != 0 {
+		t.Fatalf("first fit: %+v", first)
+	}
+	again, _ := fitWith(`cat >/dev/null; echo "summary from A"`)
+	if again.SummaryCalls != 0 || again.CacheHits == 0 {
+		t.Fatalf("the same command did not hit the cache: %+v", again)
+	}
+	other, out := fitWith(`cat >/dev/null; echo "summary from B"`)
+	if other.CacheHits != 0 || other.SummaryCalls == 0 {
+		t.Fatalf("another command was served the first one's summaries: %+v", other)
+	}
+	if r0 := byID(out)["r0"].Content.PlainText(); !strings.Contains(r0, "summary from B") {
+		t.Fatalf("r0 is %q, want B's summary", r0)
+	}
+	env := &compact.Exec{Command: `cat >/dev/null; echo "summary from A"`, Env: []string{"MODEL=other"}}
+	if env.CacheKey() == (&compact.Exec{Command: env.Command}).CacheKey() {
+		t.Fatal("the exec environment is not part of the cache key")
+	}
+}
+
+// The call limit counts provider calls: an openai summarizer that retries
+// every 500 never makes more HTTP requests than --max-summary-calls.
+func TestCallLimitCountsEveryHTTPAttempt(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	}))
+	defer srv.Close()
+	nodes := toolHeavy(20, 30)
+	for _, limit := range []int{1, 3, 7} {
+		requests.Store(0)
+		s := &compact.OpenAI{BaseURL: srv.URL, Model: "m", Backoff: time.Microsecond}
+		opts := options(total(t, nodes)/3, s)
+		opts.MaxCalls = limit
+		_, rep, err := fit.Fit(context.Background(), nodes, opts)
+		var dnf *fit.DoesNotFitError
+		if err != nil && !errors.As(err, &dnf) {
+			t.Fatal(err)
+		}
+		// Each summary retries 4 times; without the limit reaching into
+		// the summarizer, a limit of 7 would allow 35 requests.
+		if got := int(requests.Load()); got > limit || got == 0 {
+			t.Fatalf("limit %d: %d HTTP requests", limit, got)
+		}
+		if rep.SummaryCalls != int(requests.Load()) {
+			t.Fatalf("limit %d: report says %d calls, the server saw %d", limit, rep.SummaryCalls, requests.Load())
+		}
 	}
 }
 
