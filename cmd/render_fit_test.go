@@ -80,6 +80,10 @@ func TestRenderFitExitCodes(t *testing.T) {
 		{"fit flag without --fit", []string{"render", dir, "--window", "1000"}, 2, "--window needs --fit"},
 		{"jsonl is not a request format", []string{"render", dir, "--fit", "--format", "jsonl"}, 2, "--fit prints"},
 		{"unknown model", []string{"render", dir, "--fit", "--model", "gpt-4q"}, 2, "gpt-4q"},
+		{"unknown summarizer", []string{"render", dir, "--fit", "--summarizer", "bogus"}, 2, "--summarizer must be extractive, openai or exec"},
+		{"exec without a command", []string{"render", dir, "--fit", "--summarizer", "exec"}, 2, "needs --summarizer-cmd"},
+		{"a command without exec", []string{"render", dir, "--fit", "--summarizer-cmd", "cat"}, 2, "needs --summarizer exec"},
+		{"negative margin", []string{"render", dir, "--fit", "--margin", "-5"}, 2, "--margin must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := cliRun(t, nil, false, tc.args...)

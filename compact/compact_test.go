@@ -138,6 +138,11 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 		fin["tokens_after"] != float64(res.TokensAfter) || fin["summarizer"] != "extractive" || fin["compacted_turns"] != float64(1) {
 		t.Errorf("compaction_finished %v", fin)
 	}
+	// summary_tokens is the summary node's count in the rendered view,
+	// as estimate's node breakdown gives it (the ceiling uses the same).
+	if want := viewNodeTokens(t, dir, res.SummaryID); fin["summary_tokens"] != float64(want) || res.SummaryTokens != want {
+		t.Errorf("summary_tokens %v (result %d), the summary node counts %d in the view", fin["summary_tokens"], res.SummaryTokens, want)
+	}
 	if d, _ := fin["duration_ms"].(float64); d <= 0 {
 		t.Errorf("duration_ms %v from the injected clock", fin["duration_ms"])
 	}
@@ -414,5 +419,48 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 				t.Fatalf("session %d keep %d: verify: %v %+v", s, keep, err, vr)
 			}
 		}
+	}
+}
+
+// viewNodeTokens is estimate's count of one node of the view at HEAD.
+func viewNodeTokens(t testing.TB, dir, id string) int {
+	t.Helper()
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := estimate.View(context.Background(), v, estimate.Options{Model: g.S.Meta.Model, NodeDetail: true, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range res.Nodes {
+		if nc.ID == id {
+			return nc.Tokens
+		}
+	}
+	t.Fatalf("%s is not in the view", id)
+	return 0
+}
+
+// The size ceiling applies to the summary node's count in the view (its
+// prefix and message overhead included), the same figure the event
+// records: a text just under the ceiling by itself is over it as a node.
+func TestCompactCeilingIsTheNodeCount(t *testing.T) {
+	text := strings.TrimSpace(strings.Repeat("word ", 297))
+	bare, err := estimate.Text(estimate.O200kBase, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := copyFixture(t, "tools")
+	o := opts(dir, &stubSummarizer{text: text}, 300)
+	o.MaxSummaryTokens = bare
+	_, err = Compact(context.Background(), o)
+	if !errors.Is(err, ErrOversized) {
+		t.Fatalf("a %d-token text under a %d-token ceiling: got %v, want the node over the ceiling", bare, bare, err)
 	}
 }

@@ -208,3 +208,59 @@ func TestOpenAIDeadline(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// Limited hands a caller's remaining budget to one Summarize: at most
+// that many HTTP attempts, retries included, each reported by used.
+func TestOpenAILimited(t *testing.T) {
+	o, cs := newOpenAI(t, func(int, string) (int, string) {
+		return 503, apiError("overloaded", "server_error", "")
+	})
+	o.Retries = 10
+	s, used := o.Limited(3, time.Now().Add(time.Minute))
+	_, err := s.Summarize(context.Background(), Request{Nodes: ptrs(genSession(newRand(), 1)), MaxTokens: 100})
+	if err == nil || cs.calls != 3 || used() != 3 {
+		t.Fatalf("%v: the server saw %d calls, used() says %d; want 3", err, cs.calls, used())
+	}
+	if o.MaxCalls != 0 || o.onCall != nil {
+		t.Fatal("Limited changed the original")
+	}
+}
+
+// The cache key changes with every setting that shapes a summary, and
+// never holds the API key.
+func TestCacheKeys(t *testing.T) {
+	base := OpenAI{BaseURL: "http://localhost:1/v1", APIKey: testKey, Model: "m"}
+	keys := map[string]string{}
+	add := func(name string, s Summarizer) {
+		k := s.CacheKey()
+		if strings.Contains(k, testKey) {
+			t.Fatalf("%s: the API key is in the cache key", name)
+		}
+		for other, ok := range keys {
+			if ok == k {
+				t.Fatalf("%s and %s share a cache key %q", name, other, k)
+			}
+		}
+		keys[name] = k
+	}
+	add("openai", &base)
+	for name, edit := range map[string]func(*OpenAI){
+		"base url": func(o *OpenAI) { o.BaseURL = "http://localhost:2/v1" },
+		"model":    func(o *OpenAI) { o.Model = "m2" },
+		"calls":    func(o *OpenAI) { o.MaxCalls = 3 },
+		"chunks":   func(o *OpenAI) { o.ChunkTokens = 1000 },
+	} {
+		o := base
+		edit(&o)
+		add(name, &o)
+	}
+	other := base
+	other.APIKey = "sk-another-key"
+	if other.CacheKey() != base.CacheKey() {
+		t.Fatal("the API key changes the cache key")
+	}
+	add("exec a", &Exec{Command: "llm -m a"})
+	add("exec b", &Exec{Command: "llm -m b"})
+	add("exec env", &Exec{Command: "llm -m a", Env: []string{"TOKEN=" + testKey}})
+	add("extractive", Extractive{})
+}
