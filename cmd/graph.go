@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -27,9 +25,11 @@ type graphOptions struct {
 	Around string
 	Depth  int
 	Open   transcript.OpenOptions
-	// Estimate comes from the config (model, encoding, window, models:);
-	// an empty model means the session's.
-	Estimate estimate.Options
+	// Estimate comes from the model flags and the config's models:; its
+	// Model is the explicit --model only. DefaultModel is the env/config
+	// model, used when neither --model nor the session names one.
+	Estimate     estimate.Options
+	DefaultModel string
 }
 
 // defaultAroundDepth is --depth when --around is given alone.
@@ -46,13 +46,18 @@ the branches whose rendered context carries it (the same rule render uses,
 seed §3): its covered nodes are hidden there and drawn raw on the branches
 that render raw. Superseded summaries are drawn as relics. Nodes spawned by a
 turn (caller) hang under it and fold with it. Token counts come from
-estimate, with the session's model (or the config's model:, models:).
+estimate, for the model named by --model, else the model the session
+records, else CTXFOLD_MODEL or the config file's model: (an entry of the
+config's models: table counts as a known model). --encoding and --window
+override the model's; an unknown model that only the session or the config
+names is counted with the default encoding, with a warning.
 
 Formats:
   tree      like git log --graph, root first: forks hang off to the right,
             HEAD's branch runs straight down; one line per node (role,
             tokens, a preview). Colour on a terminal only. Streams.
-  json      one object: {session, head, active_summary_id, model, nodes: [
+  json      one object: {session, head, active_summary_id, model, encoding
+            (what counted the tokens), nodes: [
             {id, predecessor, caller, role, name, tokens, on_head_spine,
             in_head_view, carries_summary, folded, covers_ids (active summary),
             superseded_summary (relics), ...}]}. Same as --json.
@@ -69,6 +74,7 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
   ctxfold graph ./s --expand
   ctxfold graph ./s --around a42 --depth 3
   ctxfold graph ./s --json | jq '.nodes[] | select(.covers_ids)'
+  ctxfold graph ./s --model gpt-4o --format html -o s.html
   ctxfold graph ./s --format dot | dot -Tsvg > s.svg
   ctxfold graph ./s --format html -o s.html`,
 		Args: exactArgs(1),
@@ -93,11 +99,10 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
 			if fl.Changed("depth") && opts.Around == "" {
 				return &UsageError{Err: errors.New("--depth needs --around ID")}
 			}
-			if opts.Depth < 0 {
-				return &UsageError{Err: fmt.Errorf("--depth must be at least 0, got %d", opts.Depth)}
-			}
+			// A negative --depth and an unknown --around id are
+			// graph.AroundError (exit 2), checked where the drawing is made.
 			opts.Open = f.openOptions()
-			if opts.Estimate, err = f.modelOptions(); err != nil {
+			if opts.Estimate, opts.DefaultModel, err = f.resolveModelOptions(cmd); err != nil {
 				return err
 			}
 			return runGraph(cmd.Context(), opts)
@@ -109,16 +114,11 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
 	fl.Bool("expand", false, "draw the covered nodes inside the capsule")
 	fl.String("around", "", "draw only the nodes near this id")
 	fl.Int("depth", defaultAroundDepth, "with --around: how many steps away to draw")
+	addModelFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("tree", "json", "dot", "mermaid", "html"))
 	_ = cmd.RegisterFlagCompletionFunc("around", nodeIDFlagCompletion(f))
 	return cmd
 }
-
-// aroundError is a --around id that does not exist: a usage error.
-type aroundError struct{ err error }
-
-func (e *aroundError) Error() string { return e.err.Error() }
-func (e *aroundError) ExitCode() int { return ExitUsage }
 
 func runGraph(ctx context.Context, opts *graphOptions) error {
 	g, err := dag.Open(opts.Dir, opts.Open)
@@ -127,19 +127,18 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 	}
 	defer g.S.Close()
 	printWarnings(opts.IO.ErrOut, g.S.Warnings)
-	if opts.Around != "" {
-		if _, ok := g.Lookup(opts.Around); !ok {
-			return &aroundError{fmt.Errorf("%s: --around %q: no such node", opts.Dir, opts.Around)}
-		}
-	}
 	est := opts.Estimate
 	est.Warn = func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg) }
-	if est.Model == "" {
-		est.Model = g.S.Meta.Model
-	}
-	if _, ok := estimate.LookupModel(est.Model, est.Models); !ok && est.Model != "" {
-		// A drawing should not fail on an unknown model: count with the
-		// default encoding and say so.
+	explicit := est.Model != ""
+	est.Model = resolveModel(est.Model, g.S.Meta.Model, opts.DefaultModel)
+	if _, ok := estimate.LookupModel(est.Model, est.Models); !ok && est.Model != "" && est.Window <= 0 {
+		if explicit {
+			// --model was asked for by name: a typo is the user's to fix.
+			_, err := estimate.Budget(est)
+			return err
+		}
+		// A drawing should not fail on a model the session or the config
+		// names: count with the default encoding and say so.
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: unknown model %q: token counts use the default encoding\n", est.Model)
 		est.Model = ""
 	}
@@ -149,45 +148,13 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 	}
 	gopts := graph.Options{Format: opts.Format, Expand: opts.Expand, Around: opts.Around, Depth: opts.Depth,
 		Estimate: est, Session: opts.Dir}
-	toStdout := opts.Output == "" || opts.Output == "-"
-	if toStdout {
+	if opts.Output == "" || opts.Output == "-" {
 		gopts.Palette = report.NewPalette(opts.IO)
 		gopts.Width = opts.IO.TerminalWidth
 		return graph.Write(ctx, opts.IO.Out, g, gopts)
 	}
-	return writeGraphOutput(opts.Output, func(w io.Writer) error {
+	// -o: a failed run leaves no partial file.
+	return report.WriteFileAtomic(opts.Output, func(w io.Writer) error {
 		return graph.Write(ctx, w, g, gopts)
 	})
-}
-
-// writeGraphOutput writes path through a temporary file in the same
-// directory, renamed into place only when fn succeeded: a failed run
-// leaves no partial file (and an existing file untouched).
-func writeGraphOutput(path string, fn func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("-o %s: %w", path, errors.Unwrap(err))
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = fn(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("-o %s: %w", path, errors.Unwrap(err))
-	}
-	return nil
 }

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +29,11 @@ func TestGraphExitCodes(t *testing.T) {
 		{"around unknown", []string{compacted, "--around", "nope"}, 2},
 		{"depth without around", []string{compacted, "--depth", "2"}, 2},
 		{"negative depth", []string{compacted, "--around", "a8", "--depth", "-1"}, 2},
+		{"model", []string{compacted, "--model", "gpt-4", "--json"}, 0},
+		{"unknown model asked for", []string{compacted, "--model", "gpt-9-turbo"}, 2},
+		{"unknown model with a window", []string{compacted, "--model", "gpt-9-turbo", "--window", "100000"}, 0},
+		{"unknown encoding", []string{compacted, "--encoding", "p50k"}, 2},
+		{"negative window", []string{compacted, "--window", "-1"}, 2},
 		{"unwritable output", []string{compacted, "-o", filepath.Join(t.TempDir(), "no", "dir", "g.txt")}, 2},
 		{"unreadable", []string{bad}, 2},
 		{"no such dir", []string{filepath.Join(t.TempDir(), "nope")}, 2},
@@ -86,14 +89,7 @@ func TestGraphOutputAtomic(t *testing.T) {
 	if r := cliRun(t, nil, false, "graph", s, "-o", out, "--around", "nope"); r.Code != 2 {
 		t.Fatalf("code %d", r.Code)
 	}
-	// A failure in the middle of writing (after bytes went out).
-	err = writeGraphOutput(out, func(w io.Writer) error {
-		io.WriteString(w, "partial")
-		return errors.New("boom")
-	})
-	if err == nil || err.Error() != "boom" {
-		t.Fatalf("writeGraphOutput: %v", err)
-	}
+	// (A failure in the middle of writing is report.WriteFileAtomic's test.)
 	after, _ := os.ReadFile(out)
 	if string(after) != string(raw) {
 		t.Error("a failed run changed the existing output file")
@@ -131,6 +127,41 @@ func TestGraphUnknownModel(t *testing.T) {
 	r := cliRun(t, nil, false, "graph", s)
 	if r.Code != 0 || !strings.Contains(r.Stderr, `unknown model "model-from-the-future"`) || !strings.Contains(r.Stdout, "← HEAD") {
 		t.Errorf("code %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// The tokens are counted for --model, else the session's recorded model,
+// else the env/config model — and the JSON names what counted them.
+func TestGraphModelPrecedence(t *testing.T) {
+	s := copyFixture(t, "compacted") // records gpt-4.1 (o200k_base)
+	env := map[string]string{"CTXFOLD_MODEL": "gpt-4"}
+	for _, tc := range []struct {
+		name            string
+		env             map[string]string
+		args            []string
+		model, encoding string
+	}{
+		{"session's model", nil, nil, "gpt-4.1", "o200k_base"},
+		{"session's model before the env's", env, nil, "gpt-4.1", "o200k_base"},
+		{"--model first", env, []string{"--model", "gpt-4"}, "gpt-4", "cl100k_base"},
+		{"--encoding overrides the model's", nil, []string{"--encoding", "cl100k_base"}, "gpt-4.1", "cl100k_base"},
+	} {
+		r := cliRun(t, tc.env, false, append([]string{"graph", s, "--json"}, tc.args...)...)
+		if r.Code != 0 {
+			t.Fatalf("%s: code %d: %s", tc.name, r.Code, r.Stderr)
+		}
+		m := decodeJSON(t, r.Stdout)
+		if m["model"] != tc.model || m["encoding"] != tc.encoding {
+			t.Errorf("%s: model %v encoding %v, want %s %s", tc.name, m["model"], m["encoding"], tc.model, tc.encoding)
+		}
+	}
+	// The env's model is the fallback when the session records none.
+	meta := filepath.Join(s, "session.json")
+	raw, _ := os.ReadFile(meta)
+	os.WriteFile(meta, []byte(strings.Replace(string(raw), `"model": "gpt-4.1",`, "", 1)), 0o644)
+	r := cliRun(t, env, false, "graph", s, "--json")
+	if m := decodeJSON(t, r.Stdout); r.Code != 0 || m["model"] != "gpt-4" || m["encoding"] != "cl100k_base" {
+		t.Errorf("no session model: code %d model %v encoding %v", r.Code, m["model"], m["encoding"])
 	}
 }
 

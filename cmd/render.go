@@ -234,7 +234,7 @@ func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render
 func writeFitReport(opts *renderOptions, rep *fit.Report) error {
 	switch {
 	case opts.JSONReport != "":
-		return writeGraphOutput(opts.JSONReport, func(w io.Writer) error { return report.JSON(w, rep) })
+		return report.WriteFileAtomic(opts.JSONReport, func(w io.Writer) error { return report.JSON(w, rep) })
 	case opts.JSON:
 		return report.JSON(opts.IO.ErrOut, rep)
 	}
