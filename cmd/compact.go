@@ -58,8 +58,14 @@ The summary is validated before anything is written: empty, oversized or
 non-reducing summaries are rejected. If HEAD, the active summary or the covered
 turns change while the summarizer runs, nothing is written (exit 4). Events go
 to events.jsonl: compaction_started, compaction_finished, compaction_failed.
-docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or no-op, 3 failed (nothing written), 4 the session
-  changed during compaction (nothing written; run it again)`),
+
+The model resolves as in estimate: --model, else the session's, else the
+configured one; tokens_before is estimate's total under the same --encoding,
+--window, --max-output and --output-cap. With no model and no window there is
+no target: give --keep-tokens (or --model/--window); --if-above needs a budget.
+docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or no-op (--if-above not reached included), 2 no model
+  or window to size the target or budget, 3 failed (nothing written), 4 the
+  session changed during compaction (nothing written; run it again)`),
 		Example: `  ctxfold compact ./s
   ctxfold compact ./s --dry-run
   ctxfold compact ./s --keep-tokens 2000 --json

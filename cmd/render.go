@@ -49,16 +49,18 @@ nodes), openai (a Chat Completions messages array), anthropic (a Messages API
 body {system, messages}). Output is deterministic. With --json, a description
 of the view (ids, whether a summary substitutes) is printed instead.
 
---fit prints a request guaranteed to fit the model: budget = window − output
-cap − --margin, where the output cap is min(output capability, 16384,
+--fit prints a request guaranteed to fit the model: input budget = window −
+output reserve − --margin, where the reserve is min(output capability, 16384,
 window/4) unless --output-cap is given (an explicit cap that cannot be
-honoured is an error, never reduced). When over budget, in order: (1) text-only
+honoured is an error, never reduced). The model is --model, else the
+session's, else the configured one, as for estimate and compact. When over budget, in order: (1) text-only
 results of completed tool groups are summarized, oldest first; (2) older
 complete history becomes one request-local checkpoint — user messages and the
 latest assistant segment stay verbatim; (3) the oldest eligible history is
 snipped. The session is never written (summaries are cached in DIR/cache/fit/,
 which is safe to delete). At most --max-summary-calls summary calls and a
---summary-deadline per preparation. If the protected content alone does not
+--summary-deadline per preparation (every HTTP attempt of the openai
+summarizer counts as a call). If the protected content alone does not
 fit, nothing is printed and the exit status is 5. --json-report FILE (or
 stderr with --json) lists what was changed.` + exitStatusHelp(""),
 		Example: `  ctxfold render ./s
