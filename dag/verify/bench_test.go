@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag/verify"
@@ -115,4 +116,57 @@ func BenchmarkVerifyDir(b *testing.B) {
 			b.Fatalf("res %+v, err %v", res, err)
 		}
 	}
+}
+
+// BenchmarkVerifyManySummaries checks a deep chain that was compacted many
+// times (CTXFOLD_BENCH_SUMMARIES, default 2,000, one summary per step of
+// the chain). Whether an earlier summary's segment lies on a later one's
+// chain is an O(1) ancestry test, so the cost does not grow with summaries
+// × depth (each later summary is reported once, as not extending the
+// first):
+//
+//	go test ./dag/verify -run '^$' -bench VerifyManySummaries -benchtime 1x
+func BenchmarkVerifyManySummaries(b *testing.B) {
+	n, summaries := 200_000, 2_000
+	if v, err := strconv.Atoi(os.Getenv("CTXFOLD_BENCH_SUMMARIES")); err == nil && v > 1 {
+		summaries = v
+	}
+	dir := b.TempDir()
+	var sb strings.Builder
+	sb.WriteString(`{"id":"n0","predecessor":null,"role":"system","content":"s"}` + "\n")
+	for i := 1; i < n; i++ {
+		role := "user"
+		if i%2 == 0 {
+			role = "assistant"
+		}
+		fmt.Fprintf(&sb, `{"id":"n%d","predecessor":"n%d","role":%q,"content":"t"}`+"\n", i, i-1, role)
+	}
+	step := n / (summaries + 1)
+	last := ""
+	for k := 1; k <= summaries; k++ {
+		c := k * step
+		last = fmt.Sprintf("summary_%d", k)
+		fmt.Fprintf(&sb, `{"id":%q,"predecessor":"n%d","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["n%d"]}}`+"\n", last, c-1, c)
+	}
+	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(sb.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(fmt.Sprintf(`{"format_version":1,"head":"n%d","active_summary_id":%q,"active_summary_text":"x"}`, n-1, last)), 0o644)
+	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		notExtending := 0
+		res, err := verify.Session(context.Background(), s, verify.Options{}, func(f verify.Finding) {
+			if f.Code != verify.CodeSummaryNotExtending {
+				b.Fatalf("finding: %s", f)
+			}
+			notExtending++
+		})
+		if err != nil || res.Summaries != summaries || notExtending != summaries-1 {
+			b.Fatalf("res %+v, %d not extending, err %v", res, notExtending, err)
+		}
+	}
+	b.ReportMetric(float64(summaries), "summaries")
 }
