@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -693,4 +694,71 @@ func TestViewCacheKey(t *testing.T) {
 	if _, ok := CachedView(dir, key); ok {
 		t.Error("a corrupt view cache was served")
 	}
+}
+
+// TestConcurrentRunsShareTheCache: runs racing on one session's cache all
+// agree and leave a valid cache (each replaces it atomically).
+func TestConcurrentRunsShareTheCache(t *testing.T) {
+	dir := copySession(t, "tools")
+	opts := Options{Model: "gpt-4o", NodeDetail: true}
+	want, err := View(context.Background(), openView(t, dir, "", false), Options{Model: "gpt-4o", NodeDetail: true, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, CacheFile))
+	views := make([]*render.View, 8)
+	for i := range views {
+		views[i] = openView(t, dir, "", false)
+	}
+	results := make([]*Result, len(views))
+	errs := make([]error, len(views))
+	var warnings atomicStrings
+	done := make(chan int)
+	for i := range views {
+		go func() {
+			o := opts
+			o.Warn = warnings.add
+			results[i], errs[i] = View(context.Background(), views[i], o)
+			done <- i
+		}()
+	}
+	for range views {
+		<-done
+	}
+	for i := range views {
+		if errs[i] != nil || !reflect.DeepEqual(results[i], want) {
+			t.Errorf("run %d: %v\n%+v\nwant %+v", i, errs[i], results[i], want)
+		}
+	}
+	if w := warnings.get(); len(w) > 0 {
+		t.Errorf("warnings: %q", w)
+	}
+	before := bpeNodes.Load()
+	var w2 []string
+	o := opts
+	o.Warn = func(m string) { w2 = append(w2, m) }
+	if _, err := View(context.Background(), openView(t, dir, "", false), o); err != nil {
+		t.Fatal(err)
+	}
+	if n := bpeNodes.Load() - before; n != 0 || len(w2) != 0 {
+		t.Errorf("after the race: %d nodes recounted, warnings %q", n, w2)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temp file left behind: %s", e.Name())
+		}
+	}
+}
+
+type atomicStrings struct {
+	mu sync.Mutex
+	s  []string
+}
+
+func (a *atomicStrings) add(m string) { a.mu.Lock(); a.s = append(a.s, m); a.mu.Unlock() }
+func (a *atomicStrings) get() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.s...)
 }
