@@ -365,6 +365,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	fmt.Fprintf(w, "%s  %s · %s%s\n", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
 		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
 	)
@@ -399,6 +400,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	if len(r.Nodes) > 0 {
 		nt := tablewriter.NewTable(w,
 			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
 			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
 		)
 		nt.Header("node", "role", "category", "content", "tokens")

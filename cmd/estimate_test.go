@@ -97,7 +97,7 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 	if tty.Code != 0 {
 		t.Fatalf("exit %d: %s", tty.Code, tty.Stderr)
 	}
-	for _, want := range []string{"category       │ tokens │ share", "│ tool results", "│ total", "] 0.5% of the 128,000 window · 0.6% of the 111,616 input budget (reserve 16,384)",
+	for _, want := range []string{"│ category             │ tokens │  share │", "│ tool results", "│ total", "] 0.5% of the 128,000 window · 0.6% of the 111,616 input budget (reserve 16,384)",
 		"should compact: no (at 80% of the input budget)", "calibrated estimate: 886 tokens", "o200k_base (exact)", "│ a7  ", "\x1b[32m█\x1b[0m"} {
 		if !strings.Contains(tty.Stdout, want) {
 			t.Errorf("TTY output lacks %q:\n%s", want, tty.Stdout)
