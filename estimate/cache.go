@@ -1,16 +1,17 @@
 package estimate
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 )
 
 // CacheFile is the per-node count cache inside a session directory. It is
@@ -45,16 +46,21 @@ func keyOf(profile string, line []byte) cacheKey {
 
 type countCache struct {
 	path    string
-	mu      sync.Mutex
 	entries map[cacheKey]parts
-	added   int
 }
 
-// loadCache reads dir's cache. A missing file is an empty cache; an
-// unreadable or corrupt one is an empty cache plus a warning.
+// fresh is a count made in this run, not yet in the file.
+type fresh struct {
+	k cacheKey
+	p parts
+}
+
+// loadCache reads dir's cache, streaming (the file is never held whole in
+// memory). A missing file is an empty cache; an unreadable or corrupt one
+// is an empty cache plus a warning.
 func loadCache(dir string, warn func(string)) *countCache {
 	c := &countCache{path: filepath.Join(dir, CacheFile), entries: map[cacheKey]parts{}}
-	data, err := os.ReadFile(c.path)
+	f, err := os.Open(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c
 	}
@@ -62,29 +68,35 @@ func loadCache(dir string, warn func(string)) *countCache {
 		warn(fmt.Sprintf("%s: ignored (%v); counts are recomputed", c.path, err))
 		return c
 	}
-	if err := c.decode(data); err != nil {
+	defer f.Close()
+	if err := c.decode(f); err != nil {
 		c.entries = map[cacheKey]parts{}
 		warn(fmt.Sprintf("%s: ignored, %v; counts are recomputed and the cache rewritten", c.path, err))
 	}
 	return c
 }
 
-func (c *countCache) decode(data []byte) error {
-	if len(data) < len(cacheMagic)+8 || !bytes.Equal(data[:len(cacheMagic)], cacheMagic) {
+func (c *countCache) decode(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	sum := crc32.NewIEEE()
+	r := io.TeeReader(bufio.NewReaderSize(f, 1<<16), sum)
+	head := make([]byte, len(cacheMagic)+4)
+	if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head[:len(cacheMagic)], cacheMagic) {
 		return errors.New("not a count cache (bad header)")
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
-		return errors.New("checksum mismatch (corrupt)")
-	}
-	n := binary.LittleEndian.Uint32(body[len(cacheMagic):])
-	rest := body[len(cacheMagic)+4:]
-	if uint64(len(rest)) != uint64(n)*cacheEntrySize {
+	n := int64(binary.LittleEndian.Uint32(head[len(cacheMagic):]))
+	if st.Size() != int64(len(head))+n*cacheEntrySize+4 {
 		return errors.New("truncated")
 	}
 	c.entries = make(map[cacheKey]parts, n)
-	for i := 0; i < int(n); i++ {
-		e := rest[i*cacheEntrySize : (i+1)*cacheEntrySize]
+	var e [cacheEntrySize]byte
+	for i := int64(0); i < n; i++ {
+		if _, err := io.ReadFull(r, e[:]); err != nil {
+			return errors.New("truncated")
+		}
 		var k cacheKey
 		copy(k[:], e[:16])
 		v := e[16:]
@@ -92,42 +104,26 @@ func (c *countCache) decode(data []byte) error {
 		c.entries[k] = parts{Text: u(0), Thinking: u(1), Calls: u(2), Results: u(3), Images: u(4), ToolDefs: u(5), Overhead: u(6),
 			Measured: int64(binary.LittleEndian.Uint64(v[28:]))}
 	}
+	want := sum.Sum32()
+	var tail [4]byte
+	if _, err := io.ReadFull(r, tail[:]); err != nil || binary.LittleEndian.Uint32(tail[:]) != want {
+		return errors.New("checksum mismatch (corrupt)")
+	}
 	return nil
 }
 
-// get is safe for concurrent use with other gets (the map is not written
-// while workers run).
+// get is safe for concurrent use (the map is only read while workers run).
 func (c *countCache) get(k cacheKey) (parts, bool) {
 	p, ok := c.entries[k]
 	return p, ok
 }
 
-// put records new counts after the workers are done.
-func (c *countCache) put(k cacheKey, p parts) {
-	c.mu.Lock()
-	if _, ok := c.entries[k]; !ok {
-		c.added++
-	}
-	c.entries[k] = p
-	c.mu.Unlock()
-}
-
-// save rewrites the cache when something was added.
-func (c *countCache) save() error {
-	if c.added == 0 {
+// save rewrites the cache with its entries plus news, streaming (news are
+// misses, so no key repeats).
+func (c *countCache) save(news []fresh) error {
+	if len(news) == 0 {
 		return nil
 	}
-	buf := make([]byte, 0, len(cacheMagic)+8+len(c.entries)*cacheEntrySize)
-	buf = append(buf, cacheMagic...)
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(c.entries)))
-	for k, p := range c.entries {
-		buf = append(buf, k[:]...)
-		for _, v := range []int32{p.Text, p.Thinking, p.Calls, p.Results, p.Images, p.ToolDefs, p.Overhead} {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
-		}
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(p.Measured))
-	}
-	buf = binary.LittleEndian.AppendUint32(buf, crc32.ChecksumIEEE(buf))
 	dir := filepath.Dir(c.path)
 	tmp, err := os.CreateTemp(dir, "."+CacheFile+".tmp-*")
 	if err != nil {
@@ -139,7 +135,28 @@ func (c *countCache) save() error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(buf); err != nil {
+	sum := crc32.NewIEEE()
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	w := io.MultiWriter(bw, sum)
+	var e [cacheEntrySize]byte
+	put := func(k cacheKey, p parts) {
+		copy(e[:16], k[:])
+		for j, v := range []int32{p.Text, p.Thinking, p.Calls, p.Results, p.Images, p.ToolDefs, p.Overhead} {
+			binary.LittleEndian.PutUint32(e[16+4*j:], uint32(v))
+		}
+		binary.LittleEndian.PutUint64(e[16+28:], uint64(p.Measured))
+		w.Write(e[:])
+	}
+	w.Write(cacheMagic)
+	w.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(c.entries)+len(news))))
+	for k, p := range c.entries {
+		put(k, p)
+	}
+	for _, f := range news {
+		put(f.k, f.p)
+	}
+	bw.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
+	if err := bw.Flush(); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -148,9 +165,5 @@ func (c *countCache) save() error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
-		return err
-	}
-	c.added = 0
-	return nil
+	return os.Rename(tmp.Name(), c.path)
 }

@@ -330,10 +330,6 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 	}
 	profile := profileOf(b)
 	results := make([]parts, len(s.Refs))
-	type fresh struct {
-		k cacheKey
-		p parts
-	}
 	var mu sync.Mutex
 	var news []fresh
 	err := parallel(ctx, len(idx), workers(opts), b.Encoding, func(lc *lazyCounter, k int) error {
@@ -372,11 +368,8 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 		return nil, err
 	}
 	if cache != nil && len(news) > 0 {
-		for _, f := range news {
-			cache.put(f.k, f.p)
-		}
 		// A read-only session is simply not cached.
-		if err := cache.save(); err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		if err := cache.save(news); err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
 			warn("count cache not saved: " + err.Error())
 		}
 	}
