@@ -78,26 +78,18 @@ one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a sessio
 			opts.Dirs = args
 			fl := cmd.Flags()
 			c := f.Config
-			if fl.Changed("model") {
-				opts.Model, _ = fl.GetString("model")
-			} else {
-				opts.DefaultModel = c.GetString("model")
+			est, fallback, err := f.resolveModelOptions(cmd)
+			if err != nil {
+				return err
 			}
+			opts.Model, opts.DefaultModel = est.Model, fallback
 			opts.Head, _ = fl.GetString("head")
 			if opts.Head != "" && len(args) > 1 {
 				return &UsageError{Err: errorf("--head names a node of one session; got %d sessions", len(args))}
 			}
 			e := &opts.Est
-			e.Encoding = c.GetString("encoding")
-			if e.Encoding != "" && !validEncoding(e.Encoding) {
-				return &UsageError{Err: errorf("--encoding must be %s, got %q", strings.Join(estimate.Encodings, " or "), e.Encoding)}
-			}
-			for name, dst := range map[string]*int{"window": &e.Window, "max-output": &e.MaxOutput, "output-cap": &e.OutputCap} {
-				*dst = c.GetInt(name)
-				if *dst < 0 {
-					return &UsageError{Err: errorf("--%s must not be negative, got %d", name, *dst)}
-				}
-			}
+			*e = est
+			e.Model = ""
 			compactAt := c.GetFloat64("compact-at")
 			if compactAt <= 0 || compactAt > 100 {
 				return &UsageError{Err: errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)}
@@ -113,29 +105,13 @@ one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a sessio
 					return &UsageError{Err: errorf("--fail-above must be a percentage ≥ 0, got %v", opts.FailAbove)}
 				}
 			}
-			if c.IsSet("models") {
-				models := map[string]estimate.Model{}
-				if err := c.UnmarshalKey("models", &models); err != nil {
-					return &UsageError{Err: errorf("config models: %v", err)}
-				}
-				for name, m := range models {
-					if m.Encoding != "" && !validEncoding(m.Encoding) {
-						return &UsageError{Err: errorf("config models.%s.encoding: unknown encoding %q", name, m.Encoding)}
-					}
-				}
-				e.Models = models
-			}
 			opts.JSON = c.GetBool("json")
 			opts.Open = f.openOptions()
 			return runEstimate(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.String("model", "", "model to budget for (default: the session's recorded model)")
-	fl.String("encoding", "", "count with this encoding: o200k_base or cl100k_base (default: the model's)")
-	fl.Int("window", 0, "context window in tokens (overrides the model's)")
-	fl.Int("max-output", 0, "output capability in tokens (overrides the model's)")
-	fl.Int("output-cap", 0, "explicit output reserve in tokens, used as given")
+	addModelFlags(cmd)
 	fl.String("head", "", "measure the view from this node instead of HEAD")
 	fl.Bool("nodes", false, "also list every rendered node's count")
 	fl.Bool("no-calibrate", false, "do not compare with recorded usage")
@@ -277,10 +253,7 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 		return out
 	}
 	e := opts.Est
-	e.Model = opts.Model
-	if e.Model == "" {
-		e.Model = g.S.Meta.Model
-	}
+	e.Model = resolveModel(opts.Model, g.S.Meta.Model, opts.DefaultModel)
 	if key != "" {
 		defer func() {
 			if out.err == nil && len(g.S.Warnings) == 0 {
@@ -289,9 +262,6 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 				}
 			}
 		}()
-	}
-	if e.Model == "" {
-		e.Model = opts.DefaultModel
 	}
 	var mu sync.Mutex
 	e.Warn = func(m string) {
@@ -328,24 +298,6 @@ func share(n, total int) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(total))
 }
 
-// group writes n with thousands separators.
-func group(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 func encodingLabel(r *estimate.Result) string {
 	if r.EncodingIsProxy {
 		return r.Encoding + " (proxy)"
@@ -375,17 +327,17 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		if n == 0 {
 			continue
 		}
-		if err := t.Append([]string{categoryLabels[c], group(n), share(n, r.Total)}); err != nil {
+		if err := t.Append([]string{categoryLabels[c], report.Thousands(n), share(n, r.Total)}); err != nil {
 			return err
 		}
 	}
-	t.Footer("total", group(r.Total), share(r.Total, r.Total))
+	t.Footer("total", report.Thousands(r.Total), share(r.Total, r.Total))
 	if err := t.Render(); err != nil {
 		return err
 	}
 	if r.Window > 0 {
 		fmt.Fprintf(w, "%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s)\n",
-			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, group(r.Window), r.BudgetPct, group(r.InputBudget), group(r.OutputReserve))
+			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, report.Thousands(r.Window), r.BudgetPct, report.Thousands(r.InputBudget), report.Thousands(r.OutputReserve))
 		verdict := "no"
 		if r.ShouldCompact {
 			verdict = pal.Red("yes")
@@ -394,7 +346,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	}
 	if c := r.Calibration; c != nil {
 		fmt.Fprintf(w, "calibrated estimate: %s tokens (%.1f%% of the input budget): ×%.3f from %s, measured %s vs estimated %s; %d request(s), median error %.1f%%, worst %+.1f%% at %s\n",
-			group(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, c.LatestNode, group(int(c.Measured)), group(c.Estimated),
+			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, c.LatestNode, report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
 			c.Requests, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
 	}
 	if len(r.Nodes) > 0 {
@@ -405,7 +357,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		)
 		nt.Header("node", "role", "category", "content", "tokens")
 		for _, n := range r.Nodes {
-			if err := nt.Append([]string{n.ID, n.Role, categoryLabels[n.Category], group(n.ContentTokens), group(n.Tokens)}); err != nil {
+			if err := nt.Append([]string{n.ID, n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
 				return err
 			}
 		}

@@ -25,7 +25,7 @@ func addModelFlags(cmd *cobra.Command) {
 }
 
 // resolveModelOptions is the one model resolver of the commands that budget
-// a request (compact and render --fit; estimate and graph are to follow).
+// a request: estimate, compact, graph and render --fit.
 // It reads the flags addModelFlags declares and the config's models: table.
 //
 // The returned options' Model is the explicit --model only (set on the
@@ -79,31 +79,6 @@ func resolveModel(explicit, session, fallback string) string {
 		return session
 	}
 	return fallback
-}
-
-// modelOptions resolves the model flags with the precedence flag > env >
-// config, ignoring the session's model.
-//
-// Deprecated: graph still calls it; use resolveModelOptions and
-// resolveModel, which put the session's recorded model before the
-// env/config default like estimate and compact.
-func (f *Factory) modelOptions() (estimate.Options, error) {
-	c := f.Config
-	e := estimate.Options{Model: c.GetString("model"), Encoding: c.GetString("encoding")}
-	for name, dst := range map[string]*int{"window": &e.Window, "max-output": &e.MaxOutput, "output-cap": &e.OutputCap} {
-		*dst = c.GetInt(name)
-		if *dst < 0 {
-			return e, &UsageError{Err: errorf("--%s must not be negative, got %d", name, *dst)}
-		}
-	}
-	if c.IsSet("models") {
-		models := map[string]estimate.Model{}
-		if err := c.UnmarshalKey("models", &models); err != nil {
-			return e, &UsageError{Err: errorf("config models: %v", err)}
-		}
-		e.Models = models
-	}
-	return e, nil
 }
 
 // addSummarizerFlags declares the summarizer flags compact and render --fit
