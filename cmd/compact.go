@@ -158,7 +158,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		return err
 	}
 	co := opts.Compact
-	co.Summarizer = s
+	co.Summarizer = &waitingSummarizer{Summarizer: s, io: opts.IO}
 	if !opts.JSON && opts.IO.ProgressEnabled() {
 		co.OnStart = func() { fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang)) }
 	}
@@ -263,4 +263,17 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 		obj["target"] = res.Plan.Target
 	}
 	return report.JSON(w, obj)
+}
+
+// waitingSummarizer shows a spinner with the elapsed time on a terminal's
+// stderr while the summarizer works (a model call can take a minute).
+type waitingSummarizer struct {
+	compact.Summarizer
+	io *report.IOStreams
+}
+
+func (w *waitingSummarizer) Summarize(ctx context.Context, req compact.Request) (string, error) {
+	p := report.NewProgress(w.io, "summarizing ("+w.Name()+")", 0)
+	defer p.Done()
+	return w.Summarizer.Summarize(ctx, req)
 }

@@ -140,6 +140,10 @@ type estimateOutcome struct {
 }
 
 func runEstimate(ctx context.Context, opts *estimateOptions) error {
+	// Many sessions take a while: a bar on a terminal's stderr (never with
+	// --json or when piped).
+	progress := report.NewProgress(opts.IO, "estimating", len(opts.Dirs))
+	defer progress.Done()
 	outcomes := make([]estimateOutcome, len(opts.Dirs))
 	done := make([]chan struct{}, len(opts.Dirs))
 	for i := range done {
@@ -162,6 +166,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			}
 			defer func() { <-sem }()
 			outcomes[i] = estimateOne(ctx, dir, opts)
+			progress.Add(1)
 		}()
 	}
 	var firstErr error
@@ -175,45 +180,46 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			wg.Wait()
 			return ctx.Err()
 		}
-		for _, w := range o.warnings {
-			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+		if o.err != nil && len(opts.Dirs) == 1 {
+			progress.Done()
+			printWarningLines(opts.IO.ErrOut, o.warnings)
+			wg.Wait()
+			return o.err
 		}
-		if o.err != nil {
-			if len(opts.Dirs) == 1 {
-				wg.Wait()
-				return o.err
+		err := progress.Interrupt(func() error {
+			printWarningLines(opts.IO.ErrOut, o.warnings)
+			if o.err != nil {
+				printError(opts.IO.ErrOut, o.err)
+				return nil
 			}
-			if firstErr == nil {
-				firstErr = o.err
-			}
-			printError(opts.IO.ErrOut, o.err)
-			continue
-		}
-		var err error
-		switch {
-		case opts.JSON:
-			err = report.JSON(opts.IO.Out, o.res)
-		case opts.IO.StdoutTTY:
-			if printed > 0 {
+			if printed > 0 && !opts.JSON {
 				fmt.Fprintln(opts.IO.Out)
 			}
-			err = writeEstimateTTY(opts.IO, pal, o.res, opts.Est.CompactAt)
-		default:
-			if printed > 0 {
-				fmt.Fprintln(opts.IO.Out)
+			printed++
+			switch {
+			case opts.JSON:
+				return report.JSON(opts.IO.Out, o.res)
+			case opts.IO.StdoutTTY:
+				return writeEstimateTTY(opts.IO, pal, o.res, opts.Est.CompactAt)
 			}
-			err = writeEstimatePlain(opts.IO.Out, o.res)
-		}
-		printed++
+			return writeEstimatePlain(opts.IO.Out, o.res)
+		})
 		if err != nil {
 			wg.Wait()
 			return err
+		}
+		if o.err != nil {
+			if firstErr == nil {
+				firstErr = o.err
+			}
+			continue
 		}
 		if opts.FailAbove >= 0 && o.res.InputBudget > 0 && o.res.BudgetPct >= opts.FailAbove {
 			over = append(over, fmt.Sprintf("%s: budget %.1f%% ≥ --fail-above %g%%", dir, o.res.BudgetPct, opts.FailAbove))
 		}
 	}
 	wg.Wait()
+	progress.Done()
 	if firstErr != nil {
 		return &SilentError{Code: ExitCode(firstErr)}
 	}
@@ -424,4 +430,10 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func printWarningLines(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "ctxfold: warning: %s\n", m)
+	}
 }
