@@ -143,21 +143,35 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 }
 
 func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) error {
-	path := s.NodesPath()
+	if workers := indexWorkerCount(limit); workers > 1 {
+		return s.indexParallel(f, limit, committed, maxLine, workers)
+	}
+	return s.indexFrom(io.LimitReader(f, limit), 0, 0, indexBufSize(limit), committed, maxLine)
+}
+
+// indexBufSize is the read buffer for a file of limit committed bytes. It
+// depends on the whole file, not on where reading starts, so a read
+// resumed mid-file (indexParallel's tail) splits long lines the same way.
+func indexBufSize(limit int64) int {
 	// A 1 MiB buffer for big files; small sessions (most opens) need less.
 	bufSize := 1 << 20
 	if limit < int64(bufSize) {
 		bufSize = max(int(limit)+1, 4096)
 	}
-	r := bufio.NewReaderSize(io.LimitReader(f, limit), bufSize)
-	var offset int64
-	line := 0
+	return bufSize
+}
+
+// indexFrom indexes the lines of src, which starts at byte offset of
+// nodes.jsonl, after line lines already indexed.
+func (s *Session) indexFrom(src io.Reader, offset int64, line, bufSize int, committed bool, maxLine int) error {
+	path := s.NodesPath()
+	r := bufio.NewReaderSize(src, bufSize)
 	var long []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			if len(long)+len(chunk) > maxLine {
-				return &ParseError{File: path, Line: line + 1, Msg: fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", maxLine)}
+				return &ParseError{File: path, Line: line + 1, Msg: lineTooLongMsg(maxLine)}
 			}
 			long = append(long, chunk...)
 			continue
@@ -171,7 +185,7 @@ func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) er
 		}
 		line++
 		if len(chunk)-1 > maxLine {
-			return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", maxLine)}
+			return &ParseError{File: path, Line: line, Msg: lineTooLongMsg(maxLine)}
 		}
 		complete := len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
 		body := bytes.TrimSuffix(chunk, []byte("\n"))
@@ -202,9 +216,30 @@ func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) er
 }
 
 func (s *Session) addLine(body []byte, line int, offset int64) error {
-	path := s.NodesPath()
+	ref, perr := parseLine(s.NodesPath(), body, line, offset)
+	if perr != nil {
+		return perr
+	}
+	s.addRef(ref)
+	return nil
+}
+
+// addRef adds a parsed line to the index, or records it as a duplicate.
+func (s *Session) addRef(ref NodeRef) {
+	if first, dup := s.byID[ref.ID]; dup {
+		s.Duplicates = append(s.Duplicates, Duplicate{ID: ref.ID, FirstLine: s.Refs[first].Line, Line: ref.Line})
+		return
+	}
+	s.byID[ref.ID] = len(s.Refs)
+	s.Refs = append(s.Refs, ref)
+}
+
+// parseLine decodes one line of nodes.jsonl (body without its line end)
+// into its index entry. It touches no Session state, so index workers call
+// it concurrently.
+func parseLine(path string, body []byte, line int, offset int64) (NodeRef, *ParseError) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return &ParseError{File: path, Line: line, Msg: "empty line; expected one JSON node"}
+		return NodeRef{}, &ParseError{File: path, Line: line, Msg: "empty line; expected one JSON node"}
 	}
 	if !utf8.Valid(body) {
 		bad := 0
@@ -215,24 +250,18 @@ func (s *Session) addLine(body []byte, line int, offset int64) error {
 			}
 			bad += size
 		}
-		return &ParseError{File: path, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", bad+1)}
+		return NodeRef{}, &ParseError{File: path, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", bad+1)}
 	}
 	var n Node
 	if err := n.UnmarshalJSON(body); err != nil {
-		return &ParseError{File: path, Line: line, NodeID: n.ID, Msg: stripNodePrefix(err.Error(), n.ID)}
+		return NodeRef{}, &ParseError{File: path, Line: line, NodeID: n.ID, Msg: stripNodePrefix(err.Error(), n.ID)}
 	}
 	if n.ID == "" {
-		return &ParseError{File: path, Line: line, Msg: "missing \"id\""}
+		return NodeRef{}, &ParseError{File: path, Line: line, Msg: "missing \"id\""}
 	}
 	ref := refOf(&n)
 	ref.Line, ref.Offset, ref.Length = line, offset, len(body)
-	if first, dup := s.byID[n.ID]; dup {
-		s.Duplicates = append(s.Duplicates, Duplicate{ID: n.ID, FirstLine: s.Refs[first].Line, Line: line})
-		return nil
-	}
-	s.byID[n.ID] = len(s.Refs)
-	s.Refs = append(s.Refs, ref)
-	return nil
+	return ref, nil
 }
 
 func stripNodePrefix(msg, id string) string {

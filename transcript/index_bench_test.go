@@ -1,0 +1,83 @@
+package transcript_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// BenchmarkOpenIndex indexes generated sessions of 10k and 100k nodes
+// (about 420 bytes a line, a mix of text, block and tool nodes, like
+// bench/estimate-gen's). Run with -cpu 1,2: on one P the index is
+// sequential, on more it is decoded on GOMAXPROCS workers.
+//
+//	go test ./transcript -run '^$' -bench BenchmarkOpenIndex -cpu 1,2 -benchmem
+func BenchmarkOpenIndex(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		dir := writeBenchSession(b, n)
+		b.Run(fmt.Sprintf("nodes=%dk", n/1000), func(b *testing.B) {
+			st, err := os.Stat(filepath.Join(dir, transcript.NodesFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(st.Size())
+			for b.Loop() {
+				s, err := transcript.Open(dir, transcript.OpenOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s.Len() != n {
+					b.Fatalf("%d nodes, want %d", s.Len(), n)
+				}
+				s.Close()
+			}
+		})
+	}
+}
+
+func writeBenchSession(b *testing.B, n int) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "s")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, transcript.NodesFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	words := strings.Repeat("some words of a coding conversation and more ", 10)
+	for i := range n {
+		id, pred := fmt.Sprintf("n%d", i), fmt.Sprintf("%q", fmt.Sprintf("n%d", i-1))
+		if i == 0 {
+			pred = "null"
+		}
+		text := words[:100+(i*37)%300] + " ✨"
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(w, `{"id":%q,"predecessor":%s,"role":"user","content":%q}`, id, pred, text)
+		case 1:
+			fmt.Fprintf(w, `{"id":%q,"predecessor":%s,"role":"assistant","content":[{"type":"thinking","text":%q},{"type":"text","text":%q},{"type":"tool_call","id":"c%d","name":"grep","arguments":{"pattern":"x","path":"."}}],"usage":{"input_tokens":100,"output_tokens":20}}`, id, pred, text[:50], text[50:], i)
+		case 2:
+			fmt.Fprintf(w, `{"id":%q,"predecessor":%s,"role":"tool","tool_call_id":"c%d","content":%q}`, id, pred, i-1, text)
+		case 3:
+			fmt.Fprintf(w, `{"id":%q,"predecessor":%s,"role":"assistant","content":%q,"created_at":"2026-11-30T00:00:00Z"}`, id, pred, text)
+		}
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := f.Stat()
+	f.Close()
+	meta := fmt.Sprintf(`{"format_version":1,"head":"n%d","model":"gpt-4o","nodes_bytes":%d}`, n-1, st.Size())
+	if err := os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,256 @@
+package transcript
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// Parallel indexing: decoding lines is nearly all the cost of Open, and
+// lines are independent, so the committed bytes are cut into line-aligned
+// chunks that workers decode while one goroutine (the caller) merges their
+// refs in file order. Ids, duplicates, line numbers, offsets and the first
+// error in file order are exactly what indexFrom alone gives: workers see
+// only complete lines and report at most their chunk's first error; every
+// case that depends on more than one line (the torn or unterminated last
+// line, a line over max_line_bytes, a read error) is left to indexFrom,
+// resumed at that line's start with the state merged so far.
+
+// Knobs, unexported so that tests can force either path and small chunks.
+var (
+	// indexWorkersOverride, when > 0, replaces runtime.GOMAXPROCS as the
+	// number of workers; 1 forces the sequential path.
+	indexWorkersOverride = 0
+	// indexParallelMin is the smallest file indexed in parallel: below it
+	// starting goroutines costs more than it saves.
+	indexParallelMin int64 = 1 << 20
+	// indexChunkBytes is how much the reader reads per chunk.
+	indexChunkBytes = 512 << 10
+)
+
+func indexWorkerCount(limit int64) int {
+	if indexWorkersOverride > 0 {
+		return indexWorkersOverride
+	}
+	if limit < indexParallelMin {
+		return 1
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// indexChunk is a run of complete lines, each ending in '\n', and what a
+// worker made of it. Lines and offsets in refs and err are relative to the
+// chunk (line 1 is its first line, offset 0 its first byte) until merged.
+type indexChunk struct {
+	data []byte
+	// tail, on the last chunk sent, means "index from here on with
+	// indexFrom": data is empty and the chunk is not decoded.
+	tail    bool
+	maxLine int
+	done    chan struct{}
+	refs    []NodeRef
+	err     *ParseError
+}
+
+func (c *indexChunk) decode(path string) {
+	defer close(c.done)
+	data := c.data
+	line := 0
+	var offset int64
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		raw := data[:i+1]
+		data = data[i+1:]
+		line++
+		body := raw[:i]
+		// The chunk holds no line longer than the reader's bound, but the
+		// limit may be lower than that: the same check as indexFrom's.
+		if len(body) > c.maxLine {
+			c.err = &ParseError{File: path, Line: line, Msg: lineTooLongMsg(c.maxLine)}
+			return
+		}
+		body = bytes.TrimSuffix(body, []byte("\r"))
+		ref, perr := parseLine(path, body, line, offset)
+		if perr != nil {
+			c.err = perr
+			return
+		}
+		c.refs = append(c.refs, ref)
+		offset += int64(len(raw))
+	}
+}
+
+// indexParallel is index on workers goroutines. It reads at most a few
+// chunks ahead of the merge, so memory stays bounded whatever the file
+// size.
+func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine, workers int) error {
+	path := s.NodesPath()
+	inFlight := 2 * workers
+	jobs := make(chan *indexChunk, inFlight)
+	order := make(chan *indexChunk, inFlight)
+	quit := make(chan struct{})
+	free := make(chan []byte, inFlight+2)
+	var wg sync.WaitGroup
+
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				select {
+				case <-quit:
+					close(c.done) // merged no more: skip the work
+				default:
+					c.decode(path)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		defer close(order)
+		send := func(c *indexChunk) bool {
+			select {
+			case order <- c:
+			case <-quit:
+				return false
+			}
+			if c.tail {
+				close(c.done)
+				return true
+			}
+			select {
+			case jobs <- c:
+				return true
+			case <-quit:
+				return false
+			}
+		}
+		var pos int64 // file offset of carry[0]
+		var carry []byte
+		readTo := int64(0)
+		for pos < limit {
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+			}
+			buf = append(buf[:0], carry...)
+			// Read one chunk's worth after the carried partial line; keep
+			// reading while no line ends, up to the line limit.
+			for {
+				want := min(int64(indexChunkBytes), limit-readTo)
+				start := len(buf)
+				buf = growLen(buf, int(want))
+				n, err := f.ReadAt(buf[start:], readTo)
+				buf = buf[:start+n]
+				readTo += int64(n)
+				if err != nil && !(err == io.EOF && int64(n) == want) {
+					// A read error: indexFrom meets it again and reports it
+					// as the sequential code does.
+					send(&indexChunk{tail: true, done: make(chan struct{})})
+					return
+				}
+				if bytes.IndexByte(buf[start:], '\n') >= 0 || readTo >= limit || len(buf) > maxLine+1 {
+					break
+				}
+			}
+			end := bytes.LastIndexByte(buf, '\n') + 1
+			if end == 0 {
+				// No line ends: the unterminated last line, or a line over
+				// the limit. Both are indexFrom's.
+				send(&indexChunk{tail: true, done: make(chan struct{})})
+				return
+			}
+			carry = append(carry[:0], buf[end:]...)
+			c := &indexChunk{data: buf[:end], done: make(chan struct{}), maxLine: maxLine}
+			if !send(c) {
+				return
+			}
+			pos += int64(end)
+			if readTo >= limit && len(carry) > 0 {
+				send(&indexChunk{tail: true, done: make(chan struct{})})
+				return
+			}
+		}
+	}()
+
+	stop := func() {
+		close(quit)
+		// Drain so the reader and the workers can finish and no goroutine
+		// touches f after Open returns.
+		for range order {
+		}
+		wg.Wait()
+	}
+
+	var offset int64
+	line := 0
+	for c := range order {
+		<-c.done
+		if c.tail {
+			stop()
+			r := io.NewSectionReader(f, offset, limit-offset)
+			return s.indexFrom(r, offset, line, indexBufSize(limit), committed, maxLine)
+		}
+		if c.err != nil {
+			stop()
+			c.err.Line += line
+			return c.err
+		}
+		if line == 0 && len(c.refs) > 0 {
+			s.presize(len(c.refs), len(c.data), limit)
+		}
+		for _, ref := range c.refs {
+			ref.Line += line
+			ref.Offset += offset
+			s.addRef(ref)
+		}
+		line += len(c.refs) // no error: one ref per line
+		offset += int64(len(c.data))
+		select {
+		case free <- c.data:
+		default:
+		}
+		c.data, c.refs = nil, nil
+	}
+	wg.Wait()
+	s.CommittedBytes = offset
+	s.unterminated = false
+	return nil
+}
+
+// presize reserves Refs and byID for the number of nodes the first chunk
+// predicts, so that a big index does not grow (and copy) itself twenty
+// times. The guess is capped; a file of longer lines later just grows.
+func (s *Session) presize(nodes, size int, limit int64) {
+	if len(s.Refs) > 0 || size == 0 {
+		return
+	}
+	est := int64(nodes) * limit / int64(size)
+	est += est / 16
+	// A first chunk of unusually short lines must not reserve far more
+	// than the file can hold: no real node line is under 32 bytes.
+	est = min(est, limit/32+1)
+	s.Refs = make([]NodeRef, 0, int(est))
+	s.byID = make(map[string]int, int(est))
+}
+
+func growLen(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		// Grow geometrically: a long line is read in many small steps.
+		nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+func lineTooLongMsg(maxLine int) string {
+	return fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", maxLine)
+}
