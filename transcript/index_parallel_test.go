@@ -348,3 +348,22 @@ func TestIndexParallelAppendAfterOpen(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIndexParallel: whatever the bytes, the parallel index equals the
+// sequential one.
+//
+//	go test ./transcript -run '^$' -fuzz '^FuzzIndexParallel$' -fuzztime 30s
+func FuzzIndexParallel(f *testing.F) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	clean := joinLines(genLines(rng, 40))
+	f.Add(clean, int64(-1), 0)
+	f.Add(clean[:len(clean)-7], int64(-1), 300)
+	f.Add(clean, int64(len(clean)/2), 0)
+	f.Add([]byte("{\"id\":\"a\",\"role\":\"user\"}\n\n{\"id\":\"a\",\"role\":\"user\"}\r\n{\"id\":\"b\""), int64(-1), 10)
+	f.Fuzz(func(t *testing.T, data []byte, committed int64, maxLine int) {
+		if committed > int64(len(data)) || committed < -1 || maxLine < 0 || maxLine > 1<<20 {
+			return
+		}
+		sameAsSequential(t, writeSession(t, data, committed), OpenOptions{MaxLineBytes: maxLine})
+	})
+}

@@ -272,17 +272,26 @@ func stripNodePrefix(msg, id string) string {
 	return msg
 }
 
+// refOf keeps as little per node as it can: an index holds a million of
+// these. The role shares the constant's bytes instead of the decoded copy;
+// id lists are allocated at their exact size and stay nil when empty.
 func refOf(n *Node) NodeRef {
-	ref := NodeRef{ID: n.ID, Predecessor: n.Predecessor, Caller: n.Caller, Role: n.Role, Name: n.Name}
+	ref := NodeRef{ID: n.ID, Predecessor: n.Predecessor, Caller: n.Caller, Role: internRole(n.Role), Name: n.Name}
 	if n.IsSummary() {
 		ref.Summary = true
 		ref.CoversIDs = n.CoversIDs()
 	}
-	for _, c := range n.AllToolCalls() {
-		ref.ToolCallIDs = append(ref.ToolCallIDs, c.ID)
+	if calls := n.AllToolCalls(); len(calls) > 0 {
+		ref.ToolCallIDs = make([]string, len(calls))
+		for i, c := range calls {
+			ref.ToolCallIDs[i] = c.ID
+		}
 	}
-	for _, r := range n.ToolResults() {
-		ref.ResultIDs = append(ref.ResultIDs, r.ToolCallID)
+	if results := n.ToolResults(); len(results) > 0 {
+		ref.ResultIDs = make([]string, len(results))
+		for i, r := range results {
+			ref.ResultIDs[i] = r.ToolCallID
+		}
 	}
 	if n.Content.IsBlocks {
 		for _, b := range n.Content.Blocks {
@@ -294,6 +303,20 @@ func refOf(n *Node) NodeRef {
 		ref.HasText = n.Content.Text != "" && n.Role != RoleTool
 	}
 	return ref
+}
+
+func internRole(r Role) Role {
+	switch r {
+	case RoleSystem:
+		return RoleSystem
+	case RoleUser:
+		return RoleUser
+	case RoleAssistant:
+		return RoleAssistant
+	case RoleTool:
+		return RoleTool
+	}
+	return r
 }
 
 // NodesPath is the path of nodes.jsonl.
