@@ -213,9 +213,11 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 		}
 		line += len(c.refs) // no error: one ref per line
 		offset += int64(len(c.data))
-		select {
-		case free <- c.data:
-		default:
+		if cap(c.data) <= 4*indexChunkBytes { // not a buffer grown for a huge line
+			select {
+			case free <- c.data:
+			default:
+			}
 		}
 		c.data, c.refs = nil, nil
 	}
