@@ -140,21 +140,12 @@ func ownMessage(n *transcript.Node) bool {
 }
 
 // measuredInput is the whole prompt the provider read for the request that
-// produced a node. OpenAI's input (prompt) tokens include cached ones;
-// Anthropic reports cache reads and writes beside input_tokens, so those
-// are added when an importer kept them.
-func measuredInput(u *transcript.Usage) int64 {
-	total := u.InputTokens
-	for _, k := range []string{"cache_read_input_tokens", "cache_creation_input_tokens"} {
-		if raw, ok := u.Extra[k]; ok {
-			var v int64
-			if json.Unmarshal(raw, &v) == nil && v > 0 {
-				total += v
-			}
-		}
-	}
-	return total
-}
+// produced a node. The session format defines usage.input_tokens as exactly
+// that (cached reads and cache writes included; docs/FORMAT.md): importers
+// normalise each provider's fields into it, so nothing is added here —
+// Anthropic's cache_read/cache_creation figures kept beside it are already
+// part of it.
+func measuredInput(u *transcript.Usage) int64 { return u.InputTokens }
 
 // Image rules: with the image's size known (width/height on the block),
 // the provider's published formula; without it, a stated fixed estimate.
