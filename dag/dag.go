@@ -17,6 +17,7 @@ const (
 	CodeMissingPredecessor   = "missing_predecessor"
 	CodeMissingCaller        = "missing_caller"
 	CodeCycle                = "cycle"
+	CodeCallerCycle          = "caller_cycle"
 	CodeHeadUnset            = "head_unset"
 	CodeHeadMissing          = "head_missing"
 	CodeHeadOnSummary        = "head_on_summary"
@@ -99,6 +100,7 @@ func New(s *transcript.Session) (*Graph, []*IntegrityError) {
 		}
 	}
 	errs = append(errs, g.computeDepths()...)
+	errs = append(errs, g.callerCycles()...)
 	if h := s.Meta.Head; h != "" {
 		if i, ok := s.Lookup(h); !ok {
 			errs = append(errs, &IntegrityError{Code: CodeHeadMissing, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD names a node that does not exist"})
@@ -388,4 +390,59 @@ func Open(dir string, opts transcript.OpenOptions) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// callerCycles reports a spawned subtree that hangs, through its root's
+// caller, below itself: a root's caller must not lie in the tree that root
+// starts. Drawings and walks that follow "predecessor, else caller" up to
+// a root would otherwise never end. Predecessor cycles are reported by
+// computeDepths; this looks only at chains that reach a root. O(n).
+func (g *Graph) callerCycles() []*IntegrityError {
+	n := len(g.pred)
+	// anchor is a node's parent for the walk: its predecessor, or for a
+	// root its caller.
+	anchor := func(i int) int {
+		if p := g.pred[i]; p >= 0 {
+			return int(p)
+		}
+		if c := g.caller[i]; c >= 0 {
+			return int(c)
+		}
+		return -1
+	}
+	const unknown, visiting, done = 0, 1, 2
+	state := make([]uint8, n)
+	var errs []*IntegrityError
+	var stack []int
+	for start := 0; start < n; start++ {
+		if state[start] != unknown || g.depth[start] < 0 {
+			continue
+		}
+		stack = stack[:0]
+		for cur := start; cur >= 0 && g.depth[cur] >= 0; cur = anchor(cur) {
+			if state[cur] == done {
+				break
+			}
+			if state[cur] == visiting {
+				// Report the root whose caller closes the loop.
+				at := cur
+				for k := len(stack) - 1; k >= 0; k-- {
+					if g.pred[stack[k]] < 0 {
+						at = stack[k]
+						break
+					}
+				}
+				r := &g.S.Refs[at]
+				errs = append(errs, &IntegrityError{Code: CodeCallerCycle, File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID,
+					Msg: fmt.Sprintf("caller %q lies in the subtree this node starts (a caller cycle)", r.Caller)})
+				break
+			}
+			state[cur] = visiting
+			stack = append(stack, cur)
+		}
+		for _, k := range stack {
+			state[k] = done
+		}
+	}
+	return errs
 }

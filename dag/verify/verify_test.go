@@ -43,6 +43,7 @@ func TestBrokenFixtures(t *testing.T) {
 		"missing_predecessor":           {"missing_predecessor"},
 		"missing_caller":                {"missing_caller"},
 		"cycle":                         {"cycle"},
+		"caller_cycle":                  {"caller_cycle"},
 		"head_unset":                    {"head_unset"},
 		"head_missing":                  {"head_missing"},
 		"head_on_summary":               {"head_on_summary"},
@@ -121,7 +122,7 @@ func TestEveryCodeHasAFixture(t *testing.T) {
 		verify.CodeActiveSummaryNotLast, verify.CodeActiveSummaryTextDiff, verify.CodeSummaryOnSpine,
 		verify.CodeToolCallUnanswered, verify.CodeToolResultOrphaned, verify.CodeToolCallPending, verify.CodeToolNodeInvalid,
 		verify.CodeEventMalformed, verify.CodeEventSummaryMissing, verify.CodeEventCountMismatch,
-		"duplicate_id", "missing_predecessor", "missing_caller", "cycle", "head_unset", "head_missing",
+		"duplicate_id", "missing_predecessor", "missing_caller", "cycle", "caller_cycle", "head_unset", "head_missing",
 		"head_on_summary", "active_summary_missing", "active_summary_not_summary"}
 	for _, code := range all {
 		if _, err := os.Stat(filepath.Join(fixtures, "broken", code, "session.json")); err != nil {
