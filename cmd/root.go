@@ -40,11 +40,32 @@ type Factory struct {
 	ConfigWarnings []string
 }
 
+// interruptGrace is how long a command has to stop after Ctrl-C or SIGTERM.
+const interruptGrace = 3 * time.Second
+
 // Main runs ctxfold with the process's arguments and streams and returns
 // the exit code. It is the only function that looks at os.Args and os.Std*.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(interrupts)
+	go func() {
+		if _, ok := <-interrupts; !ok {
+			return
+		}
+		// The first signal cancels the work; commands stop at their next
+		// check and exit 130. A second signal ends the process at once,
+		// and so does the grace period running out (a command busy in a
+		// long computation): every session write is crash-safe, so ending
+		// here never leaves a session that does not open.
+		cancel()
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		time.Sleep(interruptGrace)
+		fmt.Fprintln(os.Stderr, "ctxfold: interrupted")
+		os.Exit(ExitInterrupted)
+	}()
 	ios := &report.IOStreams{
 		In:        os.Stdin,
 		Out:       os.Stdout,
