@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
 // Options tune an import.
@@ -89,18 +89,16 @@ type conversation struct {
 // same two places (and nowhere else) attached to it. Sub-agent files
 // whose session is not among files form a conversation of their own.
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
-	files, names, cleanup, err := spool(files)
+	// The import reads each file twice (its first lines to group it, then
+	// the plan and the nodes by offset), so a pipe is copied first.
+	files, names, cleanup, err := input.Spool(files, "")
 	defer cleanup()
 	if err != nil {
 		return err
 	}
 	convs, err := group(files, opts, names)
 	if err != nil {
-		var pe *transcript.ParseError
-		if errors.As(err, &pe) && names[pe.File] != "" {
-			pe.File = names[pe.File]
-		}
-		return err
+		return input.RenameError(err, names)
 	}
 	for _, c := range convs {
 		if err := ctx.Err(); err != nil {
@@ -118,48 +116,6 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 		}
 	}
 	return nil
-}
-
-// spool copies every input that is not a regular file (a pipe, a
-// terminal) to a temporary file, since the import reads each file twice
-// (its first lines to group it, then the plan and the nodes by offset).
-// names maps each copy back to the name passed.
-func spool(files []string) (out []string, names map[string]string, cleanup func(), err error) {
-	names = map[string]string{}
-	var tmps []string
-	cleanup = func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}
-	for _, path := range files {
-		st, serr := os.Stat(path)
-		if serr != nil || st.Mode().IsRegular() {
-			out = append(out, path) // a missing file is reported when opened
-			continue
-		}
-		in, oerr := os.Open(path)
-		if oerr != nil {
-			return nil, nil, cleanup, &transcript.ParseError{File: path, Msg: oerr.Error()}
-		}
-		tmp, terr := os.CreateTemp("", "ctxfold-claudecode-*.jsonl")
-		if terr != nil {
-			in.Close()
-			return nil, nil, cleanup, terr
-		}
-		tmps = append(tmps, tmp.Name())
-		_, cerr := io.Copy(tmp, in)
-		in.Close()
-		if err := tmp.Close(); cerr == nil {
-			cerr = err
-		}
-		if cerr != nil {
-			return nil, nil, cleanup, &transcript.ParseError{File: path, Msg: "read: " + cerr.Error()}
-		}
-		names[tmp.Name()] = path
-		out = append(out, tmp.Name())
-	}
-	return out, names, cleanup, nil
 }
 
 // fileInfo is what the first lines of a file say about it.

@@ -145,11 +145,22 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Out == "" {
 		return nil, errors.New("no output directory (-o)")
 	}
+	// A pipe is copied beside the output first: detection reads its head,
+	// and the importer must still see every byte of it.
+	spoolDir := filepath.Dir(filepath.Clean(opts.Out))
+	if st, err := os.Stat(spoolDir); err != nil || !st.IsDir() {
+		spoolDir = ""
+	}
+	files, names, cleanup, err := input.Spool(opts.Files, spoolDir)
+	defer cleanup()
+	if err != nil {
+		return nil, err
+	}
+	opts.Files = files
 	format := opts.From
 	if format == "" || format == Auto {
-		var err error
 		if format, err = DetectFile(opts.Files[0]); err != nil {
-			return nil, err
+			return nil, input.RenameError(err, names)
 		}
 	}
 	v, ok := lookup(format)
@@ -161,7 +172,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	}
 	t := newTarget(ctx, opts)
 	t.report.Format = format
-	err := v.run(ctx, opts.Files, opts.Input, t)
+	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
 	if err != nil {
 		// Nothing more is written: the chunk in hand and the end of the
 		// conversation (its HEAD) are dropped, not committed.
