@@ -268,3 +268,24 @@ func TestCompactProgressOnTTY(t *testing.T) {
 		}
 	}
 }
+
+// A session failing verify is refused with exit 2 and nothing written.
+func TestCompactRefusesBrokenSessionExitsTwo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "broken", "splice_mismatch"))); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+	r := runCLI(t, nil, "compact", dir, "--model", "gpt-4o", "--keep-tokens", "10")
+	if r.Code != ExitUsage || r.Stdout != "" {
+		t.Fatalf("exit %d stdout %q, want 2 and nothing", r.Code, r.Stdout)
+	}
+	want := regexp.MustCompile(`^ctxfold: error: .*nodes\.jsonl:\d+: node "summary_1": splice_mismatch: .*\nctxfold: hint: run 'ctxfold verify .*'\n$`)
+	if !want.MatchString(r.Stderr) {
+		t.Fatalf("stderr %q", r.Stderr)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+	if string(before) != string(after) {
+		t.Fatal("a refused compaction changed nodes.jsonl")
+	}
+}

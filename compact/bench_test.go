@@ -2,11 +2,14 @@ package compact
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // BenchmarkMakePlan: the pure plan over a 1,000-node tool-heavy view.
@@ -39,5 +42,27 @@ func BenchmarkCompactLong(b *testing.B) {
 		if err != nil || res.Outcome != OutcomeSucceeded {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// BenchmarkVerifyGate: the pre-plan verify check alone, at two sizes; the
+// ns/node figure should stay flat (verify is linear).
+func BenchmarkVerifyGate(b *testing.B) {
+	for _, turns := range []int{200, 2000} {
+		nodes := genSession(newRand(), turns)
+		dir := newSession(b, "gpt-4o", nodes)
+		b.Run(fmt.Sprintf("nodes=%d", len(nodes)), func(b *testing.B) {
+			g, err := dag.Open(dir, transcript.OpenOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.S.Close()
+			for b.Loop() {
+				if err := checkSession(context.Background(), dir, g.S); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
+		})
 	}
 }

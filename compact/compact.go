@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -109,6 +110,35 @@ func (e *ChangedError) Hint() string { return "run the compaction again" }
 // ExitCode is 4 (cmd/exit.go).
 func (e *ChangedError) ExitCode() int { return 4 }
 
+// BrokenError: the session already fails `ctxfold verify`, so compaction
+// refused it before planning; nothing was written and no event appended.
+// Finding is the first error finding (file order within category order).
+type BrokenError struct {
+	Dir     string
+	Finding verify.Finding
+	// Errors is how many error findings the session has.
+	Errors int
+}
+
+func (e *BrokenError) Error() string {
+	f := e.Finding
+	f.Msg = f.Code + ": " + f.Msg
+	return fmt.Sprintf("%s; the session fails verify (%d %s), nothing compacted", f.String(), e.Errors, plural(e.Errors, "error", "errors"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Hint points at the command that lists every fault.
+func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s'", e.Dir) }
+
+// ExitCode is 2 (cmd/exit.go): the input is bad, as for append.
+func (e *BrokenError) ExitCode() int { return 2 }
+
 // Rejection reasons of a summary (seed 000 §4 step 4).
 var (
 	ErrEmptySummary     = errors.New("the summarizer returned an empty summary")
@@ -146,6 +176,13 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer g.S.Close()
+	// A summary written into a session that already fails verify inherits
+	// (and can add to) its faults — a splice mismatch makes the next
+	// summary not extend the active one. Refuse it as append refuses a
+	// broken graph; warnings do not block. verify is linear in the session.
+	if err := checkSession(ctx, opts.Dir, g.S); err != nil {
+		return nil, err
+	}
 	res := &Result{Summarizer: opts.Summarizer.Name(), Warnings: g.S.Warnings}
 	eopts := opts.Estimate
 	if eopts.Model == "" {
@@ -356,6 +393,24 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	res.CoversIDs = plan.CoversIDs
 	res.SummarisedCount = len(plan.CoversIDs)
 	return res, nil
+}
+
+// checkSession runs the verify engine and returns a *BrokenError for the
+// first error finding, or nil.
+func checkSession(ctx context.Context, dir string, s *transcript.Session) error {
+	var first *verify.Finding
+	vr, err := verify.Session(ctx, s, verify.Options{}, func(f verify.Finding) {
+		if first == nil && f.Severity == verify.Error {
+			first = &f
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		return &BrokenError{Dir: dir, Finding: *first, Errors: vr.Errors}
+	}
+	return nil
 }
 
 // diff says what changed since the plan was made, or "".
