@@ -323,7 +323,8 @@ func TestIndexParallelAppendAfterOpen(t *testing.T) {
 			dir := writeSession(t, file, -1)
 			withIndexKnobs(workers, 61, func() {
 				_, err := Update(context.Background(), dir, WriteOptions{LockTimeout: 2 * time.Second, Command: "test"}, func(tx *Tx) error {
-					for i, pred := range []string{"n1", "new0"} {
+					// n0 is a user turn: n1 has an open call a text turn may not follow.
+					for i, pred := range []string{"n0", "new0"} {
 						n := Node{ID: fmt.Sprintf("new%d", i), Predecessor: pred, Role: RoleUser, Content: TextContent("x")}
 						if _, err := tx.Append([]Node{n}, AppendOptions{}); err != nil {
 							return err

@@ -128,6 +128,11 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	}
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName) // no-op after a successful rename
+	// Readable like nodes.jsonl and events.jsonl (CreateTemp makes 0600).
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err

@@ -78,6 +78,9 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 // (read under the lock) and every write through it is committed before it
 // returns. Tx is the only place HEAD changes (seed §5).
 type Tx struct {
+	// ctx is Update's context: a write checks it right before its commit
+	// point, so an interrupted command writes nothing.
+	ctx  context.Context
 	dir  string
 	opts WriteOptions
 	s    *Session
@@ -105,7 +108,7 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 	for _, p := range append(stale, lfStale...) {
 		_ = os.Remove(p)
 	}
-	tx := &Tx{dir: dir, opts: opts}
+	tx := &Tx{ctx: ctx, dir: dir, opts: opts}
 	if err := tx.reload(); err != nil {
 		return nil, err
 	}
@@ -296,6 +299,14 @@ func encodeLine(n *Node) ([]byte, error) {
 func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) error {
 	s := tx.s
 	path := s.NodesPath()
+	// Last chance to honour Ctrl-C: once the bytes are written the batch
+	// is committed below, so a canceled write stops here with nothing on
+	// disk (a long import's encoding may outlast the interrupt).
+	if tx.ctx != nil {
+		if err := tx.ctx.Err(); err != nil {
+			return err
+		}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return &ParseError{File: path, Msg: err.Error()}
@@ -399,6 +410,12 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
 		if err := tx.checkOpenCalls(n, results, batch); err != nil {
 			return fail("%v", err)
 		}
+	} else if n.Caller == "" {
+		// A spawned turn (caller set) runs inside its caller's open call,
+		// which is answered on the caller's branch: it is exempt.
+		if err := tx.checkAnswered(n, batch); err != nil {
+			return fail("%v", err)
+		}
 	}
 	return nil
 }
@@ -406,14 +423,63 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
 // checkOpenCalls: every tool result must answer a call of the nearest
 // assistant node up the predecessor chain that is still unanswered there.
 func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*Node) error {
-	answered := map[string]bool{}
-	cur := n.Predecessor
-	for steps := 0; ; steps++ {
-		if cur == "" {
-			return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+	_, calls, answered, err := tx.callsBefore(n.Predecessor, batch)
+	if err != nil {
+		return err
+	}
+	if calls == nil {
+		return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+	}
+	open := map[string]bool{}
+	for _, c := range calls {
+		if !answered[c] {
+			open[c] = true
 		}
-		var calls, res []string
+	}
+	for _, r := range results {
+		if !open[r.ToolCallID] {
+			if answered[r.ToolCallID] {
+				return fmt.Errorf("tool call %q already has a result", r.ToolCallID)
+			}
+			return fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
+		}
+		delete(open, r.ToolCallID)
+	}
+	return nil
+}
+
+// checkAnswered: a turn that carries no results may not follow a node
+// whose tool calls are still unanswered on this chain; every provider
+// rejects such a request and verify reports tool_call_unanswered.
+func (tx *Tx) checkAnswered(n *Node, batch map[string]*Node) error {
+	owner, calls, answered, err := tx.callsBefore(n.Predecessor, batch)
+	if err != nil {
+		return err
+	}
+	var open []string
+	for _, c := range calls {
+		if !answered[c] {
+			open = append(open, c)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	return fmt.Errorf("tool call(s) %s of %q have no result yet: append their results (role tool with tool_call_id, or tool_result blocks) before the next %s turn", quoteList(open), owner, n.Role)
+}
+
+// callsBefore walks back from id over the nodes that carry tool results
+// to the nearest node that makes tool calls, and returns that node's id,
+// its call ids and the ids answered on the way. calls is nil when the walk
+// meets a turn with neither calls nor results, or the start of the chain:
+// then no call is open before id.
+func (tx *Tx) callsBefore(id string, batch map[string]*Node) (owner string, calls []string, answered map[string]bool, err error) {
+	answered = map[string]bool{}
+	cur := id
+	for steps := 0; cur != ""; steps++ {
+		var res []string
 		var pred string
+		calls = nil
 		if bn, ok := batch[cur]; ok {
 			pred = bn.Predecessor
 			for _, c := range bn.AllToolCalls() {
@@ -425,37 +491,23 @@ func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*No
 		} else if ref, ok := tx.s.Ref(cur); ok {
 			pred, calls, res = ref.Predecessor, ref.ToolCallIDs, ref.ResultIDs
 		} else {
-			return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+			return "", nil, answered, nil
 		}
 		if len(calls) > 0 {
-			open := map[string]bool{}
-			for _, c := range calls {
-				if !answered[c] {
-					open[c] = true
-				}
-			}
-			for _, r := range results {
-				if !open[r.ToolCallID] {
-					if answered[r.ToolCallID] {
-						return fmt.Errorf("tool call %q already has a result", r.ToolCallID)
-					}
-					return fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
-				}
-				delete(open, r.ToolCallID)
-			}
-			return nil
+			return cur, calls, answered, nil
 		}
 		if len(res) == 0 {
-			return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+			return "", nil, answered, nil
 		}
 		for _, r := range res {
 			answered[r] = true
 		}
 		cur = pred
 		if steps > 1_000_000 {
-			return fmt.Errorf("predecessor chain too long or cyclic")
+			return "", nil, answered, fmt.Errorf("predecessor chain too long or cyclic")
 		}
 	}
+	return "", nil, answered, nil
 }
 
 // validateSummary applies seed §2 to a summary node.

@@ -124,7 +124,15 @@ func TestAppendRejects(t *testing.T) {
 		{"unknown predecessor", []transcript.Node{user("x", "ghost", "")}, `node "x": predecessor "ghost" not found`},
 		{"unknown caller", []transcript.Node{withCaller}, `caller "ghost" not found`},
 		{"duplicate id", []transcript.Node{user("u1", "", "")}, `node "u1": duplicate id: the session already has a node "u1"`},
-		{"duplicate in batch", []transcript.Node{user("x", "", ""), user("x", "", "")}, `batch node 2 ("x"): duplicate id: the batch holds "x" twice`},
+		{"duplicate in batch", []transcript.Node{user("x", "u1", ""), user("x", "", "")}, `batch node 2 ("x"): duplicate id: the batch holds "x" twice`},
+		{"text turn after an unanswered call", []transcript.Node{user("x", "t1", "next")}, `node "x": tool call(s) "c2" of "a1" have no result yet`},
+		{"assistant turn after an unanswered call", []transcript.Node{asst("x", "", "more")}, `node "x": tool call(s) "c2" of "a1" have no result yet`},
+		{"text turn right after the calls", []transcript.Node{user("x", "a1", "next")}, `node "x": tool call(s) "c1", "c2" of "a1" have no result yet`},
+		{"text turn after an unanswered call in the batch", []transcript.Node{user("x", "u1", "q"), func() transcript.Node {
+			n := asst("y", "", "")
+			n.ToolCalls = []transcript.ToolCall{{ID: "c9", Name: "bash"}}
+			return n
+		}(), user("z", "", "next")}, `batch node 3 ("z"): tool call(s) "c9" of "y" have no result yet`},
 		{"result without call", []transcript.Node{toolFor("x", "u1", "c1")}, `tool result for "c1" has no matching open tool call`},
 		{"result already given", []transcript.Node{toolFor("x", "t1", "c1")}, `tool call "c1" already has a result`},
 		{"result for unknown call", []transcript.Node{toolFor("x", "t1", "c9")}, `tool result for "c9" has no matching open tool call (the open calls are "c2")`},
