@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -252,6 +253,7 @@ func writeText(w *bufio.Writer, src nodeSource) error {
 		if n.Caller != "" {
 			header += " · spawned by " + n.Caller
 		}
+		header = TextSafe(header)
 		if src.style.Header != nil {
 			header = src.style.Header(label, header)
 		}
@@ -263,6 +265,7 @@ func writeText(w *bufio.Writer, src nodeSource) error {
 
 func writeTextContent(w *bufio.Writer, n *transcript.Node) {
 	line := func(s string) {
+		s = TextSafe(s)
 		w.WriteString(s)
 		if !strings.HasSuffix(s, "\n") {
 			w.WriteString("\n")
@@ -300,4 +303,50 @@ func writeTextContent(w *bufio.Writer, n *transcript.Node) {
 	for _, c := range n.ToolCalls {
 		line(fmt.Sprintf("→ %s %s  (call %s)", c.Name, c.ArgumentsText(), c.ID))
 	}
+}
+
+// TextSafe makes transcript text safe to print for a person: content is
+// untrusted (tool output, imported files), and on a terminal an ESC, OSC or
+// CSI sequence in it would recolour, retitle or rewrite the screen. C0
+// controls other than \n and \t, DEL and invalid bytes become \xNN, C1
+// controls \u00NN; everything else, line breaks included, is kept. Only
+// the text formats use it: jsonl, openai, anthropic and ids stay
+// byte-exact.
+func TextSafe(s string) string {
+	i := 0
+	for ; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	const hexDigits = "0123456789abcdef"
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r < 0x20, r == 0x7f:
+			b.WriteString(`\x`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		case r >= 0x80 && r <= 0x9f:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[r>>4])
+			b.WriteByte(hexDigits[r&0xf])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -352,7 +352,8 @@ func (m *matcher) match(n *transcript.Node, context int) (field, snippet string,
 }
 
 // makeSnippet cuts the match with up to context runes on each side, on one
-// line, marking cut ends with "…".
+// line, marking cut ends with "…". Control characters are escaped
+// (TextSafe): a snippet is printed for people, often to a terminal.
 func makeSnippet(text string, loc []int, context int) string {
 	if context <= 0 {
 		context = 40
@@ -366,7 +367,7 @@ func makeSnippet(text string, loc []int, context int) string {
 		_, size := utf8.DecodeRuneInString(text[end:])
 		end += size
 	}
-	s := strings.Join(strings.Fields(text[start:end]), " ")
+	s := TextSafe(strings.Join(strings.Fields(text[start:end]), " "))
 	if start > 0 {
 		s = "…" + s
 	}
