@@ -43,6 +43,7 @@ holds at least four conversational messages where the history has them. A
 session already at or below the target, or with nothing new since the last
 compaction, is a no-op: no summarizer call, no node. Compacting again folds the
 previous summary together with the newly covered turns into one summary.
+A session that fails 'ctxfold verify' is refused before planning.
 
 Summarizers:
   extractive  offline and deterministic (default): the first request, state,
@@ -64,8 +65,9 @@ configured one; tokens_before is estimate's total under the same --encoding,
 --window, --max-output and --output-cap. With no model and no window there is
 no target: give --keep-tokens (or --model/--window); --if-above needs a budget.
 docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or no-op (--if-above not reached included), 2 no model
-  or window to size the target or budget, 3 failed (nothing written), 4 the
-  session changed during compaction (nothing written; run it again)`),
+  or window to size the target or budget, or the session fails 'ctxfold verify'
+  (nothing written), 3 failed (nothing written), 4 the session changed during
+  compaction (nothing written; run it again)`),
 		Example: `  ctxfold compact ./s
   ctxfold compact ./s --dry-run
   ctxfold compact ./s --keep-tokens 2000 --json
@@ -198,7 +200,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	fmt.Fprintln(opts.IO.Out, msg)
 	if res.Outcome == compact.OutcomeSucceeded {
 		fmt.Fprintf(opts.IO.Out, "summary: %s\n", res.SummaryID)
-	} else if res.Reason != "" && res.Reason != compact.ReasonBelowThreshold {
+	} else if res.Reason == compact.ReasonNothingNew {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: note: %s\n", res.Reason)
 	}
 	return nil
@@ -209,8 +211,19 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 	case compact.OutcomeSucceeded:
 		return report.CompactionFinished(lang, res.SummarisedCount, res.TokensBefore, res.TokensAfter)
 	case compact.OutcomeNoOp:
-		if res.Reason == compact.ReasonBelowThreshold {
+		// seed 001 §04's "already compacted" is only for a previous summary
+		// with nothing new after it; the other no-ops say what happened.
+		switch res.Reason {
+		case compact.ReasonBelowThreshold:
 			return report.CompactionBelowThreshold(lang, res.BudgetPct, ifAbove)
+		case compact.ReasonBelowTarget:
+			// With a previous summary in the view, a history within the
+			// target is the already-compacted case.
+			if res.Plan != nil && res.Plan.Previous == nil {
+				return report.CompactionBelowTarget(lang, res.TokensBefore, res.Plan.Target)
+			}
+		case compact.ReasonNoBoundary:
+			return report.CompactionOneTurn(lang)
 		}
 		return report.CompactionNoOp(lang)
 	case compact.OutcomePlanned:

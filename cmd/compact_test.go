@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,7 +87,9 @@ func TestCompactExitCodes(t *testing.T) {
 		{"openai without a key or endpoint", nil, []string{"compact", "DIR", "--summarizer", "openai", "--summary-model", "m"}, 2, `^$`, `CTXFOLD_API_KEY`},
 		{"not a session", nil, []string{"compact", "NOWHERE"}, 2, `^$`, `no such session directory`},
 		{"no-op below the target", nil, []string{"compact", "DIR"}, 0,
-			`^Context is already compacted; no older messages to fold\.\n$`, `note: the rendered history is at or below`},
+			`^Nothing to compact: the history \(\d+ tokens\) is within the retained-token target \(\d+ tokens\)\.\n$`, `^$`},
+		{"no-op below the target, in Chinese", nil, []string{"compact", "DIR", "--lang", "zh"}, 0,
+			`^无需压缩：历史（\d+ tokens）未超过保留目标（\d+ tokens）。\n$`, `^$`},
 		{"below --if-above", nil, []string{"compact", "DIR", "--if-above", "90"}, 0,
 			`^Context is at 0\.\d% of the budget, below --if-above 90%; not compacted\.\n$`, `^$`},
 		{"below --if-above, in Chinese", nil, []string{"compact", "DIR", "--if-above", "90", "--lang", "zh"}, 0,
@@ -287,5 +290,74 @@ func TestCompactRefusesBrokenSessionExitsTwo(t *testing.T) {
 	after, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
 	if string(before) != string(after) {
 		t.Fatal("a refused compaction changed nodes.jsonl")
+	}
+}
+
+// oneTurnSession is a single-prompt agent session: one request, then a
+// long assistant/tool segment. It was never compacted.
+func oneTurnSession(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "one")
+	if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nodes := []transcript.Node{
+		{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("You are a coding agent.")},
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Fix the failing tests in pkg/a.")},
+	}
+	for i := range 6 {
+		call := fmt.Sprintf("call_%d", i)
+		nodes = append(nodes,
+			transcript.Node{ID: fmt.Sprintf("a%d", i), Role: transcript.RoleAssistant, Content: transcript.TextContent("Looking."),
+				ToolCalls: []transcript.ToolCall{{ID: call, Name: "bash", Arguments: json.RawMessage(`{"cmd":"go test ./pkg/a"}`)}}},
+			transcript.Node{ID: fmt.Sprintf("t%d", i), Role: transcript.RoleTool, ToolCallID: call,
+				Content: transcript.TextContent(strings.Repeat("--- FAIL: TestA (0.00s) want 1 got 2\n", 20))})
+	}
+	nodes = append(nodes, transcript.Node{ID: "done", Role: transcript.RoleAssistant, Content: transcript.TextContent("Fixed.")})
+	for i := 1; i < len(nodes); i++ {
+		nodes[i].Predecessor = nodes[i-1].ID
+	}
+	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := tx.Append(nodes, transcript.AppendOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// seed 001 §04 reserves "Context is already compacted" for a previous
+// summary with nothing new; a one-turn history that was never compacted
+// says what happened instead, and JSON keeps outcome no_op with a reason.
+func TestCompactNoOpMessages(t *testing.T) {
+	dir := oneTurnSession(t)
+	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "10")
+	if r.Code != 0 || r.Stdout != report.CompactionOneTurn(report.LangEN)+"\n" || r.Stderr != "" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.HasPrefix(r.Stdout, "Nothing to compact: the history is one turn") {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--lang", "zh")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "无需压缩：历史只有一个轮次") {
+		t.Fatalf("exit %d stdout %q", r.Code, r.Stdout)
+	}
+	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || r.Code != 0 {
+		t.Fatalf("%v %d %s", err, r.Code, r.Stdout)
+	}
+	if m["outcome"] != compact.OutcomeNoOp || m["reason"] != compact.ReasonNoBoundary || m["message"] != report.CompactionOneTurn(report.LangEN) {
+		t.Fatalf("json %v", m)
+	}
+
+	// The real nothing-to-fold case keeps the seed's message.
+	tools := toolsCopy(t)
+	if r := runCLI(t, nil, "compact", tools, "--keep-tokens", "300"); r.Code != 0 {
+		t.Fatalf("first compaction: %d %s", r.Code, r.Stderr)
+	}
+	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "300")
+	if r.Code != 0 || r.Stdout != "Context is already compacted; no older messages to fold.\n" {
+		t.Fatalf("exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -79,6 +79,27 @@ func CompactionNoOp(l Lang) string {
 	return "Context is already compacted; no older messages to fold."
 }
 
+// CompactionBelowTarget is the no-op of a history already within the
+// retained-token target: nothing was compacted, and it may never have been,
+// so seed 001 §04's "already compacted" (reserved for a previous summary
+// with nothing new after it) would mislead.
+func CompactionBelowTarget(l Lang, tokens, target int) string {
+	if l == LangZH {
+		return fmt.Sprintf("无需压缩：历史（%d tokens）未超过保留目标（%d tokens）。", tokens, target)
+	}
+	return fmt.Sprintf("Nothing to compact: the history (%d tokens) is within the retained-token target (%d tokens).", tokens, target)
+}
+
+// CompactionOneTurn is the no-op of a history that is a single turn (one
+// request, then assistant and tool messages): a turn is never split, so
+// there is no place to start a kept tail.
+func CompactionOneTurn(l Lang) string {
+	if l == LangZH {
+		return "无需压缩：历史只有一个轮次（使用工具的轮次不会被拆分）；可尝试 'ctxfold render --fit' 生成能放入窗口的请求。"
+	}
+	return "Nothing to compact: the history is one turn (a tool-using turn is never split); try 'ctxfold render --fit' for a request that fits."
+}
+
 // CompactionBelowThreshold is printed when --if-above did not fire: the
 // context is not compacted, which is not the "already compacted" no-op of
 // seed 001 §04 (there may well be older messages to fold).
