@@ -84,6 +84,7 @@ func TestRenderFitExitCodes(t *testing.T) {
 		{"exec without a command", []string{"render", dir, "--fit", "--summarizer", "exec"}, 2, "needs --summarizer-cmd"},
 		{"a command without exec", []string{"render", dir, "--fit", "--summarizer-cmd", "cat"}, 2, "needs --summarizer exec"},
 		{"negative margin", []string{"render", dir, "--fit", "--margin", "-5"}, 2, "--margin must not be negative"},
+		{"window leaves no input budget", []string{"render", dir, "--fit", "--window", "10"}, 2, "no input budget: window 10 − output reserve"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := cliRun(t, nil, false, tc.args...)

@@ -139,6 +139,28 @@ func (e *OutputCapError) Error() string {
 // ExitCode: a usage error.
 func (e *OutputCapError) ExitCode() int { return 2 }
 
+// NoBudgetError: the window leaves no input budget once the output reserve
+// and the margin are taken (a tiny --window), so no request can fit.
+// Fit returns it before any estimate, summary call or snip. Exit code 2.
+type NoBudgetError struct {
+	Window, OutputReserve, Margin int
+	// InputBudget is the result (≤ 0).
+	InputBudget int
+}
+
+func (e *NoBudgetError) Error() string {
+	return fmt.Sprintf("no input budget: window %d − output reserve %d − margin %d = %d tokens",
+		e.Window, e.OutputReserve, e.Margin, e.InputBudget)
+}
+
+// Hint suggests what can be changed.
+func (e *NoBudgetError) Hint() string {
+	return "give a larger --window (or a model with one), or lower --output-cap or --margin"
+}
+
+// ExitCode: a usage error.
+func (e *NoBudgetError) ExitCode() int { return 2 }
+
 // fitter is the state of one preparation.
 type fitter struct {
 	opts   Options
@@ -182,6 +204,11 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 	margin := opts.Margin
 	if margin < 0 {
 		margin = max(256, b.Window/100)
+	}
+	if b.InputBudget-margin <= 0 {
+		// A negative budget would make every step look necessary and still
+		// fail: refuse before any summary call or snip.
+		return nil, nil, &NoBudgetError{Window: b.Window, OutputReserve: b.OutputReserve, Margin: margin, InputBudget: b.InputBudget - margin}
 	}
 	rep := &Report{Session: opts.Session, Model: b.Model, Encoding: b.Encoding, Window: b.Window, OutputReserve: b.OutputReserve,
 		Margin: margin, InputBudget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}

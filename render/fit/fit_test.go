@@ -267,6 +267,32 @@ func TestExplicitOutputCapIsNeverReduced(t *testing.T) {
 	}
 }
 
+// A window that leaves no input budget is a usage error before any work:
+// no summary call, no report, and the figures named.
+func TestNoInputBudgetIsRefusedBeforeAnyWork(t *testing.T) {
+	nodes := toolHeavy(10, 30)
+	for _, tc := range []struct{ window, margin int }{{10, fit.DefaultMargin}, {200, 300}, {900, 1000}, {100, 100}} {
+		s := &countingSummarizer{}
+		opts := options(tc.window, s)
+		opts.Margin = tc.margin
+		out, rep, err := fit.Fit(context.Background(), nodes, opts)
+		var nb *fit.NoBudgetError
+		if !errors.As(err, &nb) || nb.ExitCode() != 2 || out != nil || rep != nil {
+			t.Fatalf("window %d margin %d: want NoBudgetError, got %v (%d nodes, report %v)", tc.window, tc.margin, err, len(out), rep)
+		}
+		if s.calls.Load() != 0 {
+			t.Fatalf("window %d: %d summary calls before refusing", tc.window, s.calls.Load())
+		}
+		if nb.Window != opts.Estimate.Window || (tc.margin >= 0 && nb.Margin != tc.margin) || nb.InputBudget > 0 || nb.InputBudget != nb.Window-nb.OutputReserve-nb.Margin {
+			t.Fatalf("figures %+v", nb)
+		}
+		want := fmt.Sprintf("window %d − output reserve %d − margin %d = %d tokens", nb.Window, nb.OutputReserve, nb.Margin, nb.InputBudget)
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("message %q does not name the figures (%q)", err, want)
+		}
+	}
+}
+
 // countingSummarizer fails or sleeps, and counts its calls.
 type countingSummarizer struct {
 	calls atomic.Int32
