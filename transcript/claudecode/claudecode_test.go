@@ -211,6 +211,57 @@ func TestAgentFileAlone(t *testing.T) {
 	}
 }
 
+// TestSubagentFileAloneRecordsModel: a Claude Code 2.1 sub-agent file
+// imported without its session file records the model of its assistant
+// lines (estimate and compact need one); with the session file, the
+// session's own model wins.
+func TestSubagentFileAloneRecordsModel(t *testing.T) {
+	line := func(typ, uuid, parent, model string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		msg := `{"role":"user","content":"do it"}`
+		if typ == "assistant" {
+			msg = `{"role":"assistant","id":"m-` + uuid + `","model":"` + model + `","content":[{"type":"text","text":"done"}]}`
+		}
+		return `{"type":"` + typ + `","uuid":"` + uuid + `","parentUuid":` + p + `,"sessionId":"s21","isSidechain":true,"agentId":"ab12","message":` + msg + "}\n"
+	}
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "s21", "subagents", "agent-ab12.jsonl")
+	if err := os.MkdirAll(filepath.Dir(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(agent, []byte(line("user", "u1", "", "")+line("assistant", "a1", "u1", "claude-haiku-4-5")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tgt := importMem(t, agent)
+	if len(tgt.convs) != 1 || tgt.convs[0].model != "claude-haiku-4-5" {
+		t.Fatalf("alone: %d conversations, model %q; want claude-haiku-4-5", len(tgt.convs), tgt.convs[0].model)
+	}
+	main := filepath.Join(dir, "s21.jsonl")
+	mainLines := `{"type":"user","uuid":"m1","parentUuid":null,"sessionId":"s21","message":{"role":"user","content":"hi"}}` + "\n" +
+		`{"type":"assistant","uuid":"m2","parentUuid":"m1","sessionId":"s21","message":{"role":"assistant","id":"mm2","model":"claude-opus-4-5","content":[{"type":"text","text":"hello"}]}}` + "\n"
+	if err := os.WriteFile(main, []byte(mainLines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tgt = importMem(t, main, agent)
+	if len(tgt.convs) != 1 || tgt.convs[0].model != "claude-opus-4-5" {
+		t.Fatalf("with the session: %d conversations, model %q; want claude-opus-4-5", len(tgt.convs), tgt.convs[0].model)
+	}
+}
+
+// TestEmptyAgentFileAlone: an empty sub-agent file given alone is refused
+// like an empty session file.
+func TestEmptyAgentFileAlone(t *testing.T) {
+	path := writeTemp(t, "agent-x.jsonl", "")
+	err := Import(context.Background(), []string{path}, Options{}, &memTarget{})
+	var pe *transcript.ParseError
+	if !errors.As(err, &pe) || pe.File != path || !strings.Contains(pe.Msg, "empty file") {
+		t.Fatalf("got %v, want an empty-file ParseError naming %s", err, path)
+	}
+}
+
 func writeTemp(t *testing.T, name, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
@@ -238,6 +289,8 @@ func TestMalformed(t *testing.T) {
 		{"bad content", good + `{"type":"user","uuid":"u2","message":{"content":5}}` + "\n", Options{}, 2, "content"},
 		{"uuid not string", good + `{"type":"user","uuid":7,"message":{"content":"x"}}` + "\n", Options{}, 2, `field "uuid"`},
 		{"invalid utf-8", good + "{\"type\":\"user\",\"uuid\":\"u2\",\"message\":{\"content\":\"\xff\"}}\n", Options{}, 2, "invalid UTF-8"},
+		{"empty file", "", Options{}, 1, "empty file; expected a Claude Code session"},
+		{"blank lines only", "\n  \n", Options{}, 1, "empty file; expected a Claude Code session"},
 		{"line too long", good + `{"type":"user","uuid":"u2","message":{"content":"` + strings.Repeat("x", 300) + `"}}` + "\n", Options{MaxLineBytes: 200}, 2, "longer than the 200-byte limit"},
 	}
 	for _, tc := range cases {

@@ -269,11 +269,15 @@ type planner struct {
 	lastTask   string
 	head       int32
 	model      string
+	// sideModel is the model of the sidechain assistant lines: the
+	// session's model when the conversation has no session file.
+	sideModel string
 	// per file
 	fileIdx    int32
 	fileCaller int32
 	agentFile  bool
 	warnedLink bool
+	lines      int // non-blank lines read from the current file
 }
 
 func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options, names map[string]string) *planner {
@@ -297,11 +301,24 @@ func (p *planner) run(c *conversation) error {
 		if err := p.planFile(c.main, false); err != nil {
 			return err
 		}
+		if p.lines == 0 {
+			return p.emptyFile(c.main)
+		}
 	}
 	for _, a := range c.agents {
 		if err := p.planFile(a, true); err != nil {
 			return err
 		}
+		// A sub-agent file given alone is the conversation: empty, it
+		// imports nothing (an empty one found beside a session is harmless).
+		if c.main == "" && p.lines == 0 && len(c.agents) == 1 {
+			return p.emptyFile(a)
+		}
+	}
+	if c.main == "" && p.model == "" {
+		// Claude Code 2.1 keeps each sub-agent in a file of its own; read
+		// alone, its assistant lines are the only record of the model.
+		p.model = p.sideModel
 	}
 	if p.head == none && len(p.nodes) > 0 {
 		for i := len(p.nodes) - 1; i >= 0; i-- {
@@ -344,6 +361,7 @@ func (p *planner) planFile(path string, agent bool) error {
 	p.agentFile = agent
 	p.fileCaller = none
 	p.warnedLink = false
+	p.lines = 0
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return &transcript.ParseError{File: path, Msg: err.Error()}
 	}
@@ -376,6 +394,13 @@ func (p *planner) planFile(path string, agent bool) error {
 	}
 }
 
+// emptyFile is the error for a file with no line: like every other
+// importer, an empty file is refused rather than imported as an empty
+// session.
+func (p *planner) emptyFile(path string) error {
+	return &transcript.ParseError{File: p.display(path), Line: 1, Msg: "empty file; expected a Claude Code session"}
+}
+
 func (p *planner) errorf(ref lineRef, format string, args ...any) error {
 	return &transcript.ParseError{File: p.files[ref.file], Line: int(ref.line), Msg: fmt.Sprintf(format, args...)}
 }
@@ -390,6 +415,7 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		p.sink.Count("blank line", transcript.OutcomeSkipped, "empty line")
 		return nil
 	}
+	p.lines++
 	var r record
 	if err := decodeRecord(body, &r, &r.badMessage); err != nil {
 		if !complete {
@@ -579,8 +605,12 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 	sidechain := r.IsSidechain || p.agentFile
 
 	if r.Type == "assistant" {
-		if m.Model != "" && m.Model != "<synthetic>" && !sidechain {
-			p.model = m.Model
+		if m.Model != "" && m.Model != "<synthetic>" {
+			if sidechain {
+				p.sideModel = m.Model
+			} else {
+				p.model = m.Model
+			}
 		}
 		var mk key
 		if m.ID != "" {
