@@ -43,6 +43,9 @@ holds at least four conversational messages where the history has them. A
 session already at or below the target, or with nothing new since the last
 compaction, is a no-op: no summarizer call, no node. Compacting again folds the
 previous summary together with the newly covered turns into one summary.
+--dry-run writes nothing; with the extractive summarizer it also builds the
+summary and reports whether it would be accepted; other summarizers are not
+run (their size checks happen only on a real run).
 A session that fails 'ctxfold verify' is refused before planning.
 
 Summarizers:
@@ -117,7 +120,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 	addSummarizerFlags(cmd)
 	fl.Int("keep-tokens", 0, "retained-token target for the kept tail (default: 10% of the window, 8000–40000)")
 	fl.Int("max-summary-tokens", compact.DefaultMaxSummaryTokens, "ceiling on the summary's size")
-	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and write nothing")
+	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and whether the extractive summary would be accepted; write nothing")
 	fl.Float64("if-above", 0, "compact only when the view fills at least this percentage of the input budget")
 	addModelFlags(cmd)
 	fl.String("lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
@@ -227,7 +230,11 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 		}
 		return report.CompactionNoOp(lang)
 	case compact.OutcomePlanned:
-		return fmt.Sprintf("would cover %d older messages", res.SummarisedCount)
+		msg := fmt.Sprintf("would cover %d older messages", res.SummarisedCount)
+		if res.Checked && res.Rejected != nil {
+			msg += ", but the " + res.Summarizer + " summary would be rejected: " + res.Rejected.Error()
+		}
+		return msg
 	}
 	return ""
 }
@@ -246,8 +253,22 @@ func writePlan(w io.Writer, res *compact.Result, msg string) error {
 		fmt.Fprintf(w, "replaced tokens: %d\n", p.ReplacedTokens)
 		fmt.Fprintf(w, "kept: %s\n", strings.Join(p.KeptIDs, " "))
 		fmt.Fprintf(w, "kept tokens: %d\n", p.TailTokens)
+		fmt.Fprintf(w, "summary check: %s\n", summaryCheck(res))
 	}
 	return nil
+}
+
+// summaryCheck says what the dry run knows about the summary: with an
+// offline summarizer it was built and checked as a real run would; any
+// other runs only on a real run, where the size checks happen.
+func summaryCheck(res *compact.Result) string {
+	switch {
+	case !res.Checked:
+		return fmt.Sprintf("not done: the %s summarizer runs only on a real run, which rejects an empty, oversized or non-reducing summary (exit 3)", res.Summarizer)
+	case res.Rejected != nil:
+		return fmt.Sprintf("would be rejected (exit 3): %v", res.Rejected)
+	}
+	return fmt.Sprintf("would be accepted: summary %d tokens, %d → %d tokens", res.SummaryTokens, res.TokensBefore, res.TokensAfter)
 }
 
 func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg string) error {
@@ -274,6 +295,18 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 		obj["dry_run"] = true
 		obj["kept_ids"] = kept
 		obj["target"] = res.Plan.Target
+		if res.Outcome == compact.OutcomePlanned {
+			// summary_checked: the offline summarizer's candidate was
+			// built; summary_accepted and rejection say how it fared.
+			obj["summary_checked"] = res.Checked
+			if res.Checked {
+				obj["summary_accepted"] = res.Rejected == nil
+				obj["summary_tokens"] = res.SummaryTokens
+				if res.Rejected != nil {
+					obj["rejection"] = res.Rejected.Error()
+				}
+			}
+		}
 	}
 	return report.JSON(w, obj)
 }
@@ -284,6 +317,9 @@ type waitingSummarizer struct {
 	compact.Summarizer
 	io *report.IOStreams
 }
+
+// Unwrap lets compact.Offline see the summarizer underneath.
+func (w *waitingSummarizer) Unwrap() compact.Summarizer { return w.Summarizer }
 
 func (w *waitingSummarizer) Summarize(ctx context.Context, req compact.Request) (string, error) {
 	p := report.NewProgress(w.io, "summarizing ("+w.Name()+")", 0)

@@ -361,3 +361,38 @@ func TestCompactNoOpMessages(t *testing.T) {
 		t.Fatalf("exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// The dry run says whether the summary would be accepted: the extractive
+// candidate is built and checked (fixtures/fork's would not shrink the
+// context, and the real run then fails with exit 3); another summarizer is
+// not run, and the output says the check happens only on a real run.
+func TestCompactDryRunSummaryCheck(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fork")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "fork"))); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--dry-run")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^dry run: would cover 2 older messages, but the extractive summary would be rejected: the summary does not make the rendered context smaller \(\d+ → \d+ tokens\)$`).MatchString(r.Stdout) ||
+		!regexp.MustCompile(`(?m)^summary check: would be rejected \(exit 3\): `).MatchString(r.Stdout) {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--dry-run", "--json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || m["summary_checked"] != true || m["summary_accepted"] != false ||
+		!strings.Contains(m["rejection"].(string), "does not make the rendered context smaller") {
+		t.Fatalf("%v %s", err, r.Stdout)
+	}
+	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--dry-run", "--summarizer", "exec", "--summarizer-cmd", "exit 9")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "summary check: not done: the exec summarizer runs only on a real run") {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCLI(t, nil, "compact", dir, "--keep-tokens", "10"); r.Code != ExitCompactFailed {
+		t.Fatalf("real run exit %d, the dry run predicted a rejection: %s", r.Code, r.Stderr)
+	}
+
+	tools := toolsCopy(t)
+	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "300", "--dry-run")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^summary check: would be accepted: summary \d+ tokens, \d+ → \d+ tokens$`).MatchString(r.Stdout) {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stdout)
+	}
+}

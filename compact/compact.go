@@ -85,6 +85,12 @@ type Result struct {
 	Warnings        []transcript.Warning
 	// Err is the failure (Outcome failed or changed).
 	Err error
+	// Checked is true when a dry run also built and validated the
+	// candidate summary (only with an offline summarizer: Offline);
+	// Rejected is then the reason it would be rejected, nil when it would
+	// be accepted, and TokensAfter/SummaryTokens are its figures.
+	Checked  bool
+	Rejected error
 }
 
 // FailedError is a failed compaction: the summarizer failed or was
@@ -241,6 +247,16 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		res.Outcome, res.Reason = OutcomeNoOp, ReasonBelowThreshold
 		return res, nil
 	}
+	maxTok := opts.MaxSummaryTokens
+	if maxTok <= 0 {
+		maxTok = DefaultMaxSummaryTokens
+	}
+	// seed 000 §4 step 3: the summarizer reads the previous summary plus
+	// every newly covered turn; it runs outside the lock.
+	req := Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
+	if plan.Previous != nil {
+		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
+	}
 	if opts.DryRun {
 		res.Outcome, res.Reason = OutcomePlanned, plan.Reason
 		if plan.NoOp {
@@ -248,6 +264,25 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		}
 		res.CoversIDs = plan.CoversIDs
 		res.SummarisedCount = len(plan.CoversIDs)
+		if !plan.NoOp && Offline(opts.Summarizer) {
+			// An offline summarizer is cheap and deterministic: build the
+			// candidate and run the same checks a real run would, so the
+			// plan does not promise a compaction that will be rejected.
+			text, err := opts.Summarizer.Summarize(ctx, req)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err == nil {
+				var c *candidate
+				dry := eopts
+				dry.NoCache = true // a dry run writes nothing
+				c, err = validate(ctx, view, plan, text, before.Total, maxTok, dry, now)
+				if c != nil {
+					res.TokensAfter, res.SummaryTokens = c.after, c.tokens
+				}
+			}
+			res.Checked, res.Rejected = true, err
+		}
 		return res, nil
 	}
 	ms := func() int64 { return now().Sub(start).Milliseconds() }
@@ -293,16 +328,6 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		opts.OnStart()
 	}
 
-	// seed 000 §4 step 3: the summarizer reads the previous summary plus
-	// every newly covered turn; it runs outside the lock.
-	maxTok := opts.MaxSummaryTokens
-	if maxTok <= 0 {
-		maxTok = DefaultMaxSummaryTokens
-	}
-	req := Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
-	if plan.Previous != nil {
-		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
-	}
 	text, err := opts.Summarizer.Summarize(ctx, req)
 	if ctx.Err() != nil {
 		return fail(ErrCancelled)
@@ -310,46 +335,14 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return fail(err)
 	}
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return fail(ErrEmptySummary)
+	c, err := validate(ctx, view, plan, text, before.Total, maxTok, eopts, now)
+	if c != nil {
+		res.SummaryTokens = c.tokens
 	}
-	summary := transcript.Node{
-		Predecessor: plan.Predecessor,
-		Role:        transcript.SummaryRole,
-		Name:        transcript.SummaryName,
-		Content:     transcript.TextContent(transcript.SummaryPrefix + text + "\n"),
-		CreatedAt:   now().UTC().Format(time.RFC3339Nano),
-	}
-	summary.SetMeta("compaction", true)
-	summary.SetMeta("covers_ids", plan.CoversIDs)
-	summary.ID = transcript.NewID(&summary)
-	// seed 000 §4 step 4: render the candidate in memory and require a
-	// strictly smaller total through the same entry point. Its total is
-	// tokens_after (what `ctxfold estimate` prints once it is stored), and
-	// the summary node's own count is summary_tokens — one definition for
-	// the ceiling and the event.
-	preview, err := view.Preview(&summary)
 	if err != nil {
 		return fail(err)
 	}
-	pdetail := eopts
-	pdetail.NodeDetail = true
-	after, err := estimate.Nodes(ctx, preview, pdetail)
-	if err != nil {
-		return fail(err)
-	}
-	for _, nc := range after.Nodes {
-		if nc.ID == summary.ID {
-			res.SummaryTokens = nc.Tokens
-		}
-	}
-	if res.SummaryTokens > maxTok {
-		return fail(fmt.Errorf("%w (%d tokens, ceiling %d)", ErrOversized, res.SummaryTokens, maxTok))
-	}
-	if after.Total >= before.Total {
-		return fail(fmt.Errorf("%w (%d → %d tokens)", ErrNonReducing, before.Total, after.Total))
-	}
+	summary, after := c.node, c.after
 
 	changed := ""
 	w, err = transcript.Update(context.WithoutCancel(ctx), opts.Dir, opts.Store, func(tx *transcript.Tx) error {
@@ -360,10 +353,10 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		if _, err := tx.Append([]transcript.Node{summary}, transcript.AppendOptions{}); err != nil {
 			return err
 		}
-		res.TokensAfter = after.Total
+		res.TokensAfter = after
 		return tx.AppendEvent(map[string]any{
 			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
-			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after.Total,
+			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after,
 			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
 			"compacted_turns": plan.CompactedTurns, "summarizer": res.Summarizer, "duration_ms": ms(),
 		})
@@ -393,6 +386,80 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	res.CoversIDs = plan.CoversIDs
 	res.SummarisedCount = len(plan.CoversIDs)
 	return res, nil
+}
+
+// Offline reports whether s runs locally, deterministically and without
+// cost (the extractive summarizer), so a dry run may run it. A wrapper
+// that embeds a Summarizer can say so by implementing Unwrap.
+func Offline(s Summarizer) bool {
+	for s != nil {
+		switch v := s.(type) {
+		case Extractive, *Extractive:
+			return true
+		case interface{ Unwrap() Summarizer }:
+			s = v.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// candidate is a validated summary node with its figures.
+type candidate struct {
+	node transcript.Node
+	// after is the rendered total with the summary substituted
+	// (tokens_after); tokens the summary node's own count.
+	after, tokens int
+}
+
+// validate builds the summary node from text and applies seed 000 §4
+// step 4: not empty, within the ceiling, and a strictly smaller rendered
+// total. The candidate is returned with its figures even when rejected
+// (nil only when it could not be measured).
+func validate(ctx context.Context, view *render.View, plan *Plan, text string, before, maxTok int, eopts estimate.Options, now func() time.Time) (*candidate, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, ErrEmptySummary
+	}
+	summary := transcript.Node{
+		Predecessor: plan.Predecessor,
+		Role:        transcript.SummaryRole,
+		Name:        transcript.SummaryName,
+		Content:     transcript.TextContent(transcript.SummaryPrefix + text + "\n"),
+		CreatedAt:   now().UTC().Format(time.RFC3339Nano),
+	}
+	summary.SetMeta("compaction", true)
+	summary.SetMeta("covers_ids", plan.CoversIDs)
+	summary.ID = transcript.NewID(&summary)
+	// Render the candidate in memory and require a strictly smaller total
+	// through the same entry point. Its total is tokens_after (what
+	// `ctxfold estimate` prints once it is stored), and the summary node's
+	// own count is summary_tokens — one definition for the ceiling and the
+	// event.
+	preview, err := view.Preview(&summary)
+	if err != nil {
+		return nil, err
+	}
+	pdetail := eopts
+	pdetail.NodeDetail = true
+	after, err := estimate.Nodes(ctx, preview, pdetail)
+	if err != nil {
+		return nil, err
+	}
+	c := &candidate{node: summary, after: after.Total}
+	for _, nc := range after.Nodes {
+		if nc.ID == summary.ID {
+			c.tokens = nc.Tokens
+		}
+	}
+	if c.tokens > maxTok {
+		return c, fmt.Errorf("%w (%d tokens, ceiling %d)", ErrOversized, c.tokens, maxTok)
+	}
+	if after.Total >= before {
+		return c, fmt.Errorf("%w (%d → %d tokens)", ErrNonReducing, before, after.Total)
+	}
+	return c, nil
 }
 
 // checkSession runs the verify engine and returns a *BrokenError for the

@@ -1,0 +1,64 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// A dry run with the offline summarizer builds and checks the candidate,
+// so its verdict and figures match what the real run then does; with any
+// other summarizer it makes no call and says it did not check.
+func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		fixture string
+		keep    int
+		reject  error
+	}{
+		{"fork", 10, ErrNonReducing},
+		{"tools", 300, nil},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			dir := copyFixture(t, tc.fixture)
+			files := snapshotFiles(t, dir)
+			nev := len(events(t, dir))
+			o := opts(dir, Extractive{}, tc.keep)
+			o.DryRun = true
+			dry, err := Compact(ctx, o)
+			if err != nil || dry.Outcome != OutcomePlanned || !dry.Checked {
+				t.Fatalf("%v %+v", err, dry)
+			}
+			if !errors.Is(dry.Rejected, tc.reject) || (tc.reject == nil) != (dry.Rejected == nil) {
+				t.Fatalf("dry run verdict %v, want %v", dry.Rejected, tc.reject)
+			}
+			if snapshotFiles(t, dir) != files || len(events(t, dir)) != nev {
+				t.Fatal("a dry run wrote")
+			}
+			real, err := Compact(ctx, opts(dir, Extractive{}, tc.keep))
+			if tc.reject != nil {
+				var fe *FailedError
+				if !errors.As(err, &fe) || !errors.Is(err, tc.reject) {
+					t.Fatalf("real run: %v, the dry run predicted %v", err, tc.reject)
+				}
+				return
+			}
+			if err != nil || real.Outcome != OutcomeSucceeded {
+				t.Fatalf("real run: %v %+v", err, real)
+			}
+			if dry.TokensAfter != real.TokensAfter || dry.SummaryTokens != real.SummaryTokens || dry.TokensAfter >= dry.TokensBefore {
+				t.Fatalf("dry run predicted %d→%d (summary %d), real run %d→%d (summary %d)",
+					dry.TokensBefore, dry.TokensAfter, dry.SummaryTokens, real.TokensBefore, real.TokensAfter, real.SummaryTokens)
+			}
+		})
+	}
+	t.Run("other summarizers are not run", func(t *testing.T) {
+		dir := copyFixture(t, "fork")
+		o := opts(dir, mustNotCall{t}, 10)
+		o.DryRun = true
+		res, err := Compact(ctx, o)
+		if err != nil || res.Outcome != OutcomePlanned || res.Checked || res.Rejected != nil {
+			t.Fatalf("%v %+v", err, res)
+		}
+	})
+}
