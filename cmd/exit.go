@@ -50,8 +50,14 @@ type exitCoder interface{ ExitCode() int }
 //	*dag.IntegrityError        2
 //	*render.HeadError          2
 //	*transcript.LockedError    4
-//	exitCoder                  its ExitCode(): 3 compaction failed,
-//	                           4 changed underneath, 5 does not fit
+//	exitCoder                  its ExitCode():
+//	  *estimate.UnknownModelError, *estimate.UnknownEncodingError  2
+//	  *compact.BrokenError (the session fails verify)              2
+//	  *fit.OutputCapError, *fit.NoBudgetError                      2
+//	  *graph.AroundError                                           2
+//	  *compact.FailedError                                         3
+//	  *compact.ChangedError                                        4
+//	  *fit.DoesNotFitError                                         5
 //	context.Canceled           130
 //	anything else              2
 func ExitCode(err error) int {

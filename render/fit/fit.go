@@ -909,8 +909,9 @@ func (f *fitter) cachePut(key, s string) {
 		return
 	}
 	_, werr := tmp.WriteString(s)
+	merr := tmp.Chmod(0o644) // like every other file of the session
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, key+".txt")) != nil {
+	if werr != nil || merr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, key+".txt")) != nil {
 		os.Remove(tmp.Name())
 	}
 }
