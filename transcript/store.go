@@ -219,7 +219,7 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 		if n.CreatedAt == "" && opts.StampTime {
 			n.CreatedAt = tx.opts.now().UTC().Format(time.RFC3339Nano)
 		}
-		if err := tx.validate(n, batch, pos); err != nil {
+		if err := tx.validate(n, batch, pos, opts); err != nil {
 			return nil, err
 		}
 		batch[n.ID] = n
@@ -278,6 +278,12 @@ type AppendOptions struct {
 	RootFirst bool
 	// StampTime sets created_at on nodes that lack it.
 	StampTime bool
+	// AsRecorded takes imported history as it was recorded: a turn that
+	// follows tool calls the export never answered (an interrupted or
+	// damaged transcript) is kept, and verify reports it as
+	// tool_call_unanswered, instead of being refused. New turns written by
+	// hand or by ctxfold itself are always held to the rule.
+	AsRecorded bool
 }
 
 func encodeLine(n *Node) ([]byte, error) {
@@ -342,7 +348,7 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 
 // validate applies the append rules to n against the snapshot plus the
 // batch written so far. pos is n's 1-based batch position (0 for one node).
-func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
+func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOptions) error {
 	s := tx.s
 	fail := func(format string, args ...any) error {
 		return &ValidationError{Index: pos, NodeID: n.ID, Msg: fmt.Sprintf(format, args...)}
@@ -410,7 +416,7 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int) error {
 		if err := tx.checkOpenCalls(n, results, batch); err != nil {
 			return fail("%v", err)
 		}
-	} else if n.Caller == "" {
+	} else if n.Caller == "" && !opts.AsRecorded {
 		// A spawned turn (caller set) runs inside its caller's open call,
 		// which is answered on the caller's branch: it is exempt.
 		if err := tx.checkAnswered(n, batch); err != nil {

@@ -111,7 +111,7 @@ func writeSession(t testing.TB, dir string, s *memSink) {
 			if len(batch) == 0 {
 				return nil
 			}
-			_, err := tx.Append(batch, transcript.AppendOptions{RootFirst: root})
+			_, err := tx.Append(batch, transcript.AppendOptions{RootFirst: root, AsRecorded: true})
 			batch = nil
 			return err
 		}

@@ -322,7 +322,7 @@ func (c *conv) run() {
 			if len(nodes) == 0 {
 				continue
 			}
-			if _, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: b.root}); err != nil {
+			if _, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: b.root, AsRecorded: true}); err != nil {
 				return fmt.Errorf("%s: %w", c.label(), err)
 			}
 			c.written += len(nodes)
