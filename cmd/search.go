@@ -118,16 +118,18 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 				OnHead: h.OnHead, Field: h.Field, Snippet: h.Snippet})
 			return nil
 		}
+		// Ids come from the transcript: shown to people, they are escaped
+		// like the snippet (a crafted id must not drive the terminal).
 		tips := make([]string, len(h.Tips))
 		for k, t := range h.Tips {
-			tips[k] = t
+			tips[k] = render.TextSafe(t)
 			if t == headID {
 				tips[k] += "*"
 			}
 		}
 		if !opts.IO.StdoutTTY {
 			return progress.Interrupt(func() error {
-				_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Role, h.Status, h.CoveredBy, strings.Join(tips, ","), h.Snippet)
+				_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", render.TextSafe(h.ID), h.Role, h.Status, render.TextSafe(h.CoveredBy), strings.Join(tips, ","), h.Snippet)
 				return err
 			})
 		}
@@ -136,11 +138,11 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 		case render.HitVisible:
 			status = p.Green(status)
 		case render.HitCovered:
-			status = p.Yellow("covered by " + h.CoveredBy)
+			status = p.Yellow("covered by " + render.TextSafe(h.CoveredBy))
 		default:
 			status = p.Dim(status)
 		}
-		line := fmt.Sprintf("%s · %s · %s", p.Bold(h.ID), h.Role, status)
+		line := fmt.Sprintf("%s · %s · %s", p.Bold(render.TextSafe(h.ID)), h.Role, status)
 		if len(tips) > 0 {
 			line += " · tips " + strings.Join(tips, ", ")
 		}
