@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,24 +47,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"body.json", "malformed.json"} {
-		data, err := os.ReadFile(dir + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "body.json")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := anthropicbody.Import(context.Background(), []string{path}, anthropicbody.Options{MaxLineBytes: 1 << 16}, &importtest.Target{})
-		var pe *transcript.ParseError
-		if err != nil && !errors.As(err, &pe) {
-			t.Fatalf("not a parse error: %v", err)
-		}
-	})
+	importtest.Fuzz(f, dir, []string{"body.json", "malformed.json"}, "body.json", anthropicbody.Import)
 }
 
 func ExampleImport() {

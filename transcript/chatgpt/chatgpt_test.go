@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,24 +58,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"conversations.json", "malformed.json"} {
-		data, err := os.ReadFile(dir + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "conversations.json")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := chatgpt.Import(context.Background(), []string{path}, chatgpt.Options{MaxLineBytes: 1 << 16}, &importtest.Target{})
-		var pe *transcript.ParseError
-		if err != nil && !errors.As(err, &pe) {
-			t.Fatalf("not a parse error: %v", err)
-		}
-	})
+	importtest.Fuzz(f, dir, []string{"conversations.json", "malformed.json"}, "conversations.json", chatgpt.Import)
 }
 
 func ExampleImport() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,29 +132,7 @@ func TestDetect(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"rollout-compacted.jsonl", "rollout-truncated.jsonl", "rollout-bare-2025.jsonl", "malformed.jsonl"} {
-		data, err := os.ReadFile(dir + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(os.TempDir(), fmt.Sprintf("ctxfold-fuzz-codex-%d.jsonl", os.Getpid()))
-		defer os.Remove(path)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var tg importtest.Target
-		// Errors are fine; a panic or a node naming an unknown id is not
-		// (importtest.Target rejects it, which surfaces here as an error
-		// that is not a ParseError).
-		err := codex.Import(context.Background(), []string{path}, codex.Options{MaxLineBytes: 1 << 16}, &tg)
-		var pe *transcript.ParseError
-		if err != nil && !errors.As(err, &pe) {
-			t.Fatalf("not a parse error: %v", err)
-		}
-	})
+	importtest.Fuzz(f, dir, []string{"rollout-compacted.jsonl", "rollout-truncated.jsonl", "rollout-bare-2025.jsonl", "malformed.jsonl"}, "rollout.jsonl", codex.Import)
 }
 
 func ExampleImport() {

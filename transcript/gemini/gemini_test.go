@@ -95,25 +95,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"session-rewind.jsonl", "legacy.json", "malformed.jsonl"} {
-		data, err := os.ReadFile(dir + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "session.jsonl")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var tg importtest.Target
-		err := gemini.Import(context.Background(), []string{path}, gemini.Options{MaxLineBytes: 1 << 16}, &tg)
-		var pe *transcript.ParseError
-		if err != nil && !errors.As(err, &pe) {
-			t.Fatalf("not a parse error: %v", err)
-		}
-	})
+	importtest.Fuzz(f, dir, []string{"session-rewind.jsonl", "legacy.json", "malformed.jsonl"}, "session.jsonl", gemini.Import)
 }
 
 func ExampleImport() {

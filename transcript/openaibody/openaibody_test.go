@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,24 +65,7 @@ func TestMalformed(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	for _, name := range []string{"messages.json", "body.json", "malformed.json"} {
-		data, err := os.ReadFile(dir + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "messages.json")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := openaibody.Import(context.Background(), []string{path}, openaibody.Options{MaxLineBytes: 1 << 16}, &importtest.Target{})
-		var pe *transcript.ParseError
-		if err != nil && !errors.As(err, &pe) {
-			t.Fatalf("not a parse error: %v", err)
-		}
-	})
+	importtest.Fuzz(f, dir, []string{"messages.json", "body.json", "malformed.json"}, "messages.json", openaibody.Import)
 }
 
 func ExampleImport() {
