@@ -16,8 +16,8 @@ func completeNodeIDs(f *Factory, dir, prefix string) ([]string, cobra.ShellCompD
 	}
 	defer s.Close()
 	var out []string
-	for i := range s.Refs {
-		r := &s.Refs[i]
+	for i := range s.Len() {
+		r := s.Ref(i)
 		if !r.Summary && strings.HasPrefix(r.ID, prefix) {
 			out = append(out, r.ID+"\t"+string(r.Role))
 		}

@@ -300,7 +300,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	}
 	snap := snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}}
 	for _, id := range plan.CoversIDs {
-		if r, ok := g.S.Ref(id); ok {
+		if r, ok := g.S.RefByID(id); ok {
 			snap.preds[id] = r.Predecessor
 		}
 	}
@@ -489,7 +489,7 @@ func (sn snapshot) diff(s *transcript.Session) string {
 		return fmt.Sprintf("the active summary changed from %q to %q", sn.active, s.Meta.ActiveSummaryID)
 	}
 	for _, id := range sn.covers {
-		r, ok := s.Ref(id)
+		r, ok := s.RefByID(id)
 		if !ok || r.Predecessor != sn.preds[id] {
 			return fmt.Sprintf("covered node %q changed", id)
 		}

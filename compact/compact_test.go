@@ -298,7 +298,7 @@ func TestCompactChangedUnderneath(t *testing.T) {
 	}
 	st, _ := transcript.Open(dir, transcript.OpenOptions{})
 	defer st.Close()
-	for _, r := range st.Refs {
+	for _, r := range st.All() {
 		if r.Summary {
 			t.Fatalf("a summary %q was written after the session changed", r.ID)
 		}

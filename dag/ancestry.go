@@ -48,7 +48,7 @@ func (g *Graph) numberForest() *ancestry {
 	var clock int32
 	var stack []int32
 	for r := 0; r < n; r++ {
-		if g.pred[r] >= 0 {
+		if g.predAt(r) >= 0 {
 			continue
 		}
 		stack = append(stack[:0], int32(r))

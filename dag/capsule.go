@@ -40,7 +40,7 @@ func (g *Graph) Fold() *Fold {
 	if f.Summary < 0 {
 		return f
 	}
-	ids := g.S.Refs[f.Summary].CoversIDs
+	ids := g.S.Ref(f.Summary).CoversIDs
 	f.CoversIDs = make([]string, 0, len(ids))
 	for _, id := range ids {
 		if j, ok := g.Lookup(id); ok {
@@ -98,7 +98,7 @@ func (g *Graph) Fold() *Fold {
 	for len(queue) > 0 {
 		x := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		if f.folded[x] || g.S.Refs[x].Summary || f.carries[x] {
+		if f.folded[x] || g.S.IsSummary(x) || f.carries[x] {
 			continue
 		}
 		f.folded[x] = true
@@ -187,7 +187,8 @@ func (f *Fold) Last() int { return f.last }
 // callees indexes nodes by caller.
 func (g *Graph) callees() [][]int32 {
 	out := make([][]int32, g.Len())
-	for j, c := range g.caller {
+	for j := range g.S.Len() {
+		c := g.callerAt(j)
 		if c >= 0 {
 			out[c] = append(out[c], int32(j))
 		}

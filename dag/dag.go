@@ -47,16 +47,14 @@ func (e *IntegrityError) Error() string {
 }
 
 const (
-	none    = -1
-	missing = -2
+	none    = transcript.NoLink
+	missing = transcript.MissingLink
 )
 
 // Graph is the structure of one session snapshot. Node indexes are those of
-// Session.Refs.
+// the session's index (transcript.Session.Ref).
 type Graph struct {
 	S      *transcript.Session
-	pred   []int32
-	caller []int32
 	depth  []int32
 	head   int
 	active int
@@ -69,34 +67,25 @@ type Graph struct {
 // New builds the graph and returns every integrity fault found. The graph
 // is usable for rendering only when no fault is returned.
 func New(s *transcript.Session) (*Graph, []*IntegrityError) {
-	n := len(s.Refs)
-	g := &Graph{S: s, pred: make([]int32, n), caller: make([]int32, n), depth: make([]int32, n), head: none, active: none}
+	n := s.Len()
+	g := &Graph{S: s, depth: make([]int32, n), head: none, active: none}
 	var errs []*IntegrityError
 	nodes, metaPath := s.NodesPath(), filepath.Join(s.Dir, transcript.MetaFile)
 	for _, d := range s.Duplicates {
 		errs = append(errs, &IntegrityError{Code: CodeDuplicateID, File: nodes, Line: d.Line, NodeID: d.ID,
 			Msg: fmt.Sprintf("duplicate id (first defined on line %d)", d.FirstLine)})
 	}
-	for i := range s.Refs {
-		r := &s.Refs[i]
-		g.pred[i], g.caller[i] = none, none
-		if r.Predecessor != "" {
-			if j, ok := s.Lookup(r.Predecessor); ok {
-				g.pred[i] = int32(j)
-			} else {
-				g.pred[i] = missing
-				errs = append(errs, &IntegrityError{Code: CodeMissingPredecessor, File: nodes, Line: r.Line, NodeID: r.ID,
-					Msg: fmt.Sprintf("predecessor %q not found", r.Predecessor)})
-			}
+	// The index resolved every link; a dangling one keeps its name.
+	for i := range s.Len() {
+		if s.PredIndex(i) == transcript.MissingLink {
+			r := s.Ref(i)
+			errs = append(errs, &IntegrityError{Code: CodeMissingPredecessor, File: nodes, Line: r.Line, NodeID: r.ID,
+				Msg: fmt.Sprintf("predecessor %q not found", r.Predecessor)})
 		}
-		if r.Caller != "" {
-			if j, ok := s.Lookup(r.Caller); ok {
-				g.caller[i] = int32(j)
-			} else {
-				g.caller[i] = missing
-				errs = append(errs, &IntegrityError{Code: CodeMissingCaller, File: nodes, Line: r.Line, NodeID: r.ID,
-					Msg: fmt.Sprintf("caller %q not found", r.Caller)})
-			}
+		if s.CallerIndex(i) == transcript.MissingLink {
+			r := s.Ref(i)
+			errs = append(errs, &IntegrityError{Code: CodeMissingCaller, File: nodes, Line: r.Line, NodeID: r.ID,
+				Msg: fmt.Sprintf("caller %q not found", r.Caller)})
 		}
 	}
 	errs = append(errs, g.computeDepths()...)
@@ -104,7 +93,7 @@ func New(s *transcript.Session) (*Graph, []*IntegrityError) {
 	if h := s.Meta.Head; h != "" {
 		if i, ok := s.Lookup(h); !ok {
 			errs = append(errs, &IntegrityError{Code: CodeHeadMissing, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD names a node that does not exist"})
-		} else if s.Refs[i].Summary {
+		} else if s.IsSummary(i) {
 			errs = append(errs, &IntegrityError{Code: CodeHeadOnSummary, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD is a summary node; HEAD never rests on a summary"})
 		} else {
 			g.head = i
@@ -115,8 +104,8 @@ func New(s *transcript.Session) (*Graph, []*IntegrityError) {
 	if a := s.Meta.ActiveSummaryID; a != "" {
 		if i, ok := s.Lookup(a); !ok {
 			errs = append(errs, &IntegrityError{Code: CodeActiveSummaryMissing, File: metaPath, Line: s.MetaKeyLine("active_summary_id"), NodeID: a, Msg: "the active summary does not exist"})
-		} else if !s.Refs[i].Summary {
-			errs = append(errs, &IntegrityError{Code: CodeActiveNotSummary, File: nodes, Line: s.Refs[i].Line, NodeID: a, Msg: "the active summary is not a summary node (metadata.compaction is not true)"})
+		} else if !s.IsSummary(i) {
+			errs = append(errs, &IntegrityError{Code: CodeActiveNotSummary, File: nodes, Line: s.Ref(i).Line, NodeID: a, Msg: "the active summary is not a summary node (metadata.compaction is not true)"})
 		} else {
 			g.active = i
 		}
@@ -159,7 +148,7 @@ func (g *Graph) computeDepths() []*IntegrityError {
 				break
 			}
 			if g.depth[cur] == visiting {
-				r := &g.S.Refs[cur]
+				r := g.S.Ref(int(cur))
 				errs = append(errs, &IntegrityError{Code: CodeCycle, File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID,
 					Msg: "predecessor chain forms a cycle"})
 				base = broken
@@ -167,7 +156,7 @@ func (g *Graph) computeDepths() []*IntegrityError {
 			}
 			g.depth[cur] = visiting
 			stack = append(stack, cur)
-			p := g.pred[cur]
+			p := g.predAt(int(cur))
 			if p == none {
 				stack = stack[:len(stack)-1]
 				g.depth[cur] = 0
@@ -195,31 +184,37 @@ func (g *Graph) computeDepths() []*IntegrityError {
 }
 
 // Len is the number of nodes.
-func (g *Graph) Len() int { return len(g.pred) }
+func (g *Graph) Len() int { return g.S.Len() }
 
 // Ref is the index entry of node i.
-func (g *Graph) Ref(i int) *transcript.NodeRef { return &g.S.Refs[i] }
+func (g *Graph) Ref(i int) transcript.NodeRef { return g.S.Ref(i) }
+
+// predAt and callerAt are the links as the index resolved them: a node
+// index, none, or missing (the same values as transcript's NoLink and
+// MissingLink).
+func (g *Graph) predAt(i int) int32   { return int32(g.S.PredIndex(i)) }
+func (g *Graph) callerAt(i int) int32 { return int32(g.S.CallerIndex(i)) }
 
 // ID is node i's id.
-func (g *Graph) ID(i int) string { return g.S.Refs[i].ID }
+func (g *Graph) ID(i int) string { return g.S.ID(i) }
 
 // Lookup finds a node by id.
 func (g *Graph) Lookup(id string) (int, bool) { return g.S.Lookup(id) }
 
 // Pred is the index of node i's predecessor, or -1 for a root.
 func (g *Graph) Pred(i int) int {
-	if g.pred[i] < 0 {
+	if g.predAt(i) < 0 {
 		return none
 	}
-	return int(g.pred[i])
+	return int(g.predAt(i))
 }
 
 // Caller is the index of node i's caller, or -1.
 func (g *Graph) Caller(i int) int {
-	if g.caller[i] < 0 {
+	if g.callerAt(i) < 0 {
 		return none
 	}
-	return int(g.caller[i])
+	return int(g.callerAt(i))
 }
 
 // Depth is the number of predecessors of node i (a root has depth 0), or
@@ -239,7 +234,7 @@ func (g *Graph) ActiveSummary() int { return g.active }
 
 // IsRelic reports whether node i is a superseded summary: on disk, never
 // consulted again (seed §1).
-func (g *Graph) IsRelic(i int) bool { return g.S.Refs[i].Summary && i != g.active }
+func (g *Graph) IsRelic(i int) bool { return g.S.IsSummary(i) && i != g.active }
 
 // Spine returns the predecessor chain of node i, root first, ending at i.
 // O(depth).
@@ -258,8 +253,9 @@ func (g *Graph) Spine(i int) []int {
 // Children returns node i's children by predecessor, in file order.
 func (g *Graph) Children(i int) []int32 {
 	if g.children == nil {
-		g.children = make([][]int32, len(g.pred))
-		for j, p := range g.pred {
+		g.children = make([][]int32, g.S.Len())
+		for j := range g.S.Len() {
+			p := g.predAt(j)
 			if p >= 0 {
 				g.children[p] = append(g.children[p], int32(j))
 			}
@@ -271,15 +267,16 @@ func (g *Graph) Children(i int) []int32 {
 // Tips returns every non-summary node without a non-summary child: the
 // ends of branches, HEAD's among them.
 func (g *Graph) Tips() []int {
-	hasChild := make([]bool, len(g.pred))
-	for j, p := range g.pred {
-		if p >= 0 && !g.S.Refs[j].Summary {
+	hasChild := make([]bool, g.S.Len())
+	for j := range g.S.Len() {
+		p := g.predAt(j)
+		if p >= 0 && !g.S.IsSummary(j) {
 			hasChild[p] = true
 		}
 	}
 	var tips []int
-	for i := range g.pred {
-		if !hasChild[i] && !g.S.Refs[i].Summary {
+	for i := range g.S.Len() {
+		if !hasChild[i] && !g.S.IsSummary(i) {
 			tips = append(tips, i)
 		}
 	}
@@ -289,7 +286,7 @@ func (g *Graph) Tips() []int {
 // Covered returns the node indexes of summary s's covers_ids, or ok=false
 // when one of them does not exist.
 func (g *Graph) Covered(s int) ([]int, bool) {
-	ids := g.S.Refs[s].CoversIDs
+	ids := g.S.Ref(s).CoversIDs
 	out := make([]int, len(ids))
 	for k, id := range ids {
 		j, ok := g.S.Lookup(id)
@@ -398,14 +395,14 @@ func Open(dir string, opts transcript.OpenOptions) (*Graph, error) {
 // a root would otherwise never end. Predecessor cycles are reported by
 // computeDepths; this looks only at chains that reach a root. O(n).
 func (g *Graph) callerCycles() []*IntegrityError {
-	n := len(g.pred)
+	n := g.S.Len()
 	// anchor is a node's parent for the walk: its predecessor, or for a
 	// root its caller.
 	anchor := func(i int) int {
-		if p := g.pred[i]; p >= 0 {
+		if p := g.predAt(i); p >= 0 {
 			return int(p)
 		}
-		if c := g.caller[i]; c >= 0 {
+		if c := g.callerAt(i); c >= 0 {
 			return int(c)
 		}
 		return -1
@@ -427,12 +424,12 @@ func (g *Graph) callerCycles() []*IntegrityError {
 				// Report the root whose caller closes the loop.
 				at := cur
 				for k := len(stack) - 1; k >= 0; k-- {
-					if g.pred[stack[k]] < 0 {
+					if g.predAt(int(stack[k])) < 0 {
 						at = stack[k]
 						break
 					}
 				}
-				r := &g.S.Refs[at]
+				r := g.S.Ref(at)
 				errs = append(errs, &IntegrityError{Code: CodeCallerCycle, File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID,
 					Msg: fmt.Sprintf("caller %q lies in the subtree this node starts (a caller cycle)", r.Caller)})
 				break

@@ -44,7 +44,7 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //     lies, contiguous, inside spine[:p] (seed §3), else the view was raw.
 func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Result) *Calibration {
 	s := g.S
-	pos := make([]int32, len(s.Refs))
+	pos := make([]int32, s.Len())
 	for i := range pos {
 		pos[i] = -1
 	}
@@ -80,9 +80,9 @@ func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Res
 	}
 	var matches []match
 	latestSummary := -1
-	for i := range s.Refs {
+	for i := range s.Len() {
 		// Walk nodes in file order so the summary in force is known.
-		if s.Refs[i].Summary {
+		if s.IsSummary(i) {
 			latestSummary = i
 			continue
 		}
@@ -112,7 +112,7 @@ func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Res
 			latest = m
 		}
 	}
-	c := &Calibration{Requests: len(matches), LatestNode: s.Refs[latest.node].ID, Measured: latest.measured, Estimated: latest.est}
+	c := &Calibration{Requests: len(matches), LatestNode: s.ID(latest.node), Measured: latest.measured, Estimated: latest.est}
 	if latest.est > 0 {
 		c.Ratio = float64(latest.measured) / float64(latest.est)
 		c.CalibratedTotal = int(math.Round(float64(res.Total) * c.Ratio))
@@ -134,6 +134,6 @@ func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Res
 	} else {
 		c.MedianRelError = (abs[n/2-1] + abs[n/2]) / 2
 	}
-	c.WorstRelError, c.WorstNode = worst.rel, s.Refs[worst.node].ID
+	c.WorstRelError, c.WorstNode = worst.rel, s.ID(worst.node)
 	return c
 }

@@ -132,11 +132,11 @@ func Nodes(ctx context.Context, nodes []*transcript.Node, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	metas := make([]nodeMeta, len(nodes))
-	for k, n := range nodes {
-		metas[k] = nodeMeta{id: n.ID, role: string(n.Role), category: categoryOf(n)}
+	meta := func(k int) nodeMeta {
+		n := nodes[k]
+		return nodeMeta{id: n.ID, role: string(n.Role), category: categoryOf(n)}
 	}
-	return assemble(b, opts, metas, counts), nil
+	return assemble(b, opts, len(nodes), meta, func(k int) parts { return counts[k] }), nil
 }
 
 // nodeMeta is what aggregation needs of a node besides its counts.
@@ -144,16 +144,18 @@ type nodeMeta struct {
 	id, role, category string
 }
 
-func metaOfRef(r *transcript.NodeRef) nodeMeta {
-	m := nodeMeta{id: r.ID, role: string(r.Role)}
+// metaAt is nodeMeta of the stored node at index i, from the index alone.
+func metaAt(s *transcript.Session, i int) nodeMeta {
+	role := s.RoleAt(i)
+	m := nodeMeta{id: s.ID(i), role: string(role)}
 	switch {
-	case r.Summary:
+	case s.IsSummary(i):
 		m.category = CatSummary
-	case r.Role == transcript.RoleSystem:
+	case role == transcript.RoleSystem:
 		m.category = CatSystem
-	case r.Role == transcript.RoleTool:
+	case role == transcript.RoleTool:
 		m.category = CatToolResults
-	case r.Role == transcript.RoleAssistant:
+	case role == transcript.RoleAssistant:
 		m.category = CatAssistant
 	default:
 		m.category = CatUser
@@ -161,16 +163,18 @@ func metaOfRef(r *transcript.NodeRef) nodeMeta {
 	return m
 }
 
-// assemble sums per-node counts into a Result with the budget arithmetic.
-func assemble(b BudgetInfo, opts Options, metas []nodeMeta, counts []parts) *Result {
+// assemble sums the counts of n nodes (in reading order) into a Result
+// with the budget arithmetic. The nodes are given by accessors, so a view
+// of a million nodes needs no per-node copy.
+func assemble(b BudgetInfo, opts Options, n int, metaOf func(k int) nodeMeta, countOf func(k int) parts) *Result {
 	res := &Result{Model: b.Model, Provider: b.Provider, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy,
 		Window: b.Window, OutputReserve: b.OutputReserve, InputBudget: b.InputBudget, Categories: map[string]int{}}
 	for _, c := range Categories {
 		res.Categories[c] = 0
 	}
 	anyTools := false
-	for k, p := range counts {
-		m := metas[k]
+	for k := range n {
+		p, m := countOf(k), metaOf(k)
 		res.Categories[m.category] += int(p.Text)
 		res.Categories[CatThinking] += int(p.Thinking)
 		res.Categories[CatToolCalls] += int(p.Calls)
@@ -184,7 +188,7 @@ func assemble(b BudgetInfo, opts Options, metas []nodeMeta, counts []parts) *Res
 			res.Nodes = append(res.Nodes, NodeCount{ID: m.id, Role: m.role, Category: m.category, ContentTokens: p.content(), Tokens: p.total()})
 		}
 	}
-	extra := viewExtras(b.Provider, len(counts), anyTools)
+	extra := viewExtras(b.Provider, n, anyTools)
 	res.Total += extra
 	res.Categories[CatOverhead] += extra
 	res.setBudget(b, opts)
@@ -225,14 +229,14 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	if !opts.NoCalibrate && v.Head >= 0 {
 		spine = v.Graph.Spine(v.Head)
 		var summaries []int
-		for i := range s.Refs {
-			if s.Refs[i].Summary {
+		for i := range s.Len() {
+			if s.IsSummary(i) {
 				summaries = append(summaries, i)
 			}
 		}
 		if len(summaries) > 0 || len(spine) != len(idx) {
 			if anyUsage(s, spine) {
-				want = unionIndexes(len(s.Refs), idx, spine, summaries)
+				want = unionIndexes(s.Len(), idx, spine, summaries)
 			} else {
 				spine = nil
 			}
@@ -242,16 +246,10 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	metas := make([]nodeMeta, len(idx))
-	viewCounts := make([]parts, len(idx))
-	for k, i := range idx {
-		metas[k] = metaOfRef(&s.Refs[i])
-		viewCounts[k] = counts[i]
-	}
-	res := assemble(b, opts, metas, viewCounts)
+	res := assemble(b, opts, len(idx), func(k int) nodeMeta { return metaAt(s, idx[k]) }, func(k int) parts { return counts[idx[k]] })
 	res.Session = s.Dir
 	if v.Head >= 0 {
-		res.Head = s.Refs[v.Head].ID
+		res.Head = s.ID(v.Head)
 	}
 	if spine != nil {
 		res.Calibration = calibrate(v.Graph, spine, counts, b, res)
@@ -263,7 +261,7 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 // looking for the key in the stored line (no decoding).
 func anyUsage(s *transcript.Session, spine []int) bool {
 	for _, i := range spine {
-		if s.Refs[i].Role != transcript.RoleAssistant {
+		if s.Ref(i).Role != transcript.RoleAssistant {
 			continue
 		}
 		raw, err := s.RawLine(i)
@@ -298,17 +296,17 @@ func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Opt
 		return nil, err
 	}
 	for _, i := range indexes {
-		if i < 0 || i >= len(s.Refs) {
-			return nil, fmt.Errorf("%s: node index %d out of range (%d nodes)", s.Dir, i, len(s.Refs))
+		if i < 0 || i >= s.Len() {
+			return nil, fmt.Errorf("%s: node index %d out of range (%d nodes)", s.Dir, i, s.Len())
 		}
 	}
-	counts, err := countStored(ctx, s, unionIndexes(len(s.Refs), indexes), b, opts)
+	counts, err := countStored(ctx, s, unionIndexes(s.Len(), indexes), b, opts)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]NodeCount, len(indexes))
 	for k, i := range indexes {
-		m := metaOfRef(&s.Refs[i])
+		m := metaAt(s, i)
 		p := counts[i]
 		out[k] = NodeCount{ID: m.id, Role: m.role, Category: m.category, ContentTokens: p.content(), Tokens: p.total()}
 	}
@@ -317,7 +315,7 @@ func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Opt
 
 // countStored counts stored nodes by index, on all cores, through the
 // cache: a node whose line hash is cached costs one read and one hash and
-// no BPE work. The result is indexed by node index (len(s.Refs)); entries
+// no BPE work. The result is indexed by node index (s.Len()); entries
 // not asked for are zero. idx must not repeat an index.
 func countStored(ctx context.Context, s *transcript.Session, idx []int, b BudgetInfo, opts Options) ([]parts, error) {
 	warn := opts.Warn
@@ -329,7 +327,7 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 		cache = loadCache(s.Dir, warn)
 	}
 	profile := profileOf(b)
-	results := make([]parts, len(s.Refs))
+	results := make([]parts, s.Len())
 	var mu sync.Mutex
 	var news []fresh
 	err := parallel(ctx, len(idx), workers(opts), b.Encoding, func(lc *lazyCounter, k int) error {

@@ -553,7 +553,7 @@ func TestPerNodeCountsCoveredNodes(t *testing.T) {
 	dir := copySession(t, "compacted")
 	v := openView(t, dir, "", false)
 	s := v.Graph.S
-	all := make([]int, len(s.Refs))
+	all := make([]int, s.Len())
 	for i := range all {
 		all[i] = i
 	}

@@ -213,7 +213,7 @@ func newLineReader(s *transcript.Session) (*lineReader, error) {
 }
 
 func (lr *lineReader) line(i int) ([]byte, error) {
-	ref := &lr.s.Refs[i]
+	ref := lr.s.Ref(i)
 	if ref.Offset < lr.pos {
 		// Not in file order (never expected): read it directly.
 		return lr.s.RawLine(i)

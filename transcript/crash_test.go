@@ -164,7 +164,7 @@ func TestCrashAtRandomMoments(t *testing.T) {
 		count := map[string]int{}
 		size := map[string]int{}
 		prefix := fmt.Sprintf("r%d-", r)
-		for _, ref := range s.Refs {
+		for _, ref := range s.All() {
 			if !strings.HasPrefix(ref.ID, prefix) {
 				continue
 			}
@@ -299,16 +299,16 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	defer g.S.Close()
 	s := g.S
-	if len(s.Refs) != 2*n+1 || len(s.Duplicates) != 0 || len(s.Warnings) != 0 {
-		t.Fatalf("%d nodes, %d duplicates, warnings %v", len(s.Refs), len(s.Duplicates), s.Warnings)
+	if s.Len() != 2*n+1 || len(s.Duplicates) != 0 || len(s.Warnings) != 0 {
+		t.Fatalf("%d nodes, %d duplicates, warnings %v", s.Len(), len(s.Duplicates), s.Warnings)
 	}
 	next := [2]int{}
 	switches, last := 0, byte(0)
-	for i := range s.Refs {
+	for i := range s.Len() {
 		if _, err := s.Node(i); err != nil {
 			t.Fatalf("node %d: %v", i, err)
 		}
-		id := s.Refs[i].ID
+		id := s.ID(i)
 		if id == "root" {
 			continue
 		}

@@ -40,7 +40,7 @@ func ExampleUpdate() {
 		return
 	}
 	defer s.Close()
-	for _, r := range s.Refs {
+	for _, r := range s.All() {
 		fmt.Printf("line %d: %s (%s) after %q\n", r.Line, r.ID, r.Role, r.Predecessor)
 	}
 	// Output:

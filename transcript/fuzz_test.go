@@ -89,25 +89,25 @@ func FuzzOpen(f *testing.F) {
 		}
 		defer s.Close()
 		defer appendAfter(t, dir, s)
-		for i := range s.Refs {
+		for i := range s.Len() {
 			n, err := s.Node(i)
 			if err != nil {
-				t.Fatalf("indexed line %d does not decode: %v", s.Refs[i].Line, err)
+				t.Fatalf("indexed line %d does not decode: %v", s.Ref(i).Line, err)
 			}
-			if n.ID != s.Refs[i].ID {
-				t.Fatalf("line %d: id %q, index says %q", s.Refs[i].Line, n.ID, s.Refs[i].ID)
+			if n.ID != s.ID(i) {
+				t.Fatalf("line %d: id %q, index says %q", s.Ref(i).Line, n.ID, s.ID(i))
 			}
 			// Encoding is a fixed point after one round.
 			enc, err := json.Marshal(n)
 			if err != nil {
-				t.Fatalf("line %d: encode: %v", s.Refs[i].Line, err)
+				t.Fatalf("line %d: encode: %v", s.Ref(i).Line, err)
 			}
 			var again transcript.Node
 			if err := json.Unmarshal(enc, &again); err != nil {
-				t.Fatalf("line %d: re-decode %s: %v", s.Refs[i].Line, enc, err)
+				t.Fatalf("line %d: re-decode %s: %v", s.Ref(i).Line, enc, err)
 			}
 			if enc2, _ := json.Marshal(again); !bytes.Equal(enc, enc2) {
-				t.Fatalf("line %d: encoding not stable:\n%s\n%s", s.Refs[i].Line, enc, enc2)
+				t.Fatalf("line %d: encoding not stable:\n%s\n%s", s.Ref(i).Line, enc, enc2)
 			}
 		}
 		g, errs := dag.New(s)
@@ -156,10 +156,10 @@ func appendAfter(t *testing.T, dir string, before *transcript.Session) {
 		t.Fatalf("session unreadable after an append: %v", err)
 	}
 	defer s.Close()
-	if len(s.Refs) != len(before.Refs)+1 || len(s.Warnings) != 0 {
-		t.Fatalf("after the append: %d nodes (was %d), warnings %v", len(s.Refs), len(before.Refs), s.Warnings)
+	if s.Len() != before.Len()+1 || len(s.Warnings) != 0 {
+		t.Fatalf("after the append: %d nodes (was %d), warnings %v", s.Len(), before.Len(), s.Warnings)
 	}
-	for _, r := range before.Refs {
+	for _, r := range before.All() {
 		if _, ok := s.Lookup(r.ID); !ok {
 			t.Fatalf("node %q lost by the append", r.ID)
 		}

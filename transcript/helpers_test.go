@@ -76,8 +76,8 @@ func mustOpen(t testing.TB, dir string) *transcript.Session {
 }
 
 func ids(s *transcript.Session) []string {
-	out := make([]string, len(s.Refs))
-	for i, r := range s.Refs {
+	out := make([]string, s.Len())
+	for i, r := range s.All() {
 		out[i] = r.ID
 	}
 	return out

@@ -209,7 +209,10 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 		for _, ref := range c.refs {
 			ref.Line += line
 			ref.Offset += offset
-			s.addRef(ref)
+			if perr := s.addRef(ref); perr != nil {
+				stop()
+				return perr
+			}
 		}
 		line += len(c.refs) // no error: one ref per line
 		offset += int64(len(c.data))
@@ -227,11 +230,11 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 	return nil
 }
 
-// presize reserves Refs and byID for the number of nodes the first chunk
+// presize reserves the records and the id table for the number of nodes the first chunk
 // predicts, so that a big index does not grow (and copy) itself twenty
 // times. The guess is capped; a file of longer lines later just grows.
 func (s *Session) presize(nodes, size int, limit int64) {
-	if len(s.Refs) > 0 || size == 0 {
+	if len(s.recs) > 0 || size == 0 {
 		return
 	}
 	est := int64(nodes) * limit / int64(size)
@@ -239,8 +242,8 @@ func (s *Session) presize(nodes, size int, limit int64) {
 	// A first chunk of unusually short lines must not reserve far more
 	// than the file can hold: no real node line is under 32 bytes.
 	est = min(est, limit/32+1)
-	s.Refs = make([]NodeRef, 0, int(est))
-	s.byID = make(map[string]int, int(est))
+	s.recs = make([]refRec, 0, int(est))
+	s.byID.reserve(s.recs, int(est))
 }
 
 func growLen(b []byte, n int) []byte {

@@ -62,8 +62,8 @@ func openFor(t *testing.T, dir string, opts OpenOptions, workers, chunk int) ope
 			return
 		}
 		defer s.Close()
-		r = openResult{Refs: s.Refs, Duplicates: s.Duplicates, Warnings: s.Warnings, CommittedBytes: s.CommittedBytes,
-			TailBytes: s.TailBytes, Unterminated: s.unterminated, ByID: s.byID}
+		r = openResult{Refs: allRefs(s), Duplicates: s.Duplicates, Warnings: s.Warnings, CommittedBytes: s.CommittedBytes,
+			TailBytes: s.TailBytes, Unterminated: s.unterminated, ByID: byIDMap(s)}
 		if len(r.Refs) == 0 {
 			r.Refs = nil
 		}
@@ -331,8 +331,8 @@ func TestIndexParallelAppendAfterOpen(t *testing.T) {
 						}
 					}
 					s := tx.Session()
-					snaps = append(snaps, openResult{Refs: s.Refs, Duplicates: s.Duplicates, CommittedBytes: s.CommittedBytes,
-						TailBytes: s.TailBytes, Unterminated: s.unterminated, ByID: s.byID})
+					snaps = append(snaps, openResult{Refs: allRefs(s), Duplicates: s.Duplicates, CommittedBytes: s.CommittedBytes,
+						TailBytes: s.TailBytes, Unterminated: s.unterminated, ByID: byIDMap(s)})
 					return nil
 				})
 				if err != nil {
@@ -367,4 +367,24 @@ func FuzzIndexParallel(f *testing.F) {
 		}
 		sameAsSequential(t, writeSession(t, data, committed), OpenOptions{MaxLineBytes: maxLine})
 	})
+}
+
+func allRefs(s *Session) []NodeRef {
+	var out []NodeRef
+	for _, r := range s.All() {
+		out = append(out, r)
+	}
+	return out
+}
+
+func byIDMap(s *Session) map[string]int {
+	m := make(map[string]int, s.Len())
+	for i := range s.Len() {
+		j, ok := s.Lookup(s.ID(i))
+		if !ok || j != i {
+			panic(fmt.Sprintf("id %q at %d looks up as %d, %v", s.ID(i), i, j, ok))
+		}
+		m[s.ID(i)] = j
+	}
+	return m
 }

@@ -66,15 +66,20 @@ type Duplicate struct {
 type Session struct {
 	Dir        string
 	Meta       Meta
-	Refs       []NodeRef
 	Duplicates []Duplicate
 	Warnings   []Warning
 	// CommittedBytes is the length of nodes.jsonl that counts; TailBytes
 	// what follows it (an interrupted write, or a torn last line).
 	CommittedBytes int64
 	TailBytes      int64
-	byID           map[string]int
-	f              *os.File
+	// The index (refindex.go): one record per node, in file order.
+	recs     []refRec
+	byID     idTable
+	pool     []string
+	names    map[int32]string
+	dangling map[int32]danglingLinks
+	pending  []pendingLink
+	f        *os.File
 	// unterminated is true when the last committed line has no newline (a
 	// hand-written file): the next append must start a new line first, or
 	// it would glue its node onto that line.
@@ -100,7 +105,7 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
-	s := &Session{Dir: dir, Meta: meta, byID: map[string]int{}}
+	s := &Session{Dir: dir, Meta: meta}
 	path := s.NodesPath()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -134,7 +139,7 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		// A live writer between its node write and its commit leaves the
 		// same tail as a dead one: warn only when no writer holds the lock.
 		if !writerActive(dir) {
-			s.Warnings = append(s.Warnings, Warning{File: path, Line: len(s.Refs) + len(s.Duplicates) + 1,
+			s.Warnings = append(s.Warnings, Warning{File: path, Line: s.Len() + len(s.Duplicates) + 1,
 				Msg: fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)})
 		}
 	}
@@ -143,10 +148,14 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 }
 
 func (s *Session) index(f *os.File, limit int64, committed bool, maxLine int) error {
+	var err error
 	if workers := indexWorkerCount(limit); workers > 1 {
-		return s.indexParallel(f, limit, committed, maxLine, workers)
+		err = s.indexParallel(f, limit, committed, maxLine, workers)
+	} else {
+		err = s.indexFrom(io.LimitReader(f, limit), 0, 0, indexBufSize(limit), committed, maxLine)
 	}
-	return s.indexFrom(io.LimitReader(f, limit), 0, 0, indexBufSize(limit), committed, maxLine)
+	s.resolveLinks()
+	return err
 }
 
 // indexBufSize is the read buffer for a file of limit committed bytes. It
@@ -215,23 +224,12 @@ func (s *Session) indexFrom(src io.Reader, offset int64, line, bufSize int, comm
 	return nil
 }
 
-func (s *Session) addLine(body []byte, line int, offset int64) error {
+func (s *Session) addLine(body []byte, line int, offset int64) *ParseError {
 	ref, perr := parseLine(s.NodesPath(), body, line, offset)
 	if perr != nil {
 		return perr
 	}
-	s.addRef(ref)
-	return nil
-}
-
-// addRef adds a parsed line to the index, or records it as a duplicate.
-func (s *Session) addRef(ref NodeRef) {
-	if first, dup := s.byID[ref.ID]; dup {
-		s.Duplicates = append(s.Duplicates, Duplicate{ID: ref.ID, FirstLine: s.Refs[first].Line, Line: ref.Line})
-		return
-	}
-	s.byID[ref.ID] = len(s.Refs)
-	s.Refs = append(s.Refs, ref)
+	return s.addRef(ref)
 }
 
 // parseLine decodes one line of nodes.jsonl (body without its line end)
@@ -325,34 +323,16 @@ func (s *Session) NodesPath() string { return filepath.Join(s.Dir, NodesFile) }
 // EventsPath is the path of events.jsonl.
 func (s *Session) EventsPath() string { return filepath.Join(s.Dir, EventsFile) }
 
-// Lookup returns the index of id in Refs.
-func (s *Session) Lookup(id string) (int, bool) {
-	i, ok := s.byID[id]
-	return i, ok
-}
-
-// Ref returns the index entry of id.
-func (s *Session) Ref(id string) (*NodeRef, bool) {
-	i, ok := s.byID[id]
-	if !ok {
-		return nil, false
-	}
-	return &s.Refs[i], true
-}
-
-// Len is the number of distinct nodes.
-func (s *Session) Len() int { return len(s.Refs) }
-
 // RawLine returns the stored bytes of the node at index i (no newline).
 // It is safe for concurrent use.
 func (s *Session) RawLine(i int) ([]byte, error) {
-	ref := &s.Refs[i]
+	r := &s.recs[i]
 	if s.f == nil {
 		return nil, fmt.Errorf("%s: session is closed", s.Dir)
 	}
-	buf := make([]byte, ref.Length)
-	if _, err := s.f.ReadAt(buf, ref.Offset); err != nil {
-		return nil, &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: "read: " + err.Error()}
+	buf := make([]byte, r.length)
+	if _, err := s.f.ReadAt(buf, r.offset); err != nil {
+		return nil, &ParseError{File: s.NodesPath(), Line: int(r.line), NodeID: r.id, Msg: "read: " + err.Error()}
 	}
 	return buf, nil
 }
@@ -365,14 +345,14 @@ func (s *Session) Node(i int) (*Node, error) {
 	}
 	var n Node
 	if err := n.UnmarshalJSON(raw); err != nil {
-		return nil, &ParseError{File: s.NodesPath(), Line: s.Refs[i].Line, NodeID: s.Refs[i].ID, Msg: "changed since it was indexed: " + err.Error()}
+		return nil, &ParseError{File: s.NodesPath(), Line: s.LineAt(i), NodeID: s.ID(i), Msg: "changed since it was indexed: " + err.Error()}
 	}
 	return &n, nil
 }
 
 // NodeByID reads the node with the given id.
 func (s *Session) NodeByID(id string) (*Node, error) {
-	i, ok := s.byID[id]
+	i, ok := s.Lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("%s: no node %q", s.Dir, id)
 	}

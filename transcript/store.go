@@ -167,7 +167,7 @@ func (tx *Tx) recoverTail() error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	line := len(s.Refs) + len(s.Duplicates) + 1
+	line := s.Len() + len(s.Duplicates) + 1
 	tx.Warnings = append(tx.Warnings, Warning{File: path, Line: line,
 		Msg: fmt.Sprintf("moved %d bytes of an interrupted write to %s", len(tail), filepath.Join(lf, name))})
 	if s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != s.CommittedBytes {
@@ -242,7 +242,7 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 		maxLine = DefaultMaxLineBytes
 	}
 	refs := make([]NodeRef, len(nodes))
-	line := len(s.Refs) + len(s.Duplicates)
+	line := s.Len() + len(s.Duplicates)
 	if s.unterminated && s.CommittedBytes > 0 {
 		// The last committed line lacks its newline (a hand-written file):
 		// end it first so the batch starts on a line of its own.
@@ -340,9 +340,12 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 	s.CommittedBytes = size
 	s.unterminated = false
 	for _, r := range refs {
-		s.byID[r.ID] = len(s.Refs)
-		s.Refs = append(s.Refs, r)
+		// Validated against the snapshot: no duplicates, links resolve.
+		if perr := s.addRef(r); perr != nil {
+			return perr
+		}
 	}
+	s.resolveLinks()
 	return nil
 }
 
@@ -356,14 +359,14 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	if !n.Role.Valid() {
 		return fail("role must be system, user, assistant or tool, got %q", n.Role)
 	}
-	if _, dup := s.byID[n.ID]; dup {
+	if _, dup := s.Lookup(n.ID); dup {
 		return fail("duplicate id: the session already has a node %q", n.ID)
 	}
 	if _, dup := batch[n.ID]; dup {
 		return fail("duplicate id: the batch holds %q twice", n.ID)
 	}
 	exists := func(id string) bool {
-		_, a := s.byID[id]
+		_, a := s.Lookup(id)
 		_, b := batch[id]
 		return a || b
 	}
@@ -380,8 +383,8 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 		if bn, ok := batch[id]; ok {
 			return bn.IsSummary()
 		}
-		ref, ok := s.Ref(id)
-		return ok && ref.Summary
+		i, ok := s.Lookup(id)
+		return ok && s.IsSummary(i)
 	}
 	if n.Predecessor != "" && isSummary(n.Predecessor) {
 		return fail("predecessor %q is a summary node; a turn follows a real turn (seed §2)", n.Predecessor)
@@ -494,7 +497,7 @@ func (tx *Tx) callsBefore(id string, batch map[string]*Node) (owner string, call
 			for _, r := range bn.ToolResults() {
 				res = append(res, r.ToolCallID)
 			}
-		} else if ref, ok := tx.s.Ref(cur); ok {
+		} else if ref, ok := tx.s.RefByID(cur); ok {
 			pred, calls, res = ref.Predecessor, ref.ToolCallIDs, ref.ResultIDs
 		} else {
 			return "", nil, answered, nil
@@ -551,7 +554,7 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 		if bn, ok := batch[id]; ok {
 			return info{bn.Predecessor, bn.IsSummary()}, true
 		}
-		if ref, ok := tx.s.Ref(id); ok {
+		if ref, ok := tx.s.RefByID(id); ok {
 			return info{ref.Predecessor, ref.Summary}, true
 		}
 		return info{}, false
@@ -583,7 +586,7 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 // SetHead moves HEAD: the one explicit mover (seed §5). HEAD cannot land on
 // a summary node or a missing id.
 func (tx *Tx) SetHead(id string) error {
-	ref, ok := tx.s.Ref(id)
+	ref, ok := tx.s.RefByID(id)
 	if !ok {
 		return &ValidationError{NodeID: id, Msg: "no such node; HEAD unchanged"}
 	}

@@ -49,7 +49,7 @@ func TestAppendHeadRules(t *testing.T) {
 	}
 	// Default predecessor is HEAD: extension advances.
 	res = mustAppend(t, dir, transcript.AppendOptions{}, asst("a1", "", "r"))
-	if !res.HeadMoved || res.Head != "a1" || mustOpen(t, dir).Refs[1].Predecessor != "u1" {
+	if !res.HeadMoved || res.Head != "a1" || mustOpen(t, dir).Ref(1).Predecessor != "u1" {
 		t.Fatalf("extension: %+v", res)
 	}
 	// A side branch off u1 does not move HEAD.
@@ -71,7 +71,7 @@ func TestAppendHeadRules(t *testing.T) {
 		t.Fatalf("batch: %+v", res)
 	}
 	s := mustOpen(t, dir)
-	if r, _ := s.Ref("a2"); r.Predecessor != "u2" {
+	if r, _ := s.RefByID("a2"); r.Predecessor != "u2" {
 		t.Fatalf("a2 follows %q", r.Predecessor)
 	}
 	// A summary is a pure insert (seed §2: no head movement).
@@ -85,7 +85,7 @@ func TestAppendHeadRules(t *testing.T) {
 	}
 	// RootFirst starts a new root without moving HEAD.
 	res = mustAppend(t, dir, transcript.AppendOptions{RootFirst: true}, user("r2", "", "new topic"))
-	if res.HeadMoved || mustOpen(t, dir).Refs[len(s.Refs)].Predecessor != "" {
+	if res.HeadMoved || mustOpen(t, dir).Ref(s.Len()).Predecessor != "" {
 		t.Fatalf("RootFirst: %+v", res)
 	}
 	// Generated ids and stamped times.
@@ -255,17 +255,17 @@ func TestUncommittedTailRecovered(t *testing.T) {
 	f.WriteString(tail)
 	f.Close()
 	s := mustOpen(t, dir)
-	if len(s.Refs) != 2 || s.TailBytes != int64(len(tail)) || len(s.Warnings) != 1 ||
+	if s.Len() != 2 || s.TailBytes != int64(len(tail)) || len(s.Warnings) != 1 ||
 		!strings.Contains(s.Warnings[0].String(), "nodes.jsonl:3: ") {
-		t.Fatalf("refs=%d tail=%d warnings=%v", len(s.Refs), s.TailBytes, s.Warnings)
+		t.Fatalf("refs=%d tail=%d warnings=%v", s.Len(), s.TailBytes, s.Warnings)
 	}
 	// While a live process holds the lock the tail is a write in progress:
 	// ignored, without a warning.
 	host, _ := os.Hostname()
 	rec, _ := json.Marshal(transcript.LockHolder{PID: os.Getpid(), Host: host, Since: fixedNow()})
 	writeFile(t, filepath.Join(dir, transcript.LockFile), string(rec))
-	if s := mustOpen(t, dir); len(s.Refs) != 2 || s.TailBytes != int64(len(tail)) || len(s.Warnings) != 0 {
-		t.Fatalf("with a live writer: refs=%d tail=%d warnings=%v", len(s.Refs), s.TailBytes, s.Warnings)
+	if s := mustOpen(t, dir); s.Len() != 2 || s.TailBytes != int64(len(tail)) || len(s.Warnings) != 0 {
+		t.Fatalf("with a live writer: refs=%d tail=%d warnings=%v", s.Len(), s.TailBytes, s.Warnings)
 	}
 	var warnings []transcript.Warning
 	warnings, err = transcript.Update(t.Context(), dir, testWrite, func(tx *transcript.Tx) error {
@@ -296,8 +296,8 @@ func TestRepairTornLine(t *testing.T) {
 	writeFile(t, filepath.Join(dir, transcript.NodesFile), lines)
 	writeFile(t, filepath.Join(dir, transcript.MetaFile), `{"format_version":1,"head":"u1"}`)
 	s := mustOpen(t, dir)
-	if len(s.Refs) != 1 || len(s.Warnings) != 1 || s.Warnings[0].Line != 2 || !strings.Contains(s.Warnings[0].Msg, "torn last line") {
-		t.Fatalf("refs %d warnings %v", len(s.Refs), s.Warnings)
+	if s.Len() != 1 || len(s.Warnings) != 1 || s.Warnings[0].Line != 2 || !strings.Contains(s.Warnings[0].Msg, "torn last line") {
+		t.Fatalf("refs %d warnings %v", s.Len(), s.Warnings)
 	}
 	warnings, err := transcript.Repair(t.Context(), dir, transcript.RepairOptions{WriteOptions: testWrite})
 	if err != nil || len(warnings) != 1 {

@@ -100,7 +100,7 @@ func BenchmarkVerifySession(b *testing.B) {
 			b.Fatalf("res %+v, err %v", res, err)
 		}
 	}
-	b.ReportMetric(float64(len(s.Refs)), "nodes")
+	b.ReportMetric(float64(s.Len()), "nodes")
 }
 
 // BenchmarkVerifyDir times what 'ctxfold verify DIR' does: read and index

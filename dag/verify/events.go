@@ -28,7 +28,7 @@ func (c *checker) checkEvents() error {
 			return nil
 		}
 		j, ok := s.Lookup(e.SummaryID)
-		if e.SummaryID == "" || !ok || !s.Refs[j].Summary {
+		if e.SummaryID == "" || !ok || !s.IsSummary(j) {
 			what := "names no summary_id"
 			if e.SummaryID != "" && !ok {
 				what = "names summary " + quote(e.SummaryID) + ", which does not exist"
@@ -40,7 +40,7 @@ func (c *checker) checkEvents() error {
 			c.buf = append(c.buf, f)
 			return nil
 		}
-		covers := len(s.Refs[j].CoversIDs)
+		covers := len(s.Ref(j).CoversIDs)
 		switch {
 		case e.Count == nil:
 			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)

@@ -22,8 +22,8 @@ func (c *checker) checkRendering() error {
 	c.subLast = -1
 	c.tips = g.Tips()
 	c.res.Tips = len(c.tips)
-	for i := range s.Refs {
-		if p := g.Pred(i); p >= 0 && s.Refs[p].Summary {
+	for i := range s.Len() {
+		if p := g.Pred(i); p >= 0 && s.IsSummary(p) {
 			c.errAt(Rendering, CodeSummaryOnSpine, i, "its predecessor %q is a summary node: a summary stands in for a segment and is never a link of a chain; a render from here reads it as a raw turn", g.ID(p))
 		}
 	}

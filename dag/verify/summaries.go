@@ -16,13 +16,13 @@ func (c *checker) checkSummaries() error {
 	s, g := c.s, c.g
 	// stamp[j] == k+1 while checking the k-th summary: j is covered by it.
 	stamp := make([]int32, g.Len())
-	for i := range s.Refs {
+	for i := range s.Len() {
 		if i&0xffff == 0 {
 			if err := c.ctx.Err(); err != nil {
 				return err
 			}
 		}
-		r := &s.Refs[i]
+		r := s.Ref(i)
 		if !r.Summary {
 			if strings.HasPrefix(r.ID, transcript.SummaryIDPrefix) || r.Name == transcript.SummaryName {
 				c.errAt(Summaries, CodeSummaryUnflagged, i, "looks like a summary (id prefix %q or name %q) but metadata.compaction is not true: it is read as a raw turn and never substitutes",
@@ -82,7 +82,7 @@ func (c *checker) checkShape(i int, n *transcript.Node) {
 // contiguous predecessor chain, and the summary sits at its splice point.
 func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32, tag int32) {
 	s, g, i := c.s, c.g, seg.summary
-	ids := s.Refs[i].CoversIDs
+	ids := s.Ref(i).CoversIDs
 	if len(ids) == 0 {
 		what := "missing"
 		if _, ok := n.Metadata["covers_ids"]; ok {
@@ -98,7 +98,7 @@ func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32,
 			c.errAt(Summaries, CodeCoversMissing, i, "covers_ids[%d] %q does not exist", k, id)
 			return
 		}
-		if s.Refs[j].Summary {
+		if s.IsSummary(j) {
 			c.errAt(Summaries, CodeCoversSummary, i, "covers_ids[%d] %q is a summary; coverage names real turns only (seed §2)", k, id)
 			return
 		}
@@ -126,13 +126,13 @@ func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32,
 				return
 			}
 			c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_ids is not a contiguous chain: covers_ids[%d] %q does not follow %q (its predecessor is %s)",
-				k, ids[k], ids[k-1], quoteOrNull(s.Refs[j].Predecessor))
+				k, ids[k], ids[k-1], quoteOrNull(s.Ref(j).Predecessor))
 			return
 		}
 		stamp[j] = tag
 	}
 	seg.covered, seg.contiguous = idx, true
-	if want, got := s.Refs[idx[0]].Predecessor, s.Refs[i].Predecessor; want != got {
+	if want, got := s.Ref(idx[0]).Predecessor, s.Ref(i).Predecessor; want != got {
 		c.errAt(Summaries, CodeSpliceMismatch, i, "predecessor is %s but the first covered node %q follows %s: a summary sits at its segment's splice point",
 			quoteOrNull(got), ids[0], quoteOrNull(want))
 	}
@@ -211,7 +211,7 @@ func (c *checker) checkToolSplits() {
 		open := map[string]int{}
 		reported := false
 		for _, j := range seg.covered {
-			for _, r := range s.Refs[j].ResultIDs {
+			for _, r := range s.Ref(j).ResultIDs {
 				if _, ok := open[r]; ok {
 					delete(open, r)
 					continue
@@ -223,7 +223,7 @@ func (c *checker) checkToolSplits() {
 					reported = true
 				}
 			}
-			for _, call := range s.Refs[j].ToolCallIDs {
+			for _, call := range s.Ref(j).ToolCallIDs {
 				open[call] = j
 			}
 		}
@@ -235,13 +235,13 @@ func (c *checker) checkToolSplits() {
 		return
 	}
 	done := map[int]bool{}
-	for x := range s.Refs {
+	for x := range s.Len() {
 		p := g.Pred(x)
 		open, ok := openAtEnd[p]
 		if !ok || done[p] {
 			continue
 		}
-		for _, r := range s.Refs[x].ResultIDs {
+		for _, r := range s.Ref(x).ResultIDs {
 			if caller, ok := open[r]; ok {
 				for _, seg := range c.segs {
 					if seg.contiguous && seg.covered[len(seg.covered)-1] == p {
@@ -262,7 +262,7 @@ func (c *checker) checkToolSplits() {
 func (c *checker) callAbove(first int, call string) int {
 	s, g := c.s, c.g
 	for p, steps := g.Pred(first), 0; p >= 0 && steps < 1<<16; p, steps = g.Pred(p), steps+1 {
-		r := &s.Refs[p]
+		r := s.Ref(p)
 		for _, id := range r.ToolCallIDs {
 			if id == call {
 				return p

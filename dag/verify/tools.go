@@ -17,8 +17,8 @@ import (
 // every view at once: O(nodes + calls).
 func (c *checker) checkTools() error {
 	s, g := c.s, c.g
-	for i := range s.Refs {
-		r := &s.Refs[i]
+	for i := range s.Len() {
+		r := s.Ref(i)
 		switch {
 		case r.Summary:
 		case r.Role == transcript.RoleTool && len(r.ResultIDs) == 0:
@@ -56,7 +56,7 @@ func (c *checker) checkTools() error {
 		}
 	}
 	ends := c.tips
-	if h := g.Head(); h >= 0 && !s.Refs[h].Summary && !contains(ends, h) {
+	if h := g.Head(); h >= 0 && !s.IsSummary(h) && !contains(ends, h) {
 		ends = append(ends[:len(ends):len(ends)], h)
 	}
 	for _, t := range ends {
@@ -70,7 +70,7 @@ func (c *checker) checkTools() error {
 // step applies node x to the calls open before it and returns those open
 // after it.
 func (c *checker) step(x int, open []pending, reported map[pending]bool) []pending {
-	r := &c.s.Refs[x]
+	r := c.s.Ref(x)
 	if len(r.ResultIDs) > 0 {
 		rest := append([]pending(nil), open...)
 		for _, res := range r.ResultIDs {

@@ -143,7 +143,7 @@ func Dir(ctx context.Context, dir string, open transcript.OpenOptions, opts Opti
 // by category in report order, each category in file order. The error is
 // non-nil only when ctx is done or a node cannot be re-read.
 func Session(ctx context.Context, s *transcript.Session, opts Options, fn func(Finding)) (*Result, error) {
-	c := &checker{ctx: ctx, s: s, opts: opts, res: &Result{Nodes: len(s.Refs)}, fn: fn, subLast: -1}
+	c := &checker{ctx: ctx, s: s, opts: opts, res: &Result{Nodes: s.Len()}, fn: fn, subLast: -1}
 	if err := c.run(); err != nil {
 		return c.res, err
 	}
@@ -199,7 +199,7 @@ type pending struct {
 func (c *checker) add(cat Category, sev Severity, code string, node int, file string, line int, format string, args ...any) {
 	f := Finding{Code: code, Severity: sev, Category: cat, File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	if node >= 0 {
-		r := &c.s.Refs[node]
+		r := c.s.Ref(node)
 		f.NodeID = r.ID
 		if f.File == "" {
 			f.File, f.Line = c.s.NodesPath(), r.Line

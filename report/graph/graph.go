@@ -302,7 +302,7 @@ func fullText(n *transcript.Node) string {
 }
 
 // roleLabel is "tool(bash)" for a named tool result, else the role.
-func roleLabel(r *transcript.NodeRef) string {
+func roleLabel(r transcript.NodeRef) string {
 	if r.Role == transcript.RoleTool && r.Name != "" {
 		return "tool(" + r.Name + ")"
 	}

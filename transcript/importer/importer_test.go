@@ -56,7 +56,7 @@ func check(t *testing.T, dir string) (importtest.Stats, *dag.Graph) {
 		}
 	}
 	var nodes []transcript.Node
-	for i := range g.S.Refs {
+	for i := range g.S.Len() {
 		n, err := g.S.Node(i)
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +227,7 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 	for _, id := range raw.IDs() {
 		rawIDs[id] = true
 	}
-	summary := g.S.Refs[g.ActiveSummary()]
+	summary := g.S.Ref(g.ActiveSummary())
 	for _, id := range summary.CoversIDs {
 		if !rawIDs[id] {
 			t.Fatalf("render --raw lacks covered node %q", id)

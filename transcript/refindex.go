@@ -1,0 +1,271 @@
+package transcript
+
+import (
+	"fmt"
+	"iter"
+)
+
+// The in-memory index keeps a million-node session in a few tens of bytes
+// a node: one pointer-light record per node, links resolved to indexes
+// once (instead of a copy of every predecessor id), the rare fields in
+// side tables, and tool-call and covered ids in one shared pool. NodeRef
+// is the friendly view of a record, built on demand by Ref; nothing is
+// allocated to build it.
+
+// Link values of PredIndex and CallerIndex besides a node index.
+const (
+	// NoLink: the node has no predecessor (a root) or no caller.
+	NoLink = -1
+	// MissingLink: the node names a predecessor or caller that is not in
+	// the session; Ref(i).Predecessor / .Caller still give the name.
+	MissingLink = -2
+)
+
+// refRec is one node's index entry. Keep it small: it is the per-node cost
+// of every command.
+type refRec struct {
+	id     string
+	offset int64
+	length int32
+	line   int32
+	pred   int32
+	caller int32
+	// pool is where this node's ids start in Session.pool: its tool-call
+	// ids, then its tool-result ids, then the ids it covers.
+	pool     int32
+	nCalls   int32
+	nResults int32
+	nCovers  int32
+	role     uint8
+	flags    uint8
+}
+
+const (
+	flagSummary uint8 = 1 << iota
+	flagHasText
+	flagNamed
+)
+
+const (
+	roleSystem uint8 = iota
+	roleUser
+	roleAssistant
+	roleTool
+)
+
+// roleCode is the record's code for a role; decoding admits no other.
+func roleCode(r Role) (uint8, bool) {
+	switch r {
+	case RoleSystem:
+		return roleSystem, true
+	case RoleUser:
+		return roleUser, true
+	case RoleAssistant:
+		return roleAssistant, true
+	case RoleTool:
+		return roleTool, true
+	}
+	return 0, false
+}
+
+var roleNames = [...]Role{roleSystem: RoleSystem, roleUser: RoleUser, roleAssistant: RoleAssistant, roleTool: RoleTool}
+
+// danglingLinks are the names of links that did not resolve.
+type danglingLinks struct {
+	pred, caller string
+}
+
+// pendingLink is a link to an id not indexed yet (a line naming a later
+// line, possible only in a hand-written file); resolved when indexing ends.
+type pendingLink struct {
+	node   int32
+	caller bool
+	id     string
+}
+
+// Len is the number of distinct nodes.
+func (s *Session) Len() int { return len(s.recs) }
+
+// Ref is the index entry of the node at index i.
+func (s *Session) Ref(i int) NodeRef {
+	r := &s.recs[i]
+	ref := NodeRef{
+		ID:      r.id,
+		Role:    s.RoleAt(i),
+		Summary: r.flags&flagSummary != 0,
+		HasText: r.flags&flagHasText != 0,
+		Line:    int(r.line),
+		Offset:  r.offset,
+		Length:  int(r.length),
+	}
+	ref.Predecessor = s.linkName(i, r.pred, false)
+	ref.Caller = s.linkName(i, r.caller, true)
+	if r.flags&flagNamed != 0 {
+		ref.Name = s.names[int32(i)]
+	}
+	at := int(r.pool)
+	take := func(n int32) []string {
+		if n == 0 {
+			return nil
+		}
+		ids := s.pool[at : at+int(n) : at+int(n)]
+		at += int(n)
+		return ids
+	}
+	ref.ToolCallIDs = take(r.nCalls)
+	ref.ResultIDs = take(r.nResults)
+	ref.CoversIDs = take(r.nCovers)
+	return ref
+}
+
+func (s *Session) linkName(i int, link int32, caller bool) string {
+	switch {
+	case link >= 0:
+		return s.recs[link].id
+	case link == MissingLink:
+		d := s.dangling[int32(i)]
+		if caller {
+			return d.caller
+		}
+		return d.pred
+	}
+	return ""
+}
+
+// All yields every node's index and entry in file order.
+func (s *Session) All() iter.Seq2[int, NodeRef] {
+	return func(yield func(int, NodeRef) bool) {
+		for i := range s.recs {
+			if !yield(i, s.Ref(i)) {
+				return
+			}
+		}
+	}
+}
+
+// ID is the id of the node at index i.
+func (s *Session) ID(i int) string { return s.recs[i].id }
+
+// IsSummary reports whether the node at index i is a summary node.
+func (s *Session) IsSummary(i int) bool { return s.recs[i].flags&flagSummary != 0 }
+
+// RoleAt is the role of the node at index i.
+func (s *Session) RoleAt(i int) Role { return roleNames[s.recs[i].role] }
+
+// LineAt is the line of nodes.jsonl holding the node at index i.
+func (s *Session) LineAt(i int) int { return int(s.recs[i].line) }
+
+// PredIndex is the index of the predecessor of node i, NoLink for a root,
+// or MissingLink when the predecessor is not in the session.
+func (s *Session) PredIndex(i int) int { return int(s.recs[i].pred) }
+
+// CallerIndex is the index of the caller of node i, NoLink when it has
+// none, or MissingLink when the caller is not in the session.
+func (s *Session) CallerIndex(i int) int { return int(s.recs[i].caller) }
+
+// Lookup returns the index of the node with the given id.
+func (s *Session) Lookup(id string) (int, bool) {
+	i, ok := s.byID.find(s.recs, id)
+	return int(i), ok
+}
+
+// RefByID returns the index entry of the node with the given id.
+func (s *Session) RefByID(id string) (NodeRef, bool) {
+	i, ok := s.byID.find(s.recs, id)
+	if !ok {
+		return NodeRef{}, false
+	}
+	return s.Ref(int(i)), true
+}
+
+// addRef adds a parsed line to the index, or records it as a duplicate.
+// Links to ids not indexed yet wait in s.pending for resolveLinks.
+func (s *Session) addRef(ref NodeRef) *ParseError {
+	if first, dup := s.byID.find(s.recs, ref.ID); dup {
+		s.Duplicates = append(s.Duplicates, Duplicate{ID: ref.ID, FirstLine: int(s.recs[first].line), Line: ref.Line})
+		return nil
+	}
+	role, ok := roleCode(ref.Role)
+	if !ok {
+		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: fmt.Sprintf("\"role\" must be system, user, assistant or tool, got %q", ref.Role)}
+	}
+	const max32 = 1<<31 - 1
+	ids := len(ref.ToolCallIDs) + len(ref.ResultIDs) + len(ref.CoversIDs)
+	if len(s.recs) >= max32 || ref.Line >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids {
+		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID,
+			Msg: fmt.Sprintf("the session is past the index's limits (2³¹ nodes, lines, ids or bytes a line); split it")}
+	}
+	i := int32(len(s.recs))
+	r := refRec{
+		id:       ref.ID,
+		offset:   ref.Offset,
+		length:   int32(ref.Length),
+		line:     int32(ref.Line),
+		pred:     NoLink,
+		caller:   NoLink,
+		pool:     int32(len(s.pool)),
+		nCalls:   int32(len(ref.ToolCallIDs)),
+		nResults: int32(len(ref.ResultIDs)),
+		nCovers:  int32(len(ref.CoversIDs)),
+		role:     role,
+	}
+	if ref.Summary {
+		r.flags |= flagSummary
+	}
+	if ref.HasText {
+		r.flags |= flagHasText
+	}
+	if ref.Name != "" {
+		r.flags |= flagNamed
+		if s.names == nil {
+			s.names = map[int32]string{}
+		}
+		s.names[i] = ref.Name
+	}
+	s.pool = append(s.pool, ref.ToolCallIDs...)
+	s.pool = append(s.pool, ref.ResultIDs...)
+	s.pool = append(s.pool, ref.CoversIDs...)
+	r.pred = s.link(i, ref.Predecessor, false)
+	r.caller = s.link(i, ref.Caller, true)
+	s.recs = append(s.recs, r)
+	s.byID.insert(s.recs, i)
+	return nil
+}
+
+func (s *Session) link(node int32, id string, caller bool) int32 {
+	if id == "" {
+		return NoLink
+	}
+	if j, ok := s.byID.find(s.recs, id); ok {
+		return j
+	}
+	s.pending = append(s.pending, pendingLink{node: node, caller: caller, id: id})
+	return MissingLink
+}
+
+// resolveLinks settles the links that named ids not indexed at the time:
+// found now, or dangling for good (verify reports them).
+func (s *Session) resolveLinks() {
+	for _, p := range s.pending {
+		j, ok := s.byID.find(s.recs, p.id)
+		if !ok {
+			if s.dangling == nil {
+				s.dangling = map[int32]danglingLinks{}
+			}
+			d := s.dangling[p.node]
+			if p.caller {
+				d.caller = p.id
+			} else {
+				d.pred = p.id
+			}
+			s.dangling[p.node] = d
+			continue
+		}
+		if p.caller {
+			s.recs[p.node].caller = j
+		} else {
+			s.recs[p.node].pred = j
+		}
+	}
+	s.pending = nil
+}

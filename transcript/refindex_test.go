@@ -1,0 +1,73 @@
+package transcript
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A hand-written file may name a later line as predecessor or caller; the
+// index resolves such links once the whole file is read, and keeps the
+// name of a link that never resolves, on both index paths.
+func TestIndexResolvesForwardAndDanglingLinks(t *testing.T) {
+	lines := []string{
+		`{"id":"b","predecessor":"a","role":"assistant","content":"answer"}`,
+		`{"id":"a","predecessor":null,"role":"user","content":"question"}`,
+		`{"id":"c","predecessor":"gone","caller":"b","role":"tool","tool_call_id":"t1","name":"grep","content":"x"}`,
+		`{"id":"d","predecessor":"a","caller":"nowhere","role":"user","content":"y"}`,
+		`{"id":"b","predecessor":null,"role":"user","content":"a duplicate"}`,
+	}
+	data := []byte(strings.Join(lines, "\n") + "\n")
+	for _, workers := range []int{1, 3} {
+		withIndexKnobs(workers, 40, func() {
+			s, err := Open(writeSession(t, data, -1), OpenOptions{})
+			if err != nil {
+				t.Fatalf("workers=%d: %v", workers, err)
+			}
+			defer s.Close()
+			got := map[string]string{}
+			for i, r := range s.All() {
+				got[r.ID] = fmt.Sprintf("pred=%d:%q caller=%d:%q role=%s name=%q results=%v line=%d",
+					s.PredIndex(i), r.Predecessor, s.CallerIndex(i), r.Caller, r.Role, r.Name, r.ResultIDs, r.Line)
+			}
+			want := map[string]string{
+				"b": `pred=1:"a" caller=-1:"" role=assistant name="" results=[] line=1`,
+				"a": `pred=-1:"" caller=-1:"" role=user name="" results=[] line=2`,
+				"c": `pred=-2:"gone" caller=0:"b" role=tool name="grep" results=[t1] line=3`,
+				"d": `pred=1:"a" caller=-2:"nowhere" role=user name="" results=[] line=4`,
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("workers=%d:\n got %v\nwant %v", workers, got, want)
+			}
+			if s.Len() != 4 || len(s.Duplicates) != 1 || s.Duplicates[0] != (Duplicate{ID: "b", FirstLine: 1, Line: 5}) {
+				t.Fatalf("workers=%d: %d nodes, duplicates %+v", workers, s.Len(), s.Duplicates)
+			}
+		})
+	}
+}
+
+// The id table finds every id it holds across its growth and none it
+// does not, whatever the hash order.
+func TestIDTable(t *testing.T) {
+	var recs []refRec
+	var tab idTable
+	for i := range 5000 {
+		recs = append(recs, refRec{id: fmt.Sprintf("node-%d", i*7)})
+		tab.insert(recs, int32(i))
+	}
+	for i := range 5000 {
+		if j, ok := tab.find(recs, fmt.Sprintf("node-%d", i*7)); !ok || int(j) != i {
+			t.Fatalf("node-%d: %d, %v", i*7, j, ok)
+		}
+		if _, ok := tab.find(recs, fmt.Sprintf("node-%d", i*7+1)); ok {
+			t.Fatalf("node-%d found but never inserted", i*7+1)
+		}
+	}
+	if tab.used != 5000 || tab.used*4 > len(tab.slots)*3 {
+		t.Fatalf("%d used of %d slots", tab.used, len(tab.slots))
+	}
+	var empty idTable
+	if _, ok := empty.find(nil, "x"); ok {
+		t.Fatal("an empty table found an id")
+	}
+}
