@@ -1,7 +1,6 @@
 package estimate
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -12,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // CacheFile is the per-node count cache inside a session directory. It is
@@ -20,19 +20,43 @@ import (
 // it is replaced atomically (temp file + rename), so concurrent runs can at
 // worst lose each other's new entries, never corrupt the file or the
 // session.
+//
+// Entries are positional: entry i of a profile's section belongs to the
+// node at index i (file order), and holds a hash of that node's stored
+// line, so a node whose line changed is a miss and is recounted. Being
+// positional, the cache is read and written in step with the nodes, a run
+// of entries at a time, and is never held whole in memory.
 const CacheFile = "estimate.cache"
 
-// Layout: magic, entry count, fixed-size entries, CRC-32 of everything
-// before it. Any mismatch makes the whole file ignored.
-var cacheMagic = []byte("CTXFEST1")
+// Layout (little endian):
+//
+//	magic "CTXFEST2"
+//	u32 section count
+//	per section: u16 profile length, profile, u32 entry count
+//	u32 CRC-32 of the header so far
+//	the entries of each section in turn, each cacheEntrySize bytes:
+//	key [16], 7 × i32 counts, i64 measured, u32 CRC-32 of the entry
+//
+// A bad header makes the file ignored; a bad entry is a miss.
+var cacheMagic = []byte("CTXFEST2")
 
-const cacheEntrySize = 16 + 7*4 + 8
+// oldCacheMagic starts the files of earlier versions (one map of entries
+// keyed by hash): replaced without a warning, as an absent cache.
+var oldCacheMagic = []byte("CTXFEST1")
+
+var errOldCache = errors.New("an earlier version's cache")
+
+const (
+	cacheEntrySize = 16 + 7*4 + 8 + 4
+	// cacheProfiles is how many profiles (encoding × provider rules) one
+	// file keeps, the latest used first.
+	cacheProfiles = 4
+)
 
 type cacheKey [16]byte
 
 // keyOf hashes a node's stored line together with what its count depends
-// on (encoding and provider rules). A changed line is a different key, so
-// a changed node is recounted.
+// on (encoding and provider rules).
 func keyOf(profile string, line []byte) cacheKey {
 	h := sha256.New()
 	h.Write([]byte(profile))
@@ -44,126 +68,291 @@ func keyOf(profile string, line []byte) cacheKey {
 	return k
 }
 
+func putEntry(e []byte, k cacheKey, p parts) {
+	copy(e[:16], k[:])
+	for j, v := range [...]int32{p.Text, p.Thinking, p.Calls, p.Results, p.Images, p.ToolDefs, p.Overhead} {
+		binary.LittleEndian.PutUint32(e[16+4*j:], uint32(v))
+	}
+	binary.LittleEndian.PutUint64(e[44:], uint64(p.Measured))
+	binary.LittleEndian.PutUint32(e[52:], crc32.ChecksumIEEE(e[:52]))
+}
+
+// entryOf decodes an entry; ok is false when its checksum fails.
+func entryOf(e []byte) (k cacheKey, p parts, ok bool) {
+	if binary.LittleEndian.Uint32(e[52:]) != crc32.ChecksumIEEE(e[:52]) {
+		return k, p, false
+	}
+	copy(k[:], e[:16])
+	u := func(j int) int32 { return int32(binary.LittleEndian.Uint32(e[16+4*j:])) }
+	p = parts{Text: u(0), Thinking: u(1), Calls: u(2), Results: u(3), Images: u(4), ToolDefs: u(5), Overhead: u(6),
+		Measured: int64(binary.LittleEndian.Uint64(e[44:]))}
+	return k, p, true
+}
+
+type cacheSection struct {
+	profile string
+	count   int64
+	start   int64 // file offset of entry 0
+}
+
+// countCache is one run's view of the cache: the old file, read a run of
+// entries at a time, and the new one, written the same way.
 type countCache struct {
-	path    string
-	entries map[cacheKey]parts
+	dir     string
+	profile string
+	warn    func(string)
+	old     *os.File
+	oldSecs []cacheSection
+	ours    *cacheSection // this profile's section in old, if any
+	// out is the replacement being written (nil: the directory is not
+	// writable, so nothing is saved).
+	out      *os.File
+	outStart int64
+	n        int64 // entries in the new section: the session's node count
+	damaged  int64
 }
 
-// fresh is a count made in this run, not yet in the file.
-type fresh struct {
-	k cacheKey
-	p parts
-}
-
-// loadCache reads dir's cache, streaming (the file is never held whole in
-// memory). A missing file is an empty cache; an unreadable or corrupt one
-// is an empty cache plus a warning.
-func loadCache(dir string, warn func(string)) *countCache {
-	c := &countCache{path: filepath.Join(dir, CacheFile), entries: map[cacheKey]parts{}}
-	f, err := os.Open(c.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c
+// openCache opens dir's cache for profile and starts its replacement for a
+// session of n nodes. A missing file is an empty cache; an unreadable or
+// corrupt one is an empty cache plus a warning.
+func openCache(dir, profile string, n int, warn func(string)) *countCache {
+	c := &countCache{dir: dir, profile: profile, warn: warn, n: int64(n)}
+	path := filepath.Join(dir, CacheFile)
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		warn(fmt.Sprintf("%s: ignored (%v); counts are recomputed", path, err))
+	default:
+		if err := c.readHeader(f); err != nil {
+			f.Close()
+			c.oldSecs, c.ours = nil, nil
+			if errors.Is(err, errOldCache) {
+				break
+			}
+			warn(fmt.Sprintf("%s: ignored, %v; counts are recomputed and the cache rewritten", path, err))
+		} else {
+			c.old = f
+		}
 	}
-	if err != nil {
-		warn(fmt.Sprintf("%s: ignored (%v); counts are recomputed", c.path, err))
-		return c
-	}
-	defer f.Close()
-	if err := c.decode(f); err != nil {
-		c.entries = map[cacheKey]parts{}
-		warn(fmt.Sprintf("%s: ignored, %v; counts are recomputed and the cache rewritten", c.path, err))
-	}
+	c.startOutput()
 	return c
 }
 
-func (c *countCache) decode(f *os.File) error {
+func (c *countCache) readHeader(f *os.File) error {
 	st, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	sum := crc32.NewIEEE()
-	r := io.TeeReader(bufio.NewReaderSize(f, 1<<16), sum)
-	head := make([]byte, len(cacheMagic)+4)
-	if _, err := io.ReadFull(r, head); err != nil || !bytes.Equal(head[:len(cacheMagic)], cacheMagic) {
+	// The header is small; 64 KiB holds hundreds of profiles.
+	head := make([]byte, min(st.Size(), 64<<10))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return err
+	}
+	if bytes.HasPrefix(head, oldCacheMagic) {
+		return errOldCache
+	}
+	if len(head) < len(cacheMagic)+4 || !bytes.Equal(head[:len(cacheMagic)], cacheMagic) {
 		return errors.New("not a count cache (bad header)")
 	}
-	n := int64(binary.LittleEndian.Uint32(head[len(cacheMagic):]))
-	if st.Size() != int64(len(head))+n*cacheEntrySize+4 {
-		return errors.New("truncated")
-	}
-	c.entries = make(map[cacheKey]parts, n)
-	var e [cacheEntrySize]byte
-	for i := int64(0); i < n; i++ {
-		if _, err := io.ReadFull(r, e[:]); err != nil {
+	at := len(cacheMagic)
+	nsec := int(binary.LittleEndian.Uint32(head[at:]))
+	at += 4
+	var secs []cacheSection
+	for range nsec {
+		if at+2 > len(head) {
 			return errors.New("truncated")
 		}
-		var k cacheKey
-		copy(k[:], e[:16])
-		v := e[16:]
-		u := func(j int) int32 { return int32(binary.LittleEndian.Uint32(v[j*4:])) }
-		c.entries[k] = parts{Text: u(0), Thinking: u(1), Calls: u(2), Results: u(3), Images: u(4), ToolDefs: u(5), Overhead: u(6),
-			Measured: int64(binary.LittleEndian.Uint64(v[28:]))}
+		l := int(binary.LittleEndian.Uint16(head[at:]))
+		at += 2
+		if at+l+4 > len(head) {
+			return errors.New("truncated")
+		}
+		secs = append(secs, cacheSection{profile: string(head[at : at+l]), count: int64(binary.LittleEndian.Uint32(head[at+l:]))})
+		at += l + 4
 	}
-	want := sum.Sum32()
-	var tail [4]byte
-	if _, err := io.ReadFull(r, tail[:]); err != nil || binary.LittleEndian.Uint32(tail[:]) != want {
+	if at+4 > len(head) || binary.LittleEndian.Uint32(head[at:]) != crc32.ChecksumIEEE(head[:at]) {
 		return errors.New("checksum mismatch (corrupt)")
+	}
+	pos := int64(at + 4)
+	for k := range secs {
+		secs[k].start = pos
+		pos += secs[k].count * cacheEntrySize
+	}
+	if pos != st.Size() {
+		return errors.New("truncated")
+	}
+	c.oldSecs = secs
+	for k := range secs {
+		if secs[k].profile == c.profile {
+			c.ours = &secs[k]
+		}
 	}
 	return nil
 }
 
-// get is safe for concurrent use (the map is only read while workers run).
-func (c *countCache) get(k cacheKey) (parts, bool) {
-	p, ok := c.entries[k]
-	return p, ok
-}
-
-// save rewrites the cache with its entries plus news, streaming (news are
-// misses, so no key repeats).
-func (c *countCache) save(news []fresh) error {
-	if len(news) == 0 {
-		return nil
-	}
-	dir := filepath.Dir(c.path)
-	tmp, err := os.CreateTemp(dir, "."+CacheFile+".tmp-*")
+// startOutput creates the replacement file and writes its header: this
+// profile's section first, then up to cacheProfiles−1 others kept from
+// the old file (copied in finish).
+func (c *countCache) startOutput() {
+	tmp, err := os.CreateTemp(c.dir, "."+CacheFile+".tmp-*")
 	if err != nil {
-		return err
+		c.noteWriteError(err)
+		return
 	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
 	// Readable like the session's own files (CreateTemp makes 0600).
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
-		return err
+		os.Remove(tmp.Name())
+		c.noteWriteError(err)
+		return
 	}
-	sum := crc32.NewIEEE()
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	w := io.MultiWriter(bw, sum)
-	var e [cacheEntrySize]byte
-	put := func(k cacheKey, p parts) {
-		copy(e[:16], k[:])
-		for j, v := range []int32{p.Text, p.Thinking, p.Calls, p.Results, p.Images, p.ToolDefs, p.Overhead} {
-			binary.LittleEndian.PutUint32(e[16+4*j:], uint32(v))
+	secs := []cacheSection{{profile: c.profile, count: c.n}}
+	for _, s := range c.oldSecs {
+		if s.profile != c.profile && len(secs) < cacheProfiles {
+			secs = append(secs, s)
 		}
-		binary.LittleEndian.PutUint64(e[16+28:], uint64(p.Measured))
-		w.Write(e[:])
 	}
-	w.Write(cacheMagic)
-	w.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(c.entries)+len(news))))
-	for k, p := range c.entries {
-		put(k, p)
+	head := append([]byte(nil), cacheMagic...)
+	head = binary.LittleEndian.AppendUint32(head, uint32(len(secs)))
+	for _, s := range secs {
+		head = binary.LittleEndian.AppendUint16(head, uint16(len(s.profile)))
+		head = append(head, s.profile...)
+		head = binary.LittleEndian.AppendUint32(head, uint32(s.count))
 	}
-	for _, f := range news {
-		put(f.k, f.p)
-	}
-	bw.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
-	if err := bw.Flush(); err != nil {
+	head = binary.LittleEndian.AppendUint32(head, crc32.ChecksumIEEE(head))
+	if _, err := tmp.Write(head); err != nil {
 		tmp.Close()
-		return err
+		os.Remove(tmp.Name())
+		c.noteWriteError(err)
+		return
 	}
-	// No fsync: a cache lost in a crash is only recomputed; a torn one
-	// fails its checksum and is ignored.
-	if err := tmp.Close(); err != nil {
-		return err
+	c.out, c.outStart = tmp, int64(len(head))
+}
+
+// noteWriteError warns about a cache that cannot be saved, except in a
+// read-only session, which is simply not cached.
+func (c *countCache) noteWriteError(err error) {
+	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		c.warn("count cache not saved: " + err.Error())
 	}
-	return os.Rename(tmp.Name(), c.path)
+}
+
+// readOld reads the old entries of nodes first..first+len(buf)/entry−1
+// into buf, returning how many it read (those past the old section's end
+// are not read).
+func (c *countCache) readOld(first int, buf []byte) int {
+	if c.old == nil || c.ours == nil || int64(first) >= c.ours.count {
+		return 0
+	}
+	n := min(int64(len(buf)/cacheEntrySize), c.ours.count-int64(first))
+	got, _ := c.old.ReadAt(buf[:n*cacheEntrySize], c.ours.start+int64(first)*cacheEntrySize)
+	return got / cacheEntrySize
+}
+
+// writeNew writes the new entries of nodes first.. from buf.
+func (c *countCache) writeNew(first int, buf []byte) error {
+	if c.out == nil {
+		return nil
+	}
+	_, err := c.out.WriteAt(buf, c.outStart+int64(first)*cacheEntrySize)
+	return err
+}
+
+// finish completes the replacement: entries of nodes this run did not
+// visit are carried over from the old file, the other profiles' sections
+// copied, and the file renamed into place when anything changed.
+// visited[i] tells whether node i's entry was written.
+func (c *countCache) finish(visited []bool, changed bool, werr error) {
+	defer func() {
+		if c.old != nil {
+			c.old.Close()
+		}
+		if c.out != nil {
+			c.out.Close()
+			os.Remove(c.out.Name()) // a no-op after the rename
+		}
+	}()
+	if c.damaged > 0 {
+		c.warn(fmt.Sprintf("%s: %d damaged entries ignored; those nodes were recounted", filepath.Join(c.dir, CacheFile), c.damaged))
+		changed = true
+	}
+	if c.out == nil {
+		return
+	}
+	if werr == nil && !changed && c.ours != nil && c.ours.count == c.n && c.carriesOthers() {
+		return // nothing new: keep the old file
+	}
+	err := werr
+	if err == nil {
+		err = c.carryOver(visited)
+	}
+	if err == nil {
+		err = c.out.Close()
+	}
+	if err == nil {
+		// No fsync: a cache lost in a crash is only recomputed; a torn one
+		// fails its checksums and is ignored.
+		err = os.Rename(c.out.Name(), filepath.Join(c.dir, CacheFile))
+	}
+	if err != nil {
+		c.noteWriteError(err)
+	}
+}
+
+// carriesOthers reports whether the old file holds no profile beyond those
+// the new one would keep (so rewriting it would change nothing).
+func (c *countCache) carriesOthers() bool { return len(c.oldSecs) <= cacheProfiles }
+
+func (c *countCache) carryOver(visited []bool) error {
+	buf := make([]byte, 256*cacheEntrySize)
+	// This profile: unvisited nodes keep their old entries; past the old
+	// section they are left zero, which fails its checksum (a miss).
+	for i := 0; i < int(c.n); {
+		if visited[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < int(c.n) && !visited[j] && j-i < 256 {
+			j++
+		}
+		got := c.readOld(i, buf[:(j-i)*cacheEntrySize])
+		if got > 0 {
+			if err := c.writeNew(i, buf[:got*cacheEntrySize]); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	// Other profiles, in the order the header lists them.
+	at := c.outStart + c.n*cacheEntrySize
+	kept := 1
+	for _, s := range c.oldSecs {
+		if s.profile == c.profile || kept >= cacheProfiles {
+			continue
+		}
+		kept++
+		if _, err := c.out.Seek(at, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.Copy(c.out, io.NewSectionReader(c.old, s.start, s.count*cacheEntrySize)); err != nil {
+			return err
+		}
+		at += s.count * cacheEntrySize
+	}
+	// The section of this profile must reach its declared size even when
+	// its last nodes were neither visited nor in the old file.
+	return c.out.Truncate(at)
+}
+
+// abort drops the replacement (a failed or canceled run saves nothing).
+func (c *countCache) abort() {
+	if c.old != nil {
+		c.old.Close()
+	}
+	if c.out != nil {
+		c.out.Close()
+		os.Remove(c.out.Name())
+	}
 }

@@ -42,7 +42,7 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //   - the summary in force was the latest one written before that node
 //     (earlier in nodes.jsonl); it substituted only if its covered segment
 //     lies, contiguous, inside spine[:p] (seed §3), else the view was raw.
-func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Result) *Calibration {
+func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) *Calibration {
 	s := g.S
 	pos := make([]int32, s.Len())
 	for i := range pos {
@@ -52,8 +52,8 @@ func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Res
 	firstTools := len(spine)
 	for k, i := range spine {
 		pos[i] = int32(k)
-		pre[k+1] = pre[k] + counts[i].total()
-		if counts[i].ToolDefs > 0 && firstTools == len(spine) {
+		pre[k+1] = pre[k] + int(counts[i].total)
+		if counts[i].tools && firstTools == len(spine) {
 			firstTools = k
 		}
 	}
@@ -87,19 +87,19 @@ func calibrate(g *dag.Graph, spine []int, counts []parts, b BudgetInfo, res *Res
 			continue
 		}
 		p := int(pos[i])
-		if p <= 0 || counts[i].Measured <= 0 {
+		if p <= 0 || counts[i].measured <= 0 {
 			continue
 		}
 		est := pre[p]
 		tools := firstTools < p
 		if latestSummary >= 0 {
 			if sg, ok := segmentOf(latestSummary); ok && sg.end <= p {
-				est = est - (pre[sg.end] - pre[sg.at]) + counts[latestSummary].total()
-				tools = tools || counts[latestSummary].ToolDefs > 0
+				est = est - (pre[sg.end] - pre[sg.at]) + int(counts[latestSummary].total)
+				tools = tools || counts[latestSummary].tools
 			}
 		}
 		est += viewExtras(b.Provider, p, tools)
-		m := counts[i].Measured
+		m := counts[i].measured
 		matches = append(matches, match{node: i, measured: m, est: est, rel: float64(est-int(m)) / float64(m)})
 	}
 	if len(matches) == 0 {

@@ -59,21 +59,6 @@ const (
 	anthropicToolPreamble = 346
 )
 
-// categoryOf is the category of a node's own text.
-func categoryOf(n *transcript.Node) string {
-	switch {
-	case n.IsSummary():
-		return CatSummary
-	case n.Role == transcript.RoleSystem:
-		return CatSystem
-	case n.Role == transcript.RoleTool:
-		return CatToolResults
-	case n.Role == transcript.RoleAssistant:
-		return CatAssistant
-	}
-	return CatUser
-}
-
 // countNode splits one node's tokens into parts under the provider's rules.
 func countNode(c *counter, provider string, n *transcript.Node) parts {
 	var p parts

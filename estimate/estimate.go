@@ -10,13 +10,10 @@ package estimate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -132,63 +129,94 @@ func Nodes(ctx context.Context, nodes []*transcript.Node, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	meta := func(k int) nodeMeta {
-		n := nodes[k]
-		return nodeMeta{id: n.ID, role: string(n.Role), category: categoryOf(n)}
+	var t tally
+	for k, n := range nodes {
+		t.add(categoryFor(n.IsSummary(), n.Role), counts[k])
 	}
-	return assemble(b, opts, len(nodes), meta, func(k int) parts { return counts[k] }), nil
-}
-
-// nodeMeta is what aggregation needs of a node besides its counts.
-type nodeMeta struct {
-	id, role, category string
-}
-
-// metaAt is nodeMeta of the stored node at index i, from the index alone.
-func metaAt(s *transcript.Session, i int) nodeMeta {
-	role := s.RoleAt(i)
-	m := nodeMeta{id: s.ID(i), role: string(role)}
-	switch {
-	case s.IsSummary(i):
-		m.category = CatSummary
-	case role == transcript.RoleSystem:
-		m.category = CatSystem
-	case role == transcript.RoleTool:
-		m.category = CatToolResults
-	case role == transcript.RoleAssistant:
-		m.category = CatAssistant
-	default:
-		m.category = CatUser
-	}
-	return m
-}
-
-// assemble sums the counts of n nodes (in reading order) into a Result
-// with the budget arithmetic. The nodes are given by accessors, so a view
-// of a million nodes needs no per-node copy.
-func assemble(b BudgetInfo, opts Options, n int, metaOf func(k int) nodeMeta, countOf func(k int) parts) *Result {
-	res := &Result{Model: b.Model, Provider: b.Provider, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy,
-		Window: b.Window, OutputReserve: b.OutputReserve, InputBudget: b.InputBudget, Categories: map[string]int{}}
-	for _, c := range Categories {
-		res.Categories[c] = 0
-	}
-	anyTools := false
-	for k := range n {
-		p, m := countOf(k), metaOf(k)
-		res.Categories[m.category] += int(p.Text)
-		res.Categories[CatThinking] += int(p.Thinking)
-		res.Categories[CatToolCalls] += int(p.Calls)
-		res.Categories[CatToolResults] += int(p.Results)
-		res.Categories[CatImages] += int(p.Images)
-		res.Categories[CatTools] += int(p.ToolDefs)
-		res.Categories[CatOverhead] += int(p.Overhead)
-		res.Total += p.total()
-		anyTools = anyTools || p.ToolDefs > 0
-		if opts.NodeDetail {
-			res.Nodes = append(res.Nodes, NodeCount{ID: m.id, Role: m.role, Category: m.category, ContentTokens: p.content(), Tokens: p.total()})
+	res := t.result(b, opts, len(nodes))
+	if opts.NodeDetail {
+		res.Nodes = make([]NodeCount, len(nodes))
+		for k, n := range nodes {
+			res.Nodes[k] = nodeCount(n.ID, n.Role, categoryFor(n.IsSummary(), n.Role), counts[k])
 		}
 	}
-	extra := viewExtras(b.Provider, n, anyTools)
+	return res, nil
+}
+
+// categoryFor is the category of a node's own text.
+func categoryFor(summary bool, role transcript.Role) int {
+	switch {
+	case summary:
+		return catSummary
+	case role == transcript.RoleSystem:
+		return catSystem
+	case role == transcript.RoleTool:
+		return catToolResults
+	case role == transcript.RoleAssistant:
+		return catAssistant
+	}
+	return catUser
+}
+
+// Category indexes into Categories.
+const (
+	catSystem = iota
+	catTools
+	catSummary
+	catUser
+	catAssistant
+	catToolCalls
+	catToolResults
+	catThinking
+	catImages
+	catOverhead
+	numCategories
+)
+
+func nodeCount(id string, role transcript.Role, category int, p parts) NodeCount {
+	return NodeCount{ID: id, Role: string(role), Category: Categories[category], ContentTokens: p.content(), Tokens: p.total()}
+}
+
+// tally sums node counts by category. Each tokenizing goroutine keeps its
+// own; they merge at the end, so no per-node copy of a view is kept.
+type tally struct {
+	cats     [numCategories]int
+	nodes    int
+	total    int
+	anyTools bool
+}
+
+func (t *tally) add(category int, p parts) {
+	t.cats[category] += int(p.Text)
+	t.cats[catThinking] += int(p.Thinking)
+	t.cats[catToolCalls] += int(p.Calls)
+	t.cats[catToolResults] += int(p.Results)
+	t.cats[catImages] += int(p.Images)
+	t.cats[catTools] += int(p.ToolDefs)
+	t.cats[catOverhead] += int(p.Overhead)
+	t.total += p.total()
+	t.nodes++
+	t.anyTools = t.anyTools || p.ToolDefs > 0
+}
+
+func (t *tally) merge(o *tally) {
+	for c := range t.cats {
+		t.cats[c] += o.cats[c]
+	}
+	t.nodes += o.nodes
+	t.total += o.total
+	t.anyTools = t.anyTools || o.anyTools
+}
+
+// result is the Result of a view of n nodes with the budget arithmetic.
+func (t *tally) result(b BudgetInfo, opts Options, n int) *Result {
+	res := &Result{Model: b.Model, Provider: b.Provider, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy,
+		Window: b.Window, OutputReserve: b.OutputReserve, InputBudget: b.InputBudget, Categories: map[string]int{}}
+	for c, name := range Categories {
+		res.Categories[name] = t.cats[c]
+	}
+	res.Total = t.total
+	extra := viewExtras(b.Provider, n, t.anyTools)
 	res.Total += extra
 	res.Categories[CatOverhead] += extra
 	res.setBudget(b, opts)
@@ -211,7 +239,9 @@ func (r *Result) setBudget(b BudgetInfo, opts Options) {
 
 // View measures a rendered view: the same figures Nodes gives on the
 // view's nodes, with per-node counts cached in the session directory and,
-// unless opts.NoCalibrate, calibration against recorded usage.
+// unless opts.NoCalibrate, calibration against recorded usage. Memory is
+// a few bytes a node beyond the session's index: counts are summed as they
+// are made, and lines and cache entries are read a run at a time.
 func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	b, err := resolve(opts)
 	if err != nil {
@@ -242,26 +272,63 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 			}
 		}
 	}
-	counts, err := countStored(ctx, s, want, b, opts)
+	nw := workers(opts)
+	tallies := make([]tally, nw)
+	var detail []parts
+	if opts.NodeDetail {
+		detail = make([]parts, len(idx))
+	}
+	var slims []slimCount
+	if spine != nil {
+		slims = make([]slimCount, s.Len())
+	}
+	// want starts with idx, in order: position k < len(idx) is view node k.
+	err = countStored(ctx, s, want, b, opts, nw, func(w, k, i int, p parts) {
+		if k < len(idx) {
+			tallies[w].add(categoryFor(s.IsSummary(i), s.RoleAt(i)), p)
+			if detail != nil {
+				detail[k] = p
+			}
+		}
+		if slims != nil {
+			slims[i] = slimCount{measured: p.Measured, total: int32(p.total()), tools: p.ToolDefs > 0}
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	res := assemble(b, opts, len(idx), func(k int) nodeMeta { return metaAt(s, idx[k]) }, func(k int) parts { return counts[idx[k]] })
+	for w := 1; w < nw; w++ {
+		tallies[0].merge(&tallies[w])
+	}
+	res := tallies[0].result(b, opts, len(idx))
+	if detail != nil {
+		res.Nodes = make([]NodeCount, len(idx))
+		for k, i := range idx {
+			res.Nodes[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), detail[k])
+		}
+	}
 	res.Session = s.Dir
 	if v.Head >= 0 {
 		res.Head = s.ID(v.Head)
 	}
 	if spine != nil {
-		res.Calibration = calibrate(v.Graph, spine, counts, b, res)
+		res.Calibration = calibrate(v.Graph, spine, slims, b, res)
 	}
 	return res, nil
+}
+
+// slimCount is what calibration needs of a node's count.
+type slimCount struct {
+	measured int64
+	total    int32
+	tools    bool
 }
 
 // anyUsage reports whether an assistant node on spine recorded usage, by
 // looking for the key in the stored line (no decoding).
 func anyUsage(s *transcript.Session, spine []int) bool {
 	for _, i := range spine {
-		if s.Ref(i).Role != transcript.RoleAssistant {
+		if s.RoleAt(i) != transcript.RoleAssistant {
 			continue
 		}
 		raw, err := s.RawLine(i)
@@ -272,7 +339,8 @@ func anyUsage(s *transcript.Session, spine []int) bool {
 	return false
 }
 
-// unionIndexes merges lists of node indexes below n, dropping repeats.
+// unionIndexes merges lists of node indexes below n, dropping repeats; the
+// first list comes first, in its order.
 func unionIndexes(n int, lists ...[]int) []int {
 	seen := make([]bool, n)
 	var out []int
@@ -300,78 +368,147 @@ func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Opt
 			return nil, fmt.Errorf("%s: node index %d out of range (%d nodes)", s.Dir, i, s.Len())
 		}
 	}
-	counts, err := countStored(ctx, s, unionIndexes(s.Len(), indexes), b, opts)
+	uniq := unionIndexes(s.Len(), indexes)
+	counts := make([]parts, len(uniq))
+	at := make(map[int]int, len(uniq))
+	for k, i := range uniq {
+		at[i] = k
+	}
+	err = countStored(ctx, s, uniq, b, opts, workers(opts), func(_, k, _ int, p parts) { counts[k] = p })
 	if err != nil {
 		return nil, err
 	}
 	out := make([]NodeCount, len(indexes))
 	for k, i := range indexes {
-		m := metaAt(s, i)
-		p := counts[i]
-		out[k] = NodeCount{ID: m.id, Role: m.role, Category: m.category, ContentTokens: p.content(), Tokens: p.total()}
+		out[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), counts[at[i]])
 	}
 	return out, nil
 }
 
-// countStored counts stored nodes by index, on all cores, through the
-// cache: a node whose line hash is cached costs one read and one hash and
-// no BPE work. The result is indexed by node index (s.Len()); entries
-// not asked for are zero. idx must not repeat an index.
-func countStored(ctx context.Context, s *transcript.Session, idx []int, b BudgetInfo, opts Options) ([]parts, error) {
+const (
+	// countBatch is how many nodes a goroutine takes at a time.
+	countBatch = 128
+	// runBytes bounds one read of consecutive lines.
+	runBytes = 4 << 20
+)
+
+// countStored counts the stored nodes idx (no index repeated) on nw
+// goroutines through the count cache, and hands each count to visit with
+// the goroutine's number w < nw, the position k in idx and the node index
+// i. A node whose cache entry matches its line costs no BPE work. Lines and
+// cache entries are read a run of consecutive nodes at a time, so memory
+// does not grow with the session.
+func countStored(ctx context.Context, s *transcript.Session, idx []int, b BudgetInfo, opts Options, nw int, visit func(w, k, i int, p parts)) error {
 	warn := opts.Warn
 	if warn == nil {
 		warn = func(string) {}
 	}
-	var cache *countCache
-	if !opts.NoCache {
-		cache = loadCache(s.Dir, warn)
-	}
 	profile := profileOf(b)
-	results := make([]parts, s.Len())
-	var mu sync.Mutex
-	var news []fresh
-	err := parallel(ctx, len(idx), workers(opts), b.Encoding, func(lc *lazyCounter, k int) error {
-		i := idx[k]
-		raw, err := s.RawLine(i)
-		if err != nil {
-			return err
-		}
-		var key cacheKey
-		if cache != nil {
-			key = keyOf(profile, raw)
-			if p, ok := cache.get(key); ok {
-				results[i] = p
-				return nil
+	var cache *countCache
+	var visited []bool
+	if !opts.NoCache {
+		cache = openCache(s.Dir, profile, s.Len(), warn)
+		visited = make([]bool, s.Len())
+	}
+	var changed atomic.Bool
+	var damaged atomic.Int64
+	var writeErr error
+	var writeErrOnce sync.Once
+	type buffers struct{ lines, entries []byte }
+	bufs := make([]buffers, nw)
+	err := parallelBatches(ctx, len(idx), nw, countBatch, b.Encoding, func(w int, lc *lazyCounter, k0, k1 int) error {
+		buf := &bufs[w]
+		for k := k0; k < k1; {
+			first := idx[k]
+			_, size := s.LineSpan(first)
+			j := k + 1
+			for ; j < k1 && idx[j] == idx[j-1]+1; j++ {
+				_, l := s.LineSpan(idx[j])
+				if size+l > runBytes {
+					break
+				}
+				size += l
 			}
-		}
-		n, err := s.Node(i)
-		if err != nil {
-			return err
-		}
-		c, err := lc.get()
-		if err != nil {
-			return err
-		}
-		p := countNode(c, b.Provider, n)
-		bpeNodes.Add(1)
-		results[i] = p
-		if cache != nil {
-			mu.Lock()
-			news = append(news, fresh{key, p})
-			mu.Unlock()
+			data, err := s.ReadLines(first, idx[j-1], buf.lines)
+			if err != nil {
+				return err
+			}
+			buf.lines = data
+			base, _ := s.LineSpan(first)
+			n := j - k
+			var entries []byte
+			oldN := 0
+			if cache != nil {
+				if cap(buf.entries) < n*cacheEntrySize {
+					buf.entries = make([]byte, countBatch*cacheEntrySize)
+				}
+				entries = buf.entries[:n*cacheEntrySize]
+				oldN = cache.readOld(first, entries)
+			}
+			for r := range n {
+				i := first + r
+				off, l := s.LineSpan(i)
+				line := data[off-base : off-base+int64(l)]
+				var p parts
+				hit := false
+				var key cacheKey
+				if cache != nil {
+					key = keyOf(profile, line)
+					e := entries[r*cacheEntrySize : (r+1)*cacheEntrySize]
+					if r < oldN {
+						if k2, p2, ok := entryOf(e); ok && k2 == key {
+							p, hit = p2, true
+						} else if !ok && !allZero(e) {
+							damaged.Add(1)
+						}
+					}
+				}
+				if !hit {
+					node, err := s.DecodeLine(i, line)
+					if err != nil {
+						return err
+					}
+					c, err := lc.get()
+					if err != nil {
+						return err
+					}
+					p = countNode(c, b.Provider, node)
+					bpeNodes.Add(1)
+					changed.Store(true)
+				}
+				if cache != nil {
+					putEntry(entries[r*cacheEntrySize:], key, p)
+					visited[i] = true
+				}
+				visit(w, k+r, i, p)
+			}
+			if cache != nil {
+				if err := cache.writeNew(first, entries); err != nil {
+					writeErrOnce.Do(func() { writeErr = err })
+				}
+			}
+			k = j
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if cache != nil && len(news) > 0 {
-		// A read-only session is simply not cached.
-		if err := cache.save(news); err != nil && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
-			warn("count cache not saved: " + err.Error())
+	if cache != nil {
+		cache.damaged = damaged.Load()
+		if err != nil {
+			cache.abort()
+		} else {
+			cache.finish(visited, changed.Load(), writeErr)
 		}
 	}
-	return results, nil
+	return err
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // bpeNodes counts stored nodes tokenized (cache misses); tests read it to
@@ -404,16 +541,28 @@ func (l *lazyCounter) release() {
 }
 
 // parallel runs fn for k in [0, n) on up to w goroutines, each with its
-// own counter, in batches so the queue is not a bottleneck. The first
-// error (or the context's) stops the rest.
+// own counter. The first error (or the context's) stops the rest.
 func parallel(ctx context.Context, n, w int, enc string, fn func(lc *lazyCounter, k int) error) error {
+	return parallelBatches(ctx, n, w, 32, enc, func(_ int, lc *lazyCounter, k0, k1 int) error {
+		for k := k0; k < k1; k++ {
+			if err := fn(lc, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// parallelBatches hands [0, n) out in batches of batch to up to w
+// goroutines, numbered 0..w−1, each with its own counter, so the queue is
+// not a bottleneck. The first error (or the context's) stops the rest.
+func parallelBatches(ctx context.Context, n, w, batch int, enc string, fn func(worker int, lc *lazyCounter, k0, k1 int) error) error {
 	if _, ok := tables[enc]; !ok {
 		return &UnknownEncodingError{Name: enc}
 	}
 	if n == 0 {
 		return nil
 	}
-	const batch = 32
 	w = max(1, min(w, (n+batch-1)/batch))
 	var next atomic.Int64
 	var firstErr error
@@ -424,7 +573,7 @@ func parallel(ctx context.Context, n, w int, enc string, fn func(lc *lazyCounter
 		failed.Store(true)
 	}
 	var wg sync.WaitGroup
-	for g := 0; g < w; g++ {
+	for g := range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -435,15 +584,13 @@ func parallel(ctx context.Context, n, w int, enc string, fn func(lc *lazyCounter
 					setErr(err)
 					return
 				}
-				start := int(next.Add(batch)) - batch
+				start := int(next.Add(int64(batch))) - batch
 				if start >= n {
 					return
 				}
-				for k := start; k < min(start+batch, n); k++ {
-					if err := fn(lc, k); err != nil {
-						setErr(err)
-						return
-					}
+				if err := fn(g, lc, start, min(start+batch, n)); err != nil {
+					setErr(err)
+					return
 				}
 			}
 		}()

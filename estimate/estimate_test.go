@@ -762,3 +762,37 @@ func (a *atomicStrings) get() []string {
 	defer a.mu.Unlock()
 	return append([]string(nil), a.s...)
 }
+
+// Entries are positional: a run that reads one branch keeps the entries of
+// the other branch's nodes, and entries never written (nodes no run has
+// read yet) are plain misses, not damage.
+func TestCacheKeepsEntriesOfNodesOffTheView(t *testing.T) {
+	dir := copySession(t, "fork")
+	var warnings []string
+	opts := Options{Model: "gpt-4o", NoCalibrate: true, Warn: func(m string) { warnings = append(warnings, m) }}
+	run := func(head string, wantBPE int64) {
+		t.Helper()
+		before := bpeNodes.Load()
+		if _, err := View(context.Background(), openView(t, dir, head, false), opts); err != nil {
+			t.Fatal(err)
+		}
+		if n := bpeNodes.Load() - before; n != wantBPE {
+			t.Errorf("head %s: %d nodes tokenized, want %d", head, n, wantBPE)
+		}
+	}
+	run("a2", 5)  // sys u1 a1 u2 a2
+	run("a2b", 3) // a1b u2b a2b; sys and u1 from the cache
+	run("a2", 0)  // a1 u2 a2 kept through the a2b run
+	run("a2b", 0)
+	if len(warnings) > 0 {
+		t.Errorf("warnings: %q", warnings)
+	}
+
+	// An earlier version's file is replaced without a warning.
+	os.WriteFile(filepath.Join(dir, CacheFile), append([]byte("CTXFEST1"), make([]byte, 60)...), 0o644)
+	run("a2", 5)
+	if len(warnings) > 0 {
+		t.Errorf("old cache version: warnings %q", warnings)
+	}
+	run("a2", 0)
+}

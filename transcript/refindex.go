@@ -3,12 +3,13 @@ package transcript
 import (
 	"fmt"
 	"iter"
+	"sort"
 )
 
 // The in-memory index keeps a million-node session in a few tens of bytes
 // a node: one pointer-light record per node, links resolved to indexes
 // once (instead of a copy of every predecessor id), the rare fields in
-// side tables, and tool-call and covered ids in one shared pool. NodeRef
+// side tables, and tool-call and result ids in one shared pool. NodeRef
 // is the friendly view of a record, built on demand by Ref; nothing is
 // allocated to build it.
 
@@ -21,24 +22,26 @@ const (
 	MissingLink = -2
 )
 
-// refRec is one node's index entry. Keep it small: it is the per-node cost
-// of every command.
+// refRec is one node's index entry, 48 bytes. Keep it small: it is the
+// per-node cost of every command. Its line number is not stored: it is
+// its index plus the duplicate lines before it (lineOf).
 type refRec struct {
 	id     string
 	offset int64
 	length int32
-	line   int32
 	pred   int32
 	caller int32
 	// pool is where this node's ids start in Session.pool: its tool-call
-	// ids, then its tool-result ids, then the ids it covers.
+	// ids, then its tool-result ids. A count of manyIDs means the counts
+	// are in Session.bigCounts.
 	pool     int32
-	nCalls   int32
-	nResults int32
-	nCovers  int32
+	nCalls   uint16
+	nResults uint16
 	role     uint8
 	flags    uint8
 }
+
+const manyIDs = 1<<16 - 1
 
 const (
 	flagSummary uint8 = 1 << iota
@@ -94,7 +97,7 @@ func (s *Session) Ref(i int) NodeRef {
 		Role:    s.RoleAt(i),
 		Summary: r.flags&flagSummary != 0,
 		HasText: r.flags&flagHasText != 0,
-		Line:    int(r.line),
+		Line:    s.LineAt(i),
 		Offset:  r.offset,
 		Length:  int(r.length),
 	}
@@ -104,17 +107,24 @@ func (s *Session) Ref(i int) NodeRef {
 		ref.Name = s.names[int32(i)]
 	}
 	at := int(r.pool)
-	take := func(n int32) []string {
+	take := func(n int) []string {
 		if n == 0 {
 			return nil
 		}
-		ids := s.pool[at : at+int(n) : at+int(n)]
-		at += int(n)
+		ids := s.pool[at : at+n : at+n]
+		at += n
 		return ids
 	}
-	ref.ToolCallIDs = take(r.nCalls)
-	ref.ResultIDs = take(r.nResults)
-	ref.CoversIDs = take(r.nCovers)
+	calls, results := int(r.nCalls), int(r.nResults)
+	if calls == manyIDs || results == manyIDs {
+		big := s.bigCounts[int32(i)]
+		calls, results = int(big[0]), int(big[1])
+	}
+	ref.ToolCallIDs = take(calls)
+	ref.ResultIDs = take(results)
+	if ref.Summary {
+		ref.CoversIDs = s.covers[int32(i)]
+	}
 	return ref
 }
 
@@ -153,7 +163,14 @@ func (s *Session) IsSummary(i int) bool { return s.recs[i].flags&flagSummary != 
 func (s *Session) RoleAt(i int) Role { return roleNames[s.recs[i].role] }
 
 // LineAt is the line of nodes.jsonl holding the node at index i.
-func (s *Session) LineAt(i int) int { return int(s.recs[i].line) }
+func (s *Session) LineAt(i int) int {
+	// Duplicates are in file order, and dups[k].Line − k never decreases:
+	// the first k with dups[k].Line − k > i+1 is how many lines before
+	// node i's are duplicates.
+	d := s.Duplicates
+	k := sort.Search(len(d), func(k int) bool { return d[k].Line-k > i+1 })
+	return i + 1 + k
+}
 
 // PredIndex is the index of the predecessor of node i, NoLink for a root,
 // or MissingLink when the predecessor is not in the session.
@@ -182,7 +199,7 @@ func (s *Session) RefByID(id string) (NodeRef, bool) {
 // Links to ids not indexed yet wait in s.pending for resolveLinks.
 func (s *Session) addRef(ref NodeRef) *ParseError {
 	if first, dup := s.byID.find(s.recs, ref.ID); dup {
-		s.Duplicates = append(s.Duplicates, Duplicate{ID: ref.ID, FirstLine: int(s.recs[first].line), Line: ref.Line})
+		s.Duplicates = append(s.Duplicates, Duplicate{ID: ref.ID, FirstLine: s.LineAt(int(first)), Line: ref.Line})
 		return nil
 	}
 	role, ok := roleCode(ref.Role)
@@ -190,27 +207,38 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID, Msg: fmt.Sprintf("\"role\" must be system, user, assistant or tool, got %q", ref.Role)}
 	}
 	const max32 = 1<<31 - 1
-	ids := len(ref.ToolCallIDs) + len(ref.ResultIDs) + len(ref.CoversIDs)
-	if len(s.recs) >= max32 || ref.Line >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids {
+	ids := len(ref.ToolCallIDs) + len(ref.ResultIDs)
+	if len(s.recs) >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids {
 		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID,
 			Msg: fmt.Sprintf("the session is past the index's limits (2³¹ nodes, lines, ids or bytes a line); split it")}
 	}
 	i := int32(len(s.recs))
 	r := refRec{
-		id:       ref.ID,
-		offset:   ref.Offset,
-		length:   int32(ref.Length),
-		line:     int32(ref.Line),
-		pred:     NoLink,
-		caller:   NoLink,
-		pool:     int32(len(s.pool)),
-		nCalls:   int32(len(ref.ToolCallIDs)),
-		nResults: int32(len(ref.ResultIDs)),
-		nCovers:  int32(len(ref.CoversIDs)),
-		role:     role,
+		id:     ref.ID,
+		offset: ref.Offset,
+		length: int32(ref.Length),
+		pred:   NoLink,
+		caller: NoLink,
+		pool:   int32(len(s.pool)),
+		role:   role,
+	}
+	if c, res := len(ref.ToolCallIDs), len(ref.ResultIDs); c >= manyIDs || res >= manyIDs {
+		r.nCalls, r.nResults = manyIDs, manyIDs
+		if s.bigCounts == nil {
+			s.bigCounts = map[int32][2]int32{}
+		}
+		s.bigCounts[i] = [2]int32{int32(c), int32(res)}
+	} else {
+		r.nCalls, r.nResults = uint16(c), uint16(res)
 	}
 	if ref.Summary {
 		r.flags |= flagSummary
+		if len(ref.CoversIDs) > 0 {
+			if s.covers == nil {
+				s.covers = map[int32][]string{}
+			}
+			s.covers[i] = ref.CoversIDs
+		}
 	}
 	if ref.HasText {
 		r.flags |= flagHasText
@@ -224,7 +252,6 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 	}
 	s.pool = append(s.pool, ref.ToolCallIDs...)
 	s.pool = append(s.pool, ref.ResultIDs...)
-	s.pool = append(s.pool, ref.CoversIDs...)
 	r.pred = s.link(i, ref.Predecessor, false)
 	r.caller = s.link(i, ref.Caller, true)
 	s.recs = append(s.recs, r)

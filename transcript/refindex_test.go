@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // A hand-written file may name a later line as predecessor or caller; the
@@ -13,9 +14,10 @@ func TestIndexResolvesForwardAndDanglingLinks(t *testing.T) {
 	lines := []string{
 		`{"id":"b","predecessor":"a","role":"assistant","content":"answer"}`,
 		`{"id":"a","predecessor":null,"role":"user","content":"question"}`,
-		`{"id":"c","predecessor":"gone","caller":"b","role":"tool","tool_call_id":"t1","name":"grep","content":"x"}`,
-		`{"id":"d","predecessor":"a","caller":"nowhere","role":"user","content":"y"}`,
 		`{"id":"b","predecessor":null,"role":"user","content":"a duplicate"}`,
+		`{"id":"c","predecessor":"gone","caller":"b","role":"tool","tool_call_id":"t1","name":"grep","content":"x"}`,
+		`{"id":"a","predecessor":null,"role":"user","content":"another duplicate"}`,
+		`{"id":"d","predecessor":"a","caller":"nowhere","role":"user","content":"y"}`,
 	}
 	data := []byte(strings.Join(lines, "\n") + "\n")
 	for _, workers := range []int{1, 3} {
@@ -33,13 +35,14 @@ func TestIndexResolvesForwardAndDanglingLinks(t *testing.T) {
 			want := map[string]string{
 				"b": `pred=1:"a" caller=-1:"" role=assistant name="" results=[] line=1`,
 				"a": `pred=-1:"" caller=-1:"" role=user name="" results=[] line=2`,
-				"c": `pred=-2:"gone" caller=0:"b" role=tool name="grep" results=[t1] line=3`,
-				"d": `pred=1:"a" caller=-2:"nowhere" role=user name="" results=[] line=4`,
+				"c": `pred=-2:"gone" caller=0:"b" role=tool name="grep" results=[t1] line=4`,
+				"d": `pred=1:"a" caller=-2:"nowhere" role=user name="" results=[] line=6`,
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("workers=%d:\n got %v\nwant %v", workers, got, want)
 			}
-			if s.Len() != 4 || len(s.Duplicates) != 1 || s.Duplicates[0] != (Duplicate{ID: "b", FirstLine: 1, Line: 5}) {
+			if s.Len() != 4 || len(s.Duplicates) != 2 || s.Duplicates[0] != (Duplicate{ID: "b", FirstLine: 1, Line: 3}) ||
+				s.Duplicates[1] != (Duplicate{ID: "a", FirstLine: 2, Line: 5}) {
 				t.Fatalf("workers=%d: %d nodes, duplicates %+v", workers, s.Len(), s.Duplicates)
 			}
 		})
@@ -69,5 +72,34 @@ func TestIDTable(t *testing.T) {
 	var empty idTable
 	if _, ok := empty.find(nil, "x"); ok {
 		t.Fatal("an empty table found an id")
+	}
+}
+
+// Counts of ids past a record's 16-bit fields live beside it.
+func TestIndexKeepsManyToolCalls(t *testing.T) {
+	var calls []string
+	for k := range manyIDs + 5 {
+		calls = append(calls, fmt.Sprintf(`{"id":"c%d","name":"f","arguments":"{}"}`, k))
+	}
+	data := []byte(`{"id":"u","predecessor":null,"role":"user","content":"go"}` + "\n" +
+		`{"id":"a","predecessor":"u","role":"assistant","content":"","tool_calls":[` + strings.Join(calls, ",") + `]}` + "\n")
+	s, err := Open(writeSession(t, data, -1), OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.Ref(1)
+	if len(r.ToolCallIDs) != manyIDs+5 || r.ToolCallIDs[manyIDs+4] != fmt.Sprintf("c%d", manyIDs+4) || len(r.ResultIDs) != 0 {
+		t.Fatalf("%d calls (last %q), %d results", len(r.ToolCallIDs), r.ToolCallIDs[len(r.ToolCallIDs)-1], len(r.ResultIDs))
+	}
+	if got := s.Ref(0); got.ToolCallIDs != nil || got.Line != 1 || r.Line != 2 {
+		t.Fatalf("neighbour: %+v, line %d", got, r.Line)
+	}
+}
+
+// The record is the per-node memory of every command: keep it at 48 bytes.
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(refRec{}); n > 48 {
+		t.Fatalf("refRec is %d bytes, over 48", n)
 	}
 }

@@ -73,13 +73,16 @@ type Session struct {
 	CommittedBytes int64
 	TailBytes      int64
 	// The index (refindex.go): one record per node, in file order.
-	recs     []refRec
-	byID     idTable
-	pool     []string
-	names    map[int32]string
-	dangling map[int32]danglingLinks
-	pending  []pendingLink
-	f        *os.File
+	recs   []refRec
+	byID   idTable
+	pool   []string
+	names  map[int32]string
+	covers map[int32][]string
+	// bigCounts holds the id counts of nodes with manyIDs or more.
+	bigCounts map[int32][2]int32
+	dangling  map[int32]danglingLinks
+	pending   []pendingLink
+	f         *os.File
 	// unterminated is true when the last committed line has no newline (a
 	// hand-written file): the next append must start a new line first, or
 	// it would glue its node onto that line.
@@ -332,9 +335,43 @@ func (s *Session) RawLine(i int) ([]byte, error) {
 	}
 	buf := make([]byte, r.length)
 	if _, err := s.f.ReadAt(buf, r.offset); err != nil {
-		return nil, &ParseError{File: s.NodesPath(), Line: int(r.line), NodeID: r.id, Msg: "read: " + err.Error()}
+		return nil, &ParseError{File: s.NodesPath(), Line: s.LineAt(i), NodeID: r.id, Msg: "read: " + err.Error()}
 	}
 	return buf, nil
+}
+
+// LineSpan is where the stored line of node i lies in nodes.jsonl.
+func (s *Session) LineSpan(i int) (offset int64, length int) {
+	return s.recs[i].offset, int(s.recs[i].length)
+}
+
+// ReadLines reads the stored lines of the consecutive nodes first..last
+// with one read, into buf when it is big enough. Node i's line is
+// data[off−base : off−base+length] for (off, length) = LineSpan(i) and base
+// = LineSpan(first)'s offset. It is safe for concurrent use.
+func (s *Session) ReadLines(first, last int, buf []byte) (data []byte, err error) {
+	if s.f == nil {
+		return nil, fmt.Errorf("%s: session is closed", s.Dir)
+	}
+	a, b := &s.recs[first], &s.recs[last]
+	n := int(b.offset + int64(b.length) - a.offset)
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := s.f.ReadAt(buf, a.offset); err != nil {
+		return nil, &ParseError{File: s.NodesPath(), Line: s.LineAt(first), NodeID: a.id, Msg: "read: " + err.Error()}
+	}
+	return buf, nil
+}
+
+// DecodeLine decodes raw, the stored line of node i read earlier.
+func (s *Session) DecodeLine(i int, raw []byte) (*Node, error) {
+	var n Node
+	if err := n.UnmarshalJSON(raw); err != nil {
+		return nil, &ParseError{File: s.NodesPath(), Line: s.LineAt(i), NodeID: s.ID(i), Msg: "changed since it was indexed: " + err.Error()}
+	}
+	return &n, nil
 }
 
 // Node reads and decodes the node at index i. It is safe for concurrent use.
@@ -343,11 +380,7 @@ func (s *Session) Node(i int) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var n Node
-	if err := n.UnmarshalJSON(raw); err != nil {
-		return nil, &ParseError{File: s.NodesPath(), Line: s.LineAt(i), NodeID: s.ID(i), Msg: "changed since it was indexed: " + err.Error()}
-	}
-	return &n, nil
+	return s.DecodeLine(i, raw)
 }
 
 // NodeByID reads the node with the given id.
