@@ -46,6 +46,7 @@ const interruptGrace = 3 * time.Second
 // Main runs ctxfold with the process's arguments and streams and returns
 // the exit code. It is the only function that looks at os.Args and os.Std*.
 func Main() int {
+	setGCPercent(os.Getenv)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	interrupts := make(chan os.Signal, 1)
@@ -209,5 +210,18 @@ EXIT STATUS
 func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// defaultGCPercent is the collector's target for the command line. A
+// command's memory is one session index that lives until it exits plus
+// short-lived garbage, so Go's default (collect when the heap has doubled)
+// would let the peak reach twice the index; at 25% it stays near it, for a
+// few percent of CPU (docs/BENCHMARKS.md, "estimate"). GOGC, when set, wins.
+const defaultGCPercent = 25
+
+func setGCPercent(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
 	}
 }

@@ -72,13 +72,16 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 		segs[sum] = sg
 		return sg, sg.end > 0
 	}
+	// Only the latest and the worst request are kept whole; the median
+	// needs every |error|, 8 bytes a request.
 	type match struct {
 		node     int
 		measured int64
 		est      int
 		rel      float64
 	}
-	var matches []match
+	var latest, worst match
+	var abs []float64
 	latestSummary := -1
 	for i := range s.Len() {
 		// Walk nodes in file order so the summary in force is known.
@@ -99,33 +102,27 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 			}
 		}
 		est += viewExtras(b.Provider, p, tools)
-		m := counts[i].measured
-		matches = append(matches, match{node: i, measured: m, est: est, rel: float64(est-int(m)) / float64(m)})
-	}
-	if len(matches) == 0 {
-		return nil
-	}
-	// The latest request is the one furthest along the spine.
-	latest := matches[0]
-	for _, m := range matches[1:] {
-		if pos[m.node] > pos[latest.node] {
+		measured := counts[i].measured
+		m := match{node: i, measured: measured, est: est, rel: float64(est-int(measured)) / float64(measured)}
+		// The latest request is the one furthest along the spine; the
+		// worst the first with the largest |error|.
+		if len(abs) == 0 || pos[m.node] > pos[latest.node] {
 			latest = m
 		}
+		if len(abs) == 0 || math.Abs(m.rel) > math.Abs(worst.rel) {
+			worst = m
+		}
+		abs = append(abs, math.Abs(m.rel))
 	}
-	c := &Calibration{Requests: len(matches), LatestNode: s.ID(latest.node), Measured: latest.measured, Estimated: latest.est}
+	if len(abs) == 0 {
+		return nil
+	}
+	c := &Calibration{Requests: len(abs), LatestNode: s.ID(latest.node), Measured: latest.measured, Estimated: latest.est}
 	if latest.est > 0 {
 		c.Ratio = float64(latest.measured) / float64(latest.est)
 		c.CalibratedTotal = int(math.Round(float64(res.Total) * c.Ratio))
 		if res.InputBudget > 0 {
 			c.CalibratedBudgetPct = 100 * float64(c.CalibratedTotal) / float64(res.InputBudget)
-		}
-	}
-	abs := make([]float64, len(matches))
-	worst := matches[0]
-	for k, m := range matches {
-		abs[k] = math.Abs(m.rel)
-		if math.Abs(m.rel) > math.Abs(worst.rel) {
-			worst = m
 		}
 	}
 	sort.Float64s(abs)

@@ -257,7 +257,10 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	var spine []int
 	want := idx
 	if !opts.NoCalibrate && v.Head >= 0 {
-		spine = v.Graph.Spine(v.Head)
+		spine = idx // the raw spine, unless a summary substituted
+		if v.Summarized() {
+			spine = v.Graph.Spine(v.Head)
+		}
 		var summaries []int
 		for i := range s.Len() {
 			if s.IsSummary(i) {
@@ -414,8 +417,14 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 	var damaged atomic.Int64
 	var writeErr error
 	var writeErrOnce sync.Once
-	type buffers struct{ lines, entries []byte }
+	type buffers struct {
+		lines, entries []byte
+		keys           *keyer
+	}
 	bufs := make([]buffers, nw)
+	for w := range bufs {
+		bufs[w].keys = newKeyer(profile)
+	}
 	err := parallelBatches(ctx, len(idx), nw, countBatch, b.Encoding, func(w int, lc *lazyCounter, k0, k1 int) error {
 		buf := &bufs[w]
 		for k := k0; k < k1; {
@@ -453,7 +462,7 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 				hit := false
 				var key cacheKey
 				if cache != nil {
-					key = keyOf(profile, line)
+					key = buf.keys.key(line)
 					e := entries[r*cacheEntrySize : (r+1)*cacheEntrySize]
 					if r < oldN {
 						if k2, p2, ok := entryOf(e); ok && k2 == key {

@@ -58,6 +58,9 @@ type indexChunk struct {
 func (c *indexChunk) decode(path string) {
 	defer close(c.done)
 	data := c.data
+	if lines := bytes.Count(data, []byte("\n")); cap(c.refs) < lines {
+		c.refs = make([]NodeRef, 0, lines)
+	}
 	line := 0
 	var offset int64
 	for len(data) > 0 {
@@ -93,6 +96,7 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 	order := make(chan *indexChunk, inFlight)
 	quit := make(chan struct{})
 	free := make(chan []byte, inFlight+2)
+	freeRefs := make(chan []NodeRef, inFlight+2)
 	var wg sync.WaitGroup
 
 	wg.Add(workers)
@@ -169,6 +173,10 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 			}
 			carry = append(carry[:0], buf[end:]...)
 			c := &indexChunk{data: buf[:end], done: make(chan struct{}), maxLine: maxLine}
+			select {
+			case c.refs = <-freeRefs:
+			default:
+			}
 			if !send(c) {
 				return
 			}
@@ -204,7 +212,12 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 			return c.err
 		}
 		if line == 0 && len(c.refs) > 0 {
-			s.presize(len(c.refs), len(c.data), limit)
+			ids, idBytes := 0, 0
+			for k := range c.refs {
+				ids += len(c.refs[k].ToolCallIDs) + len(c.refs[k].ResultIDs)
+				idBytes += len(c.refs[k].ID)
+			}
+			s.presize(len(c.refs), ids, idBytes, len(c.data), limit)
 		}
 		for _, ref := range c.refs {
 			ref.Line += line
@@ -222,6 +235,11 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 			default:
 			}
 		}
+		clear(c.refs) // the index keeps the strings, not this chunk's refs
+		select {
+		case freeRefs <- c.refs[:0]:
+		default:
+		}
 		c.data, c.refs = nil, nil
 	}
 	wg.Wait()
@@ -230,10 +248,10 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 	return nil
 }
 
-// presize reserves the records and the id table for the number of nodes the first chunk
+// presize reserves the records, the id table and the id pool for the number of nodes the first chunk
 // predicts, so that a big index does not grow (and copy) itself twenty
 // times. The guess is capped; a file of longer lines later just grows.
-func (s *Session) presize(nodes, size int, limit int64) {
+func (s *Session) presize(nodes, ids, idBytes, size int, limit int64) {
 	if len(s.recs) > 0 || size == 0 {
 		return
 	}
@@ -243,7 +261,13 @@ func (s *Session) presize(nodes, size int, limit int64) {
 	// than the file can hold: no real node line is under 32 bytes.
 	est = min(est, limit/32+1)
 	s.recs = make([]refRec, 0, int(est))
-	s.byID.reserve(s.recs, int(est))
+	s.byID.reserve(s, int(est))
+	// Tool ids the same way (a tool id takes at least 16 bytes of line).
+	idEst := int64(ids) * limit / int64(size)
+	idEst = min(idEst+idEst/16, limit/16+1)
+	s.pool = make([]string, 0, int(idEst))
+	arena := int64(idBytes) * limit / int64(size)
+	s.ids = make([]byte, 0, min(arena+arena/16, limit))
 }
 
 func growLen(b []byte, n int) []byte {

@@ -69,7 +69,7 @@ func (m *Meta) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*m = Meta(p)
-	m.Extra = leftovers(all, metaKnown)
+	m.Extra = leftoversMap(all, metaKnown)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,7 +85,8 @@ func (b Block) MarshalJSON() ([]byte, error) {
 }
 
 func (b *Block) UnmarshalJSON(data []byte) error {
-	m, err := decodeObject(data)
+	var buf [12]member
+	m, err := decodeMembers(data, buf[:0])
 	if err != nil {
 		return fmt.Errorf("content block: expected an object: %w", err)
 	}
@@ -99,10 +101,10 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("content block: %w", err)
 		}
 	}
-	if raw, ok := m["arguments"]; ok {
+	if raw, ok := m.get("arguments"); ok {
 		b.Arguments = append(json.RawMessage(nil), raw...)
 	}
-	if raw, ok := m["is_error"]; ok {
+	if raw, ok := m.get("is_error"); ok {
 		if err := json.Unmarshal(raw, &b.IsError); err != nil {
 			return fmt.Errorf("content block: is_error: expected a boolean")
 		}
@@ -145,7 +147,9 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 		return unmarshalString(data, &c.Text)
 	case data[0] == '[':
 		c.IsBlocks = true
-		return json.Unmarshal(data, &c.Blocks)
+		var err error
+		c.Blocks, err = decodeArray[Block](data)
+		return err
 	}
 	return fmt.Errorf("content: expected a string or an array of blocks")
 }
@@ -187,7 +191,8 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 }
 
 func (tc *ToolCall) UnmarshalJSON(data []byte) error {
-	m, err := decodeObject(data)
+	var buf [8]member
+	m, err := decodeMembers(data, buf[:0])
 	if err != nil {
 		return fmt.Errorf("tool call: expected an object")
 	}
@@ -198,7 +203,7 @@ func (tc *ToolCall) UnmarshalJSON(data []byte) error {
 	if err := takeString(m, "name", &tc.Name); err != nil {
 		return fmt.Errorf("tool call: %w", err)
 	}
-	if raw, ok := m["arguments"]; ok && string(raw) != "null" {
+	if raw, ok := m.get("arguments"); ok && string(raw) != "null" {
 		tc.Arguments = append(json.RawMessage(nil), raw...)
 	}
 	tc.Extra = leftovers(m, []string{"id", "name", "arguments"})
@@ -245,7 +250,8 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 }
 
 func (u *Usage) UnmarshalJSON(data []byte) error {
-	m, err := decodeObject(data)
+	var buf [8]member
+	m, err := decodeMembers(data, buf[:0])
 	if err != nil {
 		return fmt.Errorf("usage: expected an object")
 	}
@@ -254,7 +260,7 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 		key string
 		dst *int64
 	}{{"input_tokens", &u.InputTokens}, {"output_tokens", &u.OutputTokens}, {"cached_input_tokens", &u.CachedInputTokens}} {
-		raw, ok := m[f.key]
+		raw, ok := m.get(f.key)
 		if !ok || string(raw) == "null" {
 			continue
 		}
@@ -326,19 +332,20 @@ func (n Node) MarshalJSON() ([]byte, error) {
 }
 
 func (n *Node) UnmarshalJSON(data []byte) error {
-	m, err := decodeObject(data)
+	var buf [16]member
+	m, err := decodeMembers(data, buf[:0])
 	if err != nil {
 		return fmt.Errorf("%s", jsonErrorText(err))
 	}
 	*n = Node{}
 	// A missing id is allowed here (a batch to append may leave ids to be
 	// generated); the session index requires one.
-	if rawID, ok := m["id"]; ok {
+	if rawID, ok := m.get("id"); ok {
 		if err := unmarshalString(rawID, &n.ID); err != nil || n.ID == "" {
 			return fmt.Errorf("\"id\" must be a non-empty string")
 		}
 	}
-	if raw, ok := m["predecessor"]; ok && string(raw) != "null" {
+	if raw, ok := m.get("predecessor"); ok && string(raw) != "null" {
 		if err := unmarshalString(raw, &n.Predecessor); err != nil || n.Predecessor == "" {
 			return fmt.Errorf("node %q: \"predecessor\" must be a non-empty string or null", n.ID)
 		}
@@ -351,13 +358,14 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 	if !n.Role.Valid() {
 		return fmt.Errorf("node %q: \"role\" must be system, user, assistant or tool, got %q", n.ID, role)
 	}
-	if raw, ok := m["content"]; ok {
+	if raw, ok := m.get("content"); ok {
 		if err := n.Content.UnmarshalJSON(raw); err != nil {
 			return fmt.Errorf("node %q: %w", n.ID, err)
 		}
 	}
-	if raw, ok := m["tool_calls"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &n.ToolCalls); err != nil {
+	if raw, ok := m.get("tool_calls"); ok && string(raw) != "null" {
+		var err error
+		if n.ToolCalls, err = decodeArray[ToolCall](raw); err != nil {
 			return fmt.Errorf("node %q: \"tool_calls\" must be an array of {id, name, arguments}", n.ID)
 		}
 	}
@@ -369,13 +377,13 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("node %q: %w", n.ID, err)
 		}
 	}
-	if raw, ok := m["usage"]; ok && string(raw) != "null" {
+	if raw, ok := m.get("usage"); ok && string(raw) != "null" {
 		n.Usage = new(Usage)
 		if err := n.Usage.UnmarshalJSON(raw); err != nil {
 			return fmt.Errorf("node %q: %w", n.ID, err)
 		}
 	}
-	if raw, ok := m["metadata"]; ok && string(raw) != "null" {
+	if raw, ok := m.get("metadata"); ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &n.Metadata); err != nil {
 			return fmt.Errorf("node %q: \"metadata\" must be an object", n.ID)
 		}
@@ -541,8 +549,8 @@ func marshalString(s string) []byte {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-func takeString(m map[string]json.RawMessage, key string, dst *string) error {
-	raw, ok := m[key]
+func takeString(m members, key string, dst *string) error {
+	raw, ok := m.get(key)
 	if !ok || string(raw) == "null" {
 		return nil
 	}
@@ -564,7 +572,24 @@ func unmarshalString(raw json.RawMessage, dst *string) error {
 	return json.Unmarshal(raw, dst)
 }
 
-func leftovers(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
+// leftovers returns the members whose keys are not known, their values
+// copied (members alias the decoded line), or nil.
+func leftovers(ms members, known []string) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for _, x := range ms {
+		if slices.Contains(known, x.key) {
+			continue
+		}
+		if out == nil {
+			out = map[string]json.RawMessage{}
+		}
+		out[x.key] = append(json.RawMessage(nil), x.val...)
+	}
+	return out
+}
+
+// leftoversMap is leftovers for a decoded map (session.json's meta).
+func leftoversMap(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
 	for _, k := range known {
 		delete(m, k)
 	}

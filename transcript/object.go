@@ -3,49 +3,110 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // decodeObject splits a JSON object into its members, like json.Unmarshal
 // into a map[string]json.RawMessage (the last of duplicate keys wins, an
-// error for anything that is not one valid object), but without
-// encoding/json's reflection: the index decodes every line of every
-// session through here. The values alias one private copy of data.
+// error for anything that is not one valid object; null is a nil map). The
+// values alias one private copy of data.
 func decodeObject(data []byte) (map[string]json.RawMessage, error) {
+	ms, err := decodeMembers(bytes.Clone(data), nil)
+	if err != nil || ms == nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, x := range ms {
+		m[x.key] = x.val
+	}
+	return m, nil
+}
+
+// member is one key and value of a JSON object.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// members are an object's members in order. Node decoding goes through
+// them rather than a map: a map per object (each content block is one)
+// was most of what decoding a node allocated.
+type members []member
+
+// get returns the value of key, the last one when the key repeats.
+func (ms members) get(key string) (json.RawMessage, bool) {
+	for k := len(ms) - 1; k >= 0; k-- {
+		if ms[k].key == key {
+			return ms[k].val, true
+		}
+	}
+	return nil, false
+}
+
+// decodeMembers is decodeObject without the copy and the map: values alias
+// data, and members go into buf (which a caller keeps on its stack). It
+// returns nil members for null; an empty object gives an empty, non-nil
+// slice only when buf is not nil.
+func decodeMembers(data []byte, buf members) (members, error) {
 	if !json.Valid(data) {
 		var m map[string]json.RawMessage
-		return m, json.Unmarshal(data, &m) // the precise syntax error
+		return nil, json.Unmarshal(data, &m) // the precise syntax error
 	}
-	data = bytes.Clone(data)
 	i := skipSpace(data, 0)
 	if data[i] != '{' {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, err
 		}
-		return m, nil // null
+		return nil, nil // null
 	}
-	m := map[string]json.RawMessage{}
+	ms := buf[:0]
+	if ms == nil {
+		ms = members{}
+	}
 	i = skipSpace(data, i+1)
 	if data[i] == '}' {
-		return m, nil
+		return ms, nil
 	}
 	for {
 		// data is valid JSON: a key string, a colon, a value, then , or }.
 		kEnd := skipString(data, i)
+		raw := data[i:kEnd]
 		var key string
-		if err := unmarshalString(data[i:kEnd], &key); err != nil {
+		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			// The common case; the known keys need no allocation.
+			key = internKey(raw[1 : len(raw)-1])
+		} else if err := unmarshalString(raw, &key); err != nil {
 			return nil, err
 		}
 		i = skipSpace(data, kEnd)
 		i = skipSpace(data, i+1) // the colon
 		vEnd := skipValue(data, i)
-		m[key] = json.RawMessage(data[i:vEnd])
+		ms = append(ms, member{key: key, val: json.RawMessage(data[i:vEnd])})
 		i = skipSpace(data, vEnd)
 		if data[i] == '}' {
-			return m, nil
+			return ms, nil
 		}
 		i = skipSpace(data, i+1) // the comma
 	}
+}
+
+// knownKeys are the keys of the format's objects, returned as constants.
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, list := range [][]string{nodeKnown, blockKnown, {"id", "name", "arguments", "input_tokens", "output_tokens", "cached_input_tokens"}} {
+		for _, k := range list {
+			m[k] = k
+		}
+	}
+	return m
+}()
+
+func internKey(b []byte) string {
+	if k, ok := knownKeys[string(b)]; ok { // no allocation: a map lookup by []byte
+		return k
+	}
+	return string(b)
 }
 
 func skipSpace(data []byte, i int) int {
@@ -94,4 +155,35 @@ func skipValue(data []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// decodeArray decodes a JSON array (or null, as nil) element by element
+// with T's UnmarshalJSON, as encoding/json would, without its reflection.
+// An empty array is an empty, non-nil slice.
+func decodeArray[T any, PT interface {
+	*T
+	UnmarshalJSON([]byte) error
+}](data []byte) ([]T, error) {
+	data = bytes.TrimSpace(data)
+	if !json.Valid(data) || data[0] != '[' {
+		var out []T
+		if err := json.Unmarshal(data, &out); err != nil {
+			return nil, err
+		}
+		return out, nil // null
+	}
+	n := 0
+	eachElement(data, func([]byte) bool { n++; return true })
+	out := make([]T, n)
+	k := 0
+	var err error
+	eachElement(data, func(el []byte) bool {
+		err = PT(&out[k]).UnmarshalJSON(el)
+		k++
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"sort"
+	"unsafe"
 )
 
 // The in-memory index keeps a million-node session in a few tens of bytes
@@ -22,12 +23,14 @@ const (
 	MissingLink = -2
 )
 
-// refRec is one node's index entry, 48 bytes. Keep it small: it is the
-// per-node cost of every command. Its line number is not stored: it is
-// its index plus the duplicate lines before it (lineOf).
+// refRec is one node's index entry, 40 bytes and no pointers (the garbage
+// collector never scans the records). Keep it small: it is the per-node
+// cost of every command. Its id is in Session.ids; its line number is not
+// stored: it is its index plus the duplicate lines before it (LineAt).
 type refRec struct {
-	id     string
 	offset int64
+	idOff  uint32
+	idLen  uint32
 	length int32
 	pred   int32
 	caller int32
@@ -93,7 +96,7 @@ func (s *Session) Len() int { return len(s.recs) }
 func (s *Session) Ref(i int) NodeRef {
 	r := &s.recs[i]
 	ref := NodeRef{
-		ID:      r.id,
+		ID:      s.ID(i),
 		Role:    s.RoleAt(i),
 		Summary: r.flags&flagSummary != 0,
 		HasText: r.flags&flagHasText != 0,
@@ -131,7 +134,7 @@ func (s *Session) Ref(i int) NodeRef {
 func (s *Session) linkName(i int, link int32, caller bool) string {
 	switch {
 	case link >= 0:
-		return s.recs[link].id
+		return s.ID(int(link))
 	case link == MissingLink:
 		d := s.dangling[int32(i)]
 		if caller {
@@ -154,7 +157,12 @@ func (s *Session) All() iter.Seq2[int, NodeRef] {
 }
 
 // ID is the id of the node at index i.
-func (s *Session) ID(i int) string { return s.recs[i].id }
+func (s *Session) ID(i int) string {
+	r := &s.recs[i]
+	// The arena's bytes are never written again once appended, and a
+	// string keeps the array it points into alive when append moves on.
+	return unsafe.String(&s.ids[r.idOff], int(r.idLen))
+}
 
 // IsSummary reports whether the node at index i is a summary node.
 func (s *Session) IsSummary(i int) bool { return s.recs[i].flags&flagSummary != 0 }
@@ -182,13 +190,13 @@ func (s *Session) CallerIndex(i int) int { return int(s.recs[i].caller) }
 
 // Lookup returns the index of the node with the given id.
 func (s *Session) Lookup(id string) (int, bool) {
-	i, ok := s.byID.find(s.recs, id)
+	i, ok := s.byID.find(s, id)
 	return int(i), ok
 }
 
 // RefByID returns the index entry of the node with the given id.
 func (s *Session) RefByID(id string) (NodeRef, bool) {
-	i, ok := s.byID.find(s.recs, id)
+	i, ok := s.byID.find(s, id)
 	if !ok {
 		return NodeRef{}, false
 	}
@@ -198,7 +206,7 @@ func (s *Session) RefByID(id string) (NodeRef, bool) {
 // addRef adds a parsed line to the index, or records it as a duplicate.
 // Links to ids not indexed yet wait in s.pending for resolveLinks.
 func (s *Session) addRef(ref NodeRef) *ParseError {
-	if first, dup := s.byID.find(s.recs, ref.ID); dup {
+	if first, dup := s.byID.find(s, ref.ID); dup {
 		s.Duplicates = append(s.Duplicates, Duplicate{ID: ref.ID, FirstLine: s.LineAt(int(first)), Line: ref.Line})
 		return nil
 	}
@@ -208,13 +216,14 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 	}
 	const max32 = 1<<31 - 1
 	ids := len(ref.ToolCallIDs) + len(ref.ResultIDs)
-	if len(s.recs) >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids {
+	if len(s.recs) >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids || len(s.ids)+len(ref.ID) > 1<<32-1 {
 		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID,
 			Msg: fmt.Sprintf("the session is past the index's limits (2³¹ nodes, lines, ids or bytes a line); split it")}
 	}
 	i := int32(len(s.recs))
 	r := refRec{
-		id:     ref.ID,
+		idOff:  uint32(len(s.ids)),
+		idLen:  uint32(len(ref.ID)),
 		offset: ref.Offset,
 		length: int32(ref.Length),
 		pred:   NoLink,
@@ -254,8 +263,9 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 	s.pool = append(s.pool, ref.ResultIDs...)
 	r.pred = s.link(i, ref.Predecessor, false)
 	r.caller = s.link(i, ref.Caller, true)
+	s.ids = append(s.ids, ref.ID...)
 	s.recs = append(s.recs, r)
-	s.byID.insert(s.recs, i)
+	s.byID.insert(s, i)
 	return nil
 }
 
@@ -263,7 +273,7 @@ func (s *Session) link(node int32, id string, caller bool) int32 {
 	if id == "" {
 		return NoLink
 	}
-	if j, ok := s.byID.find(s.recs, id); ok {
+	if j, ok := s.byID.find(s, id); ok {
 		return j
 	}
 	s.pending = append(s.pending, pendingLink{node: node, caller: caller, id: id})
@@ -274,7 +284,7 @@ func (s *Session) link(node int32, id string, caller bool) int32 {
 // found now, or dangling for good (verify reports them).
 func (s *Session) resolveLinks() {
 	for _, p := range s.pending {
-		j, ok := s.byID.find(s.recs, p.id)
+		j, ok := s.byID.find(s, p.id)
 		if !ok {
 			if s.dangling == nil {
 				s.dangling = map[int32]danglingLinks{}

@@ -52,17 +52,19 @@ func TestIndexResolvesForwardAndDanglingLinks(t *testing.T) {
 // The id table finds every id it holds across its growth and none it
 // does not, whatever the hash order.
 func TestIDTable(t *testing.T) {
-	var recs []refRec
-	var tab idTable
+	s := &Session{}
+	tab := &s.byID
 	for i := range 5000 {
-		recs = append(recs, refRec{id: fmt.Sprintf("node-%d", i*7)})
-		tab.insert(recs, int32(i))
+		id := fmt.Sprintf("node-%d", i*7)
+		s.recs = append(s.recs, refRec{idOff: uint32(len(s.ids)), idLen: uint32(len(id))})
+		s.ids = append(s.ids, id...)
+		tab.insert(s, int32(i))
 	}
 	for i := range 5000 {
-		if j, ok := tab.find(recs, fmt.Sprintf("node-%d", i*7)); !ok || int(j) != i {
+		if j, ok := tab.find(s, fmt.Sprintf("node-%d", i*7)); !ok || int(j) != i {
 			t.Fatalf("node-%d: %d, %v", i*7, j, ok)
 		}
-		if _, ok := tab.find(recs, fmt.Sprintf("node-%d", i*7+1)); ok {
+		if _, ok := tab.find(s, fmt.Sprintf("node-%d", i*7+1)); ok {
 			t.Fatalf("node-%d found but never inserted", i*7+1)
 		}
 	}
@@ -70,7 +72,7 @@ func TestIDTable(t *testing.T) {
 		t.Fatalf("%d used of %d slots", tab.used, len(tab.slots))
 	}
 	var empty idTable
-	if _, ok := empty.find(nil, "x"); ok {
+	if _, ok := empty.find(&Session{}, "x"); ok {
 		t.Fatal("an empty table found an id")
 	}
 }
@@ -97,9 +99,9 @@ func TestIndexKeepsManyToolCalls(t *testing.T) {
 	}
 }
 
-// The record is the per-node memory of every command: keep it at 48 bytes.
+// The record is the per-node memory of every command: keep it at 40 bytes.
 func TestRecordSize(t *testing.T) {
-	if n := unsafe.Sizeof(refRec{}); n > 48 {
-		t.Fatalf("refRec is %d bytes, over 48", n)
+	if n := unsafe.Sizeof(refRec{}); n > 40 {
+		t.Fatalf("refRec is %d bytes, over 40", n)
 	}
 }

@@ -1,0 +1,399 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Indexing reads every line of a session but keeps only its structure: the
+// full decode (Node.UnmarshalJSON) builds every text and block of the node
+// only for the index to drop them, which made it most of the allocation
+// and time of opening a big session. indexRef walks the line instead,
+// taking the few strings the index keeps and checking the rest in place.
+//
+// It is conservative: it answers only for lines it fully understands and
+// that the full decode accepts, with the NodeRef refOf would make of them;
+// anything else (an error, an escaped key, a repeated key, a number the
+// fast path does not parse) returns ok=false and the line goes through the
+// full decode, which gives the exact error. FuzzIndexRef holds it to that.
+
+// indexRef returns the NodeRef of a valid UTF-8 line, or ok=false.
+func indexRef(line []byte) (ref NodeRef, ok bool) {
+	if !json.Valid(line) {
+		return NodeRef{}, false
+	}
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
+		return NodeRef{}, false
+	}
+	var (
+		seen                   uint16
+		role, toolCallID       string
+		content, calls, meta   []byte
+		haveContent, haveUsage bool
+		usage                  []byte
+		bad                    bool
+		hasPred                bool
+	)
+	const (
+		kID = 1 << iota
+		kPred
+		kRole
+		kContent
+		kCalls
+		kToolCallID
+		kName
+		kCaller
+		kCreated
+		kUsage
+		kMeta
+	)
+	// take marks a known key (a repeat is left to the full decode) and
+	// takes its string into dst.
+	take := func(bit uint16, val []byte, dst *string) {
+		if seen&bit != 0 {
+			bad = true
+			return
+		}
+		seen |= bit
+		if dst != nil && !plainStringOrNull(val, dst) {
+			bad = true
+		}
+	}
+	// check marks a known key whose string is not kept.
+	check := func(bit uint16, val []byte) {
+		take(bit, val, nil)
+		bad = bad || !isStringOrNull(val)
+	}
+	eachMember(line, i, func(key, val []byte) bool {
+		switch string(key) {
+		case "id":
+			take(kID, val, &ref.ID)
+			bad = bad || ref.ID == ""
+		case "predecessor":
+			take(kPred, val, &ref.Predecessor)
+			hasPred = string(val) != "null"
+		case "role":
+			take(kRole, val, &role)
+		case "content":
+			take(kContent, val, nil)
+			content, haveContent = val, true
+		case "tool_calls":
+			take(kCalls, val, nil)
+			calls = val
+		case "tool_call_id":
+			take(kToolCallID, val, &toolCallID)
+		case "name":
+			take(kName, val, &ref.Name)
+		case "caller":
+			take(kCaller, val, &ref.Caller)
+		case "created_at":
+			check(kCreated, val)
+		case "usage":
+			take(kUsage, val, nil)
+			usage, haveUsage = val, true
+		case "metadata":
+			take(kMeta, val, nil)
+			meta = val
+		default:
+			bad = bad || bytes.IndexByte(key, '\\') >= 0
+		}
+		return !bad
+	})
+	if bad || seen&kID == 0 || (hasPred && ref.Predecessor == "") {
+		return NodeRef{}, false
+	}
+	ref.Role = Role(role)
+	if !ref.Role.Valid() {
+		return NodeRef{}, false
+	}
+	ref.Role = internRole(ref.Role)
+	if haveUsage && !validUsage(usage) {
+		return NodeRef{}, false
+	}
+	// tool_calls first, then tool_call blocks: AllToolCalls' order.
+	if len(calls) > 0 && string(calls) != "null" {
+		if calls[0] != '[' {
+			return NodeRef{}, false
+		}
+		okCalls := eachElement(calls, func(el []byte) bool {
+			if el[0] != '{' {
+				return false
+			}
+			var id string
+			var seenCall uint8
+			good := true
+			eachMember(el, 0, func(key, val []byte) bool {
+				switch string(key) {
+				case "id":
+					good = seenCall&1 == 0 && plainStringOrNull(val, &id)
+					seenCall |= 1
+				case "name":
+					good = seenCall&2 == 0 && isStringOrNull(val)
+					seenCall |= 2
+				case "arguments":
+				default:
+					good = bytes.IndexByte(key, '\\') < 0
+				}
+				return good
+			})
+			ref.ToolCallIDs = append(ref.ToolCallIDs, id)
+			return good
+		})
+		if !okCalls {
+			return NodeRef{}, false
+		}
+	}
+	if ref.Role == RoleTool && toolCallID != "" {
+		ref.ResultIDs = append(ref.ResultIDs, toolCallID)
+	}
+	if haveContent && !indexContent(content, &ref) {
+		return NodeRef{}, false
+	}
+	if len(meta) > 0 && string(meta) != "null" && !indexMetadata(meta, &ref) {
+		return NodeRef{}, false
+	}
+	return ref, true
+}
+
+// indexContent checks content (a string, null or an array of blocks) and
+// takes from it what refOf does: HasText, tool_call ids, tool_result ids.
+func indexContent(c []byte, ref *NodeRef) bool {
+	switch c[0] {
+	case 'n':
+		return true
+	case '"':
+		ref.HasText = len(c) > 2 && ref.Role != RoleTool
+		return true
+	case '[':
+	default:
+		return false
+	}
+	return eachElement(c, func(el []byte) bool {
+		if el[0] != '{' {
+			return false
+		}
+		const (
+			bType = 1 << iota
+			bText
+			bSignature
+			bSource
+			bMediaType
+			bID
+			bName
+			bToolCallID
+			bArguments
+			bIsError
+		)
+		var seen uint16
+		var typ, id, toolCallID string
+		good := true
+		// str takes a string the index keeps into dst; with a nil dst it
+		// only checks that val is a string or null.
+		str := func(bit uint16, val []byte, dst *string) {
+			if dst == nil {
+				good = seen&bit == 0 && isStringOrNull(val)
+			} else {
+				good = seen&bit == 0 && plainStringOrNull(val, dst)
+			}
+			seen |= bit
+		}
+		eachMember(el, 0, func(key, val []byte) bool {
+			switch string(key) {
+			case "type":
+				str(bType, val, &typ)
+			case "text":
+				str(bText, val, nil)
+			case "signature":
+				str(bSignature, val, nil)
+			case "source":
+				str(bSource, val, nil)
+			case "media_type":
+				str(bMediaType, val, nil)
+			case "id":
+				str(bID, val, &id)
+			case "name":
+				str(bName, val, nil)
+			case "tool_call_id":
+				str(bToolCallID, val, &toolCallID)
+			case "arguments":
+				good = seen&bArguments == 0
+				seen |= bArguments
+			case "is_error":
+				good = seen&bIsError == 0 && (string(val) == "true" || string(val) == "false" || string(val) == "null")
+				seen |= bIsError
+			default:
+				good = bytes.IndexByte(key, '\\') < 0
+			}
+			return good
+		})
+		if !good || typ == "" {
+			return false
+		}
+		switch typ {
+		case BlockText, BlockImage:
+			ref.HasText = true
+		case BlockToolCall:
+			ref.ToolCallIDs = append(ref.ToolCallIDs, id)
+		case BlockToolResult:
+			ref.ResultIDs = append(ref.ResultIDs, toolCallID)
+		}
+		return true
+	})
+}
+
+// indexMetadata takes compaction and covers_ids from a metadata object.
+func indexMetadata(meta []byte, ref *NodeRef) bool {
+	if meta[0] != '{' {
+		return false
+	}
+	var covers []byte
+	var seen uint8
+	good := true
+	eachMember(meta, 0, func(key, val []byte) bool {
+		switch {
+		case bytes.IndexByte(key, '\\') >= 0:
+			good = false
+		case string(key) == "compaction":
+			good = seen&1 == 0
+			seen |= 1
+			ref.Summary = string(val) == "true"
+		case string(key) == "covers_ids":
+			good = seen&2 == 0
+			seen |= 2
+			covers = val
+		}
+		return good
+	})
+	if !good {
+		return false
+	}
+	if ref.Summary && covers != nil {
+		// refOf keeps covers_ids only when they decode as a list of strings.
+		if covers[0] != '[' {
+			return true // not a list: refOf keeps nil
+		}
+		var ids []string
+		okIDs := eachElement(covers, func(el []byte) bool {
+			var id string
+			if string(el) == "null" || !plainStringOrNull(el, &id) {
+				return false
+			}
+			ids = append(ids, id)
+			return true
+		})
+		if !okIDs {
+			return false
+		}
+		if ids == nil {
+			ids = []string{}
+		}
+		ref.CoversIDs = ids
+	}
+	return true
+}
+
+// validUsage reports whether a usage value decodes: null, or an object
+// whose token counts are null or plain integers.
+func validUsage(u []byte) bool {
+	if string(u) == "null" {
+		return true
+	}
+	if u[0] != '{' {
+		return false
+	}
+	var seen uint8
+	good := true
+	eachMember(u, 0, func(key, val []byte) bool {
+		bit := uint8(0)
+		switch string(key) {
+		case "input_tokens":
+			bit = 1
+		case "output_tokens":
+			bit = 2
+		case "cached_input_tokens":
+			bit = 4
+		default:
+			good = bytes.IndexByte(key, '\\') < 0
+			return good
+		}
+		if seen&bit != 0 {
+			good = false
+			return false
+		}
+		seen |= bit
+		if string(val) != "null" {
+			_, err := strconv.ParseInt(string(val), 10, 64)
+			good = err == nil
+		}
+		return good
+	})
+	return good
+}
+
+// isStringOrNull reports whether val, a valid JSON value, is a string or
+// null (what takeString accepts).
+func isStringOrNull(val []byte) bool { return val[0] == '"' || string(val) == "null" }
+
+// plainStringOrNull reports whether val is null or a JSON string without
+// escapes, storing the string in dst (when dst is not nil).
+func plainStringOrNull(val []byte, dst *string) bool {
+	if string(val) == "null" {
+		return true
+	}
+	n := len(val)
+	if n < 2 || val[0] != '"' || bytes.IndexByte(val[1:n-1], '\\') >= 0 || !utf8.Valid(val[1:n-1]) {
+		return false
+	}
+	if dst != nil {
+		*dst = string(val[1 : n-1])
+	}
+	return true
+}
+
+// eachMember calls fn with the raw key (without quotes) and value of each
+// member of the object at data[i], which must be valid JSON, until fn
+// returns false.
+func eachMember(data []byte, i int, fn func(key, val []byte) bool) {
+	i = skipSpace(data, i+1)
+	if data[i] == '}' {
+		return
+	}
+	for {
+		kEnd := skipString(data, i)
+		key := data[i+1 : kEnd-1]
+		i = skipSpace(data, kEnd)
+		i = skipSpace(data, i+1) // the colon
+		vEnd := skipValue(data, i)
+		if !fn(key, data[i:vEnd]) {
+			return
+		}
+		i = skipSpace(data, vEnd)
+		if data[i] == '}' {
+			return
+		}
+		i = skipSpace(data, i+1) // the comma
+	}
+}
+
+// eachElement calls fn with each element of the valid JSON array arr
+// while it returns true, and reports whether all did.
+func eachElement(arr []byte, fn func(el []byte) bool) bool {
+	i := skipSpace(arr, 1)
+	if arr[i] == ']' {
+		return true
+	}
+	for {
+		end := skipValue(arr, i)
+		if !fn(arr[i:end]) {
+			return false
+		}
+		i = skipSpace(arr, end)
+		if arr[i] == ']' {
+			return true
+		}
+		i = skipSpace(arr, i+1)
+	}
+}
