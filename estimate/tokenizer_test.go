@@ -197,12 +197,20 @@ func TestRanksMatchLoader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ours) != len(theirs) || len(ours) < 100000 {
-			t.Fatalf("%s: %d ranks, loader %d", enc, len(ours), len(theirs))
+		if ours.Len() != len(theirs) || ours.Len() < 100000 {
+			t.Fatalf("%s: %d ranks, loader %d", enc, ours.Len(), len(theirs))
 		}
 		for k, v := range theirs {
-			if ours[k] != v {
-				t.Fatalf("%s: rank of %q: %d, loader %d", enc, k, ours[k], v)
+			if got, ok := ours.get(k); !ok || got != v {
+				t.Fatalf("%s: rank of %q: %d (%v), loader %d", enc, k, got, ok, v)
+			}
+		}
+		// And nothing else: a string that is no token is not found.
+		for _, s := range []string{"", "\x00\x01\x02\x03\x04 not a token", strings.Repeat("z", 300)} {
+			if _, ok := theirs[s]; !ok {
+				if r, found := ours.get(s); found {
+					t.Fatalf("%s: %q is no token but has rank %d", enc, s, r)
+				}
 			}
 		}
 	}
