@@ -32,6 +32,12 @@ if [ ! -d estimate/testdata/refgen/node_modules/tiktoken ]; then
 fi
 timer() { /usr/bin/time -f '%e %M %P' -o "$1" "${@:2}"; }
 
+# The fixed part of every run: the process and the o200k rank table,
+# measured on a 16-node fixture with no cache.
+timer "$out/fixed.time" "$out/ctxfold" estimate fixtures/tools --no-cache --json >/dev/null
+echo "fixed cost (\`ctxfold estimate fixtures/tools --no-cache\`): $(awk '{printf "%.0f MB", $2/1024}' "$out/fixed.time") peak RSS"
+echo
+
 echo "| nodes | nodes.jsonl | cold (all cores) | CPU used | cold (1 core) | warm | cold/warm | node-warm | cold/node-warm | peak RSS | reference encode | reference/cold | tokens equal |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
 for n in "${sizes[@]}"; do
