@@ -119,3 +119,30 @@ func TestVerifyJSON(t *testing.T) {
 		t.Fatalf("strict: %s", lines[3])
 	}
 }
+
+// An events.jsonl that cannot be read at all (here a directory) makes the
+// session unreadable (exit 2), unlike a malformed event line (a finding,
+// exit 1).
+func TestVerifyUnreadableEvents(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"session.json", "nodes.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("../fixtures/tools", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "events.jsonl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, nil, false, "verify", dir)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "events.jsonl") || !strings.Contains(r.Stdout, "cannot be read") {
+		t.Fatalf("unreadable events: exit %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+	os.Remove(filepath.Join(dir, "events.jsonl"))
+	os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte("not an event\n"), 0o644)
+	r = cliRun(t, nil, false, "verify", dir)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "event_malformed") {
+		t.Fatalf("malformed event: exit %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
+	}
+}

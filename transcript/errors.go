@@ -14,7 +14,12 @@ type ParseError struct {
 	Line   int
 	NodeID string
 	Msg    string
+	// Err is the I/O error when the file could not be read at all (as
+	// opposed to content that does not parse); nil otherwise.
+	Err error
 }
+
+func (e *ParseError) Unwrap() error { return e.Err }
 
 func (e *ParseError) Error() string {
 	loc := e.File

@@ -424,7 +424,7 @@ func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &ParseError{File: path, Msg: err.Error()}
+		return nil, &ParseError{File: path, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<16)
@@ -437,7 +437,11 @@ func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
 		}
 		line++
 		if err != nil && err != io.EOF {
-			return warnings, &ParseError{File: path, Line: line, Msg: err.Error()}
+			pe := &ParseError{File: path, Line: line, Msg: err.Error()}
+			if !errors.Is(err, errLineTooLong) {
+				pe.Err = err // a read error, not a bad line
+			}
+			return warnings, pe
 		}
 		complete := err == nil
 		body := bytes.TrimSuffix(data, []byte("\n"))

@@ -53,7 +53,9 @@ func (c *checker) checkEvents() error {
 		c.buf = append(c.buf, Finding{Code: CodeInterruptedWrite, Severity: Warning, Category: Events, File: w.File, Line: w.Line, Msg: w.Msg})
 	}
 	var perr *transcript.ParseError
-	if errors.As(err, &perr) {
+	if errors.As(err, &perr) && perr.Err == nil {
+		// A line that is not an event is a finding; a file that cannot be
+		// read at all is not something verify can judge (exit 2).
 		c.buf = append(c.buf, Finding{Code: CodeEventMalformed, Severity: Error, Category: Events, File: perr.File, Line: perr.Line, Msg: perr.Msg})
 		return nil
 	}
