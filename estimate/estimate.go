@@ -371,19 +371,21 @@ func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Opt
 			return nil, fmt.Errorf("%s: node index %d out of range (%d nodes)", s.Dir, i, s.Len())
 		}
 	}
+	// Counts by node index: 8 bytes a node, whatever the share asked for.
 	uniq := unionIndexes(s.Len(), indexes)
-	counts := make([]parts, len(uniq))
-	at := make(map[int]int, len(uniq))
-	for k, i := range uniq {
-		at[i] = k
-	}
-	err = countStored(ctx, s, uniq, b, opts, workers(opts), func(_, k, _ int, p parts) { counts[k] = p })
+	contents := make([]int32, s.Len())
+	totals := make([]int32, s.Len())
+	err = countStored(ctx, s, uniq, b, opts, workers(opts), func(_, _, i int, p parts) {
+		contents[i], totals[i] = int32(p.content()), int32(p.total())
+	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]NodeCount, len(indexes))
 	for k, i := range indexes {
-		out[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), counts[at[i]])
+		role := s.RoleAt(i)
+		out[k] = NodeCount{ID: s.ID(i), Role: string(role), Category: Categories[categoryFor(s.IsSummary(i), role)],
+			ContentTokens: int(contents[i]), Tokens: int(totals[i])}
 	}
 	return out, nil
 }

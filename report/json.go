@@ -40,6 +40,23 @@ func JSONLine(v any) ([]byte, error) {
 	return marshal(obj)
 }
 
+// SortedJSON is v's JSON with the keys of every object sorted, as JSON
+// writes them, and no schema_version: for streaming the parts of a big
+// document one at a time.
+func SortedJSON(v any) ([]byte, error) {
+	raw, err := marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var obj any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	return marshal(obj)
+}
+
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"io"
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // Row is one node on the wire (seed §6). Coverage is restated from
@@ -52,9 +54,10 @@ type Document struct {
 	Nodes    []Row  `json:"nodes"`
 }
 
-// rows builds the wire rows in file order: every node, folded or not,
-// unless --around limits the drawing.
-func rows(l *layout, c *counter) ([]Row, error) {
+// eachRow hands the wire rows to fn in file order: every node, folded or
+// not, unless --around limits the drawing. Rows are made one at a time,
+// so a million-node document is never held whole.
+func eachRow(l *layout, c *counter, fn func(Row) error) error {
 	g, f := l.g, l.fold
 	head := g.Head()
 	onSpine := make([]bool, g.Len())
@@ -66,7 +69,7 @@ func rows(l *layout, c *counter) ([]Row, error) {
 		// What the model reads is decided in one place: render.Build.
 		view, err := render.Build(g, "", false)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, i := range view.Indexes {
 			inView[i] = true
@@ -82,11 +85,15 @@ func rows(l *layout, c *counter) ([]Row, error) {
 			idx = append(idx, i)
 		}
 	}
-	out := make([]Row, 0, len(idx))
-	err := c.each(idx, func(k int, _ *transcript.Node, tokens int) error {
-		i := idx[k]
+	if err := c.count(idx); err != nil {
+		return err
+	}
+	for _, i := range idx {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
 		ref := g.Ref(i)
-		r := Row{ID: ref.ID, Caller: ref.Caller, Role: string(ref.Role), Name: ref.Name, Tokens: tokens, Line: ref.Line,
+		r := Row{ID: ref.ID, Caller: ref.Caller, Role: string(ref.Role), Name: ref.Name, Tokens: int(c.tokens[i]), Line: ref.Line,
 			OnHeadSpine: onSpine[i], InHeadView: inView[i], Head: i == head, Tip: tip[i],
 			CarriesSummary: f.Carries(i), Folded: f.Folded(i), Summary: ref.Summary}
 		if ref.Predecessor != "" {
@@ -104,28 +111,60 @@ func rows(l *layout, c *counter) ([]Row, error) {
 		case g.IsRelic(i):
 			r.SupersededSummary = true
 		}
-		out = append(out, r)
-		return nil
-	})
-	return out, err
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
+// writeJSON writes the Document as report.JSON would (keys sorted at every
+// level, schema_version added), but streams its rows: marshalling the
+// whole document and re-sorting it took gigabytes on a million nodes.
 func writeJSON(w io.Writer, l *layout, c *counter, opts Options) error {
-	rs, err := rows(l, c)
-	if err != nil {
-		return err
-	}
 	used, err := c.resolved()
 	if err != nil {
 		return err
 	}
 	g := l.g
-	doc := Document{Session: opts.Session, Model: used.Model, Encoding: used.Encoding, Nodes: rs}
+	doc := Document{Session: opts.Session, Model: used.Model, Encoding: used.Encoding}
 	if h := g.Head(); h >= 0 {
 		doc.Head = g.ID(h)
 	}
 	if l.fold.Summary >= 0 {
 		doc.ActiveSummaryID = g.ID(l.fold.Summary)
 	}
-	return report.JSON(w, doc)
+	// The document with an empty node list, split where the rows go.
+	whole, err := report.JSONLine(doc)
+	if err != nil {
+		return err
+	}
+	const empty = `"nodes":null`
+	at := bytes.Index(whole, []byte(empty))
+	if at < 0 {
+		return fmt.Errorf("graph json: no %s in %s", empty, whole)
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(whole[:at])
+	bw.WriteString(`"nodes":[`)
+	first := true
+	err = eachRow(l, c, func(r Row) error {
+		line, err := report.SortedJSON(r)
+		if err != nil {
+			return err
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		_, err = bw.Write(line)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	bw.WriteByte(']')
+	bw.Write(whole[at+len(empty):])
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
