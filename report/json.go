@@ -25,15 +25,13 @@ func JSON(w io.Writer, v any) error {
 
 // JSONLine is JSON without the newline.
 func JSONLine(v any) ([]byte, error) {
-	raw, err := marshal(v)
+	generic, err := remarshal(v)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil {
-		return nil, fmt.Errorf("report: JSON output must be an object: %w", err)
+	obj, ok := generic.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("report: JSON output must be an object, got %T", generic)
 	}
 	obj["schema_version"] = SchemaVersion
 	// encoding/json writes map keys sorted, at every level.
@@ -44,17 +42,27 @@ func JSONLine(v any) ([]byte, error) {
 // writes them, and no schema_version: for streaming the parts of a big
 // document one at a time.
 func SortedJSON(v any) ([]byte, error) {
+	generic, err := remarshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return marshal(generic)
+}
+
+// remarshal is v as generic JSON values (maps, slices, json.Number), which
+// encoding/json writes with sorted keys and numbers as they were.
+func remarshal(v any) (any, error) {
 	raw, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var obj any
-	if err := dec.Decode(&obj); err != nil {
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
 		return nil, err
 	}
-	return marshal(obj)
+	return generic, nil
 }
 
 func marshal(v any) ([]byte, error) {
