@@ -291,8 +291,10 @@ func (c *countCache) finish(visited []bool, changed bool, werr error) {
 	if c.out == nil {
 		return
 	}
-	if werr == nil && !changed && c.ours != nil && c.ours.count == c.n && c.carriesOthers() {
-		return // nothing new: keep the old file
+	// Nothing new and this profile already first (the latest used): keep
+	// the old file.
+	if werr == nil && !changed && c.ours != nil && c.ours == &c.oldSecs[0] && c.ours.count == c.n && c.carriesOthers() {
+		return
 	}
 	err := werr
 	if err == nil {

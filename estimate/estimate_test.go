@@ -796,3 +796,32 @@ func TestCacheKeepsEntriesOfNodesOffTheView(t *testing.T) {
 	}
 	run("a2", 0)
 }
+
+// The cache keeps the profiles used last: one used again without changes
+// moves to the front, so a new profile does not push it out.
+func TestCacheKeepsTheProfilesUsedLast(t *testing.T) {
+	dir := copySession(t, "tools")
+	run := func(model string) int64 {
+		t.Helper()
+		before := bpeNodes.Load()
+		if _, err := View(context.Background(), openView(t, dir, "", false), Options{Model: model, NoCalibrate: true}); err != nil {
+			t.Fatal(err)
+		}
+		return bpeNodes.Load() - before
+	}
+	// Four profiles fill the file; gpt-4o, used again, must survive a fifth.
+	for _, m := range []string{"gpt-4o", "gpt-4", "claude-sonnet-4", "gemini-2.5-pro"} {
+		if n := run(m); n != 16 {
+			t.Fatalf("%s: %d tokenized, want 16", m, n)
+		}
+	}
+	if n := run("gpt-4o"); n != 0 {
+		t.Fatalf("gpt-4o again: %d tokenized", n)
+	}
+	if n := run("llama-3.1-8b"); n != 16 {
+		t.Fatalf("llama: %d tokenized", n)
+	}
+	if n := run("gpt-4o"); n != 0 {
+		t.Errorf("gpt-4o was pushed out by a newer profile: %d recounted", n)
+	}
+}

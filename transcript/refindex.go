@@ -283,6 +283,16 @@ func (s *Session) link(node int32, id string, caller bool) int32 {
 // resolveLinks settles the links that named ids not indexed at the time:
 // found now, or dangling for good (verify reports them).
 func (s *Session) resolveLinks() {
+	// A node appended to this snapshot may be the one a dangling link
+	// names (a hand-written file that named it before it existed).
+	for node, d := range s.dangling {
+		for _, p := range []pendingLink{{node: node, id: d.pred}, {node: node, caller: true, id: d.caller}} {
+			if p.id != "" {
+				s.pending = append(s.pending, p)
+			}
+		}
+		delete(s.dangling, node)
+	}
 	for _, p := range s.pending {
 		j, ok := s.byID.find(s, p.id)
 		if !ok {

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -103,5 +104,36 @@ func TestIndexKeepsManyToolCalls(t *testing.T) {
 func TestRecordSize(t *testing.T) {
 	if n := unsafe.Sizeof(refRec{}); n > 40 {
 		t.Fatalf("refRec is %d bytes, over 40", n)
+	}
+}
+
+// A node appended to an open snapshot resolves the links that named it
+// before it existed, as a fresh Open would.
+func TestAppendResolvesDanglingLinks(t *testing.T) {
+	data := []byte(`{"id":"b","predecessor":"a","caller":"c","role":"user","content":"x"}` + "\n")
+	dir := writeSession(t, data, -1)
+	_, err := Update(context.Background(), dir, WriteOptions{Command: "test"}, func(tx *Tx) error {
+		s := tx.Session()
+		if s.PredIndex(0) != MissingLink || s.CallerIndex(0) != MissingLink {
+			t.Fatalf("before: pred %d caller %d", s.PredIndex(0), s.CallerIndex(0))
+		}
+		if _, err := tx.Append([]Node{{ID: "a", Role: RoleUser, Content: TextContent("q")}}, AppendOptions{RootFirst: true}); err != nil {
+			return err
+		}
+		if s.PredIndex(0) != 1 || s.CallerIndex(0) != MissingLink || s.Ref(0).Caller != "c" {
+			t.Fatalf("after appending a: pred %d caller %d (%q)", s.PredIndex(0), s.CallerIndex(0), s.Ref(0).Caller)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.PredIndex(0) != 1 || s.CallerIndex(0) != MissingLink {
+		t.Fatalf("reopened: pred %d caller %d", s.PredIndex(0), s.CallerIndex(0))
 	}
 }
