@@ -56,12 +56,17 @@ var dropOrder = []string{secCommands, secInspected, secQuestions, secDecisions, 
 const perSectionLimit = 40
 
 var (
-	reConstraint = regexp.MustCompile(`(?i)\b(never|always|do not|don't|must|mustn't|should not|shouldn't|only|prefer|avoid|make sure|ensure|without|keep)\b`)
-	reDecision   = regexp.MustCompile(`(?i)(\bI'll\b|\bI will\b|\bwe'll\b|\bwe will\b|\blet's\b|\bdecided\b|\bgoing to\b|\bswitch(ed)? to\b|\bthe plan\b|\bthe fix\b|\bfound it\b|\binstead of\b|\brather than\b)`)
+	reConstraint = keywordRE{regexp.MustCompile(`(?i)\b(never|always|do not|don't|must|mustn't|should not|shouldn't|only|prefer|avoid|make sure|ensure|without|keep)\b`),
+		[]string{"never", "always", "do not", "don't", "must", "should not", "shouldn't", "only", "prefer", "avoid", "make sure", "ensure", "without", "keep"}}
+	reDecision = keywordRE{regexp.MustCompile(`(?i)(\bI'll\b|\bI will\b|\bwe'll\b|\bwe will\b|\blet's\b|\bdecided\b|\bgoing to\b|\bswitch(ed)? to\b|\bthe plan\b|\bthe fix\b|\bfound it\b|\binstead of\b|\brather than\b)`),
+		[]string{"i'll", "i will", "we'll", "we will", "let's", "decided", "going to", "switch", "the plan", "the fix", "found it", "instead of", "rather than"}}
 	// reInspect: "I'll read the file first" announces a look, not a decision.
-	reInspect   = regexp.MustCompile(`(?i)\b(I'll|I will|let me|let's|we'll)\s+(first\s+)?(read|run|re-run|check|look|inspect|open|search|see|start|begin|try)\b`)
-	reRejected  = regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`)
-	reErrorLine = regexp.MustCompile(`(\bFAIL\b|\bFAILED\b|\bpanic:|(?i:\berror:)|\bERROR\b|(?i:^error\b)|\w+Error\b|(?i:\bexception\b)|Traceback|undefined:|(?i:\bcannot\b)|fatal:|(?i:\bnot found\b)|(?i:permission denied)|(?i:segmentation fault)|exit (status|code) [1-9]|\.go:\d+:|\.py", line \d+)`)
+	reInspect = keywordRE{regexp.MustCompile(`(?i)\b(I'll|I will|let me|let's|we'll)\s+(first\s+)?(read|run|re-run|check|look|inspect|open|search|see|start|begin|try)\b`),
+		[]string{"i'll", "i will", "let me", "let's", "we'll"}}
+	reRejected = keywordRE{regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`),
+		[]string{"won't work", "doesn't work", "didn't work", "does not work", "did not work", "not going to", "reject", "abandon", "revert", "gave up", "no longer", "dead end", "ruled out"}}
+	reErrorLine = keywordRE{regexp.MustCompile(`(\bFAIL\b|\bFAILED\b|\bpanic:|(?i:\berror:)|\bERROR\b|(?i:^error\b)|\w+Error\b|(?i:\bexception\b)|Traceback|undefined:|(?i:\bcannot\b)|fatal:|(?i:\bnot found\b)|(?i:permission denied)|(?i:segmentation fault)|exit (status|code) [1-9]|\.go:\d+:|\.py", line \d+)`),
+		[]string{"fail", "panic:", "error", "exception", "traceback", "undefined:", "cannot", "fatal:", "not found", "permission denied", "segmentation fault", "exit status", "exit code", ".go:", ".py\", line"}}
 	reShellTool = regexp.MustCompile(`(?i)(bash|shell|exec|run|terminal|command|sh$)`)
 	reWriteTool = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
 )
@@ -375,4 +380,29 @@ func sentences(text string) []string {
 		}
 	}
 	return out
+}
+
+// keywordRE is a regexp with a cheap necessary condition: text can match
+// only if, lower-cased, it holds one of keys. Most sentences and output
+// lines hold none and never reach the regexp, whose backtracking was most
+// of a large extractive summary's time. keys must cover every alternative
+// of the regexp (TestKeywordREAgrees, FuzzKeywordRE).
+type keywordRE struct {
+	re   *regexp.Regexp
+	keys []string
+}
+
+func (k keywordRE) MatchString(s string) bool {
+	low := strings.ToLower(s)
+	// (?i) also folds ſ (U+017F) to s; ToLower keeps it (the Kelvin sign,
+	// the one other non-ASCII letter folding to ASCII, it lowers to k).
+	if strings.Contains(low, "ſ") {
+		low = strings.ReplaceAll(low, "ſ", "s")
+	}
+	for _, key := range k.keys {
+		if strings.Contains(low, key) {
+			return k.re.MatchString(s)
+		}
+	}
+	return false
 }
