@@ -275,15 +275,7 @@ func (c *countCache) writeNew(first int, buf []byte) error {
 // copied, and the file renamed into place when anything changed.
 // visited[i] tells whether node i's entry was written.
 func (c *countCache) finish(visited []bool, changed bool, werr error) {
-	defer func() {
-		if c.old != nil {
-			c.old.Close()
-		}
-		if c.out != nil {
-			c.out.Close()
-			os.Remove(c.out.Name()) // a no-op after the rename
-		}
-	}()
+	defer c.abort() // closes both files; removing the temp is a no-op after the rename
 	if c.damaged > 0 {
 		c.warn(fmt.Sprintf("%s: %d damaged entries ignored; those nodes were recounted", filepath.Join(c.dir, CacheFile), c.damaged))
 		changed = true
@@ -359,7 +351,8 @@ func (c *countCache) carryOver(visited []bool) error {
 	return c.out.Truncate(at)
 }
 
-// abort drops the replacement (a failed or canceled run saves nothing).
+// abort drops the replacement (a failed or canceled run saves nothing)
+// and closes both files.
 func (c *countCache) abort() {
 	if c.old != nil {
 		c.old.Close()
