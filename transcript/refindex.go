@@ -7,12 +7,11 @@ import (
 	"unsafe"
 )
 
-// The in-memory index keeps a million-node session in a few tens of bytes
-// a node: one pointer-light record per node, links resolved to indexes
-// once (instead of a copy of every predecessor id), the rare fields in
-// side tables, and tool-call and result ids in one shared pool. NodeRef
-// is the friendly view of a record, built on demand by Ref; nothing is
-// allocated to build it.
+// The in-memory index keeps a node in a 40-byte, pointer-free record plus
+// its id in one arena: links resolved to indexes once (instead of a copy
+// of every predecessor id), the rare fields in side tables, and tool-call
+// and result ids in one shared pool. NodeRef is the friendly view of a
+// record, built on demand by Ref; nothing is allocated to build it.
 
 // Link values of PredIndex and CallerIndex besides a node index.
 const (
@@ -218,7 +217,7 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 	ids := len(ref.ToolCallIDs) + len(ref.ResultIDs)
 	if len(s.recs) >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids || len(s.ids)+len(ref.ID) > 1<<32-1 {
 		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID,
-			Msg: fmt.Sprintf("the session is past the index's limits (2³¹ nodes, lines, ids or bytes a line); split it")}
+			Msg: "the session is past the index's limits (2³¹ nodes or tool ids, 4 GiB of ids, 2 GiB a line); split it"}
 	}
 	i := int32(len(s.recs))
 	r := refRec{
