@@ -6,22 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// decodeObject splits a JSON object into its members, like json.Unmarshal
-// into a map[string]json.RawMessage (the last of duplicate keys wins, an
-// error for anything that is not one valid object; null is a nil map). The
-// values alias one private copy of data.
-func decodeObject(data []byte) (map[string]json.RawMessage, error) {
-	ms, err := decodeMembers(bytes.Clone(data), nil)
-	if err != nil || ms == nil {
-		return nil, err
-	}
-	m := make(map[string]json.RawMessage, len(ms))
-	for _, x := range ms {
-		m[x.key] = x.val
-	}
-	return m, nil
-}
-
 // member is one key and value of a JSON object.
 type member struct {
 	key string
@@ -43,10 +27,12 @@ func (ms members) get(key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// decodeMembers is decodeObject without the copy and the map: values alias
-// data, and members go into buf (which a caller keeps on its stack). It
-// returns nil members for null; an empty object gives an empty, non-nil
-// slice only when buf is not nil.
+// decodeMembers splits a JSON object into its members, as json.Unmarshal
+// into a map[string]json.RawMessage would (members.get gives the last of
+// duplicate keys; an error for anything that is not one valid object; nil
+// members for null; FuzzDecodeObject compares them), without a map:
+// values alias data, and members go into buf (which a caller keeps on its
+// stack). An empty object gives an empty, non-nil slice.
 func decodeMembers(data []byte, buf members) (members, error) {
 	if !json.Valid(data) {
 		var m map[string]json.RawMessage

@@ -6,7 +6,22 @@ import (
 	"testing"
 )
 
-// FuzzDecodeObject: decodeObject agrees with encoding/json's decoding into
+// decodeObject is decodeMembers as a map (the last of duplicate keys
+// wins; null is a nil map), over a private copy of data: the form the
+// fuzz target and the reference decoder in node_decode_ref_test.go use.
+func decodeObject(data []byte) (map[string]json.RawMessage, error) {
+	ms, err := decodeMembers(bytes.Clone(data), nil)
+	if err != nil || ms == nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, x := range ms {
+		m[x.key] = x.val
+	}
+	return m, nil
+}
+
+// FuzzDecodeObject: decodeObject (so decodeMembers) agrees with encoding/json's decoding into
 // a map[string]json.RawMessage on every input (same members, same bytes,
 // an error exactly when encoding/json fails).
 func FuzzDecodeObject(f *testing.F) {
