@@ -601,6 +601,9 @@ func (st *state) compacted(rec record) error {
 // model reads in place of the covered turns; the opaque compaction item
 // is named, its bytes kept in metadata.
 func replacementText(items []json.RawMessage) string {
+	if text, ok := soleUserMessage(items); ok {
+		return text
+	}
 	var out []string
 	for _, raw := range items {
 		var it item
@@ -629,6 +632,27 @@ func replacementText(items []json.RawMessage) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// soleUserMessage is the text of a replacement history that is one user
+// message of text: the summary alone, as 'ctxfold export --to codex' writes
+// it, reads back as that summary.
+func soleUserMessage(items []json.RawMessage) (string, bool) {
+	if len(items) != 1 {
+		return "", false
+	}
+	var it item
+	if json.Unmarshal(items[0], &it) != nil || it.Type != "message" || it.Role != "user" {
+		return "", false
+	}
+	var texts []string
+	for _, b := range textBlocks(it.Content) {
+		if b.Type != transcript.BlockText {
+			return "", false
+		}
+		texts = append(texts, b.Text)
+	}
+	return strings.Join(texts, "\n"), true
 }
 
 func parts(raw json.RawMessage) []part {
