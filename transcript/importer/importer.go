@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/aider"
 	"github.com/ctxfold/ctxfold/transcript/anthropicbody"
 	"github.com/ctxfold/ctxfold/transcript/chatgpt"
 	"github.com/ctxfold/ctxfold/transcript/claudecode"
@@ -39,6 +40,7 @@ const (
 	ChatGPT    = "chatgpt"
 	OpenAI     = "openai"
 	Anthropic  = "anthropic"
+	Aider      = "aider"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -48,6 +50,10 @@ type vendor struct {
 	name   string
 	detect func(head []byte) bool
 	run    ImportFunc
+	// near, when set, says why an undetected head looks like this format
+	// but is not quite it ("" when it does not), so the error can say more
+	// than "cannot tell".
+	near func(head []byte) string
 }
 
 // vendors in detection order: the most specific signatures first, and the
@@ -55,12 +61,15 @@ type vendor struct {
 var vendors = []vendor{
 	{ClaudeCode, claudecode.Detect, func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
-	}},
-	{Codex, codex.Detect, codex.Import},
-	{Gemini, gemini.Detect, gemini.Import},
-	{ChatGPT, chatgpt.Detect, chatgpt.Import},
-	{Anthropic, anthropicbody.Detect, anthropicbody.Import},
-	{OpenAI, openaibody.Detect, openaibody.Import},
+	}, nil},
+	{Codex, codex.Detect, codex.Import, nil},
+	{Gemini, gemini.Detect, gemini.Import, nil},
+	{ChatGPT, chatgpt.Detect, chatgpt.Import, nil},
+	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil},
+	{OpenAI, openaibody.Detect, openaibody.Import, nil},
+	// Text, not JSON: last, so a JSON export quoting an aider header is
+	// never taken for one.
+	{Aider, aider.Detect, aider.Import, aider.Near},
 }
 
 // Formats lists the names --from accepts.
@@ -110,6 +119,14 @@ func DetectFile(path string) (string, error) {
 	head = bytes.TrimPrefix(head[:n], []byte{0xEF, 0xBB, 0xBF})
 	if name := DetectBytes(head); name != "" {
 		return name, nil
+	}
+	for _, v := range vendors {
+		if v.near == nil {
+			continue
+		}
+		if why := v.near(head); why != "" {
+			return "", &transcript.ParseError{File: path, Line: 1, Msg: why}
+		}
 	}
 	return "", &transcript.ParseError{File: path, Line: 1, Msg: "cannot tell the export format from the content; name it with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
 }
