@@ -32,7 +32,7 @@ func newImportCmd(f *Factory) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, aider, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, ChatGPT, OpenAI or Anthropic transcripts",
 		Long: `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
@@ -45,6 +45,9 @@ Formats (--from, default auto: detected from the content of the first file):
   anthropic    an Anthropic Messages API body {system, messages}
   aider        aider's .aider.chat.history.md (one session per "# aider chat
                started at" header; --session N picks one)
+  cline        a Cline task: tasks/<id>/api_conversation_history.json, the
+               task directory, or tasks/ (one session per task); usage from
+               ui_messages.json beside it
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
@@ -67,6 +70,7 @@ stderr. Input lines (and records of a JSON document) longer than
   ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
   ctxfold import --from chatgpt conversations.json -o ./chatgpt
   ctxfold import .aider.chat.history.md -o ./aider   # one session per aider run
+  ctxfold import …/globalStorage/saoudrizwan.claude-dev/tasks -o ./cline  # one session per task
   ctxfold import body.json --from anthropic -o ./s --json
   ctxfold import rollout.jsonl -o ./s --append     # add what the rollout gained since`,
 		Args: minArgs(1),

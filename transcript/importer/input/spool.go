@@ -14,7 +14,8 @@ import (
 // to detect its format, or read it twice, without losing what it consumed.
 // It returns the paths to read, a map from each copy back to the name the
 // user gave (for error messages), and a cleanup that removes the copies.
-// Regular files and missing paths are passed through untouched.
+// Regular files, directories and missing paths are passed through
+// untouched.
 func Spool(files []string, dir string) (paths []string, names map[string]string, cleanup func(), err error) {
 	names = map[string]string{}
 	var tmps []string
@@ -25,8 +26,10 @@ func Spool(files []string, dir string) (paths []string, names map[string]string,
 	}
 	for _, path := range files {
 		st, serr := os.Stat(path)
-		if serr != nil || st.Mode().IsRegular() {
-			paths = append(paths, path) // a missing file is reported when opened
+		if serr != nil || st.Mode().IsRegular() || st.IsDir() {
+			// A missing file is reported when opened; a directory (a
+			// format laid out as one) is read in place.
+			paths = append(paths, path)
 			continue
 		}
 		in, oerr := os.Open(path)
