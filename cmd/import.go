@@ -32,7 +32,7 @@ func newImportCmd(f *Factory) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, ChatGPT, OpenAI or Anthropic transcripts",
 		Long: `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
@@ -48,6 +48,9 @@ Formats (--from, default auto: detected from the content of the first file):
   cline        a Cline task: tasks/<id>/api_conversation_history.json, the
                task directory, or tasks/ (one session per task); usage from
                ui_messages.json beside it
+  openhands    OpenHands events: an evaluation output.jsonl (one session per
+               row), a file store sessions/<sid>/events/ (or sessions/), or a
+               JSON array of events; condensations become summary nodes
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,

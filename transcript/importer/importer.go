@@ -30,6 +30,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript/gemini"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 	"github.com/ctxfold/ctxfold/transcript/openaibody"
+	"github.com/ctxfold/ctxfold/transcript/openhands"
 )
 
 // Format names.
@@ -43,6 +44,7 @@ const (
 	Anthropic  = "anthropic"
 	Aider      = "aider"
 	Cline      = "cline"
+	OpenHands  = "openhands"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -72,6 +74,7 @@ var vendors = []vendor{
 	{ChatGPT, chatgpt.Detect, chatgpt.Import, nil, nil},
 	// Before the bodies: a Cline history is also a messages array.
 	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
+	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
 	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
 	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
 	// Text, not JSON: last, so a JSON export quoting an aider header is
