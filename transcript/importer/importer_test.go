@@ -268,6 +268,9 @@ func TestDetect(t *testing.T) {
 		"gemini/legacy.json": importer.Gemini, "chatgpt/conversations.json": importer.ChatGPT,
 		"openai/messages.json": importer.OpenAI, "openai/body.json": importer.OpenAI,
 		"anthropic/body.json": importer.Anthropic, "claude-code/sess-0001.jsonl": importer.ClaudeCode,
+		"../../transcript/aider/testdata/.aider.chat.history.md": importer.Aider,
+		"../../transcript/cline/testdata/tasks":                  importer.Cline,
+		"../../transcript/cline/testdata/tasks/1750000000000":    importer.Cline,
 	} {
 		got, err := importer.DetectFile(fixtures + file)
 		if err != nil || got != want {
