@@ -1,13 +1,18 @@
 // Package codex imports Codex CLI rollout files (rollout-*.jsonl): one
-// conversation per file, a linear chain in file order. Each model request
-// becomes one assistant node (its reasoning summaries as thinking blocks,
-// its messages as text, its function and custom tool calls as tool calls,
-// its encrypted reasoning kept opaque in metadata) followed by one tool node
-// per output; token_count's last_token_usage becomes the usage of that
-// assistant node; event_msg records that mirror response items are counted,
-// not imported twice; a compacted record becomes a summary node covering
-// every turn before it (seed §2). It only reads the files and hands nodes to
-// a transcript.ImportSink.
+// conversation per file, a linear chain in file order. session_meta's
+// base_instructions (0.1xx) become the first node, a system node, as Codex
+// sends them first; developer messages are system nodes too. Each model
+// request becomes one assistant node (its reasoning summaries as thinking
+// blocks, its messages as text, its function and custom tool calls as tool
+// calls, its encrypted reasoning kept opaque in metadata) followed by one
+// tool node per output; token_usage_record's usage (0.1xx), else
+// token_count's last_token_usage, becomes the usage of that assistant node,
+// with the recorded model_context_window beside it; event_msg records that
+// mirror response items are counted, not imported twice; a compacted record
+// becomes a summary node covering every turn before it but the base
+// instructions (docs/FORMAT.md §4). It only reads the files and hands nodes
+// to a transcript.ImportSink. Nothing the model reads is skipped: the
+// interop tests (interop/codex) compare render with the requests Codex sent.
 package codex
 
 import (
@@ -51,7 +56,7 @@ func Detect(head []byte) bool {
 	if !bytes.Contains(line, []byte(`"payload"`)) {
 		return false
 	}
-	for _, t := range []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted"} {
+	for _, t := range []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"} {
 		if bytes.Contains(line, []byte(`"type":"`+t+`"`)) || bytes.Contains(line, []byte(`"type": "`+t+`"`)) {
 			return true
 		}
@@ -82,7 +87,8 @@ type record struct {
 // envelope lists the record types of the {timestamp, type, payload} format;
 // a line with another type and no payload is a bare item of the 2025
 // format (header {"id","timestamp","instructions"}, then items as lines).
-var envelope = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
+var envelope = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true,
+	"world_state": true, "token_usage_record": true}
 
 type item struct {
 	Type             string          `json:"type"`
@@ -111,6 +117,9 @@ type event struct {
 	Info *struct {
 		Total json.RawMessage `json:"total_token_usage"`
 		Last  *tokenUsage     `json:"last_token_usage"`
+		// Window is the context window Codex measured this request
+		// against (0.1xx): the transcript's word beats the model table.
+		Window int64 `json:"model_context_window"`
 	} `json:"info"`
 }
 
@@ -145,13 +154,23 @@ type state struct {
 	prefix string
 	// prev is the chain's tail; real lists every non-summary node emitted,
 	// in chain order (what a compaction covers).
-	prev    string
-	real    []string
-	g       *group
-	pending *transcript.Usage
-	total   string
-	meta    json.RawMessage
-	model   string
+	prev string
+	real []string
+	// base is the id of the node holding session_meta.base_instructions
+	// (the first developer message Codex 0.1xx sends); a compaction keeps
+	// it in front, as Codex does.
+	base string
+	// byRecord is set once a token_usage_record (0.1xx) was seen: it names
+	// its response and follows that response's output items, so it, not
+	// token_count, gives each request its usage. window is the last
+	// model_context_window a token_count reported.
+	byRecord bool
+	window   int64
+	g        *group
+	pending  *transcript.Usage
+	total    string
+	meta     json.RawMessage
+	model    string
 	// deferErr is a sink error met while starting a request.
 	deferErr error
 	// reordered counts inputs placed after tool outputs recorded later;
@@ -277,8 +296,7 @@ func (st *state) record(rec record) error {
 	}
 	switch rec.Type {
 	case "session_meta":
-		st.meta = rec.Payload
-		st.sink.Count("session_meta", transcript.OutcomeMerged, "kept as metadata of the first node")
+		return st.sessionMeta(rec)
 	case "turn_context":
 		var tc struct {
 			Model string `json:"model"`
@@ -287,7 +305,13 @@ func (st *state) record(rec record) error {
 		if tc.Model != "" {
 			st.model = tc.Model
 		}
-		st.sink.Count("turn_context", transcript.OutcomeSkipped, "per-turn settings (the model is recorded in session.json)")
+		// What of the turn's settings reaches the model (developer
+		// instructions, environment context) Codex records as messages.
+		st.sink.Count("turn_context", transcript.OutcomeSkipped, "per-turn settings; the model reads them as the developer and user messages recorded beside it (the model is recorded in session.json)")
+	case "world_state":
+		st.sink.Count("world_state", transcript.OutcomeSkipped, "client state the context messages are built from; the messages sent are recorded as response items")
+	case "token_usage_record":
+		return st.usageRecord(rec)
 	case "response_item":
 		var it item
 		if err := json.Unmarshal(rec.Payload, &it); err != nil {
@@ -302,6 +326,34 @@ func (st *state) record(rec record) error {
 		st.sink.Count(rec.Type, transcript.OutcomeSkipped, "record type not part of the conversation")
 	}
 	return nil
+}
+
+// sessionMeta keeps the session's metadata on the first node and imports
+// base_instructions (Codex 0.1xx) as that first node: Codex sends them as
+// the first developer message of every request, before anything recorded
+// as a response item. A later session_meta (a resumed or forked rollout
+// repeats it) adds nothing.
+func (st *state) sessionMeta(rec record) error {
+	var m struct {
+		Base *struct {
+			Text string `json:"text"`
+		} `json:"base_instructions"`
+	}
+	_ = json.Unmarshal(rec.Payload, &m)
+	if st.meta != nil || st.prev != "" || st.g != nil || m.Base == nil || m.Base.Text == "" {
+		if st.meta == nil {
+			st.meta = rec.Payload
+		}
+		st.sink.Count("session_meta", transcript.OutcomeMerged, "kept as metadata of the first node")
+		return nil
+	}
+	st.meta = rec.Payload
+	n := transcript.Node{ID: st.id(), Role: transcript.RoleSystem, Content: transcript.TextContent(m.Base.Text), CreatedAt: rec.Timestamp}
+	n.SetMeta("codex_role", "developer")
+	n.SetMeta("codex_base_instructions", true)
+	st.sink.Count("session_meta", transcript.OutcomeImported, "base_instructions as the first developer message; the rest as metadata of that node")
+	st.base = n.ID
+	return st.emit(n)
 }
 
 func (st *state) item(it item, rec record) error {
@@ -525,13 +577,23 @@ func (st *state) event(rec record) error {
 			st.sink.Count(kind, transcript.OutcomeSkipped, "no usage info (rate limits only)")
 			return nil
 		}
+		if ev.Info.Window > 0 {
+			st.window = ev.Info.Window
+			if g := st.g; g != nil && g.assistant.Usage != nil {
+				g.assistant.Usage.Extra[transcript.UsageContextWindow] = input.Raw(st.window)
+			}
+		}
+		if st.byRecord {
+			st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of token_usage_record (its model_context_window is kept on the usage)")
+			return nil
+		}
 		total := string(ev.Info.Total)
 		if total != "" && total == st.total {
 			st.sink.Count(kind, transcript.OutcomeSkipped, "repeats the previous count")
 			return nil
 		}
 		st.total = total
-		u := usage(*ev.Info.Last)
+		u := st.usage(*ev.Info.Last)
 		if g := st.g; g != nil && g.open && g.assistant.Usage == nil {
 			g.assistant.Usage = u
 		} else {
@@ -545,6 +607,8 @@ func (st *state) event(rec record) error {
 		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of a response_item (not imported twice)")
 	case "context_compacted":
 		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of the compacted record")
+	case "thread_settings_applied":
+		st.sink.Count(kind, transcript.OutcomeSkipped, "settings event; not sent to the model")
 	default:
 		st.sink.Count(kind, transcript.OutcomeSkipped, "client event, not part of the conversation")
 	}
@@ -552,20 +616,52 @@ func (st *state) event(rec record) error {
 }
 
 // usage maps Codex's counts: input_tokens includes the cached part (the
-// OpenAI convention), which the extra field says explicitly.
-func usage(t tokenUsage) *transcript.Usage {
-	return &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
+// OpenAI convention), which the extra field says explicitly. The window
+// Codex measured against is kept beside them (transcript.UsageContextWindow).
+func (st *state) usage(t tokenUsage) *transcript.Usage {
+	u := &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
 		Extra: map[string]json.RawMessage{
 			"reasoning_output_tokens": input.Raw(t.Reasoning),
 			"total_tokens":            input.Raw(t.Total),
 			"input_includes_cached":   json.RawMessage("true"),
 		}}
+	if st.window > 0 {
+		u.Extra[transcript.UsageContextWindow] = input.Raw(st.window)
+	}
+	return u
+}
+
+// usageRecord gives the request whose output items were just recorded its
+// usage: Codex 0.1xx writes token_usage_record right after them, before
+// the tool outputs, where the token_count event comes later.
+func (st *state) usageRecord(rec record) error {
+	var r struct {
+		Usage *tokenUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(rec.Payload, &r); err != nil {
+		return st.lines.Errorf("token_usage_record payload: %s", input.JSONErrorText(err))
+	}
+	if r.Usage == nil {
+		st.sink.Count("token_usage_record", transcript.OutcomeSkipped, "no usage")
+		return nil
+	}
+	st.byRecord = true
+	g := st.g
+	if g == nil || g.assistant.Usage != nil {
+		st.sink.Count("token_usage_record", transcript.OutcomeSkipped, "no assistant output for this request")
+		return nil
+	}
+	g.assistant.Usage = st.usage(*r.Usage)
+	st.sink.Count("token_usage_record", transcript.OutcomeMerged, "usage of the assistant node of its request")
+	return nil
 }
 
 // compacted becomes a summary node covering every real turn before it
-// (seed §2): its predecessor is the first covered node's (the chain's root),
-// and its content is what Codex put in the model's context instead, so
-// render shows what the model saw and render --raw everything.
+// except the base instructions (docs/FORMAT.md §4): its predecessor is the
+// first covered node's (the base instructions or the chain's root), its
+// content is what Codex put in the model's context instead, as text, and
+// metadata.responses_input holds those items as sent, so render shows what
+// the model saw and render --raw everything.
 func (st *state) compacted(rec record) error {
 	var c struct {
 		Message     string            `json:"message"`
@@ -577,7 +673,13 @@ func (st *state) compacted(rec record) error {
 	if err := st.flush(); err != nil {
 		return err
 	}
-	if len(st.real) == 0 {
+	covers := st.real
+	if st.base != "" && len(covers) > 0 && covers[0] == st.base {
+		// Codex rebuilds the history after the base instructions, which
+		// it sends before the replacement history too.
+		covers = covers[1:]
+	}
+	if len(covers) == 0 {
 		st.sink.Count("compacted", transcript.OutcomeSkipped, "nothing before it to cover")
 		return nil
 	}
@@ -587,11 +689,15 @@ func (st *state) compacted(rec record) error {
 	}
 	n := transcript.Node{ID: transcript.SummaryIDPrefix + st.id(), Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Content: transcript.TextContent(transcript.SummaryPrefix + text), CreatedAt: rec.Timestamp}
+	if covers[0] != st.real[0] {
+		n.Predecessor = st.base
+	}
 	n.SetMeta("compaction", true)
-	n.SetMeta("covers_ids", st.real)
+	n.SetMeta("covers_ids", covers)
 	n.SetMeta("source", "codex compacted record")
 	if len(c.Replacement) > 0 {
-		n.SetMeta("codex_replacement_history", c.Replacement)
+		// The items as sent, for render --format responses (docs/FORMAT.md §5).
+		n.SetMeta(transcript.MetaResponsesInput, c.Replacement)
 	}
 	st.sink.Count("compacted", transcript.OutcomeImported, "")
 	return st.sink.Node(n)

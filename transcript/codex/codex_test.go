@@ -179,3 +179,46 @@ func TestBare2025Format(t *testing.T) {
 		t.Error("bare format not detected")
 	}
 }
+
+// Codex 0.169 (testdata/interop, recorded by interop/codex/record.sh):
+// base_instructions become the first node, token_usage_record gives each
+// request its usage (token_count comes after the tool outputs), and the
+// recorded context window is kept on that usage.
+func TestRollout0169(t *testing.T) {
+	const file = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	c, err := load(t, file, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := c.Nodes[0]
+	if base.Role != transcript.RoleSystem || base.Predecessor != "" || !strings.HasPrefix(base.Content.Text, "You are Codex") ||
+		string(base.Metadata["codex_base_instructions"]) != "true" || base.Metadata["codex_session_meta"] == nil {
+		t.Fatalf("first node %+v", base)
+	}
+	want := importtest.Stats{Nodes: 9, System: 2, User: 3, Assistant: 3, Tool: 1, Calls: 1, Results: 1}
+	if got := importtest.StatsOf(c.Nodes); got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	var inputs []int64
+	for _, n := range c.Nodes {
+		if n.Role == transcript.RoleAssistant {
+			if n.Usage == nil || n.Usage.ContextWindow() != 258400 {
+				t.Fatalf("assistant %s usage %+v", n.ID, n.Usage)
+			}
+			inputs = append(inputs, n.Usage.InputTokens)
+		}
+	}
+	// The counts of requests 1..3 (the fake reports a quarter of each body's bytes).
+	if fmt.Sprint(inputs) != "[9535 9644 9725]" {
+		t.Errorf("usage input tokens %v", inputs)
+	}
+	for _, k := range [][2]string{{"world_state", transcript.OutcomeSkipped}, {"token_usage_record", transcript.OutcomeMerged},
+		{"event_msg/thread_settings_applied", transcript.OutcomeSkipped}, {"session_meta", transcript.OutcomeImported}} {
+		if c.Counts[k] == 0 {
+			t.Errorf("no %v in %v", k, c.Counts)
+		}
+	}
+	if c.Model != "gpt-5.5" || len(c.Warnings) != 0 {
+		t.Errorf("model %q warnings %q", c.Model, c.Warnings)
+	}
+}
