@@ -697,10 +697,36 @@ func (st *state) compacted(rec record) error {
 	n.SetMeta("source", "codex compacted record")
 	if len(c.Replacement) > 0 {
 		// The items as sent, for render --format responses (docs/FORMAT.md §5).
-		n.SetMeta(transcript.MetaResponsesInput, c.Replacement)
+		n.SetMeta(transcript.MetaResponsesInput, asSent(c.Replacement))
 	}
 	st.sink.Count("compacted", transcript.OutcomeImported, "")
 	return st.sink.Node(n)
+}
+
+// asSent drops from replacement items the keys Codex keeps for itself
+// and strips before a request (internal_chat_message_metadata_passthrough,
+// 0.1xx); everything else is kept byte for byte.
+func asSent(items []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(items))
+	for i, raw := range items {
+		out[i] = raw
+		var m map[string]json.RawMessage
+		if !bytes.Contains(raw, []byte(`"internal_`)) || json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		for k := range m {
+			if strings.HasPrefix(k, "internal_") {
+				delete(m, k)
+			}
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // keep "<" as Codex wrote it
+		if enc.Encode(m) == nil {
+			out[i] = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		}
+	}
+	return out
 }
 
 // replacementText renders Codex's replacement history as the text the
