@@ -56,9 +56,9 @@ type scenario struct {
 	requests []map[string]any
 }
 
-func scenarios(t *testing.T) []scenario {
+func scenarios(t *testing.T, root string) []scenario {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(fixtures, "*"))
+	dirs, _ := filepath.Glob(filepath.Join(root, "*"))
 	var out []scenario
 	for _, d := range dirs {
 		rollouts, _ := filepath.Glob(filepath.Join(d, "*.jsonl"))
@@ -82,7 +82,7 @@ func scenarios(t *testing.T) []scenario {
 		out = append(out, s)
 	}
 	if len(out) < 5 {
-		t.Fatalf("%d scenarios under %s, want at least 5", len(out), fixtures)
+		t.Fatalf("%d scenarios under %s, want at least 5", len(out), root)
 	}
 	return out
 }
@@ -260,56 +260,59 @@ func short(v any) string {
 // every captured request k, render --head (the node before the k-th
 // assistant node) --format responses equals the request's input.
 func TestOracle(t *testing.T) {
-	for _, s := range scenarios(t) {
-		t.Run(s.name, func(t *testing.T) {
-			dir := importScenario(t, s)
-			nodes := spine(t, dir)
-			var answers []transcript.Node
-			for _, n := range nodes {
-				if n.Role == transcript.RoleAssistant {
-					answers = append(answers, n)
-				}
+	for _, s := range scenarios(t, fixtures) {
+		t.Run(s.name, func(t *testing.T) { checkRenders(t, s) })
+	}
+}
+
+func checkRenders(t *testing.T, s scenario) {
+	t.Helper()
+	dir := importScenario(t, s)
+	nodes := spine(t, dir)
+	var answers []transcript.Node
+	for _, n := range nodes {
+		if n.Role == transcript.RoleAssistant {
+			answers = append(answers, n)
+		}
+	}
+	if len(answers) != len(s.requests) {
+		t.Fatalf("%d assistant nodes for %d requests", len(answers), len(s.requests))
+	}
+	for k, req := range s.requests {
+		if instr, _ := req["instructions"].(string); instr != "" {
+			t.Errorf("request %d: instructions %q; Codex %s sent them as the first developer message", k+1, short(instr), Version)
+		}
+		input, _ := req["input"].([]any)
+		if len(input) > 0 && isCompactionPrompt(input[len(input)-1]) {
+			// The compaction request: the view, then Codex's own prompt.
+			input = input[:len(input)-1]
+		}
+		var got []any
+		out := must(t, "render", dir, "--head", answers[k].Predecessor, "--format", "responses")
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("render --format responses: %v", err)
+		}
+		if !offersTool(req, "update_plan") && len(got) > 0 {
+			got[0] = dropPlanLine(got[0])
+		}
+		want := normalize(input)
+		got = normalize(got)
+		if reflect.DeepEqual(got, want) {
+			continue
+		}
+		for i := 0; i < max(len(got), len(want)); i++ {
+			var g, w any
+			if i < len(got) {
+				g = got[i]
 			}
-			if len(answers) != len(s.requests) {
-				t.Fatalf("%d assistant nodes for %d requests", len(answers), len(s.requests))
+			if i < len(want) {
+				w = want[i]
 			}
-			for k, req := range s.requests {
-				if instr, _ := req["instructions"].(string); instr != "" {
-					t.Errorf("request %d: instructions %q; Codex %s sent them as the first developer message", k+1, short(instr), Version)
-				}
-				input, _ := req["input"].([]any)
-				if len(input) > 0 && isCompactionPrompt(input[len(input)-1]) {
-					// The compaction request: the view, then Codex's own prompt.
-					input = input[:len(input)-1]
-				}
-				var got []any
-				out := must(t, "render", dir, "--head", answers[k].Predecessor, "--format", "responses")
-				if err := json.Unmarshal([]byte(out), &got); err != nil {
-					t.Fatalf("render --format responses: %v", err)
-				}
-				if !offersTool(req, "update_plan") && len(got) > 0 {
-					got[0] = dropPlanLine(got[0])
-				}
-				want := normalize(input)
-				got = normalize(got)
-				if reflect.DeepEqual(got, want) {
-					continue
-				}
-				for i := 0; i < max(len(got), len(want)); i++ {
-					var g, w any
-					if i < len(got) {
-						g = got[i]
-					}
-					if i < len(want) {
-						w = want[i]
-					}
-					if !reflect.DeepEqual(g, w) {
-						t.Errorf("request %d (head %s): item %d of %d/%d differs:\n%s", k+1, answers[k].Predecessor, i, len(got), len(want), diff(g, w))
-						break
-					}
-				}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("request %d (head %s): item %d of %d/%d differs:\n%s", k+1, answers[k].Predecessor, i, len(got), len(want), diff(g, w))
+				break
 			}
-		})
+		}
 	}
 }
 
@@ -318,7 +321,7 @@ func TestOracle(t *testing.T) {
 // requests after it render through the summary (TestOracle compares them).
 func TestCompactionSummary(t *testing.T) {
 	var s scenario
-	for _, sc := range scenarios(t) {
+	for _, sc := range scenarios(t, fixtures) {
 		if sc.name == "compaction" {
 			s = sc
 		}
@@ -368,7 +371,7 @@ func TestCompactionSummary(t *testing.T) {
 // sends (gpt-5.5) is not in this branch's model table, so the test passes
 // the window the transcript records (usage.context_window) as --window.
 func TestEstimate(t *testing.T) {
-	for _, s := range scenarios(t) {
+	for _, s := range scenarios(t, fixtures) {
 		t.Run(s.name, func(t *testing.T) {
 			dir := importScenario(t, s)
 			nodes := spine(t, dir)
