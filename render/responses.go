@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"encoding/json"
+	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -36,10 +37,18 @@ type ResponsesOutput struct {
 	Output string `json:"output"`
 }
 
+// ResponsesReasoning is a reasoning item sent back to the provider.
+type ResponsesReasoning struct {
+	Type             string          `json:"type"`
+	Summary          []ResponsesPart `json:"summary"`
+	Content          []ResponsesPart `json:"content"`
+	EncryptedContent string          `json:"encrypted_content,omitempty"`
+}
+
 // ResponsesInput converts rendered nodes to the items of a Responses API
 // `input`, in order. Rules (docs/FORMAT.md §5): system nodes are developer
-// messages; thinking is not sent (a reasoning item needs the provider's
-// encrypted content); a summary imported from a client's own compaction is
+// messages; thinking imported from a reasoning item is sent back as one,
+// other thinking is not sent; a summary imported from a client's own compaction is
 // the items that client sent in its place (metadata.responses_input).
 func ResponsesInput(nodes []*transcript.Node) []any {
 	var out []any
@@ -71,7 +80,7 @@ func ResponsesItemsOf(n *transcript.Node) []any {
 	case transcript.RoleAssistant:
 		textType = "output_text"
 	}
-	var out, calls []any
+	var out, reasoning, calls []any
 	var parts []ResponsesPart
 	blocks := n.Content.Blocks
 	if !n.Content.IsBlocks && n.Content.Text != "" {
@@ -91,8 +100,13 @@ func ResponsesItemsOf(n *transcript.Node) []any {
 			out = append(out, ResponsesOutput{Type: "function_call_output", CallID: b.ToolCallID, Output: b.Text})
 		case transcript.BlockToolCall:
 			calls = append(calls, responsesCall(transcript.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments}))
+		case transcript.BlockThinking:
+			if r, ok := responsesReasoning(b); ok {
+				reasoning = append(reasoning, r)
+			}
 		}
 	}
+	out = append(reasoning, out...)
 	for _, c := range n.ToolCalls {
 		calls = append(calls, responsesCall(c))
 	}
@@ -100,6 +114,43 @@ func ResponsesItemsOf(n *transcript.Node) []any {
 		out = append(out, ResponsesMessage{Type: "message", Role: role, Content: parts})
 	}
 	return append(out, calls...)
+}
+
+// responsesReasoning rebuilds a reasoning item from a thinking block that
+// came from one (its Extra has summary_lengths): the parts are cut out of
+// Text by their recorded lengths; if they do not fit, the text is one
+// summary part.
+func responsesReasoning(b transcript.Block) (ResponsesReasoning, bool) {
+	var summary, content []int
+	if json.Unmarshal(b.Extra[transcript.ExtraSummaryLengths], &summary) != nil {
+		return ResponsesReasoning{}, false
+	}
+	hasContent := json.Unmarshal(b.Extra[transcript.ExtraContentLengths], &content) == nil
+	r := ResponsesReasoning{Type: "reasoning", Summary: []ResponsesPart{}}
+	_ = json.Unmarshal(b.Extra[transcript.ExtraEncryptedContent], &r.EncryptedContent)
+	rest, ok := b.Text, true
+	cut := func(n int, typ string) ResponsesPart {
+		if n < 0 || n > len(rest) {
+			ok = false
+			return ResponsesPart{}
+		}
+		p := ResponsesPart{Type: typ, Text: rest[:n]}
+		rest = strings.TrimPrefix(rest[n:], "\n\n")
+		return p
+	}
+	for _, n := range summary {
+		r.Summary = append(r.Summary, cut(n, "summary_text"))
+	}
+	if hasContent {
+		r.Content = []ResponsesPart{}
+		for _, n := range content {
+			r.Content = append(r.Content, cut(n, "reasoning_text"))
+		}
+	}
+	if !ok || rest != "" {
+		r.Summary, r.Content = []ResponsesPart{{Type: "summary_text", Text: b.Text}}, nil
+	}
+	return r, true
 }
 
 func responsesCall(c transcript.ToolCall) ResponsesCall {

@@ -63,3 +63,23 @@ func TestResponsesSummary(t *testing.T) {
 		t.Fatalf("fixtures/compacted: %+v", items)
 	}
 }
+
+// A thinking block imported from a reasoning item goes back as one, its
+// parts cut out of the text by their recorded lengths; other thinking is
+// not sent.
+func TestResponsesReasoning(t *testing.T) {
+	const nodes = `{"id":"u1","role":"user","content":"Go."}
+{"id":"a1","predecessor":"u1","role":"assistant","content":[{"type":"thinking","text":"**A**\n\nfirst\n\n**B**\n\nraw","summary_lengths":[12,5],"content_lengths":[3],"encrypted_content":"gAAA"},{"type":"thinking","text":"a Claude thought","signature":"sig"},{"type":"thinking","text":"bad lengths","summary_lengths":[99]},{"type":"text","text":"Done."}]}
+`
+	got := rtRender(t, rtSession(t, nodes), "", false, render.FormatResponses)
+	want := `[
+{"type":"message","role":"user","content":[{"type":"input_text","text":"Go."}]},
+{"type":"reasoning","summary":[{"type":"summary_text","text":"**A**\n\nfirst"},{"type":"summary_text","text":"**B**"}],"content":[{"type":"reasoning_text","text":"raw"}],"encrypted_content":"gAAA"},
+{"type":"reasoning","summary":[{"type":"summary_text","text":"bad lengths"}],"content":null},
+{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}
+]
+`
+	if got != want {
+		t.Fatalf("responses:\n%s\nwant:\n%s", got, want)
+	}
+}

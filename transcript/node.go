@@ -291,6 +291,16 @@ func (u Usage) ContextWindow() int64 {
 	return 0
 }
 
+// Extra keys of a thinking block imported from an OpenAI reasoning item
+// (Codex): the opaque encrypted_content the provider returned, and the byte
+// lengths of the summary and content parts joined in Text by "\n\n".
+// render --format responses sends such a block back as a reasoning item.
+const (
+	ExtraEncryptedContent = "encrypted_content"
+	ExtraSummaryLengths   = "summary_lengths"
+	ExtraContentLengths   = "content_lengths"
+)
+
 // MetaResponsesInput is the metadata key of a summary node imported from a
 // client's own compaction: the Responses API input items the client sent in
 // place of the covered turns, which render --format responses emits as they

@@ -15,7 +15,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
 CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
 CODEX=$CACHE/node_modules/.bin/codex
-ALL="chat tool tool-error parallel compaction"
+ALL="chat tool tool-error parallel compaction reasoning"
 SCENARIOS=${*:-$ALL}
 
 if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
@@ -77,6 +77,10 @@ TOML
 		;;
 	parallel)
 		codex "Two commands at once. [[parallel: echo one ;; echo two]]"
+		;;
+	reasoning)
+		codex "Think before acting. [[reason]] [[shell: echo thought through]]"
+		codex resume --last "Again, briefly. [[reason]]"
 		;;
 	compaction)
 		codex "First turn; report a large usage. [[inflate]] [[shell: echo before compaction]]"

@@ -378,22 +378,8 @@ func (st *state) item(it item, rec record) error {
 		st.sink.Count(kind+"/"+it.Role, transcript.OutcomeSkipped, "unknown message role")
 	case "reasoning":
 		n := st.output(kind)
-		var texts []string
-		for _, p := range it.Summary {
-			if p.Text != "" {
-				texts = append(texts, p.Text)
-			}
-		}
-		for _, p := range parts(it.Content) {
-			if p.Text != "" {
-				texts = append(texts, p.Text)
-			}
-		}
-		if len(texts) > 0 {
-			n.Content.Blocks = append(n.Content.Blocks, transcript.Block{Type: transcript.BlockThinking, Text: strings.Join(texts, "\n\n")})
-		}
-		if it.EncryptedContent != nil {
-			appendMeta(n, "codex_encrypted_reasoning", *it.EncryptedContent)
+		if b, ok := reasoningBlock(it); ok {
+			n.Content.Blocks = append(n.Content.Blocks, b)
 		}
 	case "function_call", "custom_tool_call", "local_shell_call":
 		n := st.output(kind)
@@ -451,6 +437,34 @@ func (st *state) item(it item, rec record) error {
 		st.sink.Count(kind, transcript.OutcomeSkipped, "item type not known to this importer")
 	}
 	return nil
+}
+
+// reasoningBlock is a reasoning item as one thinking block: its summary
+// and content texts joined by blank lines, and in Extra what Codex sends
+// back of it (docs/FORMAT.md §5): encrypted_content, and the length of
+// each summary and content part so the parts can be told apart again.
+// An item with neither text nor encrypted content gives no block.
+func reasoningBlock(it item) (transcript.Block, bool) {
+	var texts []string
+	summary := make([]int, 0, len(it.Summary))
+	for _, p := range it.Summary {
+		texts = append(texts, p.Text)
+		summary = append(summary, len(p.Text))
+	}
+	b := transcript.Block{Type: transcript.BlockThinking, Extra: map[string]json.RawMessage{transcript.ExtraSummaryLengths: input.Raw(summary)}}
+	if ps := parts(it.Content); ps != nil {
+		content := make([]int, 0, len(ps))
+		for _, p := range ps {
+			texts = append(texts, p.Text)
+			content = append(content, len(p.Text))
+		}
+		b.Extra[transcript.ExtraContentLengths] = input.Raw(content)
+	}
+	b.Text = strings.Join(texts, "\n\n")
+	if it.EncryptedContent != nil {
+		b.Extra[transcript.ExtraEncryptedContent] = input.Raw(*it.EncryptedContent)
+	}
+	return b, b.Text != "" || it.EncryptedContent != nil
 }
 
 func recordPayload(_ item, rec record) json.RawMessage { return rec.Payload }

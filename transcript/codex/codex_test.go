@@ -61,8 +61,8 @@ func TestCompactedRollout(t *testing.T) {
 		t.Errorf("summary text %q", summary.Content.Text)
 	}
 	first := c.Nodes[3]
-	if first.Role != transcript.RoleAssistant || !strings.Contains(string(first.Metadata["codex_encrypted_reasoning"]), "gAAAAopaque-reasoning-1") {
-		t.Errorf("encrypted reasoning not preserved: %+v", first.Metadata)
+	if first.Role != transcript.RoleAssistant || !strings.Contains(string(first.Content.Blocks[0].Extra[transcript.ExtraEncryptedContent]), "gAAAAopaque-reasoning-1") {
+		t.Errorf("encrypted reasoning not preserved: %+v", first.Content.Blocks[0])
 	}
 	if first.Content.Blocks[0].Type != transcript.BlockThinking || first.Content.Blocks[0].Text != "**Running the tests first**" {
 		t.Errorf("reasoning summary not kept as thinking: %+v", first.Content.Blocks)

@@ -35,6 +35,10 @@ const (
 	// MarkerParallel asks for several calls in one response:
 	// [[parallel: CMD1 ;; CMD2]].
 	MarkerParallel = "[[parallel:"
+	// MarkerReason makes every response to this user message start with a
+	// reasoning item (a summary and opaque encrypted content), as
+	// reasoning models answer.
+	MarkerReason = "[[reason]]"
 	// MarkerInflate makes the reply report InflatedInput input tokens, so a
 	// client whose auto-compaction limit is below it compacts.
 	MarkerInflate = "[[inflate]]"
@@ -171,6 +175,8 @@ type Reply struct {
 	Calls []Call
 	// Input is the reported input token count.
 	Input int64
+	// Reasoning is the summary of a reasoning item sent first ("" = none).
+	Reasoning string
 }
 
 // Call is one function call of a reply.
@@ -198,6 +204,9 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 	r := Reply{Input: Usage(body)}
 	if strings.Contains(lastUser, MarkerInflate) {
 		r.Input = InflatedInput
+	}
+	if strings.Contains(lastUser, MarkerReason) {
+		r.Reasoning = "**Planning the reply**"
 	}
 	if strings.Contains(lastUser, CompactionCue) {
 		r.Text = SummaryText

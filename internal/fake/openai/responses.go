@@ -90,6 +90,11 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 	reply := s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
 	respID := fmt.Sprintf("resp_fake_%03d", seq)
 	var items []map[string]any
+	if reply.Reasoning != "" {
+		items = append(items, map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_fake_%03d", seq),
+			"summary":           []map[string]any{{"type": "summary_text", "text": reply.Reasoning}},
+			"encrypted_content": fmt.Sprintf("gAAAA-fake-encrypted-reasoning-%03d", seq)})
+	}
 	for i, c := range reply.Calls {
 		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%03d_%d", seq, i),
 			"call_id": c.ID, "name": c.Name, "arguments": c.Arguments, "status": "completed"})
@@ -118,10 +123,14 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			added[k] = v
 		}
 		added["status"] = "in_progress"
-		if it["type"] == "message" {
+		switch it["type"] {
+		case "message":
 			added["content"] = []any{}
-		} else {
+		case "function_call":
 			added["arguments"] = ""
+		case "reasoning":
+			added["summary"] = []any{}
+			delete(added, "status")
 		}
 		ev.send("response.output_item.added", map[string]any{"output_index": i, "item": added})
 		if it["type"] == "message" {
@@ -131,7 +140,7 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			ev.send("response.output_text.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "text": reply.Text})
 			part["text"] = reply.Text
 			ev.send("response.content_part.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "part": part})
-		} else {
+		} else if it["type"] == "function_call" {
 			ev.send("response.function_call_arguments.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": it["arguments"]})
 			ev.send("response.function_call_arguments.done", map[string]any{"item_id": it["id"], "output_index": i, "arguments": it["arguments"]})
 		}
