@@ -268,15 +268,41 @@ func TestOracle(t *testing.T) {
 func checkRenders(t *testing.T, s scenario) {
 	t.Helper()
 	dir := importScenario(t, s)
-	nodes := spine(t, dir)
-	var answers []transcript.Node
-	for _, n := range nodes {
+	// Each request's answer: the next assistant node of its thread (the
+	// request's prompt_cache_key is the thread id; node ids start with
+	// "cx" and the thread id's last 8 hex digits, transcript/codex).
+	data, err := os.ReadFile(filepath.Join(dir, transcript.NodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := transcript.ReadNodes(bytes.NewReader(data), transcript.NodesFile, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byThread := map[string][]transcript.Node{}
+	for _, n := range all {
 		if n.Role == transcript.RoleAssistant {
-			answers = append(answers, n)
+			prefix, _, _ := strings.Cut(n.ID, "-")
+			byThread[prefix] = append(byThread[prefix], n)
 		}
 	}
-	if len(answers) != len(s.requests) {
-		t.Fatalf("%d assistant nodes for %d requests", len(answers), len(s.requests))
+	answers := make([]transcript.Node, len(s.requests))
+	for k, req := range s.requests {
+		key, _ := req["prompt_cache_key"].(string)
+		hex := strings.ReplaceAll(key, "-", "")
+		if len(hex) != 32 {
+			t.Fatalf("request %d: prompt_cache_key %q is not a thread id", k+1, key)
+		}
+		prefix := "cx" + hex[24:]
+		if len(byThread[prefix]) == 0 {
+			t.Fatalf("request %d (thread %s): no assistant node left in %s", k+1, key, prefix)
+		}
+		answers[k], byThread[prefix] = byThread[prefix][0], byThread[prefix][1:]
+	}
+	for p, rest := range byThread {
+		if len(rest) > 0 {
+			t.Errorf("%d assistant node(s) of %s answer no recorded request", len(rest), p)
+		}
 	}
 	for k, req := range s.requests {
 		if instr, _ := req["instructions"].(string); instr != "" {

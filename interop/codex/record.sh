@@ -15,7 +15,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
 CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
 CODEX=$CACHE/node_modules/.bin/codex
-ALL="chat tool tool-error parallel compaction reasoning"
+ALL="chat tool tool-error parallel compaction reasoning fork"
 SCENARIOS=${*:-$ALL}
 
 if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
@@ -81,6 +81,12 @@ TOML
 	reasoning)
 		codex "Think before acting. [[reason]] [[shell: echo thought through]]"
 		codex resume --last "Again, briefly. [[reason]]"
+		;;
+	fork)
+		codex "Before the fork. [[shell: echo trunk]]"
+		id=$(find "$S/home/.codex/sessions" -name 'rollout-*.jsonl' | sed -E 's/.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/\1/')
+		codex fork "$id" "On the fork."
+		codex resume "$id" "On the original, after the fork point."
 		;;
 	compaction)
 		codex "First turn; report a large usage. [[inflate]] [[shell: echo before compaction]]"

@@ -65,19 +65,28 @@ func Detect(head []byte) bool {
 }
 
 // Import reads each rollout file as one conversation.
+// A fork is imported into its parent's conversation when both are given
+// (fork.go).
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
-	for _, file := range files {
-		if err := importFile(ctx, file, opts, target); err != nil {
+	threads := map[string]*thread{}
+	for _, h := range order(files) {
+		if err := importFile(ctx, h, opts, target, threads); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// transcriptSink is the sink a family of rollouts shares.
+type transcriptSink = transcript.ImportSink
+
 type record struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Payload   json.RawMessage `json:"payload"`
+	// Ordinal numbers the records of a thread (0.1xx); a fork names the
+	// ordinal where its copy of the parent's history ends.
+	Ordinal *int64 `json:"ordinal"`
 	// RecordType marks Codex's bookkeeping lines ({"record_type":"state"}).
 	RecordType string `json:"record_type"`
 	// ID is set on the header line of the 2025 bare format.
@@ -166,6 +175,11 @@ type state struct {
 	// model_context_window a token_count reported.
 	byRecord bool
 	window   int64
+	// ordinal is the current record's (-1: none); ordinals remembers it
+	// per node id and emitted lists the nodes in chain order, for forks.
+	ordinal  int64
+	ordinals map[string]int64
+	emitted  []emitted
 	g        *group
 	pending  *transcript.Usage
 	total    string
@@ -179,7 +193,8 @@ type state struct {
 	reorderedAt []string
 }
 
-func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
+func importFile(ctx context.Context, h head, opts Options, target transcript.ImportTarget, threads map[string]*thread) error {
+	file := h.file
 	f, err := os.Open(file)
 	if err != nil {
 		return &transcript.ParseError{File: file, Msg: err.Error()}
@@ -208,14 +223,31 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		}
 	}
 	st.prefix = idPrefix(name)
-	sink, err := target.Conversation(name)
-	if err != nil {
-		return err
+	var sink transcript.ImportSink
+	if parent := threads[h.parent]; parent != nil {
+		tail, real, ok := parent.forkPoint(h.end)
+		if ok {
+			sink, st.prev, st.real, st.base, st.model = parent.sink, tail, real, parent.base, parent.model
+			st.meta = json.RawMessage("{}") // the parent's first node holds it
+			sink.Count("session_meta/history_base", transcript.OutcomeMerged, "fork: continues its parent's conversation after node "+tail)
+		}
+	}
+	if sink == nil {
+		if sink, err = target.Conversation(name); err != nil {
+			return err
+		}
+		if h.parent != "" {
+			sink.Warn(file, 1, fmt.Sprintf("forked from thread %s, whose rollout is not among the files: the history before the fork is not imported", h.parent))
+		}
 	}
 	st.sink = sink
 	for line := first; ; {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		st.ordinal = -1
+		if rec.Ordinal != nil {
+			st.ordinal = *rec.Ordinal
 		}
 		if err := st.record(rec); err != nil {
 			return err
@@ -249,6 +281,9 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	}
 	if st.model != "" {
 		sink.SetModel(st.model)
+	}
+	if h.id != "" {
+		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model}
 	}
 	return nil
 }
@@ -287,7 +322,14 @@ func idPrefix(name string) string {
 	return "cx" + hex.EncodeToString(sum[:4])
 }
 
-func (st *state) id() string { return fmt.Sprintf("%s-%d", st.prefix, st.lines.Line) }
+func (st *state) id() string {
+	id := fmt.Sprintf("%s-%d", st.prefix, st.lines.Line)
+	if st.ordinals == nil {
+		st.ordinals = map[string]int64{}
+	}
+	st.ordinals[id] = st.ordinal
+	return id
+}
 
 func (st *state) record(rec record) error {
 	if rec.RecordType != "" && rec.Type == "" {
@@ -576,6 +618,11 @@ func (st *state) emit(n transcript.Node) error {
 	}
 	st.prev = n.ID
 	st.real = append(st.real, n.ID)
+	ord, ok := st.ordinals[n.ID]
+	if !ok {
+		ord = -1
+	}
+	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord, real: true})
 	return nil
 }
 

@@ -222,3 +222,39 @@ func TestRollout0169(t *testing.T) {
 		t.Errorf("model %q warnings %q", c.Model, c.Warnings)
 	}
 }
+
+// A fork imported with its parent continues the parent's conversation from
+// the node recorded before history_base.end_ordinal_exclusive, as a branch;
+// alone, it is its own conversation, with a warning.
+func TestFork(t *testing.T) {
+	const fork = "../../testdata/interop/codex/0.169.0/fork/"
+	parent := fork + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	child := fork + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000016.jsonl"
+	for _, files := range [][]string{{parent, child}, {child, parent}} {
+		var tg importtest.Target
+		if err := codex.Import(context.Background(), files, codex.Options{}, &tg); err != nil {
+			t.Fatal(err)
+		}
+		if len(tg.Convs) != 1 {
+			t.Fatalf("%d conversations, want 1", len(tg.Convs))
+		}
+		preds := map[string]int{}
+		var forkStart *transcript.Node
+		for i, n := range tg.Convs[0].Nodes {
+			preds[n.Predecessor]++
+			if strings.HasPrefix(n.ID, "cx00000016-") && forkStart == nil {
+				forkStart = &tg.Convs[0].Nodes[i]
+			}
+		}
+		if forkStart == nil || forkStart.Predecessor != "cx00000001-16" || preds["cx00000001-16"] != 2 || forkStart.Role != transcript.RoleUser {
+			t.Errorf("fork start %+v, children of the fork point %d", forkStart, preds["cx00000001-16"])
+		}
+	}
+	c, err := load(t, child, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "forked from thread 00000000-0000-7000-8000-000000000001") || c.Nodes[0].Predecessor != "" {
+		t.Errorf("alone: warnings %q, first node %+v", c.Warnings, c.Nodes[0])
+	}
+}
