@@ -26,10 +26,14 @@ const (
 	FormatJSONL     Format = "jsonl"
 	FormatOpenAI    Format = "openai"
 	FormatAnthropic Format = "anthropic"
+	// FormatResponses is the `input` of an OpenAI Responses API request,
+	// which can say what Chat Completions cannot: developer messages and
+	// a client's own compaction (what Codex CLI sends).
+	FormatResponses Format = "responses"
 )
 
 // Formats lists every format, for flag validation and completion.
-var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic}
+var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic, FormatResponses}
 
 // ParseFormat validates a format name.
 func ParseFormat(s string) (Format, error) {
@@ -223,6 +227,8 @@ func write(w io.Writer, src nodeSource, f Format) error {
 		err = writeOpenAI(bw, src)
 	case FormatAnthropic:
 		err = writeAnthropic(bw, src)
+	case FormatResponses:
+		err = writeResponses(bw, src)
 	default:
 		err = fmt.Errorf("unknown format %q", f)
 	}
