@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/summarize"
 )
 
 type compactOptions struct {
@@ -24,7 +25,7 @@ type compactOptions struct {
 	Compact     compact.Options
 	Summarizers summarizerSettings
 	// Summarizer, when set (tests), replaces the one named.
-	Summarizer compact.Summarizer
+	Summarizer summarize.Summarizer
 }
 
 func newCompactCmd(f *Factory) *cobra.Command {
@@ -128,7 +129,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 	return cmd
 }
 
-func (o *compactOptions) summarizer() (compact.Summarizer, error) {
+func (o *compactOptions) summarizer() (summarize.Summarizer, error) {
 	if o.Summarizer != nil {
 		return o.Summarizer, nil
 	}
@@ -314,14 +315,14 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 // waitingSummarizer shows a spinner with the elapsed time on a terminal's
 // stderr while the summarizer works (a model call can take a minute).
 type waitingSummarizer struct {
-	compact.Summarizer
+	summarize.Summarizer
 	io *report.IOStreams
 }
 
-// Unwrap lets compact.Offline see the summarizer underneath.
-func (w *waitingSummarizer) Unwrap() compact.Summarizer { return w.Summarizer }
+// Unwrap lets summarize.Offline see the summarizer underneath.
+func (w *waitingSummarizer) Unwrap() summarize.Summarizer { return w.Summarizer }
 
-func (w *waitingSummarizer) Summarize(ctx context.Context, req compact.Request) (string, error) {
+func (w *waitingSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
 	p := report.NewProgress(w.io, "summarizing ("+w.Name()+")", 0)
 	defer p.Done()
 	return w.Summarizer.Summarize(ctx, req)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -144,7 +145,7 @@ type slowChanger struct{ dir string }
 
 func (s slowChanger) Name() string     { return "slow" }
 func (s slowChanger) CacheKey() string { return "slow" }
-func (s slowChanger) Summarize(ctx context.Context, _ compact.Request) (string, error) {
+func (s slowChanger) Summarize(ctx context.Context, _ summarize.Request) (string, error) {
 	_, err := transcript.Update(ctx, s.dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
 		_, err := tx.Append([]transcript.Node{{ID: "late", Role: transcript.RoleUser, Content: transcript.TextContent("wait")}}, transcript.AppendOptions{})
 		return err

@@ -5,30 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
-// copyFixture copies a fixture session so estimate's count cache never
-// lands in fixtures/.
-func copyFixture(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), name)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"session.json", "nodes.jsonl", "events.jsonl"} {
-		data, err := os.ReadFile(filepath.Join("..", "fixtures", name, f))
-		if err != nil {
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dst, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
-}
-
 func TestEstimateExitCodes(t *testing.T) {
-	tools, compacted := copyFixture(t, "tools"), copyFixture(t, "compacted")
+	tools, compacted := sessiontest.CopyFixture(t, "tools"), sessiontest.CopyFixture(t, "compacted")
 	noModel := t.TempDir()
 	os.WriteFile(filepath.Join(noModel, "session.json"), []byte(`{"format_version":1,"head":"u"}`), 0o644)
 	os.WriteFile(filepath.Join(noModel, "nodes.jsonl"), []byte(`{"id":"u","predecessor":null,"role":"user","content":"hi"}`+"\n"), 0o644)
@@ -76,7 +58,7 @@ func TestEstimateExitCodes(t *testing.T) {
 }
 
 func TestEstimateSeveralSessionsKeepGoing(t *testing.T) {
-	tools, compacted := copyFixture(t, "tools"), copyFixture(t, "compacted")
+	tools, compacted := sessiontest.CopyFixture(t, "tools"), sessiontest.CopyFixture(t, "compacted")
 	bad := unreadableSession(t)
 	r := cliRun(t, nil, false, "estimate", "--json", "--no-calibrate", tools, bad, compacted)
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
@@ -92,7 +74,7 @@ func TestEstimateSeveralSessionsKeepGoing(t *testing.T) {
 }
 
 func TestEstimateTTYAndPiped(t *testing.T) {
-	tools := copyFixture(t, "tools")
+	tools := sessiontest.CopyFixture(t, "tools")
 	tty := cliRun(t, nil, true, "estimate", tools, "--nodes")
 	if tty.Code != 0 {
 		t.Fatalf("exit %d: %s", tty.Code, tty.Stderr)
@@ -122,7 +104,7 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 }
 
 func TestEstimateBarColour(t *testing.T) {
-	tools := copyFixture(t, "tools")
+	tools := sessiontest.CopyFixture(t, "tools")
 	// total 661: a window of 1000 is 66% (yellow), 800 is 83% (red), 2000 is 33% (green).
 	for window, code := range map[string]string{"2000": "32", "1000": "33", "800": "31"} {
 		r := cliRun(t, nil, true, "estimate", tools, "--window", window, "--output-cap", "1", "--no-calibrate")

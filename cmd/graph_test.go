@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 func TestGraphExitCodes(t *testing.T) {
-	compacted, fork := copyFixture(t, "compacted"), copyFixture(t, "fork")
+	compacted, fork := sessiontest.CopyFixture(t, "compacted"), sessiontest.CopyFixture(t, "fork")
 	bad := unreadableSession(t)
 	out := filepath.Join(t.TempDir(), "g.html")
 	for _, tc := range []struct {
@@ -51,7 +53,7 @@ func TestGraphExitCodes(t *testing.T) {
 }
 
 func TestGraphTreeTTY(t *testing.T) {
-	s := copyFixture(t, "compacted")
+	s := sessiontest.CopyFixture(t, "compacted")
 	plain := cliRun(t, nil, false, "graph", s)
 	if plain.Code != 0 || strings.Contains(plain.Stdout, "\x1b[") {
 		t.Fatalf("piped tree: code %d, colour %v\n%s", plain.Code, strings.Contains(plain.Stdout, "\x1b["), plain.Stderr)
@@ -75,7 +77,7 @@ func TestGraphTreeTTY(t *testing.T) {
 // -o writes atomically: the file appears only on success, and a failed run
 // leaves an existing file untouched and no temporary file behind.
 func TestGraphOutputAtomic(t *testing.T) {
-	s := copyFixture(t, "compacted")
+	s := sessiontest.CopyFixture(t, "compacted")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "g.dot")
 	if r := cliRun(t, nil, true, "graph", s, "--format", "dot", "-o", out); r.Code != 0 || r.Stdout != "" {
@@ -105,7 +107,7 @@ func TestGraphOutputAtomic(t *testing.T) {
 }
 
 func TestGraphJSONIsTheJSONFormat(t *testing.T) {
-	s := copyFixture(t, "compacted")
+	s := sessiontest.CopyFixture(t, "compacted")
 	a := cliRun(t, nil, false, "graph", s, "--json")
 	b := cliRun(t, nil, false, "graph", s, "--format", "json")
 	if a.Code != 0 || a.Stdout != b.Stdout {
@@ -120,7 +122,7 @@ func TestGraphJSONIsTheJSONFormat(t *testing.T) {
 // A drawing does not fail on a model estimate does not know: it counts
 // with the default encoding and says so on stderr.
 func TestGraphUnknownModel(t *testing.T) {
-	s := copyFixture(t, "fork")
+	s := sessiontest.CopyFixture(t, "fork")
 	meta := filepath.Join(s, "session.json")
 	raw, _ := os.ReadFile(meta)
 	os.WriteFile(meta, []byte(strings.Replace(string(raw), `"claude-sonnet-4-5"`, `"model-from-the-future"`, 1)), 0o644)
@@ -133,7 +135,7 @@ func TestGraphUnknownModel(t *testing.T) {
 // The tokens are counted for --model, else the session's recorded model,
 // else the env/config model — and the JSON names what counted them.
 func TestGraphModelPrecedence(t *testing.T) {
-	s := copyFixture(t, "compacted") // records gpt-4.1 (o200k_base)
+	s := sessiontest.CopyFixture(t, "compacted") // records gpt-4.1 (o200k_base)
 	env := map[string]string{"CTXFOLD_MODEL": "gpt-4"}
 	for _, tc := range []struct {
 		name            string

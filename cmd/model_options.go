@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/summarize"
 )
 
 // addModelFlags declares the model and budget flags shared by the commands
@@ -129,7 +129,7 @@ func (s summarizerSettings) validate(changed func(string) bool) error {
 
 // build makes the summarizer; defaultModel is the openai summarizer's model
 // when --summary-model is not given (the budgeted model, when explicit).
-func (s summarizerSettings) build(defaultModel string) (compact.Summarizer, error) {
+func (s summarizerSettings) build(defaultModel string) (summarize.Summarizer, error) {
 	switch s.Name {
 	case "openai":
 		model := s.Model
@@ -142,11 +142,11 @@ func (s summarizerSettings) build(defaultModel string) (compact.Summarizer, erro
 		if s.APIKey == "" && s.BaseURL == "" {
 			return nil, &UsageError{Err: errors.New("--summarizer openai needs CTXFOLD_API_KEY or OPENAI_API_KEY (or a --base-url that needs no key)")}
 		}
-		return &compact.OpenAI{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: model}, nil
+		return &summarize.OpenAI{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: model}, nil
 	case "exec":
-		return &compact.Exec{Command: s.Cmd}, nil
+		return &summarize.Exec{Command: s.Cmd}, nil
 	}
-	return compact.Extractive{}, nil
+	return summarize.Extractive{}, nil
 }
 
 // apiKey is the summarizer API key: CTXFOLD_API_KEY, else OPENAI_API_KEY.

@@ -7,13 +7,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // withoutModel copies the tools fixture and removes the model its
 // session.json records.
 func withoutModel(t *testing.T) string {
 	t.Helper()
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	p := filepath.Join(dir, "session.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -57,7 +59,7 @@ func TestCompactMeasuresAsEstimate(t *testing.T) {
 		{"explicit model", map[string]string{"CTXFOLD_MODEL": "gpt-4"}, []string{"--model", "gpt-3.5-turbo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixture(t, "tools")
+			dir := sessiontest.CopyFixture(t, "tools")
 			env := func() map[string]string {
 				m := map[string]string{}
 				for k, v := range tc.env {
@@ -90,7 +92,7 @@ func TestCompactMeasuresAsEstimate(t *testing.T) {
 }
 
 func TestModelFlagsRejected(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -159,7 +161,7 @@ func TestRenderFitModelResolution(t *testing.T) {
 		{"the environment when the session records none", true, map[string]string{"CTXFOLD_MODEL": "gpt-4"}, nil, "gpt-4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixture(t, "tools")
+			dir := sessiontest.CopyFixture(t, "tools")
 			if tc.noModel {
 				dir = withoutModel(t)
 			}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 func sessionBytes(t *testing.T, dir string) map[string][]byte {
@@ -22,7 +24,7 @@ func sessionBytes(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestRenderFitAlreadyFitsIsRenderOutput(t *testing.T) {
-	dir := copyFixture(t, "compacted")
+	dir := sessiontest.CopyFixture(t, "compacted")
 	for _, format := range []string{"openai", "anthropic", "text", "ids"} {
 		plain := cliRun(t, nil, false, "render", dir, "--format", format)
 		fitted := cliRun(t, nil, false, "render", dir, "--fit", "--model", "gpt-4.1", "--format", format)
@@ -36,7 +38,7 @@ func TestRenderFitAlreadyFitsIsRenderOutput(t *testing.T) {
 }
 
 func TestRenderFitTransformsWithoutWriting(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	before := sessionBytes(t, dir)
 	report := filepath.Join(t.TempDir(), "fit.json")
 	res := cliRun(t, nil, false, "render", dir, "--fit", "--window", "1200", "--format", "ids", "--json-report", report)
@@ -68,7 +70,7 @@ func TestRenderFitTransformsWithoutWriting(t *testing.T) {
 }
 
 func TestRenderFitExitCodes(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -104,7 +106,7 @@ func TestRenderFitExitCodes(t *testing.T) {
 // The fitted OpenAI body, imported back and measured by estimate, is within
 // the budget the fit reported: the body a script sends really fits.
 func TestRenderFitBodyRecountsWithinBudget(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	tmp := t.TempDir()
 	reportFile := filepath.Join(tmp, "fit.json")
 	res := cliRun(t, nil, false, "render", dir, "--fit", "--window", "1200", "--format", "openai", "--json-report", reportFile)

@@ -9,12 +9,14 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // BenchmarkMakePlan: the pure plan over a 1,000-node tool-heavy view.
 func BenchmarkMakePlan(b *testing.B) {
-	nodes := ptrs(genSession(newRand(), 150))
+	nodes := sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 150))
 	toks := make([]int, len(nodes))
 	total := 0
 	for i := range toks {
@@ -38,7 +40,7 @@ func BenchmarkCompactLong(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := Compact(context.Background(), Options{Dir: dir, Summarizer: Extractive{}, Estimate: estimate.Options{NoCache: true}})
+		res, err := Compact(context.Background(), Options{Dir: dir, Summarizer: summarize.Extractive{}, Estimate: estimate.Options{NoCache: true}})
 		if err != nil || res.Outcome != OutcomeSucceeded {
 			b.Fatal(err, res)
 		}
@@ -49,7 +51,7 @@ func BenchmarkCompactLong(b *testing.B) {
 // ns/node figure should stay flat (verify is linear).
 func BenchmarkVerifyGate(b *testing.B) {
 	for _, turns := range []int{200, 2000} {
-		nodes := genSession(newRand(), turns)
+		nodes := sessiontest.Generate(sessiontest.NewRand(), turns)
 		dir := newSession(b, "gpt-4o", nodes)
 		b.Run(fmt.Sprintf("nodes=%d", len(nodes)), func(b *testing.B) {
 			g, err := dag.Open(dir, transcript.OpenOptions{})

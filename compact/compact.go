@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/verify"
 )
 
 // Outcomes (seed 001 §02), plus changed (the source moved underneath) and
@@ -57,7 +58,7 @@ type Options struct {
 	IfAbove float64
 	// DryRun plans and writes nothing.
 	DryRun     bool
-	Summarizer Summarizer
+	Summarizer summarize.Summarizer
 	// Now is the clock for event times and durations (nil: time.Now).
 	Now func() time.Time
 	// OnStart is called once compaction_started is written, right before
@@ -253,7 +254,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	}
 	// seed 000 §4 step 3: the summarizer reads the previous summary plus
 	// every newly covered turn; it runs outside the lock.
-	req := Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
+	req := summarize.Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
 	if plan.Previous != nil {
 		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
 	}
@@ -264,7 +265,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		}
 		res.CoversIDs = plan.CoversIDs
 		res.SummarisedCount = len(plan.CoversIDs)
-		if !plan.NoOp && Offline(opts.Summarizer) {
+		if !plan.NoOp && summarize.Offline(opts.Summarizer) {
 			// An offline summarizer is cheap and deterministic: build the
 			// candidate and run the same checks a real run would, so the
 			// plan does not promise a compaction that will be rejected.
@@ -386,23 +387,6 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	res.CoversIDs = plan.CoversIDs
 	res.SummarisedCount = len(plan.CoversIDs)
 	return res, nil
-}
-
-// Offline reports whether s runs locally, deterministically and without
-// cost (the extractive summarizer), so a dry run may run it. A wrapper
-// that embeds a Summarizer can say so by implementing Unwrap.
-func Offline(s Summarizer) bool {
-	for s != nil {
-		switch v := s.(type) {
-		case Extractive, *Extractive:
-			return true
-		case interface{ Unwrap() Summarizer }:
-			s = v.Unwrap()
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // candidate is a validated summary node with its figures.

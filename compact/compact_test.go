@@ -4,30 +4,19 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/verify"
 )
-
-// copyFixture copies fixtures/NAME into a temp dir (fixtures are never
-// written by tests).
-func copyFixture(t testing.TB, name string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", name))); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // fakeClock advances 25ms on every reading.
 func fakeClock() func() time.Time {
@@ -35,7 +24,7 @@ func fakeClock() func() time.Time {
 	return func() time.Time { t = t.Add(25 * time.Millisecond); return t }
 }
 
-func opts(dir string, s Summarizer, keep int) Options {
+func opts(dir string, s summarize.Summarizer, keep int) Options {
 	return Options{Dir: dir, Summarizer: s, KeepTokens: keep, Now: fakeClock(), Estimate: estimate.Options{NoCache: true}}
 }
 
@@ -91,9 +80,9 @@ func storedNode(t testing.TB, dir, id string) *transcript.Node {
 }
 
 func TestCompactExtractiveFactsSurvive(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	before := measure(t, dir)
-	res, err := Compact(context.Background(), opts(dir, Extractive{}, 300))
+	res, err := Compact(context.Background(), opts(dir, summarize.Extractive{}, 300))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +146,7 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 func TestCompactNoOpPathsNeverCallTheSummarizer(t *testing.T) {
 	ctx := context.Background()
 	t.Run("at or below the target", func(t *testing.T) {
-		dir := copyFixture(t, "tools")
+		dir := sessiontest.CopyFixture(t, "tools")
 		files := snapshotFiles(t, dir)
 		res, err := Compact(ctx, opts(dir, mustNotCall{t}, 0))
 		if err != nil || res.Outcome != OutcomeNoOp || res.Reason != ReasonBelowTarget {
@@ -172,8 +161,8 @@ func TestCompactNoOpPathsNeverCallTheSummarizer(t *testing.T) {
 		}
 	})
 	t.Run("nothing new since the last compaction", func(t *testing.T) {
-		dir := copyFixture(t, "tools")
-		if res, err := Compact(ctx, opts(dir, Extractive{}, 300)); err != nil || res.Outcome != OutcomeSucceeded {
+		dir := sessiontest.CopyFixture(t, "tools")
+		if res, err := Compact(ctx, opts(dir, summarize.Extractive{}, 300)); err != nil || res.Outcome != OutcomeSucceeded {
 			t.Fatalf("%v %+v", err, res)
 		}
 		files := snapshotFiles(t, dir)
@@ -189,7 +178,7 @@ func TestCompactNoOpPathsNeverCallTheSummarizer(t *testing.T) {
 		}
 	})
 	t.Run("below --if-above", func(t *testing.T) {
-		dir := copyFixture(t, "tools")
+		dir := sessiontest.CopyFixture(t, "tools")
 		o := opts(dir, mustNotCall{t}, 300)
 		o.IfAbove = 80
 		res, err := Compact(ctx, o)
@@ -201,7 +190,7 @@ func TestCompactNoOpPathsNeverCallTheSummarizer(t *testing.T) {
 		}
 	})
 	t.Run("dry run", func(t *testing.T) {
-		dir := copyFixture(t, "tools")
+		dir := sessiontest.CopyFixture(t, "tools")
 		files := snapshotFiles(t, dir)
 		o := opts(dir, mustNotCall{t}, 300)
 		o.DryRun = true
@@ -244,7 +233,7 @@ func TestCompactRejectsBadSummaries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixture(t, "tools")
+			dir := sessiontest.CopyFixture(t, "tools")
 			files := snapshotFiles(t, dir)
 			o := opts(dir, tc.s, 300)
 			o.MaxSummaryTokens = tc.max
@@ -265,7 +254,7 @@ func TestCompactRejectsBadSummaries(t *testing.T) {
 }
 
 func TestCompactCancelled(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	files := snapshotFiles(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -285,7 +274,7 @@ func TestCompactCancelled(t *testing.T) {
 }
 
 func TestCompactChangedUnderneath(t *testing.T) {
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	s := &stubSummarizer{text: "## Objective\nshort", fn: func(context.Context) error {
 		// Another writer extends HEAD while the (slow) summarizer runs.
 		appendNodes(t, dir, []transcript.Node{{ID: "u9", Role: transcript.RoleUser, Content: transcript.TextContent("one more thing")}})
@@ -314,8 +303,8 @@ func TestCompactChangedUnderneath(t *testing.T) {
 
 func TestCompactTwiceExtendsCoverage(t *testing.T) {
 	ctx := context.Background()
-	dir := copyFixture(t, "tools")
-	first, err := Compact(ctx, opts(dir, Extractive{}, 300))
+	dir := sessiontest.CopyFixture(t, "tools")
+	first, err := Compact(ctx, opts(dir, summarize.Extractive{}, 300))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +318,7 @@ func TestCompactTwiceExtendsCoverage(t *testing.T) {
 	var second *Result
 	spy.fn = func(ctx context.Context) error {
 		var err error
-		spy.text, err = Extractive{}.Summarize(ctx, spy.last)
+		spy.text, err = summarize.Extractive{}.Summarize(ctx, spy.last)
 		return err
 	}
 	second, err = Compact(ctx, opts(dir, spy, 60))
@@ -381,11 +370,11 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 		}
 	}()
 	for s := 0; s < 25; s++ {
-		nodes := genSession(r, 4+r.IntN(8))
+		nodes := sessiontest.Generate(r, 4+r.IntN(8))
 		dir := newSession(t, "gpt-4o", nodes)
-		history := ptrs(nodes)
+		history := sessiontest.Pointers(nodes)
 		for _, keep := range []int{600, 150, 1} { // each re-compaction folds more
-			res, err := Compact(context.Background(), opts(dir, Extractive{}, keep))
+			res, err := Compact(context.Background(), opts(dir, summarize.Extractive{}, keep))
 			if err != nil {
 				t.Fatalf("session %d keep %d: %v", s, keep, err)
 			}
@@ -405,7 +394,7 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 			if res.Outcome == OutcomeSucceeded {
 				succeeded++
 			}
-			if res.Outcome == OutcomeSucceeded && (view[1].ID != res.SummaryID || !isTurnStart(view[2])) {
+			if res.Outcome == OutcomeSucceeded && (view[1].ID != res.SummaryID || !view[2].IsTurnStart()) {
 				t.Fatalf("session %d keep %d: rendered %v", s, keep, v.IDs())
 			}
 			// The verifier passes the compacted session: tool adjacency,
@@ -456,7 +445,7 @@ func TestCompactCeilingIsTheNodeCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := copyFixture(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	o := opts(dir, &stubSummarizer{text: text}, 300)
 	o.MaxSummaryTokens = bare
 	_, err = Compact(context.Background(), o)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/summarize"
 )
 
 // A dry run with the offline summarizer builds and checks the candidate,
@@ -20,10 +23,10 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 		{"tools", 300, nil},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
-			dir := copyFixture(t, tc.fixture)
+			dir := sessiontest.CopyFixture(t, tc.fixture)
 			files := snapshotFiles(t, dir)
 			nev := len(events(t, dir))
-			o := opts(dir, Extractive{}, tc.keep)
+			o := opts(dir, summarize.Extractive{}, tc.keep)
 			o.DryRun = true
 			dry, err := Compact(ctx, o)
 			if err != nil || dry.Outcome != OutcomePlanned || !dry.Checked {
@@ -35,7 +38,7 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 			if snapshotFiles(t, dir) != files || len(events(t, dir)) != nev {
 				t.Fatal("a dry run wrote")
 			}
-			real, err := Compact(ctx, opts(dir, Extractive{}, tc.keep))
+			real, err := Compact(ctx, opts(dir, summarize.Extractive{}, tc.keep))
 			if tc.reject != nil {
 				var fe *FailedError
 				if !errors.As(err, &fe) || !errors.Is(err, tc.reject) {
@@ -53,7 +56,7 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 		})
 	}
 	t.Run("other summarizers are not run", func(t *testing.T) {
-		dir := copyFixture(t, "fork")
+		dir := sessiontest.CopyFixture(t, "fork")
 		o := opts(dir, mustNotCall{t}, 10)
 		o.DryRun = true
 		res, err := Compact(ctx, o)

@@ -4,86 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
-
-// genSession builds a tool-heavy conversation: a system root, then turns
-// that start with a user message, run zero to four tool steps (calls in
-// tool_calls or as tool_call blocks, answered by tool nodes or by a user
-// node of tool_result blocks, sometimes with text), and usually end with an
-// assistant answer.
-func genSession(r *rand.Rand, turns int) []transcript.Node {
-	var out []transcript.Node
-	id := 0
-	next := func(prefix string) string { id++; return fmt.Sprintf("%s%d", prefix, id) }
-	out = append(out, transcript.Node{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("You are a coding agent.")})
-	for t := 0; t < turns; t++ {
-		out = append(out, transcript.Node{ID: next("u"), Role: transcript.RoleUser,
-			Content: transcript.TextContent(fmt.Sprintf("Turn %d: please look at pkg/mod%d/file%d.go and run the tests.", t, t, r.IntN(9)))})
-		for step := r.IntN(5); step > 0; step-- {
-			ncalls := 1 + r.IntN(3)
-			a := transcript.Node{ID: next("a"), Role: transcript.RoleAssistant}
-			var callIDs []string
-			blocks := r.IntN(2) == 0
-			if blocks {
-				a.Content = transcript.Content{IsBlocks: true, Blocks: []transcript.Block{{Type: transcript.BlockText, Text: "Working."}}}
-			} else {
-				a.Content = transcript.TextContent("")
-			}
-			for c := 0; c < ncalls; c++ {
-				cid := next("call_")
-				callIDs = append(callIDs, cid)
-				args := json.RawMessage(fmt.Sprintf(`{"cmd":"go test ./pkg/mod%d -run T%d"}`, t, c))
-				if blocks {
-					a.Content.Blocks = append(a.Content.Blocks, transcript.Block{Type: transcript.BlockToolCall, ID: cid, Name: "bash", Arguments: args})
-				} else {
-					a.ToolCalls = append(a.ToolCalls, transcript.ToolCall{ID: cid, Name: "bash", Arguments: args})
-				}
-			}
-			out = append(out, a)
-			if r.IntN(3) == 0 {
-				// Anthropic style: one user node answers every call, maybe
-				// with text beside the results.
-				u := transcript.Node{ID: next("r"), Role: transcript.RoleUser, Content: transcript.Content{IsBlocks: true}}
-				for _, cid := range callIDs {
-					u.Content.Blocks = append(u.Content.Blocks, transcript.Block{Type: transcript.BlockToolResult, ToolCallID: cid, Text: "ok", IsError: r.IntN(5) == 0})
-				}
-				if r.IntN(2) == 0 {
-					u.Content.Blocks = append(u.Content.Blocks, transcript.Block{Type: transcript.BlockText, Text: "Also check the vet output."})
-				}
-				out = append(out, u)
-			} else {
-				for _, cid := range callIDs {
-					out = append(out, transcript.Node{ID: next("t"), Role: transcript.RoleTool, ToolCallID: cid,
-						Content: transcript.TextContent(fmt.Sprintf("--- FAIL: T (0.00s)\n%s output line\nok", cid))})
-				}
-			}
-		}
-		if r.IntN(6) != 0 {
-			out = append(out, transcript.Node{ID: next("a"), Role: transcript.RoleAssistant,
-				Content: transcript.TextContent(fmt.Sprintf("Done with turn %d. I'll keep pkg/mod%d as is.", t, t))})
-		}
-	}
-	for i := range out {
-		if i > 0 {
-			out[i].Predecessor = out[i-1].ID
-		}
-	}
-	return out
-}
-
-func ptrs(nodes []transcript.Node) []*transcript.Node {
-	out := make([]*transcript.Node, len(nodes))
-	for i := range nodes {
-		out[i] = &nodes[i]
-	}
-	return out
-}
 
 // checkAdjacency is the tool-adjacency rule over a rendered view: every
 // tool result answers a call of the nearest assistant message before it
@@ -206,13 +133,13 @@ type stubSummarizer struct {
 	text  string
 	err   error
 	calls int
-	last  Request
+	last  summarize.Request
 	fn    func(ctx context.Context) error
 }
 
 func (s *stubSummarizer) Name() string     { return "stub" }
 func (s *stubSummarizer) CacheKey() string { return "stub" }
-func (s *stubSummarizer) Summarize(ctx context.Context, req Request) (string, error) {
+func (s *stubSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
 	s.calls++
 	s.last = req
 	if s.fn != nil {
@@ -228,9 +155,7 @@ type mustNotCall struct{ t testing.TB }
 
 func (m mustNotCall) Name() string     { return "must-not-call" }
 func (m mustNotCall) CacheKey() string { return "must-not-call" }
-func (m mustNotCall) Summarize(context.Context, Request) (string, error) {
+func (m mustNotCall) Summarize(context.Context, summarize.Request) (string, error) {
 	m.t.Errorf("the summarizer was called on a no-op path")
 	return "", fmt.Errorf("must not be called")
 }
-
-func newRand() *rand.Rand { return rand.New(rand.NewPCG(3, 4)) }

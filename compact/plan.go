@@ -250,12 +250,6 @@ func boundaries(facts []nodeFacts, start int) []int {
 	return out
 }
 
-// isTurnStart: a turn begins at a user message that is not a summary and
-// answers no tool call.
-func isTurnStart(nd *transcript.Node) bool {
-	return nd.Role == transcript.RoleUser && !nd.IsSummary() && len(nd.ToolResults()) == 0
-}
-
 // conversational: a user or assistant message with text of its own (tool
 // results, tool-call-only messages, summaries and the system prompt are not).
 func conversational(nd *transcript.Node) bool {

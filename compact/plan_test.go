@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -50,7 +51,7 @@ func linear(t *testing.T, spec string) []*transcript.Node {
 		}
 		nodes = append(nodes, n)
 	}
-	return ptrs(nodes)
+	return sessiontest.Pointers(nodes)
 }
 
 func ids(nodes []*transcript.Node, from, to int) []string {
@@ -153,7 +154,7 @@ func TestPlanAdjacencyProperty(t *testing.T) {
 }
 
 func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) {
-	gen := genSession(r, 1+r.IntN(12))
+	gen := sessiontest.Generate(r, 1+r.IntN(12))
 	// One session in three is user-rooted, as imported from Claude Code,
 	// Codex or Gemini: no system prompt before the first request.
 	userRooted := r.IntN(3) == 0
@@ -161,7 +162,7 @@ func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) 
 		gen = gen[1:]
 		gen[0].Predecessor = ""
 	}
-	nodes := ptrs(gen)
+	nodes := sessiontest.Pointers(gen)
 	answered := answeredCalls(nodes)
 	toks := make([]int, len(nodes))
 	total := 3
@@ -186,7 +187,7 @@ func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) 
 		}
 		folded++
 		tail := nodes[p.Cut]
-		if !isTurnStart(tail) {
+		if !tail.IsTurnStart() {
 			t.Fatalf("session %d keep %d: tail starts at %q (%s)", s, keep, tail.ID, tail.Role)
 		}
 		view := append([]*transcript.Node{summary}, nodes[p.Cut:]...)
@@ -239,7 +240,7 @@ func TestPlanNeverCutsAnOpenCall(t *testing.T) {
 	}
 	toks := []int{1, 10, 10, 10, 10, 10, 10, 10}
 	for _, keep := range []int{20, 45, 50} {
-		p := MakePlan(PlanInput{Nodes: ptrs(nodes), Tokens: toks, Total: 84, Target: keep})
+		p := MakePlan(PlanInput{Nodes: sessiontest.Pointers(nodes), Tokens: toks, Total: 84, Target: keep})
 		if p.NoOp || nodes[p.Cut].ID == "u2" {
 			t.Fatalf("keep %d: cut at %q (no-op %v)", keep, nodes[p.Cut].ID, p.NoOp)
 		}

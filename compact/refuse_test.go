@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/summarize"
 )
 
 // A session that already fails verify is refused before planning: exit 2,
@@ -27,11 +30,11 @@ func TestCompactRefusesSessionsFailingVerify(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
-			dir := copyFixture(t, filepath.Join("broken", tc.fixture))
+			dir := sessiontest.CopyFixture(t, filepath.Join("broken", tc.fixture))
 			files := snapshotFiles(t, dir)
 			evBefore, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 			for _, dry := range []bool{true, false} {
-				o := opts(dir, Extractive{}, 10)
+				o := opts(dir, summarize.Extractive{}, 10)
 				o.DryRun = dry
 				if !tc.refused {
 					_, err := Compact(context.Background(), o)

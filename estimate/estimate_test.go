@@ -14,37 +14,10 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
 )
-
-// copySession copies a fixture into a temp dir (tests never write into
-// fixtures/, and View writes its cache beside the nodes).
-func copySession(t *testing.T, name string) string {
-	t.Helper()
-	src := filepath.Join("..", "fixtures", name)
-	dst := filepath.Join(t.TempDir(), name)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() || e.Name() == CacheFile {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
-}
 
 func openView(t *testing.T, dir, head string, raw bool) *render.View {
 	t.Helper()
@@ -71,7 +44,7 @@ func sumCategories(r *Result) int {
 func TestViewEqualsNodesAndCategoriesSum(t *testing.T) {
 	for _, fx := range []string{"tools", "fork", "compacted"} {
 		for _, model := range []string{"gpt-4o", "gpt-4", "claude-sonnet-4", "gemini-2.5-pro"} {
-			dir := copySession(t, fx)
+			dir := sessiontest.CopyFixture(t, fx)
 			v := openView(t, dir, "", false)
 			opts := Options{Model: model, NodeDetail: true, NoCalibrate: true}
 			got, err := View(context.Background(), v, opts)
@@ -106,7 +79,7 @@ func TestViewEqualsNodesAndCategoriesSum(t *testing.T) {
 // TestCategoriesAreExactCounts checks the breakdown of fixtures/tools
 // against counts taken independently with Text.
 func TestCategoriesAreExactCounts(t *testing.T) {
-	v := openView(t, copySession(t, "tools"), "", false)
+	v := openView(t, sessiontest.CopyFixture(t, "tools"), "", false)
 	nodes, err := v.LoadNodes()
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +134,7 @@ func TestCategoriesAreExactCounts(t *testing.T) {
 // TestCompactedCountsSummaryNotCovered: the estimate of a compacted
 // session is the rendered view — the active summary, not what it covers.
 func TestCompactedCountsSummaryNotCovered(t *testing.T) {
-	dir := copySession(t, "compacted")
+	dir := sessiontest.CopyFixture(t, "compacted")
 	v := openView(t, dir, "", false)
 	if !v.Summarized() {
 		t.Fatal("fixture's view is not summarized")
@@ -297,7 +270,7 @@ func estimateSent(t *testing.T, dir, pred string, raw bool, model string) int {
 }
 
 func TestCalibrationArithmetic(t *testing.T) {
-	dir := copySession(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	v := openView(t, dir, "", false)
 	res, err := View(context.Background(), v, Options{Model: "gpt-4o"})
 	if err != nil {
@@ -344,7 +317,7 @@ func TestCalibrationArithmetic(t *testing.T) {
 // written reads the summary; one sent before reads the raw spine, even
 // though the summary is active now.
 func TestCalibrationHonoursSummaryOrder(t *testing.T) {
-	dir := copySession(t, "compacted")
+	dir := sessiontest.CopyFixture(t, "compacted")
 	nodesPath := filepath.Join(dir, transcript.NodesFile)
 	data, err := os.ReadFile(nodesPath)
 	if err != nil {
@@ -403,7 +376,7 @@ func TestCalibrationHonoursSummaryOrder(t *testing.T) {
 }
 
 func TestCacheWarmRunDoesNoBPE(t *testing.T) {
-	dir := copySession(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	opts := Options{Model: "gpt-4o", NodeDetail: true}
 	before := bpeNodes.Load()
 	cold, err := View(context.Background(), openView(t, dir, "", false), opts)
@@ -445,7 +418,7 @@ func TestCacheWarmRunDoesNoBPE(t *testing.T) {
 }
 
 func TestCacheAfterAppendCountsOnlyNewNodes(t *testing.T) {
-	dir := copySession(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	opts := Options{Model: "gpt-4o"}
 	if _, err := View(context.Background(), openView(t, dir, "", false), opts); err != nil {
 		t.Fatal(err)
@@ -470,7 +443,7 @@ func TestCacheAfterAppendCountsOnlyNewNodes(t *testing.T) {
 }
 
 func TestCacheChangedDeletedCorrupt(t *testing.T) {
-	dir := copySession(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	opts := Options{Model: "gpt-4o", NoCalibrate: true}
 	first, err := View(context.Background(), openView(t, dir, "", false), opts)
 	if err != nil {
@@ -550,7 +523,7 @@ func TestCacheChangedDeletedCorrupt(t *testing.T) {
 }
 
 func TestPerNodeCountsCoveredNodes(t *testing.T) {
-	dir := copySession(t, "compacted")
+	dir := sessiontest.CopyFixture(t, "compacted")
 	v := openView(t, dir, "", false)
 	s := v.Graph.S
 	all := make([]int, s.Len())
@@ -643,7 +616,7 @@ func TestCancelled(t *testing.T) {
 // state and inputs. A compaction changes session.json without moving HEAD
 // (seed 001 §01), which must be a miss.
 func TestViewCacheKey(t *testing.T) {
-	dir := copySession(t, "compacted")
+	dir := sessiontest.CopyFixture(t, "compacted")
 	opts := Options{Model: "gpt-4.1"}
 	key, err := ViewCacheKey(dir, opts, "")
 	if err != nil {
@@ -699,7 +672,7 @@ func TestViewCacheKey(t *testing.T) {
 // TestConcurrentRunsShareTheCache: runs racing on one session's cache all
 // agree and leave a valid cache (each replaces it atomically).
 func TestConcurrentRunsShareTheCache(t *testing.T) {
-	dir := copySession(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	opts := Options{Model: "gpt-4o", NodeDetail: true}
 	want, err := View(context.Background(), openView(t, dir, "", false), Options{Model: "gpt-4o", NodeDetail: true, NoCache: true})
 	if err != nil {
@@ -767,7 +740,7 @@ func (a *atomicStrings) get() []string {
 // the other branch's nodes, and entries never written (nodes no run has
 // read yet) are plain misses, not damage.
 func TestCacheKeepsEntriesOfNodesOffTheView(t *testing.T) {
-	dir := copySession(t, "fork")
+	dir := sessiontest.CopyFixture(t, "fork")
 	var warnings []string
 	opts := Options{Model: "gpt-4o", NoCalibrate: true, Warn: func(m string) { warnings = append(warnings, m) }}
 	run := func(head string, wantBPE int64) {
@@ -800,7 +773,7 @@ func TestCacheKeepsEntriesOfNodesOffTheView(t *testing.T) {
 // The cache keeps the profiles used last: one used again without changes
 // moves to the front, so a new profile does not push it out.
 func TestCacheKeepsTheProfilesUsedLast(t *testing.T) {
-	dir := copySession(t, "tools")
+	dir := sessiontest.CopyFixture(t, "tools")
 	run := func(model string) int64 {
 		t.Helper()
 		before := bpeNodes.Load()

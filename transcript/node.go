@@ -434,6 +434,12 @@ func (n *Node) ToolResults() []ToolResult {
 // metadata.compaction is true).
 func (n *Node) IsSummary() bool { return metaBool(n.Metadata, "compaction") }
 
+// IsTurnStart reports whether a turn begins at n: a user message that is
+// not a summary and answers no tool call (docs/COMPACT.md, turn selection).
+func (n *Node) IsTurnStart() bool {
+	return n.Role == RoleUser && !n.IsSummary() && len(n.ToolResults()) == 0
+}
+
 // CoversIDs returns metadata.covers_ids, or nil.
 func (n *Node) CoversIDs() []string {
 	raw, ok := n.Metadata["covers_ids"]

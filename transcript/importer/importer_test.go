@@ -13,11 +13,11 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
 	"github.com/ctxfold/ctxfold/transcript/importer/importtest"
+	"github.com/ctxfold/ctxfold/verify"
 )
 
 const fixtures = "../../fixtures/import/"

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -59,14 +59,14 @@ type Options struct {
 	Margin int
 	// Summarizer writes tool-result summaries and checkpoints; nil skips
 	// steps 1 and 2 (only snipping is possible).
-	Summarizer compact.Summarizer
+	Summarizer summarize.Summarizer
 	// SummaryTokens is the output budget of one summary; ChunkTokens the
 	// input budget of one summary call (longer text goes in chunks).
 	SummaryTokens int
 	ChunkTokens   int
 	// MaxCalls and Deadline bound the summary calls of this preparation:
-	// MaxCalls counts provider calls (a compact.Limiter such as
-	// compact.OpenAI counts each HTTP attempt, retries included; any other
+	// MaxCalls counts provider calls (a summarize.Limiter such as
+	// summarize.OpenAI counts each HTTP attempt, retries included; any other
 	// summarizer counts one per Summarize), and Deadline starts at the
 	// first summary call, so the time spent measuring is not taken from it.
 	MaxCalls int
@@ -699,7 +699,7 @@ func (f *fitter) summary(kind string, nodes []*transcript.Node) (string, bool) {
 		overflow := false
 		for _, part := range parts {
 			s, err := f.call(part)
-			if errors.Is(err, compact.ErrContextLength) && chunk/2 >= minChunkTokens {
+			if errors.Is(err, summarize.ErrContextLength) && chunk/2 >= minChunkTokens {
 				overflow = true
 				break
 			}
@@ -747,7 +747,7 @@ func (f *fitter) call(nodes []*transcript.Node) (string, error) {
 	}
 	summarizer := f.opts.Summarizer
 	used := func() int { return 1 }
-	if l, ok := summarizer.(compact.Limiter); ok {
+	if l, ok := summarizer.(summarize.Limiter); ok {
 		// It retries and chunks on its own: hand it only what is left of
 		// this preparation's calls and time.
 		deadline, _ := f.sumCtx.Deadline()
@@ -755,7 +755,7 @@ func (f *fitter) call(nodes []*transcript.Node) (string, error) {
 	}
 	// Tool output goes unclipped: chunks sized it, and the summary is of
 	// the whole result.
-	s, err := summarizer.Summarize(f.sumCtx, compact.Request{Nodes: nodes, MaxTokens: f.opts.SummaryTokens, Encoding: f.encoding(), FullResults: true})
+	s, err := summarizer.Summarize(f.sumCtx, summarize.Request{Nodes: nodes, MaxTokens: f.opts.SummaryTokens, Encoding: f.encoding(), FullResults: true})
 	// A call that made no provider call still counts, so a broken
 	// summarizer cannot loop.
 	f.calls += max(used(), 1)
@@ -792,7 +792,7 @@ func (f *fitter) chunks(nodes []*transcript.Node, chunk int) ([][]*transcript.No
 		}
 	}
 	for _, n := range nodes {
-		t, err := estimate.Text(enc, compact.TranscriptFull([]*transcript.Node{n}))
+		t, err := estimate.Text(enc, summarize.TranscriptFull([]*transcript.Node{n}))
 		if err != nil {
 			return nil, err
 		}
@@ -879,7 +879,7 @@ func (f *fitter) cacheKey(kind string, nodes []*transcript.Node) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "ctxfold-fit-v2\x00%s\x00%s\x00%s\x00%d\x00%d\x00%s\x00", kind, f.opts.Summarizer.Name(), f.opts.Summarizer.CacheKey(),
 		f.opts.SummaryTokens, f.opts.ChunkTokens, f.encoding())
-	h.Write([]byte(compact.TranscriptFull(nodes)))
+	h.Write([]byte(summarize.TranscriptFull(nodes)))
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/verify"
 )
 
 // benchNodes is the size of the generated session (CTXFOLD_BENCH_NODES
@@ -85,7 +85,7 @@ func writeLargeSession(b *testing.B, n int) string {
 // BenchmarkVerifySession times the checks alone on an open session of
 // CTXFOLD_BENCH_NODES (default 1M) nodes:
 //
-//	go test ./dag/verify -run '^$' -bench VerifySession -benchtime 3x
+//	go test ./verify -run '^$' -bench VerifySession -benchtime 3x
 func BenchmarkVerifySession(b *testing.B) {
 	dir := writeLargeSession(b, benchNodes())
 	s, err := transcript.Open(dir, transcript.OpenOptions{})
@@ -106,7 +106,7 @@ func BenchmarkVerifySession(b *testing.B) {
 // BenchmarkVerifyDir times what 'ctxfold verify DIR' does: read and index
 // the session, then check it.
 //
-//	go test ./dag/verify -run '^$' -bench VerifyDir -benchtime 3x
+//	go test ./verify -run '^$' -bench VerifyDir -benchtime 3x
 func BenchmarkVerifyDir(b *testing.B) {
 	dir := writeLargeSession(b, benchNodes())
 	b.ResetTimer()
@@ -125,7 +125,7 @@ func BenchmarkVerifyDir(b *testing.B) {
 // × depth (each later summary is reported once, as not extending the
 // first):
 //
-//	go test ./dag/verify -run '^$' -bench VerifyManySummaries -benchtime 1x
+//	go test ./verify -run '^$' -bench VerifyManySummaries -benchtime 1x
 func BenchmarkVerifyManySummaries(b *testing.B) {
 	n, summaries := 200_000, 2_000
 	if v, err := strconv.Atoi(os.Getenv("CTXFOLD_BENCH_SUMMARIES")); err == nil && v > 1 {

@@ -1,4 +1,4 @@
-package compact
+package summarize
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
 func extractiveFixture() []*transcript.Node {
-	return ptrs([]transcript.Node{
+	return sessiontest.Pointers([]transcript.Node{
 		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Migrate cmd/server/main.go to the new config loader. Never commit secrets to config/prod.yaml. Which Go version do we target?")},
 		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("I'll read the loader first. We'll switch to a single Load function. Should I keep the old flags?"),
 			ToolCalls: []transcript.ToolCall{
@@ -68,7 +69,7 @@ func TestExtractiveSections(t *testing.T) {
 }
 
 func TestExtractiveFitsTheCap(t *testing.T) {
-	nodes := ptrs(genSession(newRand(), 40))
+	nodes := sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 40))
 	for _, cap := range []int{120, 400, 1500} {
 		got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: nodes, MaxTokens: cap})
 		if err != nil {

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/estimate"
-	"github.com/ctxfold/ctxfold/render/fit"
+	"github.com/ctxfold/ctxfold/fit"
+	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -54,7 +54,7 @@ func total(t *testing.T, nodes []*transcript.Node) int {
 }
 
 // options gives a budget of exactly budget tokens.
-func options(budget int, s compact.Summarizer) fit.Options {
+func options(budget int, s summarize.Summarizer) fit.Options {
 	const outputCap = 100
 	return fit.Options{Estimate: estimate.Options{Window: budget + outputCap, OutputCap: outputCap}, Margin: 0, Summarizer: s}
 }
@@ -93,7 +93,7 @@ func encode(t *testing.T, n *transcript.Node) string {
 
 func TestAlreadyFitsIsUnchanged(t *testing.T) {
 	nodes := toolHeavy(2, 20)
-	out, rep := fitted(t, nodes, options(total(t, nodes), compact.Extractive{}))
+	out, rep := fitted(t, nodes, options(total(t, nodes), summarize.Extractive{}))
 	if len(rep.Transformations) != 0 || rep.SummaryCalls != 0 {
 		t.Fatalf("a view that fits was transformed: %+v", rep)
 	}
@@ -111,7 +111,7 @@ func TestToolResultsSummarizedFirst(t *testing.T) {
 	nodes := toolHeavy(4, 60)
 	before := total(t, nodes)
 	// Summarizing one long log saves far more than 300 tokens.
-	out, rep := fitted(t, nodes, options(before-300, compact.Extractive{}))
+	out, rep := fitted(t, nodes, options(before-300, summarize.Extractive{}))
 	if len(rep.Transformations) == 0 {
 		t.Fatal("nothing was transformed")
 	}
@@ -161,7 +161,7 @@ func TestCheckpointKeepsUserMessagesVerbatim(t *testing.T) {
 		}
 	}
 	budget := total(t, append(users, last[1:]...)) + fit.DefaultSummaryTokens + 200
-	out, rep := fitted(t, nodes, options(budget, compact.Extractive{}))
+	out, rep := fitted(t, nodes, options(budget, summarize.Extractive{}))
 	steps := map[string]bool{}
 	for _, tr := range rep.Transformations {
 		steps[tr.Step] = true
@@ -245,7 +245,7 @@ func TestToolGroupsNeverSplit(t *testing.T) {
 
 func TestProtectedOverBudgetDoesNotFit(t *testing.T) {
 	nodes := toolHeavy(1, 200) // the only turn is the latest: all protected
-	_, _, err := fit.Fit(context.Background(), nodes, options(100, compact.Extractive{}))
+	_, _, err := fit.Fit(context.Background(), nodes, options(100, summarize.Extractive{}))
 	var dnf *fit.DoesNotFitError
 	if !errors.As(err, &dnf) {
 		t.Fatalf("want DoesNotFitError, got %v", err)
@@ -303,7 +303,7 @@ type countingSummarizer struct {
 func (c *countingSummarizer) Name() string     { return "counting" }
 func (c *countingSummarizer) CacheKey() string { return "counting" }
 
-func (c *countingSummarizer) Summarize(ctx context.Context, req compact.Request) (string, error) {
+func (c *countingSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
 	c.calls.Add(1)
 	if c.sleep > 0 {
 		select {
@@ -439,10 +439,10 @@ type recordingExec struct {
 
 func (r *recordingExec) Name() string     { return "exec" }
 func (r *recordingExec) CacheKey() string { return r.key }
-func (r *recordingExec) Summarize(_ context.Context, req compact.Request) (string, error) {
+func (r *recordingExec) Summarize(_ context.Context, req summarize.Request) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.prompts = append(r.prompts, compact.Prompt(req))
+	r.prompts = append(r.prompts, summarize.Prompt(req))
 	return "summary of part", nil
 }
 
@@ -498,7 +498,7 @@ func TestCacheKeyedBySummarizerSettings(t *testing.T) {
 	nodes := toolHeavy(4, 60)
 	dir := t.TempDir()
 	fitWith := func(cmd string) (*fit.Report, []*transcript.Node) {
-		opts := options(total(t, nodes)-300, &compact.Exec{Command: cmd})
+		opts := options(total(t, nodes)-300, &summarize.Exec{Command: cmd})
 		opts.CacheDir = dir
 		out, rep := fitted(t, nodes, opts)
 		return rep, out
@@ -518,8 +518,8 @@ func TestCacheKeyedBySummarizerSettings(t *testing.T) {
 	if r0 := byID(out)["r0"].Content.PlainText(); !strings.Contains(r0, "summary from B") {
 		t.Fatalf("r0 is %q, want B's summary", r0)
 	}
-	env := &compact.Exec{Command: `cat >/dev/null; echo "summary from A"`, Env: []string{"MODEL=other"}}
-	if env.CacheKey() == (&compact.Exec{Command: env.Command}).CacheKey() {
+	env := &summarize.Exec{Command: `cat >/dev/null; echo "summary from A"`, Env: []string{"MODEL=other"}}
+	if env.CacheKey() == (&summarize.Exec{Command: env.Command}).CacheKey() {
 		t.Fatal("the exec environment is not part of the cache key")
 	}
 }
@@ -538,7 +538,7 @@ func TestCallLimitCountsEveryHTTPAttempt(t *testing.T) {
 	nodes := toolHeavy(20, 30)
 	for _, limit := range []int{1, 3, 7} {
 		requests.Store(0)
-		s := &compact.OpenAI{BaseURL: srv.URL, Model: "m", Backoff: time.Microsecond}
+		s := &summarize.OpenAI{BaseURL: srv.URL, Model: "m", Backoff: time.Microsecond}
 		opts := options(total(t, nodes)/3, s)
 		opts.MaxCalls = limit
 		_, rep, err := fit.Fit(context.Background(), nodes, opts)

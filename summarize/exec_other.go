@@ -1,6 +1,6 @@
 //go:build !unix
 
-package compact
+package summarize
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package compact
+package summarize
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 func TestExecSummarizer(t *testing.T) {
-	req := Request{Nodes: ptrs(genSession(newRand(), 2)), MaxTokens: 300}
+	req := Request{Nodes: sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 2)), MaxTokens: 300}
 	t.Run("success", func(t *testing.T) {
 		promptFile := filepath.Join(t.TempDir(), "prompt.txt")
 		e := &Exec{Command: `cat > "$PROMPT_FILE"; printf '## Objective\nfrom a child process\n'`, Env: []string{"PROMPT_FILE=" + promptFile}}
@@ -47,21 +49,4 @@ func TestExecSummarizer(t *testing.T) {
 			t.Fatalf("%v", err)
 		}
 	})
-}
-
-// TestCompactWithExec runs the pipeline end to end with a real child
-// process: a failing command writes no node.
-func TestCompactWithExec(t *testing.T) {
-	dir := copyFixture(t, "tools")
-	files := snapshotFiles(t, dir)
-	_, err := Compact(context.Background(), opts(dir, &Exec{Command: "exit 1"}, 300))
-	var failed *FailedError
-	if !errors.As(err, &failed) {
-		t.Fatalf("%v", err)
-	}
-	unchanged(t, dir, files)
-	res, err := Compact(context.Background(), opts(dir, &Exec{Command: `cat >/dev/null; echo "## Objective"; echo "fix 90m"`}, 300))
-	if err != nil || res.Outcome != OutcomeSucceeded || res.Summarizer != "exec" {
-		t.Fatalf("%v %+v", err, res)
-	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ctxfold/ctxfold/estimate"
-	"github.com/ctxfold/ctxfold/render/fit"
+	"github.com/ctxfold/ctxfold/fit"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 

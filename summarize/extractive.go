@@ -1,4 +1,4 @@
-package compact
+package summarize
 
 import (
 	"context"
@@ -112,7 +112,7 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 		}
 		text := strings.TrimSpace(nd.Content.PlainText())
 		switch {
-		case isTurnStart(nd) && text != "":
+		case nd.IsTurnStart() && text != "":
 			if x.paragraph[secObjective] == "" {
 				x.paragraph[secObjective] = clipText(text, 2000)
 			}

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/dag/verify"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/verify"
 )
 
-const fixtures = "../../fixtures"
+const fixtures = "../fixtures"
 
 func check(t *testing.T, dir string, opts verify.Options) (*verify.Result, []verify.Finding) {
 	t.Helper()
@@ -129,7 +129,7 @@ func TestEveryCodeHasAFixture(t *testing.T) {
 			t.Errorf("no fixture for %s", code)
 		}
 	}
-	doc, err := os.ReadFile("../../docs/VERIFY.md")
+	doc, err := os.ReadFile("../docs/VERIFY.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestMetaFindingsPathAndLine(t *testing.T) {
 
 func TestFindingText(t *testing.T) {
 	_, got := check(t, filepath.Join(fixtures, "broken", "tool_call_unanswered"), verify.Options{})
-	want := `../../fixtures/broken/tool_call_unanswered/nodes.jsonl:3: node "a1": tool call "c1" has no result before the next turn "a2" (line 4)`
+	want := `../fixtures/broken/tool_call_unanswered/nodes.jsonl:3: node "a1": tool call "c1" has no result before the next turn "a2" (line 4)`
 	if len(got) != 1 || got[0].String() != want || got[0].NodeID != "a1" || got[0].Line != 3 {
 		t.Fatalf("got %v\nwant %s", got, want)
 	}
@@ -235,7 +235,7 @@ func dump(fs []verify.Finding) string {
 }
 
 func ExampleSession() {
-	s, err := transcript.Open("../../fixtures/broken/covers_splits_tool_call", transcript.OpenOptions{})
+	s, err := transcript.Open("../fixtures/broken/covers_splits_tool_call", transcript.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

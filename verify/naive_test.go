@@ -252,7 +252,7 @@ func TestRandomDamage(t *testing.T) {
 // the rule disagree, so the checker is pointed at the relic instead of the
 // active summary.
 func TestRenderMismatchIsDetected(t *testing.T) {
-	s, err := transcript.Open("../../fixtures/compacted", transcript.OpenOptions{})
+	s, err := transcript.Open("../fixtures/compacted", transcript.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

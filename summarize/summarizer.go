@@ -1,4 +1,4 @@
-package compact
+package summarize
 
 import (
 	"context"
@@ -218,4 +218,21 @@ Rules:
 	b.WriteString(transcriptText)
 	b.WriteString("</transcript>\n")
 	return b.String()
+}
+
+// Offline reports whether s runs locally, deterministically and without
+// cost (the extractive summarizer), so a dry run may run it. A wrapper
+// that embeds a Summarizer can say so by implementing Unwrap.
+func Offline(s Summarizer) bool {
+	for s != nil {
+		switch v := s.(type) {
+		case Extractive, *Extractive:
+			return true
+		case interface{ Unwrap() Summarizer }:
+			s = v.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
 }

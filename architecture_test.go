@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/ctxfold/ctxfold"
+
+// layerTable reads the layer table of docs/ARCHITECTURE.md: each row is a
+// layer number and the packages in it, as `pkg` or `pkg/...` (the package
+// and everything below it). The document is the specification, so the test
+// and the page cannot drift apart.
+func layerTable(t *testing.T) map[string]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join("docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	row := regexp.MustCompile("^\\| (\\d+) \\| (.*) \\|$")
+	name := regexp.MustCompile("`([^`]+)`")
+	layers := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := row.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		for _, p := range name.FindAllStringSubmatch(m[2], -1) {
+			layers[p[1]] = n
+		}
+	}
+	if len(layers) == 0 {
+		t.Fatal("docs/ARCHITECTURE.md has no layer table")
+	}
+	return layers
+}
+
+// layerOf finds a package's layer: an exact row entry wins over the
+// longest `dir/...` entry that contains it.
+func layerOf(layers map[string]int, pkg string) (int, bool) {
+	if n, ok := layers[pkg]; ok {
+		return n, true
+	}
+	best, found := "", false
+	for k := range layers {
+		dir, ok := strings.CutSuffix(k, "/...")
+		if ok && (pkg == dir || strings.HasPrefix(pkg, dir+"/")) && len(dir) > len(best) {
+			best, found = dir, true
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	return layers[best+"/..."], true
+}
+
+// checkLayers returns every import that goes against the table: a package
+// the table does not list, an import of a lower layer, and any import of
+// internal/ (test support) from a package outside it. imports maps a
+// module-relative package path ("main" for the root) to the module-relative
+// packages it imports.
+func checkLayers(layers map[string]int, imports map[string][]string) []string {
+	var bad []string
+	for pkg, deps := range imports {
+		if isSupport(pkg) {
+			continue
+		}
+		from, ok := layerOf(layers, pkg)
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s is in no layer of docs/ARCHITECTURE.md", pkg))
+			continue
+		}
+		for _, dep := range deps {
+			if strings.HasPrefix(dep, "internal/") {
+				bad = append(bad, fmt.Sprintf("%s imports test support %s", pkg, dep))
+				continue
+			}
+			to, ok := layerOf(layers, dep)
+			if ok && to > from {
+				bad = append(bad, fmt.Sprintf("%s (layer %d) imports %s (layer %d)", pkg, from, dep, to))
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+// isSupport: test support, generators and benchmarks sit outside the flow.
+func isSupport(pkg string) bool {
+	return strings.HasPrefix(pkg, "internal/") || strings.HasPrefix(pkg, "bench/") || strings.HasPrefix(pkg, "fixtures")
+}
+
+// moduleImports lists the module's packages and their non-test imports
+// within the module, from go list.
+func moduleImports(t *testing.T) (map[string][]string, map[string][]string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{.Dir}}\t{{join .GoFiles \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[string][]string{}
+	files := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		pkg := rel(f[0])
+		imports[pkg] = []string{}
+		for _, dep := range strings.Fields(f[1]) {
+			if strings.HasPrefix(dep, modulePath+"/") || dep == modulePath {
+				imports[pkg] = append(imports[pkg], rel(dep))
+			} else {
+				imports[pkg] = append(imports[pkg], dep)
+			}
+		}
+		for _, g := range strings.Fields(f[3]) {
+			files[pkg] = append(files[pkg], filepath.Join(f[2], g))
+		}
+	}
+	return imports, files
+}
+
+func rel(importPath string) string {
+	if importPath == modulePath {
+		return "main"
+	}
+	return strings.TrimPrefix(importPath, modulePath+"/")
+}
+
+func TestLayers(t *testing.T) {
+	imports, _ := moduleImports(t)
+	for _, v := range checkLayers(layerTable(t), imports) {
+		t.Error(v)
+	}
+}
+
+// TestLayerCheckerRejects shows the checker failing on the imports it must
+// refuse: render reaching up into compact, a library importing test
+// support, and a package the table does not list.
+func TestLayerCheckerRejects(t *testing.T) {
+	layers := layerTable(t)
+	got := checkLayers(layers, map[string][]string{
+		"render":       {"dag", "compact"},
+		"estimate":     {"internal/sessiontest"},
+		"newthing":     {"transcript"},
+		"transcript":   {},
+		"cmd":          {"verify", "fit", "report/graph"},
+		"transcript/x": {"transcript"},
+	})
+	want := []string{
+		"estimate imports test support internal/sessiontest",
+		"newthing is in no layer of docs/ARCHITECTURE.md",
+		"render (layer 2) imports compact (layer 5)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("checker found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestNoCLIBelowCmd: only cmd and main touch cobra, viper or the process's
+// standard streams; the libraries take io.Readers and io.Writers.
+func TestNoCLIBelowCmd(t *testing.T) {
+	imports, files := moduleImports(t)
+	for pkg, deps := range imports {
+		if pkg == "cmd" || pkg == "main" || isSupport(pkg) {
+			continue
+		}
+		for _, dep := range deps {
+			if strings.HasPrefix(dep, "github.com/spf13/") {
+				t.Errorf("%s imports %s", pkg, dep)
+			}
+		}
+		for _, v := range stdStreamUses(t, files[pkg]) {
+			t.Errorf("%s: %s", pkg, v)
+		}
+	}
+	if v := stdStreamUses(t, []string{writeTemp(t, "package x\nimport \"os\"\nvar w = os.Stderr\n")}); len(v) != 1 {
+		t.Fatalf("the stream check does not see os.Stderr: %v", v)
+	}
+}
+
+// stdStreamUses finds os.Stdin, os.Stdout and os.Stderr in code (not in
+// comments) of the given files.
+func stdStreamUses(t *testing.T, paths []string) []string {
+	t.Helper()
+	var found []string
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" && strings.HasPrefix(sel.Sel.Name, "Std") {
+				found = append(found, fmt.Sprintf("%s uses os.%s", fset.Position(sel.Pos()), sel.Sel.Name))
+			}
+			return true
+		})
+	}
+	return found
+}
+
+func writeTemp(t *testing.T, src string) string {
+	p := filepath.Join(t.TempDir(), "x.go")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
