@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/fakegemini" ./internal/fake/gemini/cmd/fakegemini
-go build -o "$work/normalize" ./interop/gemini-cli/normalize
+go build -o "$work/normalize" ./internal/fake/gemini/cmd/normalize
 
 # start NAME [PROMPT_TOKENS]: a fresh HOME, project and fake provider.
 start() {
