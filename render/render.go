@@ -1,7 +1,7 @@
 // Package render owns what the model reads next turn: the rendered view
 // from a head (dag's segment substitution applied) and its conversion to
 // each output format (text, ids, jsonl, OpenAI Chat Completions, Anthropic
-// Messages). Every command that needs "what the model sees" goes through
+// Messages, Gemini generateContent). Every command that needs "what the model sees" goes through
 // View; nothing else decides it. It does not count tokens (estimate/) and
 // never writes to a session.
 package render
@@ -30,10 +30,11 @@ const (
 	// which can say what Chat Completions cannot: developer messages and
 	// a client's own compaction (what Codex CLI sends).
 	FormatResponses Format = "responses"
+	FormatGemini    Format = "gemini"
 )
 
 // Formats lists every format, for flag validation and completion.
-var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic, FormatResponses}
+var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic, FormatResponses, FormatGemini}
 
 // ParseFormat validates a format name.
 func ParseFormat(s string) (Format, error) {
@@ -229,6 +230,8 @@ func write(w io.Writer, src nodeSource, f Format) error {
 		err = writeAnthropic(bw, src)
 	case FormatResponses:
 		err = writeResponses(bw, src)
+	case FormatGemini:
+		err = writeGemini(bw, src)
 	default:
 		err = fmt.Errorf("unknown format %q", f)
 	}
@@ -316,7 +319,7 @@ func writeTextContent(w *bufio.Writer, n *transcript.Node) {
 // CSI sequence in it would recolour, retitle or rewrite the screen. C0
 // controls other than \n and \t, DEL and invalid bytes become \xNN, C1
 // controls \u00NN; everything else, line breaks included, is kept. Only
-// the text formats use it: jsonl, openai, anthropic and ids stay
+// the text formats use it: jsonl, openai, anthropic, gemini and ids stay
 // byte-exact.
 func TextSafe(s string) string {
 	i := 0
