@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
@@ -104,7 +105,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", render.TextSafe(fmt.Sprint(w)))
 	}
 	if rep.WarningsDropped > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %d more warnings not shown\n", rep.WarningsDropped)
@@ -129,9 +130,9 @@ func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
 	}
 	for _, s := range rep.Sessions {
 		if tty {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, render.TextSafe(s.Head))
 		} else {
-			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, render.TextSafe(s.Head))
 		}
 	}
 	if tty {
@@ -140,13 +141,13 @@ func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
 	for _, r := range rep.Records {
 		why := make([]string, len(r.Reasons))
 		for i, reason := range r.Reasons {
-			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, reason.Reason)
+			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, render.TextSafe(reason.Reason))
 		}
 		prefix := "record\t"
 		if tty {
 			prefix = ""
 		}
-		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, r.Record, r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
+		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, render.TextSafe(r.Record), r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
 	}
 	if tw != nil {
 		return tw.Flush()
