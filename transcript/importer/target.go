@@ -241,6 +241,16 @@ func (t *target) count(record, outcome, reason string) {
 	}
 }
 
+// importedNothing reports that no input record became or joined a node.
+func (t *target) importedNothing() bool {
+	for _, r := range t.records {
+		if r.Imported > 0 || r.Merged > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (t *target) warn(file string, line int, msg string) {
 	if len(t.report.Warnings) >= maxWarnings {
 		t.report.WarningsDropped++

@@ -25,6 +25,9 @@ func Spool(files []string, dir string) (paths []string, names map[string]string,
 	}
 	for _, path := range files {
 		st, serr := os.Stat(path)
+		if serr == nil && st.IsDir() {
+			return nil, nil, cleanup, &transcript.ParseError{File: path, Msg: "is a directory, not an export file; give the transcript file in it"}
+		}
 		if serr != nil || st.Mode().IsRegular() {
 			paths = append(paths, path) // a missing file is reported when opened
 			continue
