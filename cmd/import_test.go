@@ -74,6 +74,7 @@ func TestImportOutput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s")
 	r := cliRun(t, nil, false, "import", file, "-o", out)
 	want := "session\tanthropic\t" + out + "\tnodes=6\talready_present=0\thead=m5-25c61a73\n" +
+		"media\t" + out + "\treferences=1\tbytes=8\n" +
 		"record\tbody/max_tokens\t0\t0\t1\tskipped 1: request parameter, not part of the conversation\n" +
 		"record\tbody/model\t0\t1\t0\tmerged 1: recorded in session.json\n" +
 		"record\tbody/system\t1\t0\t0\t\n" +
@@ -85,7 +86,8 @@ func TestImportOutput(t *testing.T) {
 
 	out = filepath.Join(t.TempDir(), "s")
 	r = cliRun(t, nil, true, "import", file, "-o", out)
-	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "FORMAT  anthropic\n") || !strings.Contains(r.Stdout, "RECORD             IMPORTED  MERGED  SKIPPED  WHY\n") {
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "FORMAT  anthropic\n") || !strings.Contains(r.Stdout, "RECORD             IMPORTED  MERGED  SKIPPED  WHY\n") ||
+		!strings.Contains(r.Stdout, out+": 1 media kept as sha256 references; 8 bytes not stored in the session\n") {
 		t.Fatalf("tty: exit %d\n%s", r.Code, r.Stdout)
 	}
 

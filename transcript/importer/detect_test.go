@@ -1,6 +1,7 @@
 package importer_test
 
 import (
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,5 +102,59 @@ func TestImportOfADirectory(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "is a directory, not an export file") || strings.Contains(err.Error(), "copy_file_range") {
 			t.Errorf("--from %s: %v", from, err)
 		}
+	}
+}
+
+// TestReportCountsMediaReferences: a large inline image becomes a sha256
+// reference, and the report says so with the bytes it stands for.
+func TestReportCountsMediaReferences(t *testing.T) {
+	png := make([]byte, 784786)
+	for i := range png {
+		png[i] = byte(i * 7)
+	}
+	body := `{"model":"claude-x","messages":[{"role":"user","content":[{"type":"text","text":"what is this?"},` +
+		`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + base64.StdEncoding.EncodeToString(png) + `"}}]},` +
+		`{"role":"assistant","content":"a picture"}]}`
+	path := filepath.Join(t.TempDir(), "body.json")
+	os.WriteFile(path, []byte(body), 0o644)
+	out := filepath.Join(t.TempDir(), "s")
+	rep, err := run(t, importer.Anthropic, out, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Sessions[0]; s.MediaReferences != 1 || s.MediaBytes != 784786 {
+		t.Fatalf("media %d refs, %d bytes; want 1, 784786", s.MediaReferences, s.MediaBytes)
+	}
+	if nodes, _ := os.ReadFile(filepath.Join(out, transcript.NodesFile)); len(nodes) > 10000 {
+		t.Fatalf("the image bytes were stored (%d bytes)", len(nodes))
+	}
+}
+
+// TestClaudeCodeReportsSubagentFiles: the sub-agent files found beside a
+// session are listed; with them gone, the ones the session spawned are
+// listed as missing, with a warning naming where they were looked for.
+func TestClaudeCodeReportsSubagentFiles(t *testing.T) {
+	rep, err := run(t, importer.Auto, filepath.Join(t.TempDir(), "s"), fixtures+"claude-code/sess-0001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Sessions[0]
+	if len(s.AttachedFiles) != 2 || !strings.HasSuffix(s.AttachedFiles[1], filepath.Join("sess-0001", "subagents", "agent-sub1.jsonl")) || len(s.MissingFiles) != 0 {
+		t.Fatalf("attached %q missing %q", s.AttachedFiles, s.MissingFiles)
+	}
+	alone := filepath.Join(t.TempDir(), "sess-0001.jsonl")
+	data, _ := os.ReadFile(fixtures + "claude-code/sess-0001.jsonl")
+	os.WriteFile(alone, data, 0o644)
+	rep, err = run(t, importer.Auto, filepath.Join(t.TempDir(), "s"), alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = rep.Sessions[0]
+	want := filepath.Join(strings.TrimSuffix(alone, ".jsonl"), "subagents", "agent-sub1.jsonl")
+	if len(s.AttachedFiles) != 0 || len(s.MissingFiles) != 1 || s.MissingFiles[0] != want {
+		t.Fatalf("attached %q missing %q, want missing %s", s.AttachedFiles, s.MissingFiles, want)
+	}
+	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "sub-agent sub1 was spawned but no file holds its turns") || !strings.Contains(w, want) {
+		t.Fatalf("warnings: %s", w)
 	}
 }
