@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -148,7 +149,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range res.IDs {
-		fmt.Fprintln(w, id)
+		fmt.Fprintln(w, render.TextSafe(id))
 	}
 	return w.Flush()
 }

@@ -350,7 +350,7 @@ func TestCoreHugeLine(t *testing.T) {
 	f.WriteString("\"}\n")
 	f.Close()
 	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u1"}`), 0o644)
-	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (max_line_bytes)\n", dir)
+	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (raise it with --max-line-bytes)\n", dir)
 	coreRun(t, coreEnv{}, "render", dir).check(t, "", want, 2)
 	// A higher limit reads it.
 	r := coreRun(t, coreEnv{}, "render", dir, "--format", "ids", "--max-line-bytes", "60000000")

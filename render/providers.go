@@ -225,7 +225,10 @@ func anthropicBlocks(n *transcript.Node) (string, []AnthropicBlock) {
 	}
 	var blocks []AnthropicBlock
 	text := func(s string) {
-		if s != "" {
+		// The Messages API rejects a text block holding only whitespace
+		// (400 "text content blocks must contain non-whitespace text");
+		// the stored node keeps it, the request leaves it out.
+		if strings.TrimSpace(s) != "" {
 			blocks = append(blocks, AnthropicBlock{Type: "text", Text: s})
 		}
 	}

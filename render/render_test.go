@@ -446,3 +446,31 @@ func TestWriteStyled(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicDropsWhitespaceTextBlocks: the Messages API answers 400 to
+// {"type":"text","text":"\n\n"}; jsonl keeps the block as stored.
+func TestAnthropicDropsWhitespaceTextBlocks(t *testing.T) {
+	dir := rtSession(t, `{"id":"u1","role":"user","content":"fix it"}
+{"id":"a1","role":"assistant","content":[{"type":"text","text":"\n\n"},{"type":"text","text":"done"},{"type":"text","text":" \t"}]}
+{"id":"u2","role":"user","content":"\n\n"}
+{"id":"a2","role":"assistant","content":"ok"}
+`)
+	body := rtRender(t, dir, "", false, render.FormatAnthropic)
+	if !strings.Contains(body, `"done"`) {
+		t.Fatalf("anthropic body lost the text:\n%s", body)
+	}
+	var req render.AnthropicBody
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if b.Type == "text" && strings.TrimSpace(b.Text) == "" {
+				t.Fatalf("whitespace-only block in %+v", m)
+			}
+		}
+	}
+	if jsonl := rtRender(t, dir, "", false, render.FormatJSONL); !strings.Contains(jsonl, `{"type":"text","text":"\n\n"}`) {
+		t.Fatalf("jsonl lost the stored block:\n%s", jsonl)
+	}
+}

@@ -264,6 +264,7 @@ type planner struct {
 	prompts    map[string]string
 	promptUsed map[string]bool
 	agentTool  map[string]string // agentId → Task/Agent tool_use id
+	agentSeen  map[string]bool   // agentIds whose sidechain lines were read (report.go)
 	boundaries map[string]int32  // compact_boundary uuid → summary node
 	lastBound  int32
 	lastTask   string
@@ -315,6 +316,7 @@ func (p *planner) run(c *conversation) error {
 			return p.emptyFile(a)
 		}
 	}
+	p.reportAgentFiles(c)
 	if c.main == "" && p.model == "" {
 		// Claude Code 2.1 keeps each sub-agent in a file of its own; read
 		// alone, its assistant lines are the only record of the model.
@@ -603,6 +605,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
 	}
 	sidechain := r.IsSidechain || p.agentFile
+	p.sawAgent(r.AgentID, sidechain)
 
 	if r.Type == "assistant" {
 		if m.Model != "" && m.Model != "<synthetic>" {
