@@ -156,19 +156,29 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: summary %q covers a node that does not exist (run 'ctxfold verify')", g.S.Dir, sum.ID)
 	}
 	res.CoveredNodes = len(covered)
-	sources := append([]int(nil), covered...)
 	sub := subtrees(g, covered)
 	res.SubtreeNodes = len(sub)
-	sources = append(sources, sub...)
-	var nodes []*transcript.Node
-	for _, i := range sources {
-		n, err := g.S.Node(i)
-		if err != nil {
-			return nil, err
+	load := func(idx []int) ([]*transcript.Node, error) {
+		out := make([]*transcript.Node, 0, len(idx))
+		for _, i := range idx {
+			n, err := g.S.Node(i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
 		}
-		nodes = append(nodes, n)
+		return out, nil
 	}
-	facts := Extract(nodes)
+	nodes, err := load(covered)
+	if err != nil {
+		return nil, err
+	}
+	spawned, err := load(sub)
+	if err != nil {
+		return nil, err
+	}
+	facts := Extract(nodes, spawned)
+	nodes = append(nodes, spawned...)
 
 	reads := []int{s}
 	if h := g.Head(); h >= 0 {

@@ -70,6 +70,7 @@ var (
 	// a failed result's output (a traceback quotes the importing line).
 	reImport = regexp.MustCompile(`^\s*((from\s+\S+\s+)?import\s|use\s+\S|#include\b|require\(|\d+\s*→)`)
 	space    = regexp.MustCompile(`\s+`)
+	reANSI   = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 
 // pathKeys are tool-argument keys holding file paths.
@@ -124,22 +125,30 @@ func (x *extractor) add(k Kind, text, id string) {
 //
 // Tool output other than a failure's error lines gives no facts: it is
 // what the work read, not what it did.
-func Extract(nodes []*transcript.Node) []Fact {
+//
+// spawned are the nodes of the covered turns' caller subtrees (a
+// sub-agent's own chain): their work gives facts of every kind but
+// requests and instructions, whose "user" there is the agent that spawned
+// them (Claude Code's compaction prompt is one), not the person.
+func Extract(nodes, spawned []*transcript.Node) []Fact {
 	x := &extractor{at: map[[2]string]int{}}
 	for _, nd := range nodes {
-		x.node(nd)
+		x.node(nd, true)
+	}
+	for _, nd := range spawned {
+		x.node(nd, false)
 	}
 	return x.facts
 }
 
-func (x *extractor) node(nd *transcript.Node) {
+func (x *extractor) node(nd *transcript.Node, byUser bool) {
 	id := nd.ID
 	if nd.IsSummary() {
 		return
 	}
 	text := nd.Content.PlainText()
 	switch {
-	case nd.Role == transcript.RoleUser && nd.IsRealRequest():
+	case nd.Role == transcript.RoleUser && nd.IsRealRequest() && byUser:
 		x.request(text, id)
 		x.prose(text, id)
 	case nd.Role == transcript.RoleAssistant:
@@ -173,6 +182,9 @@ func (x *extractor) prose(text, id string) {
 	if strings.TrimSpace(text) == "" {
 		return
 	}
+	// Terminal escapes pasted from a colour terminal ("\x1b[0m") hold
+	// digit-letter runs that are not numbers with units.
+	text = reANSI.ReplaceAllString(text, " ")
 	rest := text
 	for _, u := range reURL.FindAllString(text, -1) {
 		x.add(KindURL, trimURL(u), id)
@@ -190,7 +202,9 @@ func (x *extractor) prose(text, id string) {
 
 func (x *extractor) identifiers(text, id string) {
 	for _, m := range reTicked.FindAllStringSubmatch(text, -1) {
-		x.add(KindIdentifier, m[1], id)
+		if !fileName(m[1]) {
+			x.add(KindIdentifier, m[1], id)
+		}
 	}
 	for _, m := range reCall.FindAllStringSubmatch(text, -1) {
 		x.add(KindIdentifier, m[1], id)
@@ -334,6 +348,16 @@ func isPath(p string) bool {
 	// absolute or home-relative with two components (/etc/hosts, ~/src/x),
 	// so "and/or" and "client/server" are not paths.
 	return (strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "./")) && len(parts) >= 2
+}
+
+// fileName: name.ext with a short lower-case extension (`project.ex`) is a
+// file, not a qualified identifier (`Phoenix.Component`).
+func fileName(s string) bool {
+	base, ext, ok := strings.Cut(s, ".")
+	if !ok || base == "" || strings.Contains(ext, ".") || len(ext) > 4 {
+		return false
+	}
+	return strings.ToLower(ext) == ext
 }
 
 func trimURL(u string) string { return strings.TrimRight(u, ".,:;!?'\"") }

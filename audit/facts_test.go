@@ -50,7 +50,7 @@ func TestExtractPlantedFacts(t *testing.T) {
 		user("u2", "Actually, use exponential backoff instead. Keep the 5 s cap."),
 		assistant("a2", "Switched to exponential backoff.", call("c4", "shell", map[string]any{"command": []any{"bash", "-lc", "cd /repo && go vet ./..."}})),
 	}
-	facts := Extract(nodes)
+	facts := Extract(nodes, nil)
 	want := map[Kind][]string{
 		KindRequest:     {"Fix the flaky retry in internal/net/retry.go.", "Actually, use exponential backoff instead."},
 		KindInstruction: {"Never touch the public API.", "Actually, use exponential backoff instead.", "Keep the 5 s cap."},
@@ -96,7 +96,7 @@ func TestExtractNearMisses(t *testing.T) {
 		// A failed result's import line is not an error.
 		result("r2", "c1", "from pydantic import BaseModel, Field, ValidationError\nimport os", true),
 	}
-	facts := Extract(nodes)
+	facts := Extract(nodes, nil)
 	for _, f := range facts {
 		switch f.Kind {
 		case KindInstruction, KindError, KindCommand, KindPath, KindURL, KindNumber:

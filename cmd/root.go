@@ -180,6 +180,7 @@ its invariants.` + exitStatusHelp(""),
 		newGraphCmd(f),
 		newImportCmd(f),
 		newSearchCmd(f),
+		newAuditCmd(f),
 		newConfigCmd(f),
 		newVersionCmd(f),
 	)
