@@ -64,25 +64,14 @@ var (
 	reNumber   = regexp.MustCompile(`(?i)\b\d+(?:[.,]\d+)?\s?(?:ms|µs|us|ns|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|kb|mb|gb|tb|kib|mib|gib|tib|bytes?|tokens?|px|rem|hz|khz|mhz|ghz|[smh])\b|\b\d+(?:[.,]\d+)?\s?%`)
 	reMarker   = regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|please|instead|stop|no longer|not allowed|required|without|keep)\b`)
 	reCorrect  = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
-	reErr      = regexp.MustCompile(`(?i)(\berror\b|\berrors?:|\bfail(ed|ure|s)?\b|panic:|exception|traceback|\bundefined\b|\bcannot\b|\bcan't\b|not found|no such file|permission denied|\bdenied\b|\bfatal\b|segmentation fault|exit (code|status):? [1-9]|\.go:\d+:\d*|", line \d+)`)
-	reExitFail = regexp.MustCompile(`(?i)(exit (code|status):? ?[1-9]|process exited with code [1-9]|command failed)`)
-	// An import or include line names a module; it is not an error even in
-	// a failed result's output (a traceback quotes the importing line).
-	reImport = regexp.MustCompile(`^\s*((from\s+\S+\s+)?import\s|use\s+\S|#include\b|require\(|\d+\s*→)`)
-	space    = regexp.MustCompile(`\s+`)
-	reANSI   = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+	space      = regexp.MustCompile(`\s+`)
+	reExitOnly = regexp.MustCompile(`(?i)^(exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
+	reANSI     = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 
 // pathKeys are tool-argument keys holding file paths.
 var pathKeys = map[string]bool{"path": true, "file": true, "file_path": true, "filepath": true, "filename": true,
 	"target_file": true, "paths": true, "files": true, "notebook_path": true, "absolute_path": true, "dir_path": true}
-
-// shellTools are the tools that run a shell command (Claude Code Bash,
-// Codex shell/exec_command, Gemini run_shell_command, …): their command
-// is a command fact; other tools' arguments (a todo list) are not.
-var shellTools = map[string]bool{"bash": true, "shell": true, "sh": true, "zsh": true, "exec_command": true,
-	"local_shell": true, "local_shell_call": true, "shell_command": true, "run_shell_command": true,
-	"run_terminal_cmd": true, "run_command": true, "execute_command": true, "terminal": true, "container.exec": true}
 
 // extractor collects facts in order of first appearance.
 type extractor struct {
@@ -230,7 +219,7 @@ func (x *extractor) call(c transcript.ToolCall, id string) {
 			}
 		}
 	}
-	if cmd := ShellCommand(c); cmd != "" {
+	if cmd := c.ShellCommand(); cmd != "" {
 		x.add(KindCommand, clip(firstLine(cmd), maxCommand), id)
 		for _, p := range paths(cmd) {
 			x.add(KindPath, p, id)
@@ -243,77 +232,9 @@ func (x *extractor) call(c transcript.ToolCall, id string) {
 	}
 }
 
-// ShellCommand returns the command a shell tool call runs ("" for any
-// other tool): a "command" or "cmd" string, or an argv array, of which a
-// `bash -lc SCRIPT` form gives the script.
-func ShellCommand(c transcript.ToolCall) string {
-	if !shellTools[strings.ToLower(c.Name)] {
-		return ""
-	}
-	var args map[string]any
-	if json.Unmarshal([]byte(c.ArgumentsText()), &args) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "cmd"} {
-		switch v := args[k].(type) {
-		case string:
-			return strings.TrimSpace(v)
-		case []any:
-			var argv []string
-			for _, e := range v {
-				if s, ok := e.(string); ok {
-					argv = append(argv, s)
-				}
-			}
-			if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
-				return strings.TrimSpace(argv[2])
-			}
-			return strings.TrimSpace(strings.Join(argv, " "))
-		}
-	}
-	return ""
-}
-
-// Failed reports whether a tool result reports a failure: flagged
-// is_error, or its output says a command exited non-zero.
-func Failed(r transcript.ToolResult) bool {
-	return r.IsError || reExitFail.MatchString(r.Text)
-}
-
-// ErrorLines returns up to max error lines of a failed result (nil for a
-// result that did not fail): lines that say error/FAIL/panic/…, never an
-// import line; for a failure with none, its first non-empty line.
-func ErrorLines(r transcript.ToolResult, max int) []string {
-	if !Failed(r) {
-		return nil
-	}
-	var out []string
-	first := ""
-	for _, line := range strings.Split(r.Text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if first == "" {
-			first = line
-		}
-		if reImport.MatchString(line) || !reErr.MatchString(line) {
-			continue
-		}
-		out = append(out, line)
-		if len(out) >= max {
-			break
-		}
-	}
-	if len(out) == 0 && r.IsError && first != "" && !reImport.MatchString(first) {
-		out = append(out, first)
-	}
-	return out
-}
-
 func (x *extractor) result(r transcript.ToolResult, id string) {
-	for _, l := range ErrorLines(r, 3) {
-		if reExitFail.MatchString(l) && len(strings.Fields(l)) <= 4 {
+	for _, l := range r.ErrorLines(3) {
+		if reExitOnly.MatchString(l) {
 			// "Exit code: 1" alone says a command failed, not how.
 			continue
 		}

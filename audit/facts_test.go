@@ -92,7 +92,7 @@ func TestExtractNearMisses(t *testing.T) {
 		assistant("a1", "Planning.", call("c1", "TodoWrite", map[string]any{"todos": []any{map[string]any{"content": "go test ./...", "status": "pending"}}})),
 		// A successful result's output is what was read: no facts, even
 		// with the word error in it.
-		result("r1", "c1", "error: not really\nsrc/x.go", false),
+		result("r1", "c1", "0 errors, no failures found\nsrc/x.go", false),
 		// A failed result's import line is not an error.
 		result("r2", "c1", "from pydantic import BaseModel, Field, ValidationError\nimport os", true),
 	}
