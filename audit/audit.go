@@ -156,7 +156,7 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: summary %q covers a node that does not exist (run 'ctxfold verify')", g.S.Dir, sum.ID)
 	}
 	res.CoveredNodes = len(covered)
-	sub := subtrees(g, covered)
+	sub := Subtrees(g, covered)
 	res.SubtreeNodes = len(sub)
 	load := func(idx []int) ([]*transcript.Node, error) {
 		out := make([]*transcript.Node, 0, len(idx))
@@ -268,10 +268,10 @@ func pct(kept, total int) float64 {
 	return float64(kept*1000/total) / 10
 }
 
-// subtrees returns the nodes spawned, directly or through their own
+// Subtrees returns the nodes spawned, directly or through their own
 // descendants, by a covered node (transcript.Node.Caller), in index order:
 // the sub-agent a covered turn ran did that turn's work.
-func subtrees(g *dag.Graph, covered []int) []int {
+func Subtrees(g *dag.Graph, covered []int) []int {
 	state := make([]int8, g.Len()) // 0 unknown, 1 in a subtree, 2 not
 	isCovered := make(map[int]bool, len(covered))
 	for _, c := range covered {
