@@ -33,6 +33,7 @@ const (
 	secEarlier     = "Earlier state"
 	secPinned      = "Pinned"
 	secRequests    = "User requests"
+	secTools       = "Other tool calls"
 	secState       = "Current state and plan"
 	secInspected   = "Files inspected"
 	secModified    = "Files modified"
@@ -52,14 +53,14 @@ var paragraphSections = map[string]bool{secObjective: true, secEarlier: true, se
 // sectionOrder: the objective, then what an earlier summary said (a
 // client's own summary, carried forward whole), then the pinned texts,
 // then seed 002's sections.
-var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secMedia)
+var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secTools, secMedia)
 
 // dropOrder ranks the lists when the summary exceeds its cap: the first
 // listed loses items first, the oldest item of a section first (so the
 // most recent survive). What `ctxfold audit` counts — constraints, errors,
 // files modified, commands, files inspected — goes last, constraints
 // last of all; pinned texts are never dropped.
-var dropOrder = []string{secQuestions, secDecisions, secRejected, secMedia, secInspected, secRequests, secCommands, secErrors, secModified, secConstraints}
+var dropOrder = []string{secTools, secQuestions, secDecisions, secRejected, secMedia, secInspected, secRequests, secCommands, secErrors, secModified, secConstraints}
 
 var (
 	reConstraint = keywordRE{regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|without|keep|please|instead|stop|no longer|not allowed|required)\b`),
@@ -73,6 +74,7 @@ var (
 		[]string{"i'll", "i will", "let me", "let's", "we'll"}}
 	reRejected = keywordRE{regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`),
 		[]string{"won't work", "doesn't work", "didn't work", "does not work", "did not work", "not going to", "reject", "abandon", "revert", "gave up", "no longer", "dead end", "ruled out"}}
+	reTodoTool  = regexp.MustCompile(`(?i)(todo|plan)`)
 	rePatchFile = regexp.MustCompile(`\*\*\* (?:Add|Update|Delete) File: ([^\n\\]+)`)
 	reWriteTool = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
 )
@@ -291,8 +293,17 @@ func (x *extraction) toolCall(c transcript.ToolCall) {
 	for _, p := range paths {
 		x.add(sec, p)
 	}
-	// Other tools' arguments (a todo list, a search pattern) are not
-	// commands and are not listed.
+	if len(paths) > 0 {
+		return
+	}
+	// Any other tool is not a command: it is listed apart, by name and
+	// clipped arguments, a todo list by name alone (its JSON is the
+	// agent's notes, not what it did).
+	if reTodoTool.MatchString(c.Name) {
+		x.add(secTools, c.Name)
+		return
+	}
+	x.add(secTools, c.Name+" "+clipText(argText, 120))
 }
 
 func (x *extraction) toolResult(r transcript.ToolResult) {
