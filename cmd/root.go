@@ -184,6 +184,7 @@ its invariants.` + exitStatusHelp(""),
 		newImportCmd(f),
 		newExportCmd(f),
 		newSearchCmd(f),
+		newAuditCmd(f),
 		newConfigCmd(f),
 		newVersionCmd(f),
 	)
