@@ -123,13 +123,13 @@ func (s *Server) Requests() int {
 
 // record writes one request body (pretty-printed when it is JSON, so the
 // committed fixtures diff line by line) as NNNN-kind.json.
-func (s *Server) record(kind string, body []byte) {
+func (s *Server) record(kind string, body []byte) int {
 	s.mu.Lock()
 	s.seq++
 	n := s.seq
 	s.mu.Unlock()
 	if s.dir == "" {
-		return
+		return n
 	}
 	var buf bytes.Buffer
 	if json.Indent(&buf, body, "", "  ") != nil {
@@ -138,6 +138,7 @@ func (s *Server) record(kind string, body []byte) {
 	}
 	buf.WriteByte('\n')
 	_ = os.WriteFile(filepath.Join(s.dir, fmt.Sprintf("%04d-%s.json", n, kind)), buf.Bytes(), 0o644)
+	return n
 }
 
 func (s *Server) canonical(b []byte) []byte {
@@ -249,7 +250,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.record("messages", body)
+	seq := s.record("messages", body)
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "body is not a Messages request: "+err.Error())
@@ -261,7 +262,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			reply.Content[i].ID = s.nextID("toolu")
 		}
 	}
-	msgID := s.nextID("msg")
+	// The message id names the recorded request it answers (NNNN of
+	// NNNN-messages.json), so a test finds the node that answered request k.
+	msgID := fmt.Sprintf("msg_fake_req%04d", seq)
 	in := Usage(s.canonical(body))
 	out := 0
 	for _, b := range reply.Content {

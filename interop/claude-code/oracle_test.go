@@ -1,0 +1,509 @@
+package claudecodeinterop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/cmd"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The oracle tests (docs/INTEROP-claude-code.md): Claude Code's own
+// transcripts and the requests it really sent, recorded against the fake
+// provider, decide whether import + render reproduce what the model read.
+
+func fixtureRoot() string {
+	return filepath.Join("..", "..", "testdata", "interop", "claude-code", Version)
+}
+
+// ctxfold runs one command in process and returns stdout, stderr and the
+// exit code.
+func ctxfold(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	ios, _, out, errOut := report.Test()
+	f := &cmd.Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
+		Getenv: func(k string) string {
+			if k == "XDG_CONFIG_HOME" || k == "HOME" {
+				return t.TempDir()
+			}
+			return ""
+		}}
+	code := cmd.Run(context.Background(), f, args)
+	return out.String(), errOut.String(), code
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := ctxfold(t, args...)
+	if code != 0 {
+		t.Fatalf("ctxfold %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+// scenarioDirs lists the committed scenarios; a bare checkout has them all.
+func scenarioDirs(t *testing.T, root string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) < len(Scenarios()) {
+		t.Fatalf("fixtures: %d scenarios under %s, want %d", len(out), root, len(Scenarios()))
+	}
+	return out
+}
+
+// sessionFiles are a scenario's top-level session files (a fork has two);
+// sub-agent files lie beside them and are found by the importer.
+func sessionFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "transcript", "*.jsonl"))
+	if err != nil || len(m) == 0 {
+		t.Fatalf("%s: no session file", dir)
+	}
+	sort.Strings(m)
+	return m
+}
+
+type importReport struct {
+	Records []struct {
+		Record   string `json:"record"`
+		Imported int    `json:"imported"`
+		Skipped  int    `json:"skipped"`
+		Reasons  []struct {
+			Reason  string `json:"reason"`
+			Outcome string `json:"outcome"`
+		} `json:"reasons"`
+	} `json:"records"`
+}
+
+// notSent are the record types the client never puts in a request; any
+// other skipped record fails the test, so an importer that drops a record
+// reaching the model (an attachment, a system-role message) is caught.
+var notSent = map[string]bool{
+	"queue-operation": true, "last-prompt": true, "atis-latch": true, "cost-state": true,
+	"mode": true, "tools-used": true, "api-request": true, "api-request-blob": true,
+	"api-request-shape": true, // later shapes: the first one is imported
+	"permission-mode":   true, "ai-title": true, "custom-title": true, "file-history-snapshot": true,
+}
+
+type imported struct {
+	dir     string
+	session string
+}
+
+// importAll imports every session file of a scenario, checking the report
+// and verify --strict (oracle 1).
+func importAll(t *testing.T, scen string) []imported {
+	t.Helper()
+	var out []imported
+	for _, f := range sessionFiles(t, filepath.Join(fixtureRoot(), scen)) {
+		dst := filepath.Join(t.TempDir(), "s")
+		js := mustRun(t, "import", f, "-o", dst, "--json")
+		var rep importReport
+		if err := json.Unmarshal([]byte(js), &rep); err != nil {
+			t.Fatalf("import --json: %v\n%s", err, js)
+		}
+		for _, r := range rep.Records {
+			if r.Skipped == 0 {
+				continue
+			}
+			if r.Record == "attachment" {
+				for _, why := range r.Reasons {
+					if why.Outcome == "skipped" && !strings.Contains(why.Reason, "no rendered content") {
+						t.Errorf("%s: attachment skipped: %s", scen, why.Reason)
+					}
+				}
+				continue
+			}
+			if !notSent[r.Record] {
+				t.Errorf("%s: %d %s record(s) skipped (%v): it reaches the model", scen, r.Skipped, r.Record, r.Reasons)
+			}
+		}
+		if got, want := importedOf(rep, "attachment"), renderedAttachments(t, f); got != want {
+			t.Errorf("%s: %d attachment nodes imported, the file has %d attachments with rendered content", scen, got, want)
+		}
+		mustRun(t, "verify", "--strict", dst)
+		out = append(out, imported{dir: dst, session: f})
+	}
+	return out
+}
+
+func importedOf(rep importReport, name string) int {
+	for _, r := range rep.Records {
+		if r.Record == name {
+			return r.Imported
+		}
+	}
+	return 0
+}
+
+// renderedAttachments counts, from the raw file and its sub-agent files,
+// the attachment records whose rendered content the client sent.
+func renderedAttachments(t *testing.T, session string) int {
+	t.Helper()
+	files := []string{session}
+	subs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(session, ".jsonl"), "subagents", "*.jsonl"))
+	files = append(files, subs...)
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var r struct {
+				Type     string `json:"type"`
+				Rendered []struct {
+					Content string `json:"content"`
+				} `json:"rendered"`
+			}
+			if json.Unmarshal(line, &r) != nil || r.Type != "attachment" {
+				continue
+			}
+			for _, x := range r.Rendered {
+				if x.Content != "" {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
+func TestOracleImportVerify(t *testing.T) {
+	for _, scen := range scenarioDirs(t, fixtureRoot()) {
+		t.Run(scen, func(t *testing.T) { importAll(t, scen) })
+	}
+}
+
+// wireMsg is a message in the comparison form (normalise).
+type wireMsg struct {
+	Role   string
+	Blocks []string
+}
+
+func (m wireMsg) String() string { return m.Role + ": " + strings.Join(m.Blocks, " | ") }
+
+// request is a captured Messages request body.
+type request struct {
+	System   json.RawMessage   `json:"system"`
+	Messages []json.RawMessage `json:"messages"`
+	Tools    []json.RawMessage `json:"tools"`
+}
+
+type rawMsg struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type rawBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// normalise is the written-down comparison (docs/INTEROP-claude-code.md
+// "Comparison"): cache_control and other per-request markers are not
+// compared; string content is one text block; a message with no content
+// (Claude Code's per-turn control message) is dropped; consecutive
+// same-role messages merge, as the API merges them; a message's
+// consecutive text blocks are joined by a blank line, each without its
+// trailing newlines (Claude Code joins merged user lines with "\n" and
+// system texts with "\n\n"; ctxfold keeps one block per node).
+func normalise(t *testing.T, msgs []json.RawMessage) []wireMsg {
+	t.Helper()
+	var out []wireMsg
+	for _, raw := range msgs {
+		var m rawMsg
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("message: %v", err)
+		}
+		blocks := contentBlocks(t, m.Content)
+		if len(blocks) > 0 && blocks[0].Type == "text" {
+			// The session format marks a summary's content with a fixed
+			// prefix (docs/FORMAT.md); the client sends its text bare.
+			blocks[0].Text = strings.TrimPrefix(blocks[0].Text, transcript.SummaryPrefix)
+		}
+		var bs []string
+		var texts []string
+		flush := func() {
+			if len(texts) > 0 {
+				bs = append(bs, "text:"+strings.Join(texts, "\n\n"))
+				texts = nil
+			}
+		}
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				if s := strings.TrimRight(b.Text, "\n"); s != "" {
+					texts = append(texts, s)
+				}
+			case "tool_use":
+				flush()
+				bs = append(bs, fmt.Sprintf("tool_use:%s:%s:%s", b.ID, b.Name, canonJSON(b.Input)))
+			case "tool_result":
+				flush()
+				var text string
+				for _, c := range contentBlocks(t, b.Content) {
+					text += c.Text
+				}
+				bs = append(bs, fmt.Sprintf("tool_result:%s:error=%v:%s", b.ToolUseID, b.IsError, text))
+			case "thinking", "redacted_thinking":
+				// The fake sends none.
+			default:
+				flush()
+				bs = append(bs, b.Type)
+			}
+		}
+		flush()
+		if len(bs) == 0 {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && out[k].Role == m.Role {
+			out[k].Blocks = mergeBlocks(out[k].Blocks, bs)
+			continue
+		}
+		out = append(out, wireMsg{Role: m.Role, Blocks: bs})
+	}
+	return out
+}
+
+func mergeBlocks(a, b []string) []string {
+	if len(a) > 0 && len(b) > 0 && strings.HasPrefix(a[len(a)-1], "text:") && strings.HasPrefix(b[0], "text:") {
+		a[len(a)-1] += "\n\n" + strings.TrimPrefix(b[0], "text:")
+		b = b[1:]
+	}
+	return append(a, b...)
+}
+
+func contentBlocks(t *testing.T, raw json.RawMessage) []rawBlock {
+	t.Helper()
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return []rawBlock{{Type: "text", Text: s}}
+	}
+	var bs []rawBlock
+	if err := json.Unmarshal(raw, &bs); err != nil {
+		t.Fatalf("content: %v: %s", err, raw)
+	}
+	return bs
+}
+
+func canonJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// billingHeader is the first system block Claude Code sends, an
+// attribution header of the request that no transcript record holds.
+var billingHeader = regexp.MustCompile(`^x-anthropic-billing-header:`)
+
+func systemText(t *testing.T, raw json.RawMessage) string {
+	var parts []string
+	for _, b := range contentBlocks(t, raw) {
+		if b.Type == "text" && !billingHeader.MatchString(b.Text) {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// toolsCanon strips per-request markers (cache_control) from tool
+// definitions.
+func toolsCanon(tools []json.RawMessage) []string {
+	var out []string
+	for _, raw := range tools {
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil {
+			out = append(out, string(raw))
+			continue
+		}
+		delete(m, "cache_control")
+		b, _ := json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// compactionPrompt marks the summarisation request /compact sends: the
+// view plus an instruction no transcript record holds.
+const compactionPrompt = "CRITICAL: Respond with TEXT ONLY"
+
+// answer is the node that answered a request: its id, predecessor (the
+// last node of the view the request read) and whether it was written
+// before the session's summary (the request read the pre-compaction view).
+type answer struct {
+	id, pred   string
+	preSummary bool
+}
+
+// answering maps a request number to the node that answered it, from the
+// fake's message ids (msg_fake_reqNNNN) kept in metadata.claude_code.
+func answering(t *testing.T, dir string) map[string]answer {
+	t.Helper()
+	out := map[string]answer{}
+	summarySeen := false
+	b, err := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var n struct {
+			ID          string `json:"id"`
+			Predecessor string `json:"predecessor"`
+			Metadata    struct {
+				ClaudeCode struct {
+					MessageID string `json:"message_id"`
+				} `json:"claude_code"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(line, &n) != nil {
+			continue
+		}
+		if strings.HasPrefix(n.ID, "summary_") {
+			summarySeen = true
+		}
+		if id := n.Metadata.ClaudeCode.MessageID; strings.HasPrefix(id, "msg_fake_req") {
+			out[strings.TrimPrefix(id, "msg_fake_req")] = answer{n.ID, n.Predecessor, !summarySeen}
+		}
+	}
+	return out
+}
+
+func TestOracleRenderEqualsRequests(t *testing.T) {
+	for _, scen := range scenarioDirs(t, fixtureRoot()) {
+		t.Run(scen, func(t *testing.T) {
+			sessions := importAll(t, scen)
+			reqs, _ := filepath.Glob(filepath.Join(fixtureRoot(), scen, "requests", "*-messages.json"))
+			compared := 0
+			for _, rf := range reqs {
+				k := strings.TrimSuffix(filepath.Base(rf), "-messages.json")
+				b, err := os.ReadFile(rf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var req request
+				if err := json.Unmarshal(b, &req); err != nil {
+					t.Fatalf("%s: %v", rf, err)
+				}
+				if bytes.Contains(b, []byte(compactionPrompt)) {
+					t.Logf("request %s: the client's compaction request (view + an unrecorded instruction); not compared", k)
+					continue
+				}
+				var dir, head string
+				args := []string{"--format", "anthropic"}
+				for _, s := range sessions {
+					if a, ok := answering(t, s.dir)[k]; ok {
+						dir, head = s.dir, a.pred
+						if a.preSummary {
+							// Written before the compaction: the view it read
+							// is the one without the summary.
+							args = append(args, "--raw")
+						}
+					}
+				}
+				if dir == "" {
+					t.Errorf("request %s: no imported node answers it", k)
+					continue
+				}
+				out := mustRun(t, append([]string{"render", dir, "--head", head}, args...)...)
+				var got request
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					t.Fatalf("render: %v", err)
+				}
+				if isSidechain(t, dir, head) {
+					// A sub-agent's request starts from its own system prompt,
+					// which the client does not record; its messages are the
+					// sidechain's.
+					compareMessages(t, k, req.Messages, got.Messages)
+					compared++
+					continue
+				}
+				if gs, ws := systemText(t, got.System), systemText(t, req.System); gs != ws {
+					t.Errorf("request %s: system differs:\n got %.200q\nwant %.200q", k, gs, ws)
+				}
+				if g, w := strings.Join(toolsCanon(got.Tools), "\n"), strings.Join(toolsCanon(req.Tools), "\n"); g != w {
+					t.Errorf("request %s: tools differ:\n got %.300s\nwant %.300s", k, g, w)
+				}
+				compareMessages(t, k, req.Messages, got.Messages)
+				compared++
+			}
+			if compared == 0 {
+				t.Fatalf("no request compared")
+			}
+		})
+	}
+}
+
+func compareMessages(t *testing.T, k string, want, got []json.RawMessage) {
+	t.Helper()
+	w, g := normalise(t, want), normalise(t, got)
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var ws, gs string
+		if i < len(w) {
+			ws = w[i].String()
+		}
+		if i < len(g) {
+			gs = g[i].String()
+		}
+		if ws != gs {
+			t.Errorf("request %s: message %d of %d/%d differs:\n got %.400q\nwant %.400q", k, i, len(g), len(w), gs, ws)
+			return
+		}
+	}
+}
+
+func isSidechain(t *testing.T, dir, id string) bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var n struct {
+			ID       string `json:"id"`
+			Metadata struct {
+				ClaudeCode struct {
+					IsSidechain bool `json:"is_sidechain"`
+				} `json:"claude_code"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(line, &n) == nil && n.ID == id {
+			return n.Metadata.ClaudeCode.IsSidechain
+		}
+	}
+	return false
+}
