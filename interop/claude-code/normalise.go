@@ -50,6 +50,8 @@ var (
 	reDur     = regexp.MustCompile(`"(\w*(?:[Dd]uration|_ms|Ms|[Ll]atency)\w*)":\s*\d+(\.\d+)?`)
 	reCost    = regexp.MustCompile(`"(costUSD|totalCostUSD|total_cost_usd)":\s*[0-9.e-]+`)
 	reSlug    = regexp.MustCompile(`"slug":\s*"[a-z]+(-[a-z]+)*"`)
+	reRunID   = regexp.MustCompile(`"runId":\s*"[^"]*"`)
+	reXMLMS   = regexp.MustCompile(`<duration_ms>\d+</duration_ms>`)
 )
 
 func (n *Normaliser) id(kind, v string, format func(int) string) string {
@@ -103,6 +105,9 @@ func (n *Normaliser) text(b []byte) []byte {
 	s = reCost.ReplaceAllString(s, `"$1":0`)
 	// The session's random three-word name.
 	s = reSlug.ReplaceAllString(s, `"slug":"interop-session"`)
+	s = reRunID.ReplaceAllString(s, `"runId":"interop-run"`)
+	// A sub-agent's run time, inside the task notification's text.
+	s = reXMLMS.ReplaceAllString(s, `<duration_ms>0</duration_ms>`)
 	return []byte(s)
 }
 

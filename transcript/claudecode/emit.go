@@ -50,6 +50,9 @@ type usage struct {
 // emit builds each planned node from its lines and hands it to the sink,
 // in plan order: a node is planned only after its predecessor and caller.
 func (p *planner) emit() error {
+	if err := p.readSent(); err != nil {
+		return err
+	}
 	for k, i := range p.emitOrder() {
 		n := p.nodes[i]
 		if k%1024 == 0 {
@@ -69,6 +72,17 @@ func (p *planner) emit() error {
 		default:
 			node, err = p.buildMessage(n)
 		}
+		if err == nil && (n.kind == kindUser || n.kind == kindAttachUser) {
+			if rec := p.useSent(i, &node); rec != "" {
+				var meta map[string]json.RawMessage
+				_ = json.Unmarshal(node.Metadata["claude_code"], &meta)
+				if meta == nil {
+					meta = map[string]json.RawMessage{}
+				}
+				meta["recorded_text"], _ = json.Marshal(rec)
+				node.SetMeta("claude_code", meta)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -84,6 +98,69 @@ func (p *planner) emit() error {
 		p.sink.SetHead(p.nodes[p.head].id)
 	}
 	return nil
+}
+
+// readSent reads the user message each request recorded for a group
+// (api-request-blob) and pairs its text blocks with the group's text
+// nodes, in order. Where Claude Code sent a line differently from how it
+// recorded it — a task notification wrapped in a system reminder — the
+// node carries what was sent. A pairing is kept only when the counts agree
+// and each sent text contains the recorded one, so a misread order can
+// never swap contents.
+func (p *planner) readSent() error {
+	for _, g := range p.sent {
+		var r fullRecord
+		if err := p.read(g.blob, &r, true); err != nil {
+			return err
+		}
+		text, bl, isBlocks, err := decodeContent[block](r.Message.Content)
+		if err != nil {
+			continue
+		}
+		var texts []string
+		if !isBlocks {
+			texts = []string{text}
+		}
+		for _, b := range bl {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
+			}
+		}
+		var targets []int32
+		for _, i := range g.nodes {
+			n := p.nodes[i]
+			if (n.kind == kindUser && len(n.results) == 0) || n.kind == kindAttachUser {
+				targets = append(targets, i)
+			}
+		}
+		if len(targets) != len(texts) {
+			continue
+		}
+		if p.sentText == nil {
+			p.sentText = map[int32]string{}
+		}
+		for k, i := range targets {
+			p.sentText[i] = texts[k]
+		}
+	}
+	return nil
+}
+
+// useSent replaces a text node's content by the text the client sent for
+// it, when that differs by more than the newline Claude Code adds between
+// merged lines and contains the recorded text; the recorded text is kept
+// in metadata.claude_code.recorded_text.
+func (p *planner) useSent(i int32, node *transcript.Node) (recorded string) {
+	sent, ok := p.sentText[i]
+	if !ok {
+		return ""
+	}
+	own := node.Content.PlainText()
+	if strings.TrimRight(sent, "\n") == strings.TrimRight(own, "\n") || !strings.Contains(sent, strings.TrimRight(own, "\n")) {
+		return ""
+	}
+	node.Content = transcript.TextContent(sent)
+	return own
 }
 
 // emitOrder is plan order, except that a node planned before its

@@ -142,8 +142,12 @@ type record struct {
 	Rendered        []rendered       `json:"rendered"`
 	RenderedRole    string           `json:"renderedRole"`
 	CompactMetadata *compactMetadata `json:"compactMetadata"`
-	ToolUseResult   *agentRef        `json:"toolUseResult"`
-	Data            *progressData    `json:"data"`
+	// Hash and Tail link api-request-blob and api-request records: a
+	// request's messages end with the blobs its tail names.
+	Hash          string        `json:"hash"`
+	Tail          []string      `json:"tail"`
+	ToolUseResult *agentRef     `json:"toolUseResult"`
+	Data          *progressData `json:"data"`
 	// badMessage says why message could not be read (an error only for a
 	// user or assistant line).
 	badMessage string
@@ -317,6 +321,12 @@ type planner struct {
 	grpBase   int32
 	grpBroken bool
 	moved     map[int32]int32 // a closed group's old last node → its new one
+	// blobs are the api-request-blob lines by hash, with their role;
+	// sent the groups whose user message a request's tail records, so
+	// emit can use the text the client really sent (sentText).
+	blobs    map[string]blobRef
+	sent     []sentGroup
+	sentText map[int32]string
 	// sideModel is the model of the sidechain assistant lines: the
 	// session's model when the conversation has no session file.
 	sideModel string
@@ -326,6 +336,18 @@ type planner struct {
 	agentFile  bool
 	warnedLink bool
 	lines      int // non-blank lines read from the current file
+}
+
+type blobRef struct {
+	ref  lineRef
+	role string
+}
+
+// sentGroup pairs a group's nodes, in sending order, with the blob of the
+// user message the request built from them.
+type sentGroup struct {
+	nodes []int32
+	blob  lineRef
 }
 
 func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options, names map[string]string) *planner {
@@ -426,6 +448,9 @@ func (p *planner) planFile(path string, agent bool) error {
 	for {
 		body, off, complete, err := lr.next()
 		if err == io.EOF {
+			// A group never spans files: a sub-agent file is a chain of
+			// its own.
+			p.closeGroup()
 			return nil
 		}
 		if err != nil {
@@ -499,6 +524,15 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		return p.planAttachment(&r, ref)
 	case r.Type == "api-request-shape" && !p.agentFile && p.sys == none:
 		return p.planShape(&r, ref)
+	case r.Type == "api-request-blob" && r.Hash != "" && r.Message != nil:
+		if p.blobs == nil {
+			p.blobs = map[string]blobRef{}
+		}
+		if _, ok := p.blobs[r.Hash]; !ok {
+			p.blobs[r.Hash] = blobRef{ref, r.Message.Role}
+		}
+	case r.Type == "api-request":
+		p.noteRequest(&r)
 	}
 	p.skip(&r)
 	return nil
@@ -696,7 +730,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		if err != nil {
 			return err
 		}
-		if !sidechain {
+		if p.grouped(sidechain) {
 			pred = p.closeGroupAt(pred)
 		}
 		n := &pnode{id: p.nodeID(r.UUID), kind: kindAssistant, sidechain: sidechain,
@@ -756,6 +790,8 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 	p.uuidNode[p.key(r.UUID)] = i
 	if !sidechain {
 		p.head = i
+	}
+	if p.grouped(sidechain) {
 		p.addToGroup(i)
 	}
 	p.sink.Count(name, transcript.OutcomeImported, "")
@@ -795,6 +831,8 @@ func (p *planner) planAttachment(r *record, ref lineRef) error {
 	p.uuidNode[p.key(r.UUID)] = i
 	if !sidechain {
 		p.head = i
+	}
+	if p.grouped(sidechain) {
 		p.addToGroup(i)
 	}
 	p.sink.Count("attachment", transcript.OutcomeImported, "")
@@ -818,6 +856,29 @@ func (p *planner) planShape(r *record, ref lineRef) error {
 	}
 	p.sink.Count(recordName(r), transcript.OutcomeImported, "system prompt and tool definitions (the system node)")
 	return nil
+}
+
+// grouped reports whether a node takes part in turn grouping: the main
+// chain, and a sub-agent file's own chain (inline sidechains interleave
+// with the main chain and keep file order).
+func (p *planner) grouped(sidechain bool) bool { return !sidechain || p.agentFile }
+
+// noteRequest pairs the open group with the user message the request's
+// tail ends with (before a trailing system message).
+func (p *planner) noteRequest(r *record) {
+	if len(p.grp) == 0 || len(p.blobs) == 0 {
+		return
+	}
+	for k := len(r.Tail) - 1; k >= 0; k-- {
+		b, ok := p.blobs[r.Tail[k]]
+		if !ok || b.role == "assistant" {
+			return
+		}
+		if b.role == "user" {
+			p.sent = append(p.sent, sentGroup{nodes: p.groupOrder(p.grp), blob: b.ref})
+			return
+		}
+	}
 }
 
 // addToGroup adds a main-chain node planned after the last assistant
@@ -847,6 +908,30 @@ func (p *planner) closeGroup() int32 {
 	if p.grpBroken || len(g) == 1 {
 		return g[len(g)-1]
 	}
+	order := p.groupOrder(g)
+	prev := p.grpBase
+	for _, i := range order {
+		p.nodes[i].pred = prev
+		prev = i
+	}
+	if p.head == g[len(g)-1] {
+		p.head = prev
+	}
+	// A later line whose parent is the group's old last line continues
+	// from its new last node.
+	if p.moved == nil {
+		p.moved = map[int32]int32{}
+	}
+	p.moved[g[len(g)-1]] = prev
+	return prev
+}
+
+// groupOrder is the sending order of a group (see closeGroup); a broken
+// group keeps its order.
+func (p *planner) groupOrder(g []int32) []int32 {
+	if p.grpBroken {
+		return append([]int32(nil), g...)
+	}
 	rank := func(i int32) int {
 		n := p.nodes[i]
 		switch {
@@ -867,21 +952,7 @@ func (p *planner) closeGroup() int32 {
 			}
 		}
 	}
-	prev := p.grpBase
-	for _, i := range order {
-		p.nodes[i].pred = prev
-		prev = i
-	}
-	if p.head == g[len(g)-1] {
-		p.head = prev
-	}
-	// A later line whose parent is the group's old last line continues
-	// from its new last node.
-	if p.moved == nil {
-		p.moved = map[int32]int32{}
-	}
-	p.moved[g[len(g)-1]] = prev
-	return prev
+	return order
 }
 
 // closeGroupAt closes the group for an assistant node whose parent
@@ -945,7 +1016,7 @@ func (p *planner) placement(r *record, ref lineRef, text string, blocks []scanBl
 		}
 		pred = n
 	}
-	if to, ok := p.moved[pred]; ok && !sidechain {
+	if to, ok := p.moved[pred]; ok && p.grouped(sidechain) {
 		pred = to
 	}
 	if pred >= 0 {
