@@ -40,8 +40,9 @@
 //   - Claude Code 2.1.3xx records what it sent beside the conversation.
 //     The session's first api-request-shape becomes the system node every
 //     main chain starts from (its system text blocks joined by a blank
-//     line, its tool definitions in metadata.tools); later shapes are
-//     counted as skipped. An attachment with rendered content becomes a
+//     line, its tool definitions in metadata.tools), and a sub-agent
+//     file's first shape starts the sub-agent's chain (in its caller
+//     subtree); later shapes are counted as skipped. An attachment with rendered content becomes a
 //     node: renderedRole "system" a system node marked system_message (its
 //     <system-reminder> wrapper removed, as the client sends it), any other
 //     a user node. The nodes of one turn are chained in the order the

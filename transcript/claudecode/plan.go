@@ -316,7 +316,9 @@ type planner struct {
 	// none; grp the main-chain nodes planned since the last assistant
 	// node, reordered into the order Claude Code sends them when the next
 	// assistant node closes the group (see closeGroup).
-	sys       int32
+	sys int32
+	// fileSys is a sub-agent file's own system node (its first shape).
+	fileSys   int32
 	grp       []int32
 	grpBase   int32
 	grpBroken bool
@@ -431,6 +433,7 @@ func (p *planner) planFile(path string, agent bool) error {
 	p.fileIdx = int32(len(p.files) - 1)
 	p.agentFile = agent
 	p.fileCaller = none
+	p.fileSys = none
 	p.warnedLink = false
 	p.lines = 0
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -522,7 +525,7 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		return p.planMessage(&r, ref)
 	case r.Type == "attachment" && hasRendered(r.Rendered):
 		return p.planAttachment(&r, ref)
-	case r.Type == "api-request-shape" && !p.agentFile && p.sys == none:
+	case r.Type == "api-request-shape" && (!p.agentFile && p.sys == none || p.agentFile && p.fileSys == none):
 		return p.planShape(&r, ref)
 	case r.Type == "api-request-blob" && r.Hash != "" && r.Message != nil:
 		if p.blobs == nil {
@@ -605,9 +608,6 @@ func (p *planner) skip(r *record) {
 		reason = "attachment with no rendered content (not sent to the model)"
 	case "api-request-shape":
 		reason = "later request shape (the first is the system node)"
-		if p.agentFile {
-			reason = "sub-agent request shape (the system node comes from the session's)"
-		}
 	case "api-request-blob":
 		reason = "copy of a request message (imported from the conversation records)"
 	case "api-request":
@@ -843,6 +843,9 @@ func (p *planner) planAttachment(r *record, ref lineRef) error {
 // prompt and tool definitions Claude Code sent) the system node every main
 // chain starts from.
 func (p *planner) planShape(r *record, ref lineRef) error {
+	if p.agentFile {
+		return p.planAgentShape(r, ref)
+	}
 	id := p.freshID("claude-code-system")
 	n := &pnode{id: id, kind: kindSystem, pred: none, caller: none, first: ref, group: none, tail: none}
 	p.sys = p.add(n)
@@ -855,6 +858,33 @@ func (p *planner) planShape(r *record, ref lineRef) error {
 		p.grpBase = p.sys
 	}
 	p.sink.Count(recordName(r), transcript.OutcomeImported, "system prompt and tool definitions (the system node)")
+	return nil
+}
+
+// planAgentShape makes a sub-agent file's first shape the system node its
+// chain starts from, in the sub-agent's caller subtree: a sub-agent's
+// request carries its own system prompt and tools.
+func (p *planner) planAgentShape(r *record, ref lineRef) error {
+	var roots []int32
+	for i, m := range p.nodes {
+		if m.first.file == p.fileIdx && m.pred == none && m.sidechain && m.kind != kindSummary {
+			roots = append(roots, int32(i))
+		}
+	}
+	if len(roots) != 1 || p.nodes[roots[0]].caller == none {
+		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "sub-agent request shape without one spawned root")
+		return nil
+	}
+	root := roots[0]
+	id := p.freshID("claude-code-system-" + Sanitize(p.nodes[root].id))
+	n := &pnode{id: id, kind: kindSystem, sidechain: true, pred: none, caller: p.nodes[root].caller,
+		first: ref, group: none, tail: none}
+	p.fileSys = p.add(n)
+	p.nodes[root].pred = p.fileSys
+	if len(p.grp) > 0 && p.grp[0] == root {
+		p.grpBase = p.fileSys
+	}
+	p.sink.Count(recordName(r), transcript.OutcomeImported, "sub-agent system prompt and tool definitions")
 	return nil
 }
 
