@@ -424,7 +424,11 @@ func oracleRender(t *testing.T, root string) {
 					t.Fatalf("%s: %v", rf, err)
 				}
 				if bytes.Contains(b, []byte(compactionPrompt)) {
-					t.Logf("request %s: the client's compaction request (view + an unrecorded instruction); not compared", k)
+					// The client's summarisation request: the view it
+					// summarised plus an instruction no record holds. That
+					// view must be what the summary node covers (oracle 3).
+					compareCompaction(t, k, sessions, req)
+					compared++
 					continue
 				}
 				var dir, head string
@@ -585,4 +589,58 @@ func oracleEstimate(t *testing.T, root string) {
 			}
 		})
 	}
+}
+
+// compareCompaction checks a summarisation request against the raw view
+// ending at the summary's last covered node, the instruction (the last
+// text block, which no record holds) removed.
+func compareCompaction(t *testing.T, k string, sessions []imported, req request) {
+	t.Helper()
+	var dir, last string
+	for _, s := range sessions {
+		b, err := os.ReadFile(filepath.Join(s.dir, "nodes.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var n struct {
+				Metadata struct {
+					Covers []string `json:"covers_ids"`
+				} `json:"metadata"`
+			}
+			if json.Unmarshal(line, &n) == nil && len(n.Metadata.Covers) > 0 {
+				dir, last = s.dir, n.Metadata.Covers[len(n.Metadata.Covers)-1]
+			}
+		}
+	}
+	if dir == "" {
+		t.Errorf("request %s: a compaction request, but no summary node was imported", k)
+		return
+	}
+	msgs := append([]json.RawMessage(nil), req.Messages...)
+	var m rawMsg
+	if err := json.Unmarshal(msgs[len(msgs)-1], &m); err != nil {
+		t.Fatal(err)
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(m.Content, &blocks); err != nil || len(blocks) == 0 {
+		t.Fatalf("request %s: last message %s", k, m.Content)
+	}
+	if !bytes.Contains(blocks[len(blocks)-1], []byte(compactionPrompt)) {
+		t.Fatalf("request %s: the instruction is not the last block", k)
+	}
+	trimmed, _ := json.Marshal(map[string]any{"role": m.Role, "content": blocks[:len(blocks)-1]})
+	msgs[len(msgs)-1] = trimmed
+	var got request
+	out := mustRun(t, "render", dir, "--head", last, "--raw", "--format", "anthropic")
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if gs, ws := systemText(t, got.System), systemText(t, req.System); gs != ws {
+		t.Errorf("request %s: system differs:\n got %.200q\nwant %.200q", k, gs, ws)
+	}
+	if g, w := strings.Join(toolsCanon(got.Tools), "\n"), strings.Join(toolsCanon(req.Tools), "\n"); g != w {
+		t.Errorf("request %s: tools differ", k)
+	}
+	compareMessages(t, k, msgs, got.Messages)
 }
