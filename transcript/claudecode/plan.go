@@ -395,7 +395,7 @@ func (p *planner) run(c *conversation) error {
 	}
 	if p.head == none && len(p.nodes) > 0 {
 		for i := len(p.nodes) - 1; i >= 0; i-- {
-			if k := p.nodes[i].kind; k != kindSummary && k != kindSystem && !p.nodes[i].sidechain {
+			if k := p.nodes[i].kind; k != kindSummary && k != kindSystem {
 				p.head = int32(i)
 				break
 			}
