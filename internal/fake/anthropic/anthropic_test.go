@@ -140,3 +140,37 @@ func TestServerStreamsAndRecords(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// A request without "stream" gets one JSON message with the scripted
+// content and the request number in its id.
+func TestServerPlainJSON(t *testing.T) {
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Post(s.URL+"/v1/messages", "application/json",
+		strings.NewReader(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"[[parallel]]"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m struct {
+		ID         string  `json:"id"`
+		StopReason string  `json:"stop_reason"`
+		Content    []Block `json:"content"`
+		Usage      struct {
+			InputTokens int `json:"input_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != "msg_fake_req0001" || m.StopReason != "tool_use" || len(m.Content) != 3 || m.Usage.InputTokens == 0 {
+		t.Errorf("reply %+v", m)
+	}
+	if m.Content[1].ID == "" || m.Content[1].ID == m.Content[2].ID {
+		t.Errorf("tool_use ids %q %q: want distinct ids", m.Content[1].ID, m.Content[2].ID)
+	}
+}
