@@ -153,9 +153,34 @@ type record struct {
 	badMessage string
 }
 
-// rendered is one piece of an attachment's rendered content.
+// rendered is one piece of an attachment's rendered content: a string,
+// or text blocks (their texts joined by a newline).
 type rendered struct {
-	Content string `json:"content"`
+	Content string
+}
+
+func (r *rendered) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	text, blocks, _, err := decodeContent[scanBlock](v.Content)
+	if err != nil {
+		return err
+	}
+	parts := []string{}
+	if text != "" {
+		parts = append(parts, text)
+	}
+	for _, b := range blocks {
+		if b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	r.Content = strings.Join(parts, "\n")
+	return nil
 }
 
 // compactMetadata is the part of a compact_boundary's metadata the plan
@@ -188,7 +213,10 @@ func decodeRecord(body []byte, v any, bad *string) error {
 		// Through fullRecord the path starts with the embedded "record.".
 		top, _, _ := strings.Cut(strings.TrimPrefix(te.Field, "record."), ".")
 		switch top {
-		case "data", "toolUseResult":
+		case "data", "toolUseResult", "rendered", "renderedRole", "compactMetadata", "hash", "tail":
+			// Read only as hints of other record types; an attachment
+			// whose rendered content cannot be read renders nothing and is
+			// counted as skipped.
 			return nil
 		case "message":
 			*bad = jsonErrorText(err)

@@ -113,3 +113,20 @@ func TestPreservedMessageElsewhere(t *testing.T) {
 		t.Errorf("view %s, want the summary covering u1 x1, then u2", got)
 	}
 }
+
+// Fields this importer reads only as hints never fail a line when they
+// have another shape; rendered content given as text blocks is read.
+func TestPrefixFieldShapes(t *testing.T) {
+	session := `{"type":"user","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"hi"},"hash":7,"tail":"x","rendered":"odd","compactMetadata":[]}
+{"type":"attachment","uuid":"a1","parentUuid":"u1","renderedRole":"user","rendered":[{"content":[{"type":"text","text":"ONE"},{"type":"text","text":"TWO"}]}]}
+{"type":"assistant","uuid":"x1","parentUuid":"a1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}
+`
+	tgt := importMem(t, writeTemp(t, "shapes.jsonl", session))
+	s := tgt.convs[0]
+	if got := nodeByID(t, s, "a1").Content.PlainText(); got != "ONE\nTWO" {
+		t.Errorf("attachment content %q", got)
+	}
+	if !hasNode(s, "u1") || !hasNode(s, "x1") {
+		t.Errorf("nodes %v", s.ids)
+	}
+}
