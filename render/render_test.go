@@ -474,3 +474,31 @@ func TestAnthropicDropsWhitespaceTextBlocks(t *testing.T) {
 		t.Fatalf("jsonl lost the stored block:\n%s", jsonl)
 	}
 }
+
+// A leading system node's metadata.tools become the body's tools in
+// Anthropic form (OpenAI form converted); a later system node marked
+// system_message (a client sent it as a system-role message) stays one,
+// and consecutive ones merge; an unmarked one is still "[system] …".
+func TestAnthropicToolsAndSystemMessages(t *testing.T) {
+	sys := &transcript.Node{ID: "s", Role: transcript.RoleSystem, Content: transcript.TextContent("Be brief.")}
+	sys.SetMeta("tools", []any{
+		map[string]any{"name": "Bash", "description": "run", "input_schema": map[string]any{"type": "object"}},
+		map[string]any{"type": "function", "function": map[string]any{"name": "ls", "description": "list", "parameters": map[string]any{"type": "object"}}},
+	})
+	u := &transcript.Node{ID: "u", Role: transcript.RoleUser, Content: transcript.TextContent("hi")}
+	env := &transcript.Node{ID: "e", Role: transcript.RoleSystem, Content: transcript.TextContent("ENV")}
+	env.SetMeta("system_message", true)
+	date := &transcript.Node{ID: "d", Role: transcript.RoleSystem, Content: transcript.TextContent("DATE")}
+	date.SetMeta("system_message", true)
+	note := &transcript.Node{ID: "n", Role: transcript.RoleSystem, Content: transcript.TextContent("note")}
+	body := render.AnthropicRequest([]*transcript.Node{sys, u, env, date, note})
+	tools, _ := json.Marshal(body.Tools)
+	if want := `[{"description":"run","input_schema":{"type":"object"},"name":"Bash"},{"description":"list","input_schema":{"type":"object"},"name":"ls"}]`; string(tools) != want {
+		t.Errorf("tools %s\nwant  %s", tools, want)
+	}
+	got, _ := json.Marshal(body.Messages)
+	want := `[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"system","content":[{"type":"text","text":"ENV"},{"type":"text","text":"DATE"}]},{"role":"user","content":[{"type":"text","text":"[system] note"}]}]`
+	if string(got) != want {
+		t.Errorf("messages %s\nwant     %s", got, want)
+	}
+}
