@@ -880,8 +880,12 @@ func (p *planner) planShape(r *record, ref lineRef) error {
 	id := p.freshID("claude-code-system")
 	n := &pnode{id: id, kind: kindSystem, pred: none, caller: none, first: ref, group: none, tail: none}
 	p.sys = p.add(n)
+	// Every main root now starts from the system node, and so does a
+	// summary covering a chain from such a root (its predecessor is its
+	// first covered node's): a shape recorded after a compaction, as in a
+	// session resumed from 'ctxfold export', must not split the two.
 	for i, m := range p.nodes[:p.sys] {
-		if m.pred == none && !m.sidechain && m.kind != kindSummary {
+		if m.pred == none && !m.sidechain {
 			p.nodes[i].pred = p.sys
 		}
 	}
