@@ -36,7 +36,8 @@ func newImportCmd(f *Factory) *cobra.Command {
 Formats (--from, default auto: detected from the content of the first file):
   claude-code  Claude Code session .jsonl, with its agent-*.jsonl and
                <session>/subagents/ files (looked up only beside the input)
-  codex        Codex CLI rollout-*.jsonl
+  codex        Codex CLI rollout-*.jsonl (a fork given with its parent
+               continues the parent's session as a branch)
   gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
   chatgpt      ChatGPT export conversations.json (one session per conversation)
   openai       an OpenAI Chat Completions messages array, or a body with "messages"
