@@ -26,6 +26,7 @@ type ResponsesPart struct {
 type ResponsesCall struct {
 	Type      string `json:"type"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 }
@@ -154,7 +155,9 @@ func responsesReasoning(b transcript.Block) (ResponsesReasoning, bool) {
 }
 
 func responsesCall(c transcript.ToolCall) ResponsesCall {
-	return ResponsesCall{Type: "function_call", Name: c.Name, Arguments: c.ArgumentsText(), CallID: c.ID}
+	rc := ResponsesCall{Type: "function_call", Name: c.Name, Arguments: c.ArgumentsText(), CallID: c.ID}
+	_ = json.Unmarshal(c.Extra[transcript.ExtraNamespace], &rc.Namespace)
+	return rc
 }
 
 func writeResponses(w *bufio.Writer, src nodeSource) error {

@@ -83,3 +83,14 @@ func TestResponsesReasoning(t *testing.T) {
 		t.Fatalf("responses:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A namespaced tool's call carries its namespace.
+func TestResponsesNamespace(t *testing.T) {
+	const nodes = `{"id":"u1","role":"user","content":"Go."}
+{"id":"a1","predecessor":"u1","role":"assistant","content":"","tool_calls":[{"id":"c1","name":"spawn_agent","arguments":"{}","namespace":"multi_agent_v1"}]}
+`
+	got := rtRender(t, rtSession(t, nodes), "", false, render.FormatResponses)
+	if !strings.Contains(got, `{"type":"function_call","name":"spawn_agent","namespace":"multi_agent_v1","arguments":"{}","call_id":"c1"}`) {
+		t.Fatalf("responses:\n%s", got)
+	}
+}

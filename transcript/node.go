@@ -301,6 +301,11 @@ const (
 	ExtraContentLengths   = "content_lengths"
 )
 
+// ExtraNamespace is the ToolCall.Extra key of the namespace of a
+// namespaced tool (OpenAI Responses API, Codex's multi_agent_v1); render
+// --format responses sends it with the call.
+const ExtraNamespace = "namespace"
+
 // MetaResponsesInput is the metadata key of a summary node imported from a
 // client's own compaction: the Responses API input items the client sent in
 // place of the covered turns, which render --format responses emits as they

@@ -113,6 +113,7 @@ type item struct {
 	ID               string          `json:"id"`
 	Output           json.RawMessage `json:"output"`
 	Phase            string          `json:"phase"`
+	Namespace        string          `json:"namespace"`
 }
 
 type part struct {
@@ -180,11 +181,16 @@ type state struct {
 	ordinal  int64
 	ordinals map[string]int64
 	emitted  []emitted
-	g        *group
-	pending  *transcript.Usage
-	total    string
-	meta     json.RawMessage
-	model    string
+	// caller is the spawning node of a sub-agent's thread (every node of
+	// it names it); spawned maps the sub-agents this thread spawned to the
+	// assistant node whose call did.
+	caller  string
+	spawned map[string]string
+	g       *group
+	pending *transcript.Usage
+	total   string
+	meta    json.RawMessage
+	model   string
 	// deferErr is a sink error met while starting a request.
 	deferErr error
 	// reordered counts inputs placed after tool outputs recorded later;
@@ -224,7 +230,12 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 	}
 	st.prefix = idPrefix(name)
 	var sink transcript.ImportSink
-	if parent := threads[h.parent]; parent != nil {
+	if parent := threads[h.parent]; parent != nil && h.subagent {
+		if caller := parent.spawned[h.id]; caller != "" {
+			sink, st.caller, st.model = parent.sink, caller, parent.model
+			sink.Count("session_meta/parent_thread_id", transcript.OutcomeMerged, "sub-agent: a chain of the parent's session, called by the node that spawned it")
+		}
+	} else if parent != nil {
 		tail, real, ok := parent.forkPoint(h.end)
 		if ok {
 			sink, st.prev, st.real, st.base, st.model = parent.sink, tail, real, parent.base, parent.model
@@ -236,7 +247,10 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		if sink, err = target.Conversation(name); err != nil {
 			return err
 		}
-		if h.parent != "" {
+		switch {
+		case h.parent != "" && h.subagent:
+			sink.Warn(file, 1, fmt.Sprintf("sub-agent of thread %s, whose rollout (with the spawning call) is not among the files: imported as a conversation of its own", h.parent))
+		case h.parent != "":
 			sink.Warn(file, 1, fmt.Sprintf("forked from thread %s, whose rollout is not among the files: the history before the fork is not imported", h.parent))
 		}
 	}
@@ -283,7 +297,7 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		sink.SetModel(st.model)
 	}
 	if h.id != "" {
-		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model}
+		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model, spawned: st.spawned}
 	}
 	return nil
 }
@@ -442,6 +456,10 @@ func (st *state) item(it item, rec record) error {
 		if len(bytes.TrimSpace(call.Arguments)) == 0 {
 			call.Arguments = json.RawMessage(`{}`)
 		}
+		if it.Namespace != "" {
+			// A tool of a namespace (multi_agent_v1): the provider needs both.
+			call.Extra = map[string]json.RawMessage{transcript.ExtraNamespace: input.Raw(it.Namespace)}
+		}
 		if _, dup := st.g.calls[call.ID]; dup {
 			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("call id %q repeats within one request; the repeat is not imported", call.ID))
 			st.sink.Count(kind, transcript.OutcomeSkipped, "repeated call id")
@@ -468,6 +486,17 @@ func (st *state) item(it item, rec record) error {
 			return st.closeRun()
 		}
 		text := outputText(it.Output)
+		if name == "spawn_agent" {
+			var out struct {
+				AgentID string `json:"agent_id"`
+			}
+			if json.Unmarshal([]byte(text), &out) == nil && out.AgentID != "" {
+				if st.spawned == nil {
+					st.spawned = map[string]string{}
+				}
+				st.spawned[out.AgentID] = g.assistant.ID
+			}
+		}
 		n := transcript.Node{ID: st.id(), Role: transcript.RoleTool, ToolCallID: it.CallID, Name: name,
 			Content: transcript.TextContent(text), CreatedAt: rec.Timestamp}
 		st.sink.Count(kind, transcript.OutcomeImported, "")
@@ -610,6 +639,7 @@ func (st *state) flush() error {
 
 func (st *state) emit(n transcript.Node) error {
 	n.Predecessor = st.prev
+	n.Caller = st.caller
 	if st.prev == "" && st.meta != nil {
 		n.SetMeta("codex_session_meta", st.meta)
 	}

@@ -61,7 +61,8 @@ func contentText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// conversation finds the last user message and what followed it.
+// conversation finds the last user message and what followed it: whether
+// the model called tools, and the tool outputs.
 func conversation(items []json.RawMessage) (lastUser string, callsAfter bool, outputs []string) {
 	for _, raw := range items {
 		var it inputItem
@@ -96,8 +97,12 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			"encrypted_content": fmt.Sprintf("gAAAA-fake-encrypted-reasoning-%03d", seq)})
 	}
 	for i, c := range reply.Calls {
-		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%03d_%d", seq, i),
-			"call_id": c.ID, "name": c.Name, "arguments": c.Arguments, "status": "completed"})
+		it := map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%03d_%d", seq, i),
+			"call_id": c.ID, "name": c.Name, "arguments": c.Arguments, "status": "completed"}
+		if c.Namespace != "" {
+			it["namespace"] = c.Namespace
+		}
+		items = append(items, it)
 	}
 	if len(reply.Calls) == 0 {
 		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_fake_%03d", seq), "role": "assistant",
