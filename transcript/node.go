@@ -306,6 +306,11 @@ const (
 // --format responses sends it with the call.
 const ExtraNamespace = "namespace"
 
+// ExtraCustom is the ToolCall.Extra key (true) of a custom (freeform)
+// tool call, OpenAI Responses API custom_tool_call such as Codex's
+// apply_patch: its arguments are a JSON string holding the raw input.
+const ExtraCustom = "custom"
+
 // MetaResponsesInput is the metadata key of a summary node imported from a
 // client's own compaction: the Responses API input items the client sent in
 // place of the covered turns, which render --format responses emits as they

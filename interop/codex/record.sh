@@ -15,7 +15,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
 CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
 CODEX=$CACHE/node_modules/.bin/codex
-ALL="chat tool tool-error parallel compaction reasoning fork subagent"
+ALL="chat tool tool-error parallel compaction reasoning fork subagent patch"
 SCENARIOS=${*:-$ALL}
 
 if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
@@ -92,6 +92,9 @@ TOML
 		id=$(find "$S/home/.codex/sessions" -name 'rollout-*.jsonl' | sed -E 's/.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/\1/')
 		codex fork "$id" "On the fork."
 		codex resume "$id" "On the original, after the fork point."
+		;;
+	patch)
+		codex "Add a file. [[patch: hello.txt]]"
 		;;
 	subagent)
 		codex "Delegate this. [[spawn: Say hi from the helper.]]"

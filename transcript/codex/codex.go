@@ -449,6 +449,7 @@ func (st *state) item(it item, rec record) error {
 		switch it.Type {
 		case "custom_tool_call":
 			call.Arguments = input.Raw(input.Text(it.Input))
+			call.Extra = map[string]json.RawMessage{transcript.ExtraCustom: json.RawMessage("true")}
 			appendMeta(n, "codex_custom_tool_calls", call.ID)
 		case "local_shell_call":
 			call.Name, call.Arguments = "local_shell", it.Action
@@ -458,7 +459,10 @@ func (st *state) item(it item, rec record) error {
 		}
 		if it.Namespace != "" {
 			// A tool of a namespace (multi_agent_v1): the provider needs both.
-			call.Extra = map[string]json.RawMessage{transcript.ExtraNamespace: input.Raw(it.Namespace)}
+			if call.Extra == nil {
+				call.Extra = map[string]json.RawMessage{}
+			}
+			call.Extra[transcript.ExtraNamespace] = input.Raw(it.Namespace)
 		}
 		if _, dup := st.g.calls[call.ID]; dup {
 			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("call id %q repeats within one request; the repeat is not imported", call.ID))

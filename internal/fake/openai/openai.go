@@ -34,6 +34,7 @@ const (
 	MarkerShell = "[[shell:"
 	// MarkerParallel asks for several calls in one response:
 	// [[parallel: CMD1 ;; CMD2]].
+	// [[patch: FILE]] asks for a freeform apply_patch call adding FILE.
 	// [[spawn: TASK]] asks for a sub-agent (Codex's multi_agent_v1
 	// spawn_agent, then wait_agent on the id it returns).
 	MarkerParallel = "[[parallel:"
@@ -186,6 +187,8 @@ type Call struct {
 	ID, Name, Arguments string
 	// Namespace names the tool namespace of Name ("" = none).
 	Namespace string
+	// Custom: a custom (freeform) tool call; Arguments is its raw input.
+	Custom bool
 }
 
 // Usage is the deterministic count reported for a request body: a quarter
@@ -198,7 +201,7 @@ func Usage(body []byte) int64 {
 	return n
 }
 
-var markerRE = regexp.MustCompile(`\[\[(shell|parallel|spawn):\s*(.*?)\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(shell|parallel|spawn|patch):\s*(.*?)\]\]`)
 
 // Script decides the reply from the conversation so far: lastUser is the
 // text of the last user message, callsAfter whether the model already
@@ -217,6 +220,12 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		return r
 	}
 	if m := markerRE.FindStringSubmatch(lastUser); m != nil && !callsAfter {
+		if m[1] == "patch" {
+			// A freeform apply_patch call that adds the file m[2].
+			patch := "*** Begin Patch\n*** Add File: " + strings.TrimSpace(m[2]) + "\n+written by apply_patch\n*** End Patch\n"
+			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "apply_patch", Arguments: patch, Custom: true})
+			return r
+		}
 		if m[1] == "spawn" {
 			args, _ := json.Marshal(map[string]any{"message": m[2]})
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: string(args)})

@@ -102,6 +102,10 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 		if c.Namespace != "" {
 			it["namespace"] = c.Namespace
 		}
+		if c.Custom {
+			it = map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_fake_%03d_%d", seq, i),
+				"call_id": c.ID, "name": c.Name, "input": c.Arguments, "status": "completed"}
+		}
 		items = append(items, it)
 	}
 	if len(reply.Calls) == 0 {
@@ -133,6 +137,8 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			added["content"] = []any{}
 		case "function_call":
 			added["arguments"] = ""
+		case "custom_tool_call":
+			added["input"] = ""
 		case "reasoning":
 			added["summary"] = []any{}
 			delete(added, "status")
@@ -145,6 +151,9 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			ev.send("response.output_text.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "text": reply.Text})
 			part["text"] = reply.Text
 			ev.send("response.content_part.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "part": part})
+		} else if it["type"] == "custom_tool_call" {
+			ev.send("response.custom_tool_call_input.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": it["input"]})
+			ev.send("response.custom_tool_call_input.done", map[string]any{"item_id": it["id"], "output_index": i, "input": it["input"]})
 		} else if it["type"] == "function_call" {
 			ev.send("response.function_call_arguments.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": it["arguments"]})
 			ev.send("response.function_call_arguments.done", map[string]any{"item_id": it["id"], "output_index": i, "arguments": it["arguments"]})
