@@ -30,7 +30,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai)
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/normalize" ./interop/codex/normalize)
 
 # codex runs one client command of the current scenario, bounded in time.
 codex() {
@@ -113,5 +113,5 @@ TOML
 	wait "$FAKEPID" 2>/dev/null || true
 	FAKEPID=
 	rm -rf "${OUT:?}/$scenario"
-	(cd "$REPO" && go run ./interop/codex/normalize -root "$S" -out "$OUT/$scenario")
+	"$TMP/normalize" -root "$S" -out "$OUT/$scenario"
 done
