@@ -77,9 +77,6 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 	return nil
 }
 
-// transcriptSink is the sink a family of rollouts shares.
-type transcriptSink = transcript.ImportSink
-
 type record struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`

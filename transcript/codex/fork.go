@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // A fork (Codex 0.1xx `codex exec fork`) is a rollout whose session_meta
@@ -113,7 +115,8 @@ func order(files []string) []head {
 
 // thread is what a later fork needs of an imported rollout.
 type thread struct {
-	sink    transcriptSink
+	// sink is the conversation the thread's family shares.
+	sink    transcript.ImportSink
 	emitted []emitted
 	base    string
 	model   string

@@ -62,7 +62,7 @@ type Server struct {
 	mu      sync.Mutex
 	seq     int
 	callSeq int
-	// Requests holds every decoded request in arrival order.
+	// requests holds every request in arrival order.
 	requests []Recorded
 }
 
