@@ -653,7 +653,7 @@ func (st *state) emit(n transcript.Node) error {
 	if !ok {
 		ord = -1
 	}
-	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord, real: true})
+	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord})
 	return nil
 }
 

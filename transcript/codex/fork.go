@@ -124,10 +124,10 @@ type thread struct {
 	spawned map[string]string
 }
 
+// emitted is a real (non-summary) node of the thread, in chain order.
 type emitted struct {
 	id      string
 	ordinal int64 // -1 when the record had none
-	real    bool
 }
 
 // forkPoint is the chain tail of t as it stood before ordinal end: the last
@@ -143,9 +143,7 @@ func (t *thread) forkPoint(end int64) (tail string, real []string, ok bool) {
 		return "", nil, false
 	}
 	for _, e := range t.emitted {
-		if e.real {
-			real = append(real, e.id)
-		}
+		real = append(real, e.id)
 		if e.id == tail {
 			break
 		}
