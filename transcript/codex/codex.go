@@ -236,6 +236,8 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		tail, real, ok := parent.forkPoint(h.end)
 		if ok {
 			sink, st.prev, st.real, st.base, st.model = parent.sink, tail, real, parent.base, parent.model
+			// A fork of this fork may branch inside the inherited history.
+			st.emitted = append([]emitted(nil), parent.emitted[:len(real)]...)
 			st.meta = json.RawMessage("{}") // the parent's first node holds it
 			sink.Count("session_meta/history_base", transcript.OutcomeMerged, "fork: continues its parent's conversation after node "+tail)
 		}
