@@ -40,7 +40,10 @@ Formats (--from, default auto: detected from the content of the first file):
   claude-code  Claude Code session .jsonl, with its agent-*.jsonl and
                <session>/subagents/ files (looked up only beside the input)
   codex        Codex CLI rollout-*.jsonl (or rollout-*.jsonl.zst: any
-               zstd-compressed input is decompressed first)
+               zstd-compressed input is decompressed first; a fork given
+               with its parent continues the parent's session as a branch;
+               a sub-agent's rollout joins it as a chain called by the
+               spawning node)
   gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
   chatgpt      ChatGPT export conversations.json (one session per conversation)
   openai       an OpenAI Chat Completions messages array, or a body with "messages"

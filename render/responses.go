@@ -26,11 +26,21 @@ type ResponsesPart struct {
 type ResponsesCall struct {
 	Type      string `json:"type"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 }
 
-// ResponsesOutput is a function_call_output item.
+// ResponsesCustomCall is a custom_tool_call item (a freeform tool such as
+// Codex's apply_patch: the input is raw text, not JSON arguments).
+type ResponsesCustomCall struct {
+	Type   string `json:"type"`
+	Name   string `json:"name"`
+	Input  string `json:"input"`
+	CallID string `json:"call_id"`
+}
+
+// ResponsesOutput is a function_call_output (or custom_tool_call_output) item.
 type ResponsesOutput struct {
 	Type   string `json:"type"`
 	CallID string `json:"call_id"`
@@ -52,14 +62,41 @@ type ResponsesReasoning struct {
 // the items that client sent in its place (metadata.responses_input).
 func ResponsesInput(nodes []*transcript.Node) []any {
 	var out []any
+	var c responsesConverter
 	for _, n := range nodes {
-		out = append(out, ResponsesItemsOf(n)...)
+		out = append(out, c.items(n)...)
 	}
 	return out
 }
 
-// ResponsesItemsOf converts one node (a node can yield several items).
-func ResponsesItemsOf(n *transcript.Node) []any {
+// responsesConverter converts nodes in view order, remembering which calls
+// were custom so their outputs are custom_tool_call_output items.
+type responsesConverter struct {
+	custom map[string]bool
+}
+
+func (c *responsesConverter) output(callID, text string) ResponsesOutput {
+	typ := "function_call_output"
+	if c.custom[callID] {
+		typ = "custom_tool_call_output"
+	}
+	return ResponsesOutput{Type: typ, CallID: callID, Output: text}
+}
+
+func (c *responsesConverter) call(tc transcript.ToolCall) any {
+	var custom bool
+	if json.Unmarshal(tc.Extra[transcript.ExtraCustom], &custom) == nil && custom {
+		if c.custom == nil {
+			c.custom = map[string]bool{}
+		}
+		c.custom[tc.ID] = true
+		return ResponsesCustomCall{Type: "custom_tool_call", Name: tc.Name, Input: tc.ArgumentsText(), CallID: tc.ID}
+	}
+	return responsesCall(tc)
+}
+
+// items converts one node (a node can yield several items).
+func (c *responsesConverter) items(n *transcript.Node) []any {
 	if n.IsSummary() {
 		var items []json.RawMessage
 		if raw, ok := n.Metadata[transcript.MetaResponsesInput]; ok && json.Unmarshal(raw, &items) == nil && len(items) > 0 {
@@ -71,7 +108,7 @@ func ResponsesItemsOf(n *transcript.Node) []any {
 		}
 	}
 	if n.Role == transcript.RoleTool {
-		return []any{ResponsesOutput{Type: "function_call_output", CallID: n.ToolCallID, Output: n.Content.PlainText()}}
+		return []any{c.output(n.ToolCallID, n.Content.PlainText())}
 	}
 	role, textType := string(n.Role), "input_text"
 	switch n.Role {
@@ -97,9 +134,9 @@ func ResponsesItemsOf(n *transcript.Node) []any {
 				parts = append(parts, ResponsesPart{Type: textType, Text: ImageNotice(b)})
 			}
 		case transcript.BlockToolResult:
-			out = append(out, ResponsesOutput{Type: "function_call_output", CallID: b.ToolCallID, Output: b.Text})
+			out = append(out, c.output(b.ToolCallID, b.Text))
 		case transcript.BlockToolCall:
-			calls = append(calls, responsesCall(transcript.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments}))
+			calls = append(calls, c.call(transcript.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments, Extra: b.Extra}))
 		case transcript.BlockThinking:
 			if r, ok := responsesReasoning(b); ok {
 				reasoning = append(reasoning, r)
@@ -107,8 +144,8 @@ func ResponsesItemsOf(n *transcript.Node) []any {
 		}
 	}
 	out = append(reasoning, out...)
-	for _, c := range n.ToolCalls {
-		calls = append(calls, responsesCall(c))
+	for _, tc := range n.ToolCalls {
+		calls = append(calls, c.call(tc))
 	}
 	if len(parts) > 0 {
 		out = append(out, ResponsesMessage{Type: "message", Role: role, Content: parts})
@@ -154,14 +191,17 @@ func responsesReasoning(b transcript.Block) (ResponsesReasoning, bool) {
 }
 
 func responsesCall(c transcript.ToolCall) ResponsesCall {
-	return ResponsesCall{Type: "function_call", Name: c.Name, Arguments: c.ArgumentsText(), CallID: c.ID}
+	rc := ResponsesCall{Type: "function_call", Name: c.Name, Arguments: c.ArgumentsText(), CallID: c.ID}
+	_ = json.Unmarshal(c.Extra[transcript.ExtraNamespace], &rc.Namespace)
+	return rc
 }
 
 func writeResponses(w *bufio.Writer, src nodeSource) error {
 	w.WriteString("[")
 	first := true
+	var c responsesConverter
 	err := src.each(func(n *transcript.Node) error {
-		for _, it := range ResponsesItemsOf(n) {
+		for _, it := range c.items(n) {
 			line, err := MarshalNoEscape(it)
 			if err != nil {
 				return err

@@ -83,3 +83,36 @@ func TestResponsesReasoning(t *testing.T) {
 		t.Fatalf("responses:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A namespaced tool's call carries its namespace.
+func TestResponsesNamespace(t *testing.T) {
+	const nodes = `{"id":"u1","role":"user","content":"Go."}
+{"id":"a1","predecessor":"u1","role":"assistant","content":"","tool_calls":[{"id":"c1","name":"spawn_agent","arguments":"{}","namespace":"multi_agent_v1"}]}
+`
+	got := rtRender(t, rtSession(t, nodes), "", false, render.FormatResponses)
+	if !strings.Contains(got, `{"type":"function_call","name":"spawn_agent","namespace":"multi_agent_v1","arguments":"{}","call_id":"c1"}`) {
+		t.Fatalf("responses:\n%s", got)
+	}
+}
+
+// A custom (freeform) call goes back as custom_tool_call with its raw
+// input, and its output as custom_tool_call_output.
+func TestResponsesCustomCall(t *testing.T) {
+	const nodes = `{"id":"u1","role":"user","content":"Patch."}
+{"id":"a1","predecessor":"u1","role":"assistant","content":"","tool_calls":[{"id":"c1","name":"apply_patch","arguments":"*** Begin Patch\n*** End Patch\n","custom":true},{"id":"c2","name":"shell","arguments":{"cmd":"ls"}}]}
+{"id":"t1","predecessor":"a1","role":"tool","tool_call_id":"c1","content":"Success."}
+{"id":"t2","predecessor":"t1","role":"tool","tool_call_id":"c2","content":"a.txt"}
+`
+	got := rtRender(t, rtSession(t, nodes), "", false, render.FormatResponses)
+	want := `[
+{"type":"message","role":"user","content":[{"type":"input_text","text":"Patch."}]},
+{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** End Patch\n","call_id":"c1"},
+{"type":"function_call","name":"shell","arguments":"{\"cmd\":\"ls\"}","call_id":"c2"},
+{"type":"custom_tool_call_output","call_id":"c1","output":"Success."},
+{"type":"function_call_output","call_id":"c2","output":"a.txt"}
+]
+`
+	if got != want {
+		t.Fatalf("responses:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -301,6 +301,16 @@ const (
 	ExtraContentLengths   = "content_lengths"
 )
 
+// ExtraNamespace is the ToolCall.Extra key of the namespace of a
+// namespaced tool (OpenAI Responses API, Codex's multi_agent_v1); render
+// --format responses sends it with the call.
+const ExtraNamespace = "namespace"
+
+// ExtraCustom is the ToolCall.Extra key (true) of a custom (freeform)
+// tool call, OpenAI Responses API custom_tool_call such as Codex's
+// apply_patch: its arguments are a JSON string holding the raw input.
+const ExtraCustom = "custom"
+
 // MetaResponsesInput is the metadata key of a summary node imported from a
 // client's own compaction: the Responses API input items the client sent in
 // place of the covered turns, which render --format responses emits as they

@@ -115,10 +115,12 @@ func rolloutShape(t *testing.T, s scenario) []string {
 }
 
 // requestShape is, per request, its input items by type and role, and
-// the tools offered.
+// the tools offered, thread by thread (a sub-agent's requests race with
+// its parent's).
 func requestShape(s scenario) []string {
 	var shape []string
-	for k, req := range s.requests {
+	byThread := map[string]int{}
+	for _, req := range s.requests {
 		var items []string
 		input, _ := req["input"].([]any)
 		for _, it := range input {
@@ -131,7 +133,13 @@ func requestShape(s scenario) []string {
 			m, _ := tl.(map[string]any)
 			tools = append(tools, fmt.Sprint(m["type"], ":", m["name"]))
 		}
-		shape = append(shape, fmt.Sprintf("request %d: %s | tools %s", k+1, strings.Join(items, ", "), strings.Join(tools, " ")))
+		thread, _ := req["prompt_cache_key"].(string)
+		if meta, ok := req["client_metadata"].(map[string]any); ok && meta["thread_id"] != nil {
+			thread, _ = meta["thread_id"].(string)
+		}
+		byThread[thread]++
+		shape = append(shape, fmt.Sprintf("thread %s request %d: %s | tools %s", thread, byThread[thread], strings.Join(items, ", "), strings.Join(tools, " ")))
 	}
+	sort.Strings(shape)
 	return shape
 }

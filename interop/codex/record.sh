@@ -15,7 +15,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
 CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
 CODEX=$CACHE/node_modules/.bin/codex
-ALL="chat tool tool-error parallel compaction reasoning fork"
+ALL="chat tool tool-error parallel compaction reasoning fork subagent patch"
 SCENARIOS=${*:-$ALL}
 
 if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
@@ -30,7 +30,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai)
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/normalize" ./interop/codex/normalize)
 
 # codex runs one client command of the current scenario, bounded in time.
 codex() {
@@ -49,8 +49,13 @@ for scenario in $SCENARIOS; do
 	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
 	extra=
 	[ "$scenario" = compaction ] && extra='model_auto_compact_token_limit = 200000'
+	# gpt-5.5 offers the multi-agent tools only behind tool_search, which the
+	# fake does not implement; with a model outside the client's catalog
+	# (fallback metadata) they are offered directly.
+	model=gpt-5.5
+	[ "$scenario" = subagent ] && model=gpt-5.1-codex
 	cat >"$S/home/.codex/config.toml" <<TOML
-model = "gpt-5.5"
+model = "$model"
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -88,6 +93,12 @@ TOML
 		codex fork "$id" "On the fork."
 		codex resume "$id" "On the original, after the fork point."
 		;;
+	patch)
+		codex "Add a file. [[patch: hello.txt]]"
+		;;
+	subagent)
+		codex "Delegate this. [[spawn: Say hi from the helper.]]"
+		;;
 	compaction)
 		codex "First turn; report a large usage. [[inflate]] [[shell: echo before compaction]]"
 		codex resume --last "A turn after the compaction."
@@ -102,5 +113,5 @@ TOML
 	wait "$FAKEPID" 2>/dev/null || true
 	FAKEPID=
 	rm -rf "${OUT:?}/$scenario"
-	(cd "$REPO" && go run ./interop/codex/normalize -root "$S" -out "$OUT/$scenario")
+	"$TMP/normalize" -root "$S" -out "$OUT/$scenario"
 done

@@ -77,9 +77,6 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 	return nil
 }
 
-// transcriptSink is the sink a family of rollouts shares.
-type transcriptSink = transcript.ImportSink
-
 type record struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
@@ -113,6 +110,7 @@ type item struct {
 	ID               string          `json:"id"`
 	Output           json.RawMessage `json:"output"`
 	Phase            string          `json:"phase"`
+	Namespace        string          `json:"namespace"`
 }
 
 type part struct {
@@ -180,11 +178,16 @@ type state struct {
 	ordinal  int64
 	ordinals map[string]int64
 	emitted  []emitted
-	g        *group
-	pending  *transcript.Usage
-	total    string
-	meta     json.RawMessage
-	model    string
+	// caller is the spawning node of a sub-agent's thread (every node of
+	// it names it); spawned maps the sub-agents this thread spawned to the
+	// assistant node whose call did.
+	caller  string
+	spawned map[string]string
+	g       *group
+	pending *transcript.Usage
+	total   string
+	meta    json.RawMessage
+	model   string
 	// deferErr is a sink error met while starting a request.
 	deferErr error
 	// reordered counts inputs placed after tool outputs recorded later;
@@ -224,10 +227,17 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 	}
 	st.prefix = idPrefix(name)
 	var sink transcript.ImportSink
-	if parent := threads[h.parent]; parent != nil {
+	if parent := threads[h.parent]; parent != nil && h.subagent {
+		if caller := parent.spawned[h.id]; caller != "" {
+			sink, st.caller, st.model = parent.sink, caller, parent.model
+			sink.Count("session_meta/parent_thread_id", transcript.OutcomeMerged, "sub-agent: a chain of the parent's session, called by the node that spawned it")
+		}
+	} else if parent != nil {
 		tail, real, ok := parent.forkPoint(h.end)
 		if ok {
 			sink, st.prev, st.real, st.base, st.model = parent.sink, tail, real, parent.base, parent.model
+			// A fork of this fork may branch inside the inherited history.
+			st.emitted = append([]emitted(nil), parent.emitted[:len(real)]...)
 			st.meta = json.RawMessage("{}") // the parent's first node holds it
 			sink.Count("session_meta/history_base", transcript.OutcomeMerged, "fork: continues its parent's conversation after node "+tail)
 		}
@@ -236,7 +246,10 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		if sink, err = target.Conversation(name); err != nil {
 			return err
 		}
-		if h.parent != "" {
+		switch {
+		case h.parent != "" && h.subagent:
+			sink.Warn(file, 1, fmt.Sprintf("sub-agent of thread %s, whose rollout (with the spawning call) is not among the files: imported as a conversation of its own", h.parent))
+		case h.parent != "":
 			sink.Warn(file, 1, fmt.Sprintf("forked from thread %s, whose rollout is not among the files: the history before the fork is not imported", h.parent))
 		}
 	}
@@ -283,7 +296,7 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		sink.SetModel(st.model)
 	}
 	if h.id != "" {
-		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model}
+		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model, spawned: st.spawned}
 	}
 	return nil
 }
@@ -435,12 +448,20 @@ func (st *state) item(it item, rec record) error {
 		switch it.Type {
 		case "custom_tool_call":
 			call.Arguments = input.Raw(input.Text(it.Input))
+			call.Extra = map[string]json.RawMessage{transcript.ExtraCustom: json.RawMessage("true")}
 			appendMeta(n, "codex_custom_tool_calls", call.ID)
 		case "local_shell_call":
 			call.Name, call.Arguments = "local_shell", it.Action
 		}
 		if len(bytes.TrimSpace(call.Arguments)) == 0 {
 			call.Arguments = json.RawMessage(`{}`)
+		}
+		if it.Namespace != "" {
+			// A tool of a namespace (multi_agent_v1): the provider needs both.
+			if call.Extra == nil {
+				call.Extra = map[string]json.RawMessage{}
+			}
+			call.Extra[transcript.ExtraNamespace] = input.Raw(it.Namespace)
 		}
 		if _, dup := st.g.calls[call.ID]; dup {
 			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("call id %q repeats within one request; the repeat is not imported", call.ID))
@@ -468,6 +489,17 @@ func (st *state) item(it item, rec record) error {
 			return st.closeRun()
 		}
 		text := outputText(it.Output)
+		if name == "spawn_agent" {
+			var out struct {
+				AgentID string `json:"agent_id"`
+			}
+			if json.Unmarshal([]byte(text), &out) == nil && out.AgentID != "" {
+				if st.spawned == nil {
+					st.spawned = map[string]string{}
+				}
+				st.spawned[out.AgentID] = g.assistant.ID
+			}
+		}
 		n := transcript.Node{ID: st.id(), Role: transcript.RoleTool, ToolCallID: it.CallID, Name: name,
 			Content: transcript.TextContent(text), CreatedAt: rec.Timestamp}
 		st.sink.Count(kind, transcript.OutcomeImported, "")
@@ -610,6 +642,7 @@ func (st *state) flush() error {
 
 func (st *state) emit(n transcript.Node) error {
 	n.Predecessor = st.prev
+	n.Caller = st.caller
 	if st.prev == "" && st.meta != nil {
 		n.SetMeta("codex_session_meta", st.meta)
 	}
@@ -622,7 +655,7 @@ func (st *state) emit(n transcript.Node) error {
 	if !ok {
 		ord = -1
 	}
-	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord, real: true})
+	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord})
 	return nil
 }
 

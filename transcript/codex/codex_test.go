@@ -258,3 +258,45 @@ func TestFork(t *testing.T) {
 		t.Errorf("alone: warnings %q, first node %+v", c.Warnings, c.Nodes[0])
 	}
 }
+
+// A sub-agent's rollout imported with its parent's is a chain of the same
+// session whose every node names the spawning assistant node as caller;
+// the namespace of its tools is kept on the calls.
+func TestSubagent(t *testing.T) {
+	const dir = "../../testdata/interop/codex/0.169.0/subagent/"
+	parent := dir + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	child := dir + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000009.jsonl"
+	var tg importtest.Target
+	if err := codex.Import(context.Background(), []string{child, parent}, codex.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	if len(tg.Convs) != 1 {
+		t.Fatalf("%d conversations, want 1", len(tg.Convs))
+	}
+	var spawner *transcript.Node
+	var children int
+	for i, n := range tg.Convs[0].Nodes {
+		if n.ID == "cx00000001-10" {
+			spawner = &tg.Convs[0].Nodes[i]
+		}
+		if strings.HasPrefix(n.ID, "cx00000009-") {
+			children++
+			if n.Caller != "cx00000001-10" {
+				t.Errorf("%s: caller %q", n.ID, n.Caller)
+			}
+		} else if n.Caller != "" {
+			t.Errorf("%s of the parent has caller %q", n.ID, n.Caller)
+		}
+	}
+	if children != 5 || spawner == nil || len(spawner.ToolCalls) != 1 || spawner.ToolCalls[0].Name != "spawn_agent" ||
+		string(spawner.ToolCalls[0].Extra[transcript.ExtraNamespace]) != `"multi_agent_v1"` {
+		t.Fatalf("%d child nodes, spawner %+v", children, spawner)
+	}
+	c, err := load(t, child, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "sub-agent of thread 00000000-0000-7000-8000-000000000001") || c.Nodes[0].Caller != "" {
+		t.Errorf("alone: warnings %q", c.Warnings)
+	}
+}

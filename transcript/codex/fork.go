@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // A fork (Codex 0.1xx `codex exec fork`) is a rollout whose session_meta
@@ -14,11 +16,19 @@ import (
 // before that point, as a branch of the same session; alone, it is a
 // conversation of its own (with a warning: the history before the fork is
 // in the parent's rollout).
+//
+// A sub-agent (spawn_agent of Codex's multi_agent_v1 tools) is a rollout
+// whose session_meta names its parent_thread_id. Imported with its parent,
+// its nodes join the parent's session as a chain of their own whose caller
+// is the parent's assistant node that spawned it (the call whose output
+// returned the sub-agent's id); they never move HEAD.
 
 // head is what Import reads of a file before importing it.
 type head struct {
 	file, id, parent string
 	end              int64
+	// subagent: parent spawned this thread (else parent, if set, was forked).
+	subagent bool
 }
 
 func readHead(file string) head {
@@ -35,6 +45,7 @@ func readHead(file string) head {
 		Payload struct {
 			ID          string `json:"id"`
 			ForkedFrom  string `json:"forked_from_id"`
+			Parent      string `json:"parent_thread_id"`
 			HistoryBase *struct {
 				ThreadID string `json:"thread_id"`
 				End      int64  `json:"end_ordinal_exclusive"`
@@ -45,8 +56,11 @@ func readHead(file string) head {
 		return h
 	}
 	h.id = rec.Payload.ID
-	if hb := rec.Payload.HistoryBase; hb != nil && hb.ThreadID != "" && hb.End > 0 {
+	switch hb := rec.Payload.HistoryBase; {
+	case hb != nil && hb.ThreadID != "" && hb.End > 0:
 		h.parent, h.end = hb.ThreadID, hb.End
+	case rec.Payload.Parent != "":
+		h.parent, h.subagent = rec.Payload.Parent, true
 	}
 	return h
 }
@@ -101,16 +115,19 @@ func order(files []string) []head {
 
 // thread is what a later fork needs of an imported rollout.
 type thread struct {
-	sink    transcriptSink
+	// sink is the conversation the thread's family shares.
+	sink    transcript.ImportSink
 	emitted []emitted
 	base    string
 	model   string
+	// spawned maps a sub-agent's thread id to the node that spawned it.
+	spawned map[string]string
 }
 
+// emitted is a real (non-summary) node of the thread, in chain order.
 type emitted struct {
 	id      string
 	ordinal int64 // -1 when the record had none
-	real    bool
 }
 
 // forkPoint is the chain tail of t as it stood before ordinal end: the last
@@ -126,9 +143,7 @@ func (t *thread) forkPoint(end int64) (tail string, real []string, ok bool) {
 		return "", nil, false
 	}
 	for _, e := range t.emitted {
-		if e.real {
-			real = append(real, e.id)
-		}
+		real = append(real, e.id)
 		if e.id == tail {
 			break
 		}

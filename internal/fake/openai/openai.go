@@ -34,6 +34,9 @@ const (
 	MarkerShell = "[[shell:"
 	// MarkerParallel asks for several calls in one response:
 	// [[parallel: CMD1 ;; CMD2]].
+	// [[patch: FILE]] asks for a freeform apply_patch call adding FILE.
+	// [[spawn: TASK]] asks for a sub-agent (Codex's multi_agent_v1
+	// spawn_agent, then wait_agent on the id it returns).
 	MarkerParallel = "[[parallel:"
 	// MarkerReason makes every response to this user message start with a
 	// reasoning item (a summary and opaque encrypted content), as
@@ -59,7 +62,7 @@ type Server struct {
 	mu      sync.Mutex
 	seq     int
 	callSeq int
-	// Requests holds every decoded request in arrival order.
+	// requests holds every request in arrival order.
 	requests []Recorded
 }
 
@@ -182,6 +185,10 @@ type Reply struct {
 // Call is one function call of a reply.
 type Call struct {
 	ID, Name, Arguments string
+	// Namespace names the tool namespace of Name ("" = none).
+	Namespace string
+	// Custom: a custom (freeform) tool call; Arguments is its raw input.
+	Custom bool
 }
 
 // Usage is the deterministic count reported for a request body: a quarter
@@ -194,7 +201,7 @@ func Usage(body []byte) int64 {
 	return n
 }
 
-var markerRE = regexp.MustCompile(`\[\[(shell|parallel):\s*(.*?)\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(shell|parallel|spawn|patch):\s*(.*?)\]\]`)
 
 // Script decides the reply from the conversation so far: lastUser is the
 // text of the last user message, callsAfter whether the model already
@@ -213,6 +220,17 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		return r
 	}
 	if m := markerRE.FindStringSubmatch(lastUser); m != nil && !callsAfter {
+		if m[1] == "patch" {
+			// A freeform apply_patch call that adds the file m[2].
+			patch := "*** Begin Patch\n*** Add File: " + strings.TrimSpace(m[2]) + "\n+written by apply_patch\n*** End Patch\n"
+			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "apply_patch", Arguments: patch, Custom: true})
+			return r
+		}
+		if m[1] == "spawn" {
+			args, _ := json.Marshal(map[string]any{"message": m[2]})
+			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: string(args)})
+			return r
+		}
 		cmds := []string{m[2]}
 		if m[1] == "parallel" {
 			cmds = strings.Split(m[2], ";;")
@@ -222,6 +240,19 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: name, Arguments: args})
 		}
 		return r
+	}
+	if m := markerRE.FindStringSubmatch(lastUser); m != nil && m[1] == "spawn" && len(outputs) == 1 {
+		// The spawn returned the agent's id: wait for it, so the sub-agent
+		// runs its turn before the parent's turn ends.
+		var spawned struct {
+			AgentID string `json:"agent_id"`
+		}
+		var text string
+		if json.Unmarshal([]byte(outputs[0]), &text) == nil && json.Unmarshal([]byte(text), &spawned) == nil && spawned.AgentID != "" {
+			args, _ := json.Marshal(map[string]any{"targets": []string{spawned.AgentID}, "timeout_ms": 30000})
+			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "wait_agent", Namespace: "multi_agent_v1", Arguments: string(args)})
+			return r
+		}
 	}
 	if len(outputs) > 0 {
 		r.Text = fmt.Sprintf("Done: %d tool output(s) read.", len(outputs))

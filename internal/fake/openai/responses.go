@@ -61,7 +61,8 @@ func contentText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// conversation finds the last user message and what followed it.
+// conversation finds the last user message and what followed it: whether
+// the model called tools, and the tool outputs.
 func conversation(items []json.RawMessage) (lastUser string, callsAfter bool, outputs []string) {
 	for _, raw := range items {
 		var it inputItem
@@ -96,8 +97,16 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			"encrypted_content": fmt.Sprintf("gAAAA-fake-encrypted-reasoning-%03d", seq)})
 	}
 	for i, c := range reply.Calls {
-		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%03d_%d", seq, i),
-			"call_id": c.ID, "name": c.Name, "arguments": c.Arguments, "status": "completed"})
+		it := map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%03d_%d", seq, i),
+			"call_id": c.ID, "name": c.Name, "arguments": c.Arguments, "status": "completed"}
+		if c.Namespace != "" {
+			it["namespace"] = c.Namespace
+		}
+		if c.Custom {
+			it = map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_fake_%03d_%d", seq, i),
+				"call_id": c.ID, "name": c.Name, "input": c.Arguments, "status": "completed"}
+		}
+		items = append(items, it)
 	}
 	if len(reply.Calls) == 0 {
 		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_fake_%03d", seq), "role": "assistant",
@@ -128,6 +137,8 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			added["content"] = []any{}
 		case "function_call":
 			added["arguments"] = ""
+		case "custom_tool_call":
+			added["input"] = ""
 		case "reasoning":
 			added["summary"] = []any{}
 			delete(added, "status")
@@ -140,6 +151,9 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			ev.send("response.output_text.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "text": reply.Text})
 			part["text"] = reply.Text
 			ev.send("response.content_part.done", map[string]any{"item_id": it["id"], "output_index": i, "content_index": 0, "part": part})
+		} else if it["type"] == "custom_tool_call" {
+			ev.send("response.custom_tool_call_input.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": it["input"]})
+			ev.send("response.custom_tool_call_input.done", map[string]any{"item_id": it["id"], "output_index": i, "input": it["input"]})
 		} else if it["type"] == "function_call" {
 			ev.send("response.function_call_arguments.delta", map[string]any{"item_id": it["id"], "output_index": i, "delta": it["arguments"]})
 			ev.send("response.function_call_arguments.done", map[string]any{"item_id": it["id"], "output_index": i, "arguments": it["arguments"]})

@@ -83,6 +83,12 @@ var (
 		{regexp.MustCompile(`(<current_date>|"current_date": ?")\d{4}-\d\d-\d\d`), "${1}2026-01-01"},
 		{regexp.MustCompile(`(\\?"(?:create_time|started_at|completed_at|started_at_ms|completed_at_ms|turn_started_at_unix_ms|duration_ms|time_to_first_token_ms|timestamp_ms|created_at)\\?": ?)[0-9.]+`), "${1}0"},
 		{regexp.MustCompile(`("process_id": ?")\d+"`), `${1}0"`},
+		// Codex names each sub-agent after a random scientist.
+		{regexp.MustCompile(`(\\?"(?:agent_)?nickname\\?": ?\\?")[A-Z][A-Za-z]*`), "${1}Agent"},
+		{regexp.MustCompile(`("subagents": ?"- [0-9a-f-]{36}: )[A-Z][A-Za-z]*`), "${1}Agent"},
+		// A fork's offset into its parent's rollout counts raw bytes, which
+		// the rules above change.
+		{regexp.MustCompile(`("end_byte_offset": ?)\d+`), "${1}0"},
 		{regexp.MustCompile(`Wall time: [0-9.]+ seconds`), "Wall time: 0.0000 seconds"},
 		{regexp.MustCompile(`"duration": ?\{"secs": ?\d+, ?"nanos": ?\d+\}`), `"duration":{"secs":0,"nanos":0}`},
 		{regexp.MustCompile(`Chunk ID: [0-9a-f]+`), "Chunk ID: 000000"},
