@@ -32,7 +32,7 @@ func newImportCmd(f *Factory) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
 		Long: `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
@@ -52,6 +52,9 @@ Formats (--from, default auto: detected from the content of the first file):
   openhands    OpenHands events: an evaluation output.jsonl (one session per
                row), a file store sessions/<sid>/events/ (or sessions/), or a
                JSON array of events; condensations become summary nodes
+  opencode     OpenCode's opencode.db (read-only), its older storage/
+               directory, or the data directory holding them (one session
+               per OpenCode session); compactions become summary nodes
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
@@ -75,6 +78,7 @@ stderr. Input lines (and records of a JSON document) longer than
   ctxfold import --from chatgpt conversations.json -o ./chatgpt
   ctxfold import .aider.chat.history.md -o ./aider   # one session per aider run
   ctxfold import …/globalStorage/saoudrizwan.claude-dev/tasks -o ./cline  # one session per task
+  ctxfold import ~/.local/share/opencode/opencode.db -o ./opencode
   ctxfold import body.json --from anthropic -o ./s --json
   ctxfold import rollout.jsonl -o ./s --append     # add what the rollout gained since`,
 		Args: minArgs(1),

@@ -30,6 +30,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript/gemini"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 	"github.com/ctxfold/ctxfold/transcript/openaibody"
+	"github.com/ctxfold/ctxfold/transcript/opencode"
 	"github.com/ctxfold/ctxfold/transcript/openhands"
 )
 
@@ -45,6 +46,7 @@ const (
 	Aider      = "aider"
 	Cline      = "cline"
 	OpenHands  = "openhands"
+	OpenCode   = "opencode"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -75,6 +77,7 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
 	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
+	{OpenCode, opencode.Detect, opencode.Import, opencode.Near, opencode.DetectPath},
 	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
 	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
 	// Text, not JSON: last, so a JSON export quoting an aider header is
