@@ -71,8 +71,15 @@ func Near(_ string, head []byte) string {
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	if bytes.HasPrefix(first, []byte("{")) && bytes.Contains(first, []byte(`"instance_id"`)) && !bytes.Contains(first, []byte(`"history"`)) {
+	if !bytes.HasPrefix(first, []byte("{")) {
+		return ""
+	}
+	hasID, hasHistory := bytes.Contains(first, []byte(`"instance_id"`)), bytes.Contains(first, []byte(`"history"`))
+	switch {
+	case hasID && !hasHistory:
 		return `looks like an OpenHands evaluation output.jsonl row ("instance_id") but has no "history" of events to import`
+	case hasHistory && bytes.Contains(first, []byte(`"issue_type"`)):
+		return `looks like an OpenHands resolver output.jsonl row ("issue", "history"), whose history is in the older flattened event form (no "args", no "source"), which is not read; import the run's event stream instead`
 	}
 	return ""
 }

@@ -112,6 +112,10 @@ func TestDetect(t *testing.T) {
 	if openhands.Detect(row) || !strings.Contains(openhands.Near("", row), `no "history"`) {
 		t.Errorf("near: %q", openhands.Near("", row))
 	}
+	resolver := []byte(`{"issue":{"owner":"o","repo":"r","number":5},"issue_type":"issue","history":[{"content":"fix","action":"message"}]}`)
+	if openhands.Detect(resolver) || !strings.Contains(openhands.Near("", resolver), "resolver output") {
+		t.Errorf("resolver row: near %q", openhands.Near("", resolver))
+	}
 	path := t.TempDir() + "/output.jsonl"
 	os.WriteFile(path, append(row, '\n'), 0o644)
 	err := openhands.Import(context.Background(), []string{path}, openhands.Options{}, &importtest.Target{})
