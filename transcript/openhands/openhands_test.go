@@ -94,6 +94,9 @@ func TestFileStore(t *testing.T) {
 		if got := importtest.StatsOf(c.Nodes); got != (importtest.Stats{Nodes: 6, User: 1, Assistant: 3, Tool: 2, Calls: 2, Results: 2}) {
 			t.Fatalf("%s: stats %+v", in, got)
 		}
+		if c.Model != "claude-3-5-sonnet-20241022" {
+			t.Errorf("%s: model %q, want the one model_response names", in, c.Model)
+		}
 		if e := byID(c, "e4"); string(e.Metadata["is_error"]) != "true" {
 			t.Errorf("error observation %+v", e)
 		}
