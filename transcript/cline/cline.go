@@ -179,6 +179,7 @@ type request struct {
 	index    int
 	hasIndex bool
 	line     int
+	kind     string
 }
 
 type task struct {
@@ -392,6 +393,9 @@ type uiMessage struct {
 	Ask                      string          `json:"ask"`
 	Text                     string          `json:"text"`
 	ConversationHistoryIndex json.RawMessage `json:"conversationHistoryIndex"`
+	ModelInfo                *struct {
+		ModelID string `json:"modelId"`
+	} `json:"modelInfo"`
 }
 
 // readUI reads the requests' usage from ui_messages.json (absent: no
@@ -408,13 +412,24 @@ func (t *task) readUI(path string, opts Options) error {
 	if d.First != '[' {
 		return input.Errorf(path, 1, "expected Cline's UI messages: a JSON array")
 	}
+	uiModel := ""
+	defer func() {
+		if t.model == "" {
+			t.model = uiModel
+		}
+	}()
 	err = d.Each("UI messages", func(i int) error {
 		var m uiMessage
 		if err := d.Value(&m, "a Cline UI message {ts, type, say|ask, text}"); err != nil {
 			return err
 		}
 		kind := "ui/" + m.Type + "/" + m.Say + m.Ask
-		if m.Type != "say" || m.Say != "api_req_started" {
+		if m.ModelInfo != nil && m.ModelInfo.ModelID != "" {
+			uiModel = m.ModelInfo.ModelID
+		}
+		// Older Cline wrote the counts in a separate api_req_finished;
+		// newer ones update api_req_started in place.
+		if m.Type != "say" || (m.Say != "api_req_started" && m.Say != "api_req_finished") {
 			t.sink.Count(kind, transcript.OutcomeSkipped, "Cline's UI log; what reached the model is in "+HistoryFile)
 			return nil
 		}
@@ -440,7 +455,7 @@ func (t *task) readUI(path string, opts Options) error {
 		if len(info.Cost) > 0 {
 			u.Extra["cost"] = info.Cost
 		}
-		r := request{usage: u, line: d.Line()}
+		r := request{usage: u, line: d.Line(), kind: kind}
 		if idx, err := strconv.Atoi(string(bytes.TrimSpace(m.ConversationHistoryIndex))); err == nil {
 			r.index, r.hasIndex = idx, true
 		}
@@ -476,12 +491,12 @@ func (t *task) matchUsage() {
 			}
 		}
 		if k < 0 || t.nodes[k].Usage != nil && t.nodes[k].Usage.Extra["cline_tokens_in"] != nil {
-			t.sink.Count("ui/say/api_req_started", transcript.OutcomeSkipped, "no assistant message of its own in the history (a cancelled or failed request)")
+			t.sink.Count(r.kind, transcript.OutcomeSkipped, "no assistant message of its own in the history (a cancelled or failed request)")
 			continue
 		}
 		t.nodes[k].Usage = r.usage
 		next = k + 1
-		t.sink.Count("ui/say/api_req_started", transcript.OutcomeMerged, "usage of the assistant message it produced")
+		t.sink.Count(r.kind, transcript.OutcomeMerged, "usage of the assistant message it produced")
 	}
 }
 

@@ -111,3 +111,24 @@ func TestOrphanResultKeptAsText(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{"1733412345678/api_conversation_history.json", "1750000000000/api_conversation_history.json"}, "api_conversation_history.json", cline.Import)
 }
+
+// Older Cline wrote a request's counts in api_req_finished; newer ones name
+// the model on the UI message.
+func TestAPIReqFinished(t *testing.T) {
+	d := t.TempDir() + "/1700000000000"
+	os.Mkdir(d, 0o755)
+	os.WriteFile(d+"/api_conversation_history.json", []byte(`[{"role":"user","content":[{"type":"text","text":"<task>\nhi\n</task>"}]},{"role":"assistant","content":[{"type":"text","text":"Hello."}]}]`), 0o644)
+	os.WriteFile(d+"/ui_messages.json", []byte(`[{"ts":1,"type":"say","say":"api_req_started","text":"{\"request\":\"<task>hi</task>\"}","modelInfo":{"providerId":"anthropic","modelId":"claude-3-opus-20240229"}},
+{"ts":2,"type":"say","say":"api_req_finished","text":"{\"tokensIn\":900,\"tokensOut\":12,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.01}"}]`), 0o644)
+	var tg importtest.Target
+	if err := cline.Import(context.Background(), []string{d}, cline.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	if u := c.Nodes[1].Usage; u == nil || u.InputTokens != 900 || c.Model != "claude-3-opus-20240229" {
+		t.Errorf("usage %+v model %q", u, c.Model)
+	}
+	if c.Counts[[2]string{"ui/say/api_req_finished", transcript.OutcomeMerged}] != 1 || c.Counts[[2]string{"ui/say/api_req_started", transcript.OutcomeSkipped}] != 1 {
+		t.Errorf("counts %v", c.Counts)
+	}
+}
