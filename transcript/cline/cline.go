@@ -42,8 +42,10 @@ const (
 // array of messages whose first user message is Cline's "<task>" (or
 // carries its environment details).
 func Detect(head []byte) bool {
-	h := bytes.TrimSpace(head)
-	if len(h) == 0 || h[0] != '[' || !bytes.Contains(h, []byte(`"role"`)) {
+	// Cline writes JSON.stringify(history): the array opens with the first
+	// message's "role".
+	h := bytes.TrimLeft(bytes.TrimSpace(head), "[ \t\r\n")
+	if len(head) == 0 || bytes.TrimSpace(head)[0] != '[' || !bytes.HasPrefix(bytes.TrimLeft(bytes.TrimPrefix(h, []byte("{")), " \t\r\n"), []byte(`"role"`)) {
 		return false
 	}
 	return bytes.Contains(h, []byte(`<task>`)) || bytes.Contains(h, []byte(`<environment_details>`))

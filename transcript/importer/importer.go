@@ -213,6 +213,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 	}
+	if opts.Input.Session > 0 && format != Aider {
+		return nil, fmt.Errorf("--session picks a session of an aider chat history; this input is %s", format)
+	}
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
