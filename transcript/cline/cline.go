@@ -197,6 +197,8 @@ type task struct {
 	indexOf  []int
 	model    string
 	requests []request
+	// deleted is the latest truncation range of the UI messages.
+	deleted []int
 }
 
 func importTask(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
@@ -253,6 +255,9 @@ func importTask(ctx context.Context, file string, opts Options, target transcrip
 	}
 	if len(t.nodes) == 0 {
 		return input.Errorf(file, 1, "the Cline conversation history holds no message")
+	}
+	if err := t.truncation(); err != nil {
+		return err
 	}
 	if t.model != "" {
 		sink.SetModel(t.model)
@@ -395,7 +400,10 @@ type uiMessage struct {
 	Ask                      string          `json:"ask"`
 	Text                     string          `json:"text"`
 	ConversationHistoryIndex json.RawMessage `json:"conversationHistoryIndex"`
-	ModelInfo                *struct {
+	// DeletedRange is Cline's context truncation: the history messages
+	// [start, end] it no longer sends.
+	DeletedRange []int `json:"conversationHistoryDeletedRange"`
+	ModelInfo    *struct {
 		ModelID string `json:"modelId"`
 	} `json:"modelInfo"`
 }
@@ -428,6 +436,9 @@ func (t *task) readUI(path string, opts Options) error {
 		kind := "ui/" + m.Type + "/" + m.Say + m.Ask
 		if m.ModelInfo != nil && m.ModelInfo.ModelID != "" {
 			uiModel = m.ModelInfo.ModelID
+		}
+		if len(m.DeletedRange) == 2 {
+			t.deleted = []int{m.DeletedRange[0], m.DeletedRange[1]}
 		}
 		// Older Cline wrote the counts in a separate api_req_finished;
 		// newer ones update api_req_started in place.
@@ -531,4 +542,50 @@ func (t *task) readMetadata(path string, opts Options) {
 			t.model = u.ModelID
 		}
 	}
+}
+
+// truncation turns Cline's context truncation into a summary node: the
+// messages in the deleted range are no longer sent, and Cline keeps no
+// summary of them, so the node says how many were dropped. A range that
+// would split a call from its result is widened over the result.
+func (t *task) truncation() error {
+	if t.deleted == nil {
+		return nil
+	}
+	lo, hi := t.deleted[0], t.deleted[1]
+	first, last := -1, -1
+	for j, idx := range t.indexOf {
+		if idx >= lo && idx <= hi {
+			if first < 0 {
+				first = j
+			}
+			last = j
+		}
+	}
+	if lo < 1 || hi < lo || first < 0 {
+		t.sink.Count("ui/conversationHistoryDeletedRange", transcript.OutcomeSkipped, "the range names no message after the first")
+		t.sink.Warn(t.file, 0, fmt.Sprintf("conversationHistoryDeletedRange [%d, %d] names no message of the history; ignored", lo, hi))
+		return nil
+	}
+	if last+1 < len(t.nodes) && len(t.nodes[last].AllToolCalls()) > 0 && len(t.nodes[last+1].ToolResults()) > 0 {
+		last++
+	}
+	covers := make([]string, 0, last-first+1)
+	for j := first; j <= last; j++ {
+		covers = append(covers, t.nodes[j].ID)
+	}
+	n := transcript.Node{ID: transcript.SummaryIDPrefix + "cline-truncation", Role: transcript.SummaryRole, Name: transcript.SummaryName,
+		Content: transcript.TextContent(transcript.SummaryPrefix + fmt.Sprintf("(Cline removed %d earlier messages to fit the context window; it keeps no summary of them.)", len(covers)))}
+	if first > 0 {
+		n.Predecessor = t.nodes[first-1].ID
+	}
+	n.SetMeta("compaction", true)
+	n.SetMeta("covers_ids", covers)
+	n.SetMeta("source", "cline conversationHistoryDeletedRange")
+	n.SetMeta("cline_deleted_range", []int{lo, hi})
+	if err := t.sink.Node(n); err != nil {
+		return err
+	}
+	t.sink.Count("ui/conversationHistoryDeletedRange", transcript.OutcomeImported, "")
+	return nil
 }

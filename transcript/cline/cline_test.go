@@ -47,7 +47,7 @@ func TestTasks(t *testing.T) {
 	}
 
 	c = tg.Convs[1]
-	if got, want := importtest.StatsOf(c.Nodes), (importtest.Stats{Nodes: 4, User: 2, Assistant: 2, Calls: 1, Results: 1}); got != want {
+	if got, want := importtest.StatsOf(c.Nodes), (importtest.Stats{Nodes: 5, Summaries: 1, User: 2, Assistant: 2, Calls: 1, Results: 1}); got != want {
 		t.Fatalf("native tools: stats %+v, want %+v", got, want)
 	}
 	if c.Model != "claude-sonnet-4-20250514" || c.Nodes[1].CreatedAt != "2025-06-15T15:06:41.5Z" {
@@ -63,6 +63,12 @@ func TestTasks(t *testing.T) {
 	}
 	if r := c.Nodes[2].ToolResults(); len(r) != 1 || !strings.Contains(r[0].Text, "FAIL: TestParse") {
 		t.Errorf("tool result %+v", r)
+	}
+	// The truncation [1, 2] drops the call and its result from what Cline
+	// sends: a summary node in their place.
+	sum := c.Nodes[4]
+	if !sum.IsSummary() || strings.Join(sum.CoversIDs(), " ") != c.Nodes[1].ID+" "+c.Nodes[2].ID || sum.Predecessor != c.Nodes[0].ID {
+		t.Errorf("truncation summary %+v", sum)
 	}
 	counts := c.Counts
 	for k, want := range map[[2]string]int{
