@@ -49,9 +49,10 @@ Formats (--from, default auto: detected from the content of the first file):
   cline        a Cline task: tasks/<id>/api_conversation_history.json, the
                task directory, or tasks/ (one session per task); usage from
                ui_messages.json beside it
-  openhands    OpenHands events: an evaluation output.jsonl (one session per
-               row), a file store sessions/<sid>/events/ (or sessions/), or a
-               JSON array of events; condensations become summary nodes
+  openhands    OpenHands events: an evaluation or resolver output.jsonl (one
+               session per row), a file store sessions/<sid>/events/ (or
+               sessions/), or a JSON array of events; condensations become
+               summary nodes
   opencode     OpenCode's opencode.db (read-only), its older storage/
                directory, or the data directory holding them (one session
                per OpenCode session); compactions become summary nodes
