@@ -548,7 +548,7 @@ func (c *conv) summary(m *message) error {
 		return nil
 	}
 	n := transcript.Node{ID: transcript.SummaryIDPrefix + m.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,
-		CreatedAt: ms(m.info.Time.Created), Content: transcript.TextContent(transcript.SummaryPrefix + text), Usage: nil}
+		CreatedAt: ms(m.info.Time.Created), Content: transcript.TextContent(transcript.SummaryPrefix + text)}
 	n.SetMeta("compaction", true)
 	n.SetMeta("covers_ids", append([]string(nil), c.real...))
 	n.SetMeta("source", "opencode compaction")
