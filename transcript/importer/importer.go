@@ -220,6 +220,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
 	t := newTarget(ctx, opts)
+	t.given = names
 	t.report.Format = format
 	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
 	if err != nil {
@@ -236,7 +237,29 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.finalReport(), nil
+	return renameReport(t.finalReport(), names), nil
+}
+
+// renameReport makes the report name the inputs the user gave, not the
+// spooled or decompressed copies read in their place.
+func renameReport(r *Report, names map[string]string) *Report {
+	if len(names) == 0 {
+		return r
+	}
+	for i, f := range r.Files {
+		if name, ok := names[f]; ok {
+			r.Files[i] = name
+		}
+	}
+	for i, w := range r.Warnings {
+		for tmp, name := range names {
+			if rest, ok := strings.CutPrefix(w, tmp); ok {
+				r.Warnings[i] = name + rest
+				break
+			}
+		}
+	}
+	return r
 }
 
 // ExistsError refuses to overwrite a session.
