@@ -33,7 +33,7 @@ func newImportCmd(f *Factory) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
 		Long: `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
@@ -53,9 +53,13 @@ Formats (--from, default auto: detected from the content of the first file):
   cline        a Cline task: tasks/<id>/api_conversation_history.json, the
                task directory, or tasks/ (one session per task); usage from
                ui_messages.json beside it
-  openhands    OpenHands events: an evaluation output.jsonl (one session per
-               row), a file store sessions/<sid>/events/ (or sessions/), or a
-               JSON array of events; condensations become summary nodes
+  openhands    OpenHands events: an evaluation or resolver output.jsonl (one
+               session per row), a file store sessions/<sid>/events/ (or
+               sessions/), or a JSON array of events; condensations become
+               summary nodes
+  opencode     OpenCode's opencode.db (read-only), its older storage/
+               directory, or the data directory holding them (one session
+               per OpenCode session); compactions become summary nodes
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
@@ -82,6 +86,7 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
   ctxfold import --from chatgpt conversations.json -o ./chatgpt
   ctxfold import .aider.chat.history.md -o ./aider   # one session per aider run
   ctxfold import …/globalStorage/saoudrizwan.claude-dev/tasks -o ./cline  # one session per task
+  ctxfold import ~/.local/share/opencode/opencode.db -o ./opencode
   ctxfold import body.json --from anthropic -o ./s --json
   ctxfold import rollout.jsonl -o ./s --append     # add what the rollout gained since`,
 		Args: minArgs(1),

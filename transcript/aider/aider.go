@@ -58,7 +58,7 @@ func Near(head []byte) string {
 var (
 	tokensRe = regexp.MustCompile(`^Tokens: (.*?)\.?(?:\s+Cost:.*)?$`)
 	countRe  = regexp.MustCompile(`^([0-9][0-9,]*(?:\.[0-9]+)?)(k?) (sent|cache write|cache hit|received)$`)
-	modelRe  = regexp.MustCompile(`^(?:Main model|Model): (\S+)`)
+	modelRe  = regexp.MustCompile(`^(?:Main model|Models?): (\S+)`)
 )
 
 // Import reads each file; every session in it is one conversation.
@@ -98,6 +98,9 @@ type state struct {
 	run   role
 	lines []string
 	start int
+	// prevTool is true when the line before was tool output; cont while
+	// the lines are the rest of a multi-line tool message.
+	prevTool, cont bool
 }
 
 type session struct {
@@ -134,6 +137,8 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 			return err
 		}
 		line := string(b)
+		wasTool := st.prevTool
+		st.prevTool = false
 		if st.cur.num == 0 && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, header) {
 			// Text ahead of the first header (a file without one, or one
 			// whose start was cut) is a session of its own.
@@ -142,6 +147,7 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		}
 		switch {
 		case strings.HasPrefix(line, header):
+			st.cont = false
 			if err := st.endSession(); err != nil {
 				return err
 			}
@@ -152,13 +158,21 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 				return err
 			}
 			st.lines = append(st.lines, strings.TrimRight(line[2:], " "))
+			st.prevTool, st.cont = true, false
 		case strings.HasPrefix(line, "#### "):
+			st.cont = false
 			if err := st.to(user, lines.Line); err != nil {
 				return err
 			}
 			// A multi-line input is logged one "#### " line each, joined
 			// by Markdown hard breaks (two trailing spaces).
 			st.lines = append(st.lines, strings.TrimSuffix(line[5:], "  "))
+		case st.run == tool && (st.cont || wasTool && strings.TrimSpace(line) != ""):
+			// aider's tool_output prefixes only the first line of a
+			// multi-line message: the lines right after it (no blank line
+			// between, which an assistant reply always has) are its rest.
+			st.lines = append(st.lines, strings.TrimRight(line, " "))
+			st.cont, st.prevTool = true, true
 		default:
 			if err := st.to(assistant, lines.Line); err != nil {
 				return err

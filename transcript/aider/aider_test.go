@@ -137,3 +137,28 @@ func TestDetect(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{".aider.chat.history.md", "no-header.md"}, ".aider.chat.history.md", aider.Import)
 }
+
+// aider's tool_output prefixes only the first line of a multi-line message
+// (a /show-repo map): the rest is tool output too, not an assistant turn;
+// a reply after tool output always follows a blank line.
+func TestMultiLineToolOutput(t *testing.T) {
+	path := t.TempDir() + "/h.md"
+	os.WriteFile(path, []byte("\n# aider chat started at 2024-08-05 20:40:10\n\n"+
+		"> Models: claude-3-5-sonnet-20240620 with diff edit format, weak model claude-3-haiku-20240307  \n"+
+		"> Here are summaries of some files present in my git repository.\nDo not propose changes to these files.\n\nLICENSE.txt\n\naider/args.py:\n⋮...\n"+
+		"\n#### hi  \n> https://example.com/x  \n\nHello! What shall we change?\n\n> Tokens: 5,244 sent, 604 received. Cost: $0.02 request, $0.02 session.  \n"), 0o644)
+	var tg importtest.Target
+	if err := aider.Import(context.Background(), []string{path}, aider.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	if got := importtest.StatsOf(c.Nodes); got != (importtest.Stats{Nodes: 2, User: 1, Assistant: 1}) {
+		t.Fatalf("stats %+v", got)
+	}
+	if !strings.Contains(string(c.Nodes[0].Metadata["aider_tool_output_before"]), "LICENSE.txt") || c.Model != "claude-3-5-sonnet-20240620" {
+		t.Errorf("banner %s, model %q", c.Nodes[0].Metadata["aider_tool_output_before"], c.Model)
+	}
+	if c.Nodes[1].Content.PlainText() != "Hello! What shall we change?" || c.Nodes[1].Usage == nil || c.Nodes[1].Usage.InputTokens != 5244 {
+		t.Errorf("reply %q usage %+v", c.Nodes[1].Content.PlainText(), c.Nodes[1].Usage)
+	}
+}

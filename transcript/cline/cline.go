@@ -42,8 +42,11 @@ const (
 // array of messages whose first user message is Cline's "<task>" (or
 // carries its environment details).
 func Detect(head []byte) bool {
-	h := bytes.TrimSpace(head)
-	if len(h) == 0 || h[0] != '[' || !bytes.Contains(h, []byte(`"role"`)) {
+	// Cline writes JSON.stringify(history): the array opens with the first
+	// message's "role".
+	t := bytes.TrimSpace(head)
+	h := bytes.TrimLeft(t, "[ \t\r\n")
+	if len(t) == 0 || t[0] != '[' || !bytes.HasPrefix(bytes.TrimLeft(bytes.TrimPrefix(h, []byte("{")), " \t\r\n"), []byte(`"role"`)) {
 		return false
 	}
 	return bytes.Contains(h, []byte(`<task>`)) || bytes.Contains(h, []byte(`<environment_details>`))
@@ -179,6 +182,7 @@ type request struct {
 	index    int
 	hasIndex bool
 	line     int
+	kind     string
 }
 
 type task struct {
@@ -194,6 +198,8 @@ type task struct {
 	indexOf  []int
 	model    string
 	requests []request
+	// deleted is the latest truncation range of the UI messages.
+	deleted []int
 }
 
 func importTask(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
@@ -250,6 +256,9 @@ func importTask(ctx context.Context, file string, opts Options, target transcrip
 	}
 	if len(t.nodes) == 0 {
 		return input.Errorf(file, 1, "the Cline conversation history holds no message")
+	}
+	if err := t.truncation(); err != nil {
+		return err
 	}
 	if t.model != "" {
 		sink.SetModel(t.model)
@@ -392,6 +401,12 @@ type uiMessage struct {
 	Ask                      string          `json:"ask"`
 	Text                     string          `json:"text"`
 	ConversationHistoryIndex json.RawMessage `json:"conversationHistoryIndex"`
+	// DeletedRange is Cline's context truncation: the history messages
+	// [start, end] it no longer sends.
+	DeletedRange []int `json:"conversationHistoryDeletedRange"`
+	ModelInfo    *struct {
+		ModelID string `json:"modelId"`
+	} `json:"modelInfo"`
 }
 
 // readUI reads the requests' usage from ui_messages.json (absent: no
@@ -408,13 +423,27 @@ func (t *task) readUI(path string, opts Options) error {
 	if d.First != '[' {
 		return input.Errorf(path, 1, "expected Cline's UI messages: a JSON array")
 	}
+	uiModel := ""
+	defer func() {
+		if t.model == "" {
+			t.model = uiModel
+		}
+	}()
 	err = d.Each("UI messages", func(i int) error {
 		var m uiMessage
 		if err := d.Value(&m, "a Cline UI message {ts, type, say|ask, text}"); err != nil {
 			return err
 		}
 		kind := "ui/" + m.Type + "/" + m.Say + m.Ask
-		if m.Type != "say" || m.Say != "api_req_started" {
+		if m.ModelInfo != nil && m.ModelInfo.ModelID != "" {
+			uiModel = m.ModelInfo.ModelID
+		}
+		if len(m.DeletedRange) == 2 {
+			t.deleted = []int{m.DeletedRange[0], m.DeletedRange[1]}
+		}
+		// Older Cline wrote the counts in a separate api_req_finished;
+		// newer ones update api_req_started in place.
+		if m.Type != "say" || (m.Say != "api_req_started" && m.Say != "api_req_finished") {
 			t.sink.Count(kind, transcript.OutcomeSkipped, "Cline's UI log; what reached the model is in "+HistoryFile)
 			return nil
 		}
@@ -440,7 +469,7 @@ func (t *task) readUI(path string, opts Options) error {
 		if len(info.Cost) > 0 {
 			u.Extra["cost"] = info.Cost
 		}
-		r := request{usage: u, line: d.Line()}
+		r := request{usage: u, line: d.Line(), kind: kind}
 		if idx, err := strconv.Atoi(string(bytes.TrimSpace(m.ConversationHistoryIndex))); err == nil {
 			r.index, r.hasIndex = idx, true
 		}
@@ -476,12 +505,12 @@ func (t *task) matchUsage() {
 			}
 		}
 		if k < 0 || t.nodes[k].Usage != nil && t.nodes[k].Usage.Extra["cline_tokens_in"] != nil {
-			t.sink.Count("ui/say/api_req_started", transcript.OutcomeSkipped, "no assistant message of its own in the history (a cancelled or failed request)")
+			t.sink.Count(r.kind, transcript.OutcomeSkipped, "no assistant message of its own in the history (a cancelled or failed request)")
 			continue
 		}
 		t.nodes[k].Usage = r.usage
 		next = k + 1
-		t.sink.Count("ui/say/api_req_started", transcript.OutcomeMerged, "usage of the assistant message it produced")
+		t.sink.Count(r.kind, transcript.OutcomeMerged, "usage of the assistant message it produced")
 	}
 }
 
@@ -514,4 +543,50 @@ func (t *task) readMetadata(path string, opts Options) {
 			t.model = u.ModelID
 		}
 	}
+}
+
+// truncation turns Cline's context truncation into a summary node: the
+// messages in the deleted range are no longer sent, and Cline keeps no
+// summary of them, so the node says how many were dropped. A range that
+// would split a call from its result is widened over the result.
+func (t *task) truncation() error {
+	if t.deleted == nil {
+		return nil
+	}
+	lo, hi := t.deleted[0], t.deleted[1]
+	first, last := -1, -1
+	for j, idx := range t.indexOf {
+		if idx >= lo && idx <= hi {
+			if first < 0 {
+				first = j
+			}
+			last = j
+		}
+	}
+	if lo < 1 || hi < lo || first < 0 {
+		t.sink.Count("ui/conversationHistoryDeletedRange", transcript.OutcomeSkipped, "the range names no message after the first")
+		t.sink.Warn(t.file, 0, fmt.Sprintf("conversationHistoryDeletedRange [%d, %d] names no message of the history; ignored", lo, hi))
+		return nil
+	}
+	if last+1 < len(t.nodes) && len(t.nodes[last].AllToolCalls()) > 0 && len(t.nodes[last+1].ToolResults()) > 0 {
+		last++
+	}
+	covers := make([]string, 0, last-first+1)
+	for j := first; j <= last; j++ {
+		covers = append(covers, t.nodes[j].ID)
+	}
+	n := transcript.Node{ID: transcript.SummaryIDPrefix + "cline-truncation", Role: transcript.SummaryRole, Name: transcript.SummaryName,
+		Content: transcript.TextContent(transcript.SummaryPrefix + fmt.Sprintf("(Cline removed %d earlier messages to fit the context window; it keeps no summary of them.)", len(covers)))}
+	if first > 0 {
+		n.Predecessor = t.nodes[first-1].ID
+	}
+	n.SetMeta("compaction", true)
+	n.SetMeta("covers_ids", covers)
+	n.SetMeta("source", "cline conversationHistoryDeletedRange")
+	n.SetMeta("cline_deleted_range", []int{lo, hi})
+	if err := t.sink.Node(n); err != nil {
+		return err
+	}
+	t.sink.Count("ui/conversationHistoryDeletedRange", transcript.OutcomeImported, "")
+	return nil
 }

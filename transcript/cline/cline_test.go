@@ -47,7 +47,7 @@ func TestTasks(t *testing.T) {
 	}
 
 	c = tg.Convs[1]
-	if got, want := importtest.StatsOf(c.Nodes), (importtest.Stats{Nodes: 4, User: 2, Assistant: 2, Calls: 1, Results: 1}); got != want {
+	if got, want := importtest.StatsOf(c.Nodes), (importtest.Stats{Nodes: 5, Summaries: 1, User: 2, Assistant: 2, Calls: 1, Results: 1}); got != want {
 		t.Fatalf("native tools: stats %+v, want %+v", got, want)
 	}
 	if c.Model != "claude-sonnet-4-20250514" || c.Nodes[1].CreatedAt != "2025-06-15T15:06:41.5Z" {
@@ -63,6 +63,12 @@ func TestTasks(t *testing.T) {
 	}
 	if r := c.Nodes[2].ToolResults(); len(r) != 1 || !strings.Contains(r[0].Text, "FAIL: TestParse") {
 		t.Errorf("tool result %+v", r)
+	}
+	// The truncation [1, 2] drops the call and its result from what Cline
+	// sends: a summary node in their place.
+	sum := c.Nodes[4]
+	if !sum.IsSummary() || strings.Join(sum.CoversIDs(), " ") != c.Nodes[1].ID+" "+c.Nodes[2].ID || sum.Predecessor != c.Nodes[0].ID {
+		t.Errorf("truncation summary %+v", sum)
 	}
 	counts := c.Counts
 	for k, want := range map[[2]string]int{
@@ -110,4 +116,34 @@ func TestOrphanResultKeptAsText(t *testing.T) {
 
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{"1733412345678/api_conversation_history.json", "1750000000000/api_conversation_history.json"}, "api_conversation_history.json", cline.Import)
+}
+
+// Older Cline wrote a request's counts in api_req_finished; newer ones name
+// the model on the UI message.
+func TestAPIReqFinished(t *testing.T) {
+	d := t.TempDir() + "/1700000000000"
+	os.Mkdir(d, 0o755)
+	os.WriteFile(d+"/api_conversation_history.json", []byte(`[{"role":"user","content":[{"type":"text","text":"<task>\nhi\n</task>"}]},{"role":"assistant","content":[{"type":"text","text":"Hello."}]}]`), 0o644)
+	os.WriteFile(d+"/ui_messages.json", []byte(`[{"ts":1,"type":"say","say":"api_req_started","text":"{\"request\":\"<task>hi</task>\"}","modelInfo":{"providerId":"anthropic","modelId":"claude-3-opus-20240229"}},
+{"ts":2,"type":"say","say":"api_req_finished","text":"{\"tokensIn\":900,\"tokensOut\":12,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.01}"}]`), 0o644)
+	var tg importtest.Target
+	if err := cline.Import(context.Background(), []string{d}, cline.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	if u := c.Nodes[1].Usage; u == nil || u.InputTokens != 900 || c.Model != "claude-3-opus-20240229" {
+		t.Errorf("usage %+v model %q", u, c.Model)
+	}
+	if c.Counts[[2]string{"ui/say/api_req_finished", transcript.OutcomeMerged}] != 1 || c.Counts[[2]string{"ui/say/api_req_started", transcript.OutcomeSkipped}] != 1 {
+		t.Errorf("counts %v", c.Counts)
+	}
+}
+
+// TestDetectBlank: whitespace alone is not a history, and never a panic.
+func TestDetectBlank(t *testing.T) {
+	for _, head := range []string{"", "\n\n  \n", "[", "[ ", "  [\n"} {
+		if cline.Detect([]byte(head)) {
+			t.Errorf("%q detected as a Cline history", head)
+		}
+	}
 }

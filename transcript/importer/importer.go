@@ -31,6 +31,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript/gemini"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 	"github.com/ctxfold/ctxfold/transcript/openaibody"
+	"github.com/ctxfold/ctxfold/transcript/opencode"
 	"github.com/ctxfold/ctxfold/transcript/openhands"
 )
 
@@ -46,6 +47,7 @@ const (
 	Aider      = "aider"
 	Cline      = "cline"
 	OpenHands  = "openhands"
+	OpenCode   = "opencode"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -76,6 +78,7 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
 	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
+	{OpenCode, opencode.Detect, opencode.Import, opencode.Near, opencode.DetectPath},
 	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
 	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
 	// Text, not JSON: last, so a JSON export quoting an aider header is
@@ -291,6 +294,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 	}
+	if opts.Input.Session > 0 && format != Aider {
+		return nil, fmt.Errorf("--session picks a session of an aider chat history; this input is %s", format)
+	}
 	if v.path == nil {
 		// Only formats laid out as a directory take one.
 		for _, f := range opts.Files {
@@ -304,6 +310,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
 	t := newTarget(ctx, opts)
+	t.given = names
 	t.report.Format = format
 	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
 	if opts.From != "" && opts.From != Auto && t.importedNothing() {
@@ -325,7 +332,29 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.finalReport(), nil
+	return renameReport(t.finalReport(), names), nil
+}
+
+// renameReport makes the report name the inputs the user gave, not the
+// spooled or decompressed copies read in their place.
+func renameReport(r *Report, names map[string]string) *Report {
+	if len(names) == 0 {
+		return r
+	}
+	for i, f := range r.Files {
+		if name, ok := names[f]; ok {
+			r.Files[i] = name
+		}
+	}
+	for i, w := range r.Warnings {
+		for tmp, name := range names {
+			if rest, ok := strings.CutPrefix(w, tmp); ok {
+				r.Warnings[i] = name + rest
+				break
+			}
+		}
+	}
+	return r
 }
 
 // wrongFormat explains an import under --from that found not one record

@@ -78,6 +78,8 @@ type target struct {
 	report  Report
 	records map[string]*RecordReport
 	reasons map[[3]string]int
+	// given maps a spooled or decompressed copy to the input it stands for.
+	given map[string]string
 }
 
 func newTarget(ctx context.Context, opts Options) *target {
@@ -435,6 +437,9 @@ func (c *conv) commitEnd(tx *transcript.Tx) error {
 		}
 		names := make([]string, len(files))
 		for i, f := range files {
+			if g, ok := c.t.given[f]; ok {
+				f = g
+			}
 			names[i] = filepath.Base(f)
 		}
 		raw, _ := json.Marshal(map[string]any{"format": format, "files": names})

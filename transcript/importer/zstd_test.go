@@ -36,10 +36,18 @@ func TestZstdRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Format != importer.Codex {
-		t.Fatalf("format %q", rep.Format)
+	if rep.Format != importer.Codex || len(rep.Files) != 1 || rep.Files[0] != zst {
+		t.Fatalf("format %q, files %v: the report names the file given", rep.Format, rep.Files)
+	}
+	for _, w := range rep.Warnings {
+		if !strings.HasPrefix(w, zst) {
+			t.Errorf("warning %q does not name %s", w, zst)
+		}
 	}
 	check(t, b)
+	if meta, _ := os.ReadFile(filepath.Join(b, transcript.MetaFile)); !strings.Contains(string(meta), `"rollout-compacted.jsonl.zst"`) {
+		t.Errorf("imported_from names the decompressed copy: %s", meta)
+	}
 	na, _ := os.ReadFile(filepath.Join(a, transcript.NodesFile))
 	nb, _ := os.ReadFile(filepath.Join(b, transcript.NodesFile))
 	if len(na) == 0 || !bytes.Equal(na, nb) {

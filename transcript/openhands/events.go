@@ -50,6 +50,7 @@ type tokenUsage struct {
 // calls are what the provider returned.
 type response struct {
 	ID      string `json:"id"`
+	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
 			ToolCalls []struct {
@@ -295,6 +296,11 @@ func (c *conv) usageFor(ev *event) *transcript.Usage {
 	}
 	if ev.LLMMetrics != nil {
 		c.addUsages(ev.LLMMetrics.TokenUsages)
+	}
+	if c.model == "" && resp.Model != "" {
+		// The model the provider says answered, when the run's config is
+		// not at hand (a trajectory or a file store).
+		c.model = resp.Model
 	}
 	if resp.ID != "" && c.used[resp.ID] {
 		return nil

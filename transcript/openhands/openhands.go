@@ -36,8 +36,9 @@ import (
 // Options tune the import.
 type Options = input.Options
 
-// Detect reports whether head is an OpenHands evaluation output.jsonl (a
-// row with "instance_id" and "history") or a JSON array of events.
+// Detect reports whether head is an OpenHands evaluation or resolver
+// output.jsonl (a row with "instance_id" or "issue_type", and "history")
+// or a JSON array of events.
 func Detect(head []byte) bool {
 	h := bytes.TrimSpace(head)
 	if len(h) == 0 {
@@ -47,7 +48,7 @@ func Detect(head []byte) bool {
 	if i := bytes.IndexByte(h, '\n'); i >= 0 {
 		first = h[:i]
 	}
-	if h[0] == '{' && bytes.Contains(first, []byte(`"instance_id"`)) && bytes.Contains(first, []byte(`"history"`)) {
+	if h[0] == '{' && (bytes.Contains(first, []byte(`"instance_id"`)) || bytes.Contains(first, []byte(`"issue_type"`))) && bytes.Contains(first, []byte(`"history"`)) {
 		return true
 	}
 	return h[0] == '[' && bytes.Contains(h, []byte(`"source"`)) && (bytes.Contains(h, []byte(`"action"`)) || bytes.Contains(h, []byte(`"observation"`))) && bytes.Contains(h, []byte(`"timestamp"`))
@@ -71,7 +72,12 @@ func Near(_ string, head []byte) string {
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	if bytes.HasPrefix(first, []byte("{")) && bytes.Contains(first, []byte(`"instance_id"`)) && !bytes.Contains(first, []byte(`"history"`)) {
+	if !bytes.HasPrefix(first, []byte("{")) {
+		return ""
+	}
+	hasID, hasHistory := bytes.Contains(first, []byte(`"instance_id"`)), bytes.Contains(first, []byte(`"history"`))
+	switch {
+	case hasID && !hasHistory:
 		return `looks like an OpenHands evaluation output.jsonl row ("instance_id") but has no "history" of events to import`
 	}
 	return ""
@@ -209,9 +215,15 @@ func readSmall(path string, opts Options) ([]byte, error) {
 }
 
 type row struct {
-	InstanceID json.RawMessage   `json:"instance_id"`
-	History    []json.RawMessage `json:"history"`
-	Metadata   *struct {
+	InstanceID json.RawMessage `json:"instance_id"`
+	// Issue names a resolver run's row (openhands/resolver).
+	Issue *struct {
+		Owner  string `json:"owner"`
+		Repo   string `json:"repo"`
+		Number int64  `json:"number"`
+	} `json:"issue"`
+	History  []json.RawMessage `json:"history"`
+	Metadata *struct {
 		LLMConfig *struct {
 			Model string `json:"model"`
 		} `json:"llm_config"`
@@ -258,6 +270,9 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		}
 		seen = true
 		name := input.Text(r.InstanceID)
+		if name == "" && r.Issue != nil {
+			name = fmt.Sprintf("%s-%s-%d", r.Issue.Owner, r.Issue.Repo, r.Issue.Number)
+		}
 		if name == "" {
 			name = fmt.Sprintf("instance-%d", lines.Line)
 		}
@@ -272,16 +287,21 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		if r.Metrics != nil {
 			c.addUsages(r.Metrics.TokenUsages)
 		}
+		var flat flattened
 		for _, raw := range r.History {
 			evs, err := historyItem(raw)
 			if err != nil {
 				return lines.Errorf("history: %v", err)
 			}
 			for _, ev := range evs {
-				if err := c.event(ev, file, lines.Line); err != nil {
+				flat.normalize(ev)
+				if err := c.event(ev.event, file, lines.Line); err != nil {
 					return err
 				}
 			}
+		}
+		if flat.n > 0 {
+			sink.Warn(file, lines.Line, fmt.Sprintf("%d events in the older flattened form (no id, source or cause): ids are their order, sources and causes inferred", flat.n))
 		}
 		if len(bytes.TrimSpace(r.Error)) > 0 && string(bytes.TrimSpace(r.Error)) != "null" {
 			sink.Warn(file, lines.Line, "the run ended with an error: "+input.Text(r.Error))
@@ -298,28 +318,81 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 
 // historyItem reads one history entry: an event, or an [action,
 // observation] pair of older runs.
-func historyItem(raw json.RawMessage) ([]*event, error) {
+func historyItem(raw json.RawMessage) ([]rawEvent, error) {
 	raw = bytes.TrimSpace(raw)
+	items := []json.RawMessage{raw}
 	if len(raw) > 0 && raw[0] == '[' {
-		var pair []json.RawMessage
-		if err := json.Unmarshal(raw, &pair); err != nil {
+		if err := json.Unmarshal(raw, &items); err != nil {
 			return nil, fmt.Errorf("expected an [action, observation] pair: %s", input.JSONErrorText(err))
 		}
-		var out []*event
-		for _, p := range pair {
-			var ev event
-			if err := json.Unmarshal(p, &ev); err != nil {
-				return nil, fmt.Errorf("expected an event object: %s", input.JSONErrorText(err))
-			}
-			out = append(out, &ev)
+	}
+	var out []rawEvent
+	for _, p := range items {
+		var ev event
+		if err := json.Unmarshal(p, &ev); err != nil {
+			return nil, fmt.Errorf("expected an event object: %s", input.JSONErrorText(err))
 		}
-		return out, nil
+		out = append(out, rawEvent{&ev, p})
 	}
-	var ev event
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		return nil, fmt.Errorf("expected an event object: %s", input.JSONErrorText(err))
+	return out, nil
+}
+
+type rawEvent struct {
+	*event
+	raw json.RawMessage
+}
+
+// flattened rebuilds events of the older memory form (the resolver's
+// output: {"action": "run", "command": …, "thought": …} with the fields
+// inline, no id, source or cause) as serialized events: ids in order, the
+// fields as args or extras, an observation caused by the action before it,
+// and a message from the user unless it waits for a response (the agent
+// asking).
+type flattened struct {
+	next, lastAction int64
+	n                int
+}
+
+func (f *flattened) normalize(ev rawEvent) {
+	if ev.ID != nil {
+		f.next = *ev.ID + 1
 	}
-	return []*event{&ev}, nil
+	if ev.Args != nil || ev.Extras != nil || ev.Source != "" || (ev.Action == "" && ev.Observation == "") {
+		if ev.Action != "" && ev.ID != nil {
+			f.lastAction = *ev.ID
+		}
+		return
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(ev.raw, &fields) != nil {
+		return
+	}
+	f.n++
+	id := f.next
+	f.next++
+	ev.ID = &id
+	delete(fields, "action")
+	delete(fields, "observation")
+	delete(fields, "action_risk")
+	if ev.Action != "" {
+		delete(fields, "is_confirmed")
+		ev.Args = fields
+		ev.Source = "agent"
+		if ev.Action == "message" {
+			var wait bool
+			_ = json.Unmarshal(fields["wait_for_response"], &wait)
+			if !wait {
+				ev.Source = "user"
+			}
+		}
+		f.lastAction = id
+		return
+	}
+	delete(fields, "content")
+	ev.Extras = fields
+	ev.Source = "agent"
+	cause := f.lastAction
+	ev.Cause = &cause
 }
 
 func importArray(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {

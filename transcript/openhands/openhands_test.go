@@ -94,6 +94,9 @@ func TestFileStore(t *testing.T) {
 		if got := importtest.StatsOf(c.Nodes); got != (importtest.Stats{Nodes: 6, User: 1, Assistant: 3, Tool: 2, Calls: 2, Results: 2}) {
 			t.Fatalf("%s: stats %+v", in, got)
 		}
+		if c.Model != "claude-3-5-sonnet-20241022" {
+			t.Errorf("%s: model %q, want the one model_response names", in, c.Model)
+		}
 		if e := byID(c, "e4"); string(e.Metadata["is_error"]) != "true" {
 			t.Errorf("error observation %+v", e)
 		}
@@ -118,6 +121,35 @@ func TestDetect(t *testing.T) {
 	var pe *transcript.ParseError
 	if !errors.As(err, &pe) || pe.Line != 1 {
 		t.Errorf("row without history: %v", err)
+	}
+}
+
+// A resolver row's history is in the older flattened form: fields inline,
+// no id, source or cause.
+func TestResolverRow(t *testing.T) {
+	row := []byte(`{"issue":{"owner":"o","repo":"r","number":5},"issue_type":"issue","history":[` +
+		`{"content":"Fix the issue.","images_urls":null,"wait_for_response":false,"action":"message","action_risk":null},` +
+		`{"command":"ls","thought":"Look first.","keep_prompt":true,"action":"run","is_confirmed":"confirmed","action_risk":null},` +
+		`{"content":"README.md","command_id":-1,"command":"ls","exit_code":0,"observation":"run"},` +
+		`{"outputs":{},"thought":"Done.","action":"finish"}],"metrics":{"accumulated_cost":0.01},"error":null}` + "\n")
+	if !openhands.Detect(row) {
+		t.Fatal("a resolver row is not detected")
+	}
+	path := t.TempDir() + "/output.jsonl"
+	os.WriteFile(path, row, 0o644)
+	var tg importtest.Target
+	if err := openhands.Import(context.Background(), []string{path}, openhands.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	if got := importtest.StatsOf(c.Nodes); c.Name != "o-r-5" || got != (importtest.Stats{Nodes: 4, User: 1, Assistant: 2, Tool: 1, Calls: 1, Results: 1}) {
+		t.Fatalf("%q: stats %+v", c.Name, got)
+	}
+	if n := c.Nodes[1]; n.Content.PlainText() != "Look first." || !strings.Contains(string(n.ToolCalls[0].Arguments), `"command":"ls"`) || c.Nodes[2].ToolCallID != n.ToolCalls[0].ID {
+		t.Errorf("call %+v result %+v", n, c.Nodes[2])
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "flattened") {
+		t.Errorf("warnings %v", c.Warnings)
 	}
 }
 
