@@ -109,8 +109,17 @@ scenario_compression() {
   finish
 }
 
+# A sub-agent: the main model calls invoke_agent, the sub-agent's loop
+# (its own transcript under chats/<parent session id>/) ends with
+# complete_task.
+scenario_subagent() {
+  start subagent
+  gem -p "Ask a helper. AGENT: generalist Count the files in this directory."
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool tool-error resume resume-tool compression)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool tool-error resume resume-tool compression subagent)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done
