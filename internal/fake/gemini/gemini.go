@@ -110,7 +110,7 @@ type body struct {
 			Schema     json.RawMessage `json:"parameters"`
 		} `json:"functionDeclarations"`
 	} `json:"tools"`
-	GenerationConfig  struct {
+	GenerationConfig struct {
 		ResponseMimeType   string          `json:"responseMimeType"`
 		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
 		ResponseSchema     json.RawMessage `json:"responseSchema"`
