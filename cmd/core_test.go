@@ -421,7 +421,7 @@ func TestCoreRenderColour(t *testing.T) {
 func TestCoreRenderErrors(t *testing.T) {
 	fixture := coreCopy(t, "../fixtures/compacted")
 	coreRun(t, coreEnv{}, "render", fixture, "--format", "yaml").
-		check(t, "", "ctxfold: error: unknown format \"yaml\" (want text, ids, jsonl, openai, anthropic, gemini)\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
+		check(t, "", "ctxfold: error: unknown format \"yaml\" (want text, ids, jsonl, openai, anthropic, responses, gemini)\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
 	coreRun(t, coreEnv{}, "render", fixture, "--head", "zz").check(t, "", "ctxfold: error: "+fixture+": --head \"zz\": no such node\n", 2)
 	coreRun(t, coreEnv{}, "render", fixture, "--head", "summary_first").
 		check(t, "", "ctxfold: error: "+fixture+": --head \"summary_first\": is a summary node; render from a turn\n", 2)

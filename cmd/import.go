@@ -22,25 +22,36 @@ type importOptions struct {
 	Files  []string
 	Out    string
 	Append bool
-	JSON   bool
-	Store  transcript.WriteOptions
+	// Session picks one session of a file holding several (0: all).
+	Session int
+	JSON    bool
+	Store   transcript.WriteOptions
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, ChatGPT, OpenAI or Anthropic transcripts",
 		Long: `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
   claude-code  Claude Code session .jsonl, with its agent-*.jsonl and
                <session>/subagents/ files (looked up only beside the input)
-  codex        Codex CLI rollout-*.jsonl
+  codex        Codex CLI rollout-*.jsonl (or rollout-*.jsonl.zst: any
+               zstd-compressed input is decompressed first)
   gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
   chatgpt      ChatGPT export conversations.json (one session per conversation)
   openai       an OpenAI Chat Completions messages array, or a body with "messages"
   anthropic    an Anthropic Messages API body {system, messages}
+  aider        aider's .aider.chat.history.md (one session per "# aider chat
+               started at" header; --session N picks one)
+  cline        a Cline task: tasks/<id>/api_conversation_history.json, the
+               task directory, or tasks/ (one session per task); usage from
+               ui_messages.json beside it
+  openhands    OpenHands events: an evaluation output.jsonl (one session per
+               row), a file store sessions/<sid>/events/ (or sessions/), or a
+               JSON array of events; condensations become summary nodes
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
@@ -62,6 +73,8 @@ stderr. Input lines (and records of a JSON document) longer than
 		Example: `  ctxfold import ~/.claude/projects/p/1af7fc5e.jsonl -o ./s
   ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
   ctxfold import --from chatgpt conversations.json -o ./chatgpt
+  ctxfold import .aider.chat.history.md -o ./aider   # one session per aider run
+  ctxfold import …/globalStorage/saoudrizwan.claude-dev/tasks -o ./cline  # one session per task
   ctxfold import body.json --from anthropic -o ./s --json
   ctxfold import rollout.jsonl -o ./s --append     # add what the rollout gained since`,
 		Args: minArgs(1),
@@ -71,6 +84,10 @@ stderr. Input lines (and records of a JSON document) longer than
 			opts.From, _ = fl.GetString("from")
 			opts.Out, _ = fl.GetString("out")
 			opts.Append, _ = fl.GetBool("append")
+			opts.Session, _ = fl.GetInt("session")
+			if opts.Session < 0 {
+				return &UsageError{Err: fmt.Errorf("--session must be a session number from 1, got %d", opts.Session)}
+			}
 			if opts.Out == "" {
 				return &UsageError{Err: errors.New("-o DIR is required")}
 			}
@@ -90,6 +107,7 @@ stderr. Input lines (and records of a JSON document) longer than
 	fl.String("from", importer.Auto, "format: "+strings.Join(importer.Formats(), ", "))
 	fl.StringP("out", "o", "", "session directory (or parent directory for several conversations)")
 	fl.Bool("append", false, "add to an existing session instead of refusing it")
+	fl.Int("session", 0, "import only the Nth session of a file holding several (an aider chat history); 0 imports all")
 	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
@@ -98,7 +116,7 @@ stderr. Input lines (and records of a JSON document) longer than
 func runImport(ctx context.Context, opts *importOptions) error {
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
-		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes},
+		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: opts.Session},
 	})
 	if err != nil {
 		return err

@@ -26,11 +26,15 @@ const (
 	FormatJSONL     Format = "jsonl"
 	FormatOpenAI    Format = "openai"
 	FormatAnthropic Format = "anthropic"
+	// FormatResponses is the `input` of an OpenAI Responses API request,
+	// which can say what Chat Completions cannot: developer messages and
+	// a client's own compaction (what Codex CLI sends).
+	FormatResponses Format = "responses"
 	FormatGemini    Format = "gemini"
 )
 
 // Formats lists every format, for flag validation and completion.
-var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic, FormatGemini}
+var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic, FormatResponses, FormatGemini}
 
 // ParseFormat validates a format name.
 func ParseFormat(s string) (Format, error) {
@@ -224,6 +228,8 @@ func write(w io.Writer, src nodeSource, f Format) error {
 		err = writeOpenAI(bw, src)
 	case FormatAnthropic:
 		err = writeAnthropic(bw, src)
+	case FormatResponses:
+		err = writeResponses(bw, src)
 	case FormatGemini:
 		err = writeGemini(bw, src)
 	default:

@@ -326,7 +326,7 @@ func TestBuildHeadErrors(t *testing.T) {
 			t.Errorf("Build(%s) = %v, want %q", id, err, want)
 		}
 	}
-	if _, err := render.ParseFormat("yaml"); err == nil || err.Error() != `unknown format "yaml" (want text, ids, jsonl, openai, anthropic, gemini)` {
+	if _, err := render.ParseFormat("yaml"); err == nil || err.Error() != `unknown format "yaml" (want text, ids, jsonl, openai, anthropic, responses, gemini)` {
 		t.Fatalf("ParseFormat: %v", err)
 	}
 	// An empty session renders nothing, successfully.
@@ -334,7 +334,7 @@ func TestBuildHeadErrors(t *testing.T) {
 	transcript.Init(dir, "", rtWrite)
 	for _, f := range render.Formats {
 		out := rtRender(t, dir, "", false, f)
-		want := map[render.Format]string{render.FormatOpenAI: "[\n]\n", render.FormatAnthropic: "{\n  \"messages\": []\n}\n", render.FormatGemini: "{\n  \"contents\": []\n}\n"}[f]
+		want := map[render.Format]string{render.FormatOpenAI: "[\n]\n", render.FormatResponses: "[\n]\n", render.FormatAnthropic: "{\n  \"messages\": []\n}\n", render.FormatGemini: "{\n  \"contents\": []\n}\n"}[f]
 		if out != want {
 			t.Errorf("empty session, %s: %q", f, out)
 		}

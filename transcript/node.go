@@ -277,6 +277,37 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// UsageContextWindow is the Usage.Extra key of the context window the
+// client measured the request against, where its transcript records one
+// (Codex: token_count.info.model_context_window). It beats the model table.
+const UsageContextWindow = "context_window"
+
+// ContextWindow returns the recorded context window, 0 when none is.
+func (u Usage) ContextWindow() int64 {
+	var w int64
+	if raw, ok := u.Extra[UsageContextWindow]; ok && json.Unmarshal(raw, &w) == nil && w > 0 {
+		return w
+	}
+	return 0
+}
+
+// Extra keys of a thinking block imported from an OpenAI reasoning item
+// (Codex): the opaque encrypted_content the provider returned, and the byte
+// lengths of the summary and content parts joined in Text by "\n\n".
+// render --format responses sends such a block back as a reasoning item.
+const (
+	ExtraEncryptedContent = "encrypted_content"
+	ExtraSummaryLengths   = "summary_lengths"
+	ExtraContentLengths   = "content_lengths"
+)
+
+// MetaResponsesInput is the metadata key of a summary node imported from a
+// client's own compaction: the Responses API input items the client sent in
+// place of the covered turns, which render --format responses emits as they
+// are (the node's text content is the same items as text, for every other
+// format and for estimate).
+const MetaResponsesInput = "responses_input"
+
 // Node is one line of nodes.jsonl. Field names are the public format
 // (docs/FORMAT.md). Fields this version does not know survive a
 // read/write round trip in Extra.

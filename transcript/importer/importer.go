@@ -21,13 +21,16 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/aider"
 	"github.com/ctxfold/ctxfold/transcript/anthropicbody"
 	"github.com/ctxfold/ctxfold/transcript/chatgpt"
 	"github.com/ctxfold/ctxfold/transcript/claudecode"
+	"github.com/ctxfold/ctxfold/transcript/cline"
 	"github.com/ctxfold/ctxfold/transcript/codex"
 	"github.com/ctxfold/ctxfold/transcript/gemini"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 	"github.com/ctxfold/ctxfold/transcript/openaibody"
+	"github.com/ctxfold/ctxfold/transcript/openhands"
 )
 
 // Format names.
@@ -39,6 +42,9 @@ const (
 	ChatGPT    = "chatgpt"
 	OpenAI     = "openai"
 	Anthropic  = "anthropic"
+	Aider      = "aider"
+	Cline      = "cline"
+	OpenHands  = "openhands"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -48,6 +54,13 @@ type vendor struct {
 	name   string
 	detect func(head []byte) bool
 	run    ImportFunc
+	// near, when set, says why an undetected input looks like this format
+	// but is not quite it ("" when it does not), so the error can say more
+	// than "cannot tell".
+	near func(path string, head []byte) string
+	// path, when set, recognises the format from the path itself (a file
+	// name the format always uses, a directory layout); it is asked first.
+	path func(path string) bool
 }
 
 // vendors in detection order: the most specific signatures first, and the
@@ -55,12 +68,18 @@ type vendor struct {
 var vendors = []vendor{
 	{ClaudeCode, claudecode.Detect, func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
-	}},
-	{Codex, codex.Detect, codex.Import},
-	{Gemini, gemini.Detect, gemini.Import},
-	{ChatGPT, chatgpt.Detect, chatgpt.Import},
-	{Anthropic, anthropicbody.Detect, anthropicbody.Import},
-	{OpenAI, openaibody.Detect, openaibody.Import},
+	}, nil, nil},
+	{Codex, codex.Detect, codex.Import, nil, nil},
+	{Gemini, gemini.Detect, gemini.Import, nil, nil},
+	{ChatGPT, chatgpt.Detect, chatgpt.Import, nil, nil},
+	// Before the bodies: a Cline history is also a messages array.
+	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
+	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
+	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
+	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
+	// Text, not JSON: last, so a JSON export quoting an aider header is
+	// never taken for one.
+	{Aider, aider.Detect, aider.Import, func(_ string, head []byte) string { return aider.Near(head) }, nil},
 }
 
 // Formats lists the names --from accepts.
@@ -95,8 +114,24 @@ func DetectBytes(head []byte) string {
 // headBytes is how much of the first file detection looks at.
 const headBytes = 64 << 10
 
-// DetectFile names the format of a file from its content.
+// DetectFile names the format of a file from its name or its content, or
+// of a directory from its layout.
 func DetectFile(path string) (string, error) {
+	for _, v := range vendors {
+		if v.path != nil && v.path(path) {
+			return v.name, nil
+		}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		for _, v := range vendors {
+			if v.near != nil {
+				if why := v.near(path, nil); why != "" {
+					return "", &transcript.ParseError{File: path, Msg: why}
+				}
+			}
+		}
+		return "", &transcript.ParseError{File: path, Msg: "a directory, but not one whose layout names an export format; give the export's file, or name the format with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", &transcript.ParseError{File: path, Msg: err.Error()}
@@ -110,6 +145,14 @@ func DetectFile(path string) (string, error) {
 	head = bytes.TrimPrefix(head[:n], []byte{0xEF, 0xBB, 0xBF})
 	if name := DetectBytes(head); name != "" {
 		return name, nil
+	}
+	for _, v := range vendors {
+		if v.near == nil {
+			continue
+		}
+		if why := v.near(path, head); why != "" {
+			return "", &transcript.ParseError{File: path, Line: 1, Msg: why}
+		}
 	}
 	return "", &transcript.ParseError{File: path, Line: 1, Msg: "cannot tell the export format from the content; name it with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
 }

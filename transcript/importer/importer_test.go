@@ -123,11 +123,18 @@ func codexCount(t *testing.T, path string) (nodes, user, pairs, summaries int) {
 		var rec struct {
 			Type    string `json:"type"`
 			Payload struct {
-				Type string `json:"type"`
-				Role string `json:"role"`
+				Type             string          `json:"type"`
+				Role             string          `json:"role"`
+				BaseInstructions json.RawMessage `json:"base_instructions"`
 			} `json:"payload"`
 		}
 		if json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		// The recorded base instructions are the first node (the system
+		// prompt Codex sent).
+		if rec.Type == "session_meta" && len(rec.Payload.BaseInstructions) > 0 && string(rec.Payload.BaseInstructions) != "null" {
+			nodes++
 			continue
 		}
 		if rec.Type == "compacted" {
@@ -207,7 +214,8 @@ func TestExternal(t *testing.T) {
 	}
 }
 
-// checkCompacted: render starts with the summary and goes on with the turns
+// checkCompacted: render starts with the summary (after the system prompt
+// the client recorded, which is never covered) and goes on with the turns
 // after the compaction; render --raw holds every covered turn.
 func checkCompacted(t *testing.T, g *dag.Graph) {
 	t.Helper()
@@ -216,6 +224,9 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 		t.Fatal(err)
 	}
 	ids := v.IDs()
+	for len(ids) > 1 && g.Ref(v.Indexes[len(v.Indexes)-len(ids)]).Role == transcript.RoleSystem {
+		ids = ids[1:]
+	}
 	if !strings.HasPrefix(ids[0], transcript.SummaryIDPrefix) || !v.Summarized() {
 		t.Fatalf("render does not start with the summary: %v", ids[:3])
 	}
@@ -233,7 +244,7 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 			t.Fatalf("render --raw lacks covered node %q", id)
 		}
 	}
-	if len(raw.IDs()) != len(ids)-1+len(summary.CoversIDs) {
+	if len(raw.IDs()) != len(v.IDs())-1+len(summary.CoversIDs) {
 		t.Errorf("raw %d ids, rendered %d, covered %d", len(raw.IDs()), len(ids), len(summary.CoversIDs))
 	}
 }
@@ -268,6 +279,9 @@ func TestDetect(t *testing.T) {
 		"gemini/legacy.json": importer.Gemini, "chatgpt/conversations.json": importer.ChatGPT,
 		"openai/messages.json": importer.OpenAI, "openai/body.json": importer.OpenAI,
 		"anthropic/body.json": importer.Anthropic, "claude-code/sess-0001.jsonl": importer.ClaudeCode,
+		"../../transcript/aider/testdata/.aider.chat.history.md": importer.Aider,
+		"../../transcript/cline/testdata/tasks":                  importer.Cline,
+		"../../transcript/cline/testdata/tasks/1750000000000":    importer.Cline,
 	} {
 		got, err := importer.DetectFile(fixtures + file)
 		if err != nil || got != want {
