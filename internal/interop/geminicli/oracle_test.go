@@ -24,7 +24,7 @@ import (
 
 const recordings = "../../../testdata/interop/gemini-cli/0.61.0"
 
-var scenarios = []string{"chat", "tool", "tool-error", "resume", "resume-tool", "compression"}
+var scenarios = []string{"chat", "tool", "tool-error", "resume", "resume-tool", "compression", "subagent"}
 
 // ctxfold runs one command line in-process.
 func ctxfold(t *testing.T, args ...string) (string, string, int) {
@@ -42,6 +42,9 @@ type request struct {
 	Kind string `json:"kind"`
 	Body struct {
 		Contents []any `json:"contents"`
+		Tools    struct {
+			Blob string `json:"$blob"`
+		} `json:"tools"`
 	} `json:"body"`
 }
 
@@ -62,17 +65,27 @@ func readRequests(t *testing.T, dir string) []request {
 	return out
 }
 
-// mainRequests are the requests to the main model; the router's
+// mainRequests are the requests to the main model, the session's and its
+// sub-agents' (whose tools offer complete_task); the router's
 // classification and the compression's summarizer calls are the CLI's own
 // side requests, not the conversation.
-func mainRequests(rs []request) []request {
-	var out []request
+func mainRequests(t *testing.T, dir string, rs []request) (session, agents []request) {
+	t.Helper()
 	for _, r := range rs {
-		if strings.HasSuffix(r.Path, ":streamGenerateContent") {
-			out = append(out, r)
+		if !strings.HasSuffix(r.Path, ":streamGenerateContent") {
+			continue
+		}
+		tools, err := os.ReadFile(filepath.Join(dir, "..", "blobs", r.Body.Tools.Blob))
+		if err != nil {
+			t.Fatalf("request %d: tools: %v", r.Seq, err)
+		}
+		if bytes.Contains(tools, []byte(`"complete_task"`)) {
+			agents = append(agents, r)
+		} else {
+			session = append(session, r)
 		}
 	}
-	return out
+	return session, agents
 }
 
 // sessionFile is the recording's session: the first file (a resume may
@@ -115,6 +128,7 @@ func answers(t *testing.T, file string) []string {
 type node struct {
 	ID          string  `json:"id"`
 	Predecessor *string `json:"predecessor"`
+	Caller      string  `json:"caller"`
 	ToolCalls   []any   `json:"tool_calls"`
 }
 
@@ -220,18 +234,33 @@ func oracle(t *testing.T, dir string) {
 
 	// 2. The render at the last node each main-model request read equals
 	// the request's contents.
-	reqs := mainRequests(readRequests(t, dir))
+	reqs, agentReqs := mainRequests(t, dir, readRequests(t, dir))
 	ans := answers(t, file)
 	if len(ans) != len(reqs) {
 		t.Fatalf("%d model answers in the transcript for %d main-model requests", len(ans), len(reqs))
 	}
+	// A sub-agent's requests are answered in its own file.
+	agentFiles, _ := filepath.Glob(filepath.Join(dir, "chats", "*", "*.jsonl"))
+	sort.Strings(agentFiles)
+	var agentAns []string
+	for _, f := range agentFiles {
+		agentAns = append(agentAns, answers(t, f)...)
+	}
+	if len(agentAns) != len(agentReqs) {
+		t.Fatalf("%d sub-agent answers for %d sub-agent requests", len(agentAns), len(agentReqs))
+	}
+	reqs, ans = append(reqs, agentReqs...), append(ans, agentAns...)
 	nodes := readNodes(t, sess)
 	for k, req := range reqs {
 		a, ok := nodes[ans[k]]
 		if !ok || a.Predecessor == nil {
 			t.Fatalf("request %d: answer %s not imported (or a root)", req.Seq, ans[k])
 		}
-		if (req.Kind == "tool-call") != (len(a.ToolCalls) > 0) {
+		if k >= len(ans)-len(agentAns) && a.Caller == "" {
+			t.Errorf("request %d: the sub-agent's answer %s has no caller", req.Seq, a.ID)
+		}
+		calls := req.Kind == "tool-call" || req.Kind == "agent-call" || req.Kind == "subagent-done"
+		if calls != (len(a.ToolCalls) > 0) {
 			t.Errorf("request %d (%s): answer %s has %d tool calls", req.Seq, req.Kind, a.ID, len(a.ToolCalls))
 		}
 		out, errOut, code := ctxfold(t, "render", sess, "--head", *a.Predecessor, "--format", "gemini")
