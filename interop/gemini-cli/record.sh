@@ -56,11 +56,22 @@ gem() {
     >>"$root/stdout" 2>>"$root/stderr") || { echo "gemini $* failed; stderr:" >&2; tail -20 "$root/stderr" >&2; exit 1; }
 }
 
+# gem_command ARGS...: a run of a slash command that the CLI carries out
+# and then refuses to report in -p mode ("not supported in non-interactive
+# mode", exit 1); any other failure fails the recording.
+gem_command() {
+  (cd "$root/project" && HOME=$root/home GOOGLE_GEMINI_BASE_URL=$(cat "$root/url") GEMINI_API_KEY=fake-interop-key \
+    GEMINI_CLI_TRUST_WORKSPACE=true NO_COLOR=1 timeout "$RUN_TIMEOUT" "$gemini_bin" --yolo "$@" \
+    >>"$root/stdout" 2>>"$root/stderr") && return 0
+  grep -q "not supported in non-interactive mode" "$root/stderr" || { echo "gemini $* failed; stderr:" >&2; tail -20 "$root/stderr" >&2; exit 1; }
+}
+
 # finish: stop the fake and write the normalised fixture.
 finish() {
   kill "$fake_pid"; wait "$fake_pid" 2>/dev/null || true; fake_pid=
   chats=$(find "$root/home/.gemini/tmp" -maxdepth 2 -type d -name chats | head -1)
-  "$work/normalize" -root "$root" -chats "$chats" -requests "$root/requests.jsonl" -out "$OUT/$name" -blobs "$OUT/blobs"
+  "$work/normalize" -root "$root" -chats "$chats" -requests "$root/requests.jsonl" -out "$OUT/$name" -blobs "$OUT/blobs" \
+    -checkpoints "$(dirname "$chats")"
   echo "recorded $name: $(wc -l <"$OUT/$name/requests.jsonl") requests" >&2
 }
 
@@ -118,8 +129,16 @@ scenario_subagent() {
   finish
 }
 
+# /chat save in a resumed session: checkpoint-demo.json beside chats/.
+scenario_checkpoint() {
+  start checkpoint
+  gem -p "List the files here. RUN: ls -1"
+  gem_command -p "/chat save demo" --resume latest
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool tool-error resume resume-tool compression subagent)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool tool-error resume resume-tool compression subagent checkpoint)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done

@@ -1000,6 +1000,7 @@ func isCheckpoint(line []byte) bool {
 // one message of the chain (ids "<n>", the file's order), read by the same
 // rules as a recording's messages.
 func (fo *fold) checkpoint(d *input.Doc, count func(string, string, string)) error {
+	answered := map[string]bool{}
 	return d.Each("Gemini contents {role, parts}", func(i int) error {
 		var c struct {
 			Role  string          `json:"role"`
@@ -1014,6 +1015,26 @@ func (fo *fold) checkpoint(d *input.Doc, count func(string, string, string)) err
 		}
 		if len(c.Parts) == 0 {
 			c.Parts = json.RawMessage("[]")
+		}
+		// A checkpoint saved in a resumed session holds each earlier
+		// result twice, as the CLI sends it (docs/INTEROP-gemini-cli.md):
+		// a call has one tool node.
+		var parts []json.RawMessage
+		if json.Unmarshal(c.Parts, &parts) == nil {
+			kept := parts[:0]
+			for _, raw := range parts {
+				var p part
+				json.Unmarshal(raw, &p)
+				if fr := p.FunctionResponse; fr != nil && fr.ID != "" {
+					if answered[fr.ID] {
+						count("checkpoint functionResponse", transcript.OutcomeMerged, "a function result the client repeats after a resume: the call's one tool node holds it")
+						continue
+					}
+					answered[fr.ID] = true
+				}
+				kept = append(kept, raw)
+			}
+			c.Parts, _ = json.Marshal(kept)
 		}
 		id := fmt.Sprintf("c%d", i+1)
 		fo.add(id, map[string]json.RawMessage{"id": input.Raw(id), "type": input.Raw(typ), "content": c.Parts}, d.Line())

@@ -222,6 +222,15 @@ func TestCheckpoint(t *testing.T) {
 	if gemini.Detect([]byte(`[{"mapping":{},"title":"x","content":{"parts":["a"]},"author":{"role":"user"}}]`)) {
 		t.Error("a ChatGPT export detected as a checkpoint")
 	}
+	// Saved by the real client in a resumed session: the result it holds
+	// twice is one tool node.
+	c, err = load(t, interop+"checkpoint/checkpoints/checkpoint-demo.json", gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := importtest.StatsOf(c.Nodes); st.Tool != 1 || st.Calls != 1 || c.Counts[[2]string{"checkpoint functionResponse", transcript.OutcomeMerged}] != 1 {
+		t.Errorf("recorded checkpoint: %+v, counts %v", st, c.Counts)
+	}
 	bad := filepath.Join(t.TempDir(), "checkpoint-bad.json")
 	os.WriteFile(bad, []byte(`[{"role":"user","parts":[{"text":"a"}]},{"role":"tool","parts":[]}]`), 0o644)
 	if _, err := load(t, bad, gemini.Options{}); err == nil || !strings.Contains(err.Error(), `"role" must be "user" or "model", got "tool"`) {

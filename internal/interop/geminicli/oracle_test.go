@@ -24,7 +24,7 @@ import (
 
 const recordings = "../../../testdata/interop/gemini-cli/0.61.0"
 
-var scenarios = []string{"chat", "tool", "tool-error", "resume", "resume-tool", "compression", "subagent"}
+var scenarios = []string{"chat", "tool", "tool-error", "resume", "resume-tool", "compression", "subagent", "checkpoint"}
 
 // ctxfold runs one command line in-process.
 func ctxfold(t *testing.T, args ...string) (string, string, int) {
@@ -296,5 +296,43 @@ func oracle(t *testing.T, dir string) {
 	var est map[string]any
 	if err := json.Unmarshal([]byte(out), &est); err != nil {
 		t.Fatalf("estimate --json: %v\n%s", err, out)
+	}
+}
+
+// A /chat save checkpoint is the history the CLI held (and would send
+// next): imported on its own, its render is that history.
+func TestCheckpointOracle(t *testing.T) {
+	file := filepath.Join(recordings, "checkpoint", "checkpoints", "checkpoint-demo.json")
+	sess := filepath.Join(t.TempDir(), "s")
+	if _, errOut, code := ctxfold(t, "import", file, "-o", sess); code != 0 {
+		t.Fatalf("import exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := ctxfold(t, "verify", "--strict", sess); code != 0 {
+		t.Fatalf("verify --strict exit %d: %s", code, errOut)
+	}
+	out, errOut, code := ctxfold(t, "render", sess, "--format", "gemini")
+	if code != 0 {
+		t.Fatalf("render exit %d: %s", code, errOut)
+	}
+	var body struct {
+		Contents []any `json:"contents"`
+	}
+	json.Unmarshal([]byte(out), &body)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp struct {
+		History []any `json:"history"`
+	}
+	if err := json.Unmarshal(data, &cp); err != nil || len(cp.History) == 0 {
+		t.Fatalf("checkpoint: %v", err)
+	}
+	normalize(body.Contents, false)
+	if n := normalize(cp.History, true); n == 0 {
+		t.Error("the checkpoint, saved in a resumed session, no longer repeats a function result: update docs/INTEROP-gemini-cli.md")
+	}
+	if !reflect.DeepEqual(body.Contents, cp.History) {
+		t.Errorf("render differs from the checkpoint\nrender:\n%s\ncheckpoint:\n%s", pretty(body.Contents), pretty(cp.History))
 	}
 }

@@ -30,8 +30,9 @@ func main() {
 	reqs := flag.String("requests", "", "the fake provider's request log")
 	out := flag.String("out", "", "the scenario's fixture directory")
 	blobs := flag.String("blobs", "", "where shared system instructions and tool declarations go")
+	checkpoints := flag.String("checkpoints", "", "the CLI's project directory, whose checkpoint-*.json (/chat save) are kept too")
 	flag.Parse()
-	if err := run(*root, *chats, *reqs, *out, *blobs); err != nil {
+	if err := run(*root, *chats, *reqs, *out, *blobs, *checkpoints); err != nil {
 		fmt.Fprintln(os.Stderr, "normalize:", err)
 		os.Exit(1)
 	}
@@ -85,7 +86,7 @@ func (m *mapper) text(b []byte, root string) []byte {
 	return b
 }
 
-func run(root, chats, reqs, out, blobs string) error {
+func run(root, chats, reqs, out, blobs, checkpoints string) error {
 	if chats == "" || out == "" {
 		return fmt.Errorf("-chats and -out are required")
 	}
@@ -119,6 +120,17 @@ func run(root, chats, reqs, out, blobs string) error {
 		}
 		return files[i].rel < files[j].rel
 	})
+	if checkpoints != "" {
+		found, _ := filepath.Glob(filepath.Join(checkpoints, "checkpoint-*.json"))
+		sort.Strings(found)
+		for _, p := range found {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			files = append(files, file{filepath.Join("..", "checkpoints", filepath.Base(p)), data})
+		}
+	}
 	var reqData []byte
 	if reqs != "" {
 		if reqData, err = os.ReadFile(reqs); err != nil {
