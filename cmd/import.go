@@ -40,7 +40,9 @@ Formats (--from, default auto: detected from the content of the first file):
                <session>/subagents/ files (looked up only beside the input)
   codex        Codex CLI rollout-*.jsonl (or rollout-*.jsonl.zst: any
                zstd-compressed input is decompressed first)
-  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
+  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json), with
+               its sub-agents' chats/<session id>/*.jsonl (looked up only
+               beside the input); a /chat save checkpoint-<tag>.json
   chatgpt      ChatGPT export conversations.json (one session per conversation)
   openai       an OpenAI Chat Completions messages array, or a body with "messages"
   anthropic    an Anthropic Messages API body {system, messages}
