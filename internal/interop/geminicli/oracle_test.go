@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -230,6 +231,20 @@ func oracle(t *testing.T, dir string) {
 	}
 	if _, errOut, code := ctxfold(t, "verify", "--strict", sess); code != 0 {
 		t.Fatalf("verify --strict exit %d: %s", code, errOut)
+	}
+	// A resume's leftover second file (only the session context) imports
+	// and verifies too.
+	others, _ := filepath.Glob(filepath.Join(dir, "chats", "session-*.jsonl"))
+	for i, f := range others {
+		if f == file {
+			continue
+		}
+		o := filepath.Join(t.TempDir(), fmt.Sprint("o", i))
+		if _, errOut, code := ctxfold(t, "import", f, "-o", o); code != 0 {
+			t.Errorf("import %s: exit %d: %s", f, code, errOut)
+		} else if _, errOut, code := ctxfold(t, "verify", "--strict", o); code != 0 {
+			t.Errorf("verify %s: exit %d: %s", f, code, errOut)
+		}
 	}
 
 	// 2. The render at the last node each main-model request read equals
