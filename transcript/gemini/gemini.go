@@ -420,7 +420,7 @@ func (fo *fold) sync(raw json.RawMessage, line int, count func(string, string, s
 		if conversation(fo.msgs[full[k]].raw) != conversation(raw) {
 			break
 		}
-		fo.msgs[full[k]].raw = raw
+		fo.msgs[full[k]].raw = overlay(fo.msgs[full[k]].raw, msgs[k])
 		k++
 	}
 	if k > 0 {
@@ -482,6 +482,21 @@ func dropRepeatedResponses(msgs []map[string]json.RawMessage, ids []string, coun
 		outM, outI = append(outM, msgs[i]), append(outI, ids[i])
 	}
 	return outM, outI
+}
+
+// overlay is the message old with the fields of m put over it: a list the
+// CLI writes back holds what it keeps in memory, which may lack the model,
+// the token counts or the thoughts its first record had.
+func overlay(old json.RawMessage, m map[string]json.RawMessage) json.RawMessage {
+	var base map[string]json.RawMessage
+	if json.Unmarshal(old, &base) != nil {
+		base = map[string]json.RawMessage{}
+	}
+	for k, v := range m {
+		base[k] = v
+	}
+	raw, _ := json.Marshal(base)
+	return raw
 }
 
 func messageIDType(m map[string]json.RawMessage, errorf func(string, ...any) error) (string, string, error) {

@@ -109,6 +109,16 @@ func TestInteropResumeIsNoBranch(t *testing.T) {
 		if strings.Join(roles, " ") != want || len(c.Nodes) != len(roles) {
 			t.Errorf("%s: spine %v of %d nodes", sc, roles, len(c.Nodes))
 		}
+		// The rewritten lists lack the model and token counts of the
+		// messages they repeat; the import keeps them.
+		for _, n := range c.Nodes {
+			if n.Role == transcript.RoleAssistant && (n.Usage == nil || n.Usage.InputTokens == 0) {
+				t.Errorf("%s: %s lost its usage", sc, n.ID)
+			}
+		}
+		if c.Model != "gemini-3.8-flash" {
+			t.Errorf("%s: model %q", sc, c.Model)
+		}
 	}
 }
 
