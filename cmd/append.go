@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -118,12 +118,8 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	}
 	var res *transcript.AppendResult
 	warnings, err := transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
-		// Never extend a session whose graph is broken (a duplicate id, a
-		// cycle, HEAD pointing nowhere): the new nodes would inherit the
-		// fault. 'ctxfold verify' lists every fault.
-		if _, errs := dag.New(tx.Session()); len(errs) > 0 {
-			return errs[0]
-		}
+		// The store refuses a session whose graph is broken (a duplicate
+		// id, a cycle, HEAD pointing nowhere) before writing anything.
 		var err error
 		res, err = tx.Append(nodes, transcript.AppendOptions{RootFirst: opts.Root, StampTime: true})
 		return err
@@ -148,7 +144,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range res.IDs {
-		fmt.Fprintln(w, id)
+		fmt.Fprintln(w, render.TextSafe(id))
 	}
 	return w.Flush()
 }

@@ -274,13 +274,24 @@ var coreBadCases = map[string]string{
 	"missing-caller":             `$DIR/nodes.jsonl:5: node "a2": caller "ghost" not found`,
 	"missing-id":                 `$DIR/nodes.jsonl:2: missing "id"`,
 	"missing-predecessor":        `$DIR/nodes.jsonl:4: node "u2": predecessor "a0" not found`,
-	"nodes-bytes-beyond-file":    `$DIR/nodes.jsonl: file is 337 bytes but session.json records 99999 committed bytes: data was removed outside ctxfold`,
+	"nodes-bytes-beyond-file":    `$DIR/nodes.jsonl: file is 337 bytes but session.json records 99999 committed bytes: data was removed outside ctxfold; 'ctxfold repair $DIR' truncates it to its last complete line and keeps the rest in lost+found/`,
 	"not-an-object":              `$DIR/nodes.jsonl:2: expected a JSON object, got an array`,
 	"session-json-malformed":     `$DIR/session.json:5: invalid session meta: invalid character '"' after object key:value pair`,
 	"unknown-role":               `$DIR/nodes.jsonl:3: node "a1": "role" must be system, user, assistant or tool, got "llm"`,
 	// Warnings, not errors: the session reads.
 	"torn-last-line":             `WARN $DIR/nodes.jsonl:6: 40 bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to lost+found/`,
 	"torn-last-line-handwritten": `WARN $DIR/nodes.jsonl:6: torn last line ignored (an interrupted write); 'ctxfold repair' removes it`,
+}
+
+// isGraphFault: the fixtures/bad sessions that read but whose graph is
+// broken (dag.New's faults), as opposed to ones that do not read at all.
+func isGraphFault(name string) bool {
+	switch name {
+	case "active-summary-missing", "active-summary-not-summary", "cycle", "duplicate-id", "head-missing",
+		"head-on-summary", "head-unset", "missing-caller", "missing-predecessor":
+		return true
+	}
+	return false
 }
 
 func TestCoreBadCorpus(t *testing.T) {
@@ -324,7 +335,13 @@ func TestCoreBadCorpus(t *testing.T) {
 			coreRun(t, coreEnv{}, "render", dir, "--format", "openai", "--json").check(t, "", line, 2)
 			// append refuses too (it never extends a broken session), with
 			// the same line, and changes nothing.
-			coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "x", "--predecessor", "u1").check(t, "", line, 2)
+			// A broken graph is refused by the store's write path, which
+			// says nothing was written and where every fault is listed.
+			appendErr := line
+			if isGraphFault(name) {
+				appendErr += "ctxfold: hint: nothing written: the session's graph is broken; 'ctxfold verify " + dir + "' lists every fault\n"
+			}
+			coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "x", "--predecessor", "u1").check(t, "", appendErr, 2)
 			coreSame(t, before, coreFiles(t, dir))
 		})
 	}
@@ -350,7 +367,7 @@ func TestCoreHugeLine(t *testing.T) {
 	f.WriteString("\"}\n")
 	f.Close()
 	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u1"}`), 0o644)
-	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (max_line_bytes)\n", dir)
+	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (raise it with --max-line-bytes)\n", dir)
 	coreRun(t, coreEnv{}, "render", dir).check(t, "", want, 2)
 	// A higher limit reads it.
 	r := coreRun(t, coreEnv{}, "render", dir, "--format", "ids", "--max-line-bytes", "60000000")

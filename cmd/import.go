@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
@@ -69,8 +70,11 @@ last complete chunk of 5000 nodes.
 
 The report says, per input record type, how many records were imported,
 merged into another node (streamed parts of one message, usage counts) or
-skipped, and why; nothing is dropped without being counted. Warnings go to
-stderr. Input lines (and records of a JSON document) longer than
+skipped, and why; nothing is dropped without being counted. Inline images
+and documents are stored as a sha256 reference with their size, never their
+bytes: the report counts them and the bytes left out (media_references,
+media_bytes), and lists the Claude Code sub-agent files read beside a session
+and those it spawned but that were not found. Warnings go to stderr. Input lines (and records of a JSON document) longer than
 --max-line-bytes are an error, not an out-of-memory.` + exitStatusHelp("  2 is also returned for malformed input: the error names file:line."),
 		Example: `  ctxfold import ~/.claude/projects/p/1af7fc5e.jsonl -o ./s
   ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
@@ -124,7 +128,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", render.TextSafe(fmt.Sprint(w)))
 	}
 	if rep.WarningsDropped > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %d more warnings not shown\n", rep.WarningsDropped)
@@ -149,9 +153,34 @@ func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
 	}
 	for _, s := range rep.Sessions {
 		if tty {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, render.TextSafe(s.Head))
 		} else {
-			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, render.TextSafe(s.Head))
+		}
+	}
+	// What was not copied, or was read beside the given files: media
+	// kept only as a digest, sub-agent files found or missed.
+	for _, s := range rep.Sessions {
+		if tty {
+			if s.MediaReferences > 0 {
+				fmt.Fprintf(w, "\n%s: %d media kept as sha256 references; %s bytes not stored in the session\n", s.Dir, s.MediaReferences, report.Thousands(int(s.MediaBytes)))
+			}
+			for _, f := range s.AttachedFiles {
+				fmt.Fprintf(w, "%s: read sub-agent file %s\n", s.Dir, render.TextSafe(f))
+			}
+			for _, f := range s.MissingFiles {
+				fmt.Fprintf(w, "%s: missing sub-agent file %s\n", s.Dir, render.TextSafe(f))
+			}
+			continue
+		}
+		if s.MediaReferences > 0 {
+			fmt.Fprintf(w, "media\t%s\treferences=%d\tbytes=%d\n", s.Dir, s.MediaReferences, s.MediaBytes)
+		}
+		for _, f := range s.AttachedFiles {
+			fmt.Fprintf(w, "attached\t%s\t%s\n", s.Dir, render.TextSafe(f))
+		}
+		for _, f := range s.MissingFiles {
+			fmt.Fprintf(w, "missing\t%s\t%s\n", s.Dir, render.TextSafe(f))
 		}
 	}
 	if tty {
@@ -160,13 +189,13 @@ func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
 	for _, r := range rep.Records {
 		why := make([]string, len(r.Reasons))
 		for i, reason := range r.Reasons {
-			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, reason.Reason)
+			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, render.TextSafe(reason.Reason))
 		}
 		prefix := "record\t"
 		if tty {
 			prefix = ""
 		}
-		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, r.Record, r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
+		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, render.TextSafe(r.Record), r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
 	}
 	if tw != nil {
 		return tw.Flush()

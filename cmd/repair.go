@@ -25,8 +25,11 @@ func newRepairCmd(f *Factory) *cobra.Command {
 		Short: "Recover a session after a crash",
 		Long: `Recover a session after an interrupted write: bytes after the last committed
 write (or a torn last line) are moved to DIR/lost+found/ and nodes.jsonl is
-truncated to its last complete line. Nothing is deleted. A malformed line in
-the middle of the file is reported, not repaired. The lock itself dies with
+truncated to its last complete line. A nodes.jsonl shorter than session.json
+records (data removed outside ctxfold) is truncated to its last complete line,
+the partial line kept in lost+found/ and the committed length recomputed; a
+HEAD that was on a removed line moves to the last complete node. Nothing is
+deleted. A malformed line in the middle of the file is reported, not repaired. The lock itself dies with
 the process holding it; --unlock clears a holder record a dead process left
 in DIR/lock (it takes and releases the lock, so it waits for a live writer).` + exitStatusHelp(""),
 		Example: `  ctxfold repair ./s

@@ -145,7 +145,7 @@ func appendAfter(t *testing.T, dir string, before *transcript.Session) {
 	}
 	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
 		_, err := tx.Append([]transcript.Node{{ID: "fuzz-new", Role: transcript.RoleUser, Content: transcript.TextContent("x")}},
-			transcript.AppendOptions{RootFirst: true})
+			transcript.AppendOptions{RootFirst: true, AllowBrokenGraph: true})
 		return err
 	})
 	if err != nil {

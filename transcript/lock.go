@@ -29,7 +29,7 @@ func acquireLock(ctx context.Context, dir string, timeout time.Duration, command
 		timeout = DefaultLockTimeout
 	}
 	path := filepath.Join(dir, LockFile)
-	fl := flock.New(path)
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK))
 	ok, err := fl.TryLock()
 	if err == nil && !ok {
 		ok, err = waitLock(ctx, fl, timeout)
@@ -52,7 +52,7 @@ func acquireLock(ctx context.Context, dir string, timeout time.Duration, command
 	data, _ := json.Marshal(holder)
 	// The holder record is advisory: failing to write it must not fail the
 	// write that holds the lock.
-	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
+	if f, err := openForWrite(path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
 		_, _ = f.Write(append(data, '\n'))
 		f.Close()
 	}
@@ -60,14 +60,14 @@ func acquireLock(ctx context.Context, dir string, timeout time.Duration, command
 }
 
 func (l *sessionLock) release() {
-	if f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
+	if f, err := openForWrite(l.path, os.O_WRONLY|os.O_TRUNC, 0o644); err == nil {
 		f.Close()
 	}
 	_ = l.fl.Unlock()
 }
 
 func readHolder(path string) *LockHolder {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
 		return nil
 	}

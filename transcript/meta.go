@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,12 +76,21 @@ func (m *Meta) UnmarshalJSON(data []byte) error {
 
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, MetaFile)
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
+	if err != nil {
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return Meta{}, &FileGivenError{Path: dir}
+		}
+	}
 	if os.IsNotExist(err) {
 		if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
 			return Meta{}, &ParseError{File: dir, Msg: "no such session directory"}
 		}
 		return Meta{}, &NotSessionError{Dir: dir}
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return Meta{}, pe
 	}
 	if err != nil {
 		return Meta{}, &ParseError{File: path, Msg: err.Error()}
@@ -164,7 +174,7 @@ func syncDir(dir string) error {
 // messages about meta values (HEAD pointing nowhere) use it to name
 // file:line.
 func (s *Session) MetaKeyLine(key string) int {
-	data, err := os.ReadFile(filepath.Join(s.Dir, MetaFile))
+	data, err := readRegular(filepath.Join(s.Dir, MetaFile))
 	if err != nil {
 		return 0
 	}

@@ -363,6 +363,11 @@ func (n Node) MarshalJSON() ([]byte, error) {
 }
 
 func (n *Node) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		// encoding/json hands null to an unmarshaler as is; without this a
+		// null line reads as a node with every field empty.
+		return errors.New("expected a JSON object, got null")
+	}
 	var buf [16]member
 	m, err := decodeMembers(data, buf[:0])
 	if err != nil {

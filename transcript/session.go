@@ -111,12 +111,15 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 	}
 	s := &Session{Dir: dir, Meta: meta}
 	path := s.NodesPath()
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if meta.NodesBytes != nil && *meta.NodesBytes > 0 {
 			return nil, &ParseError{File: path, Msg: fmt.Sprintf("missing, but session.json records %d committed bytes", *meta.NodesBytes)}
 		}
 		return s, nil
+	}
+	if pe := (*ParseError)(nil); errors.As(err, &pe) {
+		return nil, pe
 	}
 	if err != nil {
 		return nil, &ParseError{File: path, Msg: err.Error()}
@@ -126,11 +129,15 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		f.Close()
 		return nil, &ParseError{File: path, Msg: err.Error()}
 	}
+	if st.IsDir() {
+		f.Close()
+		return nil, &ParseError{File: path, Msg: "is a directory; the session's nodes must be a regular file"}
+	}
 	limit := st.Size()
 	if meta.NodesBytes != nil {
 		if *meta.NodesBytes > st.Size() {
 			f.Close()
-			return nil, &ParseError{File: path, Msg: fmt.Sprintf("file is %d bytes but session.json records %d committed bytes: data was removed outside ctxfold", st.Size(), *meta.NodesBytes)}
+			return nil, &ParseError{File: path, Msg: fmt.Sprintf("file is %d bytes but session.json records %d committed bytes: data was removed outside ctxfold; 'ctxfold repair %s' truncates it to its last complete line and keeps the rest in %s/", st.Size(), *meta.NodesBytes, dir, LostFound)}
 		}
 		limit = *meta.NodesBytes
 	}
@@ -419,9 +426,12 @@ type EventLine struct {
 // warning; a malformed line elsewhere is a *ParseError.
 func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
 	path := s.EventsPath()
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
+	}
+	if pe := (*ParseError)(nil); errors.As(err, &pe) {
+		return nil, pe
 	}
 	if err != nil {
 		return nil, &ParseError{File: path, Msg: err.Error(), Err: err}

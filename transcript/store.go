@@ -60,9 +60,9 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 		return nil, &ValidationError{Msg: fmt.Sprintf("%s: holds a non-empty %s but no %s; not initializing over it (use 'ctxfold import')", dir, NodesFile, MetaFile)}
 	}
 	for _, name := range []string{NodesFile, EventsFile} {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o644)
+		f, err := openForWrite(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
-			return nil, &ParseError{File: filepath.Join(dir, name), Msg: err.Error()}
+			return nil, fileErr(filepath.Join(dir, name), err)
 		}
 		f.Close()
 	}
@@ -86,14 +86,29 @@ type Tx struct {
 	s    *Session
 	// Warnings collects what recovery did (moved an interrupted write aside).
 	Warnings []Warning
+	// checked: the snapshot passed checkIntegrity.
+	checked bool
 }
 
 // Update runs fn under the session's exclusive lock. The session fn sees
-// is read after the lock is taken; an interrupted earlier write is moved to
-// lost+found/ first so appends start on a committed boundary.
+// is read after the lock is taken. A write that is refused leaves every
+// file byte-identical: an interrupted earlier write is moved to
+// lost+found/ only by the first write that commits nodes (recoverTail),
+// and a broken graph refuses Append before anything is written.
 func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) error) ([]Warning, error) {
-	// Refuse a non-session before creating a lock file in it.
+	return update(ctx, dir, opts, nil, fn)
+}
+
+// update is Update with a step run under the lock before the session is
+// read (repair's fix of a file shorter than its recorded length, which
+// no snapshot can be read from).
+func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func() ([]Warning, error), fn func(tx *Tx) error) ([]Warning, error) {
+	// Refuse a non-session, and session files that are symlinks or not
+	// regular files, before creating a lock file in it.
 	if _, err := readMeta(dir); err != nil {
+		return nil, err
+	}
+	if err := checkWritable(dir); err != nil {
 		return nil, err
 	}
 	lock, err := acquireLock(ctx, dir, opts.LockTimeout, opts.Command, opts.now)
@@ -109,15 +124,17 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 		_ = os.Remove(p)
 	}
 	tx := &Tx{ctx: ctx, dir: dir, opts: opts}
-	if err := tx.reload(); err != nil {
-		return nil, err
-	}
-	defer func() { tx.s.Close() }()
-	if tx.s.TailBytes > 0 {
-		if err := tx.recoverTail(); err != nil {
+	if beforeOpen != nil {
+		w, err := beforeOpen()
+		tx.Warnings = append(tx.Warnings, w...)
+		if err != nil {
 			return tx.Warnings, err
 		}
 	}
+	if err := tx.reload(); err != nil {
+		return tx.Warnings, err
+	}
+	defer func() { tx.s.Close() }()
 	err = fn(tx)
 	return tx.Warnings, err
 }
@@ -140,25 +157,35 @@ func (tx *Tx) Session() *Session { return tx.s }
 
 // recoverTail moves bytes after the committed length (an interrupted write
 // or a torn line) to lost+found/ and truncates nodes.jsonl back to its
-// committed length, so nothing is lost and appends stay line-aligned.
+// committed length, so nothing is lost and appends stay line-aligned. It
+// runs only when a write is about to commit nodes (or under repair), and
+// never when session.json disagrees with the committed nodes: a HEAD or
+// active summary that is not among them means the recorded length, not
+// the tail, is wrong, and moving the tail aside would empty the session.
 func (tx *Tx) recoverTail() error {
 	s := tx.s
+	if s.TailBytes == 0 {
+		return nil
+	}
 	path := s.NodesPath()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	metaPath := filepath.Join(tx.dir, MetaFile)
+	for _, k := range []struct{ key, id string }{{"head", s.Meta.Head}, {"active_summary_id", s.Meta.ActiveSummaryID}} {
+		if _, ok := s.Lookup(k.id); k.id != "" && !ok {
+			return &ParseError{File: metaPath, Line: s.MetaKeyLine(k.key), NodeID: k.id,
+				Msg: fmt.Sprintf("%s is not among the %d committed bytes of %s, which is followed by %d more: session.json is inconsistent with %s, so its tail is not moved aside; fix nodes_bytes by hand", k.key, s.CommittedBytes, NodesFile, s.TailBytes, NodesFile)}
+		}
+	}
+	f, err := openForWrite(path, os.O_RDWR, 0)
 	if err != nil {
-		return &ParseError{File: path, Msg: err.Error()}
+		return fileErr(path, err)
 	}
 	defer f.Close()
 	tail := make([]byte, s.TailBytes)
 	if _, err := f.ReadAt(tail, s.CommittedBytes); err != nil && !errors.Is(err, io.EOF) {
 		return &ParseError{File: path, Msg: "reading the interrupted write: " + err.Error()}
 	}
-	lf := filepath.Join(tx.dir, LostFound)
-	if err := os.MkdirAll(lf, 0o755); err != nil {
-		return err
-	}
-	name := fmt.Sprintf("nodes-%s.jsonl", tx.opts.now().UTC().Format("20060102T150405.000000000Z"))
-	if err := writeFileAtomic(lf, name, tail); err != nil {
+	name, err := tx.keepLost("nodes", tail)
+	if err != nil {
 		return err
 	}
 	if err := f.Truncate(s.CommittedBytes); err != nil {
@@ -169,7 +196,7 @@ func (tx *Tx) recoverTail() error {
 	}
 	line := s.Len() + len(s.Duplicates) + 1
 	tx.Warnings = append(tx.Warnings, Warning{File: path, Line: line,
-		Msg: fmt.Sprintf("moved %d bytes of an interrupted write to %s", len(tail), filepath.Join(lf, name))})
+		Msg: fmt.Sprintf("moved %d bytes of an interrupted write to %s", len(tail), name)})
 	if s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != s.CommittedBytes {
 		m := s.Meta
 		n := s.CommittedBytes
@@ -177,8 +204,32 @@ func (tx *Tx) recoverTail() error {
 		if err := writeMeta(tx.dir, m); err != nil {
 			return err
 		}
+		s.Meta = m
 	}
-	return tx.reload()
+	// The committed part, and so the index, is unchanged: no re-read.
+	s.TailBytes = 0
+	return nil
+}
+
+// keepLost writes data to a new file lost+found/PREFIX-TIME.jsonl and
+// returns its path.
+func (tx *Tx) keepLost(prefix string, data []byte) (string, error) {
+	return keepLost(tx.dir, prefix, data, tx.opts.now())
+}
+
+func keepLost(dir, prefix string, data []byte, now time.Time) (string, error) {
+	lf := filepath.Join(dir, LostFound)
+	if err := os.MkdirAll(lf, 0o755); err != nil {
+		return "", err
+	}
+	if st, err := os.Lstat(lf); err != nil || !st.IsDir() {
+		return "", &ParseError{File: lf, Msg: "is not a directory; ctxfold keeps recovered bytes there"}
+	}
+	name := fmt.Sprintf("%s-%s.jsonl", prefix, now.UTC().Format("20060102T150405.000000000Z"))
+	if err := writeFileAtomic(lf, name, data); err != nil {
+		return "", err
+	}
+	return filepath.Join(lf, name), nil
 }
 
 // AppendResult reports one append.
@@ -196,6 +247,14 @@ type AppendResult struct {
 func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	if len(nodes) == 0 {
 		return &AppendResult{Head: tx.s.Meta.Head}, nil
+	}
+	if !tx.checked && !opts.AllowBrokenGraph {
+		// Once per transaction: its own validated appends keep the graph
+		// sound, so a long import in chunks pays for one check.
+		if err := tx.s.checkIntegrity(); err != nil {
+			return nil, err
+		}
+		tx.checked = true
 	}
 	s := tx.s
 	meta := s.Meta
@@ -284,6 +343,10 @@ type AppendOptions struct {
 	// tool_call_unanswered, instead of being refused. New turns written by
 	// hand or by ctxfold itself are always held to the rule.
 	AsRecorded bool
+	// AllowBrokenGraph skips the refusal of a session whose graph is
+	// broken (checkIntegrity), for a tool that mends it by appending what
+	// it lacks (a missing predecessor). Every command leaves it false.
+	AllowBrokenGraph bool
 }
 
 func encodeLine(n *Node) ([]byte, error) {
@@ -313,9 +376,12 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err := tx.recoverTail(); err != nil {
+		return err
+	}
+	f, err := openForWrite(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return &ParseError{File: path, Msg: err.Error()}
+		return fileErr(path, err)
 	}
 	if _, err := f.WriteAt(data, s.CommittedBytes); err != nil {
 		f.Close()
@@ -644,9 +710,9 @@ func (tx *Tx) AppendEvent(ev any) error {
 	if err := tx.repairEventsTail(path); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openForWrite(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return &ParseError{File: path, Msg: err.Error()}
+		return fileErr(path, err)
 	}
 	defer f.Close()
 	if _, err := f.Write(line.Bytes()); err != nil {
@@ -660,7 +726,7 @@ func (tx *Tx) AppendEvent(ev any) error {
 // newline, so the torn bytes neither glue onto the next event nor become a
 // malformed line in the middle that would stop every later read.
 func (tx *Tx) repairEventsTail(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openForWrite(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -697,18 +763,14 @@ func (tx *Tx) repairEventsTail(path string) error {
 	if _, err := f.ReadAt(tail, cut); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	lf := filepath.Join(tx.dir, LostFound)
-	if err := os.MkdirAll(lf, 0o755); err != nil {
-		return err
-	}
-	name := fmt.Sprintf("events-%s.jsonl", tx.opts.now().UTC().Format("20060102T150405.000000000Z"))
-	if err := writeFileAtomic(lf, name, tail); err != nil {
+	name, err := tx.keepLost("events", tail)
+	if err != nil {
 		return err
 	}
 	if err := f.Truncate(cut); err != nil {
 		return err
 	}
-	tx.Warnings = append(tx.Warnings, Warning{File: path, Msg: fmt.Sprintf("moved %d bytes of an interrupted event write to %s", len(tail), filepath.Join(lf, name))})
+	tx.Warnings = append(tx.Warnings, Warning{File: path, Msg: fmt.Sprintf("moved %d bytes of an interrupted event write to %s", len(tail), name)})
 	return f.Sync()
 }
 
@@ -768,8 +830,12 @@ type RepairOptions struct {
 
 // Repair recovers a session after a crash: an interrupted write or a torn
 // last line is moved to lost+found/ and nodes.jsonl truncated to its last
-// complete, committed line. A malformed line in the middle is not repaired:
-// it is reported, and the session is left as it is.
+// complete, committed line. A nodes.jsonl shorter than session.json's
+// committed length (bytes removed outside ctxfold) is truncated to its last
+// complete line, the partial line kept in lost+found/, and the committed
+// length recomputed; a HEAD that was among the removed bytes moves to the
+// last complete node. A malformed line in the middle is not repaired: it
+// is reported, and the session is left as it is.
 func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, error) {
 	if opts.Unlock {
 		// The lock is a kernel flock: it dies with its holder, so a "stale"
@@ -783,8 +849,17 @@ func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, err
 		}
 		lk.release()
 	}
-	return Update(ctx, dir, opts.WriteOptions, func(tx *Tx) error {
+	truncated := false
+	before := func() ([]Warning, error) {
+		w, err := repairShortFile(dir, opts.now())
+		truncated = len(w) > 0
+		return w, err
+	}
+	return update(ctx, dir, opts.WriteOptions, before, func(tx *Tx) error {
 		s := tx.s
+		if err := tx.recoverTail(); err != nil {
+			return err
+		}
 		if s.Meta.NodesBytes == nil {
 			m := s.Meta
 			n := s.CommittedBytes
@@ -793,8 +868,100 @@ func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, err
 				return err
 			}
 			tx.Warnings = append(tx.Warnings, Warning{File: filepath.Join(dir, MetaFile), Msg: fmt.Sprintf("recorded the committed length (%d bytes)", n)})
-			return tx.reload()
+			if err := tx.reload(); err != nil {
+				return err
+			}
+		}
+		if truncated {
+			return tx.reattachMeta()
 		}
 		return nil
 	})
+}
+
+// repairShortFile truncates a nodes.jsonl shorter than its recorded
+// committed length to its last complete line, keeps the partial line in
+// lost+found/ and records the new length. It returns what it did.
+func repairShortFile(dir string, now time.Time) ([]Warning, error) {
+	meta, err := readMeta(dir)
+	if err != nil || meta.NodesBytes == nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, NodesFile)
+	f, err := openForWrite(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("missing, but session.json records %d committed bytes; nothing to truncate", *meta.NodesBytes)}
+	}
+	if err != nil {
+		return nil, fileErr(path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fileErr(path, err)
+	}
+	if st.Size() >= *meta.NodesBytes {
+		return nil, nil
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fileErr(path, err)
+	}
+	cut := int64(bytes.LastIndexByte(data, '\n') + 1)
+	var warnings []Warning
+	if tail := data[cut:]; len(tail) > 0 {
+		name, err := keepLost(dir, "nodes-truncated", tail, now)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.Truncate(cut); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, Warning{File: path, Line: bytes.Count(data, []byte("\n")) + 1,
+			Msg: fmt.Sprintf("moved the %d bytes of a partial last line to %s", len(tail), name)})
+	}
+	recorded := *meta.NodesBytes
+	meta.NodesBytes = &cut
+	if err := writeMeta(dir, meta); err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, Warning{File: filepath.Join(dir, MetaFile),
+		Msg: fmt.Sprintf("the file was %d bytes but session.json recorded %d (data removed outside ctxfold); the committed length is now %d", st.Size(), recorded, cut)})
+	return warnings, nil
+}
+
+// reattachMeta points HEAD and the active summary at nodes that exist
+// after repairShortFile removed bytes: a HEAD among them moves to the last
+// complete node that may hold HEAD, an active summary among them is
+// cleared (the summary before it is a relic; a later compaction writes a
+// new one).
+func (tx *Tx) reattachMeta() error {
+	s := tx.s
+	m := s.Meta
+	metaPath := filepath.Join(tx.dir, MetaFile)
+	if _, ok := s.Lookup(m.Head); m.Head != "" && !ok {
+		old := m.Head
+		m.Head = ""
+		for i := s.Len() - 1; i >= 0; i-- {
+			if !s.IsSummary(i) && s.CallerIndex(i) == NoLink {
+				m.Head = s.ID(i)
+				break
+			}
+		}
+		tx.Warnings = append(tx.Warnings, Warning{File: metaPath, Msg: fmt.Sprintf("HEAD %q was among the removed bytes; HEAD is now %s, the last complete node (move it with 'ctxfold checkout')", old, quoteOrNull(m.Head))})
+	}
+	if _, ok := s.Lookup(m.ActiveSummaryID); m.ActiveSummaryID != "" && !ok {
+		tx.Warnings = append(tx.Warnings, Warning{File: metaPath, Msg: fmt.Sprintf("the active summary %q was among the removed bytes; no summary is active now", m.ActiveSummaryID)})
+		m.ActiveSummaryID, m.ActiveSummaryText = "", ""
+	}
+	if m.Head == s.Meta.Head && m.ActiveSummaryID == s.Meta.ActiveSummaryID {
+		return nil
+	}
+	if err := writeMeta(tx.dir, m); err != nil {
+		return err
+	}
+	return tx.reload()
 }

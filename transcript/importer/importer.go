@@ -10,6 +10,7 @@
 package importer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -111,12 +112,49 @@ func DetectBytes(head []byte) string {
 	return ""
 }
 
-// headBytes is how much of the first file detection looks at.
+// headBytes is how much of the first file detection looks at, beyond its
+// first line.
 const headBytes = 64 << 10
+
+// titles are the formats' names as their vendors write them, for messages;
+// a format without one is named by its --from name.
+var titles = map[string]string{
+	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
+	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+}
+
+func title(format string) string {
+	if t, ok := titles[format]; ok {
+		return t
+	}
+	return format
+}
+
+// FormatError says an input is not an export ctxfold reads, or not the one
+// --from named; nothing was written.
+type FormatError struct {
+	Parse *transcript.ParseError
+	hint  string
+}
+
+func (e *FormatError) Error() string { return e.Parse.Error() }
+
+// Unwrap exposes the ParseError (file and line, exit status 2).
+func (e *FormatError) Unwrap() error { return e.Parse }
+
+// Hint says what would work instead.
+func (e *FormatError) Hint() string { return e.hint }
 
 // DetectFile names the format of a file from its name or its content, or
 // of a directory from its layout.
 func DetectFile(path string) (string, error) {
+	return detectFile(path, input.Options{})
+}
+
+// detectFile tries the formats known by name or layout first; a file's
+// content is then read: the first line whole (up to the line limit, so a
+// long first record is still recognised) and headBytes after it.
+func detectFile(path string, opts input.Options) (string, error) {
 	for _, v := range vendors {
 		if v.path != nil && v.path(path) {
 			return v.name, nil
@@ -126,23 +164,34 @@ func DetectFile(path string) (string, error) {
 		for _, v := range vendors {
 			if v.near != nil {
 				if why := v.near(path, nil); why != "" {
-					return "", &transcript.ParseError{File: path, Msg: why}
+					return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: why}, hint: "if it is one of these, name it with --from"}
 				}
 			}
 		}
-		return "", &transcript.ParseError{File: path, Msg: "a directory, but not one whose layout names an export format; give the export's file, or name the format with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "is a directory, but not one whose layout names an export format (supported: " + supported() + ")"},
+			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", &transcript.ParseError{File: path, Msg: err.Error()}
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
-	head := make([]byte, headBytes)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", &transcript.ParseError{File: path, Msg: err.Error()}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "is a directory, not an export file"},
+			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
 	}
-	head = bytes.TrimPrefix(head[:n], []byte{0xEF, 0xBB, 0xBF})
+	br := bufio.NewReaderSize(f, headBytes)
+	first, err := readFirstLine(br, opts.Max())
+	if err != nil {
+		return "", &transcript.ParseError{File: path, Line: 1, Msg: err.Error()}
+	}
+	rest := make([]byte, headBytes)
+	n, err := io.ReadFull(br, rest)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	head := append(first, rest[:n]...)
+	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
 	if name := DetectBytes(head); name != "" {
 		return name, nil
 	}
@@ -151,10 +200,42 @@ func DetectFile(path string) (string, error) {
 			continue
 		}
 		if why := v.near(path, head); why != "" {
-			return "", &transcript.ParseError{File: path, Line: 1, Msg: why}
+			return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: why}, hint: "if it is one of these, name it with --from"}
 		}
 	}
-	return "", &transcript.ParseError{File: path, Line: 1, Msg: "cannot tell the export format from the content; name it with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
+	if len(bytes.TrimSpace(head)) == 0 {
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "file is empty"}, hint: "nothing to import"}
+	}
+	return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: "not a supported export (supported: " + supported() + ")"},
+		hint: "if it is one of these, name it with --from"}
+}
+
+// supported lists the formats for messages, from the registry, so a new
+// importer appears in them by its row alone.
+func supported() string {
+	return strings.Join(Formats()[1:], ", ")
+}
+
+// readFirstLine returns the first line with its newline; a line longer
+// than max is the line-limit error every reader gives. A document that is
+// one long line (a JSON export without newlines) ends at EOF or at max.
+func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > max+1 {
+			return nil, fmt.Errorf("line is longer than the %d-byte limit (raise it with --max-line-bytes)", max)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == nil, errors.Is(err, io.EOF):
+			return out, nil
+		default:
+			return nil, err
+		}
+	}
 }
 
 // DefaultChunk is how many nodes one tx.Append takes: large enough to
@@ -202,7 +283,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	opts.Files = files
 	format := opts.From
 	if format == "" || format == Auto {
-		if format, err = DetectFile(opts.Files[0]); err != nil {
+		if format, err = detectFile(opts.Files[0], opts.Input); err != nil {
 			return nil, input.RenameError(err, names)
 		}
 	}
@@ -210,12 +291,26 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 	}
+	if v.path == nil {
+		// Only formats laid out as a directory take one.
+		for _, f := range opts.Files {
+			if st, err := os.Stat(f); err == nil && st.IsDir() {
+				return nil, input.RenameError(&FormatError{Parse: &transcript.ParseError{File: f, Msg: "is a directory, not an export file"},
+					hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}, names)
+			}
+		}
+	}
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
 	t := newTarget(ctx, opts)
 	t.report.Format = format
 	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
+	if opts.From != "" && opts.From != Auto && t.importedNothing() {
+		if werr := wrongFormat(format, opts.Files[0], opts.Input, err); werr != nil {
+			err = input.RenameError(werr, names)
+		}
+	}
 	if err != nil {
 		// Nothing more is written: the chunk in hand and the end of the
 		// conversation (its HEAD) are dropped, not committed.
@@ -231,6 +326,26 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	return t.finalReport(), nil
+}
+
+// wrongFormat explains an import under --from that found not one record
+// of its format: a success with nodes=0 would create an empty session that
+// the right --from then refuses to overwrite.
+// The same holds when the importer failed before a single record: its
+// error would be about a format the file is not. runErr is the importer's
+// error, kept (nil returned) when the file does not look like another
+// format.
+func wrongFormat(format, file string, opts input.Options, runErr error) error {
+	pe := &transcript.ParseError{File: file, Msg: "no " + title(format) + " records found"}
+	detected, _ := detectFile(file, opts)
+	if detected != "" && detected != format {
+		pe.Msg += "; the file looks like " + title(detected)
+		return &FormatError{Parse: pe, hint: "import it with --from " + detected + " (or --from auto)"}
+	}
+	if runErr != nil {
+		return nil
+	}
+	return &FormatError{Parse: pe, hint: "the supported formats are " + supported()}
 }
 
 // ExistsError refuses to overwrite a session.

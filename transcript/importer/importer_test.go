@@ -291,7 +291,7 @@ func TestDetect(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(path, []byte("just some text\n"), 0o644)
 	var pe *transcript.ParseError
-	if _, err := importer.DetectFile(path); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "--from") {
+	if _, err := importer.DetectFile(path); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "not a supported export") || !strings.Contains(hint(err), "--from") {
 		t.Errorf("undetectable file: %v", err)
 	}
 }

@@ -1,0 +1,294 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// tree returns every entry under dir (lost+found/ included) with its
+// bytes, or its link target for a symlink, so a test can show that a
+// refused write changed nothing at all. The lock file is left out: taking
+// the lock creates it.
+func tree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		switch {
+		case rel == transcript.LockFile && d.Type().IsRegular():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			out[rel] = "-> " + target
+			return err
+		case d.IsDir():
+			out[rel+"/"] = ""
+			return nil
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(path)
+			out[rel] = string(data)
+			return err
+		}
+		out[rel] = d.Type().String()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t testing.TB, before, after map[string]string) {
+	t.Helper()
+	for k, v := range before {
+		if w, ok := after[k]; !ok || w != v {
+			t.Errorf("%s changed (%d bytes before, %d after, present %v)", k, len(v), len(w), ok)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("%s appeared", k)
+		}
+	}
+}
+
+func setNodesBytes(t testing.TB, dir string, n string) {
+	t.Helper()
+	path := filepath.Join(dir, transcript.MetaFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(`"nodes_bytes": `))
+	if i < 0 {
+		t.Fatalf("no nodes_bytes in %s", data)
+	}
+	j := i + bytes.IndexAny(data[i:], "\n}")
+	data = append(append(append([]byte{}, data[:i]...), `"nodes_bytes": `+n...), data[j:]...)
+	writeFile(t, path, string(data))
+}
+
+// Issue 18 item 2: with nodes_bytes 0 but HEAD on a node after it, an
+// append used to move the whole of nodes.jsonl to lost+found/ before
+// being refused. A refused write leaves every file byte-identical, and
+// repair does not treat committed-looking data as an interrupted write.
+func TestRefusedWriteLeavesSessionIdentical(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "compacted")
+	setNodesBytes(t, dir, "0")
+	before := tree(t, dir)
+	_, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "hi"))
+	var broken *transcript.BrokenSessionError
+	if !errors.As(err, &broken) || !strings.Contains(err.Error(), `"a8": HEAD names a node that does not exist`) {
+		t.Fatalf("append: want a broken-session refusal naming HEAD, got %v", err)
+	}
+	sameTree(t, before, tree(t, dir))
+
+	_, err = transcript.Repair(context.Background(), dir, transcript.RepairOptions{WriteOptions: testWrite})
+	if err == nil || !strings.Contains(err.Error(), "session.json is inconsistent with nodes.jsonl") {
+		t.Fatalf("repair: want a refusal naming the inconsistent meta, got %v", err)
+	}
+	sameTree(t, before, tree(t, dir))
+
+	// A write refused by validation, with a genuine uncommitted tail,
+	// leaves the tail where it is too: only a committing write moves it.
+	dir = sessiontest.CopyFixture(t, "compacted")
+	f, err := os.OpenFile(filepath.Join(dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id":"late","predecessor":"a8","role":"user","content":"x"}` + "\n")
+	f.Close()
+	before = tree(t, dir)
+	if _, err := tryAppend(dir, transcript.AppendOptions{}, user("x", "nowhere", "hi")); err == nil {
+		t.Fatal("append with a missing predecessor was accepted")
+	}
+	sameTree(t, before, tree(t, dir))
+	res := mustAppend(t, dir, transcript.AppendOptions{}, user("x", "", "hi"))
+	if res.Head != "x" {
+		t.Fatalf("head %q", res.Head)
+	}
+	lost, _ := filepath.Glob(filepath.Join(dir, transcript.LostFound, "nodes-*.jsonl"))
+	if len(lost) != 1 {
+		t.Fatalf("lost+found after a committed write: %v", lost)
+	}
+}
+
+// Issue 18 item 3: a writer never writes through a symlink.
+func TestWritersRefuseSymlinks(t *testing.T) {
+	for _, name := range []string{transcript.LockFile, transcript.NodesFile, transcript.EventsFile, transcript.MetaFile, transcript.LostFound} {
+		t.Run(name, func(t *testing.T) {
+			dir := sessiontest.CopyFixture(t, "compacted")
+			outside := filepath.Join(t.TempDir(), "outside")
+			path := filepath.Join(dir, name)
+			var content []byte
+			if name == transcript.LostFound {
+				if err := os.Mkdir(outside, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				content, _ = os.ReadFile(path)
+				if name == transcript.LockFile {
+					content = []byte("precious\n")
+				}
+				if err := os.WriteFile(outside, content, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(path)
+			}
+			if err := os.Symlink(outside, path); err != nil {
+				t.Fatal(err)
+			}
+			if name == transcript.LostFound {
+				// Give recovery something to move.
+				f, _ := os.OpenFile(filepath.Join(dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+				f.WriteString(`{"id":"late","role":"user"`)
+				f.Close()
+			}
+			before := tree(t, dir)
+			_, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "hi"))
+			if err == nil || !strings.Contains(err.Error(), path+": is a symlink") {
+				t.Fatalf("want a refusal naming the symlink %s, got %v", path, err)
+			}
+			sameTree(t, before, tree(t, dir))
+			if name == transcript.LostFound {
+				if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+					t.Fatalf("wrote %d files through the symlinked lost+found", len(entries))
+				}
+				return
+			}
+			if got, _ := os.ReadFile(outside); !bytes.Equal(got, content) {
+				t.Fatalf("the symlink's target changed: %q", got)
+			}
+		})
+	}
+}
+
+// Issue 18 item 4: a FIFO in place of a session file is refused at once;
+// reading it would block until some writer opened the pipe.
+func TestFIFORefused(t *testing.T) {
+	for _, name := range []string{transcript.NodesFile, transcript.MetaFile, transcript.EventsFile} {
+		t.Run(name, func(t *testing.T) {
+			dir := sessiontest.CopyFixture(t, "compacted")
+			path := filepath.Join(dir, name)
+			os.Remove(path)
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			done := make(chan error, 2)
+			go func() {
+				s, err := transcript.Open(dir, transcript.OpenOptions{})
+				if err == nil {
+					_, err = s.ReadEvents(func(transcript.EventLine) error { return nil })
+					s.Close()
+				}
+				done <- err
+			}()
+			go func() {
+				_, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "hi"))
+				done <- err
+			}()
+			for range 2 {
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), path+": is a named pipe (FIFO), not a regular file") {
+						t.Fatalf("want a refusal of the FIFO, got %v", err)
+					}
+				case <-time.After(10 * time.Second):
+					// Unblock the reader so the test binary can exit.
+					if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+						f.Close()
+					}
+					t.Fatal("blocked on the FIFO")
+				}
+			}
+		})
+	}
+}
+
+// Issue 18 item 5: the broken-graph guard is in the store's write path,
+// so every caller of Update gets it, not only the append command.
+func TestAppendRefusesBrokenGraph(t *testing.T) {
+	for _, name := range []string{"bad/cycle", "bad/duplicate-id", "bad/missing-predecessor", "bad/head-missing", "broken/caller_cycle", "broken/active_summary_missing"} {
+		t.Run(name, func(t *testing.T) {
+			dir := sessiontest.CopyFixture(t, name)
+			before := tree(t, dir)
+			_, err := tryAppend(dir, transcript.AppendOptions{RootFirst: true, AsRecorded: true}, user("fresh", "", "hi"))
+			var broken *transcript.BrokenSessionError
+			if !errors.As(err, &broken) {
+				t.Fatalf("want a *BrokenSessionError, got %T %v", err, err)
+			}
+			if broken.Hint() != "nothing written: the session's graph is broken; 'ctxfold verify "+dir+"' lists every fault" {
+				t.Fatalf("hint %q", broken.Hint())
+			}
+			sameTree(t, before, tree(t, dir))
+		})
+	}
+	// A sound session is not refused.
+	dir := sessiontest.CopyFixture(t, "compacted")
+	mustAppend(t, dir, transcript.AppendOptions{}, user("fresh", "", "hi"))
+}
+
+// Issue 18 item 6: a nodes.jsonl cut short outside ctxfold (truncate -s
+// -50) is refused with the way out named, and repair takes it: the file
+// ends at its last complete line, the partial line is kept in
+// lost+found/, the committed length is recomputed and HEAD, which was on
+// the cut line, moves to the last complete node.
+func TestRepairTruncatedFile(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	path := filepath.Join(dir, transcript.NodesFile)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := orig[:len(orig)-50]
+	writeFile(t, path, string(cut))
+	_, err = transcript.Open(dir, transcript.OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "data was removed outside ctxfold; 'ctxfold repair "+dir+"' truncates it") {
+		t.Fatalf("open: want the way out named, got %v", err)
+	}
+	if _, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "x")); err == nil || !strings.Contains(err.Error(), "ctxfold repair") {
+		t.Fatalf("append: want the way out named, got %v", err)
+	}
+	warnings, err := transcript.Repair(context.Background(), dir, transcript.RepairOptions{WriteOptions: testWrite})
+	if err != nil {
+		t.Fatalf("repair: %v", err)
+	}
+	var msgs []string
+	for _, w := range warnings {
+		msgs = append(msgs, w.String())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"moved the ", "bytes of a partial last line to ", "the committed length is now", `HEAD "a7" was among the removed bytes; HEAD is now "t6"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("repair said %q, want %q", all, want)
+		}
+	}
+	now, _ := os.ReadFile(path)
+	lost, _ := filepath.Glob(filepath.Join(dir, transcript.LostFound, "nodes-truncated-*.jsonl"))
+	if len(lost) != 1 {
+		t.Fatalf("lost+found: %v", lost)
+	}
+	kept, _ := os.ReadFile(lost[0])
+	if !bytes.Equal(append(append([]byte{}, now...), kept...), cut) {
+		t.Fatal("the truncated file is not the repaired file plus what lost+found/ keeps")
+	}
+	s := mustOpen(t, dir)
+	if s.Meta.Head != "t6" || *s.Meta.NodesBytes != int64(len(now)) || len(s.Warnings) != 0 {
+		t.Fatalf("after repair: head %q nodes_bytes %d (file %d) warnings %v", s.Meta.Head, *s.Meta.NodesBytes, len(now), s.Warnings)
+	}
+	mustAppend(t, dir, transcript.AppendOptions{}, user("", "", "next"))
+}
