@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 repo=$PWD
 
 VERSION=0.61.0
-CLI_DIR=${CTXFOLD_GEMINI_CLI_DIR:-$HOME/.cache/ctxfold-interop/gemini-cli-$VERSION}
+CLI_DIR=${CTXFOLD_GEMINI_CLI_DIR:-${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/gemini-cli-$VERSION}
 OUT=${OUT:-$repo/testdata/interop/gemini-cli/$VERSION}
 # Every client run is bounded; a hung client fails the recording.
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}

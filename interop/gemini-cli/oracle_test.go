@@ -23,7 +23,7 @@ import (
 	"github.com/ctxfold/ctxfold/report"
 )
 
-const recordings = "../../../testdata/interop/gemini-cli/0.61.0"
+const recordings = "../../testdata/interop/gemini-cli/0.61.0"
 
 var scenarios = []string{"chat", "tool", "tool-error", "resume", "resume-tool", "compression", "subagent", "checkpoint"}
 

@@ -27,7 +27,7 @@ func TestLive(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	rec := exec.CommandContext(ctx, "bash", "../../../interop/gemini-cli/record.sh")
+	rec := exec.CommandContext(ctx, "bash", "record.sh")
 	rec.Env = append(os.Environ(), "OUT="+out)
 	var log bytes.Buffer
 	rec.Stdout, rec.Stderr = &log, &log
