@@ -44,7 +44,9 @@ Formats (--from, default auto: detected from the content of the first file):
                with its parent continues the parent's session as a branch;
                a sub-agent's rollout joins it as a chain called by the
                spawning node)
-  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
+  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json), with
+               its sub-agents' chats/<session id>/*.jsonl (looked up only
+               beside the input); a /chat save checkpoint-<tag>.json
   chatgpt      ChatGPT export conversations.json (one session per conversation)
   openai       an OpenAI Chat Completions messages array, or a body with "messages"
   anthropic    an Anthropic Messages API body {system, messages}

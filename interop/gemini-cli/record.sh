@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 repo=$PWD
 
 VERSION=0.61.0
-CLI_DIR=${CTXFOLD_GEMINI_CLI_DIR:-$HOME/.cache/ctxfold-interop/gemini-cli-$VERSION}
+CLI_DIR=${CTXFOLD_GEMINI_CLI_DIR:-${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/gemini-cli-$VERSION}
 OUT=${OUT:-$repo/testdata/interop/gemini-cli/$VERSION}
 # Every client run is bounded; a hung client fails the recording.
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
@@ -56,11 +56,22 @@ gem() {
     >>"$root/stdout" 2>>"$root/stderr") || { echo "gemini $* failed; stderr:" >&2; tail -20 "$root/stderr" >&2; exit 1; }
 }
 
+# gem_command ARGS...: a run of a slash command that the CLI carries out
+# and then refuses to report in -p mode ("not supported in non-interactive
+# mode", exit 1); any other failure fails the recording.
+gem_command() {
+  (cd "$root/project" && HOME=$root/home GOOGLE_GEMINI_BASE_URL=$(cat "$root/url") GEMINI_API_KEY=fake-interop-key \
+    GEMINI_CLI_TRUST_WORKSPACE=true NO_COLOR=1 timeout "$RUN_TIMEOUT" "$gemini_bin" --yolo "$@" \
+    >>"$root/stdout" 2>>"$root/stderr") && return 0
+  grep -q "not supported in non-interactive mode" "$root/stderr" || { echo "gemini $* failed; stderr:" >&2; tail -20 "$root/stderr" >&2; exit 1; }
+}
+
 # finish: stop the fake and write the normalised fixture.
 finish() {
   kill "$fake_pid"; wait "$fake_pid" 2>/dev/null || true; fake_pid=
   chats=$(find "$root/home/.gemini/tmp" -maxdepth 2 -type d -name chats | head -1)
-  "$work/normalize" -root "$root" -chats "$chats" -requests "$root/requests.jsonl" -out "$OUT/$name" -blobs "$OUT/blobs"
+  "$work/normalize" -root "$root" -chats "$chats" -requests "$root/requests.jsonl" -out "$OUT/$name" -blobs "$OUT/blobs" \
+    -checkpoints "$(dirname "$chats")"
   echo "recorded $name: $(wc -l <"$OUT/$name/requests.jsonl") requests" >&2
 }
 
@@ -109,8 +120,25 @@ scenario_compression() {
   finish
 }
 
+# A sub-agent: the main model calls invoke_agent, the sub-agent's loop
+# (its own transcript under chats/<parent session id>/) ends with
+# complete_task.
+scenario_subagent() {
+  start subagent
+  gem -p "Ask a helper. AGENT: generalist Count the files in this directory."
+  finish
+}
+
+# /chat save in a resumed session: checkpoint-demo.json beside chats/.
+scenario_checkpoint() {
+  start checkpoint
+  gem -p "List the files here. RUN: ls -1"
+  gem_command -p "/chat save demo" --resume latest
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool tool-error resume resume-tool compression)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool tool-error resume resume-tool compression subagent checkpoint)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done

@@ -1,7 +1,9 @@
 // Package gemini imports Gemini CLI chat recordings: the JSONL form (a
 // metadata line, then message records where a repeated id replaces the
-// earlier record, {"$set": …} patches and {"$rewindTo": id} truncations) and
-// the legacy single-JSON ConversationRecord ({…, "messages": […]}). The
+// earlier record, {"$set": …} patches and {"$rewindTo": id} truncations),
+// with the sub-agent files under chats/<session id>/, the legacy
+// single-JSON ConversationRecord ({…, "messages": […]}) and /chat save
+// checkpoints (checkpoint-<tag>.json: {history: Content[]} or the array). The
 // records are folded the way Gemini CLI replays them; what a rewind removed
 // is kept as a branch (off HEAD's spine, so render shows what the model
 // saw). It only reads the files and hands nodes to a transcript.ImportSink.
@@ -15,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -24,25 +27,99 @@ import (
 // Options tune the import.
 type Options = input.Options
 
-// Detect reports whether head is a Gemini CLI recording: its metadata
-// names a sessionId with a projectHash or startTime.
+// Detect reports whether head is a Gemini CLI recording (its metadata
+// names a sessionId with a projectHash or startTime) or a /chat save
+// checkpoint: {"history": [{"role", "parts"}…]} or the bare array of
+// contents (a ChatGPT export also has "parts", under "mapping").
 func Detect(head []byte) bool {
 	h := bytes.TrimSpace(head)
-	if len(h) == 0 || h[0] != '{' {
+	if len(h) == 0 {
 		return false
 	}
-	return bytes.Contains(h, []byte(`"sessionId"`)) &&
-		(bytes.Contains(h, []byte(`"projectHash"`)) || bytes.Contains(h, []byte(`"startTime"`)))
+	has := func(s string) bool { return bytes.Contains(h, []byte(s)) }
+	contents := has(`"role"`) && has(`"parts"`) && !has(`"mapping"`)
+	switch h[0] {
+	case '[':
+		return contents
+	case '{':
+		return has(`"sessionId"`) && (has(`"projectHash"`) || has(`"startTime"`)) ||
+			has(`"history"`) && contents
+	}
+	return false
 }
 
-// Import reads each file as one conversation.
+// Import reads each file as one conversation, with its sub-agents' files
+// (chats/<session id>/*.jsonl beside it) as caller subtrees. A sub-agent
+// file given on its own, whose session is not among files, is a
+// conversation of its own.
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
+	attached := map[string]bool{}
+	var later []string
 	for _, file := range files {
-		if err := importFile(ctx, file, opts, target); err != nil {
+		if peekKind(file, opts) == "subagent" {
+			later = append(later, file)
+			continue
+		}
+		if err := importFile(ctx, file, opts, target, attached); err != nil {
+			return err
+		}
+	}
+	for _, file := range later {
+		if attached[cleanPath(file)] {
+			continue
+		}
+		if err := importFile(ctx, file, opts, target, attached); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// peekKind is the "kind" of a file's first record ("main", "subagent", or
+// "" when there is none or it cannot be read: the import says why).
+func peekKind(file string, opts Options) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	first, err := input.NewLines(f, file, opts).Next()
+	if err != nil {
+		return ""
+	}
+	var h struct{ Kind string }
+	json.Unmarshal(first, &h)
+	return h.Kind
+}
+
+func cleanPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
+}
+
+// subagentFiles are the sub-agent transcripts Gemini CLI writes for a
+// session: chats/<session id>/*.jsonl next to the session file. Only
+// regular files count (a symlink could point anywhere), and only an id
+// that is a plain file name.
+func subagentFiles(file, session string) []string {
+	if session == "" || session == "." || session == ".." || strings.ContainsAny(session, `/\`) {
+		return nil
+	}
+	dir := filepath.Join(filepath.Dir(file), session)
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	found, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	sort.Strings(found)
+	var out []string
+	for _, p := range found {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // message is one folded message record.
@@ -57,8 +134,15 @@ type message struct {
 }
 
 type fold struct {
-	file    string
-	sink    transcript.ImportSink
+	file string
+	sink transcript.ImportSink
+	// sub marks a sub-agent's file: its nodes carry caller and never set
+	// HEAD or the model.
+	sub    bool
+	caller string
+	// agents maps a sub-agent's session id (toolCalls[].agentId) to the
+	// node whose call started it.
+	agents  map[string]string
 	msgs    []*message
 	path    []int
 	byID    map[string]int
@@ -83,30 +167,8 @@ func (fo *fold) settle(count func(string, string, string)) {
 	count("$set", transcript.OutcomeMerged, "the client rewrote its message list: the messages it replaced stay as a branch, its new list continues from the last common one")
 }
 
-func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
-	fo := &fold{file: file, byID: map[string]int{}, used: map[string]int{}}
-	// Gemini CLI replays the whole file before the conversation exists, and
-	// so does this importer: the records are folded first, then emitted.
-	f, err := os.Open(file)
-	if err != nil {
-		return &transcript.ParseError{File: file, Msg: err.Error()}
-	}
-	lines := input.NewLines(f, file, opts)
-	first, err := lines.Next()
-	f.Close()
-	if err == io.EOF {
-		return input.Errorf(file, 1, "empty file; expected a Gemini CLI recording")
-	}
-	if err != nil {
-		return err
-	}
-	counts := map[[3]string]int{}
-	count := func(rec, outcome, reason string) { counts[[3]string{rec, outcome, reason}]++ }
-	if json.Valid(first) {
-		err = fo.readJSONL(ctx, file, opts, count)
-	} else {
-		err = fo.readLegacy(file, opts, count)
-	}
+func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget, attached map[string]bool) error {
+	fo, counts, err := read(ctx, file, opts, map[string]int{})
 	if err != nil {
 		return err
 	}
@@ -119,12 +181,75 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		return err
 	}
 	fo.sink = sink
-	for k, n := range counts {
-		for i := 0; i < n; i++ {
+	flush(sink, counts)
+	if err := fo.emit(); err != nil {
+		return err
+	}
+	for _, sub := range subagentFiles(file, fo.session) {
+		sf, counts, err := read(ctx, sub, opts, fo.used)
+		if err != nil {
+			return err
+		}
+		attached[cleanPath(sub)] = true
+		sf.sink, sf.sub, sf.caller = sink, true, fo.agents[sf.session]
+		flush(sink, counts)
+		if sf.caller == "" {
+			sink.Warn(sub, 1, fmt.Sprintf("sub-agent %q: no call in the session names it (toolCalls[].agentId); imported as a root of its own", sf.session))
+		}
+		sink.Count("subagent file", transcript.OutcomeImported, "")
+		if err := sf.emit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func flush(sink transcript.ImportSink, counts map[[3]string]int) {
+	keys := make([][3]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return a[0]+"\x00"+a[1]+"\x00"+a[2] < b[0]+"\x00"+b[1]+"\x00"+b[2]
+	})
+	for _, k := range keys {
+		for i := 0; i < counts[k]; i++ {
 			sink.Count(k[0], k[1], k[2])
 		}
 	}
-	return fo.emit()
+}
+
+// read folds one file; used holds the node ids taken so far (shared by a
+// session and its sub-agents, which land in one session).
+func read(ctx context.Context, file string, opts Options, used map[string]int) (*fold, map[[3]string]int, error) {
+	fo := &fold{file: file, byID: map[string]int{}, used: used, agents: map[string]string{}}
+	// Gemini CLI replays the whole file before the conversation exists, and
+	// so does this importer: the records are folded first, then emitted.
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, &transcript.ParseError{File: file, Msg: err.Error()}
+	}
+	lines := input.NewLines(f, file, opts)
+	first, err := lines.Next()
+	f.Close()
+	if err == io.EOF {
+		return nil, nil, input.Errorf(file, 1, "empty file; expected a Gemini CLI recording")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	counts := map[[3]string]int{}
+	count := func(rec, outcome, reason string) { counts[[3]string{rec, outcome, reason}]++ }
+	if json.Valid(first) && !isCheckpoint(first) {
+		err = fo.readJSONL(ctx, file, opts, count)
+	} else {
+		err = fo.readLegacy(file, opts, count)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return fo, counts, nil
 }
 
 func (fo *fold) readJSONL(ctx context.Context, file string, opts Options, count func(string, string, string)) error {
@@ -167,11 +292,23 @@ func (fo *fold) readLegacy(file string, opts Options, count func(string, string,
 		return err
 	}
 	defer d.Close()
+	if d.First == '[' {
+		// A /chat save checkpoint of older versions: the history alone.
+		if err := fo.checkpoint(d, count); err != nil {
+			return err
+		}
+		return d.End()
+	}
 	if d.First != '{' {
 		return input.Errorf(file, 1, "expected a Gemini CLI recording (a JSON object)")
 	}
 	meta := map[string]json.RawMessage{}
+	checkpoint := false
 	err = d.Fields("a Gemini CLI ConversationRecord", func(key string) error {
+		if key == "history" && len(fo.msgs) == 0 {
+			checkpoint = true
+			return fo.checkpoint(d, count)
+		}
 		if key != "messages" {
 			var raw json.RawMessage
 			if err := d.Value(&raw, key); err != nil {
@@ -191,6 +328,10 @@ func (fo *fold) readLegacy(file string, opts Options, count func(string, string,
 	})
 	if err != nil {
 		return err
+	}
+	if checkpoint {
+		count("checkpoint", transcript.OutcomeMerged, "a /chat save checkpoint {history, …}: its history is the conversation")
+		return d.End()
 	}
 	if _, ok := meta["sessionId"]; !ok && len(fo.msgs) == 0 {
 		return input.Errorf(file, 1, `expected a Gemini CLI ConversationRecord {"sessionId", "messages", …}`)
@@ -279,7 +420,7 @@ func (fo *fold) sync(raw json.RawMessage, line int, count func(string, string, s
 		if conversation(fo.msgs[full[k]].raw) != conversation(raw) {
 			break
 		}
-		fo.msgs[full[k]].raw = raw
+		fo.msgs[full[k]].raw = overlay(fo.msgs[full[k]].raw, msgs[k])
 		k++
 	}
 	if k > 0 {
@@ -341,6 +482,21 @@ func dropRepeatedResponses(msgs []map[string]json.RawMessage, ids []string, coun
 		outM, outI = append(outM, msgs[i]), append(outI, ids[i])
 	}
 	return outM, outI
+}
+
+// overlay is the message old with the fields of m put over it: a list the
+// CLI writes back holds what it keeps in memory, which may lack the model,
+// the token counts or the thoughts its first record had.
+func overlay(old json.RawMessage, m map[string]json.RawMessage) json.RawMessage {
+	var base map[string]json.RawMessage
+	if json.Unmarshal(old, &base) != nil {
+		base = map[string]json.RawMessage{}
+	}
+	for k, v := range m {
+		base[k] = v
+	}
+	raw, _ := json.Marshal(base)
+	return raw
 }
 
 func messageIDType(m map[string]json.RawMessage, errorf func(string, ...any) error) (string, string, error) {
@@ -447,7 +603,9 @@ type toolCall struct {
 	Name   string          `json:"name"`
 	Args   json.RawMessage `json:"args"`
 	Status string          `json:"status"`
-	Result []struct {
+	// AgentID is the session id of the sub-agent an invoke_agent call ran.
+	AgentID string `json:"agentId"`
+	Result  []struct {
 		FunctionResponse *functionResponse `json:"functionResponse"`
 	} `json:"result"`
 }
@@ -557,6 +715,7 @@ func (fo *fold) emit() error {
 				fo.used[n.ID] = 1
 			}
 			n.Predecessor = pred
+			n.Caller = fo.caller
 			n.CreatedAt = r.Timestamp
 			if m.rewound {
 				n.SetMeta("gemini_rewound", true)
@@ -567,6 +726,9 @@ func (fo *fold) emit() error {
 			pred = n.ID
 		}
 		tails[i] = pred
+	}
+	if fo.sub {
+		return nil
 	}
 	if len(fo.path) > 0 {
 		if head := tails[fo.path[len(fo.path)-1]]; head != "" {
@@ -627,6 +789,9 @@ func (fo *fold) assistant(m *message, r record, answered map[string]bool) []tran
 			args = json.RawMessage("{}")
 		}
 		nodes[0].ToolCalls = append(nodes[0].ToolCalls, transcript.ToolCall{ID: id, Name: tc.Name, Arguments: args})
+		if tc.AgentID != "" {
+			fo.agents[tc.AgentID] = nodes[0].ID
+		}
 		if answered[id] {
 			if len(tc.Result) > 0 {
 				fo.sink.Count("toolCalls.result", transcript.OutcomeMerged, "the same result is the following user message's functionResponse, imported as the tool node")
@@ -824,4 +989,70 @@ func conversation(raw json.RawMessage) string {
 	}
 	out, _ := json.Marshal([]any{r.Type, c, calls, responses})
 	return string(out)
+}
+
+// isCheckpoint reports whether a one-line file is a /chat save checkpoint:
+// an array of contents, or an object with "history" and no "sessionId".
+func isCheckpoint(line []byte) bool {
+	h := bytes.TrimSpace(line)
+	if len(h) == 0 {
+		return false
+	}
+	if h[0] == '[' {
+		return true
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(h, &obj) != nil {
+		return false
+	}
+	_, hist := obj["history"]
+	_, sess := obj["sessionId"]
+	return hist && !sess
+}
+
+// checkpoint reads a /chat save checkpoint's history: Gemini API contents
+// ({role, parts}), written by Gemini CLI as it sent them. Each content is
+// one message of the chain (ids "<n>", the file's order), read by the same
+// rules as a recording's messages.
+func (fo *fold) checkpoint(d *input.Doc, count func(string, string, string)) error {
+	answered := map[string]bool{}
+	return d.Each("Gemini contents {role, parts}", func(i int) error {
+		var c struct {
+			Role  string          `json:"role"`
+			Parts json.RawMessage `json:"parts"`
+		}
+		if err := d.Value(&c, "a content {role, parts}"); err != nil {
+			return err
+		}
+		typ := map[string]string{"user": "user", "model": "gemini"}[c.Role]
+		if typ == "" {
+			return d.Errorf(`content %d: "role" must be "user" or "model", got %q`, i+1, c.Role)
+		}
+		if len(c.Parts) == 0 {
+			c.Parts = json.RawMessage("[]")
+		}
+		// A checkpoint saved in a resumed session holds each earlier
+		// result twice, as the CLI sends it (docs/INTEROP-gemini-cli.md):
+		// a call has one tool node.
+		var parts []json.RawMessage
+		if json.Unmarshal(c.Parts, &parts) == nil {
+			kept := parts[:0]
+			for _, raw := range parts {
+				var p part
+				json.Unmarshal(raw, &p)
+				if fr := p.FunctionResponse; fr != nil && fr.ID != "" {
+					if answered[fr.ID] {
+						count("checkpoint functionResponse", transcript.OutcomeMerged, "a function result the client repeats after a resume: the call's one tool node holds it")
+						continue
+					}
+					answered[fr.ID] = true
+				}
+				kept = append(kept, raw)
+			}
+			c.Parts, _ = json.Marshal(kept)
+		}
+		id := fmt.Sprintf("c%d", i+1)
+		fo.add(id, map[string]json.RawMessage{"id": input.Raw(id), "type": input.Raw(typ), "content": c.Parts}, d.Line())
+		return nil
+	})
 }

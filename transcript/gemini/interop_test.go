@@ -109,6 +109,16 @@ func TestInteropResumeIsNoBranch(t *testing.T) {
 		if strings.Join(roles, " ") != want || len(c.Nodes) != len(roles) {
 			t.Errorf("%s: spine %v of %d nodes", sc, roles, len(c.Nodes))
 		}
+		// The rewritten lists lack the model and token counts of the
+		// messages they repeat; the import keeps them.
+		for _, n := range c.Nodes {
+			if n.Role == transcript.RoleAssistant && (n.Usage == nil || n.Usage.InputTokens == 0) {
+				t.Errorf("%s: %s lost its usage", sc, n.ID)
+			}
+		}
+		if c.Model != "gemini-3.8-flash" {
+			t.Errorf("%s: model %q", sc, c.Model)
+		}
 	}
 }
 
@@ -186,5 +196,86 @@ func TestSetMessagesCutStays(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "a< b<a c<a" || c.Head != "c" || string(c.Nodes[1].Metadata["gemini_rewound"]) != "true" {
 		t.Fatalf("nodes %v head %q", got, c.Head)
+	}
+}
+
+// A /chat save checkpoint is the history as the CLI sent it: contents in
+// order, calls and results as for a recording.
+func TestCheckpoint(t *testing.T) {
+	c, err := load(t, dir+"checkpoint-demo.json", gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range c.Nodes {
+		got = append(got, n.ID+":"+string(n.Role)+"<"+n.Predecessor)
+	}
+	if strings.Join(got, " ") != "c1:user< c2:user<c1 c3:assistant<c2 c4:tool<c3 c5:assistant<c4" || c.Head != "c5" || c.Name != "checkpoint-demo" {
+		t.Fatalf("nodes %v head %q name %q", got, c.Head, c.Name)
+	}
+	if tc := c.Nodes[2].ToolCalls; len(tc) != 1 || tc[0].ID != "run_shell_command_1700000000000_0" || c.Nodes[3].ToolCallID != tc[0].ID || c.Nodes[3].Content.Text != "notes.txt" {
+		t.Errorf("call %+v result %+v", tc, c.Nodes[3])
+	}
+	if c.Counts[[2]string{"checkpoint", transcript.OutcomeMerged}] != 1 {
+		t.Errorf("counts %v", c.Counts)
+	}
+	c, err = load(t, dir+"checkpoint-old.json", gemini.Options{})
+	if err != nil || ids(c.Nodes) != "c1 c2" || c.Nodes[1].Content.Text != "Hi." {
+		t.Fatalf("bare array: %v %+v", err, c)
+	}
+	for _, f := range []string{"checkpoint-demo.json", "checkpoint-old.json"} {
+		data, _ := os.ReadFile(dir + f)
+		if !gemini.Detect(data) {
+			t.Errorf("%s not detected", f)
+		}
+	}
+	if gemini.Detect([]byte(`[{"mapping":{},"title":"x","content":{"parts":["a"]},"author":{"role":"user"}}]`)) {
+		t.Error("a ChatGPT export detected as a checkpoint")
+	}
+	// Saved by the real client in a resumed session: the result it holds
+	// twice is one tool node.
+	c, err = load(t, interop+"checkpoint/checkpoints/checkpoint-demo.json", gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := importtest.StatsOf(c.Nodes); st.Tool != 1 || st.Calls != 1 || c.Counts[[2]string{"checkpoint functionResponse", transcript.OutcomeMerged}] != 1 {
+		t.Errorf("recorded checkpoint: %+v, counts %v", st, c.Counts)
+	}
+	bad := filepath.Join(t.TempDir(), "checkpoint-bad.json")
+	os.WriteFile(bad, []byte(`[{"role":"user","parts":[{"text":"a"}]},{"role":"tool","parts":[]}]`), 0o644)
+	if _, err := load(t, bad, gemini.Options{}); err == nil || !strings.Contains(err.Error(), `"role" must be "user" or "model", got "tool"`) {
+		t.Errorf("bad role: %v", err)
+	}
+}
+
+// A sub-agent's transcript (chats/<session id>/<agent session>.jsonl) is a
+// caller subtree of the node whose invoke_agent call ran it; HEAD stays on
+// the session.
+func TestInteropSubagent(t *testing.T) {
+	c := session(t, "subagent")
+	var call transcript.Node
+	for _, n := range c.Nodes {
+		if len(n.ToolCalls) > 0 && n.ToolCalls[0].Name == "invoke_agent" {
+			call = n
+		}
+	}
+	if call.ID == "" {
+		t.Fatal("no invoke_agent call")
+	}
+	var sub []transcript.Node
+	for _, n := range c.Nodes {
+		if n.Caller != "" {
+			sub = append(sub, n)
+			if n.Caller != call.ID {
+				t.Errorf("%s: caller %q, want %q", n.ID, n.Caller, call.ID)
+			}
+		}
+	}
+	if len(sub) != 3 || sub[0].Content.Text != "Count the files in this directory." || sub[0].Predecessor != "" ||
+		len(sub[1].ToolCalls) != 1 || sub[1].ToolCalls[0].Name != "complete_task" || sub[2].Role != transcript.RoleTool {
+		t.Fatalf("sub-agent nodes %+v", sub)
+	}
+	if sp := spine(c); sp[len(sp)-1].Caller != "" || c.Counts[[2]string{"subagent file", transcript.OutcomeImported}] != 1 {
+		t.Errorf("HEAD %s, counts %v", c.Head, c.Counts)
 	}
 }

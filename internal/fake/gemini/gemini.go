@@ -35,6 +35,10 @@ import (
 // is the command.
 const Marker = "RUN: "
 
+// AgentMarker in a user's text asks for a sub-agent: "AGENT: <name> <task>"
+// on one line becomes an invoke_agent call.
+const AgentMarker = "AGENT: "
+
 // Request is one recorded request.
 type Request struct {
 	Seq    int             `json:"seq"`
@@ -99,7 +103,14 @@ func (s *Server) Close() error {
 type body struct {
 	Contents          []content `json:"contents"`
 	SystemInstruction *content  `json:"systemInstruction"`
-	GenerationConfig  struct {
+	Tools             []struct {
+		FunctionDeclarations []struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parametersJsonSchema"`
+			Schema     json.RawMessage `json:"parameters"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	GenerationConfig struct {
 		ResponseMimeType   string          `json:"responseMimeType"`
 		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
 		ResponseSchema     json.RawMessage `json:"responseSchema"`
@@ -205,6 +216,12 @@ func (s *Server) script(method string, b body) (string, map[string]any) {
 	}
 	if n := len(b.Contents); n > 0 {
 		last := b.Contents[n-1]
+		// A sub-agent's loop ends only through complete_task: answer its
+		// first request with that call.
+		if params, ok := b.tool("complete_task"); ok && last.Role == "user" && !hasResponse(last) {
+			call := map[string]any{"name": "complete_task", "args": fill(params)}
+			return "subagent-done", s.reply(b, []map[string]any{{"functionCall": call}}, true)
+		}
 		for _, p := range last.Parts {
 			if fr := p.FunctionResponse; fr != nil {
 				return "after-tool", s.reply(b, []map[string]any{{"text": "The command " + fr.Name + " returned: " + summary(fr.Response)}}, true)
@@ -212,6 +229,12 @@ func (s *Server) script(method string, b body) (string, map[string]any) {
 		}
 		if last.Role == "user" {
 			t := texts(last)
+			if i := strings.LastIndex(t, AgentMarker); i >= 0 {
+				line, _, _ := strings.Cut(t[i+len(AgentMarker):], "\n")
+				name, task, _ := strings.Cut(strings.TrimSpace(line), " ")
+				call := map[string]any{"name": "invoke_agent", "args": map[string]any{"agent_name": name, "prompt": task}}
+				return "agent-call", s.reply(b, []map[string]any{{"functionCall": call}}, true)
+			}
 			if i := strings.LastIndex(t, Marker); i >= 0 {
 				cmd, _, _ := strings.Cut(t[i+len(Marker):], "\n")
 				cmd = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cmd), `"`))
@@ -276,6 +299,9 @@ func shorten(s string, n int) string {
 	return s
 }
 
+// summary is the output's "Output: …" line (the shell tool's), else its
+// first line: never the process group id that follows it, which differs
+// from run to run.
 func summary(resp json.RawMessage) string {
 	var o struct {
 		Output string `json:"output"`
@@ -289,7 +315,19 @@ func summary(resp json.RawMessage) string {
 	if t == "" {
 		t = string(resp)
 	}
-	return shorten(strings.Join(strings.Fields(t), " "), 80)
+	lines := strings.Split(t, "\n")
+	pick := ""
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "Output:") {
+			pick = l
+			break
+		}
+		if pick == "" && l != "" && !strings.HasPrefix(l, "<") {
+			pick = l
+		}
+	}
+	return shorten(pick, 80)
 }
 
 // fill builds a value matching a JSON schema: the first enum value, the
@@ -328,4 +366,27 @@ func fill(raw json.RawMessage) any {
 	default:
 		return "fake"
 	}
+}
+
+func (b body) tool(name string) (json.RawMessage, bool) {
+	for _, t := range b.Tools {
+		for _, d := range t.FunctionDeclarations {
+			if d.Name == name {
+				if len(d.Parameters) == 0 {
+					return d.Schema, true
+				}
+				return d.Parameters, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func hasResponse(c content) bool {
+	for _, p := range c.Parts {
+		if p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
 }

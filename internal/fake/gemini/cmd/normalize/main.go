@@ -30,8 +30,9 @@ func main() {
 	reqs := flag.String("requests", "", "the fake provider's request log")
 	out := flag.String("out", "", "the scenario's fixture directory")
 	blobs := flag.String("blobs", "", "where shared system instructions and tool declarations go")
+	checkpoints := flag.String("checkpoints", "", "the CLI's project directory, whose checkpoint-*.json (/chat save) are kept too")
 	flag.Parse()
-	if err := run(*root, *chats, *reqs, *out, *blobs); err != nil {
+	if err := run(*root, *chats, *reqs, *out, *blobs, *checkpoints); err != nil {
 		fmt.Fprintln(os.Stderr, "normalize:", err)
 		os.Exit(1)
 	}
@@ -48,9 +49,8 @@ var (
 )
 
 type mapper struct {
-	ids   map[string]string
-	times map[string]string
-	n     int
+	ids map[string]string
+	n   int
 }
 
 func (m *mapper) id(kind, old string, format func(int) string) string {
@@ -77,13 +77,16 @@ func (m *mapper) text(b []byte, root string) []byte {
 	b = msRE.ReplaceAllFunc(b, func(s []byte) []byte {
 		return []byte("_" + m.id("ms", string(s), func(n int) string { return fmt.Sprintf("%013d", 1000000000000+n) }) + "_")
 	})
-	b = timeRE.ReplaceAllFunc(b, func(t []byte) []byte { return []byte(m.times[string(t)]) })
+	// One fixed time: records written in the same millisecond share a
+	// timestamp in one recording and not in the next, so no mapping of
+	// distinct values is stable.
+	b = timeRE.ReplaceAll(b, []byte("2026-01-01T00:00:00.000Z"))
 	b = pgidRE.ReplaceAll(b, []byte("PGID: 1000"))
 	b = dateRE.ReplaceAll(b, []byte("Today's date is Thursday, January 1, 2026 ("))
 	return b
 }
 
-func run(root, chats, reqs, out, blobs string) error {
+func run(root, chats, reqs, out, blobs, checkpoints string) error {
 	if chats == "" || out == "" {
 		return fmt.Errorf("-chats and -out are required")
 	}
@@ -107,34 +110,39 @@ func run(root, chats, reqs, out, blobs string) error {
 	if err != nil {
 		return err
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	// Top-level files (the sessions) first, then sub-agent directories,
+	// whose names are session ids and so sort differently every time:
+	// UUIDs are numbered in this order.
+	sort.Slice(files, func(i, j int) bool {
+		di, dj := strings.Contains(files[i].rel, "/"), strings.Contains(files[j].rel, "/")
+		if di != dj {
+			return !di
+		}
+		return files[i].rel < files[j].rel
+	})
+	if checkpoints != "" {
+		found, _ := filepath.Glob(filepath.Join(checkpoints, "checkpoint-*.json"))
+		sort.Strings(found)
+		for _, p := range found {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			files = append(files, file{filepath.Join("..", "checkpoints", filepath.Base(p)), data})
+		}
+	}
 	var reqData []byte
 	if reqs != "" {
 		if reqData, err = os.ReadFile(reqs); err != nil {
 			return err
 		}
 	}
-	m := &mapper{ids: map[string]string{}, times: map[string]string{}}
-	// Timestamps keep their order: the distinct ones, sorted, become one
-	// second apart from a fixed start.
-	var all []string
-	seen := map[string]bool{}
-	for _, f := range append(files, file{"", reqData}) {
-		for _, t := range timeRE.FindAll(f.data, -1) {
-			if !seen[string(t)] {
-				seen[string(t)] = true
-				all = append(all, string(t))
-			}
-		}
-	}
-	sort.Strings(all)
-	for i, t := range all {
-		m.times[t] = fmt.Sprintf("2026-01-01T%02d:%02d:%02d.000Z", i/3600, i/60%60, i%60)
-	}
+	m := &mapper{ids: map[string]string{}}
 	if err := os.RemoveAll(out); err != nil {
 		return err
 	}
-	for i, f := range files {
+	sessions := 0
+	for _, f := range files {
 		data := m.text(f.data, root)
 		dir, base := filepath.Split(f.rel)
 		dir = string(m.text([]byte(dir), root))
@@ -150,7 +158,8 @@ func run(root, chats, reqs, out, blobs string) error {
 			if full == "" {
 				full = m.id("uuid", sm[1], func(n int) string { return fmt.Sprintf("%08d", n) })
 			}
-			base = fmt.Sprintf("session-2026-01-01T00-%02d-%s%s", i, full[:8], base[len(sm[0]):])
+			base = fmt.Sprintf("session-2026-01-01T00-%02d-%s%s", sessions, full[:8], base[len(sm[0]):])
+			sessions++
 		} else {
 			base = string(m.text([]byte(base), root))
 		}
