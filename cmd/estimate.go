@@ -241,6 +241,9 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 		if res, ok := estimate.CachedView(dir, key); key != "" && ok {
 			res.Session = dir
 			out.res = res
+			if w := res.ModelWarning(); w != "" {
+				out.warnings = append(out.warnings, w)
+			}
 			return out
 		}
 	}
@@ -260,6 +263,7 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 	}
 	e := opts.Est
 	e.Model = resolveModel(opts.Model, g.S.Meta.Model, opts.DefaultModel)
+	e.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
 	if key != "" {
 		defer func() {
 			if out.err == nil && len(g.S.Warnings) == 0 {
@@ -286,6 +290,9 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 	}
 	res.Session = dir
 	out.res = res
+	if w := res.ModelWarning(); w != "" {
+		out.warnings = append(out.warnings, w)
+	}
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/render/fit"
 	"github.com/ctxfold/ctxfold/report"
@@ -211,6 +212,8 @@ func textStyle(ios *report.IOStreams) render.Style {
 func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
 	fo := opts.FitOptions
 	fo.Estimate.Model = resolveModel(fo.Estimate.Model, g.S.Meta.Model, opts.FitDefaultModel)
+	fo.Estimate.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	warnFamily(opts.IO.ErrOut, fo.Estimate)
 	fo.Session = opts.Dir
 	fo.CacheDir = g.S.Dir
 	nodes, err := view.LoadNodes()

@@ -181,6 +181,7 @@ its invariants.` + exitStatusHelp(""),
 		newImportCmd(f),
 		newSearchCmd(f),
 		newConfigCmd(f),
+		newModelsCmd(f),
 		newVersionCmd(f),
 	)
 	addHiddenCommands(root, f)

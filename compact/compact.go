@@ -198,6 +198,12 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		eopts.Model = opts.DefaultModel
 	}
 	res.Model = eopts.Model
+	if eopts.RecordedWindow <= 0 {
+		eopts.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	}
+	if r, ok := estimate.ResolveModel(eopts.Model, eopts.Models); ok && r.Warning() != "" {
+		res.Warnings = append(res.Warnings, transcript.Warning{File: opts.Dir, Msg: r.Warning()})
+	}
 	if eopts.Model == "" && eopts.Window <= 0 && (opts.KeepTokens <= 0 || opts.IfAbove > 0) {
 		// Without a window there is neither a target nor a budget
 		// percentage: refuse as `ctxfold estimate` does, rather than fold to

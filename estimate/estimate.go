@@ -35,6 +35,9 @@ type Options struct {
 	Window    int
 	MaxOutput int
 	OutputCap int
+	// RecordedWindow is the window the session itself records (session
+	// metadata, RecordedWindow); it beats the table, --window beats it.
+	RecordedWindow int
 	// Models extends or overrides the built-in table (the config's models:).
 	Models map[string]Model
 	// CompactAt is the budget share for should_compact (0: 0.80).
@@ -70,6 +73,10 @@ type Result struct {
 	Provider        string  `json:"provider"`
 	Encoding        string  `json:"encoding"`
 	EncodingIsProxy bool    `json:"encoding_is_proxy"`
+	// ResolvedModel, ModelRule and WindowSource: see BudgetInfo.
+	ResolvedModel   string  `json:"resolved_model,omitempty"`
+	ModelRule       string  `json:"model_rule,omitempty"`
+	WindowSource    string  `json:"window_source,omitempty"`
 	Window          int     `json:"window"`
 	OutputReserve   int     `json:"output_reserve"`
 	InputBudget     int     `json:"input_budget"`
@@ -211,6 +218,7 @@ func (t *tally) merge(o *tally) {
 // result is the Result of a view of n nodes with the budget arithmetic.
 func (t *tally) result(b BudgetInfo, opts Options, n int) *Result {
 	res := &Result{Model: b.Model, Provider: b.Provider, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy,
+		ResolvedModel: b.ResolvedModel, ModelRule: b.ModelRule, WindowSource: b.WindowSource,
 		Window: b.Window, OutputReserve: b.OutputReserve, InputBudget: b.InputBudget, Categories: map[string]int{}}
 	for c, name := range Categories {
 		res.Categories[name] = t.cats[c]
