@@ -21,6 +21,7 @@ func addModelFlags(cmd *cobra.Command) {
 	fl.Int("window", 0, "context window in tokens (overrides the model's)")
 	fl.Int("max-output", 0, "output capability in tokens (overrides the model's)")
 	fl.Int("output-cap", 0, "explicit output reserve in tokens, used as given")
+	fl.Bool("no-calibrate", false, "do not calibrate against recorded usage: budget on the raw total")
 	// --model and --encoding complete through registerFlagCompletions
 	// (the model list includes the config's models:).
 }
@@ -60,6 +61,7 @@ func (f *Factory) resolveModelOptions(cmd *cobra.Command) (opts estimate.Options
 		return opts, "", err
 	}
 	opts.Models = models
+	opts.NoCalibrate = c.GetBool("no-calibrate")
 	return opts, fallback, nil
 }
 

@@ -214,6 +214,15 @@ func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render
 	fo.Estimate.Model = resolveModel(fo.Estimate.Model, g.S.Meta.Model, opts.FitDefaultModel)
 	fo.Estimate.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
 	warnFamily(opts.IO.ErrOut, fo.Estimate)
+	if !fo.Estimate.NoCalibrate {
+		// The budget is what the provider will count: calibrate on the
+		// session's recorded usage (estimate's figure) first.
+		cal := fo.Estimate
+		cal.NoCache = true
+		if res, err := estimate.View(ctx, view, cal); err == nil {
+			fo.Estimate.Correction = res.Calibration.Correction()
+		}
+	}
 	fo.Session = opts.Dir
 	fo.CacheDir = g.S.Dir
 	nodes, err := view.LoadNodes()
