@@ -55,8 +55,10 @@ reserve and the reserve is min(output capability, 16384, window/4) unless
 
 The model is --model, else the one the session records, else the config's
 model. o200k_base and cl100k_base are exact; for models whose tokenizer is not
-public (Claude, Gemini, open models) o200k_base is a stated proxy (the one that
-tracked Claude's own counts best, docs/ACCURACY.md). A name not in the table
+public (Claude, Gemini, open models) o200k_base is a stated proxy: measured on
+real Claude Code transcripts it tracks Claude's own counts as well as
+cl100k_base and Anthropic's published vocabulary (docs/ACCURACY.md), and
+calibration fits the remaining rate. A name not in the table
 resolves by family with one warning (ctxfold models lists the table); a window
 the session records beats the table.
 
