@@ -144,7 +144,9 @@ func (f Fit) Predict(est int) int { return int(math.Round(f.Slope*float64(est) +
 // bounded to [0.5, 3]. It is used only when, predicting each request from
 // earlier ones with the slope fitted on the steps before it (never on the
 // request predicted), it beats slope 1 by 10% on the summed error of
-// next-request and third-of-the-session-ahead predictions.
+// next-request and third-of-the-session-ahead predictions (a session too
+// short for three such predictions judges it on its steps: 10% less of
+// their growth left unexplained).
 func FitRequests(reqs []MatchedRequest) Fit {
 	n := len(reqs)
 	f := Fit{Method: MethodOffset, Slope: 1}
@@ -191,6 +193,25 @@ func FitRequests(reqs []MatchedRequest) Fit {
 		if k >= gap {
 			offErr += predErr(k-gap, k, 1)
 			slopeErr += predErr(k-gap, k, slopeBefore[k-gap])
+		}
+	}
+	// The replay needs a slope fitted before the request it predicts: with
+	// fewer than three such predictions (a short session) the evidence is
+	// the steps themselves — the slope must leave 10% less of their growth
+	// unexplained than slope 1 does.
+	informed := 0
+	for k := 1; k < n; k++ {
+		if slopeBefore[k-1] != 1 {
+			informed++
+		}
+	}
+	if informed < 3 {
+		offErr, slopeErr = 0, 0
+		for k := 1; k < n; k++ {
+			dx := float64(reqs[k].Estimated - reqs[k-1].Estimated)
+			dy := float64(reqs[k].Measured - reqs[k-1].Measured)
+			offErr += math.Abs(dy - dx)
+			slopeErr += math.Abs(dy - f.FittedSlope*dx)
 		}
 	}
 	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
