@@ -86,3 +86,17 @@ func TestCorrectionRawBudget(t *testing.T) {
 		t.Fatal("nil correction changed the budget")
 	}
 }
+
+func TestFitShortSessionJudgesSlopeOnSteps(t *testing.T) {
+	// Four requests, measured = 15,000 + 1.5 × estimated: too short for a
+	// replay, but the steps show the slope.
+	reqs := synthetic(4, 15000, 1.5, 0, 9)
+	f := FitRequests(reqs)
+	if f.Method != MethodOffsetSlope || math.Abs(f.Slope-1.5) > 0.01 {
+		t.Fatalf("short session: method %s slope %v", f.Method, f.Slope)
+	}
+	// The same length with slope 1: the offset stays.
+	if f := FitRequests(synthetic(4, 15000, 1, 0, 9)); f.Method != MethodOffset {
+		t.Fatalf("short session, slope 1: method %s slope %v", f.Method, f.Slope)
+	}
+}
