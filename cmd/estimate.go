@@ -365,7 +365,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		// labelled line (it is not a category of the view).
 		fmt.Fprintf(w, "+ unrecorded prefix (inferred from recorded usage): %s tokens\n", report.Thousands(c.UnrecordedTokens))
 		if c.Slope != 1 {
-			fmt.Fprintf(w, "× proxy slope %.3f on the view's own tokens\n", c.Slope)
+			fmt.Fprintf(w, "× slope %.3f on the view's own tokens (fitted on recorded usage)\n", c.Slope)
 		}
 	}
 	if r.Window > 0 {
