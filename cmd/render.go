@@ -217,9 +217,9 @@ func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render
 	if !fo.Estimate.NoCalibrate {
 		// The budget is what the provider will count: calibrate on the
 		// session's recorded usage (estimate's figure) first.
-		cal := fo.Estimate
-		cal.NoCache = true
-		if res, err := estimate.View(ctx, view, cal); err == nil {
+		// (estimate's count cache in the session directory makes this
+		// cheap after the first run.)
+		if res, err := estimate.View(ctx, view, fo.Estimate); err == nil {
 			fo.Estimate.Correction = res.Calibration.Correction()
 		}
 	}
