@@ -111,6 +111,17 @@ func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 		r.Model, r.Rule = setLong(m), rule
 		return r, true
 	}
+	// An ollama-style tag names the size ("llama3.1:70b"): try it as a
+	// word of the name.
+	if i := strings.IndexByte(raw, ':'); i > 0 && i < len(raw)-1 && !strings.Contains(raw[i+1:], ":") {
+		if r2, ok := ResolveModel(raw[:i]+"-"+raw[i+1:], extra); ok {
+			r2.Requested = name
+			if r2.Rule == RuleExact {
+				r2.Rule = RuleAlias
+			}
+			return r2, true
+		}
+	}
 	return r, false
 }
 

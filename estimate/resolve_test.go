@@ -41,6 +41,8 @@ func TestResolveModelFamilies(t *testing.T) {
 		{"gemini-3-pro", "gemini-3-pro-preview", RuleFamily, 1048576},
 		{"o5-mini", "o4-mini", RuleFamily, 200000},
 		{"openrouter/acme-claude-sonnet-4-5-proxy", "claude-sonnet-4-5", RuleFamily, 200000},
+		{"llama3.1:70b", "llama-3.1-70b", RuleFamily, 131072},
+		{"qwen3-coder:480b-a35b", "qwen3-coder", RuleAlias, 262144},
 	} {
 		r, ok := ResolveModel(c.name, nil)
 		if c.rule == "" {
