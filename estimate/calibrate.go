@@ -107,7 +107,9 @@ func (c *Correction) Apply(total int) int {
 	if s <= 0 {
 		s = 1
 	}
-	return int(math.Round(s*float64(total))) + c.UnrecordedTokens
+	// A prefix inferred negative (the proxy overcounts) cannot take a
+	// small view below nothing.
+	return max(0, int(math.Round(s*float64(total)))+c.UnrecordedTokens)
 }
 
 // RawBudget is the raw total that calibrates to budget: what a view's own
@@ -135,7 +137,7 @@ type Fit struct {
 }
 
 // Predict is the fitted measured input of a view whose estimate is est.
-func (f Fit) Predict(est int) int { return int(math.Round(f.Slope*float64(est) + f.Unrecorded)) }
+func (f Fit) Predict(est int) int { return max(0, int(math.Round(f.Slope*float64(est)+f.Unrecorded))) }
 
 // FitRequests fits the calibration model to reqs (spine order, at least
 // one). The offset makes it exact at the last request. The slope is the

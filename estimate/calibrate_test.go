@@ -81,6 +81,10 @@ func TestCorrectionRawBudget(t *testing.T) {
 	if c.Apply(raw) > 100000 || c.Apply(raw+1) <= 100000 {
 		t.Fatalf("RawBudget(100000) = %d: calibrates to %d, +1 to %d", raw, c.Apply(raw), c.Apply(raw+1))
 	}
+	// An overcounting proxy (negative prefix) never predicts below zero.
+	if got := (&Correction{UnrecordedTokens: -500, Slope: 1}).Apply(100); got != 0 {
+		t.Fatalf("negative prefix on a small view: %d", got)
+	}
 	var none *Correction
 	if none.RawBudget(5) != 5 {
 		t.Fatal("nil correction changed the budget")
