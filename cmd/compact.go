@@ -288,6 +288,14 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 	if res.Reason != "" {
 		obj["reason"] = res.Reason
 	}
+	if res.BudgetBasis != "" {
+		obj["budget_pct"], obj["budget_basis"] = res.BudgetPct, res.BudgetBasis
+	}
+	if c := res.Correction; c != nil {
+		// The view after keeps the prefix and slope fitted before.
+		obj["calibration"] = c
+		obj["calibrated_tokens_before"], obj["calibrated_tokens_after"] = c.Apply(res.TokensBefore), c.Apply(res.TokensAfter)
+	}
 	if co.DryRun && res.Plan != nil {
 		kept := res.Plan.KeptIDs
 		if kept == nil {

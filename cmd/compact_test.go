@@ -193,7 +193,8 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"covers_ids", "message", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
+	want := []string{"budget_basis", "budget_pct", "calibrated_tokens_after", "calibrated_tokens_before", "calibration",
+		"covers_ids", "message", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
@@ -203,6 +204,18 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 	}
 	if m["outcome"] != "succeeded" || m["summarised_count"] != float64(10) || len(m["covers_ids"].([]any)) != 10 {
 		t.Fatalf("%v", m)
+	}
+	// After compacting, estimate's calibrated total of the new view keeps
+	// the prefix fitted before: it is what compact reported.
+	est := runCLI(t, nil, "estimate", dir, "--json")
+	var e map[string]any
+	if err := json.Unmarshal([]byte(est.Stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	cal := e["calibration"].(map[string]any)
+	if cal["calibrated_total"] != m["calibrated_tokens_after"] || cal["unrecorded_tokens"] != m["calibration"].(map[string]any)["unrecorded_tokens"] {
+		t.Fatalf("estimate after compact: calibrated %v (prefix %v); compact said %v (prefix %v)", cal["calibrated_total"], cal["unrecorded_tokens"],
+			m["calibrated_tokens_after"], m["calibration"])
 	}
 	// Again: nothing new, a no-op that reports no coverage.
 	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--json")

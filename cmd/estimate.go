@@ -55,11 +55,24 @@ reserve and the reserve is min(output capability, 16384, window/4) unless
 
 The model is --model, else the one the session records, else the config's
 model. o200k_base and cl100k_base are exact; for models whose tokenizer is not
-public (Claude, Gemini, open models) o200k_base is a stated proxy. Where
-assistant nodes recorded usage.input_tokens, each such request is re-estimated
-as it was sent and the latest one's measured/estimated ratio gives a
-"calibrated estimate" (--no-calibrate turns this off). docs/ESTIMATE.md
-documents the rules.
+public (Claude, Gemini, open models) o200k_base is a stated proxy: measured on
+real Claude Code transcripts it tracks Claude's own counts as well as
+cl100k_base and Anthropic's published vocabulary (docs/ACCURACY.md), and
+calibration fits the remaining rate. A name not in the table
+resolves by family with one warning (ctxfold models lists the table); a window
+the session records beats the table.
+
+Where assistant nodes recorded usage.input_tokens, each such request is
+re-estimated as it was sent, and a calibration is fitted: calibrated =
+slope × total + unrecorded prefix, exact at the latest request. The prefix is
+what the provider read that the transcript does not hold (a system prompt and
+tools the client never recorded); the slope (method offset+slope) corrects a
+proxy tokenizer and is used only where it predicted the session's own requests
+better. When a calibration exists, ratio, budget_pct, should_compact and
+--fail-above use the calibrated total (budget_basis calibrated); raw_ratio,
+raw_budget_pct and raw_should_compact keep the raw figures. --no-calibrate
+turns calibration off and gates on the raw total. docs/ESTIMATE.md documents
+the rules.
 
 Models can be added or overridden in the config file:
   models:
@@ -69,7 +82,7 @@ Per-node counts are cached in DIR/estimate.cache and the last result in
 DIR/estimate.cache.view (both safe to delete; --no-cache bypasses them). Several
 sessions are measured in parallel and printed in argument order; with --json,
 one object per line and per argument ({session, read_error} for a session that
-cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct is at least PCT."),
+cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
 		Example: `  ctxfold estimate ./s
   ctxfold estimate ./s --model claude-sonnet-4 --nodes
   ctxfold estimate ./s --window 32768 --output-cap 4096 --json
@@ -115,9 +128,8 @@ cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's 
 	addModelFlags(cmd)
 	fl.String("head", "", "measure the view from this node instead of HEAD")
 	fl.Bool("nodes", false, "also list every rendered node's count")
-	fl.Bool("no-calibrate", false, "do not compare with recorded usage")
 	fl.Bool("no-cache", false, "neither read nor write the count caches in DIR")
-	fl.Float64("fail-above", 0, "exit 1 when budget_pct ≥ PCT (a CI gate)")
+	fl.Float64("fail-above", 0, "exit 1 when budget_pct ≥ PCT (calibrated when recorded usage allows; a CI gate)")
 	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which should_compact is true")
 	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
@@ -221,7 +233,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			continue
 		}
 		if opts.FailAbove >= 0 && o.res.InputBudget > 0 && o.res.BudgetPct >= opts.FailAbove {
-			over = append(over, fmt.Sprintf("%s: budget %.1f%% ≥ --fail-above %g%%", dir, o.res.BudgetPct, opts.FailAbove))
+			over = append(over, fmt.Sprintf("%s: budget %.1f%% (%s) ≥ --fail-above %g%%", dir, o.res.BudgetPct, o.res.BudgetBasis, opts.FailAbove))
 		}
 	}
 	wg.Wait()
@@ -254,6 +266,9 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 		if res, ok := estimate.CachedView(dir, key); key != "" && ok {
 			res.Session = dir
 			out.res = res
+			if w := res.ModelWarning(); w != "" {
+				out.warnings = append(out.warnings, w)
+			}
 			return out
 		}
 	}
@@ -273,6 +288,7 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 	}
 	e := opts.Est
 	e.Model = resolveModel(opts.Model, g.S.Meta.Model, opts.DefaultModel)
+	e.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
 	if key != "" {
 		defer func() {
 			if out.err == nil && len(g.S.Warnings) == 0 {
@@ -299,6 +315,9 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 	}
 	res.Session = dir
 	out.res = res
+	if w := res.ModelWarning(); w != "" {
+		out.warnings = append(out.warnings, w)
+	}
 	return out
 }
 
@@ -354,9 +373,17 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if c := r.Calibration; c != nil {
+		// The part of the prompt the transcript does not hold, as its own
+		// labelled line (it is not a category of the view).
+		fmt.Fprintf(w, "+ unrecorded prefix (inferred from recorded usage): %s tokens\n", report.Thousands(c.UnrecordedTokens))
+		if c.Slope != 1 {
+			fmt.Fprintf(w, "× slope %.3f on the view's own tokens (fitted on recorded usage)\n", c.Slope)
+		}
+	}
 	if r.Window > 0 {
-		fmt.Fprintf(w, "%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s)\n",
-			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, report.Thousands(r.Window), r.BudgetPct, report.Thousands(r.InputBudget), report.Thousands(r.OutputReserve))
+		fmt.Fprintf(w, "%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s, %s)\n",
+			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, report.Thousands(r.Window), r.BudgetPct, report.Thousands(r.InputBudget), report.Thousands(r.OutputReserve), r.BudgetBasis)
 		verdict := "no"
 		if r.ShouldCompact {
 			verdict = pal.Red("yes")
@@ -364,9 +391,9 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		fmt.Fprintf(w, "should compact: %s (at %g%% of the input budget)\n", verdict, 100*compactAt)
 	}
 	if c := r.Calibration; c != nil {
-		fmt.Fprintf(w, "calibrated estimate: %s tokens (%.1f%% of the input budget): ×%.3f from %s, measured %s vs estimated %s; %d request(s), median error %.1f%%, worst %+.1f%% at %s\n",
-			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, c.LatestNode, report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
-			c.Requests, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
+		fmt.Fprintf(w, "calibrated estimate: %s tokens (%.1f%% of the input budget; raw %.1f%%), method %s, exact at %s (measured %s vs estimated %s); %d request(s): next-request median error %.1f%%, raw median error %.1f%%, worst %+.1f%% at %s\n",
+			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, r.RawBudgetPct, c.Method, c.LatestNode, report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
+			c.Requests, 100*c.NextMedianError, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
 	}
 	if len(r.Nodes) > 0 {
 		nt := tablewriter.NewTable(w,
@@ -428,9 +455,16 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	kv("ratio", strconv.FormatFloat(r.Ratio, 'f', 4, 64))
 	kv("budget_pct", strconv.FormatFloat(r.BudgetPct, 'f', 2, 64))
 	kv("should_compact", r.ShouldCompact)
+	kv("budget_basis", r.BudgetBasis)
+	kv("raw_budget_pct", strconv.FormatFloat(r.RawBudgetPct, 'f', 2, 64))
+	kv("raw_should_compact", r.RawShouldCompact)
 	if c := r.Calibration; c != nil {
 		kv("calibrated_total", c.CalibratedTotal)
 		kv("calibrated_budget_pct", strconv.FormatFloat(c.CalibratedBudgetPct, 'f', 2, 64))
+		kv("calibration_method", c.Method)
+		kv("calibration_unrecorded_tokens", c.UnrecordedTokens)
+		kv("calibration_slope", strconv.FormatFloat(c.Slope, 'f', 4, 64))
+		kv("calibration_next_median_error", strconv.FormatFloat(c.NextMedianError, 'f', 4, 64))
 		kv("calibration_latest_node", c.LatestNode)
 		kv("calibration_ratio", strconv.FormatFloat(c.Ratio, 'f', 4, 64))
 		kv("calibration_requests", c.Requests)

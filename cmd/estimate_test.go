@@ -88,8 +88,8 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 	if tty.Code != 0 {
 		t.Fatalf("exit %d: %s", tty.Code, tty.Stderr)
 	}
-	for _, want := range []string{"│ category             │ tokens │  share │", "│ tool results", "│ total", "] 0.5% of the 128,000 window · 0.6% of the 111,616 input budget (reserve 16,384)",
-		"should compact: no (at 80% of the input budget)", "calibrated estimate: 886 tokens", "o200k_base (exact)", "│ a7  ", "\x1b[32m█\x1b[0m"} {
+	for _, want := range []string{"│ category             │ tokens │  share │", "│ tool results", "│ total", "] 0.7% of the 128,000 window · 0.8% of the 111,616 input budget (reserve 16,384, calibrated)",
+		"should compact: no (at 80% of the input budget)", "calibrated estimate: 877 tokens", "+ unrecorded prefix (inferred from recorded usage): 216 tokens", "o200k_base (exact)", "│ a7  ", "\x1b[32m█\x1b[0m"} {
 		if !strings.Contains(tty.Stdout, want) {
 			t.Errorf("TTY output lacks %q:\n%s", want, tty.Stdout)
 		}
@@ -105,10 +105,48 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 	if strings.Contains(piped.Stdout, "\x1b[") || strings.Contains(piped.Stdout, "│") {
 		t.Errorf("piped output has colour or borders:\n%s", piped.Stdout)
 	}
-	for _, want := range []string{"session\t" + tools + "\n", "category\ttool_results\t218\n", "total\t661\n", "node\ta7\tassistant\tassistant\t24\t27\n", "calibrated_total\t886\n"} {
+	for _, want := range []string{"session\t" + tools + "\n", "category\ttool_results\t218\n", "total\t661\n", "node\ta7\tassistant\tassistant\t24\t27\n", "calibrated_total\t877\n", "budget_basis\tcalibrated\n", "calibration_unrecorded_tokens\t216\n"} {
 		if !strings.Contains(piped.Stdout, want) {
 			t.Errorf("piped output lacks %q:\n%s", want, piped.Stdout)
 		}
+	}
+}
+
+// TestEstimateGatesSwitchWithNoCalibrate: the gates read the calibrated
+// total, and --no-calibrate puts them back on the raw one.
+func TestEstimateGatesSwitchWithNoCalibrate(t *testing.T) {
+	tools := sessiontest.CopyFixture(t, "tools")
+	// Raw 661 tokens = 0.592% of 111,616; calibrated 877 = 0.786%.
+	cal := cliRun(t, nil, false, "estimate", tools, "--fail-above", "0.7")
+	if cal.Code != 1 || !strings.Contains(cal.Stderr, "(calibrated) ≥ --fail-above 0.7%") {
+		t.Fatalf("calibrated gate: exit %d: %s", cal.Code, cal.Stderr)
+	}
+	raw := cliRun(t, nil, false, "estimate", tools, "--fail-above", "0.7", "--no-calibrate")
+	if raw.Code != 0 || !strings.Contains(raw.Stdout, "budget_basis\traw\n") || !strings.Contains(raw.Stdout, "budget_pct\t0.59\n") {
+		t.Fatalf("raw gate: exit %d: %s %s", raw.Code, raw.Stdout, raw.Stderr)
+	}
+	tty := cliRun(t, nil, true, "estimate", tools, "--no-calibrate")
+	if !strings.Contains(tty.Stdout, "(reserve 16,384, raw)") || strings.Contains(tty.Stdout, "unrecorded prefix") {
+		t.Fatalf("--no-calibrate TTY:\n%s", tty.Stdout)
+	}
+	// compact --if-above and the graph header read the same figure.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compact", tools, "--if-above", "0.7", "--dry-run", "--json"}, `"budget_basis":"calibrated"`},
+		{[]string{"compact", tools, "--if-above", "0.7", "--dry-run", "--json", "--no-calibrate"}, `"reason":"below_threshold"`},
+		{[]string{"graph", tools, "--format", "html"}, `"basis":"calibrated"`},
+		{[]string{"graph", tools, "--format", "html", "--no-calibrate"}, `"basis":"raw"`},
+	} {
+		r := cliRun(t, nil, false, c.args...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, c.want) {
+			t.Errorf("%v: exit %d, want %s in:\n%.400s\n%s", c.args, r.Code, c.want, r.Stdout, r.Stderr)
+		}
+	}
+	below := cliRun(t, nil, false, "compact", tools, "--if-above", "0.7", "--dry-run", "--json")
+	if strings.Contains(below.Stdout, "below_threshold") {
+		t.Errorf("calibrated 0.79%% is above --if-above 0.7: %s", below.Stdout)
 	}
 }
 

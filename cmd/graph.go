@@ -131,7 +131,12 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 	est.Warn = func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg) }
 	explicit := est.Model != ""
 	est.Model = resolveModel(est.Model, g.S.Meta.Model, opts.DefaultModel)
-	if _, ok := estimate.LookupModel(est.Model, est.Models); !ok && est.Model != "" && est.Window <= 0 {
+	est.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	if r, ok := estimate.ResolveModel(est.Model, est.Models); ok {
+		if w := r.Warning(); w != "" {
+			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+		}
+	} else if est.Model != "" && est.Window <= 0 && est.RecordedWindow <= 0 {
 		if explicit {
 			// --model was asked for by name: a typo is the user's to fix.
 			_, err := estimate.Budget(est)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -27,6 +28,8 @@ type importOptions struct {
 	Session int
 	JSON    bool
 	Store   transcript.WriteOptions
+	// Models is the config's models: table (for the model warning).
+	Models map[string]estimate.Model
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
@@ -114,6 +117,9 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 			}
 			opts.JSON = f.Config.GetBool("json")
 			opts.Store = f.writeOptions("import")
+			// A bad models: table is reported by the commands that budget;
+			// import only uses it to word its model warning.
+			opts.Models, _ = f.configModels()
 			return runImport(cmd.Context(), opts)
 		},
 	}
@@ -140,6 +146,13 @@ func runImport(ctx context.Context, opts *importOptions) error {
 	}
 	if rep.WarningsDropped > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %d more warnings not shown\n", rep.WarningsDropped)
+	}
+	warned := map[string]bool{}
+	for _, s := range rep.Sessions {
+		if msg := modelNotice(s.Model, opts.Models); msg != "" && !warned[s.Model] {
+			warned[s.Model] = true
+			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg)
+		}
 	}
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, rep)

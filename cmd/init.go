@@ -6,16 +6,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
 type initOptions struct {
-	IO    *report.IOStreams
-	Dir   string
-	Model string
-	JSON  bool
-	Store transcript.WriteOptions
+	IO     *report.IOStreams
+	Dir    string
+	Model  string
+	JSON   bool
+	Store  transcript.WriteOptions
+	Models map[string]estimate.Model
 }
 
 func newInitCmd(f *Factory) *cobra.Command {
@@ -33,6 +35,7 @@ func newInitCmd(f *Factory) *cobra.Command {
 			opts.Model = f.Config.GetString("model")
 			opts.JSON = f.Config.GetBool("json")
 			opts.Store = f.writeOptions("init")
+			opts.Models, _ = f.configModels()
 			return runInit(cmd.Context(), opts)
 		},
 	}
@@ -44,6 +47,9 @@ func runInit(_ context.Context, opts *initOptions) error {
 	meta, err := transcript.Init(opts.Dir, opts.Model, opts.Store)
 	if err != nil {
 		return err
+	}
+	if msg := modelNotice(opts.Model, opts.Models); msg != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg)
 	}
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, map[string]any{"dir": opts.Dir, "format_version": meta.FormatVersion, "model": meta.Model})

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ func addModelFlags(cmd *cobra.Command) {
 	fl.Int("window", 0, "context window in tokens (overrides the model's)")
 	fl.Int("max-output", 0, "output capability in tokens (overrides the model's)")
 	fl.Int("output-cap", 0, "explicit output reserve in tokens, used as given")
+	fl.Bool("no-calibrate", false, "do not calibrate against recorded usage: budget on the raw total")
 	// --model and --encoding complete through registerFlagCompletions
 	// (the model list includes the config's models:).
 }
@@ -54,19 +56,64 @@ func (f *Factory) resolveModelOptions(cmd *cobra.Command) (opts estimate.Options
 			return opts, "", &UsageError{Err: errorf("--%s must not be negative, got %d", name, *dst)}
 		}
 	}
-	if c.IsSet("models") {
-		models := map[string]estimate.Model{}
-		if err := c.UnmarshalKey("models", &models); err != nil {
-			return opts, "", &UsageError{Err: errorf("config models: %v", err)}
-		}
-		for name, m := range models {
-			if m.Encoding != "" && !validEncoding(m.Encoding) {
-				return opts, "", &UsageError{Err: errorf("config models.%s.encoding: unknown encoding %q", name, m.Encoding)}
-			}
-		}
-		opts.Models = models
+	models, err := f.configModels()
+	if err != nil {
+		return opts, "", err
 	}
+	opts.Models = models
+	opts.NoCalibrate = c.GetBool("no-calibrate")
 	return opts, fallback, nil
+}
+
+// configModels reads and validates the config's models: table (nil when
+// it has none): known encodings and providers, sizes not negative.
+func (f *Factory) configModels() (map[string]estimate.Model, error) {
+	c := f.Config
+	if !c.IsSet("models") {
+		return nil, nil
+	}
+	models := map[string]estimate.Model{}
+	if err := c.UnmarshalKey("models", &models); err != nil {
+		return nil, &UsageError{Err: errorf("config models: %v", err)}
+	}
+	for name, m := range models {
+		if m.Encoding != "" && !validEncoding(m.Encoding) {
+			return nil, &UsageError{Err: errorf("config models.%s.encoding: unknown encoding %q", name, m.Encoding)}
+		}
+		if !estimate.ValidProvider(m.Provider) {
+			return nil, &UsageError{Err: errorf("config models.%s.provider: must be %s, got %q", name, strings.Join(estimate.Providers, ", "), m.Provider)}
+		}
+		if m.Window < 0 || m.MaxOutput < 0 || m.LongWindow < 0 {
+			return nil, &UsageError{Err: errorf("config models.%s: window and max_output must not be negative", name)}
+		}
+	}
+	return models, nil
+}
+
+// modelNotice is the warning import and init give up front about the
+// model a session records: "" when it resolves exactly or as an alias, the
+// family warning when another model stands in, and a plain warning when
+// nothing matches (every budgeting command will then need --window).
+func modelNotice(model string, models map[string]estimate.Model) string {
+	if model == "" {
+		return ""
+	}
+	r, ok := estimate.ResolveModel(model, models)
+	if !ok {
+		return fmt.Sprintf("model %q is not in the model table and no family matches: estimate, compact and render --fit will need --window (or a models: entry in the config); see ctxfold models", model)
+	}
+	return r.Warning()
+}
+
+// warnFamily prints the one warning of a model that resolved by family
+// (estimate.Resolution.Warning): the name was not in the table and
+// another model's figures budget it.
+func warnFamily(w io.Writer, est estimate.Options) {
+	if r, ok := estimate.ResolveModel(est.Model, est.Models); ok {
+		if msg := r.Warning(); msg != "" {
+			fmt.Fprintf(w, "ctxfold: warning: %s\n", msg)
+		}
+	}
 }
 
 // resolveModel picks the model a command budgets for: the explicit --model,

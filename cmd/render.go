@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/fit"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
@@ -214,6 +215,17 @@ func textStyle(ios *report.IOStreams) render.Style {
 func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
 	fo := opts.FitOptions
 	fo.Estimate.Model = resolveModel(fo.Estimate.Model, g.S.Meta.Model, opts.FitDefaultModel)
+	fo.Estimate.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	warnFamily(opts.IO.ErrOut, fo.Estimate)
+	if !fo.Estimate.NoCalibrate {
+		// The budget is what the provider will count: calibrate on the
+		// session's recorded usage (estimate's figure) first.
+		// (estimate's count cache in the session directory makes this
+		// cheap after the first run.)
+		if res, err := estimate.View(ctx, view, fo.Estimate); err == nil {
+			fo.Estimate.Correction = res.Calibration.Correction()
+		}
+	}
 	fo.Session = opts.Dir
 	fo.CacheDir = g.S.Dir
 	nodes, err := view.LoadNodes()

@@ -41,7 +41,7 @@ func TestRenderFitTransformsWithoutWriting(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	before := sessionBytes(t, dir)
 	report := filepath.Join(t.TempDir(), "fit.json")
-	res := cliRun(t, nil, false, "render", dir, "--fit", "--window", "1200", "--format", "ids", "--json-report", report)
+	res := cliRun(t, nil, false, "render", dir, "--fit", "--window", "1200", "--format", "ids", "--json-report", report, "--no-calibrate")
 	if res.Code != 0 {
 		t.Fatalf("exit %d: %s", res.Code, res.Stderr)
 	}
@@ -77,7 +77,8 @@ func TestRenderFitExitCodes(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"protected content over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai"}, 5, "does not fit"},
+		{"protected content over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai", "--no-calibrate"}, 5, "does not fit"},
+		{"calibrated prefix over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai"}, 5, "does not fit"},
 		{"explicit output cap above the model's capability", []string{"render", dir, "--fit", "--model", "gpt-4o", "--output-cap", "100000"}, 2, "cannot be honoured"},
 		{"fit flag without --fit", []string{"render", dir, "--window", "1000"}, 2, "--window needs --fit"},
 		{"jsonl is not a request format", []string{"render", dir, "--fit", "--format", "jsonl"}, 2, "--fit prints"},

@@ -186,6 +186,7 @@ its invariants.` + exitStatusHelp(""),
 		newSearchCmd(f),
 		newAuditCmd(f),
 		newConfigCmd(f),
+		newModelsCmd(f),
 		newVersionCmd(f),
 	)
 	addHiddenCommands(root, f)

@@ -94,8 +94,17 @@ type Result struct {
 	SummaryTokens   int
 	Summarizer      string
 	Model           string
-	BudgetPct       float64
-	Warnings        []transcript.Warning
+	// BudgetPct is the view's budget percentage before compacting, on
+	// BudgetBasis (estimate's: calibrated when recorded usage allows), the
+	// figure --if-above compares.
+	BudgetPct   float64
+	BudgetBasis string
+	// Correction is the calibration fitted on the view before compacting
+	// (nil without recorded usage or with NoCalibrate): the new view keeps
+	// its prefix and slope, so Correction.Apply(TokensAfter) is the
+	// calibrated total after.
+	Correction *estimate.Correction
+	Warnings   []transcript.Warning
 	// Err is the failure (Outcome failed or changed).
 	Err error
 	// Checked is true when a dry run also built and validated the
@@ -211,6 +220,12 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		eopts.Model = opts.DefaultModel
 	}
 	res.Model = eopts.Model
+	if eopts.RecordedWindow <= 0 {
+		eopts.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	}
+	if r, ok := estimate.ResolveModel(eopts.Model, eopts.Models); ok && r.Warning() != "" {
+		res.Warnings = append(res.Warnings, transcript.Warning{File: opts.Dir, Msg: r.Warning()})
+	}
 	if eopts.Model == "" && eopts.Window <= 0 && (opts.KeepTokens <= 0 || opts.IfAbove > 0) {
 		// Without a window there is neither a target nor a budget
 		// percentage: refuse as `ctxfold estimate` does, rather than fold to
@@ -230,8 +245,8 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	detail := eopts
 	detail.NodeDetail = true
 	// The total is the one `ctxfold estimate` prints; calibration against
-	// recorded usage changes no figure compact uses.
-	detail.NoCalibrate = true
+	// recorded usage decides only the budget percentage --if-above reads
+	// (and is reported for the view after), never the plan's token figures.
 	// A dry run writes nothing, not even estimate's count cache.
 	detail.NoCache = detail.NoCache || opts.DryRun
 	before, err := estimate.View(ctx, view, detail)
@@ -239,7 +254,8 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.TokensBefore, res.TokensAfter = before.Total, before.Total
-	res.BudgetPct = before.BudgetPct
+	res.BudgetPct, res.BudgetBasis = before.BudgetPct, before.BudgetBasis
+	res.Correction = before.Calibration.Correction()
 	target := opts.KeepTokens
 	if target <= 0 {
 		w, err := window(eopts)

@@ -12,24 +12,239 @@ import (
 // Each assistant node on HEAD's spine that recorded usage.input_tokens is
 // one matched request: the view it was answering is re-estimated as it was
 // sent (seed 000 §4) and compared with the recorded figure.
+//
+// The calibrated total is a model fitted to those requests
+// (docs/ESTIMATE.md, "Calibration"): calibrated = Slope × total +
+// UnrecordedTokens, exact at the latest matched request. The offset is what
+// the provider read that the transcript does not hold — a system prompt and
+// tool definitions the client never recorded, framing a proxy tokenizer
+// does not see; the slope, fitted on how measured and estimated grew from
+// request to request, corrects a proxy tokenizer's rate and is used only
+// when it predicted the session's own next requests better (Method).
 type Calibration struct {
 	// Requests is how many requests matched.
 	Requests int `json:"requests"`
+	// Method is MethodOffset (slope 1) or MethodOffsetSlope.
+	Method string `json:"method"`
 	// LatestNode is the assistant node of the latest matched request, with
-	// its measured and estimated input; Ratio = Measured / Estimated.
+	// its measured and estimated input; Ratio = Measured / Estimated (for
+	// information: calibration no longer scales by it).
 	LatestNode string  `json:"latest_node"`
 	Measured   int64   `json:"measured"`
 	Estimated  int     `json:"estimated"`
 	Ratio      float64 `json:"ratio"`
-	// CalibratedTotal is the view's total × Ratio: the "calibrated
-	// estimate"; CalibratedBudgetPct the same against the input budget.
+	// UnrecordedTokens is the inferred part of the prompt the transcript
+	// does not hold: Measured − Slope × Estimated. Negative when the
+	// estimate counts more than the provider did.
+	UnrecordedTokens int `json:"unrecorded_tokens"`
+	// Slope multiplies the view's own tokens (1 with MethodOffset);
+	// FittedSlope is the slope fitted on the session's requests, used or
+	// not (0 with fewer than two usable steps).
+	Slope       float64 `json:"slope"`
+	FittedSlope float64 `json:"fitted_slope"`
+	// CalibratedTotal = Slope × total + UnrecordedTokens: what the
+	// provider is predicted to count for this view; CalibratedBudgetPct the
+	// same against the input budget.
 	CalibratedTotal     int     `json:"calibrated_total"`
 	CalibratedBudgetPct float64 `json:"calibrated_budget_pct"`
-	// MedianRelError and WorstRelError are over all matched requests,
-	// (estimated − measured) / measured; the worst keeps its sign.
+	// NextMedianError is the median |error| of predicting each matched
+	// request from the one before it with Method (0 with one request).
+	NextMedianError float64 `json:"next_median_error"`
+	// MedianRelError and WorstRelError are the raw estimate's errors over
+	// all matched requests, (estimated − measured) / measured; the worst
+	// keeps its sign.
 	MedianRelError float64 `json:"median_rel_error"`
 	WorstRelError  float64 `json:"worst_rel_error"`
 	WorstNode      string  `json:"worst_node"`
+	// History lists every matched request in spine order (with --nodes).
+	History []MatchedRequest `json:"history,omitempty"`
+}
+
+// MatchedRequest is one recorded request: the assistant node that
+// answered it, the estimate of the view it read, and the measured input.
+type MatchedRequest struct {
+	Node      string `json:"node"`
+	Estimated int    `json:"estimated"`
+	Measured  int64  `json:"measured"`
+}
+
+// Calibration methods (Calibration.Method).
+const (
+	MethodOffset      = "offset"
+	MethodOffsetSlope = "offset+slope"
+)
+
+// Slope bounds: outside them the fit is noise (a proxy tokenizer is not
+// off by more than this on any transcript measured in docs/ACCURACY.md).
+const (
+	minSlope = 0.5
+	maxSlope = 3.0
+	// slopeGain is how much lower the slope's prediction error must be
+	// than the offset's for the slope to be used.
+	slopeGain = 0.9
+)
+
+// Correction is a fitted calibration applied to another view of the same
+// session (compact's result, render --fit's candidates): the same prefix
+// and slope.
+type Correction struct {
+	Method           string  `json:"method"`
+	UnrecordedTokens int     `json:"unrecorded_tokens"`
+	Slope            float64 `json:"slope"`
+}
+
+// Correction is c's model, to apply to another view; nil for nil.
+func (c *Calibration) Correction() *Correction {
+	if c == nil {
+		return nil
+	}
+	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope}
+}
+
+// Apply is the calibrated figure of a raw total.
+func (c *Correction) Apply(total int) int {
+	s := c.Slope
+	if s <= 0 {
+		s = 1
+	}
+	// A prefix inferred negative (the proxy overcounts) cannot take a
+	// small view below nothing.
+	return max(0, int(math.Round(s*float64(total)))+c.UnrecordedTokens)
+}
+
+// RawBudget is the raw total that calibrates to budget: what a view's own
+// count may reach for the provider to count at most budget.
+func (c *Correction) RawBudget(budget int) int {
+	if c == nil {
+		return budget
+	}
+	s := c.Slope
+	if s <= 0 {
+		s = 1
+	}
+	return int(math.Floor(float64(budget-c.UnrecordedTokens) / s))
+}
+
+// Fit is a calibration model fitted to matched requests in spine order.
+type Fit struct {
+	Method      string
+	Slope       float64
+	FittedSlope float64
+	// Unrecorded is latest.Measured − Slope × latest.Estimated.
+	Unrecorded float64
+	// NextMedianError: see Calibration.
+	NextMedianError float64
+}
+
+// Predict is the fitted measured input of a view whose estimate is est.
+func (f Fit) Predict(est int) int { return max(0, int(math.Round(f.Slope*float64(est)+f.Unrecorded))) }
+
+// FitRequests fits the calibration model to reqs (spine order, at least
+// one). The offset makes it exact at the last request. The slope is the
+// least-squares fit, through the origin, of each step's measured growth on
+// its estimated growth (Δmeasured ≈ s·Δestimated: the offset cancels),
+// bounded to [0.5, 3]. It is used only when, predicting each request from
+// earlier ones with the slope fitted on the steps before it (never on the
+// request predicted), it beats slope 1 by 10% on the summed error of
+// next-request and third-of-the-session-ahead predictions (a session too
+// short for three such predictions judges it on its steps: 10% less of
+// their growth left unexplained).
+func FitRequests(reqs []MatchedRequest) Fit {
+	n := len(reqs)
+	f := Fit{Method: MethodOffset, Slope: 1}
+	if n == 0 {
+		return f
+	}
+	var sxy, sxx float64
+	// prequential slope before request k, from the steps up to k−1.
+	slopeBefore := make([]float64, n)
+	steps := 0
+	for k := range n {
+		slopeBefore[k] = 1
+		if steps >= 2 && sxx > 0 {
+			slopeBefore[k] = clampSlope(sxy / sxx)
+		}
+		if k+1 < n {
+			dx := float64(reqs[k+1].Estimated - reqs[k].Estimated)
+			dy := float64(reqs[k+1].Measured - reqs[k].Measured)
+			if dx != 0 {
+				sxy += dx * dy
+				sxx += dx * dx
+				steps++
+			}
+		}
+	}
+	if steps >= 2 && sxx > 0 {
+		f.FittedSlope = clampSlope(sxy / sxx)
+	}
+	predErr := func(from, to int, s float64) float64 {
+		m := float64(reqs[to].Measured)
+		if m <= 0 {
+			return 0
+		}
+		p := float64(reqs[from].Measured) + s*float64(reqs[to].Estimated-reqs[from].Estimated)
+		return math.Abs(p-m) / m
+	}
+	var offErr, slopeErr float64
+	var next []float64
+	gap := max(1, n/3)
+	for k := 1; k < n; k++ {
+		// slopeBefore[j] is the slope known when request j was the latest.
+		offErr += predErr(k-1, k, 1)
+		slopeErr += predErr(k-1, k, slopeBefore[k-1])
+		if k >= gap {
+			offErr += predErr(k-gap, k, 1)
+			slopeErr += predErr(k-gap, k, slopeBefore[k-gap])
+		}
+	}
+	// The replay needs a slope fitted before the request it predicts: with
+	// fewer than three such predictions (a short session) the evidence is
+	// the steps themselves — the slope must leave 10% less of their growth
+	// unexplained than slope 1 does.
+	informed := 0
+	for k := 1; k < n; k++ {
+		if slopeBefore[k-1] != 1 {
+			informed++
+		}
+	}
+	if informed < 3 {
+		offErr, slopeErr = 0, 0
+		for k := 1; k < n; k++ {
+			dx := float64(reqs[k].Estimated - reqs[k-1].Estimated)
+			dy := float64(reqs[k].Measured - reqs[k-1].Measured)
+			offErr += math.Abs(dy - dx)
+			slopeErr += math.Abs(dy - f.FittedSlope*dx)
+		}
+	}
+	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
+		f.Method, f.Slope = MethodOffsetSlope, f.FittedSlope
+	}
+	for k := 1; k < n; k++ {
+		s := 1.0
+		if f.Method == MethodOffsetSlope {
+			s = slopeBefore[k-1]
+		}
+		next = append(next, predErr(k-1, k, s))
+	}
+	f.NextMedianError = median(next)
+	last := reqs[n-1]
+	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
+	return f
+}
+
+func clampSlope(s float64) float64 { return math.Max(minSlope, math.Min(maxSlope, s)) }
+
+// median of xs (sorted in place); 0 for none.
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"`)) }
@@ -72,16 +287,15 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 		segs[sum] = sg
 		return sg, sg.end > 0
 	}
-	// Only the latest and the worst request are kept whole; the median
-	// needs every |error|, 8 bytes a request.
+	// Every matched request is kept (24 bytes each): the fit needs them
+	// in spine order.
 	type match struct {
+		pos      int32
 		node     int
 		measured int64
 		est      int
-		rel      float64
 	}
-	var latest, worst match
-	var abs []float64
+	var matches []match
 	latestSummary := -1
 	for i := range s.Len() {
 		// Walk nodes in file order so the summary in force is known.
@@ -102,35 +316,41 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 			}
 		}
 		est += viewExtras(b.Provider, p, tools)
-		measured := counts[i].measured
-		m := match{node: i, measured: measured, est: est, rel: float64(est-int(measured)) / float64(measured)}
-		// The latest request is the one furthest along the spine; the
-		// worst the first with the largest |error|.
-		if len(abs) == 0 || pos[m.node] > pos[latest.node] {
-			latest = m
-		}
-		if len(abs) == 0 || math.Abs(m.rel) > math.Abs(worst.rel) {
-			worst = m
-		}
-		abs = append(abs, math.Abs(m.rel))
+		matches = append(matches, match{pos: pos[i], node: i, measured: counts[i].measured, est: est})
 	}
-	if len(abs) == 0 {
+	if len(matches) == 0 {
 		return nil
 	}
-	c := &Calibration{Requests: len(abs), LatestNode: s.ID(latest.node), Measured: latest.measured, Estimated: latest.est}
-	if latest.est > 0 {
-		c.Ratio = float64(latest.measured) / float64(latest.est)
-		c.CalibratedTotal = int(math.Round(float64(res.Total) * c.Ratio))
-		if res.InputBudget > 0 {
-			c.CalibratedBudgetPct = 100 * float64(c.CalibratedTotal) / float64(res.InputBudget)
+	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
+	reqs := make([]MatchedRequest, len(matches))
+	abs := make([]float64, len(matches))
+	worst := 0
+	for k, m := range matches {
+		reqs[k] = MatchedRequest{Node: s.ID(m.node), Estimated: m.est, Measured: m.measured}
+		rel := float64(m.est-int(m.measured)) / float64(m.measured)
+		abs[k] = math.Abs(rel)
+		// The worst is the first with the largest |error|.
+		if abs[k] > abs[worst] {
+			worst = k
 		}
 	}
-	sort.Float64s(abs)
-	if n := len(abs); n%2 == 1 {
-		c.MedianRelError = abs[n/2]
-	} else {
-		c.MedianRelError = (abs[n/2-1] + abs[n/2]) / 2
+	latest := matches[len(matches)-1]
+	c := &Calibration{Requests: len(matches), LatestNode: s.ID(latest.node), Measured: latest.measured, Estimated: latest.est}
+	if latest.est > 0 {
+		c.Ratio = float64(latest.measured) / float64(latest.est)
 	}
-	c.WorstRelError, c.WorstNode = worst.rel, s.ID(worst.node)
+	w := matches[worst]
+	c.WorstRelError, c.WorstNode = float64(w.est-int(w.measured))/float64(w.measured), s.ID(w.node)
+	c.MedianRelError = median(abs)
+	f := FitRequests(reqs)
+	c.Method, c.Slope, c.FittedSlope, c.NextMedianError = f.Method, f.Slope, f.FittedSlope, f.NextMedianError
+	c.UnrecordedTokens = int(math.Round(f.Unrecorded))
+	c.CalibratedTotal = f.Predict(res.Total)
+	if res.InputBudget > 0 {
+		c.CalibratedBudgetPct = 100 * float64(c.CalibratedTotal) / float64(res.InputBudget)
+	}
+	if res.Nodes != nil {
+		c.History = reqs
+	}
 	return c
 }

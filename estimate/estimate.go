@@ -35,14 +35,23 @@ type Options struct {
 	Window    int
 	MaxOutput int
 	OutputCap int
+	// RecordedWindow is the window the session itself records (session
+	// metadata, RecordedWindow); it beats the table, --window beats it.
+	RecordedWindow int
 	// Models extends or overrides the built-in table (the config's models:).
 	Models map[string]Model
 	// CompactAt is the budget share for should_compact (0: 0.80).
 	CompactAt float64
 	// NodeDetail fills Result.Nodes.
 	NodeDetail bool
-	// NoCalibrate turns calibration off (View only).
+	// NoCalibrate turns calibration off: View fits none and Nodes applies
+	// no Correction; the gates use the raw total.
 	NoCalibrate bool
+	// Correction, when set, is a calibration fitted on another view of the
+	// same session (compact's view before it folds, render --fit's
+	// session): Nodes reports the calibrated total beside the raw one and
+	// the budget figures use it. View fits its own and ignores this.
+	Correction *Correction
 	// NoCache neither reads nor writes the count cache (View, PerNode).
 	NoCache bool
 	// Workers bounds tokenizing goroutines (0: GOMAXPROCS).
@@ -64,23 +73,34 @@ type NodeCount struct {
 
 // Result is the occupancy of one rendered view.
 type Result struct {
-	Session         string  `json:"session"`
-	Head            string  `json:"head,omitempty"`
-	Model           string  `json:"model"`
-	Provider        string  `json:"provider"`
-	Encoding        string  `json:"encoding"`
-	EncodingIsProxy bool    `json:"encoding_is_proxy"`
-	Window          int     `json:"window"`
-	OutputReserve   int     `json:"output_reserve"`
-	InputBudget     int     `json:"input_budget"`
-	Total           int     `json:"total"`
-	Ratio           float64 `json:"ratio"`
-	// BudgetPct is Total as a percentage of InputBudget.
-	BudgetPct     float64        `json:"budget_pct"`
-	ShouldCompact bool           `json:"should_compact"`
-	Categories    map[string]int `json:"categories"`
-	Calibration   *Calibration   `json:"calibration"`
-	Nodes         []NodeCount    `json:"nodes,omitempty"`
+	Session         string `json:"session"`
+	Head            string `json:"head,omitempty"`
+	Model           string `json:"model"`
+	Provider        string `json:"provider"`
+	Encoding        string `json:"encoding"`
+	EncodingIsProxy bool   `json:"encoding_is_proxy"`
+	// ResolvedModel, ModelRule and WindowSource: see BudgetInfo.
+	ResolvedModel string  `json:"resolved_model,omitempty"`
+	ModelRule     string  `json:"model_rule,omitempty"`
+	WindowSource  string  `json:"window_source,omitempty"`
+	Window        int     `json:"window"`
+	OutputReserve int     `json:"output_reserve"`
+	InputBudget   int     `json:"input_budget"`
+	Total         int     `json:"total"`
+	Ratio         float64 `json:"ratio"`
+	// BudgetPct is the gated figure as a percentage of InputBudget: the
+	// calibrated total when a calibration exists (BudgetBasis
+	// "calibrated"), else Total ("raw"); Ratio and ShouldCompact follow it.
+	// RawRatio, RawBudgetPct and RawShouldCompact are always Total's.
+	BudgetPct        float64        `json:"budget_pct"`
+	ShouldCompact    bool           `json:"should_compact"`
+	BudgetBasis      string         `json:"budget_basis"`
+	RawRatio         float64        `json:"raw_ratio"`
+	RawBudgetPct     float64        `json:"raw_budget_pct"`
+	RawShouldCompact bool           `json:"raw_should_compact"`
+	Categories       map[string]int `json:"categories"`
+	Calibration      *Calibration   `json:"calibration"`
+	Nodes            []NodeCount    `json:"nodes,omitempty"`
 }
 
 // resolve is Budget, except that no model and no window is allowed: the
@@ -134,6 +154,9 @@ func Nodes(ctx context.Context, nodes []*transcript.Node, opts Options) (*Result
 		t.add(categoryFor(n.IsSummary(), n.Role), counts[k])
 	}
 	res := t.result(b, opts, len(nodes))
+	if opts.Correction != nil && !opts.NoCalibrate {
+		res.applyCorrection(opts.Correction, b, opts)
+	}
 	if opts.NodeDetail {
 		res.Nodes = make([]NodeCount, len(nodes))
 		for k, n := range nodes {
@@ -211,6 +234,7 @@ func (t *tally) merge(o *tally) {
 // result is the Result of a view of n nodes with the budget arithmetic.
 func (t *tally) result(b BudgetInfo, opts Options, n int) *Result {
 	res := &Result{Model: b.Model, Provider: b.Provider, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy,
+		ResolvedModel: b.ResolvedModel, ModelRule: b.ModelRule, WindowSource: b.WindowSource,
 		Window: b.Window, OutputReserve: b.OutputReserve, InputBudget: b.InputBudget, Categories: map[string]int{}}
 	for c, name := range Categories {
 		res.Categories[name] = t.cats[c]
@@ -223,18 +247,45 @@ func (t *tally) result(b BudgetInfo, opts Options, n int) *Result {
 	return res
 }
 
+// Budget bases (Result.BudgetBasis).
+const (
+	BasisRaw        = "raw"
+	BasisCalibrated = "calibrated"
+)
+
+// setBudget fills the budget figures from total (the gated one) and
+// Total (the raw one).
 func (r *Result) setBudget(b BudgetInfo, opts Options) {
-	if b.Window > 0 {
-		r.Ratio = float64(r.Total) / float64(b.Window)
-	}
-	if b.InputBudget > 0 {
-		r.BudgetPct = 100 * float64(r.Total) / float64(b.InputBudget)
-	}
 	at := opts.CompactAt
 	if at <= 0 {
 		at = DefaultCompactAt
 	}
-	r.ShouldCompact = b.InputBudget > 0 && r.BudgetPct >= 100*at
+	figures := func(total int) (ratio, pct float64, compact bool) {
+		if b.Window > 0 {
+			ratio = float64(total) / float64(b.Window)
+		}
+		if b.InputBudget > 0 {
+			pct = 100 * float64(total) / float64(b.InputBudget)
+		}
+		return ratio, pct, b.InputBudget > 0 && pct >= 100*at
+	}
+	r.RawRatio, r.RawBudgetPct, r.RawShouldCompact = figures(r.Total)
+	r.Ratio, r.BudgetPct, r.ShouldCompact, r.BudgetBasis = r.RawRatio, r.RawBudgetPct, r.RawShouldCompact, BasisRaw
+	if c := r.Calibration; c != nil {
+		r.Ratio, r.BudgetPct, r.ShouldCompact = figures(c.CalibratedTotal)
+		r.BudgetBasis = BasisCalibrated
+	}
+}
+
+// applyCorrection calibrates a Nodes result with a correction fitted on
+// another view of the session.
+func (r *Result) applyCorrection(c *Correction, b BudgetInfo, opts Options) {
+	cal := &Calibration{Method: c.Method, Slope: c.Slope, UnrecordedTokens: c.UnrecordedTokens, CalibratedTotal: c.Apply(r.Total)}
+	if b.InputBudget > 0 {
+		cal.CalibratedBudgetPct = 100 * float64(cal.CalibratedTotal) / float64(b.InputBudget)
+	}
+	r.Calibration = cal
+	r.setBudget(b, opts)
 }
 
 // View measures a rendered view: the same figures Nodes gives on the
@@ -316,6 +367,7 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	}
 	if spine != nil {
 		res.Calibration = calibrate(v.Graph, spine, slims, b, res)
+		res.setBudget(b, opts)
 	}
 	return res, nil
 }

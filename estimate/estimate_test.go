@@ -301,14 +301,28 @@ func TestCalibrationArithmetic(t *testing.T) {
 	if c.Requests != 7 || c.LatestNode != "a7" || c.Measured != 850 || c.Estimated != last {
 		t.Errorf("calibration %+v; want 7 requests, latest a7 850/%d", c, last)
 	}
-	if math.Abs(c.Ratio-ratio) > 1e-12 || c.CalibratedTotal != int(math.Round(float64(res.Total)*ratio)) {
-		t.Errorf("ratio %v calibrated %d; want %v %d", c.Ratio, c.CalibratedTotal, ratio, int(math.Round(float64(res.Total)*ratio)))
+	// The calibrated total is exact at the latest request and moves by the
+	// slope from there (docs/ESTIMATE.md, "Calibration").
+	want := int(math.Round(850 + c.Slope*float64(res.Total-last)))
+	if math.Abs(c.Ratio-ratio) > 1e-12 || c.CalibratedTotal != want || c.UnrecordedTokens != int(math.Round(850-c.Slope*float64(last))) {
+		t.Errorf("ratio %v calibrated %d unrecorded %d; want %v %d", c.Ratio, c.CalibratedTotal, c.UnrecordedTokens, ratio, want)
+	}
+	if c.Method != MethodOffset && c.Method != MethodOffsetSlope || res.BudgetBasis != BasisCalibrated ||
+		math.Abs(res.BudgetPct-c.CalibratedBudgetPct) > 1e-9 || math.Abs(res.RawBudgetPct-100*float64(res.Total)/float64(res.InputBudget)) > 1e-9 {
+		t.Errorf("method %q basis %q budget %v raw %v calibrated %v", c.Method, res.BudgetBasis, res.BudgetPct, res.RawBudgetPct, c.CalibratedBudgetPct)
+	}
+	detail, err := View(context.Background(), v, Options{Model: "gpt-4o", NodeDetail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := detail.Calibration.History; len(h) != 7 || h[0].Node != "a1" || h[0].Measured != 210 || h[6].Estimated != last {
+		t.Errorf("history %+v", h)
 	}
 	if math.Abs(c.MedianRelError-rels[3]) > 1e-12 || math.Abs(c.WorstRelError-worst) > 1e-12 {
 		t.Errorf("median %v worst %v; want %v %v", c.MedianRelError, c.WorstRelError, rels[3], worst)
 	}
 	off, err := View(context.Background(), v, Options{Model: "gpt-4o", NoCalibrate: true})
-	if err != nil || off.Calibration != nil {
+	if err != nil || off.Calibration != nil || off.BudgetBasis != BasisRaw || off.BudgetPct != off.RawBudgetPct {
 		t.Errorf("NoCalibrate: %+v %v", off.Calibration, err)
 	}
 }

@@ -26,45 +26,100 @@ type Model struct {
 	// Proxy is true when the model's tokenizer is not public and Encoding
 	// stands in for it; calibration corrects the difference.
 	Proxy bool `json:"proxy" mapstructure:"proxy"`
+	// LongWindow is the window of the model's long-context variant (a
+	// "[1m]" name or the 1M-context beta); 0 when it has none.
+	LongWindow int `json:"long_window,omitempty" mapstructure:"long_window"`
+	// Source says where Window and MaxOutput come from.
+	Source string `json:"source" mapstructure:"source"`
 }
 
+// Where the figures come from. The clients' own model tables are read
+// from the npm packages named (docs/ESTIMATE.md, "Models").
+const (
+	srcClaudeCode = "Claude Code 2.1.328 model registry (context.window, max_output_tokens.upper)"
+	srcAnthropic  = "Anthropic models overview (context window, max output)"
+	srcCodex      = "Codex 0.169.0 model catalog (context_window: the input limit; OpenAI publishes 400,000 incl. 128,000 output)"
+	srcOpenAI     = "OpenAI model pages (context window, max output tokens)"
+	srcGeminiCLI  = "Gemini CLI 0.61.0 tokenLimits.ts (1,048,576 for every Gemini model); max output from Google's model cards"
+	srcGemmaCLI   = "Gemini CLI 0.61.0 tokenLimits.ts (GEMMA_4_TOKEN_LIMIT)"
+	srcOpenModel  = "publisher's model card"
+	srcConfig     = "config file (models:)"
+)
+
 // builtinModels: context window, output capability and encoding as the
-// providers publish them. OpenAI's o200k/cl100k models are exact; Claude,
-// Gemini and the open models count with o200k_base as a stated proxy.
+// providers and their clients publish them. OpenAI's o200k/cl100k models
+// are exact; Claude, Gemini and the open models count with a stated proxy.
 var builtinModels = func() map[string]Model {
 	m := map[string]Model{}
-	add := func(provider, enc string, proxy bool, window, maxOut int, names ...string) {
+	add := func(provider, enc string, proxy bool, window, maxOut int, src string, names ...string) {
 		for _, n := range names {
-			m[n] = Model{Name: n, Provider: provider, Window: window, MaxOutput: maxOut, Encoding: enc, Proxy: proxy}
+			m[n] = Model{Name: n, Provider: provider, Window: window, MaxOutput: maxOut, Encoding: enc, Proxy: proxy, Source: src}
+		}
+	}
+	long := func(window int, names ...string) {
+		for _, n := range names {
+			e := m[n]
+			e.LongWindow = window
+			m[n] = e
 		}
 	}
 	// OpenAI.
-	add(ProviderOpenAI, O200kBase, false, 128000, 16384, "gpt-4o", "gpt-4o-mini", "chatgpt-4o-latest")
-	add(ProviderOpenAI, O200kBase, false, 1047576, 32768, "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano")
-	add(ProviderOpenAI, O200kBase, false, 400000, 128000, "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1", "gpt-5-codex")
-	add(ProviderOpenAI, O200kBase, false, 128000, 16384, "gpt-5-chat-latest")
-	add(ProviderOpenAI, O200kBase, false, 200000, 100000, "o1", "o3", "o3-mini", "o4-mini", "o3-pro", "o1-pro")
-	add(ProviderOpenAI, O200kBase, false, 128000, 65536, "o1-mini")
-	add(ProviderOpenAI, O200kBase, false, 131072, 131072, "gpt-oss-20b", "gpt-oss-120b")
-	add(ProviderOpenAI, Cl100kBase, false, 128000, 4096, "gpt-4-turbo")
-	add(ProviderOpenAI, Cl100kBase, false, 8192, 8192, "gpt-4")
-	add(ProviderOpenAI, Cl100kBase, false, 16385, 4096, "gpt-3.5-turbo")
+	add(ProviderOpenAI, O200kBase, false, 128000, 16384, srcOpenAI, "gpt-4o", "gpt-4o-mini", "chatgpt-4o-latest")
+	add(ProviderOpenAI, O200kBase, false, 1047576, 32768, srcOpenAI, "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano")
+	add(ProviderOpenAI, O200kBase, false, 272000, 128000, srcCodex, "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5-codex", "gpt-5-codex-mini",
+		"gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-mini", "gpt-5.1-codex-max",
+		"gpt-5.2", "gpt-5.2-codex", "gpt-5.3-codex", "gpt-5.4", "gpt-5.4-mini", "gpt-5.5",
+		"gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna")
+	add(ProviderOpenAI, O200kBase, false, 128000, 16384, srcOpenAI, "gpt-5-chat-latest")
+	// gpt-6: Codex lists it; its tokenizer is not published, so o200k is
+	// a proxy until it is.
+	add(ProviderOpenAI, O200kBase, true, 272000, 128000, srcCodex, "gpt-6-astra", "gpt-6-sol", "gpt-6-luna", "gpt-6.1-sol")
+	add(ProviderOpenAI, O200kBase, true, 500000, 128000, srcCodex, "gpt-6.1-terra")
+	add(ProviderOpenAI, O200kBase, false, 200000, 100000, srcOpenAI, "o1", "o3", "o3-mini", "o4-mini", "o3-pro", "o1-pro")
+	add(ProviderOpenAI, O200kBase, false, 128000, 65536, srcOpenAI, "o1-mini")
+	add(ProviderOpenAI, O200kBase, false, 131072, 131072, srcOpenAI, "gpt-oss-20b", "gpt-oss-120b")
+	add(ProviderOpenAI, Cl100kBase, false, 128000, 4096, srcOpenAI, "gpt-4-turbo")
+	add(ProviderOpenAI, Cl100kBase, false, 8192, 8192, srcOpenAI, "gpt-4")
+	add(ProviderOpenAI, Cl100kBase, false, 16385, 4096, srcOpenAI, "gpt-3.5-turbo")
 	// Anthropic (tokenizer not public).
-	add(ProviderAnthropic, O200kBase, true, 200000, 8192, "claude-3-5-sonnet", "claude-3-5-haiku")
-	add(ProviderAnthropic, O200kBase, true, 200000, 64000, "claude-3-7-sonnet", "claude-sonnet-4", "claude-sonnet-4-5", "claude-haiku-4-5")
-	add(ProviderAnthropic, O200kBase, true, 200000, 32000, "claude-opus-4", "claude-opus-4-1")
-	add(ProviderAnthropic, O200kBase, true, 200000, 64000, "claude-opus-4-5")
+	add(ProviderAnthropic, ClaudeEncoding, true, 200000, 8192, srcAnthropic, "claude-3-5-sonnet", "claude-3-5-haiku")
+	add(ProviderAnthropic, ClaudeEncoding, true, 200000, 64000, srcClaudeCode, "claude-3-7-sonnet", "claude-sonnet-4", "claude-sonnet-4-0",
+		"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5")
+	add(ProviderAnthropic, ClaudeEncoding, true, 200000, 32000, srcClaudeCode, "claude-opus-4", "claude-opus-4-0", "claude-opus-4-1")
+	add(ProviderAnthropic, ClaudeEncoding, true, 200000, 128000, srcClaudeCode, "claude-sonnet-4-6", "claude-opus-4-6")
+	add(ProviderAnthropic, ClaudeEncoding, true, 1000000, 128000, srcClaudeCode, "claude-opus-4-7", "claude-opus-4-8",
+		"claude-opus-5", "claude-opus-5-5", "claude-sonnet-5", "claude-sonnet-5-5", "claude-haiku-5-5",
+		"claude-fable-5", "claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2")
+	// The registry marks these with a 1M variant (supports_1m_suffix,
+	// maximum_window 1e6).
+	long(1000000, "claude-sonnet-4", "claude-sonnet-4-0", "claude-sonnet-4-5", "claude-sonnet-4-6", "claude-opus-4-6",
+		"claude-opus-4", "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-haiku-4-5")
 	// Google (tokenizer not public).
-	add(ProviderGemini, O200kBase, true, 1048576, 8192, "gemini-2.0-flash", "gemini-2.0-flash-lite")
-	add(ProviderGemini, O200kBase, true, 1048576, 65536, "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite")
+	add(ProviderGemini, O200kBase, true, 1048576, 8192, srcGeminiCLI, "gemini-2.0-flash", "gemini-2.0-flash-lite")
+	add(ProviderGemini, O200kBase, true, 1048576, 65536, srcGeminiCLI, "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
+		"gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-3.1-pro-preview", "gemini-3.1-pro-preview-customtools",
+		"gemini-3.1-flash-lite-preview", "gemini-3.5-flash", "gemini-3.5-flash-lite")
+	add(ProviderGemini, O200kBase, true, 256000, 0, srcGemmaCLI, "gemma-4-31b-it", "gemma-4-26b-a4b-it")
 	// Common open models (their own tokenizers; o200k_base as a proxy).
-	add(ProviderOpen, O200kBase, true, 131072, 8192, "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
-		"qwen2.5-72b", "qwen2.5-coder-32b", "mistral-large", "mistral-small")
-	add(ProviderOpen, O200kBase, true, 131072, 16384, "qwen3-32b", "qwen3-235b-a22b")
-	add(ProviderOpen, O200kBase, true, 128000, 8192, "deepseek-v3", "deepseek-chat")
-	add(ProviderOpen, O200kBase, true, 128000, 32768, "deepseek-r1", "deepseek-reasoner")
+	add(ProviderOpen, O200kBase, true, 131072, 8192, srcOpenModel, "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
+		"qwen2.5-72b", "qwen2.5-coder-32b", "mistral-large", "mistral-small", "devstral")
+	add(ProviderOpen, O200kBase, true, 1048576, 8192, srcOpenModel, "llama-4-maverick")
+	add(ProviderOpen, O200kBase, true, 10485760, 8192, srcOpenModel, "llama-4-scout")
+	add(ProviderOpen, O200kBase, true, 131072, 16384, srcOpenModel, "qwen3-32b", "qwen3-235b-a22b")
+	add(ProviderOpen, O200kBase, true, 262144, 65536, srcOpenModel, "qwen3-coder", "qwen3-coder-480b-a35b", "kimi-k2")
+	add(ProviderOpen, O200kBase, true, 256000, 8192, srcOpenModel, "codestral")
+	add(ProviderOpen, O200kBase, true, 200000, 128000, srcOpenModel, "glm-4.6")
+	add(ProviderOpen, O200kBase, true, 128000, 8192, srcOpenModel, "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2", "deepseek-chat")
+	add(ProviderOpen, O200kBase, true, 128000, 32768, srcOpenModel, "deepseek-r1", "deepseek-reasoner")
 	return m
 }()
+
+// ClaudeEncoding is the proxy that counts Claude models. On real Claude
+// Code transcripts o200k_base, cl100k_base and the vocabulary of npm
+// @anthropic-ai/tokenizer tracked the recorded growth equally well (residual
+// 6.3–6.7% on 152 requests), so the exact encoding ctxfold already ships
+// stays (docs/ACCURACY.md, "Which proxy for Claude").
+const ClaudeEncoding = O200kBase
 
 // KnownModels returns the built-in model names, sorted.
 func KnownModels() []string {
@@ -76,8 +131,66 @@ func KnownModels() []string {
 	return names
 }
 
+// Table returns the built-in table merged with extra (the config's
+// models:, which wins), sorted by name: what `ctxfold models` lists.
+func Table(extra map[string]Model) []Model {
+	all := map[string]Model{}
+	for n, m := range builtinModels {
+		all[n] = m
+	}
+	for n, m := range extra {
+		all[strings.ToLower(n)] = configModel(n, m)
+	}
+	out := make([]Model, 0, len(all))
+	for _, m := range all {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// configModel fills a config entry's defaults: its name, the open
+// provider, o200k_base, and — for a provider whose tokenizer is not
+// public (Claude, Gemini, open models) — proxy, whatever it says.
+func configModel(name string, m Model) Model {
+	if m.Name == "" {
+		m.Name = name
+	}
+	if m.Provider == "" {
+		m.Provider = ProviderOpen
+	}
+	if m.Encoding == "" {
+		m.Encoding = O200kBase
+		m.Proxy = true
+	}
+	if m.Provider != ProviderOpenAI {
+		m.Proxy = true
+	}
+	if m.Source == "" {
+		m.Source = srcConfig
+	}
+	return m
+}
+
+// Providers lists the provider names a model entry may give.
+var Providers = []string{ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOpen}
+
+// ValidProvider reports whether p is one of Providers ("" counts: it
+// defaults to open).
+func ValidProvider(p string) bool {
+	if p == "" {
+		return true
+	}
+	for _, k := range Providers {
+		if p == k {
+			return true
+		}
+	}
+	return false
+}
+
 // UnknownModelError: the model is in neither the built-in table nor the
-// config's models:, and no --window was given.
+// config's models:, no family rule matches it, and no window was given.
 type UnknownModelError struct {
 	Model   string
 	Closest []string
@@ -102,46 +215,10 @@ func (e *UnknownModelError) Hint() string {
 // ExitCode: an unknown model is a usage error.
 func (e *UnknownModelError) ExitCode() int { return 2 }
 
-// LookupModel resolves a name against extra (the config's models:, which
-// wins) and the built-in table. A dated or tagged name ("gpt-4o-2024-08-06",
-// "claude-3-5-sonnet-20241022", "openai/gpt-4.1") resolves to the longest
-// known name it starts with at a "-" boundary.
+// LookupModel resolves a name like ResolveModel, family rules included.
 func LookupModel(name string, extra map[string]Model) (Model, bool) {
-	key := strings.ToLower(strings.TrimSpace(name))
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		key = key[i+1:]
-	}
-	find := func(k string) (Model, bool) {
-		for n, m := range extra {
-			if strings.EqualFold(n, k) {
-				if m.Name == "" {
-					m.Name = n
-				}
-				return m, true
-			}
-		}
-		m, ok := builtinModels[k]
-		return m, ok
-	}
-	if key == "" {
-		return Model{}, false
-	}
-	for k := key; ; {
-		if m, ok := find(k); ok {
-			return m, true
-		}
-		i := strings.LastIndexByte(k, '-')
-		if i <= 0 {
-			break
-		}
-		k = k[:i]
-	}
-	// "claude-3-5-sonnet-latest"-style aliases are covered above; a model
-	// named with a ":tag" (ollama) drops the tag.
-	if i := strings.IndexByte(key, ':'); i > 0 {
-		return LookupModel(key[:i], extra)
-	}
-	return Model{}, false
+	r, ok := ResolveModel(name, extra)
+	return r.Model, ok
 }
 
 // closestModels returns up to three known names nearest to name by edit
@@ -210,21 +287,40 @@ type BudgetInfo struct {
 	// OutputReserve is what the rendered view may fill.
 	OutputReserve int `json:"output_reserve"`
 	InputBudget   int `json:"input_budget"`
+	// ResolvedModel is the table entry that budgets Model and ModelRule
+	// how it was found (RuleExact, RuleAlias, RuleFamily); both "" when
+	// nothing resolved and a window was given.
+	ResolvedModel string `json:"resolved_model,omitempty"`
+	ModelRule     string `json:"model_rule,omitempty"`
+	// WindowSource says which window counts: "flag" (--window), "session"
+	// (recorded in the session, e.g. Codex's model_context_window) or
+	// "table".
+	WindowSource string `json:"window_source,omitempty"`
 }
+
+// Window sources (BudgetInfo.WindowSource).
+const (
+	WindowFromFlag    = "flag"
+	WindowFromSession = "session"
+	WindowFromTable   = "table"
+)
 
 // reserveCeiling is the most ever reserved for the reply when no explicit
 // cap is given (seed 000, "Compaction inside one user message").
 const reserveCeiling = 16384
 
-// Budget resolves opts.Model (through opts.Models and the built-in table)
-// and the overrides into the budget arithmetic: output reserve =
-// min(output capability, 16384, window/4) unless OutputCap is given, input
-// budget = window − reserve. An unknown model without Window is an
-// *UnknownModelError naming the closest known names.
+// Budget resolves opts.Model (through opts.Models, the built-in table and
+// the family rules, ResolveModel) and the overrides into the budget
+// arithmetic: the window is --window, else the one the session recorded
+// (opts.RecordedWindow), else the table's; output reserve = min(output
+// capability, 16384, window/4) unless OutputCap is given; input budget =
+// window − reserve. A model nothing resolves, with no window given or
+// recorded, is an *UnknownModelError naming the closest known names.
 func Budget(opts Options) (BudgetInfo, error) {
-	m, ok := LookupModel(opts.Model, opts.Models)
+	r, ok := ResolveModel(opts.Model, opts.Models)
+	m := r.Model
 	if !ok {
-		if opts.Window <= 0 {
+		if opts.Window <= 0 && opts.RecordedWindow <= 0 {
 			var closest []string
 			if opts.Model != "" {
 				closest = closestModels(opts.Model, opts.Models)
@@ -243,7 +339,10 @@ func Budget(opts Options) (BudgetInfo, error) {
 		m.Proxy = true
 	}
 	b := BudgetInfo{Model: opts.Model, Provider: m.Provider, Encoding: m.Encoding, EncodingIsProxy: m.Proxy,
-		Window: m.Window, MaxOutput: m.MaxOutput}
+		Window: m.Window, MaxOutput: m.MaxOutput, WindowSource: WindowFromTable}
+	if ok {
+		b.ResolvedModel, b.ModelRule = m.Name, r.Rule
+	}
 	if b.Model == "" {
 		b.Model = m.Name
 	}
@@ -257,8 +356,11 @@ func Budget(opts Options) (BudgetInfo, error) {
 		}
 		b.Encoding = opts.Encoding
 	}
-	if opts.Window > 0 {
-		b.Window = opts.Window
+	switch {
+	case opts.Window > 0:
+		b.Window, b.WindowSource = opts.Window, WindowFromFlag
+	case opts.RecordedWindow > 0:
+		b.Window, b.WindowSource = opts.RecordedWindow, WindowFromSession
 	}
 	if opts.MaxOutput > 0 {
 		b.MaxOutput = opts.MaxOutput

@@ -28,6 +28,11 @@ const ViewCacheFile = "estimate.cache.view"
 // stored Result.
 const rulesVersion = "estimate-rules-1"
 
+// resultVersion changes whenever the stored Result's fields or the model
+// table change (not the per-node counts): the calibration model and the
+// budget basis came in result-2.
+const resultVersion = "result-2"
+
 type viewCache struct {
 	Key    string  `json:"key"`
 	Result *Result `json:"result"`
@@ -43,7 +48,7 @@ func ViewCacheKey(dir string, opts Options, extra ...string) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	h.Write([]byte(rulesVersion))
+	h.Write([]byte(rulesVersion + "/" + resultVersion))
 	h.Write([]byte{0})
 	h.Write(meta)
 	st, err := os.Stat(filepath.Join(dir, transcript.NodesFile))

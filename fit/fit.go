@@ -90,20 +90,24 @@ type Transformation struct {
 // Budget figures carry estimate's names: InputBudget here is the window
 // minus the output reserve minus the margin.
 type Report struct {
-	Session         string           `json:"session"`
-	Model           string           `json:"model"`
-	Encoding        string           `json:"encoding"`
-	Window          int              `json:"window"`
-	OutputReserve   int              `json:"output_reserve"`
-	Margin          int              `json:"margin"`
-	InputBudget     int              `json:"input_budget"`
-	TokensBefore    int              `json:"tokens_before"`
-	TokensAfter     int              `json:"tokens_after"`
-	Fitted          bool             `json:"fitted"`
-	SummaryCalls    int              `json:"summary_calls"`
-	CacheHits       int              `json:"cache_hits"`
-	SummaryFailures []string         `json:"summary_failures"`
-	Transformations []Transformation `json:"transformations"`
+	Session       string `json:"session"`
+	Model         string `json:"model"`
+	Encoding      string `json:"encoding"`
+	Window        int    `json:"window"`
+	OutputReserve int    `json:"output_reserve"`
+	Margin        int    `json:"margin"`
+	InputBudget   int    `json:"input_budget"`
+	// Calibration, when the session recorded usage, is the correction the
+	// budget was converted with: InputBudget is then what the view's own
+	// count may reach (estimate.Correction.RawBudget).
+	Calibration     *estimate.Correction `json:"calibration,omitempty"`
+	TokensBefore    int                  `json:"tokens_before"`
+	TokensAfter     int                  `json:"tokens_after"`
+	Fitted          bool                 `json:"fitted"`
+	SummaryCalls    int                  `json:"summary_calls"`
+	CacheHits       int                  `json:"cache_hits"`
+	SummaryFailures []string             `json:"summary_failures"`
+	Transformations []Transformation     `json:"transformations"`
 }
 
 // DoesNotFitError: even after every step the request is over budget,
@@ -212,6 +216,12 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 	}
 	rep := &Report{Session: opts.Session, Model: b.Model, Encoding: b.Encoding, Window: b.Window, OutputReserve: b.OutputReserve,
 		Margin: margin, InputBudget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}
+	if c := opts.Estimate.Correction; c != nil && !opts.Estimate.NoCalibrate {
+		// The provider counts the view's own tokens × slope plus the
+		// unrecorded prefix: the view's count must fit what is left.
+		rep.Calibration = c
+		rep.InputBudget = c.RawBudget(rep.InputBudget)
+	}
 	est := opts.Estimate
 	est.NodeDetail = true
 	res, err := estimate.Nodes(ctx, nodes, est)
@@ -219,6 +229,10 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 		return nil, nil, err
 	}
 	rep.TokensBefore, rep.TokensAfter = res.Total, res.Total
+	if rep.InputBudget <= 0 {
+		// The unrecorded prefix alone fills the budget: nothing to fold.
+		return nil, rep, &DoesNotFitError{Tokens: res.Total, Budget: rep.InputBudget}
+	}
 	if res.Total <= rep.InputBudget {
 		rep.Fitted = true
 		return nodes, rep, nil

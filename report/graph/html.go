@@ -44,6 +44,10 @@ type htmlOccupancy struct {
 	Ratio       float64 `json:"ratio"`
 	InputBudget int     `json:"input_budget"`
 	BudgetPct   float64 `json:"budget_pct"`
+	// Basis is estimate's budget basis: with "calibrated", Total is the
+	// calibrated total and RawTotal the view's own count.
+	Basis    string `json:"basis"`
+	RawTotal int    `json:"raw_total"`
 }
 
 type htmlData struct {
@@ -74,7 +78,11 @@ func writeHTML(ctx context.Context, w io.Writer, l *layout, c *counter, opts Opt
 	}
 	data := htmlData{Session: opts.Session, Expanded: opts.Expand,
 		Occupancy: &htmlOccupancy{Model: occ.Model, Total: occ.Total, Window: occ.Window, Ratio: occ.Ratio,
-			InputBudget: occ.InputBudget, BudgetPct: occ.BudgetPct}}
+			InputBudget: occ.InputBudget, BudgetPct: occ.BudgetPct, Basis: occ.BudgetBasis, RawTotal: occ.Total}}
+	if c := occ.Calibration; c != nil {
+		// The header shows what the provider will count (estimate's gate).
+		data.Occupancy.Total = c.CalibratedTotal
+	}
 	if h := g.Head(); h >= 0 {
 		data.Head = g.ID(h)
 	}
@@ -213,6 +221,7 @@ function preview(s) {
 var occ = data.occupancy, occEl = document.getElementById("occ");
 if (occ) {
   var t = "HEAD context: " + num(occ.total) + " tokens";
+  if (occ.basis === "calibrated") t += " calibrated (" + num(occ.raw_total) + " in the transcript)";
   if (occ.window > 0) t += " of " + num(occ.window) + " window (" + (occ.ratio * 100).toFixed(1) + "%)";
   if (occ.model) t += " \u00b7 " + occ.model;
   occEl.appendChild(el("span", null, t));
