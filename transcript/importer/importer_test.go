@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
@@ -535,4 +536,11 @@ func TestAppendGrownRollout(t *testing.T) {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
 	check(t, out)
+}
+
+// TestRecordedWindowKey: the importer writes the key estimate reads.
+func TestRecordedWindowKey(t *testing.T) {
+	if importer.RecordedWindowKey != estimate.RecordedWindowKey {
+		t.Fatalf("importer writes %q, estimate reads %q", importer.RecordedWindowKey, estimate.RecordedWindowKey)
+	}
 }

@@ -323,6 +323,10 @@ type conv struct {
 	// head follows the append rule (seed §5) over this conversation's
 	// nodes; setHead is the vendor's explicit HEAD.
 	head, setHead, model string
+	// window is the context window the client recorded with its latest
+	// request (usage.context_window), 0 when none; it becomes
+	// session.json's model_context_window, which beats the model table.
+	window int64
 	finalHead            string
 	written, present     int
 	finished             bool
@@ -435,6 +439,9 @@ func (c *conv) commitEnd(tx *transcript.Tx) error {
 		if c.model != "" {
 			m.Model = c.model
 		}
+		if c.window > 0 {
+			m.Extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(c.window))
+		}
 		names := make([]string, len(files))
 		for i, f := range files {
 			if g, ok := c.t.given[f]; ok {
@@ -481,6 +488,9 @@ func (c *conv) Node(n transcript.Node) error {
 	if !n.IsSummary() && n.Caller == "" && n.Predecessor == c.head {
 		c.head = n.ID
 	}
+	if n.Usage != nil && n.Usage.ContextWindow() > 0 && n.Caller == "" {
+		c.window = n.Usage.ContextWindow()
+	}
 	c.chunk = append(c.chunk, n)
 	if len(c.chunk) >= c.t.opts.Chunk {
 		return c.flush()
@@ -526,3 +536,8 @@ func (c *conv) Count(record, outcome, reason string) {
 	c.t.count(record, outcome, reason)
 }
 func (c *conv) Warn(file string, line int, msg string) { c.t.warn(file, line, msg) }
+
+// RecordedWindowKey is estimate.RecordedWindowKey; the importer sits below
+// estimate in the layers, so the name is repeated here and a test keeps
+// the two equal.
+const RecordedWindowKey = "model_context_window"
