@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -291,4 +292,33 @@ func TestRepairTruncatedFile(t *testing.T) {
 		t.Fatalf("after repair: head %q nodes_bytes %d (file %d) warnings %v", s.Meta.Head, *s.Meta.NodesBytes, len(now), s.Warnings)
 	}
 	mustAppend(t, dir, transcript.AppendOptions{}, user("", "", "next"))
+}
+
+// Issue 18 item 16: in a batch an absent predecessor follows the node
+// before (or HEAD) while an explicit null is a root, as in nodes.jsonl, so
+// a spawned sub-agent root copied from a session stays a root.
+func TestBatchNullPredecessorIsRoot(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	batch := `{"id":"follows-head","role":"user","content":"next"}
+{"id":"sub","predecessor":null,"caller":"a7","role":"user","content":"a sub-agent's task"}
+{"id":"sub-a","role":"assistant","content":"done"}
+`
+	nodes, _, roots, err := transcript.ReadBatch(strings.NewReader(batch), "batch.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true, false}; !reflect.DeepEqual(roots, want) {
+		t.Fatalf("roots %v, want %v", roots, want)
+	}
+	res := mustAppend(t, dir, transcript.AppendOptions{Roots: roots}, nodes...)
+	s := mustOpen(t, dir)
+	for id, pred := range map[string]string{"follows-head": "a7", "sub": "", "sub-a": "sub"} {
+		r, ok := s.RefByID(id)
+		if !ok || r.Predecessor != pred {
+			t.Errorf("%s: predecessor %q, want %q", id, r.Predecessor, pred)
+		}
+	}
+	if res.Head != "follows-head" {
+		t.Errorf("HEAD %q, want follows-head (a root with a caller never moves it)", res.Head)
+	}
 }
