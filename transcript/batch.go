@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"unicode/utf8"
 )
 
 // ReadNodes parses a JSONL stream of nodes in the native schema (blank
@@ -40,8 +39,8 @@ func ReadBatch(r io.Reader, name string, maxLine int) (nodes []Node, lines []int
 		}
 		body := bytes.TrimSpace(data)
 		if len(body) > 0 {
-			if !utf8.Valid(body) {
-				return nil, nil, nil, &ParseError{File: name, Line: line, Msg: "invalid UTF-8"}
+			if pos := FirstInvalidUTF8(data); pos > 0 {
+				return nil, nil, nil, &ParseError{File: name, Line: line, Msg: InvalidUTF8Msg(pos)}
 			}
 			var n Node
 			if uerr := n.UnmarshalJSON(body); uerr != nil {

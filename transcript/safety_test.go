@@ -322,3 +322,30 @@ func TestBatchNullPredecessorIsRoot(t *testing.T) {
 		t.Errorf("HEAD %q, want follows-head (a root with a caller never moves it)", res.Head)
 	}
 }
+
+// Issue 18 item 7: invalid UTF-8 is refused, never stored as U+FFFD: in a
+// node given to Append (append --content), and in events.jsonl, which
+// verify used to pass.
+func TestInvalidUTF8Refused(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	before := tree(t, dir)
+	_, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "bad \xff byte"))
+	var ve *transcript.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "invalid UTF-8 in content") {
+		t.Fatalf("append: got %v", err)
+	}
+	sameTree(t, before, tree(t, dir))
+	n := user("", "", "ok")
+	n.SetMeta("note", "x")
+	n.Metadata["note"] = []byte("\"\xfe\"")
+	if _, err := tryAppend(dir, transcript.AppendOptions{}, n); err == nil || !strings.Contains(err.Error(), "invalid UTF-8 in metadata") {
+		t.Fatalf("append with raw metadata: got %v", err)
+	}
+
+	writeFile(t, filepath.Join(dir, transcript.EventsFile), "{\"type\":\"note\",\"text\":\"a\xffb\"}\n")
+	s := mustOpen(t, dir)
+	_, err = s.ReadEvents(func(transcript.EventLine) error { return nil })
+	if err == nil || err.Error() != filepath.Join(dir, transcript.EventsFile)+":1: invalid UTF-8 at byte 25" {
+		t.Fatalf("events: got %v", err)
+	}
+}

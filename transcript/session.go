@@ -246,16 +246,8 @@ func parseLine(path string, body []byte, line int, offset int64) (NodeRef, *Pars
 	if len(bytes.TrimSpace(body)) == 0 {
 		return NodeRef{}, &ParseError{File: path, Line: line, Msg: "empty line; expected one JSON node"}
 	}
-	if !utf8.Valid(body) {
-		bad := 0
-		for bad < len(body) {
-			r, size := utf8.DecodeRune(body[bad:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			bad += size
-		}
-		return NodeRef{}, &ParseError{File: path, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", bad+1)}
+	if pos := FirstInvalidUTF8(body); pos > 0 {
+		return NodeRef{}, &ParseError{File: path, Line: line, Msg: InvalidUTF8Msg(pos)}
 	}
 	if ref, ok := indexRef(body); ok {
 		ref.Line, ref.Offset, ref.Length = line, offset, len(body)
@@ -451,7 +443,10 @@ func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
 		}
 		complete := err == nil
 		body := bytes.TrimSuffix(data, []byte("\n"))
-		if !json.Valid(body) || len(bytes.TrimSpace(body)) == 0 || body[0] != '{' {
+		if pos := FirstInvalidUTF8(body); pos > 0 && complete {
+			return warnings, &ParseError{File: path, Line: line, Msg: InvalidUTF8Msg(pos)}
+		}
+		if !json.Valid(body) || !utf8.Valid(body) || len(bytes.TrimSpace(body)) == 0 || body[0] != '{' {
 			if !complete {
 				warnings = append(warnings, Warning{File: path, Line: line, Msg: "torn last line ignored (an interrupted write)"})
 				return warnings, nil

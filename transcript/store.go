@@ -279,6 +279,9 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 		if n.CreatedAt == "" && opts.StampTime {
 			n.CreatedAt = tx.opts.now().UTC().Format(time.RFC3339Nano)
 		}
+		if field := invalidUTF8Field(n); field != "" {
+			return nil, &ValidationError{Index: pos, NodeID: n.ID, Msg: fmt.Sprintf("invalid UTF-8 in %s; ctxfold stores UTF-8 only (docs/FORMAT.md §7)", field)}
+		}
 		if err := tx.validate(n, batch, pos, opts); err != nil {
 			return nil, err
 		}
