@@ -38,7 +38,7 @@ type viewCache struct {
 // such as a --head or a fallback model). It fails when the session cannot
 // be read; callers then simply measure.
 func ViewCacheKey(dir string, opts Options, extra ...string) (string, error) {
-	meta, err := os.ReadFile(filepath.Join(dir, transcript.MetaFile))
+	meta, err := transcript.ReadRegularFile(filepath.Join(dir, transcript.MetaFile))
 	if err != nil {
 		return "", err
 	}

@@ -349,3 +349,25 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		t.Fatalf("events: got %v", err)
 	}
 }
+
+// ReadRegularFile, which estimate's cache key reads session.json with,
+// refuses a FIFO at once instead of blocking on it.
+func TestReadRegularFileRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "session.json")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := transcript.ReadRegularFile(path); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, transcript.ErrNotRegular) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("blocked on the FIFO")
+	}
+}
