@@ -146,8 +146,13 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		// A live writer between its node write and its commit leaves the
 		// same tail as a dead one: warn only when no writer holds the lock.
 		if !writerActive(dir) {
-			s.Warnings = append(s.Warnings, Warning{File: path, Line: s.Len() + len(s.Duplicates) + 1,
-				Msg: fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)})
+			msg := fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)
+			if _, ok := s.Lookup(meta.Head); meta.Head != "" && !ok {
+				// Not an interrupted write: HEAD is among them, so the
+				// recorded length is what is wrong (recoverTail refuses).
+				msg = fmt.Sprintf("%d bytes after the committed length session.json records are ignored, but HEAD is not among the committed nodes: nodes_bytes is wrong (edited by hand?); fix it in %s", s.TailBytes, MetaFile)
+			}
+			s.Warnings = append(s.Warnings, Warning{File: path, Line: s.Len() + len(s.Duplicates) + 1, Msg: msg})
 		}
 	}
 	s.f = f
