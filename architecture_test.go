@@ -99,9 +99,15 @@ func checkLayers(layers map[string]int, imports map[string][]string) []string {
 	return bad
 }
 
-// isSupport: test support, generators and benchmarks sit outside the flow.
+// isSupport: test support, the interop recorders, generators and
+// benchmarks sit outside the flow.
 func isSupport(pkg string) bool {
-	return strings.HasPrefix(pkg, "internal/") || strings.HasPrefix(pkg, "bench/") || strings.HasPrefix(pkg, "fixtures")
+	for _, p := range []string{"internal/", "interop/", "bench/", "fixtures"} {
+		if strings.HasPrefix(pkg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // moduleImports lists the module's packages and their non-test imports

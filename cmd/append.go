@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -145,7 +146,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range res.IDs {
-		fmt.Fprintln(w, id)
+		fmt.Fprintln(w, render.TextSafe(id))
 	}
 	return w.Flush()
 }

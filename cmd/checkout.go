@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -62,7 +63,7 @@ func runCheckout(ctx context.Context, opts *checkoutOptions) error {
 			return report.JSON(opts.IO.Out, map[string]any{"head": s.Meta.Head})
 		}
 		if s.Meta.Head != "" {
-			fmt.Fprintln(opts.IO.Out, s.Meta.Head)
+			fmt.Fprintln(opts.IO.Out, render.TextSafe(s.Meta.Head))
 		}
 		return nil
 	}
@@ -78,6 +79,6 @@ func runCheckout(ctx context.Context, opts *checkoutOptions) error {
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, map[string]any{"head": opts.ID, "previous": previous})
 	}
-	fmt.Fprintln(opts.IO.Out, opts.ID)
+	fmt.Fprintln(opts.IO.Out, render.TextSafe(opts.ID))
 	return nil
 }

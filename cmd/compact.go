@@ -120,7 +120,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 	fl := cmd.Flags()
 	addSummarizerFlags(cmd)
 	fl.Int("keep-tokens", 0, "retained-token target for the kept tail (default: 10% of the window, 8000–40000)")
-	fl.Int("max-summary-tokens", compact.DefaultMaxSummaryTokens, "ceiling on the summary's size")
+	fl.Int("max-summary-tokens", 0, "ceiling on the summary's size (default: 5% of the window, 4000–16000)")
 	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and whether the extractive summary would be accepted; write nothing")
 	fl.Float64("if-above", 0, "compact only when the view fills at least this percentage of the input budget")
 	addModelFlags(cmd)

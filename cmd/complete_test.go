@@ -33,7 +33,7 @@ func TestDynamicCompletion(t *testing.T) {
 		{"checkout id", []string{"checkout", dir, "a"}, "a1\tassistant a2\tassistant a3\tassistant a4\tassistant a5\tassistant a6\tassistant a7\tassistant a8\tassistant a4x\tassistant"},
 		{"render --head", []string{"render", dir, "--head", "u"}, "u1\tuser u2\tuser u3\tuser u4\tuser u2x\tuser"},
 		{"search --head", []string{"search", dir, "x", "--head", "t"}, "t1\ttool t2\ttool t3\ttool t4\ttool"},
-		{"render --format", []string{"render", dir, "--format", ""}, "text ids jsonl openai anthropic"},
+		{"render --format", []string{"render", dir, "--format", ""}, "text ids jsonl openai anthropic responses gemini"},
 		{"--color", []string{"config", "--color", ""}, "auto always never"},
 		{"completion shells", []string{"completion", ""}, "bash zsh fish powershell"},
 		{"no session", []string{"checkout", "/nonexistent", ""}, ""},

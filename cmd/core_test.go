@@ -367,7 +367,7 @@ func TestCoreHugeLine(t *testing.T) {
 	f.WriteString("\"}\n")
 	f.Close()
 	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u1"}`), 0o644)
-	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (max_line_bytes)\n", dir)
+	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (raise it with --max-line-bytes)\n", dir)
 	coreRun(t, coreEnv{}, "render", dir).check(t, "", want, 2)
 	// A higher limit reads it.
 	r := coreRun(t, coreEnv{}, "render", dir, "--format", "ids", "--max-line-bytes", "60000000")
@@ -438,7 +438,7 @@ func TestCoreRenderColour(t *testing.T) {
 func TestCoreRenderErrors(t *testing.T) {
 	fixture := coreCopy(t, "../fixtures/compacted")
 	coreRun(t, coreEnv{}, "render", fixture, "--format", "yaml").
-		check(t, "", "ctxfold: error: unknown format \"yaml\" (want text, ids, jsonl, openai, anthropic)\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
+		check(t, "", "ctxfold: error: unknown format \"yaml\" (want text, ids, jsonl, openai, anthropic, responses, gemini)\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
 	coreRun(t, coreEnv{}, "render", fixture, "--head", "zz").check(t, "", "ctxfold: error: "+fixture+": --head \"zz\": no such node\n", 2)
 	coreRun(t, coreEnv{}, "render", fixture, "--head", "summary_first").
 		check(t, "", "ctxfold: error: "+fixture+": --head \"summary_first\": is a summary node; render from a turn\n", 2)

@@ -68,7 +68,8 @@ Models can be added or overridden in the config file:
 Per-node counts are cached in DIR/cache/estimate and the last result in
 DIR/cache/estimate.view (both safe to delete; --no-cache bypasses them). Several
 sessions are measured in parallel and printed in argument order; with --json,
-one object per line.` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct is at least PCT."),
+one object per line and per argument ({session, read_error} for a session that
+cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct is at least PCT."),
 		Example: `  ctxfold estimate ./s
   ctxfold estimate ./s --model claude-sonnet-4 --nodes
   ctxfold estimate ./s --window 32768 --output-cap 4096 --json
@@ -180,7 +181,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			wg.Wait()
 			return ctx.Err()
 		}
-		if o.err != nil && len(opts.Dirs) == 1 {
+		if o.err != nil && len(opts.Dirs) == 1 && !opts.JSON {
 			progress.Done()
 			printWarningLines(opts.IO.ErrOut, o.warnings)
 			wg.Wait()
@@ -190,6 +191,11 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			printWarningLines(opts.IO.ErrOut, o.warnings)
 			if o.err != nil {
 				printError(opts.IO.ErrOut, o.err)
+				if opts.JSON {
+					// One object per argument, always: a script reading the
+					// stream sees which session failed and why.
+					return report.JSON(opts.IO.Out, estimateReadError{Session: dir, ReadError: o.err.Error()})
+				}
 				return nil
 			}
 			if printed > 0 && !opts.JSON {
@@ -230,6 +236,13 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 		return &SilentError{Code: ExitCheckFailed}
 	}
 	return nil
+}
+
+// estimateReadError is estimate's --json object for a session it could
+// not measure (as verify's read_error).
+type estimateReadError struct {
+	Session   string `json:"session"`
+	ReadError string `json:"read_error"`
 }
 
 func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out estimateOutcome) {

@@ -62,14 +62,23 @@ func TestEstimateSeveralSessionsKeepGoing(t *testing.T) {
 	bad := unreadableSession(t)
 	r := cliRun(t, nil, false, "estimate", "--json", "--no-calibrate", tools, bad, compacted)
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
-	if r.Code != 2 || len(lines) != 2 {
+	// One object per argument, the unreadable one included (as verify).
+	if r.Code != 2 || len(lines) != 3 {
 		t.Fatalf("exit %d, %d lines:\n%s\nstderr %s", r.Code, len(lines), r.Stdout, r.Stderr)
 	}
-	if decodeJSON(t, lines[0])["session"] != tools || decodeJSON(t, lines[1])["session"] != compacted {
+	mid := decodeJSON(t, lines[1])
+	if decodeJSON(t, lines[0])["session"] != tools || mid["session"] != bad || decodeJSON(t, lines[2])["session"] != compacted {
 		t.Errorf("sessions out of argument order:\n%s", r.Stdout)
+	}
+	if msg, _ := mid["read_error"].(string); msg == "" || mid["schema_version"] == nil || mid["total"] != nil {
+		t.Errorf("the unreadable session's object: %v", mid)
 	}
 	if !strings.HasPrefix(r.Stderr, "ctxfold: error: ") || strings.Count(r.Stderr, "ctxfold: error:") != 1 {
 		t.Errorf("stderr %q", r.Stderr)
+	}
+	one := cliRun(t, nil, false, "estimate", "--json", bad)
+	if one.Code != 2 || decodeJSON(t, strings.TrimSpace(one.Stdout))["read_error"] == nil || strings.Count(one.Stderr, "ctxfold: error:") != 1 {
+		t.Errorf("one unreadable session: exit %d\n%s\nstderr %s", one.Code, one.Stdout, one.Stderr)
 	}
 }
 

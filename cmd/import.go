@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
@@ -22,25 +23,45 @@ type importOptions struct {
 	Files  []string
 	Out    string
 	Append bool
-	JSON   bool
-	Store  transcript.WriteOptions
+	// Session picks one session of a file holding several (0: all).
+	Session int
+	JSON    bool
+	Store   transcript.WriteOptions
 }
 
 func newImportCmd(f *Factory) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
 		Long: `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
   claude-code  Claude Code session .jsonl, with its agent-*.jsonl and
                <session>/subagents/ files (looked up only beside the input)
-  codex        Codex CLI rollout-*.jsonl
-  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json)
+  codex        Codex CLI rollout-*.jsonl (or rollout-*.jsonl.zst: any
+               zstd-compressed input is decompressed first; a fork given
+               with its parent continues the parent's session as a branch;
+               a sub-agent's rollout joins it as a chain called by the
+               spawning node)
+  gemini       Gemini CLI chat recording (.jsonl, or the legacy .json), with
+               its sub-agents' chats/<session id>/*.jsonl (looked up only
+               beside the input); a /chat save checkpoint-<tag>.json
   chatgpt      ChatGPT export conversations.json (one session per conversation)
   openai       an OpenAI Chat Completions messages array, or a body with "messages"
   anthropic    an Anthropic Messages API body {system, messages}
+  aider        aider's .aider.chat.history.md (one session per "# aider chat
+               started at" header; --session N picks one)
+  cline        a Cline task: tasks/<id>/api_conversation_history.json, the
+               task directory, or tasks/ (one session per task); usage from
+               ui_messages.json beside it
+  openhands    OpenHands events: an evaluation or resolver output.jsonl (one
+               session per row), a file store sessions/<sid>/events/ (or
+               sessions/), or a JSON array of events; condensations become
+               summary nodes
+  opencode     OpenCode's opencode.db (read-only), its older storage/
+               directory, or the data directory holding them (one session
+               per OpenCode session); compactions become summary nodes
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
@@ -60,12 +81,18 @@ last complete chunk of 5000 nodes.
 
 The report says, per input record type, how many records were imported,
 merged into another node (streamed parts of one message, usage counts) or
-skipped, and why; nothing is dropped without being counted. Warnings go to
-stderr. Input lines (and records of a JSON document) longer than
+skipped, and why; nothing is dropped without being counted. Inline images
+and documents are stored as a sha256 reference with their size, never their
+bytes: the report counts them and the bytes left out (media_references,
+media_bytes), and lists the Claude Code sub-agent files read beside a session
+and those it spawned but that were not found. Warnings go to stderr. Input lines (and records of a JSON document) longer than
 --max-line-bytes are an error, not an out-of-memory.` + exitStatusHelp("  2 is also returned for malformed input: the error names file:line."),
 		Example: `  ctxfold import ~/.claude/projects/p/1af7fc5e.jsonl -o ./s
   ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
   ctxfold import --from chatgpt conversations.json -o ./chatgpt
+  ctxfold import .aider.chat.history.md -o ./aider   # one session per aider run
+  ctxfold import …/globalStorage/saoudrizwan.claude-dev/tasks -o ./cline  # one session per task
+  ctxfold import ~/.local/share/opencode/opencode.db -o ./opencode
   ctxfold import body.json --from anthropic -o ./s --json
   ctxfold import rollout.jsonl -o ./s --append     # add what the rollout gained since`,
 		Args: minArgs(1),
@@ -75,6 +102,10 @@ stderr. Input lines (and records of a JSON document) longer than
 			opts.From, _ = fl.GetString("from")
 			opts.Out, _ = fl.GetString("out")
 			opts.Append, _ = fl.GetBool("append")
+			opts.Session, _ = fl.GetInt("session")
+			if opts.Session < 0 {
+				return &UsageError{Err: fmt.Errorf("--session must be a session number from 1, got %d", opts.Session)}
+			}
 			if opts.Out == "" {
 				return &UsageError{Err: errors.New("-o DIR is required")}
 			}
@@ -94,6 +125,7 @@ stderr. Input lines (and records of a JSON document) longer than
 	fl.String("from", importer.Auto, "format: "+strings.Join(importer.Formats(), ", "))
 	fl.StringP("out", "o", "", "session directory (or parent directory for several conversations)")
 	fl.Bool("append", false, "add to an existing session instead of refusing it")
+	fl.Int("session", 0, "import only the Nth session of a file holding several (an aider chat history); 0 imports all")
 	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
@@ -102,13 +134,13 @@ stderr. Input lines (and records of a JSON document) longer than
 func runImport(ctx context.Context, opts *importOptions) error {
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
-		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes},
+		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: opts.Session},
 	})
 	if err != nil {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", render.TextSafe(fmt.Sprint(w)))
 	}
 	if rep.WarningsDropped > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %d more warnings not shown\n", rep.WarningsDropped)
@@ -133,9 +165,34 @@ func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
 	}
 	for _, s := range rep.Sessions {
 		if tty {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", s.Dir, s.Nodes, s.AlreadyPresent, render.TextSafe(s.Head))
 		} else {
-			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, s.Head)
+			fmt.Fprintf(w, "session\t%s\t%s\tnodes=%d\talready_present=%d\thead=%s\n", rep.Format, s.Dir, s.Nodes, s.AlreadyPresent, render.TextSafe(s.Head))
+		}
+	}
+	// What was not copied, or was read beside the given files: media
+	// kept only as a digest, sub-agent files found or missed.
+	for _, s := range rep.Sessions {
+		if tty {
+			if s.MediaReferences > 0 {
+				fmt.Fprintf(w, "\n%s: %d media kept as sha256 references; %s bytes not stored in the session\n", s.Dir, s.MediaReferences, report.Thousands(int(s.MediaBytes)))
+			}
+			for _, f := range s.AttachedFiles {
+				fmt.Fprintf(w, "%s: read sub-agent file %s\n", s.Dir, render.TextSafe(f))
+			}
+			for _, f := range s.MissingFiles {
+				fmt.Fprintf(w, "%s: missing sub-agent file %s\n", s.Dir, render.TextSafe(f))
+			}
+			continue
+		}
+		if s.MediaReferences > 0 {
+			fmt.Fprintf(w, "media\t%s\treferences=%d\tbytes=%d\n", s.Dir, s.MediaReferences, s.MediaBytes)
+		}
+		for _, f := range s.AttachedFiles {
+			fmt.Fprintf(w, "attached\t%s\t%s\n", s.Dir, render.TextSafe(f))
+		}
+		for _, f := range s.MissingFiles {
+			fmt.Fprintf(w, "missing\t%s\t%s\n", s.Dir, render.TextSafe(f))
 		}
 	}
 	if tty {
@@ -144,13 +201,13 @@ func writeImportReport(out io.Writer, rep *importer.Report, tty bool) error {
 	for _, r := range rep.Records {
 		why := make([]string, len(r.Reasons))
 		for i, reason := range r.Reasons {
-			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, reason.Reason)
+			why[i] = fmt.Sprintf("%s %d: %s", reason.Outcome, reason.Count, render.TextSafe(reason.Reason))
 		}
 		prefix := "record\t"
 		if tty {
 			prefix = ""
 		}
-		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, r.Record, r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
+		fmt.Fprintf(w, "%s%s\t%d\t%d\t%d\t%s\n", prefix, render.TextSafe(r.Record), r.Imported, r.Merged, r.Skipped, strings.Join(why, "; "))
 	}
 	if tw != nil {
 		return tw.Flush()

@@ -32,8 +32,8 @@ func TestImportExitCodes(t *testing.T) {
 		{"malformed openai", []string{importFixtures + "openai/malformed.json"}, 2, "openai/malformed.json:35: messages[3]"},
 		{"malformed anthropic", []string{importFixtures + "anthropic/malformed.json"}, 2, "anthropic/malformed.json:15: messages[1].content[0]"},
 		{"line over the limit", []string{"--max-line-bytes", "100", importFixtures + "codex/rollout-compacted.jsonl"}, 2, "rollout-compacted.jsonl:1: line is longer than the 100-byte limit"},
-		{"wrong format named", []string{"--from", "gemini", importFixtures + "codex/rollout-compacted.jsonl"}, 2, "rollout-compacted.jsonl:1:"},
-		{"undetectable", []string{"../README.md"}, 2, "README.md:1: cannot tell the export format"},
+		{"wrong format named", []string{"--from", "gemini", importFixtures + "codex/rollout-compacted.jsonl"}, 2, "rollout-compacted.jsonl: no Gemini CLI records found; the file looks like Codex"},
+		{"undetectable", []string{"../README.md"}, 2, "README.md:1: not a supported export (supported: "},
 		{"no such file", []string{filepath.Join(tmp, "nope.jsonl")}, 2, "nope.jsonl"},
 		{"bad --from", []string{"--from", "word", importFixtures + "openai/messages.json"}, 2, "--from must be one of"},
 		{"no file", nil, 2, "needs at least 1 argument"},
@@ -74,6 +74,7 @@ func TestImportOutput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s")
 	r := cliRun(t, nil, false, "import", file, "-o", out)
 	want := "session\tanthropic\t" + out + "\tnodes=6\talready_present=0\thead=m5-25c61a73\n" +
+		"media\t" + out + "\treferences=1\tbytes=8\n" +
 		"record\tbody/max_tokens\t0\t0\t1\tskipped 1: request parameter, not part of the conversation\n" +
 		"record\tbody/model\t0\t1\t0\tmerged 1: recorded in session.json\n" +
 		"record\tbody/system\t1\t0\t0\t\n" +
@@ -85,7 +86,8 @@ func TestImportOutput(t *testing.T) {
 
 	out = filepath.Join(t.TempDir(), "s")
 	r = cliRun(t, nil, true, "import", file, "-o", out)
-	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "FORMAT  anthropic\n") || !strings.Contains(r.Stdout, "RECORD             IMPORTED  MERGED  SKIPPED  WHY\n") {
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "FORMAT  anthropic\n") || !strings.Contains(r.Stdout, "RECORD             IMPORTED  MERGED  SKIPPED  WHY\n") ||
+		!strings.Contains(r.Stdout, out+": 1 media kept as sha256 references; 8 bytes not stored in the session\n") {
 		t.Fatalf("tty: exit %d\n%s", r.Code, r.Stdout)
 	}
 

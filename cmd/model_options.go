@@ -142,6 +142,11 @@ func (s summarizerSettings) build(defaultModel string) (summarize.Summarizer, er
 		if s.APIKey == "" && s.BaseURL == "" {
 			return nil, &UsageError{Err: errors.New("--summarizer openai needs CTXFOLD_API_KEY or OPENAI_API_KEY (or a --base-url that needs no key)")}
 		}
+		if s.BaseURL != "" {
+			if err := summarize.CheckBaseURL(s.BaseURL); err != nil {
+				return nil, &UsageError{Err: err}
+			}
+		}
 		return &summarize.OpenAI{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: model}, nil
 	case "exec":
 		return &summarize.Exec{Command: s.Cmd}, nil

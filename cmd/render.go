@@ -46,7 +46,10 @@ summaries: the pre-compaction view.
 
 Formats: text (for people), ids (one id a line, root first), jsonl (the stored
 nodes), openai (a Chat Completions messages array), anthropic (a Messages API
-body {system, messages}). Output is deterministic. With --json, a description
+body {system, messages}), responses (the input items of a Responses API
+request: developer messages, function calls and outputs, a client's own
+compaction as the items it sent), gemini (a generateContent body
+{systemInstruction, contents}). Output is deterministic. With --json, a description
 of the view (ids, whether a summary substitutes) is printed instead.
 
 --fit prints a request guaranteed to fit the model: input budget = window −
@@ -90,8 +93,8 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 	fl := cmd.Flags()
 	fl.String("head", "", "render from this node instead of HEAD")
 	fl.Bool("raw", false, "ignore summaries (the pre-compaction view)")
-	fl.StringVar(&format, "format", "text", "text, ids, jsonl, openai or anthropic")
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("text", "ids", "jsonl", "openai", "anthropic"))
+	fl.StringVar(&format, "format", "text", "text, ids, jsonl, openai, anthropic, responses or gemini")
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("text", "ids", "jsonl", "openai", "anthropic", "responses", "gemini"))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
 	addModelFlags(cmd)
@@ -119,7 +122,7 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 		return nil
 	}
 	if opts.Format == render.FormatJSONL {
-		return &UsageError{Err: errors.New("--fit prints openai, anthropic, text or ids")}
+		return &UsageError{Err: errors.New("--fit prints openai, anthropic, gemini, text or ids")}
 	}
 	est, fallback, err := f.resolveModelOptions(cmd)
 	if err != nil {

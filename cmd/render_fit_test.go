@@ -135,3 +135,42 @@ func TestRenderFitBodyRecountsWithinBudget(t *testing.T) {
 		t.Fatalf("re-counted fitted body is %v tokens, budget %v", total, budget)
 	}
 }
+
+// TestRenderFitReportCarriesNoFormOfTheKey: an endpoint echoing the key
+// (prefix, upper-cased, base64) in its error; the fit report, stdout and
+// stderr show none of them.
+func TestRenderFitReportCarriesNoFormOfTheKey(t *testing.T) {
+	echo := sessiontest.TestKey[:20] + " " + strings.ToUpper(sessiontest.TestKey) + " " + sessiontest.KeyForms()[3]
+	cs := sessiontest.NewChatServer(t, func(int, string) (int, string) {
+		return 400, sessiontest.APIError("rejected "+echo, "invalid_request_error", "")
+	})
+	dir := sessiontest.CopyFixture(t, "tools")
+	report := filepath.Join(t.TempDir(), "fit.json")
+	env := map[string]string{"CTXFOLD_API_KEY": sessiontest.TestKey}
+	res := cliRun(t, env, false, "render", dir, "--fit", "--window", "1200", "--format", "ids", "--summarizer", "openai",
+		"--base-url", cs.URL+"/v1", "--summary-model", "summary-model", "--json-report", report)
+	rep, _ := os.ReadFile(report)
+	if cs.Calls() == 0 || !strings.Contains(string(rep), "[redacted]") {
+		t.Fatalf("exit %d, %d calls, report %s, stderr %s", res.Code, cs.Calls(), rep, res.Stderr)
+	}
+	sessiontest.AssertNoKey(t, dir, res.Stdout, res.Stderr, string(rep))
+}
+
+func TestSummarizerBaseURLWithCredentialsIsRefused(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	before := sessionBytes(t, dir)
+	env := map[string]string{"CTXFOLD_API_KEY": sessiontest.TestKey}
+	for _, args := range [][]string{
+		{"compact", dir, "--summarizer", "openai", "--summary-model", "m", "--base-url", "http://u:" + sessiontest.TestKey + "@127.0.0.1:1/v1"},
+		{"render", dir, "--fit", "--window", "1200", "--summarizer", "openai", "--summary-model", "m", "--base-url", "http://u:" + sessiontest.TestKey + "@127.0.0.1:1/v1"},
+	} {
+		res := cliRun(t, env, false, args...)
+		if res.Code != 2 || !strings.Contains(res.Stderr, "must not hold credentials") {
+			t.Fatalf("%s: exit %d: %s", args[0], res.Code, res.Stderr)
+		}
+		sessiontest.AssertNoKey(t, dir, res.Stdout, res.Stderr)
+	}
+	if after := sessionBytes(t, dir); !bytes.Equal(after["nodes.jsonl"], before["nodes.jsonl"]) || !bytes.Equal(after["events.jsonl"], before["events.jsonl"]) {
+		t.Fatal("a refused run changed the session")
+	}
+}

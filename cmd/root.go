@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/viper"
 	"golang.org/x/term"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -133,11 +134,13 @@ func printError(w io.Writer, err error) {
 	if errors.As(err, &silent) {
 		return
 	}
-	msg := err.Error()
-	fmt.Fprintf(w, "ctxfold: error: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	// An error can quote a node id or a line of the input: neutralise it
+	// like every other text output.
+	msg := render.TextSafe(strings.ReplaceAll(err.Error(), "\n", " "))
+	fmt.Fprintf(w, "ctxfold: error: %s\n", msg)
 	var h interface{ Hint() string }
 	if errors.As(err, &h) && h.Hint() != "" {
-		fmt.Fprintf(w, "ctxfold: hint: %s\n", h.Hint())
+		fmt.Fprintf(w, "ctxfold: hint: %s\n", render.TextSafe(h.Hint()))
 	}
 }
 
@@ -179,7 +182,9 @@ its invariants.` + exitStatusHelp(""),
 		newVerifyCmd(f),
 		newGraphCmd(f),
 		newImportCmd(f),
+		newExportCmd(f),
 		newSearchCmd(f),
+		newAuditCmd(f),
 		newConfigCmd(f),
 		newVersionCmd(f),
 	)

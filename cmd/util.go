@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -56,6 +57,6 @@ func (f *Factory) openOptions() transcript.OpenOptions {
 // printWarnings writes store warnings to stderr, one line each.
 func printWarnings(w io.Writer, warnings []transcript.Warning) {
 	for _, wn := range warnings {
-		fmt.Fprintf(w, "ctxfold: warning: %s\n", wn)
+		fmt.Fprintf(w, "ctxfold: warning: %s\n", render.TextSafe(wn.String()))
 	}
 }

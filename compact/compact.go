@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
@@ -32,13 +33,23 @@ const (
 	EventFailed   = "compaction_failed"
 )
 
-// DefaultMaxSummaryTokens is the summary's ceiling; the cap asked of a
-// summarizer is a quarter of what it replaces, within [MinSummaryTokens,
-// this].
+// The summary's ceiling, unless --max-summary-tokens sets it: 5% of the
+// model window within [DefaultMaxSummaryTokens, MaxAutoSummaryTokens]
+// (4,000 without a window). The cap asked of a summarizer is a quarter of
+// what it replaces, within [MinSummaryTokens, the ceiling]. A large window
+// gets a larger ceiling so that a re-compaction can carry a client's own
+// summary whole (Claude Code's run to 3,500 tokens) and still keep the
+// facts of the newly covered turns (docs/COMPACT.md §3).
 const (
 	DefaultMaxSummaryTokens = 4_000
+	MaxAutoSummaryTokens    = 16_000
 	MinSummaryTokens        = 256
 )
+
+// SummaryCeiling is the default ceiling for a model window (0: unknown).
+func SummaryCeiling(window int) int {
+	return min(max(window/20, DefaultMaxSummaryTokens), MaxAutoSummaryTokens)
+}
 
 // Options configure one compaction.
 type Options struct {
@@ -51,7 +62,8 @@ type Options struct {
 	DefaultModel string
 	// KeepTokens overrides the retained-token target (0: from the window).
 	KeepTokens int
-	// MaxSummaryTokens is the summary's ceiling (0: DefaultMaxSummaryTokens).
+	// MaxSummaryTokens is the summary's ceiling (0: SummaryCeiling of the
+	// window).
 	MaxSummaryTokens int
 	// IfAbove compacts only when the view's budget percentage is at least
 	// this (0: always).
@@ -250,13 +262,30 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	}
 	maxTok := opts.MaxSummaryTokens
 	if maxTok <= 0 {
-		maxTok = DefaultMaxSummaryTokens
+		w, err := window(eopts)
+		if err != nil {
+			return nil, err
+		}
+		maxTok = SummaryCeiling(w)
 	}
 	// seed 000 §4 step 3: the summarizer reads the previous summary plus
 	// every newly covered turn; it runs outside the lock.
 	req := summarize.Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
 	if plan.Previous != nil {
 		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
+		if !strings.Contains(req.Previous, "## Objective") {
+			// A client's own summary (imported) states no objective under
+			// that heading: the first request it covers is on disk.
+			if req.FirstRequest, err = firstRequest(g.S, plan.Previous.CoversIDs()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if req.Recovered, err = recovered(g, plan, req.Previous); err != nil {
+		return nil, err
+	}
+	if req.Pinned, err = pinnedTexts(g.S, plan.CoversIDs); err != nil {
+		return nil, err
 	}
 	if opts.DryRun {
 		res.Outcome, res.Reason = OutcomePlanned, plan.Reason
@@ -444,6 +473,115 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 		return c, fmt.Errorf("%w (%d → %d tokens)", ErrNonReducing, before, after.Total)
 	}
 	return c, nil
+}
+
+// recoveredKinds are the fact kinds a re-compaction gives back to the
+// summarizer (the ones docs/COMPACT.md §7's acceptance table measures,
+// and the user's requests).
+var recoveredKinds = map[audit.Kind]bool{audit.KindRequest: true, audit.KindInstruction: true,
+	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true}
+
+// recovered returns the facts the summarizer would not see otherwise,
+// oldest first: those of the turns the previous summary covers that its
+// text lacks, and those of the caller subtrees (sub-agents) of every
+// covered turn, which are not on the spine the summarizer reads
+// (audit.Extract, audit.Subtrees, audit.Matcher; docs/COMPACT.md §3).
+func recovered(g *dag.Graph, plan *Plan, prevText string) ([]summarize.Fact, error) {
+	s := g.S
+	load := func(idx []int) ([]*transcript.Node, error) {
+		out := make([]*transcript.Node, 0, len(idx))
+		for _, i := range idx {
+			n, err := s.Node(i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	var prevIdx, allIdx []int
+	for k, id := range plan.CoversIDs {
+		i, ok := s.Lookup(id)
+		if !ok {
+			return nil, fmt.Errorf("%s: covered node %q does not exist", s.Dir, id)
+		}
+		if k < len(plan.CoversIDs)-len(plan.NewIDs) {
+			prevIdx = append(prevIdx, i)
+		}
+		allIdx = append(allIdx, i)
+	}
+	nodes, err := load(prevIdx)
+	if err != nil {
+		return nil, err
+	}
+	spawned, err := load(audit.Subtrees(g, allIdx))
+	if err != nil {
+		return nil, err
+	}
+	m := audit.NewMatcher(prevText)
+	var out []summarize.Fact
+	for _, f := range audit.Extract(nodes, spawned) {
+		if recoveredKinds[f.Kind] && !m.Has(f) {
+			out = append(out, summarize.Fact{Kind: string(f.Kind), Text: f.Text})
+		}
+	}
+	return out, nil
+}
+
+// firstRequest is the text of the first request the user typed among ids
+// (transcript.Node.IsRealRequest), "" when there is none.
+func firstRequest(s *transcript.Session, ids []string) (string, error) {
+	for _, id := range ids {
+		n, err := s.NodeByID(id)
+		if err != nil {
+			return "", err
+		}
+		if n.IsRealRequest() {
+			if t := strings.TrimSpace(n.Content.PlainText()); t != "" {
+				return t, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// pinnedTexts are the texts of the pinned nodes among the ids the new
+// summary covers — the previous summary's included, so a pin survives
+// every later compaction (ctxfold pin; docs/FORMAT.md §5) — for the
+// summary to quote verbatim. A pinned node with no text of its own gives
+// its tool calls' commands or its results' text instead.
+func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
+	pins, err := s.Pins()
+	if err != nil || len(pins) == 0 {
+		return nil, err
+	}
+	var out []string
+	for _, id := range covers {
+		if !pins[id] {
+			continue
+		}
+		n, err := s.NodeByID(id)
+		if err != nil {
+			return nil, err
+		}
+		if t := strings.TrimSpace(n.Content.PlainText()); t != "" {
+			out = append(out, t)
+			continue
+		}
+		for _, c := range n.AllToolCalls() {
+			if cmd := c.ShellCommand(); cmd != "" {
+				out = append(out, cmd)
+			} else {
+				out = append(out, c.Name+" "+c.ArgumentsText())
+			}
+		}
+		for _, r := range n.ToolResults() {
+			if t := strings.TrimSpace(r.Text); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
 }
 
 // checkSession runs the verify engine and returns a *BrokenError for the

@@ -82,3 +82,34 @@ func TestCompactWithExec(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
+
+// TestOpenAISummaryHoldingKeyFails: a summary repeating the key would
+// store it in nodes.jsonl for good; it is a failed compaction instead.
+func TestOpenAISummaryHoldingKeyFails(t *testing.T) {
+	o, _ := newOpenAI(t, func(int, string) (int, string) {
+		return 200, sessiontest.Completion("## Objective\nThe request carried " + strings.ToUpper(sessiontest.TestKey))
+	})
+	dir := sessiontest.CopyFixture(t, "tools")
+	files := snapshotFiles(t, dir)
+	res, err := Compact(context.Background(), opts(dir, o, 300))
+	var failed *FailedError
+	if !errors.As(err, &failed) || failed.ExitCode() != 3 || res.Outcome != OutcomeFailed || !errors.Is(err, summarize.ErrSummaryHoldsKey) {
+		t.Fatalf("%v %+v", err, res)
+	}
+	unchanged(t, dir, files)
+	sessiontest.AssertNoKey(t, dir, err.Error())
+}
+
+// TestOpenAIErrorEchoingKeyIsRedactedEverywhere: the failure's error, as
+// printed and as written to events.jsonl, carries no form of the key.
+func TestOpenAIErrorEchoingKeyIsRedactedEverywhere(t *testing.T) {
+	o, _ := newOpenAI(t, func(int, string) (int, string) {
+		return 401, sessiontest.APIError("bad key "+sessiontest.TestKey[:20]+"… "+strings.ToUpper(sessiontest.TestKey), "invalid_request_error", "invalid_api_key")
+	})
+	dir := sessiontest.CopyFixture(t, "tools")
+	_, err := Compact(context.Background(), opts(dir, o, 300))
+	if err == nil {
+		t.Fatal("compaction succeeded")
+	}
+	sessiontest.AssertNoKey(t, dir, err.Error())
+}

@@ -140,6 +140,9 @@ func ImageNotice(b transcript.Block) string {
 type AnthropicBody struct {
 	System   string             `json:"system,omitempty"`
 	Messages []AnthropicMessage `json:"messages"`
+	// Tools are the leading system nodes' metadata.tools, in Anthropic
+	// form ({name, description, input_schema}).
+	Tools []json.RawMessage `json:"tools,omitempty"`
 }
 
 // AnthropicMessage is one message; content is always a block list.
@@ -171,7 +174,10 @@ type AnthropicSource struct {
 
 // AnthropicRequest converts rendered nodes to a Messages body. Rules
 // (docs/FORMAT.md): leading system nodes form `system`; a later system node
-// becomes a user text block "[system] …"; tool nodes become tool_result
+// becomes a user text block "[system] …", except one marked
+// metadata.system_message (a client sent it as a system-role message, as
+// Claude Code 2.1.3xx does), which stays a system-role message; the leading
+// system nodes' metadata.tools become `tools`; tool nodes become tool_result
 // blocks in a user message; consecutive same-role messages are merged with
 // tool_result blocks first, as the API requires; thinking is sent only when
 // it carries a signature.
@@ -182,6 +188,7 @@ func AnthropicRequest(nodes []*transcript.Node) AnthropicBody {
 	for _, n := range nodes {
 		if n.Role == transcript.RoleSystem && leading {
 			system = append(system, n.Content.PlainText())
+			body.Tools = append(body.Tools, anthropicTools(n.Metadata["tools"])...)
 			continue
 		}
 		leading = false
@@ -217,6 +224,10 @@ func anthropicBlocks(n *transcript.Node) (string, []AnthropicBlock) {
 		}
 		return "user", []AnthropicBlock{{Type: "tool_result", ToolUseID: n.ToolCallID, Content: n.Content.PlainText(), IsError: isErr}}
 	case transcript.RoleSystem:
+		var sm bool
+		if json.Unmarshal(n.Metadata["system_message"], &sm) == nil && sm {
+			return "system", []AnthropicBlock{{Type: "text", Text: n.Content.PlainText()}}
+		}
 		return "user", []AnthropicBlock{{Type: "text", Text: "[system] " + n.Content.PlainText()}}
 	}
 	role := "user"
@@ -225,7 +236,10 @@ func anthropicBlocks(n *transcript.Node) (string, []AnthropicBlock) {
 	}
 	var blocks []AnthropicBlock
 	text := func(s string) {
-		if s != "" {
+		// The Messages API rejects a text block holding only whitespace
+		// (400 "text content blocks must contain non-whitespace text");
+		// the stored node keeps it, the request leaves it out.
+		if strings.TrimSpace(s) != "" {
 			blocks = append(blocks, AnthropicBlock{Type: "text", Text: s})
 		}
 	}
@@ -257,6 +271,36 @@ func anthropicBlocks(n *transcript.Node) (string, []AnthropicBlock) {
 		blocks = append(blocks, toolUse(c))
 	}
 	return role, blocks
+}
+
+// anthropicTools converts tool definitions (docs/ESTIMATE.md: OpenAI,
+// bare function or Anthropic form) to Anthropic form.
+func anthropicTools(raw json.RawMessage) []json.RawMessage {
+	var defs []map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &defs) != nil {
+		return nil
+	}
+	out := make([]json.RawMessage, 0, len(defs))
+	for _, d := range defs {
+		if fn, ok := d["function"]; ok {
+			var f map[string]json.RawMessage
+			if json.Unmarshal(fn, &f) != nil {
+				continue
+			}
+			d = f
+		}
+		if params, ok := d["parameters"]; ok {
+			if _, has := d["input_schema"]; !has {
+				d["input_schema"] = params
+			}
+			delete(d, "parameters")
+		}
+		delete(d, "type")
+		if b, err := MarshalNoEscape(d); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // toolUse converts a call; tool_use input must be an object, so a string

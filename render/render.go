@@ -1,7 +1,7 @@
 // Package render owns what the model reads next turn: the rendered view
 // from a head (dag's segment substitution applied) and its conversion to
 // each output format (text, ids, jsonl, OpenAI Chat Completions, Anthropic
-// Messages). Every command that needs "what the model sees" goes through
+// Messages, Gemini generateContent). Every command that needs "what the model sees" goes through
 // View; nothing else decides it. It does not count tokens (estimate/) and
 // never writes to a session.
 package render
@@ -26,10 +26,15 @@ const (
 	FormatJSONL     Format = "jsonl"
 	FormatOpenAI    Format = "openai"
 	FormatAnthropic Format = "anthropic"
+	// FormatResponses is the `input` of an OpenAI Responses API request,
+	// which can say what Chat Completions cannot: developer messages and
+	// a client's own compaction (what Codex CLI sends).
+	FormatResponses Format = "responses"
+	FormatGemini    Format = "gemini"
 )
 
 // Formats lists every format, for flag validation and completion.
-var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic}
+var Formats = []Format{FormatText, FormatIDs, FormatJSONL, FormatOpenAI, FormatAnthropic, FormatResponses, FormatGemini}
 
 // ParseFormat validates a format name.
 func ParseFormat(s string) (Format, error) {
@@ -208,7 +213,7 @@ func write(w io.Writer, src nodeSource, f Format) error {
 	switch f {
 	case FormatIDs:
 		for _, id := range src.ids() {
-			if _, err = fmt.Fprintln(bw, id); err != nil {
+			if _, err = fmt.Fprintln(bw, TextSafe(id)); err != nil {
 				break
 			}
 		}
@@ -223,6 +228,10 @@ func write(w io.Writer, src nodeSource, f Format) error {
 		err = writeOpenAI(bw, src)
 	case FormatAnthropic:
 		err = writeAnthropic(bw, src)
+	case FormatResponses:
+		err = writeResponses(bw, src)
+	case FormatGemini:
+		err = writeGemini(bw, src)
 	default:
 		err = fmt.Errorf("unknown format %q", f)
 	}
@@ -307,10 +316,13 @@ func writeTextContent(w *bufio.Writer, n *transcript.Node) {
 
 // TextSafe makes transcript text safe to print for a person: content is
 // untrusted (tool output, imported files), and on a terminal an ESC, OSC or
-// CSI sequence in it would recolour, retitle or rewrite the screen. C0
-// controls other than \n and \t, DEL and invalid bytes become \xNN, C1
-// controls \u00NN; everything else, line breaks included, is kept. Only
-// the text formats use it: jsonl, openai, anthropic and ids stay
+// CSI sequence in it would recolour, retitle or rewrite the screen, and a
+// bidi control (U+202E) would make it read in another order than it is
+// stored. C0 controls other than \n and \t, DEL and invalid bytes become
+// \xNN, C1 controls \u00NN and bidi controls \uNNNN; everything else, line
+// breaks included, is kept. It is the one neutraliser of every text output
+// (render's text and ids, search, graph, the ids append and checkout print,
+// errors and warnings); jsonl, openai, anthropic, responses, gemini and --json stay
 // byte-exact.
 func TextSafe(s string) string {
 	i := 0
@@ -339,14 +351,28 @@ func TextSafe(s string) string {
 			b.WriteString(`\x`)
 			b.WriteByte(hexDigits[c>>4])
 			b.WriteByte(hexDigits[c&0xf])
-		case r >= 0x80 && r <= 0x9f:
-			b.WriteString(`\u00`)
-			b.WriteByte(hexDigits[r>>4])
-			b.WriteByte(hexDigits[r&0xf])
+		case r >= 0x80 && r <= 0x9f, isBidiControl(r):
+			b.WriteString(`\u`)
+			for shift := 12; shift >= 0; shift -= 4 {
+				b.WriteByte(hexDigits[(r>>shift)&0xf])
+			}
 		default:
 			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
 	return b.String()
+}
+
+// isBidiControl reports the Unicode bidirectional formatting characters
+// (UAX #9: embeddings, overrides, isolates and the marks), which reorder
+// the text around them when it is displayed.
+func isBidiControl(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0x200e, r == 0x200f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }

@@ -326,7 +326,7 @@ func TestBuildHeadErrors(t *testing.T) {
 			t.Errorf("Build(%s) = %v, want %q", id, err, want)
 		}
 	}
-	if _, err := render.ParseFormat("yaml"); err == nil || err.Error() != `unknown format "yaml" (want text, ids, jsonl, openai, anthropic)` {
+	if _, err := render.ParseFormat("yaml"); err == nil || err.Error() != `unknown format "yaml" (want text, ids, jsonl, openai, anthropic, responses, gemini)` {
 		t.Fatalf("ParseFormat: %v", err)
 	}
 	// An empty session renders nothing, successfully.
@@ -334,7 +334,7 @@ func TestBuildHeadErrors(t *testing.T) {
 	transcript.Init(dir, "", rtWrite)
 	for _, f := range render.Formats {
 		out := rtRender(t, dir, "", false, f)
-		want := map[render.Format]string{render.FormatOpenAI: "[\n]\n", render.FormatAnthropic: "{\n  \"messages\": []\n}\n"}[f]
+		want := map[render.Format]string{render.FormatOpenAI: "[\n]\n", render.FormatResponses: "[\n]\n", render.FormatAnthropic: "{\n  \"messages\": []\n}\n", render.FormatGemini: "{\n  \"contents\": []\n}\n"}[f]
 		if out != want {
 			t.Errorf("empty session, %s: %q", f, out)
 		}
@@ -444,5 +444,61 @@ func TestWriteStyled(t *testing.T) {
 		if a.String() != b.String() {
 			t.Fatalf("%s was styled", f)
 		}
+	}
+}
+
+// TestAnthropicDropsWhitespaceTextBlocks: the Messages API answers 400 to
+// {"type":"text","text":"\n\n"}; jsonl keeps the block as stored.
+func TestAnthropicDropsWhitespaceTextBlocks(t *testing.T) {
+	dir := rtSession(t, `{"id":"u1","role":"user","content":"fix it"}
+{"id":"a1","role":"assistant","content":[{"type":"text","text":"\n\n"},{"type":"text","text":"done"},{"type":"text","text":" \t"}]}
+{"id":"u2","role":"user","content":"\n\n"}
+{"id":"a2","role":"assistant","content":"ok"}
+`)
+	body := rtRender(t, dir, "", false, render.FormatAnthropic)
+	if !strings.Contains(body, `"done"`) {
+		t.Fatalf("anthropic body lost the text:\n%s", body)
+	}
+	var req render.AnthropicBody
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if b.Type == "text" && strings.TrimSpace(b.Text) == "" {
+				t.Fatalf("whitespace-only block in %+v", m)
+			}
+		}
+	}
+	if jsonl := rtRender(t, dir, "", false, render.FormatJSONL); !strings.Contains(jsonl, `{"type":"text","text":"\n\n"}`) {
+		t.Fatalf("jsonl lost the stored block:\n%s", jsonl)
+	}
+}
+
+// A leading system node's metadata.tools become the body's tools in
+// Anthropic form (OpenAI form converted); a later system node marked
+// system_message (a client sent it as a system-role message) stays one,
+// and consecutive ones merge; an unmarked one is still "[system] …".
+func TestAnthropicToolsAndSystemMessages(t *testing.T) {
+	sys := &transcript.Node{ID: "s", Role: transcript.RoleSystem, Content: transcript.TextContent("Be brief.")}
+	sys.SetMeta("tools", []any{
+		map[string]any{"name": "Bash", "description": "run", "input_schema": map[string]any{"type": "object"}},
+		map[string]any{"type": "function", "function": map[string]any{"name": "ls", "description": "list", "parameters": map[string]any{"type": "object"}}},
+	})
+	u := &transcript.Node{ID: "u", Role: transcript.RoleUser, Content: transcript.TextContent("hi")}
+	env := &transcript.Node{ID: "e", Role: transcript.RoleSystem, Content: transcript.TextContent("ENV")}
+	env.SetMeta("system_message", true)
+	date := &transcript.Node{ID: "d", Role: transcript.RoleSystem, Content: transcript.TextContent("DATE")}
+	date.SetMeta("system_message", true)
+	note := &transcript.Node{ID: "n", Role: transcript.RoleSystem, Content: transcript.TextContent("note")}
+	body := render.AnthropicRequest([]*transcript.Node{sys, u, env, date, note})
+	tools, _ := json.Marshal(body.Tools)
+	if want := `[{"description":"run","input_schema":{"type":"object"},"name":"Bash"},{"description":"list","input_schema":{"type":"object"},"name":"ls"}]`; string(tools) != want {
+		t.Errorf("tools %s\nwant  %s", tools, want)
+	}
+	got, _ := json.Marshal(body.Messages)
+	want := `[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"system","content":[{"type":"text","text":"ENV"},{"type":"text","text":"DATE"}]},{"role":"user","content":[{"type":"text","text":"[system] note"}]}]`
+	if string(got) != want {
+		t.Errorf("messages %s\nwant     %s", got, want)
 	}
 }

@@ -18,6 +18,7 @@ func TestTextSafe(t *testing.T) {
 		{"over\rwrite\x7f\x00", `over\x0dwrite\x7f\x00`},
 		{"c1 \u009b31m csi", `c1 \u009b31m csi`},
 		{"bad \xff byte", `bad \xff byte`},
+		{"file\u202egnp.exe \u2066iso\u2069 \u200f\u061c", `file\u202egnp.exe \u2066iso\u2069 \u200f\u061c`},
 	} {
 		if got := render.TextSafe(tc.in); got != tc.want {
 			t.Errorf("TextSafe(%q) = %q, want %q", tc.in, got, tc.want)

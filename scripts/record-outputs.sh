@@ -117,4 +117,12 @@ if [ "${RECORD_LARGE:-1}" != 0 ]; then
   (cd "$repo" && go run ./bench/estimate-gen -n 100000 -o "$work/gen100k" >/dev/null)
   MODEL=gpt-4o session gen100k "$work/gen100k"
 fi
+# What differs run to run by design: minted summary ids, durations and
+# today's timestamps.
+today=$(date -u +%Y-%m-%d)
+find "$out" -type f -print0 | xargs -0 sed -i -E \
+  -e 's/summary_[0-9a-f]{16}/summary_MINTED/g' \
+  -e 's/"duration_ms": ?[0-9]+/"duration_ms":0/g' \
+  -e "s/${today}T[0-9:.]+Z?/TODAY/g" \
+  -e "s/${today//-/}T[0-9.]+Z/TODAY/g"
 echo "recorded $(find "$out" -name '*.rc' | wc -l) runs under $out"

@@ -24,12 +24,16 @@ func (Extractive) Name() string { return "extractive" }
 
 // CacheKey implements Summarizer. The rules are versioned: change the
 // version when they change what a summary says.
-func (Extractive) CacheKey() string { return "extractive/v1" }
+func (Extractive) CacheKey() string { return "extractive/v2" }
 
 // Section names used by the extractive summary (a subset of Sections plus
 // the media notice).
 const (
 	secObjective   = "Objective"
+	secEarlier     = "Earlier state"
+	secPinned      = "Pinned"
+	secRequests    = "User requests"
+	secTools       = "Other tool calls"
 	secState       = "Current state and plan"
 	secInspected   = "Files inspected"
 	secModified    = "Files modified"
@@ -44,30 +48,34 @@ const (
 )
 
 // paragraph sections hold one text; the others are lists.
-var paragraphSections = map[string]bool{secObjective: true, secState: true, secLatest: true}
+var paragraphSections = map[string]bool{secObjective: true, secEarlier: true, secState: true, secLatest: true}
 
-var sectionOrder = append(slices.Clone(Sections), secMedia)
+// sectionOrder: the objective, then what an earlier summary said (a
+// client's own summary, carried forward whole), then the pinned texts,
+// then seed 002's sections.
+var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secTools, secMedia)
 
-// dropOrder is the order items are dropped in when the summary exceeds its
-// cap: the cheapest to lose first; within a section the oldest item goes.
-var dropOrder = []string{secCommands, secInspected, secQuestions, secDecisions, secRejected, secMedia, secErrors, secModified, secConstraints}
-
-// perSectionLimit bounds a list before sizing (the most recent items win).
-const perSectionLimit = 40
+// dropOrder ranks the lists when the summary exceeds its cap: the first
+// listed loses items first, the oldest item of a section first (so the
+// most recent survive). What `ctxfold audit` counts — constraints, errors,
+// files modified, commands, files inspected — goes last, constraints
+// last of all; pinned texts are never dropped.
+var dropOrder = []string{secTools, secQuestions, secDecisions, secRejected, secMedia, secInspected, secRequests, secCommands, secErrors, secModified, secConstraints}
 
 var (
-	reConstraint = keywordRE{regexp.MustCompile(`(?i)\b(never|always|do not|don't|must|mustn't|should not|shouldn't|only|prefer|avoid|make sure|ensure|without|keep)\b`),
-		[]string{"never", "always", "do not", "don't", "must", "should not", "shouldn't", "only", "prefer", "avoid", "make sure", "ensure", "without", "keep"}}
-	reDecision = keywordRE{regexp.MustCompile(`(?i)(\bI'll\b|\bI will\b|\bwe'll\b|\bwe will\b|\blet's\b|\bdecided\b|\bgoing to\b|\bswitch(ed)? to\b|\bthe plan\b|\bthe fix\b|\bfound it\b|\binstead of\b|\brather than\b)`),
+	reConstraint = keywordRE{regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|without|keep|please|instead|stop|no longer|not allowed|required)\b`),
+		[]string{"never", "always", "do not", "don't", "dont", "must", "should", "only", "prefer", "avoid", "make sure", "ensure", "without", "keep", "please", "instead", "stop", "no longer", "not allowed", "required"}}
+	// reCorrection: a user sentence that opens by correcting the agent.
+	reCorrection = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
+	reDecision   = keywordRE{regexp.MustCompile(`(?i)(\bI'll\b|\bI will\b|\bwe'll\b|\bwe will\b|\blet's\b|\bdecided\b|\bgoing to\b|\bswitch(ed)? to\b|\bthe plan\b|\bthe fix\b|\bfound it\b|\binstead of\b|\brather than\b)`),
 		[]string{"i'll", "i will", "we'll", "we will", "let's", "decided", "going to", "switch", "the plan", "the fix", "found it", "instead of", "rather than"}}
 	// reInspect: "I'll read the file first" announces a look, not a decision.
 	reInspect = keywordRE{regexp.MustCompile(`(?i)\b(I'll|I will|let me|let's|we'll)\s+(first\s+)?(read|run|re-run|check|look|inspect|open|search|see|start|begin|try)\b`),
 		[]string{"i'll", "i will", "let me", "let's", "we'll"}}
 	reRejected = keywordRE{regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`),
 		[]string{"won't work", "doesn't work", "didn't work", "does not work", "did not work", "not going to", "reject", "abandon", "revert", "gave up", "no longer", "dead end", "ruled out"}}
-	reErrorLine = keywordRE{regexp.MustCompile(`(\bFAIL\b|\bFAILED\b|\bpanic:|(?i:\berror:)|\bERROR\b|(?i:^error\b)|\w+Error\b|(?i:\bexception\b)|Traceback|undefined:|(?i:\bcannot\b)|fatal:|(?i:\bnot found\b)|(?i:permission denied)|(?i:segmentation fault)|exit (status|code) [1-9]|\.go:\d+:|\.py", line \d+)`),
-		[]string{"fail", "panic:", "error", "exception", "traceback", "undefined:", "cannot", "fatal:", "not found", "permission denied", "segmentation fault", "exit status", "exit code", ".go:", ".py\", line"}}
-	reShellTool = regexp.MustCompile(`(?i)(bash|shell|exec|run|terminal|command|sh$)`)
+	reTodoTool  = regexp.MustCompile(`(?i)(todo|plan)`)
+	rePatchFile = regexp.MustCompile(`\*\*\* (?:Add|Update|Delete) File: ([^\n\\]+)`)
 	reWriteTool = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
 )
 
@@ -105,6 +113,31 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 	if req.Previous != "" {
 		x.absorb(req.Previous)
 	}
+	if x.paragraph[secObjective] == "" && strings.TrimSpace(req.FirstRequest) != "" {
+		x.paragraph[secObjective] = clipText(strings.TrimSpace(req.FirstRequest), 2000)
+	}
+	// Recovered facts are older than every new turn: under the budget they
+	// go before the new turns' items of the same section.
+	for _, f := range req.Recovered {
+		switch f.Kind {
+		case "request":
+			x.add(secRequests, clipText(f.Text, 300))
+		case "instruction":
+			x.add(secConstraints, quote(f.Text))
+		case "path":
+			x.add(secInspected, f.Text)
+		case "command":
+			x.add(secCommands, clipText(f.Text, 300))
+		case "error":
+			x.add(secErrors, clipText(f.Text, 240))
+		}
+	}
+	for _, p := range req.Pinned {
+		// Not add: a pinned text is kept verbatim, whitespace included.
+		if p != "" && !slices.Contains(x.lists[secPinned], p) {
+			x.lists[secPinned] = append(x.lists[secPinned], p)
+		}
+	}
 	var lastAssistant string
 	for _, nd := range req.Nodes {
 		if err := ctx.Err(); err != nil {
@@ -112,13 +145,23 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 		}
 		text := strings.TrimSpace(nd.Content.PlainText())
 		switch {
+		case nd.IsTurnStart() && nd.IsMeta():
+			// A client's bookkeeping (Claude Code isMeta lines, command
+			// wrappers, the local-command caveat, system reminders) is
+			// neither a request nor the user's constraint.
 		case nd.IsTurnStart() && text != "":
-			if x.paragraph[secObjective] == "" {
+			objective := x.paragraph[secObjective] == ""
+			if objective {
 				x.paragraph[secObjective] = clipText(text, 2000)
 			}
 			x.paragraph[secLatest] = clipText(text, 2000)
-			for _, s := range sentences(text) {
-				if reConstraint.MatchString(s) {
+			for k, s := range sentences(text) {
+				if k == 0 && !objective {
+					// Each later request's opening; the objective quotes
+					// the first whole.
+					x.add(secRequests, clipText(s, 300))
+				}
+				if reConstraint.MatchString(s) || reCorrection.MatchString(s) {
 					x.add(secConstraints, quote(s))
 				}
 			}
@@ -159,11 +202,6 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 	if lastAssistant != "" {
 		x.paragraph[secState] = clipText(lastAssistant, 1500)
 	}
-	for sec, items := range x.lists {
-		if len(items) > perSectionLimit {
-			x.lists[sec] = items[len(items)-perSectionLimit:]
-		}
-	}
 	return x.fit(req)
 }
 
@@ -174,37 +212,54 @@ func (x *extraction) absorb(prev string) {
 	sec := ""
 	var para []string
 	flush := func() {
-		if sec != "" && paragraphSections[sec] && len(para) > 0 {
-			x.paragraph[sec] = strings.Join(para, "\n")
+		if sec != "" && paragraphSections[sec] {
+			if p := strings.TrimSpace(strings.Join(para, "\n")); p != "" {
+				x.paragraph[sec] = p
+			}
 		}
 		para = nil
 	}
 	known := false
 	for _, line := range strings.Split(prev, "\n") {
 		if h, ok := strings.CutPrefix(line, "## "); ok {
-			flush()
-			sec = strings.TrimSpace(h)
-			known = known || slices.Contains(sectionOrder, sec)
-			continue
+			h = strings.TrimSpace(h)
+			// A heading of the carried earlier state (a client's summary
+			// may use "## " itself) stays part of it; a known one ends it.
+			if sec != secEarlier || slices.Contains(sectionOrder, h) {
+				flush()
+				sec = h
+				known = known || slices.Contains(sectionOrder, sec)
+				continue
+			}
 		}
-		if sec == "" || strings.TrimSpace(line) == "" {
+		if sec == "" || sec == secPinned {
+			// Pinned texts come again with every request (Request.Pinned),
+			// so an unpinned node's text leaves the next summary.
 			continue
 		}
 		if paragraphSections[sec] {
+			// Paragraphs keep their blank lines: the earlier state is
+			// carried verbatim.
 			para = append(para, line)
-		} else if slices.Contains(sectionOrder, sec) {
+		} else if strings.TrimSpace(line) != "" && slices.Contains(sectionOrder, sec) {
 			x.add(sec, strings.TrimPrefix(line, "- "))
 		}
 	}
 	flush()
 	if !known {
-		x.paragraph[secState] = clipText(strings.TrimSpace(prev), 3000)
+		// A summary of another shape — a client's own, imported — is
+		// carried forward whole as the earlier state (docs/COMPACT.md §3).
+		x.paragraph[secEarlier] = strings.TrimSpace(prev)
 	}
 	// The latest request and the state are superseded by the new turns when
 	// they have any; the objective stays the first request ever made.
 }
 
 func (x *extraction) toolCall(c transcript.ToolCall) {
+	if cmd := c.ShellCommand(); cmd != "" {
+		x.add(secCommands, clipText(cmd, 300))
+		return
+	}
 	var args map[string]any
 	argText := c.ArgumentsText()
 	_ = json.Unmarshal([]byte(argText), &args)
@@ -226,40 +281,34 @@ func (x *extraction) toolCall(c transcript.ToolCall) {
 			}
 		}
 	}
+	// apply_patch (Codex) names its files inside the patch text.
+	for _, m := range rePatchFile.FindAllStringSubmatch(argText, -1) {
+		paths = append(paths, strings.TrimSpace(m[1]))
+		write = true
+	}
+	sec := secInspected
+	if write {
+		sec = secModified
+	}
+	for _, p := range paths {
+		x.add(sec, p)
+	}
 	if len(paths) > 0 {
-		sec := secInspected
-		if write {
-			sec = secModified
-		}
-		for _, p := range paths {
-			x.add(sec, p)
-		}
 		return
 	}
-	cmd, _ := args["cmd"].(string)
-	if cmd == "" {
-		if s, ok := args["command"].(string); ok && strings.Contains(s, " ") {
-			cmd = s
-		}
-	}
-	if cmd != "" && (reShellTool.MatchString(c.Name) || args["cmd"] != nil) {
-		x.add(secCommands, clipText(cmd, 300))
+	// Any other tool is not a command: it is listed apart, by name and
+	// clipped arguments, a todo list by name alone (its JSON is the
+	// agent's notes, not what it did).
+	if reTodoTool.MatchString(c.Name) {
+		x.add(secTools, c.Name)
 		return
 	}
-	x.add(secCommands, c.Name+" "+clipText(argText, 300))
+	x.add(secTools, c.Name+" "+clipText(argText, 120))
 }
 
 func (x *extraction) toolResult(r transcript.ToolResult) {
-	n := 0
-	for _, line := range strings.Split(r.Text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || !(reErrorLine.MatchString(line) || (r.IsError && n == 0)) {
-			continue
-		}
+	for _, line := range r.ErrorLines(5) {
 		x.add(secErrors, clipText(line, 240))
-		if n++; n >= 5 {
-			break
-		}
 	}
 }
 
@@ -301,7 +350,9 @@ func (x *extraction) fit(req Request) (string, error) {
 		if !dropped {
 			// Only the paragraphs are left: shorten them, the state first.
 			shrunk := false
-			for _, sec := range []string{secState, secLatest, secObjective} {
+			// The earlier state is carried whole; it shrinks only when
+			// nothing else is left to give.
+			for _, sec := range []string{secState, secLatest, secObjective, secEarlier} {
 				if p := x.paragraph[sec]; len(p) > 200 {
 					x.paragraph[sec] = clipText(p, len(p)/2)
 					shrunk = true
@@ -331,6 +382,14 @@ func (x *extraction) render() string {
 		}
 		items := x.lists[sec]
 		if len(items) == 0 {
+			continue
+		}
+		if sec == secPinned {
+			// Verbatim, newlines included: one block a pinned text.
+			b.WriteString("## " + sec + "\n")
+			for _, it := range items {
+				b.WriteString(it + "\n\n")
+			}
 			continue
 		}
 		if sec == secInspected || sec == secModified {

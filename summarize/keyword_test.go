@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var keywordREs = map[string]keywordRE{"constraint": reConstraint, "decision": reDecision, "inspect": reInspect, "rejected": reRejected, "error line": reErrorLine}
+var keywordREs = map[string]keywordRE{"constraint": reConstraint, "decision": reDecision, "inspect": reInspect, "rejected": reRejected}
 
 func keywordREAgrees(t *testing.T, s string) {
 	t.Helper()

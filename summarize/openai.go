@@ -2,9 +2,11 @@ package summarize
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -91,17 +93,22 @@ func (o *OpenAI) Summarize(ctx context.Context, req Request) (string, error) {
 	defer cancel()
 	cfg := openai.DefaultConfig(o.APIKey)
 	if o.BaseURL != "" {
+		if err := CheckBaseURL(o.BaseURL); err != nil {
+			return "", err
+		}
 		cfg.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		timeout := o.Timeout
-		if timeout <= 0 {
-			timeout = 120 * time.Second
+	var hc http.Client
+	if o.HTTPClient != nil {
+		hc = *o.HTTPClient
+	} else {
+		hc.Timeout = o.Timeout
+		if hc.Timeout <= 0 {
+			hc.Timeout = 120 * time.Second
 		}
-		hc = &http.Client{Timeout: timeout}
 	}
-	cfg.HTTPClient = hc
+	hc.CheckRedirect = sameOriginRedirect(hc.CheckRedirect)
+	cfg.HTTPClient = &hc
 	r := &openaiRun{o: o, client: openai.NewClientWithConfig(cfg), enc: req.Encoding}
 	if r.enc == "" {
 		r.enc = estimate.O200kBase
@@ -113,7 +120,57 @@ func (o *OpenAI) Summarize(ctx context.Context, req Request) (string, error) {
 		}
 		return "", o.scrub(err)
 	}
+	if o.holdsKey(text) {
+		// A summary is stored in nodes.jsonl for good: one that repeats the
+		// key (an endpoint echoing its headers, a prompt injection) would
+		// persist the secret, so it is a failed summary.
+		return "", ErrSummaryHoldsKey
+	}
 	return text, nil
+}
+
+// ErrSummaryHoldsKey is returned for a summary that contains the API key
+// (or a recognisable part or encoding of it).
+var ErrSummaryHoldsKey = errors.New("openai: the summary contains the API key; refused, nothing is stored")
+
+// ErrCrossOriginRedirect is returned when the endpoint redirects to
+// another scheme, host or port: following it would send the key there.
+var ErrCrossOriginRedirect = errors.New("openai: the endpoint redirects to another origin; not followed, so the API key is not sent there")
+
+// CheckBaseURL refuses a base URL that holds credentials (user:password@):
+// they would be sent, and echoed, in a form the key scrubber cannot know.
+// The error never repeats the URL.
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("openai: the base URL cannot be parsed")
+	}
+	if u.User != nil {
+		return errors.New("openai: the base URL must not hold credentials (user:password@); give the key in CTXFOLD_API_KEY or OPENAI_API_KEY")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("openai: the base URL must start with http:// or https://, got %q", u.Scheme)
+	}
+	return nil
+}
+
+// sameOriginRedirect follows a redirect only within the first request's
+// scheme, host and port. net/http drops Authorization only when the host
+// name changes, not the port, so a 307 to another port would carry the key.
+func sameOriginRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0].URL
+		if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+			return ErrCrossOriginRedirect
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("openai: stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 func (r *openaiRun) summarize(ctx context.Context, req Request) (string, error) {
@@ -282,6 +339,9 @@ func (r *openaiRun) call(ctx context.Context, prompt string) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+		if errors.Is(err, ErrCrossOriginRedirect) {
+			return "", ErrCrossOriginRedirect
+		}
 		status, msg, code := apiStatus(err)
 		if isContextLength(status, msg, code) {
 			return "", ErrContextLength
@@ -331,12 +391,135 @@ func isContextLength(status int, msg, code string) bool {
 	return status == http.StatusRequestEntityTooLarge
 }
 
-// scrub removes the key from an error's text: an endpoint may echo it.
+// scrub removes the key from an error's text: an endpoint may echo it,
+// whole or transformed (see redactKey).
 func (o *OpenAI) scrub(err error) error {
-	if o.APIKey == "" || !strings.Contains(err.Error(), o.APIKey) {
+	msg := err.Error()
+	red := redactKey(msg, o.APIKey)
+	if red == msg {
 		return err
 	}
-	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), o.APIKey, "[redacted]"), err: err}
+	return &scrubbedError{msg: red, err: err}
+}
+
+// holdsKey reports whether s contains the key in any form redactKey
+// removes.
+func (o *OpenAI) holdsKey(s string) bool {
+	return o.APIKey != "" && redactKey(s, o.APIKey) != s
+}
+
+// minKeyRun is the shortest run of the key that counts as a leak: a prefix
+// or fragment this long (case-insensitive) identifies the key to anyone
+// holding a list of keys, and is long enough not to match ordinary text.
+const minKeyRun = 8
+
+// redactKey replaces in s every run of at least minKeyRun characters of
+// key, compared without case (a key echoed whole, cut to a prefix or
+// upper-cased), and every base64 run (standard or URL alphabet, padded or
+// not, at any alignment) whose decoding holds such a run (an echoed
+// Authorization: Basic header, a key in a JSON blob). A key shorter than
+// minKeyRun is matched whole.
+func redactKey(s, key string) string {
+	if key == "" {
+		return s
+	}
+	s = redactRuns(s, key)
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if !isBase64Char(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isBase64Char(s[j]) {
+			j++
+		}
+		if j-i >= 12 && decodesToKey(s[i:j], key) {
+			b.WriteString(s[last:i])
+			b.WriteString("[redacted]")
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// redactRuns replaces the case-insensitive runs of key in s.
+func redactRuns(s, key string) string {
+	need := min(minKeyRun, len(key))
+	ls, lk := strings.ToLower(s), strings.ToLower(key)
+	if len(ls) != len(s) {
+		// Lower-casing changed byte offsets (rare scripts): fall back to
+		// ASCII folding, which is what a key is made of.
+		ls = asciiLower(s)
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(ls); {
+		best := 0
+		for k := 0; k < len(lk); k++ {
+			n := 0
+			for i+n < len(ls) && k+n < len(lk) && ls[i+n] == lk[k+n] {
+				n++
+			}
+			best = max(best, n)
+		}
+		if best >= need {
+			b.WriteString(s[last:i])
+			b.WriteString("[redacted]")
+			i += best
+			last = i
+			continue
+		}
+		i++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func isBase64Char(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '='
+}
+
+// decodesToKey tries run at each of the four alignments in both base64
+// alphabets and reports whether a decoding holds a run of the key.
+func decodesToKey(run, key string) bool {
+	run = strings.TrimRight(run, "=")
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for off := 0; off < 4 && off < len(run); off++ {
+			part := run[off:]
+			if len(part)%4 == 1 {
+				// Not a whole number of bytes: the run ends mid-group.
+				part = part[:len(part)-1]
+			}
+			data, err := enc.DecodeString(part)
+			if err != nil {
+				continue
+			}
+			if redactRuns(string(data), key) != string(data) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type scrubbedError struct {

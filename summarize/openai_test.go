@@ -2,9 +2,14 @@ package summarize
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,4 +147,93 @@ func TestCacheKeys(t *testing.T) {
 	add("exec b", &Exec{Command: "llm -m b"})
 	add("exec env", &Exec{Command: "llm -m a", Env: []string{"TOKEN=" + sessiontest.TestKey}})
 	add("extractive", Extractive{})
+}
+
+// TestOpenAIRedactsTransformedKey: an error body that echoes the key cut
+// to a prefix, upper-cased or base64-encoded (alone, as a bearer header, as
+// basic auth) reaches the error text redacted in every form.
+func TestOpenAIRedactsTransformedKey(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	echoes := []string{
+		sessiontest.TestKey[:20],
+		strings.ToUpper(sessiontest.TestKey),
+		b64(sessiontest.TestKey),
+		b64("Bearer " + sessiontest.TestKey),
+		"Basic " + b64("user:"+sessiontest.TestKey),
+		base64.RawURLEncoding.EncodeToString([]byte(`{"auth":"` + sessiontest.TestKey + `"}`)),
+	}
+	for _, echo := range echoes {
+		o, _ := newOpenAI(t, func(int, string) (int, string) {
+			return 401, sessiontest.APIError("invalid key "+echo+" given", "invalid_request_error", "invalid_api_key")
+		})
+		_, err := o.Summarize(context.Background(), Request{Nodes: sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 2)), MaxTokens: 500})
+		if err == nil || !strings.Contains(err.Error(), "[redacted]") || !strings.Contains(err.Error(), "given") {
+			t.Fatalf("echo %q: %v", echo, err)
+		}
+		sessiontest.AssertNoKey(t, t.TempDir(), err.Error())
+	}
+	// Ordinary text is not redacted.
+	if got := redactKey("a 500 from https://api.example.test/v1 after 3 attempts", sessiontest.TestKey); strings.Contains(got, "[redacted]") {
+		t.Fatalf("redacted ordinary text: %q", got)
+	}
+}
+
+func TestOpenAIRefusesSummaryHoldingKey(t *testing.T) {
+	for _, form := range []string{sessiontest.TestKey, strings.ToUpper(sessiontest.TestKey[:12]), base64.StdEncoding.EncodeToString([]byte(sessiontest.TestKey))} {
+		o, _ := newOpenAI(t, func(int, string) (int, string) {
+			return 200, sessiontest.Completion("## Objective\nthe key was " + form)
+		})
+		got, err := o.Summarize(context.Background(), Request{Nodes: sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 2)), MaxTokens: 500})
+		if !errors.Is(err, ErrSummaryHoldsKey) || got != "" {
+			t.Fatalf("form %q: %q %v", form, got, err)
+		}
+	}
+}
+
+func TestOpenAIRefusesUserinfoInBaseURL(t *testing.T) {
+	cs := sessiontest.NewChatServer(t, func(int, string) (int, string) { return 200, sessiontest.Completion("x") })
+	u := strings.Replace(cs.URL, "http://", "http://user:"+sessiontest.TestKey+"@", 1) + "/v1"
+	o := &OpenAI{BaseURL: u, APIKey: sessiontest.TestKey, Model: "summary-model", Timeout: 5 * time.Second}
+	_, err := o.Summarize(context.Background(), Request{Nodes: sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 2)), MaxTokens: 500})
+	if err == nil || !strings.Contains(err.Error(), "must not hold credentials") || cs.Calls() != 0 {
+		t.Fatalf("%v after %d calls", err, cs.Calls())
+	}
+	sessiontest.AssertNoKey(t, t.TempDir(), err.Error())
+}
+
+// TestOpenAIDoesNotFollowRedirectToAnotherOrigin: net/http keeps the
+// Authorization header on a redirect to another port of the same host; the
+// key must not reach it. A redirect within the origin is still followed.
+func TestOpenAIDoesNotFollowRedirectToAnotherOrigin(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, sessiontest.Completion("## Objective\nfrom the other origin"))
+	}))
+	defer other.Close()
+	cs := sessiontest.NewChatServer(t, func(int, string) (int, string) { return 200, sessiontest.Completion("## Objective\nsame origin") })
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/chat/completions", http.StatusTemporaryRedirect)
+	}))
+	defer front.Close()
+	req := Request{Nodes: sessiontest.Pointers(sessiontest.Generate(sessiontest.NewRand(), 2)), MaxTokens: 500}
+	o := &OpenAI{BaseURL: front.URL + "/v1", APIKey: sessiontest.TestKey, Model: "summary-model", Timeout: 5 * time.Second, Backoff: time.Millisecond}
+	if got, err := o.Summarize(context.Background(), req); !errors.Is(err, ErrCrossOriginRedirect) || got != "" || leaked.Load() != 0 {
+		t.Fatalf("%q %v; the other origin saw the key %d times", got, err, leaked.Load())
+	}
+	// A redirect within one server (scheme, host and port) is followed.
+	mux := http.NewServeMux()
+	mux.HandleFunc("/old/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/v1/chat/completions", http.StatusTemporaryRedirect)
+	})
+	mux.Handle("/v1/", cs)
+	same := httptest.NewServer(mux)
+	defer same.Close()
+	o.BaseURL = same.URL + "/old"
+	if got, err := o.Summarize(context.Background(), req); err != nil || got != "## Objective\nsame origin" {
+		t.Fatalf("same-origin redirect: %q %v", got, err)
+	}
 }

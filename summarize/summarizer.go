@@ -43,6 +43,20 @@ type Request struct {
 	Previous string
 	// Nodes are the newly covered turns, in order.
 	Nodes []*transcript.Node
+	// FirstRequest is the first request the user typed, from the turns the
+	// previous summary covers, when Previous does not state it under an
+	// "## Objective" heading (a client's own summary, imported): the
+	// objective stays the first request ever made. "" when unknown.
+	FirstRequest string
+	// Recovered are facts of the turns the previous summary covers that its
+	// text lacks (the facts `ctxfold audit` reports missing), oldest
+	// first: a re-compaction can give back what an earlier summary — a
+	// client's own, or one cut to a smaller budget — dropped, as far as
+	// the budget allows.
+	Recovered []Fact
+	// Pinned are texts the user pinned (ctxfold pin) among the turns to
+	// summarize; the summary quotes each verbatim.
+	Pinned []string
 	// MaxTokens is the summary's token budget.
 	MaxTokens int
 	// Encoding sizes text through estimate.Text.
@@ -50,6 +64,12 @@ type Request struct {
 	// FullResults shows tool results unclipped: the caller has already cut
 	// long output into chunks it wants read whole (render --fit).
 	FullResults bool
+}
+
+// Fact is one recovered fact: Kind is request, instruction, path,
+// command or error (audit's kinds; others are not recovered).
+type Fact struct {
+	Kind, Text string
 }
 
 // Sections are the summary's headings, in order (seed 002's structured

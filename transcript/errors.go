@@ -117,6 +117,20 @@ func (e *NotSessionError) Error() string {
 }
 func (e *NotSessionError) Unwrap() error { return ErrNotSession }
 
+// FileGivenError is a file given where a session directory is expected,
+// most often a transcript that has not been imported yet.
+type FileGivenError struct{ Path string }
+
+func (e *FileGivenError) Error() string {
+	return fmt.Sprintf("%s: is a file, not a session directory", e.Path)
+}
+func (e *FileGivenError) Unwrap() error { return ErrNotSession }
+
+// Hint gives the import command.
+func (e *FileGivenError) Hint() string {
+	return fmt.Sprintf("if it is a transcript, import it first: 'ctxfold import %s -o DIR'", e.Path)
+}
+
 // Hint suggests creating the session.
 func (e *NotSessionError) Hint() string {
 	return fmt.Sprintf("create one with 'ctxfold init %s' or 'ctxfold import FILE -o %s'", e.Dir, e.Dir)

@@ -33,6 +33,15 @@ type ImportSink interface {
 	Warn(file string, line int, msg string)
 }
 
+// FileReporter is implemented by sinks that report the files an importer
+// read into a conversation beside the ones it was given (Claude Code's
+// sub-agent files), and the ones the input names but that were not found.
+// An importer checks for it with a type assertion.
+type FileReporter interface {
+	AttachedFile(path string)
+	MissingFile(path string)
+}
+
 // ImportTarget opens one sink per conversation; name is a sanitized id
 // used for the session directory when a file holds several conversations.
 type ImportTarget interface {

@@ -281,5 +281,5 @@ func growLen(b []byte, n int) []byte {
 }
 
 func lineTooLongMsg(maxLine int) string {
-	return fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", maxLine)
+	return fmt.Sprintf("line is longer than the %d-byte limit (raise it with --max-line-bytes)", maxLine)
 }

@@ -77,6 +77,11 @@ func (m *Meta) UnmarshalJSON(data []byte) error {
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, MetaFile)
 	data, err := readRegular(path)
+	if err != nil {
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return Meta{}, &FileGivenError{Path: dir}
+		}
+	}
 	if os.IsNotExist(err) {
 		if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
 			return Meta{}, &ParseError{File: dir, Msg: "no such session directory"}

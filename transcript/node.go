@@ -277,6 +277,47 @@ func (u *Usage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// UsageContextWindow is the Usage.Extra key of the context window the
+// client measured the request against, where its transcript records one
+// (Codex: token_count.info.model_context_window). It beats the model table.
+const UsageContextWindow = "context_window"
+
+// ContextWindow returns the recorded context window, 0 when none is.
+func (u Usage) ContextWindow() int64 {
+	var w int64
+	if raw, ok := u.Extra[UsageContextWindow]; ok && json.Unmarshal(raw, &w) == nil && w > 0 {
+		return w
+	}
+	return 0
+}
+
+// Extra keys of a thinking block imported from an OpenAI reasoning item
+// (Codex): the opaque encrypted_content the provider returned, and the byte
+// lengths of the summary and content parts joined in Text by "\n\n".
+// render --format responses sends such a block back as a reasoning item.
+const (
+	ExtraEncryptedContent = "encrypted_content"
+	ExtraSummaryLengths   = "summary_lengths"
+	ExtraContentLengths   = "content_lengths"
+)
+
+// ExtraNamespace is the ToolCall.Extra key of the namespace of a
+// namespaced tool (OpenAI Responses API, Codex's multi_agent_v1); render
+// --format responses sends it with the call.
+const ExtraNamespace = "namespace"
+
+// ExtraCustom is the ToolCall.Extra key (true) of a custom (freeform)
+// tool call, OpenAI Responses API custom_tool_call such as Codex's
+// apply_patch: its arguments are a JSON string holding the raw input.
+const ExtraCustom = "custom"
+
+// MetaResponsesInput is the metadata key of a summary node imported from a
+// client's own compaction: the Responses API input items the client sent in
+// place of the covered turns, which render --format responses emits as they
+// are (the node's text content is the same items as text, for every other
+// format and for estimate).
+const MetaResponsesInput = "responses_input"
+
 // Node is one line of nodes.jsonl. Field names are the public format
 // (docs/FORMAT.md). Fields this version does not know survive a
 // read/write round trip in Extra.
@@ -332,6 +373,11 @@ func (n Node) MarshalJSON() ([]byte, error) {
 }
 
 func (n *Node) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		// encoding/json hands null to an unmarshaler as is; without this a
+		// null line reads as a node with every field empty.
+		return errors.New("expected a JSON object, got null")
+	}
 	var buf [16]member
 	m, err := decodeMembers(data, buf[:0])
 	if err != nil {

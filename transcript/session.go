@@ -129,6 +129,10 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		f.Close()
 		return nil, &ParseError{File: path, Msg: err.Error()}
 	}
+	if st.IsDir() {
+		f.Close()
+		return nil, &ParseError{File: path, Msg: "is a directory; the session's nodes must be a regular file"}
+	}
 	limit := st.Size()
 	if meta.NodesBytes != nil {
 		if *meta.NodesBytes > st.Size() {

@@ -1,6 +1,7 @@
 package sessiontest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -100,8 +101,20 @@ func AssertNoKey(t testing.TB, dir string, texts ...string) {
 		texts = append(texts, string(b))
 	}
 	for _, s := range texts {
-		if strings.Contains(s, TestKey) {
-			t.Fatal("the API key leaked into output or the session")
+		for _, form := range KeyForms() {
+			if strings.Contains(strings.ToLower(s), strings.ToLower(form)) {
+				t.Fatalf("the API key leaked into output or the session as %q", form)
+			}
 		}
 	}
+}
+
+// KeyForms are the ways an endpoint has been seen to echo TestKey: whole,
+// its first 20 characters, upper-cased, base64 of the key, of its bearer
+// header and of a user:key pair (compared without case, so the upper-cased
+// form is the first two).
+func KeyForms() []string {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	return []string{TestKey, TestKey[:20], strings.TrimRight(b64(TestKey), "="), strings.TrimRight(b64("Bearer "+TestKey), "="),
+		strings.TrimRight(b64("user:"+TestKey), "="), base64.RawURLEncoding.EncodeToString([]byte(TestKey))}
 }

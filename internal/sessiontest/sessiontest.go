@@ -124,3 +124,24 @@ func CopyFixture(t testing.TB, name string) string {
 	}
 	return dst
 }
+
+// External is a file or directory of the shared real transcripts
+// (../shared/fixtures/external beside the repository; MANIFEST.md there
+// gives provenance), read in place and never copied. A worktree that is
+// not beside ../shared may point CTXFOLD_SHARED_DIR at that directory. The
+// test is skipped when the transcripts are absent.
+func External(t testing.TB, rel ...string) string {
+	t.Helper()
+	roots := []string{filepath.Join(FixturesDir(), "..", "..", "shared")}
+	if d := os.Getenv("CTXFOLD_SHARED_DIR"); d != "" {
+		roots = append(roots, d)
+	}
+	for _, root := range roots {
+		p := filepath.Join(append([]string{root, "fixtures", "external"}, rel...)...)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skipf("skipping: the shared real transcripts are absent (../shared/fixtures/external/%s)", filepath.Join(rel...))
+	return ""
+}

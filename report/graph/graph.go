@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -208,24 +207,12 @@ func occupancy(ctx context.Context, g *dag.Graph, opts estimate.Options) (*estim
 	return estimate.View(ctx, v, opts)
 }
 
-// sanitize makes transcript text safe for one terminal line: control and
-// format characters (escape sequences, bidi overrides, newlines) become
-// spaces and runs of spaces collapse.
+// sanitize makes transcript text safe for one terminal line: control,
+// bidi and invalid characters are neutralised by render.TextSafe, the one
+// rule of every text output, then line breaks, tabs and runs of spaces
+// collapse to one space.
 func sanitize(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.IsSpace(r) {
-			if !space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return strings.TrimRight(b.String(), " ")
+	return strings.Join(strings.Fields(render.TextSafe(s)), " ")
 }
 
 // truncate cuts s to at most max runes, marking the cut with "…".
@@ -304,7 +291,7 @@ func fullText(n *transcript.Node) string {
 // roleLabel is "tool(bash)" for a named tool result, else the role.
 func roleLabel(r transcript.NodeRef) string {
 	if r.Role == transcript.RoleTool && r.Name != "" {
-		return "tool(" + r.Name + ")"
+		return "tool(" + sanitize(r.Name) + ")"
 	}
 	return string(r.Role)
 }

@@ -340,7 +340,7 @@ func (r *lineReader) next() (body []byte, off int64, complete bool, err error) {
 		if len(out)+len(chunk) > r.max+1 {
 			r.line++
 			return nil, off, false, &transcript.ParseError{File: r.file, Line: r.line,
-				Msg: fmt.Sprintf("line is longer than the %d-byte limit (max_line_bytes)", r.max)}
+				Msg: fmt.Sprintf("line is longer than the %d-byte limit (raise it with --max-line-bytes)", r.max)}
 		}
 		out = append(out, chunk...)
 		if rerr == bufio.ErrBufferFull {

@@ -37,6 +37,25 @@
 //     turns after it continue from the last covered node, so a render shows
 //     what Claude Code's model saw after compaction and a raw render shows
 //     everything. A second compaction covers the first one's turns too.
+//   - Claude Code 2.1.3xx records what it sent beside the conversation.
+//     The session's first api-request-shape becomes the system node every
+//     main chain starts from (its system text blocks joined by a blank
+//     line, its tool definitions in metadata.tools), and a sub-agent
+//     file's first shape starts the sub-agent's chain (in its caller
+//     subtree); later shapes are counted as skipped. An attachment with rendered content becomes a
+//     node: renderedRole "system" a system node marked system_message (its
+//     <system-reminder> wrapper removed, as the client sends it), any other
+//     a user node. The nodes of one turn are chained in the order the
+//     client sends them — tool results, attachments rendered into the user
+//     message, the user's lines, then the system-role attachments — not in
+//     file order. Where the api-request-blob a request records for a turn
+//     shows a user line sent differently (a task notification wrapped in a
+//     reminder), the node carries the sent text and keeps its own in
+//     metadata.claude_code.recorded_text. api-request and api-request-blob
+//     lines are otherwise copies and are counted as skipped.
+//   - A compact_boundary's compactMetadata.preservedMessages are the
+//     messages the client kept verbatim: the summary covers the chain up
+//     to the first of them, which follows it in the view.
 //   - A uuid seen twice (a resumed session) is imported once; a parent that
 //     does not exist makes a root, with a warning.
 //

@@ -50,18 +50,38 @@ type usage struct {
 // emit builds each planned node from its lines and hands it to the sink,
 // in plan order: a node is planned only after its predecessor and caller.
 func (p *planner) emit() error {
-	for i, n := range p.nodes {
-		if i%1024 == 0 {
+	if err := p.readSent(); err != nil {
+		return err
+	}
+	for k, i := range p.emitOrder() {
+		n := p.nodes[i]
+		if k%1024 == 0 {
 			if err := p.ctx.Err(); err != nil {
 				return err
 			}
 		}
 		var node transcript.Node
 		var err error
-		if n.kind == kindSummary {
+		switch n.kind {
+		case kindSummary:
 			node, err = p.buildSummary(n)
-		} else {
+		case kindSystem:
+			node, err = p.buildSystem(n)
+		case kindAttachUser, kindAttachSystem:
+			node, err = p.buildAttachment(n)
+		default:
 			node, err = p.buildMessage(n)
+		}
+		if err == nil && (n.kind == kindUser || n.kind == kindAttachUser) {
+			if rec := p.useSent(i, &node); rec != "" {
+				var meta map[string]json.RawMessage
+				_ = json.Unmarshal(node.Metadata["claude_code"], &meta)
+				if meta == nil {
+					meta = map[string]json.RawMessage{}
+				}
+				meta["recorded_text"], _ = json.Marshal(rec)
+				node.SetMeta("claude_code", meta)
+			}
 		}
 		if err != nil {
 			return err
@@ -78,6 +98,204 @@ func (p *planner) emit() error {
 		p.sink.SetHead(p.nodes[p.head].id)
 	}
 	return nil
+}
+
+// readSent reads the user message each request recorded for a group
+// (api-request-blob) and pairs its text blocks with the group's text
+// nodes, in order. Where Claude Code sent a line differently from how it
+// recorded it — a task notification wrapped in a system reminder — the
+// node carries what was sent. A pairing is kept only when the counts agree
+// and each sent text contains the recorded one, so a misread order can
+// never swap contents.
+func (p *planner) readSent() error {
+	for _, g := range p.sent {
+		var r fullRecord
+		if err := p.read(g.blob, &r, true); err != nil {
+			return err
+		}
+		text, bl, isBlocks, err := decodeContent[block](r.Message.Content)
+		if err != nil {
+			continue
+		}
+		var texts []string
+		if !isBlocks {
+			texts = []string{text}
+		}
+		for _, b := range bl {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
+			}
+		}
+		var targets []int32
+		for _, i := range g.nodes {
+			n := p.nodes[i]
+			if (n.kind == kindUser && len(n.results) == 0) || n.kind == kindAttachUser {
+				targets = append(targets, i)
+			}
+		}
+		if len(targets) != len(texts) {
+			continue
+		}
+		if p.sentText == nil {
+			p.sentText = map[int32]string{}
+		}
+		for k, i := range targets {
+			p.sentText[i] = texts[k]
+		}
+	}
+	return nil
+}
+
+// useSent replaces a text node's content by the text the client sent for
+// it, when that differs by more than the newline Claude Code adds between
+// merged lines and contains the recorded text; the recorded text is kept
+// in metadata.claude_code.recorded_text.
+func (p *planner) useSent(i int32, node *transcript.Node) (recorded string) {
+	sent, ok := p.sentText[i]
+	if !ok {
+		return ""
+	}
+	own := node.Content.PlainText()
+	if strings.TrimRight(sent, "\n") == strings.TrimRight(own, "\n") || !strings.Contains(sent, strings.TrimRight(own, "\n")) {
+		return ""
+	}
+	node.Content = transcript.TextContent(sent)
+	return own
+}
+
+// emitOrder is plan order, except that a node planned before its
+// predecessor or caller — the system node, found after the first prompt,
+// and attachments moved up their turn — waits for them.
+func (p *planner) emitOrder() []int32 {
+	done := make([]bool, len(p.nodes))
+	out := make([]int32, 0, len(p.nodes))
+	var stack []int32
+	for i := range p.nodes {
+		stack = append(stack[:0], int32(i))
+		for len(stack) > 0 {
+			cur := stack[len(stack)-1]
+			if done[cur] {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			n := p.nodes[cur]
+			if n.pred >= 0 && !done[n.pred] {
+				stack = append(stack, n.pred)
+				continue
+			}
+			if n.caller >= 0 && !done[n.caller] {
+				stack = append(stack, n.caller)
+				continue
+			}
+			done[cur] = true
+			out = append(out, cur)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return out
+}
+
+// shapeRecord is an api-request-shape line: the system blocks and tool
+// definitions of the requests that share its hash.
+type shapeRecord struct {
+	Timestamp string `json:"timestamp"`
+	ShapeHash string `json:"shapeHash"`
+	Shape     struct {
+		System json.RawMessage   `json:"system"`
+		Tools  []json.RawMessage `json:"tools"`
+	} `json:"shape"`
+}
+
+// buildSystem builds the system node: the shape's system text blocks
+// joined by a blank line (render's rule for consecutive system text), and
+// its tool definitions, in Anthropic form, in metadata.tools.
+func (p *planner) buildSystem(n *pnode) (transcript.Node, error) {
+	buf := make([]byte, n.first.n)
+	if _, err := p.open[n.first.file].ReadAt(buf, n.first.off); err != nil {
+		return transcript.Node{}, p.errorf(n.first, "re-read: %v", err)
+	}
+	var r shapeRecord
+	if err := json.Unmarshal(buf, &r); err != nil {
+		return transcript.Node{}, p.errorf(n.first, "api-request-shape: %s", jsonErrorText(err))
+	}
+	text, blocks, _, err := decodeContent[block](r.Shape.System)
+	if err != nil {
+		return transcript.Node{}, p.errorf(n.first, "api-request-shape: shape.system: %s", jsonErrorText(err))
+	}
+	parts := []string{}
+	if text != "" {
+		parts = append(parts, text)
+	}
+	for _, b := range blocks {
+		if b.Type == "text" && b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	node := transcript.Node{ID: n.id, Role: transcript.RoleSystem, CreatedAt: r.Timestamp,
+		Content: transcript.TextContent(strings.Join(parts, "\n\n"))}
+	if len(r.Shape.Tools) > 0 {
+		node.SetMeta("tools", r.Shape.Tools)
+	}
+	node.SetMeta("claude_code", struct {
+		Record    string `json:"record"`
+		ShapeHash string `json:"shape_hash,omitempty"`
+	}{"api-request-shape", r.ShapeHash})
+	return node, nil
+}
+
+// attachmentRecord is the part of an attachment line its node keeps.
+type attachmentRecord struct {
+	UUID         string     `json:"uuid"`
+	Timestamp    string     `json:"timestamp"`
+	RenderedRole string     `json:"renderedRole"`
+	Rendered     []rendered `json:"rendered"`
+	Attachment   struct {
+		Type string `json:"type"`
+	} `json:"attachment"`
+}
+
+// buildAttachment builds an attachment node from its rendered content. A
+// system-role one is sent without its <system-reminder> wrapper (Claude
+// Code unwraps the text it puts in a system message) and is marked
+// system_message, so render sends it as a system-role message.
+func (p *planner) buildAttachment(n *pnode) (transcript.Node, error) {
+	buf := make([]byte, n.first.n)
+	if _, err := p.open[n.first.file].ReadAt(buf, n.first.off); err != nil {
+		return transcript.Node{}, p.errorf(n.first, "re-read: %v", err)
+	}
+	var r attachmentRecord
+	if err := json.Unmarshal(buf, &r); err != nil {
+		return transcript.Node{}, p.errorf(n.first, "attachment: %s", jsonErrorText(err))
+	}
+	var parts []string
+	for _, x := range r.Rendered {
+		c := x.Content
+		if n.kind == kindAttachSystem {
+			c = unwrapReminder(c)
+		}
+		if c != "" {
+			parts = append(parts, c)
+		}
+	}
+	node := transcript.Node{ID: n.id, Role: n.role(), Predecessor: p.idOf(n.pred), Caller: p.idOf(n.caller),
+		CreatedAt: r.Timestamp, Content: transcript.TextContent(strings.Join(parts, "\n\n"))}
+	if n.kind == kindAttachSystem {
+		node.SetMeta("system_message", true)
+	}
+	node.SetMeta("claude_code", struct {
+		Attachment  string `json:"attachment"`
+		IsSidechain bool   `json:"is_sidechain,omitempty"`
+	}{r.Attachment.Type, n.sidechain})
+	return node, nil
+}
+
+// unwrapReminder strips one <system-reminder> wrapper.
+func unwrapReminder(s string) string {
+	const open, closing = "<system-reminder>\n", "\n</system-reminder>"
+	if strings.HasPrefix(s, open) && strings.HasSuffix(s, closing) && len(s) >= len(open)+len(closing) {
+		return s[len(open) : len(s)-len(closing)]
+	}
+	return s
 }
 
 // read decodes one line again; a line whose message is needed must have
@@ -359,10 +577,11 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 		text = strings.TrimSpace(c + " (Claude Code's summary text is not in the file)")
 		p.warnf(n.first, "compaction boundary without its summary text")
 	}
-	spine := p.spine(n.sum.last)
-	covers := make([]string, len(spine))
-	for i, c := range spine {
-		covers[i] = p.nodes[c].id
+	var covers []string
+	for _, c := range p.spine(n.sum.last) {
+		if p.nodes[c].kind != kindSystem {
+			covers = append(covers, p.nodes[c].id)
+		}
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Predecessor: p.idOf(n.pred), CreatedAt: r.Timestamp,

@@ -34,6 +34,14 @@ const (
 	kindUser = iota
 	kindAssistant
 	kindSummary
+	// kindSystem is the system prompt and tool definitions of the
+	// session's first api-request-shape record.
+	kindSystem
+	// kindAttachUser and kindAttachSystem are attachment records whose
+	// rendered content reached the model, as part of a user message or as
+	// a system-role message.
+	kindAttachUser
+	kindAttachSystem
 )
 
 // pnode is a planned node.
@@ -67,6 +75,8 @@ func (n *pnode) role() transcript.Role {
 		return transcript.RoleAssistant
 	case kindSummary:
 		return transcript.SummaryRole
+	case kindSystem, kindAttachSystem:
+		return transcript.RoleSystem
 	}
 	return transcript.RoleUser
 }
@@ -85,7 +95,18 @@ func (n *pnode) lines() []lineRef {
 // isCompactSummary text (line 0 when none came).
 type summaryInfo struct {
 	last int32
+	cont int32 // the node later turns continue from (last, or a kept message after it)
 	text lineRef
+}
+
+// onSpine reports whether node n is on the chain ending at last.
+func (p *planner) onSpine(n, last int32) bool {
+	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+		if cur == n {
+			return true
+		}
+	}
+	return false
 }
 
 // spine returns the chain from a root to last, root first.
@@ -114,12 +135,59 @@ type record struct {
 	ParentToolUseID   string `json:"parentToolUseID"`
 	// Typed rather than raw, so a large message or progress payload is
 	// decoded in the same pass that validates the line, never copied.
-	Message       *message      `json:"message"`
+	Message *message `json:"message"`
+	// Rendered is what an attachment record sent to the model;
+	// RenderedRole says how (Claude Code 2.1.3xx).
+	Rendered        []rendered       `json:"rendered"`
+	RenderedRole    string           `json:"renderedRole"`
+	CompactMetadata *compactMetadata `json:"compactMetadata"`
+	// Hash and Tail link api-request-blob and api-request records: a
+	// request's messages end with the blobs its tail names.
+	Hash          string        `json:"hash"`
+	Tail          []string      `json:"tail"`
 	ToolUseResult *agentRef     `json:"toolUseResult"`
 	Data          *progressData `json:"data"`
 	// badMessage says why message could not be read (an error only for a
 	// user or assistant line).
 	badMessage string
+}
+
+// rendered is one piece of an attachment's rendered content: a string,
+// or text blocks (their texts joined by a newline).
+type rendered struct {
+	Content string
+}
+
+func (r *rendered) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	text, blocks, _, err := decodeContent[scanBlock](v.Content)
+	if err != nil {
+		return err
+	}
+	parts := []string{}
+	if text != "" {
+		parts = append(parts, text)
+	}
+	for _, b := range blocks {
+		if b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	r.Content = strings.Join(parts, "\n")
+	return nil
+}
+
+// compactMetadata is the part of a compact_boundary's metadata the plan
+// reads: the messages Claude Code kept verbatim after the summary.
+type compactMetadata struct {
+	PreservedMessages *struct {
+		UUIDs []string `json:"uuids"`
+	} `json:"preservedMessages"`
 }
 
 // agentRef is the part of a Task result's toolUseResult naming its agent.
@@ -144,7 +212,10 @@ func decodeRecord(body []byte, v any, bad *string) error {
 		// Through fullRecord the path starts with the embedded "record.".
 		top, _, _ := strings.Cut(strings.TrimPrefix(te.Field, "record."), ".")
 		switch top {
-		case "data", "toolUseResult":
+		case "data", "toolUseResult", "rendered", "renderedRole", "compactMetadata", "hash", "tail":
+			// Read only as hints of other record types; an attachment
+			// whose rendered content cannot be read renders nothing and is
+			// counted as skipped.
 			return nil
 		case "message":
 			*bad = jsonErrorText(err)
@@ -263,11 +334,29 @@ type planner struct {
 	prompts    map[string]string
 	promptUsed map[string]bool
 	agentTool  map[string]string // agentId → Task/Agent tool_use id
+	agentSeen  map[string]bool   // agentIds whose sidechain lines were read (report.go)
 	boundaries map[string]int32  // compact_boundary uuid → summary node
 	lastBound  int32
 	lastTask   string
 	head       int32
 	model      string
+	// sys is the system node made from the first api-request-shape, or
+	// none; grp the main-chain nodes planned since the last assistant
+	// node, reordered into the order Claude Code sends them when the next
+	// assistant node closes the group (see closeGroup).
+	sys int32
+	// fileSys is a sub-agent file's own system node (its first shape).
+	fileSys   int32
+	grp       []int32
+	grpBase   int32
+	grpBroken bool
+	moved     map[int32]int32 // a closed group's old last node → its new one
+	// blobs are the api-request-blob lines by hash, with their role;
+	// sent the groups whose user message a request's tail records, so
+	// emit can use the text the client really sent (sentText).
+	blobs    map[string]blobRef
+	sent     []sentGroup
+	sentText map[int32]string
 	// sideModel is the model of the sidechain assistant lines: the
 	// session's model when the conversation has no session file.
 	sideModel string
@@ -279,12 +368,24 @@ type planner struct {
 	lines      int // non-blank lines read from the current file
 }
 
+type blobRef struct {
+	ref  lineRef
+	role string
+}
+
+// sentGroup pairs a group's nodes, in sending order, with the blob of the
+// user message the request built from them.
+type sentGroup struct {
+	nodes []int32
+	blob  lineRef
+}
+
 func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options, names map[string]string) *planner {
 	return &planner{ctx: ctx, sink: sink, opts: opts, names: names,
 		seed: maphash.MakeSeed(), uuidNode: map[key]int32{}, skipParent: map[key]key{}, ids: map[key]bool{},
 		msgs: map[key]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
 		promptUsed: map[string]bool{}, agentTool: map[string]string{}, boundaries: map[string]int32{},
-		lastBound: none, head: none}
+		lastBound: none, head: none, sys: none}
 }
 
 func (p *planner) close() {
@@ -314,6 +415,8 @@ func (p *planner) run(c *conversation) error {
 			return p.emptyFile(a)
 		}
 	}
+	p.closeGroup()
+	p.reportAgentFiles(c)
 	if c.main == "" && p.model == "" {
 		// Claude Code 2.1 keeps each sub-agent in a file of its own; read
 		// alone, its assistant lines are the only record of the model.
@@ -321,7 +424,7 @@ func (p *planner) run(c *conversation) error {
 	}
 	if p.head == none && len(p.nodes) > 0 {
 		for i := len(p.nodes) - 1; i >= 0; i-- {
-			if p.nodes[i].kind != kindSummary {
+			if k := p.nodes[i].kind; k != kindSummary && k != kindSystem {
 				p.head = int32(i)
 				break
 			}
@@ -359,6 +462,7 @@ func (p *planner) planFile(path string, agent bool) error {
 	p.fileIdx = int32(len(p.files) - 1)
 	p.agentFile = agent
 	p.fileCaller = none
+	p.fileSys = none
 	p.warnedLink = false
 	p.lines = 0
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -376,6 +480,9 @@ func (p *planner) planFile(path string, agent bool) error {
 	for {
 		body, off, complete, err := lr.next()
 		if err == io.EOF {
+			// A group never spans files: a sub-agent file is a chain of
+			// its own.
+			p.closeGroup()
 			return nil
 		}
 		if err != nil {
@@ -445,6 +552,19 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		return p.planCompactSummary(&r, body, ref)
 	case r.Type == "user" || r.Type == "assistant":
 		return p.planMessage(&r, ref)
+	case r.Type == "attachment" && hasRendered(r.Rendered):
+		return p.planAttachment(&r, ref)
+	case r.Type == "api-request-shape" && (!p.agentFile && p.sys == none || p.agentFile && p.fileSys == none):
+		return p.planShape(&r, ref)
+	case r.Type == "api-request-blob" && r.Hash != "" && r.Message != nil:
+		if p.blobs == nil {
+			p.blobs = map[string]blobRef{}
+		}
+		if _, ok := p.blobs[r.Hash]; !ok {
+			p.blobs[r.Hash] = blobRef{ref, r.Message.Role}
+		}
+	case r.Type == "api-request":
+		p.noteRequest(&r)
 	}
 	p.skip(&r)
 	return nil
@@ -513,6 +633,14 @@ func (p *planner) skip(r *record) {
 		reason = "input queue bookkeeping"
 	case "summary":
 		reason = "session title"
+	case "attachment":
+		reason = "attachment with no rendered content (not sent to the model)"
+	case "api-request-shape":
+		reason = "later request shape (the first is the system node)"
+	case "api-request-blob":
+		reason = "copy of a request message (imported from the conversation records)"
+	case "api-request":
+		reason = "request reconstruction (its messages are the conversation records)"
 	}
 	p.sink.Count(recordName(r), transcript.OutcomeSkipped, reason)
 }
@@ -602,6 +730,7 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
 	}
 	sidechain := r.IsSidechain || p.agentFile
+	p.sawAgent(r.AgentID, sidechain)
 
 	if r.Type == "assistant" {
 		if m.Model != "" && m.Model != "<synthetic>" {
@@ -630,6 +759,9 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		pred, caller, err := p.placement(r, ref, text, blocks, sidechain, false)
 		if err != nil {
 			return err
+		}
+		if p.grouped(sidechain) {
+			pred = p.closeGroupAt(pred)
 		}
 		n := &pnode{id: p.nodeID(r.UUID), kind: kindAssistant, sidechain: sidechain,
 			pred: pred, caller: caller, first: ref, tail: none}
@@ -689,9 +821,216 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 	if !sidechain {
 		p.head = i
 	}
+	if p.grouped(sidechain) {
+		p.addToGroup(i)
+	}
 	p.sink.Count(name, transcript.OutcomeImported, "")
 	p.learnAgentLink(r, blocks)
 	return nil
+}
+
+func hasRendered(rs []rendered) bool {
+	for _, r := range rs {
+		if r.Content != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// planAttachment plans an attachment whose rendered content reached the
+// model: renderedRole "system" is a system-role message of its own, any
+// other is text of the user message it joins.
+func (p *planner) planAttachment(r *record, ref lineRef) error {
+	if r.UUID == "" {
+		p.skip(r)
+		return nil
+	}
+	sidechain := r.IsSidechain || p.agentFile
+	pred, caller, err := p.placement(r, ref, "", nil, sidechain, false)
+	if err != nil {
+		return err
+	}
+	kind := uint8(kindAttachUser)
+	if r.RenderedRole == "system" {
+		kind = kindAttachSystem
+	}
+	n := &pnode{id: p.nodeID(r.UUID), kind: kind, sidechain: sidechain,
+		pred: pred, caller: caller, first: ref, group: none, tail: none}
+	i := p.add(n)
+	p.uuidNode[p.key(r.UUID)] = i
+	if !sidechain {
+		p.head = i
+	}
+	if p.grouped(sidechain) {
+		p.addToGroup(i)
+	}
+	p.sink.Count("attachment", transcript.OutcomeImported, "")
+	return nil
+}
+
+// planShape makes the session's first api-request-shape (the system
+// prompt and tool definitions Claude Code sent) the system node every main
+// chain starts from.
+func (p *planner) planShape(r *record, ref lineRef) error {
+	if p.agentFile {
+		return p.planAgentShape(r, ref)
+	}
+	id := p.freshID("claude-code-system")
+	n := &pnode{id: id, kind: kindSystem, pred: none, caller: none, first: ref, group: none, tail: none}
+	p.sys = p.add(n)
+	// Every main root now starts from the system node, and so does a
+	// summary covering a chain from such a root (its predecessor is its
+	// first covered node's): a shape recorded after a compaction, as in a
+	// session resumed from 'ctxfold export', must not split the two.
+	for i, m := range p.nodes[:p.sys] {
+		if m.pred == none && !m.sidechain {
+			p.nodes[i].pred = p.sys
+		}
+	}
+	if len(p.grp) > 0 && p.nodes[p.grp[0]].pred == p.sys {
+		p.grpBase = p.sys
+	}
+	p.sink.Count(recordName(r), transcript.OutcomeImported, "system prompt and tool definitions (the system node)")
+	return nil
+}
+
+// planAgentShape makes a sub-agent file's first shape the system node its
+// chain starts from, in the sub-agent's caller subtree: a sub-agent's
+// request carries its own system prompt and tools.
+func (p *planner) planAgentShape(r *record, ref lineRef) error {
+	var roots []int32
+	for i, m := range p.nodes {
+		if m.first.file == p.fileIdx && m.pred == none && m.sidechain && m.kind != kindSummary {
+			roots = append(roots, int32(i))
+		}
+	}
+	if len(roots) != 1 || p.nodes[roots[0]].caller == none {
+		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "sub-agent request shape without one spawned root")
+		return nil
+	}
+	root := roots[0]
+	id := p.freshID("claude-code-system-" + Sanitize(p.nodes[root].id))
+	n := &pnode{id: id, kind: kindSystem, sidechain: true, pred: none, caller: p.nodes[root].caller,
+		first: ref, group: none, tail: none}
+	p.fileSys = p.add(n)
+	p.nodes[root].pred = p.fileSys
+	if len(p.grp) > 0 && p.grp[0] == root {
+		p.grpBase = p.fileSys
+	}
+	p.sink.Count(recordName(r), transcript.OutcomeImported, "sub-agent system prompt and tool definitions")
+	return nil
+}
+
+// grouped reports whether a node takes part in turn grouping: the main
+// chain, and a sub-agent file's own chain (inline sidechains interleave
+// with the main chain and keep file order).
+func (p *planner) grouped(sidechain bool) bool { return !sidechain || p.agentFile }
+
+// noteRequest pairs the open group with the user message the request's
+// tail ends with (before a trailing system message).
+func (p *planner) noteRequest(r *record) {
+	if len(p.grp) == 0 || len(p.blobs) == 0 {
+		return
+	}
+	for k := len(r.Tail) - 1; k >= 0; k-- {
+		b, ok := p.blobs[r.Tail[k]]
+		if !ok || b.role == "assistant" {
+			return
+		}
+		if b.role == "user" {
+			p.sent = append(p.sent, sentGroup{nodes: p.groupOrder(p.grp), blob: b.ref})
+			return
+		}
+	}
+}
+
+// addToGroup adds a main-chain node planned after the last assistant
+// node. A group that is not one linear chain is left as it is.
+func (p *planner) addToGroup(i int32) {
+	n := p.nodes[i]
+	if len(p.grp) == 0 {
+		p.grpBase, p.grpBroken = n.pred, false
+	} else if n.pred != p.grp[len(p.grp)-1] {
+		p.grpBroken = true
+	}
+	p.grp = append(p.grp, i)
+}
+
+// closeGroup puts the group's nodes in the order Claude Code 2.1.3xx sends
+// them: tool results first, then attachments rendered into the user
+// message (they move up to just after the last assistant message or tool
+// result), then the user's own lines, then the system-role attachments
+// (one system message after the user message). It returns the group's new
+// last node, or none for an empty group.
+func (p *planner) closeGroup() int32 {
+	g := p.grp
+	p.grp = nil
+	if len(g) == 0 {
+		return none
+	}
+	if p.grpBroken || len(g) == 1 {
+		return g[len(g)-1]
+	}
+	order := p.groupOrder(g)
+	prev := p.grpBase
+	for _, i := range order {
+		p.nodes[i].pred = prev
+		prev = i
+	}
+	if p.head == g[len(g)-1] {
+		p.head = prev
+	}
+	// A later line whose parent is the group's old last line continues
+	// from its new last node.
+	if p.moved == nil {
+		p.moved = map[int32]int32{}
+	}
+	p.moved[g[len(g)-1]] = prev
+	return prev
+}
+
+// groupOrder is the sending order of a group (see closeGroup); a broken
+// group keeps its order.
+func (p *planner) groupOrder(g []int32) []int32 {
+	if p.grpBroken {
+		return append([]int32(nil), g...)
+	}
+	rank := func(i int32) int {
+		n := p.nodes[i]
+		switch {
+		case len(n.results) > 0:
+			return 0
+		case n.kind == kindAttachUser:
+			return 1
+		case n.kind == kindAttachSystem:
+			return 3
+		}
+		return 2
+	}
+	order := make([]int32, 0, len(g))
+	for r := 0; r <= 3; r++ {
+		for _, i := range g {
+			if rank(i) == r {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
+}
+
+// closeGroupAt closes the group for an assistant node whose parent
+// resolved to pred, returning its predecessor after the reordering.
+func (p *planner) closeGroupAt(pred int32) int32 {
+	member := false
+	for _, i := range p.grp {
+		member = member || i == pred
+	}
+	last := p.closeGroup()
+	if member && last != none {
+		return last
+	}
+	return pred
 }
 
 // addCalls records the tool calls of an assistant line on its node.
@@ -740,6 +1079,9 @@ func (p *planner) placement(r *record, ref lineRef, text string, blocks []scanBl
 			p.warnf(ref, "parent %q not found; imported as a root", r.ParentUUID)
 		}
 		pred = n
+	}
+	if to, ok := p.moved[pred]; ok && p.grouped(sidechain) {
+		pred = to
 	}
 	if pred >= 0 {
 		// Results of one message form one chain: a result, or a turn after
@@ -832,6 +1174,7 @@ func (p *planner) openCalls(pred int32) (int32, map[string]bool) {
 // predecessor of the first covered node). Later turns continue from that
 // last covered node, so the covered run stays on their spine.
 func (p *planner) planBoundary(r *record, ref lineRef) error {
+	p.closeGroup()
 	last := none
 	if r.LogicalParentUUID != "" {
 		if n, ok := p.resolve(r.LogicalParentUUID); ok {
@@ -849,7 +1192,7 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	}
 	if r.UUID != "" {
 		if last >= 0 {
-			p.uuidNode[p.key(r.UUID)] = last
+			p.uuidNode[p.key(r.UUID)] = last // the continuation; see cont below
 		} else {
 			p.skipParent[p.key(r.UUID)] = 0
 		}
@@ -858,8 +1201,22 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "compaction boundary with nothing before it")
 		return nil
 	}
+	// The turns after the boundary continue from its logical parent; the
+	// summary covers the chain up to the first message Claude Code kept
+	// verbatim (compactMetadata.preservedMessages), so a render shows those
+	// after the summary, as the client's next request does.
+	cont := last
+	if cm := r.CompactMetadata; cm != nil && cm.PreservedMessages != nil && len(cm.PreservedMessages.UUIDs) > 0 {
+		if f, ok := p.resolve(cm.PreservedMessages.UUIDs[0]); ok && f >= 0 && p.onSpine(f, last) {
+			if pr := p.nodes[f].pred; pr >= 0 && p.nodes[pr].kind != kindSystem {
+				last = pr
+			} else {
+				p.warnf(ref, "compaction boundary keeps every message; imported as covering the chain before it")
+			}
+		}
+	}
 	first := last
-	for p.nodes[first].pred >= 0 {
+	for p.nodes[first].pred >= 0 && p.nodes[p.nodes[first].pred].kind != kindSystem {
 		first = p.nodes[first].pred
 	}
 	id := transcript.SummaryIDPrefix + Sanitize(r.UUID)
@@ -868,7 +1225,7 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	}
 	id = p.freshID(id)
 	s := &pnode{id: id, kind: kindSummary, pred: p.nodes[first].pred,
-		caller: none, first: ref, sum: &summaryInfo{last: last}, group: none, tail: none}
+		caller: none, first: ref, sum: &summaryInfo{last: last, cont: cont}, group: none, tail: none}
 	i := p.add(s)
 	p.lastBound = i
 	if r.UUID != "" {
@@ -892,7 +1249,7 @@ func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error 
 	}
 	n := p.nodes[s]
 	n.sum.text = ref
-	last := n.sum.last
+	last := n.sum.cont
 	p.uuidNode[p.key(r.UUID)] = last
 	p.head = last
 	p.sink.Count("user", transcript.OutcomeMerged, "compaction summary text (into the summary node)")

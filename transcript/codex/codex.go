@@ -1,13 +1,18 @@
 // Package codex imports Codex CLI rollout files (rollout-*.jsonl): one
-// conversation per file, a linear chain in file order. Each model request
-// becomes one assistant node (its reasoning summaries as thinking blocks,
-// its messages as text, its function and custom tool calls as tool calls,
-// its encrypted reasoning kept opaque in metadata) followed by one tool node
-// per output; token_count's last_token_usage becomes the usage of that
-// assistant node; event_msg records that mirror response items are counted,
-// not imported twice; a compacted record becomes a summary node covering
-// every turn before it (seed §2). It only reads the files and hands nodes to
-// a transcript.ImportSink.
+// conversation per file, a linear chain in file order. session_meta's
+// base_instructions (0.1xx) become the first node, a system node, as Codex
+// sends them first; developer messages are system nodes too. Each model
+// request becomes one assistant node (its reasoning summaries as thinking
+// blocks, its messages as text, its function and custom tool calls as tool
+// calls, its encrypted reasoning kept opaque in metadata) followed by one
+// tool node per output; token_usage_record's usage (0.1xx), else
+// token_count's last_token_usage, becomes the usage of that assistant node,
+// with the recorded model_context_window beside it; event_msg records that
+// mirror response items are counted, not imported twice; a compacted record
+// becomes a summary node covering every turn before it but the base
+// instructions (docs/FORMAT.md §4). It only reads the files and hands nodes
+// to a transcript.ImportSink. Nothing the model reads is skipped: the
+// interop tests (interop/codex) compare render with the requests Codex sent.
 package codex
 
 import (
@@ -51,7 +56,7 @@ func Detect(head []byte) bool {
 	if !bytes.Contains(line, []byte(`"payload"`)) {
 		return false
 	}
-	for _, t := range []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted"} {
+	for _, t := range []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"} {
 		if bytes.Contains(line, []byte(`"type":"`+t+`"`)) || bytes.Contains(line, []byte(`"type": "`+t+`"`)) {
 			return true
 		}
@@ -60,9 +65,12 @@ func Detect(head []byte) bool {
 }
 
 // Import reads each rollout file as one conversation.
+// A fork is imported into its parent's conversation when both are given
+// (fork.go).
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
-	for _, file := range files {
-		if err := importFile(ctx, file, opts, target); err != nil {
+	threads := map[string]*thread{}
+	for _, h := range order(files) {
+		if err := importFile(ctx, h, opts, target, threads); err != nil {
 			return err
 		}
 	}
@@ -73,6 +81,9 @@ type record struct {
 	Timestamp string          `json:"timestamp"`
 	Type      string          `json:"type"`
 	Payload   json.RawMessage `json:"payload"`
+	// Ordinal numbers the records of a thread (0.1xx); a fork names the
+	// ordinal where its copy of the parent's history ends.
+	Ordinal *int64 `json:"ordinal"`
 	// RecordType marks Codex's bookkeeping lines ({"record_type":"state"}).
 	RecordType string `json:"record_type"`
 	// ID is set on the header line of the 2025 bare format.
@@ -82,7 +93,8 @@ type record struct {
 // envelope lists the record types of the {timestamp, type, payload} format;
 // a line with another type and no payload is a bare item of the 2025
 // format (header {"id","timestamp","instructions"}, then items as lines).
-var envelope = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true}
+var envelope = map[string]bool{"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true,
+	"world_state": true, "token_usage_record": true}
 
 type item struct {
 	Type             string          `json:"type"`
@@ -98,6 +110,7 @@ type item struct {
 	ID               string          `json:"id"`
 	Output           json.RawMessage `json:"output"`
 	Phase            string          `json:"phase"`
+	Namespace        string          `json:"namespace"`
 }
 
 type part struct {
@@ -111,6 +124,9 @@ type event struct {
 	Info *struct {
 		Total json.RawMessage `json:"total_token_usage"`
 		Last  *tokenUsage     `json:"last_token_usage"`
+		// Window is the context window Codex measured this request
+		// against (0.1xx): the transcript's word beats the model table.
+		Window int64 `json:"model_context_window"`
 	} `json:"info"`
 }
 
@@ -145,8 +161,28 @@ type state struct {
 	prefix string
 	// prev is the chain's tail; real lists every non-summary node emitted,
 	// in chain order (what a compaction covers).
-	prev    string
-	real    []string
+	prev string
+	real []string
+	// base is the id of the node holding session_meta.base_instructions
+	// (the first developer message Codex 0.1xx sends); a compaction keeps
+	// it in front, as Codex does.
+	base string
+	// byRecord is set once a token_usage_record (0.1xx) was seen: it names
+	// its response and follows that response's output items, so it, not
+	// token_count, gives each request its usage. window is the last
+	// model_context_window a token_count reported.
+	byRecord bool
+	window   int64
+	// ordinal is the current record's (-1: none); ordinals remembers it
+	// per node id and emitted lists the nodes in chain order, for forks.
+	ordinal  int64
+	ordinals map[string]int64
+	emitted  []emitted
+	// caller is the spawning node of a sub-agent's thread (every node of
+	// it names it); spawned maps the sub-agents this thread spawned to the
+	// assistant node whose call did.
+	caller  string
+	spawned map[string]string
 	g       *group
 	pending *transcript.Usage
 	total   string
@@ -160,7 +196,8 @@ type state struct {
 	reorderedAt []string
 }
 
-func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
+func importFile(ctx context.Context, h head, opts Options, target transcript.ImportTarget, threads map[string]*thread) error {
+	file := h.file
 	f, err := os.Open(file)
 	if err != nil {
 		return &transcript.ParseError{File: file, Msg: err.Error()}
@@ -189,14 +226,41 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		}
 	}
 	st.prefix = idPrefix(name)
-	sink, err := target.Conversation(name)
-	if err != nil {
-		return err
+	var sink transcript.ImportSink
+	if parent := threads[h.parent]; parent != nil && h.subagent {
+		if caller := parent.spawned[h.id]; caller != "" {
+			sink, st.caller, st.model = parent.sink, caller, parent.model
+			sink.Count("session_meta/parent_thread_id", transcript.OutcomeMerged, "sub-agent: a chain of the parent's session, called by the node that spawned it")
+		}
+	} else if parent != nil {
+		tail, real, ok := parent.forkPoint(h.end)
+		if ok {
+			sink, st.prev, st.real, st.base, st.model = parent.sink, tail, real, parent.base, parent.model
+			// A fork of this fork may branch inside the inherited history.
+			st.emitted = append([]emitted(nil), parent.emitted[:len(real)]...)
+			st.meta = json.RawMessage("{}") // the parent's first node holds it
+			sink.Count("session_meta/history_base", transcript.OutcomeMerged, "fork: continues its parent's conversation after node "+tail)
+		}
+	}
+	if sink == nil {
+		if sink, err = target.Conversation(name); err != nil {
+			return err
+		}
+		switch {
+		case h.parent != "" && h.subagent:
+			sink.Warn(file, 1, fmt.Sprintf("sub-agent of thread %s, whose rollout (with the spawning call) is not among the files: imported as a conversation of its own", h.parent))
+		case h.parent != "":
+			sink.Warn(file, 1, fmt.Sprintf("forked from thread %s, whose rollout is not among the files: the history before the fork is not imported", h.parent))
+		}
 	}
 	st.sink = sink
 	for line := first; ; {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		st.ordinal = -1
+		if rec.Ordinal != nil {
+			st.ordinal = *rec.Ordinal
 		}
 		if err := st.record(rec); err != nil {
 			return err
@@ -230,6 +294,9 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	}
 	if st.model != "" {
 		sink.SetModel(st.model)
+	}
+	if h.id != "" {
+		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model, spawned: st.spawned}
 	}
 	return nil
 }
@@ -268,7 +335,14 @@ func idPrefix(name string) string {
 	return "cx" + hex.EncodeToString(sum[:4])
 }
 
-func (st *state) id() string { return fmt.Sprintf("%s-%d", st.prefix, st.lines.Line) }
+func (st *state) id() string {
+	id := fmt.Sprintf("%s-%d", st.prefix, st.lines.Line)
+	if st.ordinals == nil {
+		st.ordinals = map[string]int64{}
+	}
+	st.ordinals[id] = st.ordinal
+	return id
+}
 
 func (st *state) record(rec record) error {
 	if rec.RecordType != "" && rec.Type == "" {
@@ -277,8 +351,7 @@ func (st *state) record(rec record) error {
 	}
 	switch rec.Type {
 	case "session_meta":
-		st.meta = rec.Payload
-		st.sink.Count("session_meta", transcript.OutcomeMerged, "kept as metadata of the first node")
+		return st.sessionMeta(rec)
 	case "turn_context":
 		var tc struct {
 			Model string `json:"model"`
@@ -287,7 +360,13 @@ func (st *state) record(rec record) error {
 		if tc.Model != "" {
 			st.model = tc.Model
 		}
-		st.sink.Count("turn_context", transcript.OutcomeSkipped, "per-turn settings (the model is recorded in session.json)")
+		// What of the turn's settings reaches the model (developer
+		// instructions, environment context) Codex records as messages.
+		st.sink.Count("turn_context", transcript.OutcomeSkipped, "per-turn settings; the model reads them as the developer and user messages recorded beside it (the model is recorded in session.json)")
+	case "world_state":
+		st.sink.Count("world_state", transcript.OutcomeSkipped, "client state the context messages are built from; the messages sent are recorded as response items")
+	case "token_usage_record":
+		return st.usageRecord(rec)
 	case "response_item":
 		var it item
 		if err := json.Unmarshal(rec.Payload, &it); err != nil {
@@ -302,6 +381,34 @@ func (st *state) record(rec record) error {
 		st.sink.Count(rec.Type, transcript.OutcomeSkipped, "record type not part of the conversation")
 	}
 	return nil
+}
+
+// sessionMeta keeps the session's metadata on the first node and imports
+// base_instructions (Codex 0.1xx) as that first node: Codex sends them as
+// the first developer message of every request, before anything recorded
+// as a response item. A later session_meta (a resumed or forked rollout
+// repeats it) adds nothing.
+func (st *state) sessionMeta(rec record) error {
+	var m struct {
+		Base *struct {
+			Text string `json:"text"`
+		} `json:"base_instructions"`
+	}
+	_ = json.Unmarshal(rec.Payload, &m)
+	if st.meta != nil || st.prev != "" || st.g != nil || m.Base == nil || m.Base.Text == "" {
+		if st.meta == nil {
+			st.meta = rec.Payload
+		}
+		st.sink.Count("session_meta", transcript.OutcomeMerged, "kept as metadata of the first node")
+		return nil
+	}
+	st.meta = rec.Payload
+	n := transcript.Node{ID: st.id(), Role: transcript.RoleSystem, Content: transcript.TextContent(m.Base.Text), CreatedAt: rec.Timestamp}
+	n.SetMeta("codex_role", "developer")
+	n.SetMeta("codex_base_instructions", true)
+	st.sink.Count("session_meta", transcript.OutcomeImported, "base_instructions as the first developer message; the rest as metadata of that node")
+	st.base = n.ID
+	return st.emit(n)
 }
 
 func (st *state) item(it item, rec record) error {
@@ -326,22 +433,8 @@ func (st *state) item(it item, rec record) error {
 		st.sink.Count(kind+"/"+it.Role, transcript.OutcomeSkipped, "unknown message role")
 	case "reasoning":
 		n := st.output(kind)
-		var texts []string
-		for _, p := range it.Summary {
-			if p.Text != "" {
-				texts = append(texts, p.Text)
-			}
-		}
-		for _, p := range parts(it.Content) {
-			if p.Text != "" {
-				texts = append(texts, p.Text)
-			}
-		}
-		if len(texts) > 0 {
-			n.Content.Blocks = append(n.Content.Blocks, transcript.Block{Type: transcript.BlockThinking, Text: strings.Join(texts, "\n\n")})
-		}
-		if it.EncryptedContent != nil {
-			appendMeta(n, "codex_encrypted_reasoning", *it.EncryptedContent)
+		if b, ok := reasoningBlock(it); ok {
+			n.Content.Blocks = append(n.Content.Blocks, b)
 		}
 	case "function_call", "custom_tool_call", "local_shell_call":
 		n := st.output(kind)
@@ -355,12 +448,20 @@ func (st *state) item(it item, rec record) error {
 		switch it.Type {
 		case "custom_tool_call":
 			call.Arguments = input.Raw(input.Text(it.Input))
+			call.Extra = map[string]json.RawMessage{transcript.ExtraCustom: json.RawMessage("true")}
 			appendMeta(n, "codex_custom_tool_calls", call.ID)
 		case "local_shell_call":
 			call.Name, call.Arguments = "local_shell", it.Action
 		}
 		if len(bytes.TrimSpace(call.Arguments)) == 0 {
 			call.Arguments = json.RawMessage(`{}`)
+		}
+		if it.Namespace != "" {
+			// A tool of a namespace (multi_agent_v1): the provider needs both.
+			if call.Extra == nil {
+				call.Extra = map[string]json.RawMessage{}
+			}
+			call.Extra[transcript.ExtraNamespace] = input.Raw(it.Namespace)
 		}
 		if _, dup := st.g.calls[call.ID]; dup {
 			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("call id %q repeats within one request; the repeat is not imported", call.ID))
@@ -388,6 +489,17 @@ func (st *state) item(it item, rec record) error {
 			return st.closeRun()
 		}
 		text := outputText(it.Output)
+		if name == "spawn_agent" {
+			var out struct {
+				AgentID string `json:"agent_id"`
+			}
+			if json.Unmarshal([]byte(text), &out) == nil && out.AgentID != "" {
+				if st.spawned == nil {
+					st.spawned = map[string]string{}
+				}
+				st.spawned[out.AgentID] = g.assistant.ID
+			}
+		}
 		n := transcript.Node{ID: st.id(), Role: transcript.RoleTool, ToolCallID: it.CallID, Name: name,
 			Content: transcript.TextContent(text), CreatedAt: rec.Timestamp}
 		st.sink.Count(kind, transcript.OutcomeImported, "")
@@ -399,6 +511,34 @@ func (st *state) item(it item, rec record) error {
 		st.sink.Count(kind, transcript.OutcomeSkipped, "item type not known to this importer")
 	}
 	return nil
+}
+
+// reasoningBlock is a reasoning item as one thinking block: its summary
+// and content texts joined by blank lines, and in Extra what Codex sends
+// back of it (docs/FORMAT.md §5): encrypted_content, and the length of
+// each summary and content part so the parts can be told apart again.
+// An item with neither text nor encrypted content gives no block.
+func reasoningBlock(it item) (transcript.Block, bool) {
+	var texts []string
+	summary := make([]int, 0, len(it.Summary))
+	for _, p := range it.Summary {
+		texts = append(texts, p.Text)
+		summary = append(summary, len(p.Text))
+	}
+	b := transcript.Block{Type: transcript.BlockThinking, Extra: map[string]json.RawMessage{transcript.ExtraSummaryLengths: input.Raw(summary)}}
+	if ps := parts(it.Content); ps != nil {
+		content := make([]int, 0, len(ps))
+		for _, p := range ps {
+			texts = append(texts, p.Text)
+			content = append(content, len(p.Text))
+		}
+		b.Extra[transcript.ExtraContentLengths] = input.Raw(content)
+	}
+	b.Text = strings.Join(texts, "\n\n")
+	if it.EncryptedContent != nil {
+		b.Extra[transcript.ExtraEncryptedContent] = input.Raw(*it.EncryptedContent)
+	}
+	return b, b.Text != "" || it.EncryptedContent != nil
 }
 
 func recordPayload(_ item, rec record) json.RawMessage { return rec.Payload }
@@ -502,6 +642,7 @@ func (st *state) flush() error {
 
 func (st *state) emit(n transcript.Node) error {
 	n.Predecessor = st.prev
+	n.Caller = st.caller
 	if st.prev == "" && st.meta != nil {
 		n.SetMeta("codex_session_meta", st.meta)
 	}
@@ -510,6 +651,11 @@ func (st *state) emit(n transcript.Node) error {
 	}
 	st.prev = n.ID
 	st.real = append(st.real, n.ID)
+	ord, ok := st.ordinals[n.ID]
+	if !ok {
+		ord = -1
+	}
+	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord})
 	return nil
 }
 
@@ -525,13 +671,23 @@ func (st *state) event(rec record) error {
 			st.sink.Count(kind, transcript.OutcomeSkipped, "no usage info (rate limits only)")
 			return nil
 		}
+		if ev.Info.Window > 0 {
+			st.window = ev.Info.Window
+			if g := st.g; g != nil && g.assistant.Usage != nil {
+				g.assistant.Usage.Extra[transcript.UsageContextWindow] = input.Raw(st.window)
+			}
+		}
+		if st.byRecord {
+			st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of token_usage_record (its model_context_window is kept on the usage)")
+			return nil
+		}
 		total := string(ev.Info.Total)
 		if total != "" && total == st.total {
 			st.sink.Count(kind, transcript.OutcomeSkipped, "repeats the previous count")
 			return nil
 		}
 		st.total = total
-		u := usage(*ev.Info.Last)
+		u := st.usage(*ev.Info.Last)
 		if g := st.g; g != nil && g.open && g.assistant.Usage == nil {
 			g.assistant.Usage = u
 		} else {
@@ -545,6 +701,8 @@ func (st *state) event(rec record) error {
 		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of a response_item (not imported twice)")
 	case "context_compacted":
 		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of the compacted record")
+	case "thread_settings_applied":
+		st.sink.Count(kind, transcript.OutcomeSkipped, "settings event; not sent to the model")
 	default:
 		st.sink.Count(kind, transcript.OutcomeSkipped, "client event, not part of the conversation")
 	}
@@ -552,20 +710,52 @@ func (st *state) event(rec record) error {
 }
 
 // usage maps Codex's counts: input_tokens includes the cached part (the
-// OpenAI convention), which the extra field says explicitly.
-func usage(t tokenUsage) *transcript.Usage {
-	return &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
+// OpenAI convention), which the extra field says explicitly. The window
+// Codex measured against is kept beside them (transcript.UsageContextWindow).
+func (st *state) usage(t tokenUsage) *transcript.Usage {
+	u := &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
 		Extra: map[string]json.RawMessage{
 			"reasoning_output_tokens": input.Raw(t.Reasoning),
 			"total_tokens":            input.Raw(t.Total),
 			"input_includes_cached":   json.RawMessage("true"),
 		}}
+	if st.window > 0 {
+		u.Extra[transcript.UsageContextWindow] = input.Raw(st.window)
+	}
+	return u
+}
+
+// usageRecord gives the request whose output items were just recorded its
+// usage: Codex 0.1xx writes token_usage_record right after them, before
+// the tool outputs, where the token_count event comes later.
+func (st *state) usageRecord(rec record) error {
+	var r struct {
+		Usage *tokenUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(rec.Payload, &r); err != nil {
+		return st.lines.Errorf("token_usage_record payload: %s", input.JSONErrorText(err))
+	}
+	if r.Usage == nil {
+		st.sink.Count("token_usage_record", transcript.OutcomeSkipped, "no usage")
+		return nil
+	}
+	st.byRecord = true
+	g := st.g
+	if g == nil || g.assistant.Usage != nil {
+		st.sink.Count("token_usage_record", transcript.OutcomeSkipped, "no assistant output for this request")
+		return nil
+	}
+	g.assistant.Usage = st.usage(*r.Usage)
+	st.sink.Count("token_usage_record", transcript.OutcomeMerged, "usage of the assistant node of its request")
+	return nil
 }
 
 // compacted becomes a summary node covering every real turn before it
-// (seed §2): its predecessor is the first covered node's (the chain's root),
-// and its content is what Codex put in the model's context instead, so
-// render shows what the model saw and render --raw everything.
+// except the base instructions (docs/FORMAT.md §4): its predecessor is the
+// first covered node's (the base instructions or the chain's root), its
+// content is what Codex put in the model's context instead, as text, and
+// metadata.responses_input holds those items as sent, so render shows what
+// the model saw and render --raw everything.
 func (st *state) compacted(rec record) error {
 	var c struct {
 		Message     string            `json:"message"`
@@ -577,7 +767,13 @@ func (st *state) compacted(rec record) error {
 	if err := st.flush(); err != nil {
 		return err
 	}
-	if len(st.real) == 0 {
+	covers := st.real
+	if st.base != "" && len(covers) > 0 && covers[0] == st.base {
+		// Codex rebuilds the history after the base instructions, which
+		// it sends before the replacement history too.
+		covers = covers[1:]
+	}
+	if len(covers) == 0 {
 		st.sink.Count("compacted", transcript.OutcomeSkipped, "nothing before it to cover")
 		return nil
 	}
@@ -587,20 +783,53 @@ func (st *state) compacted(rec record) error {
 	}
 	n := transcript.Node{ID: transcript.SummaryIDPrefix + st.id(), Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Content: transcript.TextContent(transcript.SummaryPrefix + text), CreatedAt: rec.Timestamp}
+	if covers[0] != st.real[0] {
+		n.Predecessor = st.base
+	}
 	n.SetMeta("compaction", true)
-	n.SetMeta("covers_ids", st.real)
+	n.SetMeta("covers_ids", covers)
 	n.SetMeta("source", "codex compacted record")
 	if len(c.Replacement) > 0 {
-		n.SetMeta("codex_replacement_history", c.Replacement)
+		// The items as sent, for render --format responses (docs/FORMAT.md §5).
+		n.SetMeta(transcript.MetaResponsesInput, asSent(c.Replacement))
 	}
 	st.sink.Count("compacted", transcript.OutcomeImported, "")
 	return st.sink.Node(n)
+}
+
+// asSent drops from replacement items the keys Codex keeps for itself
+// and strips before a request (internal_chat_message_metadata_passthrough,
+// 0.1xx); everything else is kept byte for byte.
+func asSent(items []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(items))
+	for i, raw := range items {
+		out[i] = raw
+		var m map[string]json.RawMessage
+		if !bytes.Contains(raw, []byte(`"internal_`)) || json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		for k := range m {
+			if strings.HasPrefix(k, "internal_") {
+				delete(m, k)
+			}
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // keep "<" as Codex wrote it
+		if enc.Encode(m) == nil {
+			out[i] = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		}
+	}
+	return out
 }
 
 // replacementText renders Codex's replacement history as the text the
 // model reads in place of the covered turns; the opaque compaction item
 // is named, its bytes kept in metadata.
 func replacementText(items []json.RawMessage) string {
+	if text, ok := soleUserMessage(items); ok {
+		return text
+	}
 	var out []string
 	for _, raw := range items {
 		var it item
@@ -629,6 +858,27 @@ func replacementText(items []json.RawMessage) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// soleUserMessage is the text of a replacement history that is one user
+// message of text: the summary alone, as 'ctxfold export --to codex' writes
+// it, reads back as that summary.
+func soleUserMessage(items []json.RawMessage) (string, bool) {
+	if len(items) != 1 {
+		return "", false
+	}
+	var it item
+	if json.Unmarshal(items[0], &it) != nil || it.Type != "message" || it.Role != "user" {
+		return "", false
+	}
+	var texts []string
+	for _, b := range textBlocks(it.Content) {
+		if b.Type != transcript.BlockText {
+			return "", false
+		}
+		texts = append(texts, b.Text)
+	}
+	return strings.Join(texts, "\n"), true
 }
 
 func parts(raw json.RawMessage) []part {

@@ -61,8 +61,8 @@ func TestCompactedRollout(t *testing.T) {
 		t.Errorf("summary text %q", summary.Content.Text)
 	}
 	first := c.Nodes[3]
-	if first.Role != transcript.RoleAssistant || !strings.Contains(string(first.Metadata["codex_encrypted_reasoning"]), "gAAAAopaque-reasoning-1") {
-		t.Errorf("encrypted reasoning not preserved: %+v", first.Metadata)
+	if first.Role != transcript.RoleAssistant || !strings.Contains(string(first.Content.Blocks[0].Extra[transcript.ExtraEncryptedContent]), "gAAAAopaque-reasoning-1") {
+		t.Errorf("encrypted reasoning not preserved: %+v", first.Content.Blocks[0])
 	}
 	if first.Content.Blocks[0].Type != transcript.BlockThinking || first.Content.Blocks[0].Text != "**Running the tests first**" {
 		t.Errorf("reasoning summary not kept as thinking: %+v", first.Content.Blocks)
@@ -177,5 +177,126 @@ func TestBare2025Format(t *testing.T) {
 	data, _ := os.ReadFile(dir + "rollout-bare-2025.jsonl")
 	if !codex.Detect(data) {
 		t.Error("bare format not detected")
+	}
+}
+
+// Codex 0.169 (testdata/interop, recorded by interop/codex/record.sh):
+// base_instructions become the first node, token_usage_record gives each
+// request its usage (token_count comes after the tool outputs), and the
+// recorded context window is kept on that usage.
+func TestRollout0169(t *testing.T) {
+	const file = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	c, err := load(t, file, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := c.Nodes[0]
+	if base.Role != transcript.RoleSystem || base.Predecessor != "" || !strings.HasPrefix(base.Content.Text, "You are Codex") ||
+		string(base.Metadata["codex_base_instructions"]) != "true" || base.Metadata["codex_session_meta"] == nil {
+		t.Fatalf("first node %+v", base)
+	}
+	want := importtest.Stats{Nodes: 9, System: 2, User: 3, Assistant: 3, Tool: 1, Calls: 1, Results: 1}
+	if got := importtest.StatsOf(c.Nodes); got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	var inputs []int64
+	for _, n := range c.Nodes {
+		if n.Role == transcript.RoleAssistant {
+			if n.Usage == nil || n.Usage.ContextWindow() != 258400 {
+				t.Fatalf("assistant %s usage %+v", n.ID, n.Usage)
+			}
+			inputs = append(inputs, n.Usage.InputTokens)
+		}
+	}
+	// The counts of requests 1..3 (the fake reports a quarter of each body's bytes).
+	if fmt.Sprint(inputs) != "[9535 9644 9725]" {
+		t.Errorf("usage input tokens %v", inputs)
+	}
+	for _, k := range [][2]string{{"world_state", transcript.OutcomeSkipped}, {"token_usage_record", transcript.OutcomeMerged},
+		{"event_msg/thread_settings_applied", transcript.OutcomeSkipped}, {"session_meta", transcript.OutcomeImported}} {
+		if c.Counts[k] == 0 {
+			t.Errorf("no %v in %v", k, c.Counts)
+		}
+	}
+	if c.Model != "gpt-5.5" || len(c.Warnings) != 0 {
+		t.Errorf("model %q warnings %q", c.Model, c.Warnings)
+	}
+}
+
+// A fork imported with its parent continues the parent's conversation from
+// the node recorded before history_base.end_ordinal_exclusive, as a branch;
+// alone, it is its own conversation, with a warning.
+func TestFork(t *testing.T) {
+	const fork = "../../testdata/interop/codex/0.169.0/fork/"
+	parent := fork + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	child := fork + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000016.jsonl"
+	for _, files := range [][]string{{parent, child}, {child, parent}} {
+		var tg importtest.Target
+		if err := codex.Import(context.Background(), files, codex.Options{}, &tg); err != nil {
+			t.Fatal(err)
+		}
+		if len(tg.Convs) != 1 {
+			t.Fatalf("%d conversations, want 1", len(tg.Convs))
+		}
+		preds := map[string]int{}
+		var forkStart *transcript.Node
+		for i, n := range tg.Convs[0].Nodes {
+			preds[n.Predecessor]++
+			if strings.HasPrefix(n.ID, "cx00000016-") && forkStart == nil {
+				forkStart = &tg.Convs[0].Nodes[i]
+			}
+		}
+		if forkStart == nil || forkStart.Predecessor != "cx00000001-16" || preds["cx00000001-16"] != 2 || forkStart.Role != transcript.RoleUser {
+			t.Errorf("fork start %+v, children of the fork point %d", forkStart, preds["cx00000001-16"])
+		}
+	}
+	c, err := load(t, child, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "forked from thread 00000000-0000-7000-8000-000000000001") || c.Nodes[0].Predecessor != "" {
+		t.Errorf("alone: warnings %q, first node %+v", c.Warnings, c.Nodes[0])
+	}
+}
+
+// A sub-agent's rollout imported with its parent's is a chain of the same
+// session whose every node names the spawning assistant node as caller;
+// the namespace of its tools is kept on the calls.
+func TestSubagent(t *testing.T) {
+	const dir = "../../testdata/interop/codex/0.169.0/subagent/"
+	parent := dir + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	child := dir + "rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000009.jsonl"
+	var tg importtest.Target
+	if err := codex.Import(context.Background(), []string{child, parent}, codex.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	if len(tg.Convs) != 1 {
+		t.Fatalf("%d conversations, want 1", len(tg.Convs))
+	}
+	var spawner *transcript.Node
+	var children int
+	for i, n := range tg.Convs[0].Nodes {
+		if n.ID == "cx00000001-10" {
+			spawner = &tg.Convs[0].Nodes[i]
+		}
+		if strings.HasPrefix(n.ID, "cx00000009-") {
+			children++
+			if n.Caller != "cx00000001-10" {
+				t.Errorf("%s: caller %q", n.ID, n.Caller)
+			}
+		} else if n.Caller != "" {
+			t.Errorf("%s of the parent has caller %q", n.ID, n.Caller)
+		}
+	}
+	if children != 5 || spawner == nil || len(spawner.ToolCalls) != 1 || spawner.ToolCalls[0].Name != "spawn_agent" ||
+		string(spawner.ToolCalls[0].Extra[transcript.ExtraNamespace]) != `"multi_agent_v1"` {
+		t.Fatalf("%d child nodes, spawner %+v", children, spawner)
+	}
+	c, err := load(t, child, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "sub-agent of thread 00000000-0000-7000-8000-000000000001") || c.Nodes[0].Caller != "" {
+		t.Errorf("alone: warnings %q", c.Warnings)
 	}
 }

@@ -95,7 +95,12 @@ func TestMalformed(t *testing.T) {
 }
 
 func FuzzImport(f *testing.F) {
-	importtest.Fuzz(f, dir, []string{"session-rewind.jsonl", "legacy.json", "malformed.jsonl"}, "session.jsonl", gemini.Import)
+	importtest.Fuzz(f, "../../", []string{dir[6:] + "session-rewind.jsonl", dir[6:] + "legacy.json", dir[6:] + "malformed.jsonl",
+		dir[6:] + "checkpoint-demo.json", dir[6:] + "checkpoint-old.json",
+		// Real Gemini CLI 0.61.0 files: tool calls answered by user
+		// functionResponse messages, a resume's rewritten list, a compression.
+		interop[6:] + "resume-tool/chats/session-2026-01-01T00-00-00000001.jsonl",
+		interop[6:] + "compression/chats/session-2026-01-01T00-00-00000001.jsonl"}, "session.jsonl", gemini.Import)
 }
 
 func ExampleImport() {

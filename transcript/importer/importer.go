@@ -10,6 +10,7 @@
 package importer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -21,13 +22,17 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/aider"
 	"github.com/ctxfold/ctxfold/transcript/anthropicbody"
 	"github.com/ctxfold/ctxfold/transcript/chatgpt"
 	"github.com/ctxfold/ctxfold/transcript/claudecode"
+	"github.com/ctxfold/ctxfold/transcript/cline"
 	"github.com/ctxfold/ctxfold/transcript/codex"
 	"github.com/ctxfold/ctxfold/transcript/gemini"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 	"github.com/ctxfold/ctxfold/transcript/openaibody"
+	"github.com/ctxfold/ctxfold/transcript/opencode"
+	"github.com/ctxfold/ctxfold/transcript/openhands"
 )
 
 // Format names.
@@ -39,6 +44,10 @@ const (
 	ChatGPT    = "chatgpt"
 	OpenAI     = "openai"
 	Anthropic  = "anthropic"
+	Aider      = "aider"
+	Cline      = "cline"
+	OpenHands  = "openhands"
+	OpenCode   = "opencode"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -48,6 +57,13 @@ type vendor struct {
 	name   string
 	detect func(head []byte) bool
 	run    ImportFunc
+	// near, when set, says why an undetected input looks like this format
+	// but is not quite it ("" when it does not), so the error can say more
+	// than "cannot tell".
+	near func(path string, head []byte) string
+	// path, when set, recognises the format from the path itself (a file
+	// name the format always uses, a directory layout); it is asked first.
+	path func(path string) bool
 }
 
 // vendors in detection order: the most specific signatures first, and the
@@ -55,12 +71,19 @@ type vendor struct {
 var vendors = []vendor{
 	{ClaudeCode, claudecode.Detect, func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
-	}},
-	{Codex, codex.Detect, codex.Import},
-	{Gemini, gemini.Detect, gemini.Import},
-	{ChatGPT, chatgpt.Detect, chatgpt.Import},
-	{Anthropic, anthropicbody.Detect, anthropicbody.Import},
-	{OpenAI, openaibody.Detect, openaibody.Import},
+	}, nil, nil},
+	{Codex, codex.Detect, codex.Import, nil, nil},
+	{Gemini, gemini.Detect, gemini.Import, nil, nil},
+	{ChatGPT, chatgpt.Detect, chatgpt.Import, nil, nil},
+	// Before the bodies: a Cline history is also a messages array.
+	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
+	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
+	{OpenCode, opencode.Detect, opencode.Import, opencode.Near, opencode.DetectPath},
+	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
+	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
+	// Text, not JSON: last, so a JSON export quoting an aider header is
+	// never taken for one.
+	{Aider, aider.Detect, aider.Import, func(_ string, head []byte) string { return aider.Near(head) }, nil},
 }
 
 // Formats lists the names --from accepts.
@@ -92,26 +115,130 @@ func DetectBytes(head []byte) string {
 	return ""
 }
 
-// headBytes is how much of the first file detection looks at.
+// headBytes is how much of the first file detection looks at, beyond its
+// first line.
 const headBytes = 64 << 10
 
-// DetectFile names the format of a file from its content.
+// titles are the formats' names as their vendors write them, for messages;
+// a format without one is named by its --from name.
+var titles = map[string]string{
+	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
+	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+}
+
+func title(format string) string {
+	if t, ok := titles[format]; ok {
+		return t
+	}
+	return format
+}
+
+// FormatError says an input is not an export ctxfold reads, or not the one
+// --from named; nothing was written.
+type FormatError struct {
+	Parse *transcript.ParseError
+	hint  string
+}
+
+func (e *FormatError) Error() string { return e.Parse.Error() }
+
+// Unwrap exposes the ParseError (file and line, exit status 2).
+func (e *FormatError) Unwrap() error { return e.Parse }
+
+// Hint says what would work instead.
+func (e *FormatError) Hint() string { return e.hint }
+
+// DetectFile names the format of a file from its name or its content, or
+// of a directory from its layout.
 func DetectFile(path string) (string, error) {
+	return detectFile(path, input.Options{})
+}
+
+// detectFile tries the formats known by name or layout first; a file's
+// content is then read: the first line whole (up to the line limit, so a
+// long first record is still recognised) and headBytes after it.
+func detectFile(path string, opts input.Options) (string, error) {
+	for _, v := range vendors {
+		if v.path != nil && v.path(path) {
+			return v.name, nil
+		}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		for _, v := range vendors {
+			if v.near != nil {
+				if why := v.near(path, nil); why != "" {
+					return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: why}, hint: "if it is one of these, name it with --from"}
+				}
+			}
+		}
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "is a directory, but not one whose layout names an export format (supported: " + supported() + ")"},
+			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", &transcript.ParseError{File: path, Msg: err.Error()}
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
-	head := make([]byte, headBytes)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", &transcript.ParseError{File: path, Msg: err.Error()}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "is a directory, not an export file"},
+			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
 	}
-	head = bytes.TrimPrefix(head[:n], []byte{0xEF, 0xBB, 0xBF})
+	br := bufio.NewReaderSize(f, headBytes)
+	first, err := readFirstLine(br, opts.Max())
+	if err != nil {
+		return "", &transcript.ParseError{File: path, Line: 1, Msg: err.Error()}
+	}
+	rest := make([]byte, headBytes)
+	n, err := io.ReadFull(br, rest)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	head := append(first, rest[:n]...)
+	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
 	if name := DetectBytes(head); name != "" {
 		return name, nil
 	}
-	return "", &transcript.ParseError{File: path, Line: 1, Msg: "cannot tell the export format from the content; name it with --from (" + strings.Join(Formats()[1:], ", ") + ")"}
+	for _, v := range vendors {
+		if v.near == nil {
+			continue
+		}
+		if why := v.near(path, head); why != "" {
+			return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: why}, hint: "if it is one of these, name it with --from"}
+		}
+	}
+	if len(bytes.TrimSpace(head)) == 0 {
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "file is empty"}, hint: "nothing to import"}
+	}
+	return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: "not a supported export (supported: " + supported() + ")"},
+		hint: "if it is one of these, name it with --from"}
+}
+
+// supported lists the formats for messages, from the registry, so a new
+// importer appears in them by its row alone.
+func supported() string {
+	return strings.Join(Formats()[1:], ", ")
+}
+
+// readFirstLine returns the first line with its newline; a line longer
+// than max is the line-limit error every reader gives. A document that is
+// one long line (a JSON export without newlines) ends at EOF or at max.
+func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > max+1 {
+			return nil, fmt.Errorf("line is longer than the %d-byte limit (raise it with --max-line-bytes)", max)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == nil, errors.Is(err, io.EOF):
+			return out, nil
+		default:
+			return nil, err
+		}
+	}
 }
 
 // DefaultChunk is how many nodes one tx.Append takes: large enough to
@@ -159,7 +286,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	opts.Files = files
 	format := opts.From
 	if format == "" || format == Auto {
-		if format, err = DetectFile(opts.Files[0]); err != nil {
+		if format, err = detectFile(opts.Files[0], opts.Input); err != nil {
 			return nil, input.RenameError(err, names)
 		}
 	}
@@ -167,12 +294,30 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
 	}
+	if opts.Input.Session > 0 && format != Aider {
+		return nil, fmt.Errorf("--session picks a session of an aider chat history; this input is %s", format)
+	}
+	if v.path == nil {
+		// Only formats laid out as a directory take one.
+		for _, f := range opts.Files {
+			if st, err := os.Stat(f); err == nil && st.IsDir() {
+				return nil, input.RenameError(&FormatError{Parse: &transcript.ParseError{File: f, Msg: "is a directory, not an export file"},
+					hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}, names)
+			}
+		}
+	}
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
 	t := newTarget(ctx, opts)
+	t.given = names
 	t.report.Format = format
 	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
+	if opts.From != "" && opts.From != Auto && t.importedNothing() {
+		if werr := wrongFormat(format, opts.Files[0], opts.Input, err); werr != nil {
+			err = input.RenameError(werr, names)
+		}
+	}
 	if err != nil {
 		// Nothing more is written: the chunk in hand and the end of the
 		// conversation (its HEAD) are dropped, not committed.
@@ -187,7 +332,49 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.finalReport(), nil
+	return renameReport(t.finalReport(), names), nil
+}
+
+// renameReport makes the report name the inputs the user gave, not the
+// spooled or decompressed copies read in their place.
+func renameReport(r *Report, names map[string]string) *Report {
+	if len(names) == 0 {
+		return r
+	}
+	for i, f := range r.Files {
+		if name, ok := names[f]; ok {
+			r.Files[i] = name
+		}
+	}
+	for i, w := range r.Warnings {
+		for tmp, name := range names {
+			if rest, ok := strings.CutPrefix(w, tmp); ok {
+				r.Warnings[i] = name + rest
+				break
+			}
+		}
+	}
+	return r
+}
+
+// wrongFormat explains an import under --from that found not one record
+// of its format: a success with nodes=0 would create an empty session that
+// the right --from then refuses to overwrite.
+// The same holds when the importer failed before a single record: its
+// error would be about a format the file is not. runErr is the importer's
+// error, kept (nil returned) when the file does not look like another
+// format.
+func wrongFormat(format, file string, opts input.Options, runErr error) error {
+	pe := &transcript.ParseError{File: file, Msg: "no " + title(format) + " records found"}
+	detected, _ := detectFile(file, opts)
+	if detected != "" && detected != format {
+		pe.Msg += "; the file looks like " + title(detected)
+		return &FormatError{Parse: pe, hint: "import it with --from " + detected + " (or --from auto)"}
+	}
+	if runErr != nil {
+		return nil
+	}
+	return &FormatError{Parse: pe, hint: "the supported formats are " + supported()}
 }
 
 // ExistsError refuses to overwrite a session.

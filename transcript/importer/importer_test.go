@@ -125,9 +125,16 @@ func codexCount(t *testing.T, path string) (nodes, user, pairs, summaries int) {
 			Payload struct {
 				Type string `json:"type"`
 				Role string `json:"role"`
+				Base struct {
+					Text string `json:"text"`
+				} `json:"base_instructions"`
 			} `json:"payload"`
 		}
 		if json.Unmarshal(line, &rec) != nil {
+			continue
+		}
+		if rec.Type == "session_meta" && rec.Payload.Base.Text != "" && nodes == 0 {
+			nodes++ // the base instructions, the first developer message sent
 			continue
 		}
 		if rec.Type == "compacted" {
@@ -207,7 +214,8 @@ func TestExternal(t *testing.T) {
 	}
 }
 
-// checkCompacted: render starts with the summary and goes on with the turns
+// checkCompacted: render starts with the summary (after the system prompt
+// the client recorded, which is never covered) and goes on with the turns
 // after the compaction; render --raw holds every covered turn.
 func checkCompacted(t *testing.T, g *dag.Graph) {
 	t.Helper()
@@ -216,7 +224,12 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 		t.Fatal(err)
 	}
 	ids := v.IDs()
-	if !strings.HasPrefix(ids[0], transcript.SummaryIDPrefix) || !v.Summarized() {
+	// Codex rollouts with base instructions keep them in front (node 1).
+	first := ids[0]
+	if strings.HasSuffix(first, "-1") && len(ids) > 1 {
+		first = ids[1]
+	}
+	if !strings.HasPrefix(first, transcript.SummaryIDPrefix) || !v.Summarized() {
 		t.Fatalf("render does not start with the summary: %v", ids[:3])
 	}
 	raw, err := render.Build(g, "", true)
@@ -233,7 +246,7 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 			t.Fatalf("render --raw lacks covered node %q", id)
 		}
 	}
-	if len(raw.IDs()) != len(ids)-1+len(summary.CoversIDs) {
+	if len(raw.IDs()) != len(v.IDs())-1+len(summary.CoversIDs) {
 		t.Errorf("raw %d ids, rendered %d, covered %d", len(raw.IDs()), len(ids), len(summary.CoversIDs))
 	}
 }
@@ -268,6 +281,9 @@ func TestDetect(t *testing.T) {
 		"gemini/legacy.json": importer.Gemini, "chatgpt/conversations.json": importer.ChatGPT,
 		"openai/messages.json": importer.OpenAI, "openai/body.json": importer.OpenAI,
 		"anthropic/body.json": importer.Anthropic, "claude-code/sess-0001.jsonl": importer.ClaudeCode,
+		"../../transcript/aider/testdata/.aider.chat.history.md": importer.Aider,
+		"../../transcript/cline/testdata/tasks":                  importer.Cline,
+		"../../transcript/cline/testdata/tasks/1750000000000":    importer.Cline,
 	} {
 		got, err := importer.DetectFile(fixtures + file)
 		if err != nil || got != want {
@@ -277,7 +293,7 @@ func TestDetect(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(path, []byte("just some text\n"), 0o644)
 	var pe *transcript.ParseError
-	if _, err := importer.DetectFile(path); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "--from") {
+	if _, err := importer.DetectFile(path); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "not a supported export") || !strings.Contains(hint(err), "--from") {
 		t.Errorf("undetectable file: %v", err)
 	}
 }

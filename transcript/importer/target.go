@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -36,6 +37,16 @@ type SessionReport struct {
 	Head           string `json:"head"`
 	Model          string `json:"model,omitempty"`
 	Appended       bool   `json:"appended"`
+	// MediaReferences counts the images and documents written as a sha256
+	// reference instead of their bytes (a session never holds them);
+	// MediaBytes is the size of what they stand for.
+	MediaReferences int   `json:"media_references"`
+	MediaBytes      int64 `json:"media_bytes"`
+	// AttachedFiles are the files the importer found and read into this
+	// conversation beside the ones given (Claude Code's sub-agent files);
+	// MissingFiles the ones the input names and that were not found.
+	AttachedFiles []string `json:"attached_files,omitempty"`
+	MissingFiles  []string `json:"missing_files,omitempty"`
 }
 
 // RecordReport tallies one input record type.
@@ -67,6 +78,8 @@ type target struct {
 	report  Report
 	records map[string]*RecordReport
 	reasons map[[3]string]int
+	// given maps a spooled or decompressed copy to the input it stands for.
+	given map[string]string
 }
 
 func newTarget(ctx context.Context, opts Options) *target {
@@ -241,6 +254,16 @@ func (t *target) count(record, outcome, reason string) {
 	}
 }
 
+// importedNothing reports that no input record became or joined a node.
+func (t *target) importedNothing() bool {
+	for _, r := range t.records {
+		if r.Imported > 0 || r.Merged > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (t *target) warn(file string, line int, msg string) {
 	if len(t.report.Warnings) >= maxWarnings {
 		t.report.WarningsDropped++
@@ -268,7 +291,8 @@ func (t *target) finalReport() *Report {
 	sort.Slice(r.Records, func(i, j int) bool { return r.Records[i].Record < r.Records[j].Record })
 	for _, c := range t.convs {
 		r.Sessions = append(r.Sessions, SessionReport{Name: c.name, Dir: c.dir, Nodes: c.written, AlreadyPresent: c.present,
-			Head: c.finalHead, Model: c.model, Appended: c.inPlace})
+			Head: c.finalHead, Model: c.model, Appended: c.inPlace, MediaReferences: int(c.mediaRefs), MediaBytes: c.mediaBytes,
+			AttachedFiles: c.attached, MissingFiles: c.missing})
 	}
 	if r.Warnings == nil {
 		r.Warnings = []string{}
@@ -310,6 +334,9 @@ type conv struct {
 	// for it on the live branch (grow.go); continued counts copies written.
 	follow    map[string]string
 	continued int
+	// media counts the references written in place of media bytes.
+	mediaRefs, mediaBytes int64
+	attached, missing     []string
 }
 
 // remapCovers names, in a summary's covers_ids, the copies standing for
@@ -346,6 +373,7 @@ func (c *conv) run() {
 			if len(nodes) == 0 {
 				continue
 			}
+			c.countMedia(nodes)
 			if _, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: b.root, AsRecorded: true}); err != nil {
 				return fmt.Errorf("%s: %w", c.label(), err)
 			}
@@ -356,6 +384,30 @@ func (c *conv) run() {
 	c.warnings = warnings
 	c.err = err
 }
+
+// countMedia tallies the blocks that reference media by digest: the
+// importers keep a sha256 and the size, never the bytes (input.Image), and
+// the report says how much was left out.
+func (c *conv) countMedia(nodes []transcript.Node) {
+	for i := range nodes {
+		for _, b := range nodes[i].Content.Blocks {
+			if !strings.HasPrefix(b.Source, "sha256:") {
+				continue
+			}
+			c.mediaRefs++
+			var n int64
+			if json.Unmarshal(b.Extra["bytes"], &n) == nil {
+				c.mediaBytes += n
+			}
+		}
+	}
+}
+
+// AttachedFile implements transcript.FileReporter.
+func (c *conv) AttachedFile(path string) { c.attached = append(c.attached, path) }
+
+// MissingFile implements transcript.FileReporter.
+func (c *conv) MissingFile(path string) { c.missing = append(c.missing, path) }
 
 func (c *conv) label() string {
 	if c.inPlace {
@@ -431,6 +483,9 @@ func (c *conv) commitEnd(tx *transcript.Tx) error {
 		}
 		names := make([]string, len(files))
 		for i, f := range files {
+			if g, ok := c.t.given[f]; ok {
+				f = g
+			}
 			names[i] = filepath.Base(f)
 		}
 		raw, _ := json.Marshal(map[string]any{"format": format, "files": names})

@@ -30,6 +30,9 @@ type Options struct {
 	// transcript.DefaultMaxLineBytes. A longer one is a clear error, never an
 	// out-of-memory (ctxfold import --max-line-bytes).
 	MaxLineBytes int
+	// Session picks one conversation (1-based) of a file that holds several
+	// (an aider chat history); 0 imports them all (ctxfold import --session).
+	Session int
 }
 
 // Max returns the effective line limit.
@@ -56,6 +59,17 @@ type Lines struct {
 	// Unterminated is true when the line Next returned last is the end of
 	// the file without a newline: possibly torn by a writer that stopped.
 	Unterminated bool
+	// raw keeps blank lines and the line's own spaces (a text format, where
+	// both carry meaning); only the line ending is removed.
+	raw bool
+}
+
+// NewRawLines reads a text file line by line with the same limits as
+// NewLines, but returns blank lines too and strips only "\n" or "\r\n".
+func NewRawLines(r io.Reader, file string, opts Options) *Lines {
+	l := NewLines(r, file, opts)
+	l.raw = true
+	return l
 }
 
 // NewLines reads r, naming errors after file.
@@ -88,6 +102,16 @@ func (l *Lines) Next() ([]byte, error) {
 			break
 		}
 		body := bytes.TrimSpace(out)
+		if l.raw {
+			if l.eof && len(out) == 0 {
+				break
+			}
+			body = bytes.TrimSuffix(bytes.TrimSuffix(out, []byte("\n")), []byte("\r"))
+			if !utf8.Valid(body) {
+				return nil, Errorf(l.File, l.Line, "invalid UTF-8")
+			}
+			return body, nil
+		}
 		if len(body) == 0 {
 			continue
 		}

@@ -1,12 +1,24 @@
 package input
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
+
+// zstdMagic starts every zstd frame (RFC 8878 §3.1.1).
+var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
+
+// maxWindow bounds the memory a zstd frame may ask the decoder for; Codex
+// writes its rollouts with the default level, whose window is far smaller.
+const maxWindow = 128 << 20
 
 // Spool copies every input that is not a regular file (a pipe, /dev/stdin,
 // a process substitution) to a temporary file in dir ("" for the system's
@@ -14,19 +26,35 @@ import (
 // to detect its format, or read it twice, without losing what it consumed.
 // It returns the paths to read, a map from each copy back to the name the
 // user gave (for error messages), and a cleanup that removes the copies.
-// Regular files and missing paths are passed through untouched.
+// A zstd-compressed file (by its magic number, whatever its name) is
+// decompressed to a temporary file the same way. Regular files,
+// directories and missing paths are passed through untouched.
 func Spool(files []string, dir string) (paths []string, names map[string]string, cleanup func(), err error) {
 	names = map[string]string{}
 	var tmps []string
 	cleanup = func() {
 		for _, t := range tmps {
-			os.Remove(t)
+			os.RemoveAll(t)
 		}
 	}
 	for _, path := range files {
 		st, serr := os.Stat(path)
-		if serr != nil || st.Mode().IsRegular() {
-			paths = append(paths, path) // a missing file is reported when opened
+		if serr == nil && st.Mode().IsRegular() && isZstd(path) {
+			out, tmp, err := decompress(path, dir)
+			if tmp != "" {
+				tmps = append(tmps, tmp)
+			}
+			if err != nil {
+				return nil, nil, cleanup, err
+			}
+			names[out] = path
+			paths = append(paths, out)
+			continue
+		}
+		if serr != nil || st.Mode().IsRegular() || st.IsDir() {
+			// A missing file is reported when opened; a directory (a
+			// format laid out as one) is read in place.
+			paths = append(paths, path)
 			continue
 		}
 		in, oerr := os.Open(path)
@@ -48,9 +76,73 @@ func Spool(files []string, dir string) (paths []string, names map[string]string,
 			return nil, nil, cleanup, &transcript.ParseError{File: path, Msg: "read: " + cerr.Error()}
 		}
 		names[tmp.Name()] = path
+		if isZstd(tmp.Name()) {
+			// A compressed rollout piped in: spooled, then decompressed.
+			out, dtmp, err := decompress(tmp.Name(), dir)
+			if dtmp != "" {
+				tmps = append(tmps, dtmp)
+			}
+			if err != nil {
+				return nil, nil, cleanup, RenameError(err, names)
+			}
+			names[out] = path
+			paths = append(paths, out)
+			continue
+		}
 		paths = append(paths, tmp.Name())
 	}
 	return paths, names, cleanup, nil
+}
+
+func isZstd(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(zstdMagic))
+	n, _ := io.ReadFull(f, head)
+	return n == len(zstdMagic) && bytes.Equal(head, zstdMagic)
+}
+
+// decompress writes the zstd file at path, decompressed, into a new
+// temporary directory in dir under the file's name without ".zst" (an
+// importer may name a conversation after its file), so every importer
+// reads a compressed export as if it were plain (Codex's rollout-*.jsonl.zst).
+// It returns the decompressed file and the directory to remove.
+func decompress(path, dir string) (string, string, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return "", "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	defer in.Close()
+	tmp, err := os.MkdirTemp(dir, ".ctxfold-input-*")
+	if err != nil {
+		return "", "", &transcript.ParseError{File: path, Msg: "decompressing: " + err.Error(), Err: err}
+	}
+	name := strings.TrimSuffix(filepath.Base(path), ".zst")
+	if name == "" || strings.HasPrefix(name, ".ctxfold-input-") {
+		name = "input"
+	}
+	outPath := filepath.Join(tmp, name)
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", tmp, &transcript.ParseError{File: path, Msg: "decompressing: " + err.Error(), Err: err}
+	}
+	dec, err := zstd.NewReader(in, zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		out.Close()
+		return "", tmp, &transcript.ParseError{File: path, Line: 1, Msg: "not a readable zstd stream: " + err.Error()}
+	}
+	_, cerr := io.Copy(out, dec)
+	dec.Close()
+	if err := out.Close(); cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return "", tmp, &transcript.ParseError{File: path, Line: 1, Msg: "zstd: " + strings.ReplaceAll(cerr.Error(), "\n", " ")}
+	}
+	return outPath, tmp, nil
 }
 
 // RenameError makes a *transcript.ParseError about a spooled copy name the

@@ -1,0 +1,187 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/export"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type exportOptions struct {
+	IO   *report.IOStreams
+	Dir  string
+	To   export.Target
+	JSON bool
+	// Output is the file to write: "" for where the client looks, "-" for
+	// stdout.
+	Output string
+	Force  bool
+	// ClientHome is $CLAUDE_CONFIG_DIR or ~/.claude (Claude Code), or
+	// $CODEX_HOME or ~/.codex (Codex).
+	ClientHome string
+	Export     export.Options
+	Open       transcript.OpenOptions
+}
+
+func newExportCmd(f *Factory) *cobra.Command {
+	opts := &exportOptions{IO: f.IO}
+	var to string
+	cmd := &cobra.Command{
+		Use:   "export DIR --to claude-code|codex",
+		Short: "Write a branch as the agent client's own transcript, to resume it",
+		Long: `Write the branch HEAD (or --head) names as the client's own transcript, so
+the agent resumes it. When the branch carries the active summary (after
+'ctxfold compact'), the output carries it as the client's own compaction
+record, with the kept tail after it: the client then sends the summary, the
+kept tail and the new turns, and none of the covered turns, which are still
+written before the record for the client's transcript view.
+
+Claude Code: a project transcript with a compact_boundary record and an
+isCompactSummary line. Codex: a rollout with a compacted record. Ids of nodes
+imported from that client are kept; other ids become stable UUIDs. System
+prompts are not written (the client sends its own), nor sub-agent turns; each
+kind of content the format cannot express is named in one warning.
+
+By default the file goes where the client looks for it:
+  claude-code  $CLAUDE_CONFIG_DIR or ~/.claude, then
+               projects/<--cwd with every non-alphanumeric as '-'>/<id>.jsonl
+  codex        $CODEX_HOME or ~/.codex, then
+               sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl
+and the command prints the path and the command that resumes it. The session
+id is --session-id, else a new UUID, so the original transcript is never
+overwritten; an existing file is refused unless --force. -o FILE writes
+elsewhere, -o - to stdout. A branch with a tool call that has no result is
+refused (exit 2), naming the node.` + exitStatusHelp(""),
+		Example: `  ctxfold import ~/.claude/projects/-home-me-app/3f2a….jsonl -o s
+  ctxfold compact s --keep-tokens 20000
+  ctxfold export s --to claude-code --cwd ~/app
+  (cd ~/app && claude --resume <printed id>)
+  ctxfold export s --to codex -o - | head`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := export.ParseTarget(to)
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			opts.Dir, opts.To = args[0], t
+			opts.JSON = f.Config.GetBool("json")
+			opts.Open = f.openOptions()
+			opts.Export.Now = f.Now
+			if opts.Export.CWD == "" {
+				if opts.Export.CWD, err = os.Getwd(); err != nil {
+					return err
+				}
+			}
+			if opts.Export.CWD, err = filepath.Abs(opts.Export.CWD); err != nil {
+				return err
+			}
+			opts.ClientHome = clientHome(t, f.Getenv)
+			return runExport(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&to, "to", "", "the client: claude-code or codex (required)")
+	fl.StringVar(&opts.Export.Head, "head", "", "export the branch ending at this node instead of HEAD")
+	fl.StringVar(&opts.Export.SessionID, "session-id", "", "the client's session id (default: a new UUID)")
+	fl.StringVar(&opts.Export.CWD, "cwd", "", "the directory the client resumes in (default: the current one)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "write to FILE, or - for stdout (default: where the client looks)")
+	fl.BoolVar(&opts.Force, "force", false, "replace an existing file")
+	_ = cmd.MarkFlagRequired("to")
+	_ = cmd.RegisterFlagCompletionFunc("to", fixedCompletion("claude-code", "codex"))
+	_ = cmd.RegisterFlagCompletionFunc("head", func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeNodeIDs(f, args[0], toComplete)
+	})
+	return cmd
+}
+
+// clientHome is the folder the client keeps its sessions under.
+func clientHome(t export.Target, getenv func(string) string) string {
+	env, dir := "CLAUDE_CONFIG_DIR", ".claude"
+	if t == export.Codex {
+		env, dir = "CODEX_HOME", ".codex"
+	}
+	if v := getenv(env); v != "" {
+		return v
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, dir)
+}
+
+func runExport(ctx context.Context, opts *exportOptions) error {
+	g, err := dag.Open(opts.Dir, opts.Open)
+	if err != nil {
+		return err
+	}
+	defer g.S.Close()
+	printWarnings(opts.IO.ErrOut, g.S.Warnings)
+	if opts.Export.SessionID == "" {
+		opts.Export.SessionID = export.NewUUID()
+	}
+	clientPath := export.ClaudeCodePath(opts.ClientHome, opts.Export.CWD, opts.Export.SessionID)
+	if opts.To == export.Codex {
+		clientPath = export.CodexPath(opts.ClientHome, opts.Export.SessionID, opts.Export.Now())
+	}
+	path := opts.Output
+	if path == "" {
+		path = clientPath
+	}
+	var res *export.Result
+	write := func(w io.Writer) error {
+		res, err = export.Export(ctx, g, w, opts.To, opts.Export)
+		return err
+	}
+	if path == "-" {
+		err = write(opts.IO.Out)
+	} else {
+		err = export.WriteFile(path, opts.Force, write)
+	}
+	if err != nil {
+		return err
+	}
+	res.Path, res.ClientPath, res.Resume = path, clientPath, export.ResumeCommand(opts.To, res.SessionID)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", render.TextSafe(w.String()))
+	}
+	if opts.JSON {
+		return report.JSON(opts.IO.Out, res)
+	}
+	if path == "-" {
+		return nil
+	}
+	fmt.Fprintf(opts.IO.Out, "wrote %s (%d lines)\n", render.TextSafe(path), res.Lines)
+	if res.Summary != "" {
+		fmt.Fprintf(opts.IO.Out, "summary %s stands in for %d covered nodes; %d kept after it\n", render.TextSafe(res.Summary), res.Covered, res.Kept)
+	}
+	if path != clientPath {
+		fmt.Fprintf(opts.IO.Out, "the client looks for it at %s\n", render.TextSafe(clientPath))
+	}
+	resume := res.Resume
+	if opts.To == export.ClaudeCode {
+		resume = fmt.Sprintf("(cd %s && %s)", shellQuote(opts.Export.CWD), resume)
+	}
+	fmt.Fprintf(opts.IO.Out, "resume: %s\n", render.TextSafe(resume))
+	return nil
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,60 @@
+package compact
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/audit"
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/summarize"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer"
+)
+
+// importExternal imports one shared real transcript (read in place) into
+// a temporary session.
+func importExternal(t *testing.T, rel ...string) string {
+	t.Helper()
+	src := sessiontest.External(t, rel...)
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{src}, Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// The QA case of issue 16: re-compacting the Claude Code session that
+// Claude Code itself compacted once keeps the user's original request and
+// the client's summary, under an "## Objective" heading; and the turns the
+// two summaries cover keep their paths, commands and errors.
+func TestRecompactMarotKeepsTheRequestAndTheImportedSummary(t *testing.T) {
+	dir := importExternal(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+	o := opts(dir, summarize.Extractive{}, 0)
+	res, err := Compact(context.Background(), o)
+	if err != nil || res.Outcome != OutcomeSucceeded {
+		t.Fatalf("compact: %v %+v", err, res)
+	}
+	text := storedNode(t, dir, res.SummaryID).Content.PlainText()
+	for _, want := range []string{"## Objective\nImplement spotter-gqc\n", "## Earlier state\nThis session is being continued from a previous conversation", "lazy_html", "Implement spotter-gqc"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the new summary lacks %q", want)
+		}
+	}
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	results, err := audit.Run(context.Background(), g, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []audit.Kind{audit.KindPath, audit.KindCommand, audit.KindError, audit.KindInstruction} {
+		if kr := results[0].Kind(k); kr.SurvivalPct < 90 {
+			t.Errorf("%s survival %.1f%% (%d of %d), want ≥ 90%%; missing %v", k, kr.SurvivalPct, kr.Kept, kr.Total, kr.Missing)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package export
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ExistsError refuses to replace a transcript that is already there.
+type ExistsError struct{ Path string }
+
+func (e *ExistsError) Error() string { return fmt.Sprintf("%s: already exists", e.Path) }
+func (e *ExistsError) Hint() string {
+	return "pass --force to replace it, or --session-id with another id"
+}
+
+// WriteFile writes a transcript to path through fn: into a temporary file
+// beside it, synced, then moved into place, so a failed run leaves no
+// partial file and the client never reads half a session. Without force an
+// existing path (a symlink included) is refused, atomically: the file is
+// linked into place, which fails when the name is taken. With force the
+// name is replaced, a symlink itself and never what it points to. Missing
+// parent directories are created private (0700), as a client's own are.
+func WriteFile(path string, force bool, fn func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return &ExistsError{Path: path}
+		}
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err = fn(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if force {
+		return os.Rename(tmp.Name(), path)
+	}
+	if err = os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &ExistsError{Path: path}
+		}
+		return err
+	}
+	return os.Remove(tmp.Name())
+}

@@ -1,0 +1,76 @@
+package gemini_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/internal/fake/gemini"
+)
+
+func post(t *testing.T, s *gemini.Server, path, body string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post(s.URL()+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
+}
+
+// The script answers from the request alone, and every request is
+// recorded (here and as a JSON line).
+func TestScript(t *testing.T) {
+	var log bytes.Buffer
+	s, err := gemini.Start(gemini.Options{Record: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.URL(), "http://127.0.0.1:") {
+		t.Fatalf("not loopback: %s", s.URL())
+	}
+	router := post(t, s, "/v1beta/models/lite:generateContent",
+		`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"OBJECT","properties":{"model_choice":{"type":"STRING","enum":["flash","pro"]},"score":{"type":"INTEGER"}}}}}`)
+	var r struct {
+		Candidates []struct {
+			Content struct {
+				Parts []map[string]json.RawMessage
+			}
+		}
+		UsageMetadata map[string]int
+	}
+	json.Unmarshal([]byte(router), &r)
+	var text string
+	json.Unmarshal(r.Candidates[0].Content.Parts[0]["text"], &text)
+	if text != `{"model_choice":"flash","score":1}` || r.UsageMetadata["promptTokenCount"] != 110 {
+		t.Errorf("router answer %s", router)
+	}
+	call := post(t, s, "/v1beta/models/main:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"do it. RUN: ls -1"}]}]}`)
+	if !strings.HasPrefix(call, "data: ") || !strings.Contains(call, `"functionCall":{"args":{"command":"ls -1"`) {
+		t.Errorf("tool call answer %q", call)
+	}
+	after := post(t, s, "/v1beta/models/main:streamGenerateContent?alt=sse",
+		`{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"run_shell_command","response":{"output":"<x>\nOutput: a.txt\nProcess Group PGID: 42\n</x>"}}}]}]}`)
+	if !strings.Contains(after, `The command run_shell_command returned: Output: a.txt`) || strings.Contains(after, "42") {
+		t.Errorf("after-tool answer %q", after)
+	}
+	snap := post(t, s, "/v1beta/models/x:generateContent", `{"systemInstruction":{"parts":[{"text":"write a <state_snapshot>"}]},"contents":[{"role":"user","parts":[{"text":"a"}]}]}`)
+	if !strings.Contains(snap, `\u003cstate_snapshot\u003e`) && !strings.Contains(snap, `<state_snapshot>`) {
+		t.Errorf("compression answer %q", snap)
+	}
+	var kinds []string
+	for _, q := range s.Requests() {
+		kinds = append(kinds, q.Kind)
+	}
+	if strings.Join(kinds, " ") != "json tool-call after-tool compress" || strings.Count(log.String(), "\n") != 4 ||
+		!strings.Contains(log.String(), `"path":"/v1beta/models/main:streamGenerateContent","query":"alt=sse","model":"main"`) {
+		t.Errorf("recorded %v\n%s", kinds, log.String())
+	}
+}

@@ -1,0 +1,218 @@
+package claudecodeinterop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/export"
+	"github.com/ctxfold/ctxfold/internal/fake/anthropic"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/summarize"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer"
+)
+
+// TestLiveExportResume is issue "export"'s acceptance with the real client:
+// a session the client recorded is imported, compacted offline by ctxfold,
+// exported where Claude Code looks, and resumed with `claude -p … --resume`
+// against the fake provider. The request the client then sends holds
+// ctxfold's summary and the kept tail verbatim and none of the covered
+// turns; the client appends its reply to the exported file, and a
+// re-import shows the reply after the kept tail.
+func TestLiveExportResume(t *testing.T) {
+	client := liveClient(t)
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, work := filepath.Join(tmp, "home"), filepath.Join(tmp, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := filepath.Join(tmp, "requests")
+	srv, err := anthropic.Start(anthropic.Options{RecordDir: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cfg := Config{Client: client, StepTimeout: 3 * time.Minute}
+	cfg.Log = &bytes.Buffer{}
+	covered := []string{"Covered turn alpha-7731.", "Covered turn bravo-7732 [[bash:echo covered-output-7733]]", "Covered turn charlie-7734."}
+	kept := "Kept turn delta-7735."
+	for i, p := range append(covered, kept) {
+		flag := "--resume"
+		if i == 0 {
+			flag = "--session-id"
+		}
+		if err := runStep(ctx, cfg, srv.URL, home, work, printStep(p, flag, sessA)); err != nil {
+			t.Fatalf("recording turn %d: %v", i+1, err)
+		}
+	}
+	projects := filepath.Join(home, ".claude", "projects", slug(work))
+	session := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{filepath.Join(projects, sessA+".jsonl")}, Out: session}); err != nil {
+		t.Fatal(err)
+	}
+	// Keep only the last turn: its user line and the reply.
+	res, err := compact.Compact(ctx, compact.Options{Dir: session, Summarizer: summarize.Extractive{}, KeepTokens: 1,
+		Estimate: estimate.Options{NoCache: true, Model: "claude-sonnet-4-5"}})
+	if err != nil || res.Outcome != compact.OutcomeSucceeded {
+		t.Fatalf("compact: %v %+v", err, res)
+	}
+	summaryText := storedText(t, session, res.SummaryID)
+
+	const resumed = "5e55a0a0-0000-4000-8000-0000000000e1"
+	g, err := dag.Open(session, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := export.ClaudeCodePath(filepath.Join(home, ".claude"), work, resumed)
+	err = export.WriteFile(path, false, func(w io.Writer) error {
+		_, err := export.Export(ctx, g, w, export.ClaudeCode, export.Options{SessionID: resumed, CWD: work})
+		return err
+	})
+	g.S.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := countFiles(t, reqs)
+	if err := runStep(ctx, cfg, srv.URL, home, work, printStep("Next question echo-7736.", "--resume", resumed)); err != nil {
+		t.Fatalf("the client did not resume the export: %v", err)
+	}
+	req := mainRequest(t, reqs, before, "echo-7736")
+	for _, want := range []string{strings.TrimPrefix(summaryText, transcript.SummaryPrefix)[:200], kept, "Next question echo-7736."} {
+		if !strings.Contains(req, jsonText(want)) {
+			t.Errorf("the resumed request lacks %q", want)
+		}
+	}
+	// The summary may quote the covered turns; no other message may.
+	var body struct{ Messages []json.RawMessage }
+	if err := json.Unmarshal([]byte(req), &body); err != nil {
+		t.Fatal(err)
+	}
+	summaryAt := -1
+	for i, m := range body.Messages {
+		if summaryAt < 0 && strings.Contains(string(m), jsonText(strings.TrimPrefix(summaryText, transcript.SummaryPrefix)[:200])) {
+			summaryAt = i
+			continue
+		}
+		for _, gone := range []string{"alpha-7731", "covered-output-7733", "charlie-7734"} {
+			if strings.Contains(string(m), gone) {
+				t.Errorf("message %d of the resumed request carries the covered turn text %q", i, gone)
+			}
+		}
+	}
+	if summaryAt < 0 {
+		t.Fatal("no message of the resumed request holds the summary")
+	}
+	t.Logf("the resumed request: %d messages, the summary in message %d", len(body.Messages), summaryAt)
+	// The client appended its reply; a re-import shows it after the tail.
+	back := filepath.Join(t.TempDir(), "back")
+	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{path}, Out: back}); err != nil {
+		t.Fatal(err)
+	}
+	view := renderText(t, back)
+	k, q := strings.Index(view, kept), strings.Index(view, "Next question echo-7736.")
+	if k < 0 || q < k || !strings.Contains(view[q:], "assistant") {
+		t.Fatalf("the re-imported view does not end with the new question and its reply after the kept tail:\n%s", view)
+	}
+}
+
+func liveClient(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("CTXFOLD_INTEROP_LIVE") == "" {
+		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the installed Claude Code " + Version)
+	}
+	client := os.Getenv("CTXFOLD_CLAUDE_BIN")
+	if client == "" {
+		home, _ := os.UserHomeDir()
+		client = filepath.Join(home, ".cache", "ctxfold-interop", "claude-code-"+Version, "node_modules", ".bin", "claude")
+	}
+	if _, err := os.Stat(client); err != nil {
+		t.Fatalf("client %s: %v (run interop/claude-code/record.sh once to install it)", client, err)
+	}
+	return client
+}
+
+func storedText(t *testing.T, dir, id string) string {
+	t.Helper()
+	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	i, _ := s.Lookup(id)
+	n, err := s.Node(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Content.PlainText()
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	es, _ := os.ReadDir(dir)
+	return len(es)
+}
+
+// mainRequest is the first messages request recorded after skip files
+// whose body holds marker (side requests, such as a title, come and go).
+func mainRequest(t *testing.T, dir string, skip int, marker string) string {
+	t.Helper()
+	es, _ := os.ReadDir(dir)
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for _, n := range names[skip:] {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(n, "messages") && bytes.Contains(b, []byte(marker)) && bytes.Contains(b, []byte(`"tools"`)) {
+			return string(b)
+		}
+	}
+	t.Fatalf("no request with %q among %v", marker, names[skip:])
+	return ""
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+func renderText(t *testing.T, dir string) string {
+	t.Helper()
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := render.Write(&b, v, render.FormatText); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

@@ -1,0 +1,265 @@
+// Package claudecodeinterop drives the real Claude Code client against the
+// fake Anthropic provider (internal/fake/anthropic) and turns what it writes —
+// its transcript files and every request it sent — into the normalised
+// fixtures under testdata/interop/claude-code/<version>/<scenario>/ that the
+// oracle tests compare ctxfold's import and render with (docs/INTEROP-claude-code.md).
+package claudecodeinterop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ctxfold/ctxfold/internal/fake/anthropic"
+)
+
+// Version is the pinned client version the committed fixtures come from.
+const Version = "2.1.328"
+
+// Step is one run of the client.
+type Step struct {
+	// Args follow the client binary; Prompt, when set, goes last.
+	Args []string
+	// Turns, when set, are fed one by one as stream-json user messages,
+	// each after the client reported the previous turn's result (queued
+	// messages would be merged into one turn).
+	Turns []string
+}
+
+// Scenario is a named sequence of client runs in one working directory.
+type Scenario struct {
+	Name  string
+	About string
+	Steps []Step
+}
+
+// Session ids are fixed so a re-recording sends the same metadata; the
+// normaliser maps every UUID anyway.
+const (
+	sessA = "5e55a0a0-0000-4000-8000-000000000001"
+	sessB = "5e55a0a0-0000-4000-8000-000000000002"
+)
+
+// common restricts the built-in tools to Bash and Agent: the recorded
+// system prompt and tool definitions stay real but the fixtures stay small.
+var common = []string{"--tools", "Bash,Agent", "--allowedTools", "Bash"}
+
+func printStep(prompt string, extra ...string) Step {
+	args := append([]string{"-p"}, extra...)
+	args = append(args, common...)
+	return Step{Args: append(args, "--", prompt)}
+}
+
+func streamJSON(session string, prompts ...string) Step {
+	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--session-id", session}
+	return Step{Args: append(args, common...), Turns: prompts}
+}
+
+// Scenarios lists every recorded scenario, in recording order.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{Name: "chat", About: "three user turns in one process (stream-json input)",
+			Steps: []Step{streamJSON(sessA, "First chat turn.", "Second chat turn.", "Third chat turn.")}},
+		{Name: "tool", About: "one Bash call the client runs, and its result",
+			Steps: []Step{printStep("Please run a command. [[bash:echo hello-from-tool]]", "--session-id", sessA)}},
+		{Name: "tool-error", About: "a Bash call that exits non-zero (is_error result)",
+			Steps: []Step{printStep("Run something that fails. [[toolerror]]", "--session-id", sessA)}},
+		{Name: "parallel", About: "two Bash calls in one assistant message",
+			Steps: []Step{printStep("Run two things at once. [[parallel]]", "--session-id", sessA)}},
+		{Name: "subagent", About: "a sub-agent through the Agent tool",
+			Steps: []Step{printStep("Delegate this to a sub-agent. [[agent]]", "--session-id", sessA, "--allowedTools", "Agent")}},
+		{Name: "compact", About: "two turns, /compact, then two more turns",
+			Steps: []Step{
+				printStep("Before compaction, turn one.", "--session-id", sessA),
+				printStep("Before compaction, turn two. [[bash:echo kept-by-compaction]]", "--resume", sessA),
+				printStep("/compact", "--resume", sessA),
+				printStep("After compaction, turn three.", "--resume", sessA),
+				printStep("After compaction, turn four.", "--resume", sessA),
+			}},
+		{Name: "resume", About: "one turn, then a second process resumes the session",
+			Steps: []Step{
+				printStep("First turn before resume.", "--session-id", sessA),
+				printStep("Second turn after resume.", "--resume", sessA),
+			}},
+		{Name: "fork", About: "one turn, then --fork-session into a new session id",
+			Steps: []Step{
+				printStep("Turn on the original session.", "--session-id", sessA),
+				printStep("Turn on the fork.", "--resume", sessA, "--fork-session", "--session-id", sessB),
+			}},
+	}
+}
+
+// Config is one recording run.
+type Config struct {
+	// Client is the claude binary of the pinned version.
+	Client string
+	// Out receives one directory per scenario.
+	Out string
+	// Only, when non-empty, limits the run to these scenario names.
+	Only []string
+	// StepTimeout bounds one client run.
+	StepTimeout time.Duration
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Record runs every selected scenario and writes its normalised fixtures.
+func Record(ctx context.Context, cfg Config) error {
+	if cfg.StepTimeout == 0 {
+		cfg.StepTimeout = 3 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	for _, sc := range Scenarios() {
+		if len(cfg.Only) > 0 && !contains(cfg.Only, sc.Name) {
+			continue
+		}
+		start := time.Now()
+		if err := recordOne(ctx, cfg, sc); err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		fmt.Fprintf(cfg.Log, "recorded %s in %s\n", sc.Name, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func recordOne(ctx context.Context, cfg Config, sc Scenario) error {
+	tmp, err := os.MkdirTemp("", "ctxfold-interop-claude-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// Resolve symlinks so the path the client records is the one replaced.
+	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+		return err
+	}
+	home, work, reqs := filepath.Join(tmp, "home"), filepath.Join(tmp, "work"), filepath.Join(tmp, "requests")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	n := NewNormaliser(map[string]string{
+		work: "/interop/work",
+		home: "/interop/home",
+		tmp:  "/interop",
+	})
+	srv, err := anthropic.Start(anthropic.Options{RecordDir: reqs, Canonical: n.Paths})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	for i, st := range sc.Steps {
+		if err := runStep(ctx, cfg, srv.URL, home, work, st); err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	if err := srv.Close(); err != nil {
+		return err
+	}
+	dst := filepath.Join(cfg.Out, sc.Name)
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return n.Collect(filepath.Join(home, ".claude", "projects", slug(work)), reqs, dst)
+}
+
+// slug is Claude Code's project directory name for a working directory.
+func slug(dir string) string {
+	var b strings.Builder
+	for _, r := range dir {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+func runStep(ctx context.Context, cfg Config, url, home, work string, st Step) error {
+	ctx, cancel := context.WithTimeout(ctx, cfg.StepTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.Client, st.Args...)
+	cmd.Dir = work
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Env = []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"SHELL=/bin/bash",
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"TZ=UTC",
+		"ANTHROPIC_BASE_URL=" + url,
+		"ANTHROPIC_API_KEY=sk-ant-interop-dummy",
+		"DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}
+	fmt.Fprintf(cfg.Log, "  claude %s\n", strings.Join(st.Args, " "))
+	var out bytes.Buffer
+	cmd.Stderr = &out
+	if len(st.Turns) == 0 {
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w\n%s", cfg.Client, err, tail(out.Bytes(), 2000))
+		}
+		return nil
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for _, t := range st.Turns {
+		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t}})
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			break
+		}
+		// The context deadline bounds this wait: it kills the client,
+		// which closes stdout.
+		for sc.Scan() {
+			if bytes.Contains(sc.Bytes(), []byte(`"type":"result"`)) {
+				break
+			}
+		}
+	}
+	in.Close()
+	_, _ = io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", cfg.Client, err, tail(out.Bytes(), 2000))
+	}
+	return nil
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

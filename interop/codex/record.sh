@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Re-records the Codex CLI interop fixtures (docs/INTEROP-codex.md): installs
+# the pinned client under $HOME/.cache (never in the repo), runs each
+# scenario against the fake OpenAI provider on 127.0.0.1 with a throw-away
+# HOME/CODEX_HOME, and writes the normalised rollouts and captured requests
+# to testdata/interop/codex/$VERSION/<scenario>/ (or to $OUT).
+#
+# Usage: interop/codex/record.sh [scenario...]   (default: all)
+# Env:   OUT=dir   write there instead of testdata (the live test does this)
+#        KEEP=1    keep the temporary directory for inspection
+set -euo pipefail
+
+VERSION=0.169.0
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
+CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
+CODEX=$CACHE/node_modules/.bin/codex
+ALL="chat tool tool-error parallel compaction reasoning fork subagent patch"
+SCENARIOS=${*:-$ALL}
+
+if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
+	mkdir -p "$CACHE"
+	npm install --no-audit --no-fund --prefix "$CACHE" "@openai/codex@$VERSION" >&2
+fi
+
+TMP=$(mktemp -d /tmp/ctxfold-codex-XXXXXX)
+FAKEPID=
+cleanup() {
+	[ -n "$FAKEPID" ] && kill "$FAKEPID" 2>/dev/null || true
+	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/normalize" ./interop/codex/normalize)
+
+# codex runs one client command of the current scenario, bounded in time.
+codex() {
+	(cd "$S/work" && HOME="$S/home" CODEX_HOME="$S/home/.codex" FAKE_OPENAI_KEY=dummy NO_COLOR=1 \
+		timeout 120 "$CODEX" exec --skip-git-repo-check "$@" </dev/null >>"$S/client.log" 2>&1) ||
+		{ echo "record.sh: codex $* failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
+}
+
+for scenario in $SCENARIOS; do
+	# A fixed path per scenario, so the normalised files do not depend on mktemp.
+	S=$TMP/$scenario
+	mkdir -p "$S/home/.codex" "$S/work" "$S/requests"
+	"$TMP/fakeopenai" -record "$S/requests" -url-file "$S/url" -timeout 5m 2>"$S/fake.log" &
+	FAKEPID=$!
+	for _ in $(seq 100); do [ -s "$S/url" ] && break; sleep 0.1; done
+	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
+	extra=
+	[ "$scenario" = compaction ] && extra='model_auto_compact_token_limit = 200000'
+	# gpt-5.5 offers the multi-agent tools only behind tool_search, which the
+	# fake does not implement; with a model outside the client's catalog
+	# (fallback metadata) they are offered directly.
+	model=gpt-5.5
+	[ "$scenario" = subagent ] && model=gpt-5.1-codex
+	cat >"$S/home/.codex/config.toml" <<TOML
+model = "$model"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+$extra
+
+[model_providers.fake]
+name = "fake"
+base_url = "$(cat "$S/url")"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_KEY"
+TOML
+	case $scenario in
+	chat)
+		codex "Hello. Reply briefly."
+		codex resume --last "A second turn, after resuming."
+		codex resume --last "A third turn."
+		;;
+	tool)
+		codex "Run a command for me. [[shell: echo hello from the tool]]"
+		codex resume --last "Thanks. One more word?"
+		;;
+	tool-error)
+		codex "List a missing directory. [[shell: ls /nonexistent-ctxfold-dir]]"
+		;;
+	parallel)
+		codex "Two commands at once. [[parallel: echo one ;; echo two]]"
+		;;
+	reasoning)
+		codex "Think before acting. [[reason]] [[shell: echo thought through]]"
+		codex resume --last "Again, briefly. [[reason]]"
+		;;
+	fork)
+		codex "Before the fork. [[shell: echo trunk]]"
+		id=$(find "$S/home/.codex/sessions" -name 'rollout-*.jsonl' | sed -E 's/.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/\1/')
+		codex fork "$id" "On the fork."
+		codex resume "$id" "On the original, after the fork point."
+		;;
+	patch)
+		codex "Add a file. [[patch: hello.txt]]"
+		;;
+	subagent)
+		codex "Delegate this. [[spawn: Say hi from the helper.]]"
+		;;
+	compaction)
+		codex "First turn; report a large usage. [[inflate]] [[shell: echo before compaction]]"
+		codex resume --last "A turn after the compaction."
+		codex resume --last "And one more."
+		;;
+	*)
+		echo "record.sh: unknown scenario $scenario" >&2
+		exit 2
+		;;
+	esac
+	kill "$FAKEPID"
+	wait "$FAKEPID" 2>/dev/null || true
+	FAKEPID=
+	rm -rf "${OUT:?}/$scenario"
+	"$TMP/normalize" -root "$S" -out "$OUT/$scenario"
+done
