@@ -43,12 +43,12 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|"
 for n in "${sizes[@]}"; do
 	dir="$out/s$n"
 	[ -d "$dir" ] || go run ./bench/estimate-gen -n "$n" -o "$dir" >/dev/null
-	rm -f "$dir"/estimate.cache*
+	rm -rf "$dir"/estimate.cache* "$dir"/cache/estimate*
 	GOMAXPROCS=1 timer "$out/cold1.time" "$out/ctxfold" estimate "$dir" --json >/dev/null
-	rm -f "$dir"/estimate.cache*
+	rm -rf "$dir"/estimate.cache* "$dir"/cache/estimate*
 	timer "$out/cold.time" "$out/ctxfold" estimate "$dir" --json >"$out/cold.json"
 	timer "$out/warm.time" "$out/ctxfold" estimate "$dir" --json >"$out/warm.json"
-	rm -f "$dir/estimate.cache.view"
+	rm -f "$dir/cache/estimate.view"
 	timer "$out/nodewarm.time" "$out/ctxfold" estimate "$dir" --json >"$out/nodewarm.json"
 	node bench/estimate-ref.js "$dir" >"$out/ref.json"
 	node -e '

@@ -8,11 +8,11 @@
 #   go build -o /tmp/ctxfold . && bench/whole-commands.sh /tmp/ctxfold bench/out/s200k
 set -uo pipefail
 bin=$1; src=$2
-d=/tmp/whole-$(basename $bin); rm -rf $d; cp -r $src $d; rm -f $d/estimate.cache*
+d=/tmp/whole-$(basename $bin); rm -rf $d; cp -r $src $d; rm -rf $d/estimate.cache* $d/cache/estimate*
 t() { /usr/bin/time -f '%e %U %M' -o /tmp/t.out "$@" >/dev/null 2>/tmp/t.err; awk '{printf "%.1f s | %.1f s | %.0f MB", $1, $2, $3/1024}' /tmp/t.out; }
 echo "| verify | $(t $bin verify $d) |"
 echo "| estimate, no caches | $(t $bin estimate $d --model gpt-4o --json) |"
-rm -f $d/estimate.cache.view
+rm -f $d/cache/estimate.view
 echo "| estimate, count cache only | $(t $bin estimate $d --model gpt-4o --json) |"
 echo "| render --format ids | $(t $bin render $d --format ids) |"
 echo "| render --format text | $(t $bin render $d --format text) |"

@@ -36,7 +36,8 @@ func newAppendCmd(f *Factory) *cobra.Command {
 schema (--file F, "-" for stdin), all or nothing, and print one id a line.
 
 Ids are generated when absent. The predecessor defaults to HEAD (in a batch, a
-node without one follows the node before it), resolved under the session lock.
+node without one follows the node before it; "predecessor": null is a root, as
+in nodes.jsonl), resolved under the session lock.
 HEAD advances only when the new node extends it and has no caller (seed §5).
 Rejected, with nothing written: an unknown predecessor or caller, a duplicate
 id, a tool result with no matching open tool call. A node with
@@ -104,9 +105,10 @@ active summary.` + exitStatusHelp(""),
 func runAppend(ctx context.Context, opts *appendOptions) error {
 	var nodes []transcript.Node
 	var lines []int
+	var roots []bool
 	if opts.File != "" {
 		var err error
-		nodes, lines, err = readBatch(opts)
+		nodes, lines, roots, err = readBatch(opts)
 		if err != nil {
 			return err
 		}
@@ -121,7 +123,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 		// The store refuses a session whose graph is broken (a duplicate
 		// id, a cycle, HEAD pointing nowhere) before writing anything.
 		var err error
-		res, err = tx.Append(nodes, transcript.AppendOptions{RootFirst: opts.Root, StampTime: true})
+		res, err = tx.Append(nodes, transcript.AppendOptions{RootFirst: opts.Root, Roots: roots, StampTime: true})
 		return err
 	})
 	printWarnings(opts.IO.ErrOut, warnings)
@@ -150,8 +152,8 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 }
 
 // readBatch parses a JSONL batch, naming file and line on error; it also
-// returns each node's line.
-func readBatch(opts *appendOptions) ([]transcript.Node, []int, error) {
+// returns each node's line and whether it is an explicit root.
+func readBatch(opts *appendOptions) ([]transcript.Node, []int, []bool, error) {
 	var r io.Reader
 	name := batchName(opts.File)
 	if opts.File == "-" {
@@ -159,12 +161,12 @@ func readBatch(opts *appendOptions) ([]transcript.Node, []int, error) {
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, nil, &transcript.ParseError{File: name, Msg: err.Error()}
+			return nil, nil, nil, &transcript.ParseError{File: name, Msg: err.Error()}
 		}
 		defer f.Close()
 		r = f
 	}
-	return transcript.ReadNodeLines(r, name, opts.Store.MaxLineBytes)
+	return transcript.ReadBatch(r, name, opts.Store.MaxLineBytes)
 }
 
 func batchName(file string) string {

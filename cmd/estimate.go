@@ -78,8 +78,8 @@ Models can be added or overridden in the config file:
   models:
     my-model: {window: 65536, max_output: 8192, encoding: o200k_base, provider: open}
 
-Per-node counts are cached in DIR/estimate.cache and the last result in
-DIR/estimate.cache.view (both safe to delete; --no-cache bypasses them). Several
+Per-node counts are cached in DIR/cache/estimate and the last result in
+DIR/cache/estimate.view (both safe to delete; --no-cache bypasses them). Several
 sessions are measured in parallel and printed in argument order; with --json,
 one object per line and per argument ({session, read_error} for a session that
 cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),

@@ -71,7 +71,11 @@ rollouts): DIR is a parent directory holding one session per conversation,
 named from the conversation's sanitized id (never its title). An existing
 session is never overwritten; --append adds to it instead, skipping nodes
 whose id it already holds (so re-importing a log that grew adds only what is
-new; a stored node that differs from the import is kept and reported). Ids
+new; a stored node that differs from the import is kept and reported). When
+the earlier import ended inside a streamed request, or the log now places a
+stored node after another one, the full node is appended as a new copy,
+ID~2, and the branch continues from it; the stored one stays off the branch
+(docs/FORMAT.md §1, "Re-importing a grown log"). Ids
 come from the export (uuids, or the rollout's session id and line); request
 bodies carry none, so theirs hash the conversation up to each message. A
 failed import leaves no new session behind: it is written beside DIR and

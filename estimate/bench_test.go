@@ -153,7 +153,7 @@ func benchView(b *testing.B, dir string, opts Options, cold bool) {
 	b.SetBytes(st.Size())
 	for i := 0; i < b.N; i++ {
 		if cold {
-			os.Remove(filepath.Join(dir, CacheFile))
+			os.Remove(CachePath(dir, CacheFile))
 		}
 		g, err := dagOpen(dir)
 		if err != nil {

@@ -27,7 +27,47 @@ import (
 // line, so a node whose line changed is a miss and is recounted. Being
 // positional, the cache is read and written in step with the nodes, a run
 // of entries at a time, and is never held whole in memory.
-const CacheFile = "estimate.cache"
+const CacheFile = "estimate"
+
+// CacheDir is the directory of a session's caches, DIR/cache/
+// (docs/FORMAT.md §1); CacheFile and ViewCacheFile live in it.
+const CacheDir = "cache"
+
+// LegacyCacheFile and LegacyViewCacheFile are where earlier versions kept
+// the caches, at the top of the session directory. An existing legacy
+// count cache is read once, when cache/ has none yet; both are removed once
+// their replacement is in cache/.
+const (
+	LegacyCacheFile     = "estimate.cache"
+	LegacyViewCacheFile = "estimate.cache.view"
+)
+
+// CachePath is the path of the cache file name of the session dir.
+func CachePath(dir, name string) string { return filepath.Join(dir, CacheDir, name) }
+
+// ensureCacheDir creates DIR/cache/ when missing and returns its path. A
+// cache/ that is a symlink or not a directory is refused: a cache is never
+// written through a symlink.
+func ensureCacheDir(dir string) (string, error) {
+	cd := filepath.Join(dir, CacheDir)
+	if err := os.Mkdir(cd, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	st, err := os.Lstat(cd)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory (a symlink or a file); caches are not written through it", cd)
+	}
+	return cd, nil
+}
+
+// removeLegacy removes a cache file of an earlier version once its
+// replacement is written.
+func removeLegacy(dir, name string) {
+	_ = os.Remove(filepath.Join(dir, name))
+}
 
 // Layout (little endian):
 //
@@ -109,7 +149,9 @@ type cacheSection struct {
 // countCache is one run's view of the cache: the old file, read a run of
 // entries at a time, and the new one, written the same way.
 type countCache struct {
-	dir     string
+	dir string
+	// legacy: the old entries come from LegacyCacheFile.
+	legacy  bool
 	profile string
 	warn    func(string)
 	old     *os.File
@@ -128,8 +170,15 @@ type countCache struct {
 // corrupt one is an empty cache plus a warning.
 func openCache(dir, profile string, n int, warn func(string)) *countCache {
 	c := &countCache{dir: dir, profile: profile, warn: warn, n: int64(n)}
-	path := filepath.Join(dir, CacheFile)
+	path := CachePath(dir, CacheFile)
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Read the counts an earlier version left at the top once; the
+		// replacement goes to cache/ and the legacy file is removed.
+		if lf, lerr := os.Open(filepath.Join(dir, LegacyCacheFile)); lerr == nil {
+			path, f, err, c.legacy = filepath.Join(dir, LegacyCacheFile), lf, nil, true
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -206,7 +255,12 @@ func (c *countCache) readHeader(f *os.File) error {
 // profile's section first, then up to cacheProfiles−1 others kept from
 // the old file (copied in finish).
 func (c *countCache) startOutput() {
-	tmp, err := os.CreateTemp(c.dir, "."+CacheFile+".tmp-*")
+	cd, err := ensureCacheDir(c.dir)
+	if err != nil {
+		c.noteWriteError(err)
+		return
+	}
+	tmp, err := os.CreateTemp(cd, "."+CacheFile+".tmp-*")
 	if err != nil {
 		c.noteWriteError(err)
 		return
@@ -277,7 +331,7 @@ func (c *countCache) writeNew(first int, buf []byte) error {
 func (c *countCache) finish(visited []bool, changed bool, werr error) {
 	defer c.abort() // closes both files; removing the temp is a no-op after the rename
 	if c.damaged > 0 {
-		c.warn(fmt.Sprintf("%s: %d damaged entries ignored; those nodes were recounted", filepath.Join(c.dir, CacheFile), c.damaged))
+		c.warn(fmt.Sprintf("%s: %d damaged entries ignored; those nodes were recounted", CachePath(c.dir, CacheFile), c.damaged))
 		changed = true
 	}
 	if c.out == nil {
@@ -285,7 +339,7 @@ func (c *countCache) finish(visited []bool, changed bool, werr error) {
 	}
 	// Nothing new and this profile already first (the latest used): keep
 	// the old file.
-	if werr == nil && !changed && c.ours != nil && c.ours == &c.oldSecs[0] && c.ours.count == c.n && c.carriesOthers() {
+	if werr == nil && !changed && !c.legacy && c.ours != nil && c.ours == &c.oldSecs[0] && c.ours.count == c.n && c.carriesOthers() {
 		return
 	}
 	err := werr
@@ -298,10 +352,14 @@ func (c *countCache) finish(visited []bool, changed bool, werr error) {
 	if err == nil {
 		// No fsync: a cache lost in a crash is only recomputed; a torn one
 		// fails its checksums and is ignored.
-		err = os.Rename(c.out.Name(), filepath.Join(c.dir, CacheFile))
+		err = os.Rename(c.out.Name(), CachePath(c.dir, CacheFile))
 	}
 	if err != nil {
 		c.noteWriteError(err)
+		return
+	}
+	if c.legacy {
+		removeLegacy(c.dir, LegacyCacheFile)
 	}
 }
 

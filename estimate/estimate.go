@@ -4,8 +4,8 @@
 // model, and calibration against provider-recorded usage. Nothing outside
 // this package counts tokens. It does not decide what the model reads
 // (render/ does) and never writes a session; the only files it writes are
-// its own caches inside a session directory (CacheFile, ViewCacheFile),
-// which are safe to delete.
+// its own caches inside a session directory's cache/ (CacheFile,
+// ViewCacheFile), which are safe to delete.
 package estimate
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -400,7 +401,7 @@ func TestCacheWarmRunDoesNoBPE(t *testing.T) {
 	if n := bpeNodes.Load() - before; n != 16 {
 		t.Fatalf("cold run tokenized %d nodes, want 16", n)
 	}
-	if _, err := os.Stat(filepath.Join(dir, CacheFile)); err != nil {
+	if _, err := os.Stat(CachePath(dir, CacheFile)); err != nil {
 		t.Fatalf("no cache written: %v", err)
 	}
 	before = bpeNodes.Load()
@@ -463,7 +464,7 @@ func TestCacheChangedDeletedCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cachePath := filepath.Join(dir, CacheFile)
+	cachePath := CachePath(dir, CacheFile)
 
 	// A changed node is recounted (a hand-edited session).
 	nodesPath := filepath.Join(dir, transcript.NodesFile)
@@ -677,7 +678,7 @@ func TestViewCacheKey(t *testing.T) {
 	if k, _ := ViewCacheKey(dir, opts, ""); k == key {
 		t.Error("an append kept the key")
 	}
-	os.WriteFile(filepath.Join(dir, ViewCacheFile), []byte("{not json"), 0o644)
+	os.WriteFile(CachePath(dir, ViewCacheFile), []byte("{not json"), 0o644)
 	if _, ok := CachedView(dir, key); ok {
 		t.Error("a corrupt view cache was served")
 	}
@@ -692,7 +693,7 @@ func TestConcurrentRunsShareTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(dir, CacheFile))
+	os.Remove(CachePath(dir, CacheFile))
 	views := make([]*render.View, 8)
 	for i := range views {
 		views[i] = openView(t, dir, "", false)
@@ -776,7 +777,7 @@ func TestCacheKeepsEntriesOfNodesOffTheView(t *testing.T) {
 	}
 
 	// An earlier version's file is replaced without a warning.
-	os.WriteFile(filepath.Join(dir, CacheFile), append([]byte("CTXFEST1"), make([]byte, 60)...), 0o644)
+	os.WriteFile(CachePath(dir, CacheFile), append([]byte("CTXFEST1"), make([]byte, 60)...), 0o644)
 	run("a2", 5)
 	if len(warnings) > 0 {
 		t.Errorf("old cache version: warnings %q", warnings)
@@ -810,5 +811,62 @@ func TestCacheKeepsTheProfilesUsedLast(t *testing.T) {
 	}
 	if n := run("gpt-4o"); n != 0 {
 		t.Errorf("gpt-4o was pushed out by a newer profile: %d recounted", n)
+	}
+}
+
+// Issue 18 item 17: the caches live in DIR/cache/ (docs/FORMAT.md §1),
+// never at the top of the session; the counts an earlier version left in
+// DIR/estimate.cache are read once, then both legacy files are gone.
+func TestCachesLiveInCacheDir(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "fork")
+	var warnings []string
+	opts := Options{Model: "gpt-4o", NoCalibrate: true, Warn: func(m string) { warnings = append(warnings, m) }}
+	run := func(wantBPE int64) {
+		t.Helper()
+		before := bpeNodes.Load()
+		if _, err := View(context.Background(), openView(t, dir, "a2", false), opts); err != nil {
+			t.Fatal(err)
+		}
+		if n := bpeNodes.Load() - before; n != wantBPE {
+			t.Errorf("%d nodes tokenized, want %d", n, wantBPE)
+		}
+	}
+	run(5)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "estimate") {
+			t.Errorf("a cache at the top of the session: %s", e.Name())
+		}
+	}
+	if _, err := os.Stat(CachePath(dir, CacheFile)); err != nil {
+		t.Fatalf("no count cache in cache/: %v", err)
+	}
+	// An earlier version's layout: the same counts at the top.
+	if err := os.Rename(CachePath(dir, CacheFile), filepath.Join(dir, LegacyCacheFile)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, LegacyViewCacheFile), []byte("{}"), 0o644)
+	run(0) // read from the legacy file
+	if err := StoreView(dir, "k", &Result{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{LegacyCacheFile, LegacyViewCacheFile} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still there after its replacement was written (%v)", name, err)
+		}
+	}
+	run(0) // from cache/ now
+	if len(warnings) > 0 {
+		t.Errorf("warnings: %q", warnings)
+	}
+	// A cache/ that is a symlink is never written through.
+	os.RemoveAll(filepath.Join(dir, CacheDir))
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, CacheDir)); err != nil {
+		t.Fatal(err)
+	}
+	run(5)
+	if got, _ := os.ReadDir(outside); len(got) != 0 {
+		t.Errorf("wrote %d files through a symlinked cache/", len(got))
 	}
 }

@@ -22,7 +22,7 @@ import (
 // size and modification time, the caller's inputs and the counting rules'
 // version — a persisted compaction changes session.json even though HEAD
 // does not move (seed 001 §01), so it is never served a stale result.
-const ViewCacheFile = "estimate.cache.view"
+const ViewCacheFile = "estimate.view"
 
 // rulesVersion changes whenever counting rules change, invalidating every
 // stored Result.
@@ -43,7 +43,7 @@ type viewCache struct {
 // such as a --head or a fallback model). It fails when the session cannot
 // be read; callers then simply measure.
 func ViewCacheKey(dir string, opts Options, extra ...string) (string, error) {
-	meta, err := os.ReadFile(filepath.Join(dir, transcript.MetaFile))
+	meta, err := transcript.ReadRegularFile(filepath.Join(dir, transcript.MetaFile))
 	if err != nil {
 		return "", err
 	}
@@ -97,7 +97,7 @@ func putInt64(b []byte, v int64) {
 // CachedView returns the Result stored under key, if any. A missing,
 // corrupt or stale file is a miss.
 func CachedView(dir, key string) (*Result, bool) {
-	data, err := os.ReadFile(filepath.Join(dir, ViewCacheFile))
+	data, err := os.ReadFile(CachePath(dir, ViewCacheFile))
 	if err != nil {
 		return nil, false
 	}
@@ -117,7 +117,14 @@ func StoreView(dir, key string, res *Result) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+ViewCacheFile+".tmp-*")
+	cd, err := ensureCacheDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil
+		}
+		return err
+	}
+	tmp, err := os.CreateTemp(cd, "."+ViewCacheFile+".tmp-*")
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil
@@ -136,5 +143,9 @@ func StoreView(dir, key string, res *Result) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, ViewCacheFile))
+	if err := os.Rename(tmp.Name(), CachePath(dir, ViewCacheFile)); err != nil {
+		return err
+	}
+	removeLegacy(dir, LegacyViewCacheFile)
+	return nil
 }

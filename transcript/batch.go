@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"unicode/utf8"
 )
 
 // ReadNodes parses a JSONL stream of nodes in the native schema (blank
@@ -18,31 +17,46 @@ func ReadNodes(r io.Reader, name string, maxLine int) ([]Node, error) {
 // ReadNodeLines is ReadNodes that also returns each node's 1-based line,
 // so that a rejected batch node can be reported as file:line.
 func ReadNodeLines(r io.Reader, name string, maxLine int) ([]Node, []int, error) {
+	nodes, lines, _, err := ReadBatch(r, name, maxLine)
+	return nodes, lines, err
+}
+
+// ReadBatch is ReadNodeLines that also says which nodes are explicit
+// roots: in a batch an absent "predecessor" follows the node before (or
+// HEAD), while "predecessor": null is a root, as in nodes.jsonl
+// (docs/FORMAT.md §2), so a line copied from a session means the same.
+// Pass roots as AppendOptions.Roots.
+func ReadBatch(r io.Reader, name string, maxLine int) (nodes []Node, lines []int, roots []bool, err error) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
 	br := bufio.NewReaderSize(r, 1<<16)
-	var nodes []Node
-	var lines []int
+	var buf [16]member
 	for line := 1; ; line++ {
 		data, err := readLine(br, maxLine)
 		if err != nil && err != io.EOF {
-			return nil, nil, &ParseError{File: name, Line: line, Msg: err.Error()}
+			return nil, nil, nil, &ParseError{File: name, Line: line, Msg: err.Error()}
 		}
 		body := bytes.TrimSpace(data)
 		if len(body) > 0 {
-			if !utf8.Valid(body) {
-				return nil, nil, &ParseError{File: name, Line: line, Msg: "invalid UTF-8"}
+			if pos := FirstInvalidUTF8(data); pos > 0 {
+				return nil, nil, nil, &ParseError{File: name, Line: line, Msg: InvalidUTF8Msg(pos)}
 			}
 			var n Node
 			if uerr := n.UnmarshalJSON(body); uerr != nil {
-				return nil, nil, &ParseError{File: name, Line: line, NodeID: n.ID, Msg: stripNodePrefix(uerr.Error(), n.ID)}
+				return nil, nil, nil, &ParseError{File: name, Line: line, NodeID: n.ID, Msg: stripNodePrefix(uerr.Error(), n.ID)}
+			}
+			root := false
+			if m, derr := decodeMembers(body, buf[:0]); derr == nil {
+				raw, ok := m.get("predecessor")
+				root = ok && string(bytes.TrimSpace(raw)) == "null"
 			}
 			nodes = append(nodes, n)
 			lines = append(lines, line)
+			roots = append(roots, root)
 		}
 		if err == io.EOF {
-			return nodes, lines, nil
+			return nodes, lines, roots, nil
 		}
 	}
 }

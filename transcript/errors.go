@@ -97,8 +97,13 @@ func (e *LockedError) Hint() string {
 		return fmt.Sprintf("wait for pid %d to finish, or retry with a longer --lock-timeout", e.Holder.PID)
 	}
 	// The lock is a kernel flock that dies with its holder, so it is held
-	// by a live process whose record is missing or out of date.
-	return fmt.Sprintf("a live process holds %s without a current holder record; retry later, or find it with 'fuser %s'", e.LockFile, e.LockFile)
+	// by a live process whose record is missing or out of date: one that
+	// inherited the recorded holder's descriptor (a child it started), or
+	// a writer that has not written its record yet.
+	if e.Holder != nil {
+		return fmt.Sprintf("pid %d has exited, but another process still holds the lock (a child of pid %d that inherited it, or a writer that has not recorded itself yet); retry later, or find it with 'fuser %s'", e.Holder.PID, e.Holder.PID, e.LockFile)
+	}
+	return fmt.Sprintf("a live process holds %s without a holder record; retry later, or find it with 'fuser %s'", e.LockFile, e.LockFile)
 }
 
 // ErrNotSession is returned when a directory holds no session.

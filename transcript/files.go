@@ -41,6 +41,11 @@ func readRegular(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// ReadRegularFile reads a session file for a package outside transcript
+// (estimate's cache key reads session.json): like os.ReadFile, but it
+// never blocks on a FIFO and refuses anything but a regular file.
+func ReadRegularFile(path string) ([]byte, error) { return readRegular(path) }
+
 // openForWrite opens a session file for writing without following a
 // symlink (O_NOFOLLOW fails with ELOOP on one) and without blocking on a
 // FIFO; the result must be a regular file.

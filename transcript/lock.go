@@ -1,9 +1,11 @@
 package transcript
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,8 +87,29 @@ func holderIsDead(h *LockHolder) bool {
 	if h.Host != host {
 		return false
 	}
-	err := syscall.Kill(h.PID, 0)
-	return errors.Is(err, syscall.ESRCH)
+	return processGone(h.PID)
+}
+
+// processGone reports whether pid names no running process: none at all,
+// or a zombie, a writer that was killed and not yet reaped by its parent.
+// A zombie still answers kill(pid, 0), but it holds no lock and will write
+// nothing more, so its leftover tail is an interrupted write.
+func processGone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	// /proc/PID/stat: "pid (comm) S …"; comm may hold spaces and
+	// parentheses, so the state is the field after the last ')'.
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return false
+	}
+	fields := bytes.Fields(data[i+1:])
+	return len(fields) > 0 && (fields[0][0] == 'Z' || fields[0][0] == 'X')
 }
 
 // writerActive reports whether the lock record names a live process: a

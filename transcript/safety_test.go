@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -291,4 +292,82 @@ func TestRepairTruncatedFile(t *testing.T) {
 		t.Fatalf("after repair: head %q nodes_bytes %d (file %d) warnings %v", s.Meta.Head, *s.Meta.NodesBytes, len(now), s.Warnings)
 	}
 	mustAppend(t, dir, transcript.AppendOptions{}, user("", "", "next"))
+}
+
+// Issue 18 item 16: in a batch an absent predecessor follows the node
+// before (or HEAD) while an explicit null is a root, as in nodes.jsonl, so
+// a spawned sub-agent root copied from a session stays a root.
+func TestBatchNullPredecessorIsRoot(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	batch := `{"id":"follows-head","role":"user","content":"next"}
+{"id":"sub","predecessor":null,"caller":"a7","role":"user","content":"a sub-agent's task"}
+{"id":"sub-a","role":"assistant","content":"done"}
+`
+	nodes, _, roots, err := transcript.ReadBatch(strings.NewReader(batch), "batch.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, true, false}; !reflect.DeepEqual(roots, want) {
+		t.Fatalf("roots %v, want %v", roots, want)
+	}
+	res := mustAppend(t, dir, transcript.AppendOptions{Roots: roots}, nodes...)
+	s := mustOpen(t, dir)
+	for id, pred := range map[string]string{"follows-head": "a7", "sub": "", "sub-a": "sub"} {
+		r, ok := s.RefByID(id)
+		if !ok || r.Predecessor != pred {
+			t.Errorf("%s: predecessor %q, want %q", id, r.Predecessor, pred)
+		}
+	}
+	if res.Head != "follows-head" {
+		t.Errorf("HEAD %q, want follows-head (a root with a caller never moves it)", res.Head)
+	}
+}
+
+// Issue 18 item 7: invalid UTF-8 is refused, never stored as U+FFFD: in a
+// node given to Append (append --content), and in events.jsonl, which
+// verify used to pass.
+func TestInvalidUTF8Refused(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	before := tree(t, dir)
+	_, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "bad \xff byte"))
+	var ve *transcript.ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "invalid UTF-8 in content") {
+		t.Fatalf("append: got %v", err)
+	}
+	sameTree(t, before, tree(t, dir))
+	n := user("", "", "ok")
+	n.SetMeta("note", "x")
+	n.Metadata["note"] = []byte("\"\xfe\"")
+	if _, err := tryAppend(dir, transcript.AppendOptions{}, n); err == nil || !strings.Contains(err.Error(), "invalid UTF-8 in metadata") {
+		t.Fatalf("append with raw metadata: got %v", err)
+	}
+
+	writeFile(t, filepath.Join(dir, transcript.EventsFile), "{\"type\":\"note\",\"text\":\"a\xffb\"}\n")
+	s := mustOpen(t, dir)
+	_, err = s.ReadEvents(func(transcript.EventLine) error { return nil })
+	if err == nil || err.Error() != filepath.Join(dir, transcript.EventsFile)+":1: invalid UTF-8 at byte 25" {
+		t.Fatalf("events: got %v", err)
+	}
+}
+
+// ReadRegularFile, which estimate's cache key reads session.json with,
+// refuses a FIFO at once instead of blocking on it.
+func TestReadRegularFileRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "session.json")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := transcript.ReadRegularFile(path); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, transcript.ErrNotRegular) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("blocked on the FIFO")
+	}
 }

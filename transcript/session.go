@@ -150,8 +150,13 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		// A live writer between its node write and its commit leaves the
 		// same tail as a dead one: warn only when no writer holds the lock.
 		if !writerActive(dir) {
-			s.Warnings = append(s.Warnings, Warning{File: path, Line: s.Len() + len(s.Duplicates) + 1,
-				Msg: fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)})
+			msg := fmt.Sprintf("%d bytes after the last committed write are ignored (an interrupted write); 'ctxfold repair' moves them to %s/", s.TailBytes, LostFound)
+			if _, ok := s.Lookup(meta.Head); meta.Head != "" && !ok {
+				// Not an interrupted write: HEAD is among them, so the
+				// recorded length is what is wrong (recoverTail refuses).
+				msg = fmt.Sprintf("%d bytes after the committed length session.json records are ignored, but HEAD is not among the committed nodes: nodes_bytes is wrong (edited by hand?); fix it in %s", s.TailBytes, MetaFile)
+			}
+			s.Warnings = append(s.Warnings, Warning{File: path, Line: s.Len() + len(s.Duplicates) + 1, Msg: msg})
 		}
 	}
 	s.f = f
@@ -250,16 +255,8 @@ func parseLine(path string, body []byte, line int, offset int64) (NodeRef, *Pars
 	if len(bytes.TrimSpace(body)) == 0 {
 		return NodeRef{}, &ParseError{File: path, Line: line, Msg: "empty line; expected one JSON node"}
 	}
-	if !utf8.Valid(body) {
-		bad := 0
-		for bad < len(body) {
-			r, size := utf8.DecodeRune(body[bad:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			bad += size
-		}
-		return NodeRef{}, &ParseError{File: path, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", bad+1)}
+	if pos := FirstInvalidUTF8(body); pos > 0 {
+		return NodeRef{}, &ParseError{File: path, Line: line, Msg: InvalidUTF8Msg(pos)}
 	}
 	if ref, ok := indexRef(body); ok {
 		ref.Line, ref.Offset, ref.Length = line, offset, len(body)
@@ -455,7 +452,10 @@ func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
 		}
 		complete := err == nil
 		body := bytes.TrimSuffix(data, []byte("\n"))
-		if !json.Valid(body) || len(bytes.TrimSpace(body)) == 0 || body[0] != '{' {
+		if pos := FirstInvalidUTF8(body); pos > 0 && complete {
+			return warnings, &ParseError{File: path, Line: line, Msg: InvalidUTF8Msg(pos)}
+		}
+		if !json.Valid(body) || !utf8.Valid(body) || len(bytes.TrimSpace(body)) == 0 || body[0] != '{' {
 			if !complete {
 				warnings = append(warnings, Warning{File: path, Line: line, Msg: "torn last line ignored (an interrupted write)"})
 				return warnings, nil

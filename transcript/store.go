@@ -242,8 +242,8 @@ type AppendResult struct {
 
 // Append validates and appends a batch of nodes, all or nothing (see
 // package doc). Missing ids are generated; a node without a predecessor
-// follows the node before it in the batch, or HEAD for the first one
-// (unless root is requested by an explicit empty predecessor via NewRoot).
+// follows the node before it in the batch, or HEAD for the first one,
+// unless it is a root by AppendOptions.RootFirst or Roots.
 func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	if len(nodes) == 0 {
 		return &AppendResult{Head: tx.s.Meta.Head}, nil
@@ -272,11 +272,15 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 		if n.ID == "" {
 			n.ID = NewID(n)
 		}
-		if n.Predecessor == "" && !n.IsSummary() && !(i == 0 && opts.RootFirst) {
+		root := (i == 0 && opts.RootFirst) || (i < len(opts.Roots) && opts.Roots[i])
+		if n.Predecessor == "" && !n.IsSummary() && !root {
 			n.Predecessor = prev
 		}
 		if n.CreatedAt == "" && opts.StampTime {
 			n.CreatedAt = tx.opts.now().UTC().Format(time.RFC3339Nano)
+		}
+		if field := invalidUTF8Field(n); field != "" {
+			return nil, &ValidationError{Index: pos, NodeID: n.ID, Msg: fmt.Sprintf("invalid UTF-8 in %s; ctxfold stores UTF-8 only (docs/FORMAT.md §7)", field)}
 		}
 		if err := tx.validate(n, batch, pos, opts); err != nil {
 			return nil, err
@@ -335,6 +339,9 @@ type AppendOptions struct {
 	// RootFirst makes the first node a root even when it has no predecessor
 	// and the session has a HEAD.
 	RootFirst bool
+	// Roots[i] makes node i a root although it has no predecessor (an
+	// explicit "predecessor": null in a batch file; see ReadBatch).
+	Roots []bool
 	// StampTime sets created_at on nodes that lack it.
 	StampTime bool
 	// AsRecorded takes imported history as it was recorded: a turn that

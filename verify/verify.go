@@ -85,6 +85,9 @@ const (
 	CodeEventMalformed      = "event_malformed"
 	CodeEventSummaryMissing = "event_summary_missing"
 	CodeEventCountMismatch  = "event_count_mismatch"
+	// A compaction_started with no compaction_finished or compaction_failed
+	// after it: the compaction was killed (warning).
+	CodeCompactionInterrupted = "compaction_interrupted"
 )
 
 // Finding is one violation.

@@ -74,6 +74,7 @@ func TestBrokenFixtures(t *testing.T) {
 		"event_malformed":               {"event_malformed"},
 		"event_summary_missing":         {"event_summary_missing"},
 		"event_count_mismatch":          {"event_count_mismatch"},
+		"compaction_interrupted":        {"compaction_interrupted"},
 		"several-clean-control":         {},
 		"clean-spawned-inside-call":     {},
 		"several-structure-and-tools":   {"duplicate_id", "head_spine_broken", "missing_predecessor", "tool_result_orphaned"},
@@ -253,4 +254,24 @@ func ExampleSession() {
 	// summaries error covers_splits_tool_call summary_1
 	// tools error tool_result_orphaned t1
 	// ok: false
+}
+
+// A compaction killed between committing its summary and writing its
+// compaction_finished: the finding names the summary no event records.
+func TestCompactionInterruptedAfterCommit(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(fixtures, "broken", "compaction_interrupted")
+	for _, name := range []string{"session.json", "nodes.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(`{"type":"compaction_started","at":"2026-11-30T10:00:00Z"}`+"\n"), 0o644)
+	_, got := check(t, dir, verify.Options{})
+	if len(got) != 1 || got[0].Code != verify.CodeCompactionInterrupted || got[0].NodeID != "summary_1" ||
+		!strings.Contains(got[0].Msg, "after committing its summary") || got[0].Line != 1 {
+		t.Fatalf("findings %s", dump(got))
+	}
 }

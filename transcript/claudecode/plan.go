@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -533,10 +532,10 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		}
 		return p.errorf(ref, "expected a Claude Code record (a JSON object): %s", jsonErrorText(err))
 	}
-	if !utf8.Valid(body) {
+	if pos := transcript.FirstInvalidUTF8(body); pos > 0 {
 		// Raw JSON values (tool arguments) are kept as they are, and the
-		// store holds only UTF-8.
-		return p.errorf(ref, "invalid UTF-8")
+		// store holds only UTF-8 (docs/FORMAT.md §7).
+		return p.errorf(ref, "%s", transcript.InvalidUTF8Msg(pos))
 	}
 	typ := r.Type
 	if typ == "" {

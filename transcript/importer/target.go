@@ -1,11 +1,11 @@
 package importer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -334,9 +334,33 @@ type conv struct {
 	warnings []transcript.Warning
 	// differ lists ids already present whose stored node differs.
 	differ []string
+	// follow maps the id of a stored node to the id of the copy standing
+	// for it on the live branch (grow.go); continued counts copies written.
+	follow    map[string]string
+	continued int
 	// media counts the references written in place of media bytes.
 	mediaRefs, mediaBytes int64
 	attached, missing     []string
+}
+
+// remapCovers names, in a summary's covers_ids, the copies standing for
+// the nodes this --append replaced on the live branch.
+func (c *conv) remapCovers(n *transcript.Node) {
+	covers := n.CoversIDs()
+	var out []string
+	changed := false
+	for _, id := range covers {
+		if f, ok := c.follow[id]; ok {
+			out = append(out, f)
+			changed = true
+			continue
+		}
+		out = append(out, id)
+	}
+	if changed {
+		n.Metadata = maps.Clone(n.Metadata)
+		n.SetMeta("covers_ids", out)
+	}
 }
 
 func (c *conv) run() {
@@ -397,24 +421,43 @@ func (c *conv) label() string {
 }
 
 // dropPresent skips nodes an --append target already holds: re-importing
-// a log that has grown adds only what is new. A stored node that differs
-// from the one imported under its id (a request that gained its usage or
-// its tool output since) is kept as stored, and reported.
+// a log that has grown adds only what is new. A stored node that the
+// import extends (the first import ended inside a streamed request) or
+// places after another node gets a new copy on the live branch (grow.go);
+// one that differs otherwise (a request that gained its usage since) is
+// kept as stored, and reported. New nodes that follow a replaced node
+// follow its copy.
 func (c *conv) dropPresent(tx *transcript.Tx, nodes []transcript.Node) []transcript.Node {
-	out := nodes[:0]
+	out := make([]transcript.Node, 0, len(nodes))
 	s := tx.Session()
 	for _, n := range nodes {
-		i, ok := s.Lookup(n.ID)
-		if !ok || n.ID == "" {
+		if f, ok := c.follow[n.Predecessor]; ok {
+			n.Predecessor = f
+		}
+		if f, ok := c.follow[n.Caller]; ok {
+			n.Caller = f
+		}
+		if n.IsSummary() && len(c.follow) > 0 {
+			c.remapCovers(&n)
+		}
+		if _, ok := s.Lookup(n.ID); !ok || n.ID == "" {
 			out = append(out, n)
 			continue
 		}
 		c.present++
-		stored, err := s.RawLine(i)
-		enc, merr := json.Marshal(n)
-		var compact bytes.Buffer
-		if err == nil && merr == nil && json.Compact(&compact, enc) == nil && !bytes.Equal(bytes.TrimSpace(stored), compact.Bytes()) {
+		g := continuation(s, &n)
+		if g.differs {
 			c.differ = append(c.differ, n.ID)
+		}
+		if g.follow != "" {
+			if c.follow == nil {
+				c.follow = map[string]string{}
+			}
+			c.follow[n.ID] = g.follow
+		}
+		if g.node != nil {
+			out = append(out, *g.node)
+			c.continued++
 		}
 	}
 	return out
@@ -424,6 +467,9 @@ func (c *conv) commitEnd(tx *transcript.Tx) error {
 	head := c.setHead
 	if head == "" {
 		head = c.head
+	}
+	if f, ok := c.follow[head]; ok {
+		head = f
 	}
 	if head != "" {
 		if _, ok := tx.Session().Lookup(head); !ok {
@@ -520,6 +566,9 @@ func (c *conv) finish() error {
 	<-c.done
 	for _, w := range c.warnings {
 		c.t.warn(w.File, w.Line, w.Msg)
+	}
+	if c.continued > 0 {
+		c.t.warn(c.dir, 0, fmt.Sprintf("%d node(s) stored by an earlier import were cut short (it ended inside a streamed request) or now follow another node; their full versions were appended as new copies (id~N, metadata.import_replaces), the stored ones kept off the branch", c.continued))
 	}
 	if n := len(c.differ); n > 0 {
 		c.t.warn(c.dir, 0, fmt.Sprintf("%d node(s) already in the session differ from the import and were kept as stored (first %q)", n, c.differ[0]))

@@ -115,8 +115,8 @@ func (l *Lines) Next() ([]byte, error) {
 		if len(body) == 0 {
 			continue
 		}
-		if !utf8.Valid(body) {
-			return nil, Errorf(l.File, l.Line, "invalid UTF-8")
+		if pos := transcript.FirstInvalidUTF8(out); pos > 0 {
+			return nil, Errorf(l.File, l.Line, "%s", transcript.InvalidUTF8Msg(pos))
 		}
 		return body, nil
 	}
@@ -197,11 +197,16 @@ func OpenDoc(path string, opts Options) (*Doc, error) {
 		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
 	}
 	d := &Doc{File: path, f: f, max: opts.Max()}
-	d.cr = &countingReader{r: f, limit: int64(d.max) + 1<<16}
+	d.cr = &countingReader{r: &utf8Reader{r: f, file: path, line: 1}, limit: int64(d.max) + 1<<16}
 	br := bufio.NewReader(d.cr)
 	skipped := 0
 	for {
 		b, err := br.ReadByte()
+		var pe *transcript.ParseError
+		if errors.As(err, &pe) {
+			f.Close()
+			return nil, pe
+		}
 		if err != nil {
 			f.Close()
 			return nil, Errorf(path, 1, "empty file; expected a JSON document")
@@ -340,6 +345,10 @@ func (d *Doc) Errorf(format string, args ...any) error {
 }
 
 func (d *Doc) wrap(err error, what string) error {
+	var pe *transcript.ParseError
+	if errors.As(err, &pe) {
+		return pe // invalid UTF-8, from utf8Reader
+	}
 	if errors.Is(err, errTooLong) {
 		return Errorf(d.File, d.lineAt(d.start, true), "%s is longer than the %d-byte limit (raise it with --max-line-bytes)", what, d.max)
 	}
@@ -415,6 +424,91 @@ func (d *Doc) lineAt(off int64, skip bool) int {
 }
 
 var errTooLong = errors.New("record too long")
+
+// utf8Reader passes on only valid UTF-8 and fails with a ParseError naming
+// the line and byte of the first invalid one. encoding/json would replace
+// it with U+FFFD in silence; every import format instead follows the one
+// rule of docs/FORMAT.md §7, the line-based ones through Lines.Next.
+type utf8Reader struct {
+	r    io.Reader
+	file string
+	// line is the line of pending[0]; col its 0-based byte in that line.
+	line, col int
+	// pending are bytes read and not passed on yet, the first checked of
+	// them known to be valid whole runes.
+	pending []byte
+	checked int
+	buf     []byte
+	eof     bool
+	err     error
+}
+
+func (u *utf8Reader) Read(p []byte) (int, error) {
+	for {
+		if u.err != nil {
+			return 0, u.err
+		}
+		if len(p) == 0 {
+			return 0, nil
+		}
+		if u.checked > 0 {
+			n := copy(p, u.pending[:u.checked])
+			out := u.pending[:n]
+			if k := bytes.Count(out, []byte{'\n'}); k > 0 {
+				u.line += k
+				u.col = n - 1 - bytes.LastIndexByte(out, '\n')
+			} else {
+				u.col += n
+			}
+			u.pending, u.checked = u.pending[n:], u.checked-n
+			return n, nil
+		}
+		// Check the prefix that holds only whole runes; a rune split by
+		// the underlying read waits for its remaining bytes.
+		cut := len(u.pending)
+		if !u.eof {
+			for k := 1; k <= 3 && k <= cut; k++ {
+				if b := u.pending[cut-k]; b&0xC0 != 0x80 {
+					if !utf8.FullRune(u.pending[cut-k:]) {
+						cut -= k
+					}
+					break
+				}
+			}
+		}
+		if pos := transcript.FirstInvalidUTF8(u.pending[:cut]); pos > 0 {
+			line, col := u.line, u.col
+			for _, b := range u.pending[:pos-1] {
+				col++
+				if b == '\n' {
+					line, col = line+1, 0
+				}
+			}
+			u.err = Errorf(u.file, line, "%s", transcript.InvalidUTF8Msg(col+1))
+			return 0, u.err
+		}
+		if cut > 0 {
+			u.checked = cut
+			continue
+		}
+		if u.eof {
+			return 0, io.EOF
+		}
+		// Refill: the few bytes of a split rune move to the front of the
+		// one read buffer, the read goes after them.
+		if u.buf == nil {
+			u.buf = make([]byte, 64<<10)
+		}
+		k := copy(u.buf, u.pending)
+		n, err := u.r.Read(u.buf[k:])
+		u.pending = u.buf[:k+n]
+		if err == io.EOF {
+			u.eof = true
+		} else if err != nil {
+			return 0, err
+		}
+	}
+}
 
 // countingReader fails once more than limit bytes have been read since the
 // last mark, bounding the memory one record can take.

@@ -1,0 +1,77 @@
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// One rule for invalid UTF-8 everywhere (docs/FORMAT.md §7): it is an
+// error naming the file, the line and the byte, never replaced with
+// U+FFFD in silence — nodes.jsonl, events.jsonl, an append batch, a
+// node given on the command line and every import format alike.
+
+// FirstInvalidUTF8 returns the 1-based position of the first byte of b
+// that is not valid UTF-8, or 0 when b is valid.
+func FirstInvalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return 0
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i + 1
+		}
+		i += size
+	}
+	return 0
+}
+
+// InvalidUTF8Msg is the message for invalid UTF-8 at 1-based byte pos of
+// a line.
+func InvalidUTF8Msg(pos int) string {
+	return fmt.Sprintf("invalid UTF-8 at byte %d", pos)
+}
+
+// invalidUTF8Field names the first field of n that holds invalid UTF-8,
+// or "". Encoding would replace such bytes with U+FFFD.
+func invalidUTF8Field(n *Node) string {
+	strs := []struct{ name, v string }{{"id", n.ID}, {"predecessor", n.Predecessor}, {"caller", n.Caller}, {"name", n.Name},
+		{"tool_call_id", n.ToolCallID}, {"created_at", n.CreatedAt}, {"content", n.Content.Text}}
+	for _, b := range n.Content.Blocks {
+		strs = append(strs, struct{ name, v string }{"content", b.Text + b.Signature + b.Source + b.MediaType + b.ID + b.Name + b.ToolCallID})
+		if !utf8.Valid(b.Arguments) || !rawValid(b.Extra) {
+			return "content"
+		}
+	}
+	for _, c := range n.ToolCalls {
+		strs = append(strs, struct{ name, v string }{"tool_calls", c.ID + c.Name})
+		if !utf8.Valid(c.Arguments) || !rawValid(c.Extra) {
+			return "tool_calls"
+		}
+	}
+	for _, s := range strs {
+		if !utf8.ValidString(s.v) {
+			return s.name
+		}
+	}
+	if !rawValid(n.Metadata) {
+		return "metadata"
+	}
+	if !rawValid(n.Extra) {
+		return "a field this version does not know"
+	}
+	if n.Usage != nil && !rawValid(n.Usage.Extra) {
+		return "usage"
+	}
+	return ""
+}
+
+func rawValid(m map[string]json.RawMessage) bool {
+	for k, v := range m {
+		if !utf8.ValidString(k) || !utf8.Valid(v) {
+			return false
+		}
+	}
+	return true
+}
