@@ -326,10 +326,10 @@ type conv struct {
 	// window is the context window the client recorded with its latest
 	// request (usage.context_window), 0 when none; it becomes
 	// session.json's model_context_window, which beats the model table.
-	window int64
-	finalHead            string
-	written, present     int
-	finished             bool
+	window           int64
+	finalHead        string
+	written, present int
+	finished         bool
 	// warnings of the store, handed to the report once the writer is done.
 	warnings []transcript.Warning
 	// differ lists ids already present whose stored node differs.
