@@ -145,7 +145,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, map[string]any{"ids": res.IDs, "head": res.Head, "head_moved": res.HeadMoved})
+		return report.JSON(opts.IO.Out, appendResult{Session: opts.Dir, IDs: res.IDs, Head: res.Head, HeadMoved: res.HeadMoved})
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range res.IDs {
@@ -177,4 +177,12 @@ func batchName(file string) string {
 		return "<stdin>"
 	}
 	return file
+}
+
+// appendResult is append's --json object.
+type appendResult struct {
+	Session   string   `json:"session"`
+	IDs       []string `json:"ids"`
+	Head      string   `json:"head"`
+	HeadMoved bool     `json:"head_moved"`
 }

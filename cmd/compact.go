@@ -280,36 +280,53 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 	if covers == nil {
 		covers = []string{}
 	}
-	obj := map[string]any{
-		"outcome": res.Outcome, "summary_id": res.SummaryID, "summarised_count": res.SummarisedCount,
-		"covers_ids": covers, "tokens_before": res.TokensBefore, "tokens_after": res.TokensAfter,
-		"message": msg, "session": co.Dir, "summarizer": res.Summarizer,
-	}
-	if res.Reason != "" {
-		obj["reason"] = res.Reason
+	obj := compactResult{
+		Outcome: res.Outcome, SummaryID: res.SummaryID, SummarisedCount: res.SummarisedCount,
+		CoversIDs: covers, TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter,
+		Message: msg, Session: co.Dir, Summarizer: res.Summarizer, Reason: res.Reason,
 	}
 	if co.DryRun && res.Plan != nil {
 		kept := res.Plan.KeptIDs
 		if kept == nil {
 			kept = []string{}
 		}
-		obj["dry_run"] = true
-		obj["kept_ids"] = kept
-		obj["target"] = res.Plan.Target
+		obj.DryRun, obj.KeptIDs, obj.Target = true, kept, &res.Plan.Target
 		if res.Outcome == compact.OutcomePlanned {
 			// summary_checked: the offline summarizer's candidate was
 			// built; summary_accepted and rejection say how it fared.
-			obj["summary_checked"] = res.Checked
+			obj.SummaryChecked = &res.Checked
 			if res.Checked {
-				obj["summary_accepted"] = res.Rejected == nil
-				obj["summary_tokens"] = res.SummaryTokens
+				accepted := res.Rejected == nil
+				obj.SummaryAccepted, obj.SummaryTokens = &accepted, &res.SummaryTokens
 				if res.Rejected != nil {
-					obj["rejection"] = res.Rejected.Error()
+					obj.Rejection = res.Rejected.Error()
 				}
 			}
 		}
 	}
 	return report.JSON(w, obj)
+}
+
+// compactResult is compact's --json object; the dry-run fields are set
+// only with --dry-run.
+type compactResult struct {
+	Outcome         string   `json:"outcome"`
+	SummaryID       string   `json:"summary_id"`
+	SummarisedCount int      `json:"summarised_count"`
+	CoversIDs       []string `json:"covers_ids"`
+	TokensBefore    int      `json:"tokens_before"`
+	TokensAfter     int      `json:"tokens_after"`
+	Message         string   `json:"message"`
+	Session         string   `json:"session"`
+	Summarizer      string   `json:"summarizer"`
+	Reason          string   `json:"reason,omitempty"`
+	DryRun          bool     `json:"dry_run,omitempty"`
+	KeptIDs         []string `json:"kept_ids,omitempty"`
+	Target          *int     `json:"target,omitempty"`
+	SummaryChecked  *bool    `json:"summary_checked,omitempty"`
+	SummaryAccepted *bool    `json:"summary_accepted,omitempty"`
+	SummaryTokens   *int     `json:"summary_tokens,omitempty"`
+	Rejection       string   `json:"rejection,omitempty"`
 }
 
 // waitingSummarizer shows a spinner with the elapsed time on a terminal's

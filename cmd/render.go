@@ -171,10 +171,8 @@ func runRender(ctx context.Context, opts *renderOptions) error {
 		if view.Head >= 0 {
 			head = g.ID(view.Head)
 		}
-		return report.JSON(opts.IO.Out, map[string]any{
-			"session": opts.Dir, "head": head, "raw": opts.Raw, "summarized": view.Summarized(),
-			"summary_id": summary, "ids": view.IDs(),
-		})
+		return report.JSON(opts.IO.Out, renderResult{Session: opts.Dir, Head: head, Raw: opts.Raw, Summarized: view.Summarized(),
+			SummaryID: summary, IDs: view.IDs()})
 	}
 	if len(view.Indexes) == 0 && opts.IO.StderrTTY && (opts.Format == render.FormatText || opts.Format == render.FormatIDs) {
 		// An empty result is not a failure; say so to a person only.
@@ -241,4 +239,14 @@ func writeFitReport(opts *renderOptions, rep *fit.Report) error {
 		return report.JSON(opts.IO.ErrOut, rep)
 	}
 	return nil
+}
+
+// renderResult is render's --json object: the view's shape, not its text.
+type renderResult struct {
+	Session    string   `json:"session"`
+	Head       string   `json:"head"`
+	Raw        bool     `json:"raw"`
+	Summarized bool     `json:"summarized"`
+	SummaryID  string   `json:"summary_id"`
+	IDs        []string `json:"ids"`
 }

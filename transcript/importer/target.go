@@ -29,7 +29,7 @@ type Report struct {
 // SessionReport is one conversation written.
 type SessionReport struct {
 	Name string `json:"name"`
-	Dir  string `json:"dir"`
+	Dir  string `json:"session"`
 	// Nodes is how many nodes this import wrote; AlreadyPresent how many it
 	// skipped because an --append target already held their id.
 	Nodes          int    `json:"nodes"`
