@@ -107,7 +107,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	var lines []int
 	if opts.File != "" {
 		var err error
-		nodes, lines, err = readBatch(opts)
+		nodes, lines, err = readBatch(ctx, opts)
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 
 // readBatch parses a JSONL batch, naming file and line on error; it also
 // returns each node's line.
-func readBatch(opts *appendOptions) ([]transcript.Node, []int, error) {
+func readBatch(ctx context.Context, opts *appendOptions) ([]transcript.Node, []int, error) {
 	var r io.Reader
 	name := batchName(opts.File)
 	if opts.File == "-" {
@@ -169,7 +169,26 @@ func readBatch(opts *appendOptions) ([]transcript.Node, []int, error) {
 		defer f.Close()
 		r = f
 	}
-	return transcript.ReadNodeLines(r, name, opts.Store.MaxLineBytes)
+	// Parsing a large batch takes seconds: Ctrl-C stops it at the next
+	// read rather than after the whole file.
+	nodes, lines, err := transcript.ReadNodeLines(ctxReader{ctx, r}, name, opts.Store.MaxLineBytes)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	return nodes, lines, err
+}
+
+// ctxReader fails reads once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 func batchName(file string) string {

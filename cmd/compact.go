@@ -164,11 +164,22 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		return err
 	}
 	co := opts.Compact
-	co.Summarizer = &waitingSummarizer{Summarizer: s, io: opts.IO}
+	// One reporter for the whole run: counting the view (seconds on a
+	// 100k-node session), then summarizing, then checking the candidate.
+	progress := report.NewProgress(opts.IO, "compacting: counting tokens", 0)
+	defer progress.Done()
+	co.Estimate.Counting, co.Estimate.Counted = progress.AddTotal, progress.Add
+	co.Summarizer = &waitingSummarizer{Summarizer: s, progress: progress}
 	if !opts.JSON && opts.IO.ProgressEnabled() {
-		co.OnStart = func() { fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang)) }
+		co.OnStart = func() {
+			_ = progress.Interrupt(func() error {
+				_, err := fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang))
+				return err
+			})
+		}
 	}
 	res, err := compact.Compact(ctx, co)
+	progress.Done()
 	if res != nil {
 		printWarnings(opts.IO.ErrOut, res.Warnings)
 	}
@@ -333,14 +344,14 @@ type compactResult struct {
 // stderr while the summarizer works (a model call can take a minute).
 type waitingSummarizer struct {
 	summarize.Summarizer
-	io *report.IOStreams
+	progress *report.Progress
 }
 
 // Unwrap lets summarize.Offline see the summarizer underneath.
 func (w *waitingSummarizer) Unwrap() summarize.Summarizer { return w.Summarizer }
 
 func (w *waitingSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
-	p := report.NewProgress(w.io, "summarizing ("+w.Name()+")", 0)
-	defer p.Done()
+	w.progress.Restart("summarizing ("+w.Name()+")", 0)
+	defer w.progress.Restart("compacting: checking the summary", 0)
 	return w.Summarizer.Summarize(ctx, req)
 }

@@ -143,7 +143,9 @@ type estimateOutcome struct {
 func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	// Many sessions take a while: a bar on a terminal's stderr (never with
 	// --json or when piped).
-	progress := report.NewProgress(opts.IO, "estimating", len(opts.Dirs))
+	// The bar counts nodes, within and across sessions: each session adds
+	// its own as it is opened, so one large session moves it too.
+	progress := report.NewProgress(opts.IO, "estimating", 0)
 	defer progress.Done()
 	outcomes := make([]estimateOutcome, len(opts.Dirs))
 	done := make([]chan struct{}, len(opts.Dirs))
@@ -166,8 +168,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 				return
 			}
 			defer func() { <-sem }()
-			outcomes[i] = estimateOne(ctx, dir, opts)
-			progress.Add(1)
+			outcomes[i] = estimateOne(ctx, dir, opts, progress)
 		}()
 	}
 	var firstErr error
@@ -245,7 +246,7 @@ type estimateReadError struct {
 	ReadError string `json:"read_error"`
 }
 
-func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out estimateOutcome) {
+func estimateOne(ctx context.Context, dir string, opts *estimateOptions, progress *report.Progress) (out estimateOutcome) {
 	// An unchanged session is answered from its stored Result; the key is
 	// taken before reading, so a result is never stored under a newer key.
 	var key string
@@ -282,6 +283,7 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 			}
 		}()
 	}
+	e.Counting, e.Counted = progress.AddTotal, progress.Add
 	var mu sync.Mutex
 	e.Warn = func(m string) {
 		mu.Lock()

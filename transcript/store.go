@@ -88,6 +88,16 @@ type Tx struct {
 	Warnings []Warning
 }
 
+// interrupted checks the context every 4096 nodes of a batch: validating
+// and encoding a large one takes seconds, and Ctrl-C must stop it well
+// before cmd's grace period ends (nothing is written yet).
+func (tx *Tx) interrupted(i int) error {
+	if i%4096 != 0 || tx.ctx == nil {
+		return nil
+	}
+	return tx.ctx.Err()
+}
+
 // Update runs fn under the session's exclusive lock. The session fn sees
 // is read after the lock is taken; an interrupted earlier write is moved to
 // lost+found/ first so appends start on a committed boundary.
@@ -205,6 +215,9 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	startHead := head
 	prev := head
 	for i := range nodes {
+		if err := tx.interrupted(i); err != nil {
+			return nil, err
+		}
 		n := &nodes[i]
 		pos := 0
 		if len(nodes) > 1 {
@@ -249,6 +262,9 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 		buf.WriteByte('\n')
 	}
 	for i := range nodes {
+		if err := tx.interrupted(i); err != nil {
+			return nil, err
+		}
 		encoded, err := encodeLine(&nodes[i])
 		if err != nil {
 			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: err.Error()}

@@ -211,6 +211,9 @@ type Options struct {
 	Input  input.Options
 	// Chunk is the number of nodes per append (DefaultChunk when 0).
 	Chunk int
+	// Progress, when set, receives the number of nodes handed over so far
+	// by the importer, every 1024 nodes (a progress reporter's Add).
+	Progress func(n int)
 }
 
 // Import reads the files and writes the sessions; the report says what

@@ -78,6 +78,8 @@ type target struct {
 	report  Report
 	records map[string]*RecordReport
 	reasons map[[3]string]int
+	// seen counts the nodes received, for Options.Progress.
+	seen int
 }
 
 func newTarget(ctx context.Context, opts Options) *target {
@@ -463,6 +465,11 @@ func (c *conv) Node(n transcript.Node) error {
 	}
 	if n.ID == "" {
 		n.ID = transcript.NewID(&n)
+	}
+	if c.t.opts.Progress != nil {
+		if c.t.seen++; c.t.seen%1024 == 0 {
+			c.t.opts.Progress(1024)
+		}
 	}
 	isRoot := n.Predecessor == "" && !n.IsSummary()
 	if isRoot && len(c.chunk) > 0 {
