@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/summarize"
 )
@@ -251,6 +252,19 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 	return ""
 }
 
+// idRange is a count and the first and last ids: the covered list of a
+// large session runs to hundreds of kilobytes on one line (--json has it
+// whole, as covers_ids).
+func idRange(ids []string) string {
+	switch len(ids) {
+	case 0:
+		return "none"
+	case 1:
+		return "1 node, " + render.TextSafe(ids[0])
+	}
+	return fmt.Sprintf("%s nodes, %s … %s (all of them with --json)", report.Thousands(len(ids)), render.TextSafe(ids[0]), render.TextSafe(ids[len(ids)-1]))
+}
+
 func writePlan(w io.Writer, res *compact.Result, msg string) error {
 	p := res.Plan
 	fmt.Fprintf(w, "dry run: %s\n", msg)
@@ -260,10 +274,10 @@ func writePlan(w io.Writer, res *compact.Result, msg string) error {
 	fmt.Fprintf(w, "tokens before: %d\n", res.TokensBefore)
 	fmt.Fprintf(w, "target: %d\n", p.Target)
 	if !p.NoOp {
-		fmt.Fprintf(w, "covered: %s\n", strings.Join(p.CoversIDs, " "))
+		fmt.Fprintf(w, "covered: %s\n", idRange(p.CoversIDs))
 		fmt.Fprintf(w, "newly covered turns: %d\n", p.CompactedTurns)
 		fmt.Fprintf(w, "replaced tokens: %d\n", p.ReplacedTokens)
-		fmt.Fprintf(w, "kept: %s\n", strings.Join(p.KeptIDs, " "))
+		fmt.Fprintf(w, "kept: %s\n", render.TextSafe(strings.Join(p.KeptIDs, " ")))
 		fmt.Fprintf(w, "kept tokens: %d\n", p.TailTokens)
 		fmt.Fprintf(w, "summary check: %s\n", summaryCheck(res))
 	}

@@ -335,7 +335,13 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	if r.Head != "" {
 		head = " · HEAD " + r.Head
 	}
-	fmt.Fprintf(w, "%s  %s · %s%s\n", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
+	// Lines wrap at spaces to the terminal's width: the terminal itself
+	// would cut them mid-word.
+	width := ios.TerminalWidth
+	line := func(format string, args ...any) {
+		fmt.Fprintln(w, report.Wrap(fmt.Sprintf(format, args...), width))
+	}
+	line("%s  %s · %s%s", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
@@ -357,16 +363,16 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		return err
 	}
 	if r.Window > 0 {
-		fmt.Fprintf(w, "%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s)\n",
+		line("%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s)",
 			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, report.Thousands(r.Window), r.BudgetPct, report.Thousands(r.InputBudget), report.Thousands(r.OutputReserve))
 		verdict := "no"
 		if r.ShouldCompact {
 			verdict = pal.Red("yes")
 		}
-		fmt.Fprintf(w, "should compact: %s (at %g%% of the input budget)\n", verdict, 100*compactAt)
+		line("should compact: %s (at %g%% of the input budget)", verdict, 100*compactAt)
 	}
 	if c := r.Calibration; c != nil {
-		fmt.Fprintf(w, "calibrated estimate: %s tokens (%.1f%% of the input budget): ×%.3f from %s, measured %s vs estimated %s; %d request(s), median error %.1f%%, worst %+.1f%% at %s\n",
+		line("calibrated estimate: %s tokens (%.1f%% of the input budget): ×%.3f from %s, measured %s vs estimated %s; %d request(s), median error %.1f%%, worst %+.1f%% at %s",
 			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, c.LatestNode, report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
 			c.Requests, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
 	}
