@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +50,10 @@ nodes), openai (a Chat Completions messages array), anthropic (a Messages API
 body {system, messages}). Output is deterministic. With --json, a description
 of the view (ids, whether a summary substitutes) is printed instead.
 
---fit prints a request guaranteed to fit the model: input budget = window −
+--fit prints a request that fits the model by estimate's count: exact where the
+model's tokenizer is public (OpenAI), by a stated proxy for Claude and Gemini
+(encoding_is_proxy in the report; keep --margin large enough for the proxy's
+error, docs/ACCURACY.md). Input budget = window −
 output reserve − --margin, where the reserve is min(output capability, 16384,
 window/4) unless --output-cap is given (an explicit cap that cannot be
 honoured is an error, never reduced). The model is --model, else the
@@ -95,7 +99,8 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
 	addModelFlags(cmd)
-	fl.Int("margin", fit.DefaultMargin, "safety margin in tokens kept free with --fit (default: 1% of the window, at least 256)")
+	margin := marginValue(fit.DefaultMargin)
+	fl.Var(&margin, "margin", "safety margin in tokens kept free with --fit; auto is 1% of the window, at least 256")
 	addSummarizerFlags(cmd)
 	fl.Int("max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
 	fl.Duration("summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
@@ -125,10 +130,7 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	if err != nil {
 		return err
 	}
-	margin, _ := fl.GetInt("margin")
-	if margin < 0 && margin != fit.DefaultMargin {
-		return &UsageError{Err: errorf("--margin must not be negative, got %d", margin)}
-	}
+	margin := int(*fl.Lookup("margin").Value.(*marginValue))
 	calls, _ := fl.GetInt("max-summary-calls")
 	deadline, _ := fl.GetDuration("summary-deadline")
 	if calls <= 0 || deadline <= 0 {
@@ -250,3 +252,29 @@ type renderResult struct {
 	SummaryID  string   `json:"summary_id"`
 	IDs        []string `json:"ids"`
 }
+
+// marginValue is --margin: a token count, or "auto" (fit.DefaultMargin),
+// which is also how its default reads in the help.
+type marginValue int
+
+func (m *marginValue) String() string {
+	if int(*m) == fit.DefaultMargin {
+		return "auto"
+	}
+	return strconv.Itoa(int(*m))
+}
+
+func (m *marginValue) Set(s string) error {
+	if s == "auto" {
+		*m = marginValue(fit.DefaultMargin)
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a token count of 0 or more, or auto; got %q", s)
+	}
+	*m = marginValue(n)
+	return nil
+}
+
+func (m *marginValue) Type() string { return "tokens" }

@@ -174,3 +174,34 @@ func TestSummarizerBaseURLWithCredentialsIsRefused(t *testing.T) {
 		t.Fatal("a refused run changed the session")
 	}
 }
+
+func TestRenderMarginHelpAndValues(t *testing.T) {
+	help := cliRun(t, nil, false, "render", "--help")
+	if strings.Contains(help.Stdout, "(default -1)") || !strings.Contains(help.Stdout, "--margin tokens") || !strings.Contains(help.Stdout, "(default auto)") {
+		t.Fatalf("margin help:\n%s", help.Stdout)
+	}
+	if strings.Contains(help.Stdout, "guaranteed to fit") {
+		t.Error("render --help promises a guaranteed fit without naming the proxy tokenizers")
+	}
+	dir := sessiontest.CopyFixture(t, "tools")
+	for _, tc := range []struct {
+		margin string
+		code   int
+	}{{"auto", 0}, {"300", 0}, {"0", 0}, {"-5", 2}, {"lots", 2}} {
+		if r := cliRun(t, nil, false, "render", dir, "--fit", "--window", "2000", "--margin", tc.margin, "--format", "ids"); r.Code != tc.code {
+			t.Errorf("--margin %s: exit %d, want %d: %s", tc.margin, r.Code, tc.code, r.Stderr)
+		}
+	}
+}
+
+// TestRenderFitReportSaysProxy: a fit by a proxy tokenizer's count says so.
+func TestRenderFitReportSaysProxy(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	for model, proxy := range map[string]bool{"gpt-4.1": false, "claude-sonnet-4": true} {
+		res := cliRun(t, nil, false, "render", dir, "--fit", "--model", model, "--window", "1200", "--format", "ids", "--json")
+		m := decodeJSON(t, strings.TrimSpace(res.Stderr))
+		if res.Code != 0 || m["encoding_is_proxy"] != proxy {
+			t.Errorf("%s: exit %d, encoding_is_proxy %v, want %v", model, res.Code, m["encoding_is_proxy"], proxy)
+		}
+	}
+}
