@@ -85,7 +85,7 @@ func TestRenderFitExitCodes(t *testing.T) {
 		{"unknown summarizer", []string{"render", dir, "--fit", "--summarizer", "bogus"}, 2, "--summarizer must be extractive, openai or exec"},
 		{"exec without a command", []string{"render", dir, "--fit", "--summarizer", "exec"}, 2, "needs --summarizer-cmd"},
 		{"a command without exec", []string{"render", dir, "--fit", "--summarizer-cmd", "cat"}, 2, "needs --summarizer exec"},
-		{"negative margin", []string{"render", dir, "--fit", "--margin", "-5"}, 2, "--margin must not be negative"},
+		{"negative margin", []string{"render", dir, "--fit", "--margin", "-5"}, 2, "want a token count of 0 or more, or auto"},
 		{"window leaves no input budget", []string{"render", dir, "--fit", "--window", "10"}, 2, "no input budget: window 10 − output reserve"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
