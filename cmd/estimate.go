@@ -333,7 +333,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	}
 	head := ""
 	if r.Head != "" {
-		head = " · HEAD " + r.Head
+		head = " · HEAD " + render.TextSafe(r.Head)
 	}
 	// Lines wrap at spaces to the terminal's width: the terminal itself
 	// would cut them mid-word.
@@ -373,8 +373,8 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	}
 	if c := r.Calibration; c != nil {
 		line("calibrated estimate: %s tokens (%.1f%% of the input budget): ×%.3f from %s, measured %s vs estimated %s; %d request(s), median error %.1f%%, worst %+.1f%% at %s",
-			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, c.LatestNode, report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
-			c.Requests, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
+			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, c.Ratio, render.TextSafe(c.LatestNode), report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
+			c.Requests, 100*c.MedianRelError, 100*c.WorstRelError, render.TextSafe(c.WorstNode))
 	}
 	if len(r.Nodes) > 0 {
 		nt := tablewriter.NewTable(w,
@@ -384,7 +384,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		)
 		nt.Header("node", "role", "category", "content", "tokens")
 		for _, n := range r.Nodes {
-			if err := nt.Append([]string{n.ID, n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
+			if err := nt.Append([]string{render.TextSafe(n.ID), n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
 				return err
 			}
 		}
@@ -421,7 +421,7 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	kv := func(k string, v any) { fmt.Fprintf(&b, "%s\t%v\n", k, v) }
 	kv("session", r.Session)
 	if r.Head != "" {
-		kv("head", r.Head)
+		kv("head", render.TextSafe(r.Head))
 	}
 	kv("model", r.Model)
 	kv("encoding", r.Encoding)
@@ -439,15 +439,15 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	if c := r.Calibration; c != nil {
 		kv("calibrated_total", c.CalibratedTotal)
 		kv("calibrated_budget_pct", strconv.FormatFloat(c.CalibratedBudgetPct, 'f', 2, 64))
-		kv("calibration_latest_node", c.LatestNode)
+		kv("calibration_latest_node", render.TextSafe(c.LatestNode))
 		kv("calibration_ratio", strconv.FormatFloat(c.Ratio, 'f', 4, 64))
 		kv("calibration_requests", c.Requests)
 		kv("calibration_median_rel_error", strconv.FormatFloat(c.MedianRelError, 'f', 4, 64))
 		kv("calibration_worst_rel_error", strconv.FormatFloat(c.WorstRelError, 'f', 4, 64))
-		kv("calibration_worst_node", c.WorstNode)
+		kv("calibration_worst_node", render.TextSafe(c.WorstNode))
 	}
 	for _, n := range r.Nodes {
-		fmt.Fprintf(&b, "node\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.Role, n.Category, n.ContentTokens, n.Tokens)
+		fmt.Fprintf(&b, "node\t%s\t%s\t%s\t%d\t%d\n", render.TextSafe(n.ID), n.Role, n.Category, n.ContentTokens, n.Tokens)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

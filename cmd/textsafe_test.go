@@ -67,6 +67,8 @@ func TestTextOutputsNeutraliseControls(t *testing.T) {
 		{"search", dir, "evil"},
 		{"search", dir, "gnp"},
 		{"verify", dir},
+		{"estimate", dir, "--nodes", "--no-cache", "--model", "gpt-4o"},
+		{"compact", dir, "--dry-run", "--keep-tokens", "10", "--model", "gpt-4o"},
 		{"checkout", dir, "missing\x1b[2J\u202e"},
 	}
 	for _, tty := range []bool{false, true} {
