@@ -185,3 +185,23 @@ func TestImportReportsProgress(t *testing.T) {
 		t.Fatalf("progress saw %d nodes of 3000 (want 2048, in steps of 1024): %v", seen, err)
 	}
 }
+
+// TestDetectOneLineDocumentOverTheLineLimit: a JSON export written on one
+// line is longer than any line limit; its head alone names the format.
+func TestDetectOneLineDocumentOverTheLineLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":"message number %d of a long one-line body"}`, i)
+	}
+	b.WriteString(`]}`)
+	path := filepath.Join(t.TempDir(), "body.json")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	_, err := importer.Import(t.Context(), importer.Options{Files: []string{path}, Out: filepath.Join(t.TempDir(), "s"), Input: input.Options{MaxLineBytes: 32 << 10}})
+	if err != nil {
+		t.Fatalf("a %d-byte one-line body with a 32 KB line limit: %v", b.Len(), err)
+	}
+}

@@ -131,8 +131,9 @@ func DetectFile(path string) (string, error) {
 	return detectFile(path, input.Options{})
 }
 
-// detectFile reads the first line whole (up to the line limit, so a long
-// first record is still recognised) and headBytes after it.
+// detectFile looks at the first headBytes, then, if they do not decide, at
+// the first line whole (up to the line limit, so a long first record is
+// still recognised) and headBytes after it.
 func detectFile(path string, opts input.Options) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -144,6 +145,15 @@ func detectFile(path string, opts input.Options) (string, error) {
 			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
 	}
 	br := bufio.NewReaderSize(f, headBytes)
+	// The first headBytes decide most files, a JSON document written on
+	// one line (longer than any line limit) included.
+	peek, err := br.Peek(headBytes)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	if name := DetectBytes(bytes.TrimPrefix(peek, []byte{0xEF, 0xBB, 0xBF})); name != "" {
+		return name, nil
+	}
 	first, err := readFirstLine(br, opts.Max())
 	if err != nil {
 		return "", &transcript.ParseError{File: path, Line: 1, Msg: err.Error()}
