@@ -136,7 +136,7 @@ func (tx *Tx) reload() error {
 	if tx.s != nil {
 		tx.s.Close()
 	}
-	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes})
+	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes, Context: tx.ctx})
 	if err != nil {
 		return err
 	}
