@@ -108,7 +108,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	var roots []bool
 	if opts.File != "" {
 		var err error
-		nodes, lines, roots, err = readBatch(opts)
+		nodes, lines, roots, err = readBatch(ctx, opts)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, map[string]any{"ids": res.IDs, "head": res.Head, "head_moved": res.HeadMoved})
+		return report.JSON(opts.IO.Out, appendResult{Session: opts.Dir, IDs: res.IDs, Head: res.Head, HeadMoved: res.HeadMoved})
 	}
 	w := bufio.NewWriter(opts.IO.Out)
 	for _, id := range res.IDs {
@@ -153,7 +153,7 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 
 // readBatch parses a JSONL batch, naming file and line on error; it also
 // returns each node's line and whether it is an explicit root.
-func readBatch(opts *appendOptions) ([]transcript.Node, []int, []bool, error) {
+func readBatch(ctx context.Context, opts *appendOptions) ([]transcript.Node, []int, []bool, error) {
 	var r io.Reader
 	name := batchName(opts.File)
 	if opts.File == "-" {
@@ -166,7 +166,26 @@ func readBatch(opts *appendOptions) ([]transcript.Node, []int, []bool, error) {
 		defer f.Close()
 		r = f
 	}
-	return transcript.ReadBatch(r, name, opts.Store.MaxLineBytes)
+	// Parsing a large batch takes seconds: Ctrl-C stops it at the next
+	// read rather than after the whole file.
+	nodes, lines, roots, err := transcript.ReadBatch(ctxReader{ctx, r}, name, opts.Store.MaxLineBytes)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, nil, ctx.Err()
+	}
+	return nodes, lines, roots, err
+}
+
+// ctxReader fails reads once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 func batchName(file string) string {
@@ -174,4 +193,12 @@ func batchName(file string) string {
 		return "<stdin>"
 	}
 	return file
+}
+
+// appendResult is append's --json object.
+type appendResult struct {
+	Session   string   `json:"session"`
+	IDs       []string `json:"ids"`
+	Head      string   `json:"head"`
+	HeadMoved bool     `json:"head_moved"`
 }

@@ -60,7 +60,7 @@ func runCheckout(ctx context.Context, opts *checkoutOptions) error {
 		defer s.Close()
 		printWarnings(opts.IO.ErrOut, s.Warnings)
 		if opts.JSON {
-			return report.JSON(opts.IO.Out, map[string]any{"head": s.Meta.Head})
+			return report.JSON(opts.IO.Out, checkoutResult{Session: opts.Dir, Head: s.Meta.Head})
 		}
 		if s.Meta.Head != "" {
 			fmt.Fprintln(opts.IO.Out, render.TextSafe(s.Meta.Head))
@@ -77,8 +77,16 @@ func runCheckout(ctx context.Context, opts *checkoutOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, map[string]any{"head": opts.ID, "previous": previous})
+		return report.JSON(opts.IO.Out, checkoutResult{Session: opts.Dir, Head: opts.ID, Previous: &previous})
 	}
 	fmt.Fprintln(opts.IO.Out, render.TextSafe(opts.ID))
 	return nil
+}
+
+// checkoutResult is checkout's --json object; Previous is set only when
+// HEAD was moved.
+type checkoutResult struct {
+	Session  string  `json:"session"`
+	Head     string  `json:"head"`
+	Previous *string `json:"previous,omitempty"`
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/summarize"
 )
@@ -164,11 +166,22 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		return err
 	}
 	co := opts.Compact
-	co.Summarizer = &waitingSummarizer{Summarizer: s, io: opts.IO}
+	// One reporter for the whole run: counting the view (seconds on a
+	// 100k-node session), then summarizing, then checking the candidate.
+	progress := report.NewProgress(opts.IO, "compacting: counting tokens", 0)
+	defer progress.Done()
+	co.Estimate.Counting, co.Estimate.Counted = progress.AddTotal, progress.Add
+	co.Summarizer = &waitingSummarizer{Summarizer: s, progress: progress}
 	if !opts.JSON && opts.IO.ProgressEnabled() {
-		co.OnStart = func() { fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang)) }
+		co.OnStart = func() {
+			_ = progress.Interrupt(func() error {
+				_, err := fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang))
+				return err
+			})
+		}
 	}
 	res, err := compact.Compact(ctx, co)
+	progress.Done()
 	if res != nil {
 		printWarnings(opts.IO.ErrOut, res.Warnings)
 	}
@@ -240,6 +253,19 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 	return ""
 }
 
+// idRange is a count and the first and last ids: the covered list of a
+// large session runs to hundreds of kilobytes on one line (--json has it
+// whole, as covers_ids).
+func idRange(ids []string) string {
+	switch len(ids) {
+	case 0:
+		return "none"
+	case 1:
+		return "1 node, " + render.TextSafe(ids[0])
+	}
+	return fmt.Sprintf("%s nodes, %s … %s (all of them with --json)", report.Thousands(len(ids)), render.TextSafe(ids[0]), render.TextSafe(ids[len(ids)-1]))
+}
+
 func writePlan(w io.Writer, res *compact.Result, msg string) error {
 	p := res.Plan
 	fmt.Fprintf(w, "dry run: %s\n", msg)
@@ -249,10 +275,10 @@ func writePlan(w io.Writer, res *compact.Result, msg string) error {
 	fmt.Fprintf(w, "tokens before: %d\n", res.TokensBefore)
 	fmt.Fprintf(w, "target: %d\n", p.Target)
 	if !p.NoOp {
-		fmt.Fprintf(w, "covered: %s\n", strings.Join(p.CoversIDs, " "))
+		fmt.Fprintf(w, "covered: %s\n", idRange(p.CoversIDs))
 		fmt.Fprintf(w, "newly covered turns: %d\n", p.CompactedTurns)
 		fmt.Fprintf(w, "replaced tokens: %d\n", p.ReplacedTokens)
-		fmt.Fprintf(w, "kept: %s\n", strings.Join(p.KeptIDs, " "))
+		fmt.Fprintf(w, "kept: %s\n", render.TextSafe(strings.Join(p.KeptIDs, " ")))
 		fmt.Fprintf(w, "kept tokens: %d\n", p.TailTokens)
 		fmt.Fprintf(w, "summary check: %s\n", summaryCheck(res))
 	}
@@ -280,39 +306,34 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 	if covers == nil {
 		covers = []string{}
 	}
-	obj := map[string]any{
-		"outcome": res.Outcome, "summary_id": res.SummaryID, "summarised_count": res.SummarisedCount,
-		"covers_ids": covers, "tokens_before": res.TokensBefore, "tokens_after": res.TokensAfter,
-		"message": msg, "session": co.Dir, "summarizer": res.Summarizer,
-	}
-	if res.Reason != "" {
-		obj["reason"] = res.Reason
+	obj := compactResult{
+		Outcome: res.Outcome, SummaryID: res.SummaryID, SummarisedCount: res.SummarisedCount,
+		CoversIDs: covers, TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter,
+		Message: msg, Session: co.Dir, Summarizer: res.Summarizer, Reason: res.Reason,
 	}
 	if res.BudgetBasis != "" {
-		obj["budget_pct"], obj["budget_basis"] = res.BudgetPct, res.BudgetBasis
+		obj.BudgetPct, obj.BudgetBasis = &res.BudgetPct, res.BudgetBasis
 	}
 	if c := res.Correction; c != nil {
 		// The view after keeps the prefix and slope fitted before.
-		obj["calibration"] = c
-		obj["calibrated_tokens_before"], obj["calibrated_tokens_after"] = c.Apply(res.TokensBefore), c.Apply(res.TokensAfter)
+		before, after := c.Apply(res.TokensBefore), c.Apply(res.TokensAfter)
+		obj.Calibration, obj.CalibratedTokensBefore, obj.CalibratedTokensAfter = c, &before, &after
 	}
 	if co.DryRun && res.Plan != nil {
 		kept := res.Plan.KeptIDs
 		if kept == nil {
 			kept = []string{}
 		}
-		obj["dry_run"] = true
-		obj["kept_ids"] = kept
-		obj["target"] = res.Plan.Target
+		obj.DryRun, obj.KeptIDs, obj.Target = true, kept, &res.Plan.Target
 		if res.Outcome == compact.OutcomePlanned {
 			// summary_checked: the offline summarizer's candidate was
 			// built; summary_accepted and rejection say how it fared.
-			obj["summary_checked"] = res.Checked
+			obj.SummaryChecked = &res.Checked
 			if res.Checked {
-				obj["summary_accepted"] = res.Rejected == nil
-				obj["summary_tokens"] = res.SummaryTokens
+				accepted := res.Rejected == nil
+				obj.SummaryAccepted, obj.SummaryTokens = &accepted, &res.SummaryTokens
 				if res.Rejected != nil {
-					obj["rejection"] = res.Rejected.Error()
+					obj.Rejection = res.Rejected.Error()
 				}
 			}
 		}
@@ -320,18 +341,48 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 	return report.JSON(w, obj)
 }
 
+// compactResult is compact's --json object; the dry-run fields are set
+// only with --dry-run.
+type compactResult struct {
+	Outcome         string   `json:"outcome"`
+	SummaryID       string   `json:"summary_id"`
+	SummarisedCount int      `json:"summarised_count"`
+	CoversIDs       []string `json:"covers_ids"`
+	TokensBefore    int      `json:"tokens_before"`
+	TokensAfter     int      `json:"tokens_after"`
+	Message         string   `json:"message"`
+	Session         string   `json:"session"`
+	Summarizer      string   `json:"summarizer"`
+	Reason          string   `json:"reason,omitempty"`
+	DryRun          bool     `json:"dry_run,omitempty"`
+	KeptIDs         []string `json:"kept_ids,omitempty"`
+	Target          *int     `json:"target,omitempty"`
+	SummaryChecked  *bool    `json:"summary_checked,omitempty"`
+	SummaryAccepted *bool    `json:"summary_accepted,omitempty"`
+	SummaryTokens   *int     `json:"summary_tokens,omitempty"`
+	Rejection       string   `json:"rejection,omitempty"`
+	// budget_pct is on the basis budget_basis names (calibrated when the
+	// session recorded usage); calibration is the correction applied, and
+	// the calibrated figures keep its prefix and slope after compaction.
+	BudgetPct              *float64             `json:"budget_pct,omitempty"`
+	BudgetBasis            string               `json:"budget_basis,omitempty"`
+	Calibration            *estimate.Correction `json:"calibration,omitempty"`
+	CalibratedTokensBefore *int                 `json:"calibrated_tokens_before,omitempty"`
+	CalibratedTokensAfter  *int                 `json:"calibrated_tokens_after,omitempty"`
+}
+
 // waitingSummarizer shows a spinner with the elapsed time on a terminal's
 // stderr while the summarizer works (a model call can take a minute).
 type waitingSummarizer struct {
 	summarize.Summarizer
-	io *report.IOStreams
+	progress *report.Progress
 }
 
 // Unwrap lets summarize.Offline see the summarizer underneath.
 func (w *waitingSummarizer) Unwrap() summarize.Summarizer { return w.Summarizer }
 
 func (w *waitingSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
-	p := report.NewProgress(w.io, "summarizing ("+w.Name()+")", 0)
-	defer p.Done()
+	w.progress.Restart("summarizing ("+w.Name()+")", 0)
+	defer w.progress.Restart("compacting: checking the summary", 0)
 	return w.Summarizer.Summarize(ctx, req)
 }

@@ -245,7 +245,7 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 		t.Fatalf("%d %s", r.Code, r.Stderr)
 	}
 	for _, want := range []string{"dry run: would cover 10 older messages\n", "target: 300\n",
-		"covered: u1 a1 t1 a2 t2 a3 t3 a4 t4 a5\n", "kept: u2 a6 t5 t6 a7\n"} {
+		"covered: 10 nodes, u1 … a5 (all of them with --json)\n", "kept: u2 a6 t5 t6 a7\n"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("dry run lacks %q:\n%s", want, r.Stdout)
 		}
@@ -408,5 +408,23 @@ func TestCompactDryRunSummaryCheck(t *testing.T) {
 	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "300", "--dry-run")
 	if r.Code != 0 || !regexp.MustCompile(`(?m)^summary check: would be accepted: summary \d+ tokens, \d+ → \d+ tokens$`).MatchString(r.Stdout) {
 		t.Fatalf("exit %d\n%s", r.Code, r.Stdout)
+	}
+}
+
+// TestCompactDryRunCoveredIsACountAndARange: the covered ids of a large
+// session made one line of kilobytes; the text shows a count and the first
+// and last id, --json the whole list.
+func TestCompactDryRunCoveredIsACountAndARange(t *testing.T) {
+	tools := toolsCopy(t)
+	r := runCLI(t, nil, "compact", tools, "--keep-tokens", "200", "--dry-run")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "\ncovered: 10 nodes, u1 … a5 (all of them with --json)\n") {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stdout)
+	}
+	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "200", "--dry-run", "--json")
+	var m struct {
+		CoversIDs []string `json:"covers_ids"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || len(m.CoversIDs) != 10 || m.CoversIDs[0] != "u1" || m.CoversIDs[9] != "a5" {
+		t.Fatalf("%v %s", err, r.Stdout)
 	}
 }

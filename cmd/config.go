@@ -69,19 +69,16 @@ func runConfig(_ context.Context, opts *configOptions) error {
 	}
 	sort.Strings(keys)
 	if opts.JSON {
-		settings := map[string]any{}
+		settings := map[string]configSetting{}
 		for _, k := range keys {
 			s := opts.Settings[k]
-			settings[k] = map[string]any{"value": s.Value, "source": s.Source, "env": s.Env}
+			settings[k] = configSetting{Value: s.Value, Source: s.Source, Env: s.Env}
 		}
 		warnings := opts.Warnings
 		if warnings == nil {
 			warnings = []string{}
 		}
-		return report.JSON(opts.IO.Out, map[string]any{
-			"config_file": opts.File, "config_file_searched": opts.Searched,
-			"settings": settings, "warnings": warnings,
-		})
+		return report.JSON(opts.IO.Out, configResult{File: opts.File, Searched: opts.Searched, Settings: settings, Warnings: warnings})
 	}
 	if opts.File != "" {
 		fmt.Fprintf(opts.IO.Out, "# config file: %s\n", opts.File)
@@ -144,4 +141,19 @@ func displayValue(v any) string {
 		return string(b)
 	}
 	return fmt.Sprint(v)
+}
+
+// configResult is config's --json object.
+type configResult struct {
+	File     string                   `json:"config_file"`
+	Searched string                   `json:"config_file_searched"`
+	Settings map[string]configSetting `json:"settings"`
+	Warnings []string                 `json:"warnings"`
+}
+
+// configSetting is one setting's value and where it came from.
+type configSetting struct {
+	Value  any    `json:"value"`
+	Source string `json:"source"`
+	Env    string `json:"env"`
 }

@@ -118,7 +118,7 @@ func TestCoreInit(t *testing.T) {
 	}
 	coreRun(t, coreEnv{}, "init", dir).check(t, "", "ctxfold: error: "+dir+": already a session\n", 2)
 	dir2 := filepath.Join(t.TempDir(), "j")
-	coreRun(t, coreEnv{}, "init", dir2, "--json").check(t, `{"dir":"`+dir2+`","format_version":1,"model":"","schema_version":1}`+"\n", "", 0)
+	coreRun(t, coreEnv{}, "init", dir2, "--json").check(t, `{"format_version":1,"model":"","schema_version":2,"session":"`+dir2+`"}`+"\n", "", 0)
 	coreRun(t, coreEnv{}, "init").check(t, "", "ctxfold: error: ctxfold init takes 1 argument(s), got 0\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
 }
 
@@ -132,11 +132,11 @@ func TestCoreHeadRules(t *testing.T) {
 	coreRun(t, coreEnv{}, "append", dir, "--role", "assistant", "--content", "r1", "--id", "a1").check(t, "a1\n", "", 0)
 	coreRun(t, coreEnv{}, "checkout", dir).check(t, "a1\n", "", 0)
 	coreRun(t, coreEnv{}, "append", dir, "--role", "assistant", "--content", "retry", "--id", "a1b", "--predecessor", "u1", "--json").
-		check(t, `{"head":"a1","head_moved":false,"ids":["a1b"],"schema_version":1}`+"\n", "", 0)
+		check(t, `{"head":"a1","head_moved":false,"ids":["a1b"],"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "sub", "--id", "k1", "--predecessor", "a1", "--caller", "a1", "--json").
-		check(t, `{"head":"a1","head_moved":false,"ids":["k1"],"schema_version":1}`+"\n", "", 0)
+		check(t, `{"head":"a1","head_moved":false,"ids":["k1"],"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "q2", "--id", "u2", "--json").
-		check(t, `{"head":"u2","head_moved":true,"ids":["u2"],"schema_version":1}`+"\n", "", 0)
+		check(t, `{"head":"u2","head_moved":true,"ids":["u2"],"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	batch := `{"id":"summary_1","predecessor":null,"role":"user","name":"context/summary","content":"[Previous conversation summary]\nasked and answered","metadata":{"compaction":true,"covers_ids":["u1","a1"]}}` + "\n"
 	coreRun(t, coreEnv{Stdin: "\n" + strings.Replace(batch, `"u1","a1"`, `"u1","zz"`, 1)}, "append", dir, "--file", "-").
 		check(t, "", `ctxfold: error: <stdin>:2: node "summary_1": covers_ids[1] "zz" not found`+"\n", 2)
@@ -151,10 +151,10 @@ func TestCoreHeadRules(t *testing.T) {
 	coreSame(t, before, coreFiles(t, dir))
 
 	coreRun(t, coreEnv{}, "checkout", dir, "a1b").check(t, "a1b\n", "", 0)
-	coreRun(t, coreEnv{}, "checkout", dir, "--json").check(t, `{"head":"a1b","schema_version":1}`+"\n", "", 0)
+	coreRun(t, coreEnv{}, "checkout", dir, "--json").check(t, `{"head":"a1b","schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	// From the fork the segment u1,a1 is not on the spine: raw.
 	coreRun(t, coreEnv{}, "render", dir, "--format", "ids").check(t, "u1\na1b\n", "", 0)
-	coreRun(t, coreEnv{}, "checkout", dir, "u2", "--json").check(t, `{"head":"u2","previous":"a1b","schema_version":1}`+"\n", "", 0)
+	coreRun(t, coreEnv{}, "checkout", dir, "u2", "--json").check(t, `{"head":"u2","previous":"a1b","schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 }
 
 func TestCoreAppendRejects(t *testing.T) {
@@ -443,16 +443,16 @@ func TestCoreRenderErrors(t *testing.T) {
 	coreRun(t, coreEnv{}, "render", fixture, "--head", "summary_first").
 		check(t, "", "ctxfold: error: "+fixture+": --head \"summary_first\": is a summary node; render from a turn\n", 2)
 	coreRun(t, coreEnv{}, "render", fixture, "--json").check(t,
-		`{"head":"a8","ids":["sys","summary_second","u4","a8"],"raw":false,"schema_version":1,"session":"`+fixture+`","summarized":true,"summary_id":"summary_second"}`+"\n", "", 0)
+		`{"head":"a8","ids":["sys","summary_second","u4","a8"],"raw":false,"schema_version":2,"session":"`+fixture+`","summarized":true,"summary_id":"summary_second"}`+"\n", "", 0)
 	coreRun(t, coreEnv{}, "render", fixture, "--head", "a4x", "--json").check(t,
-		`{"head":"a4x","ids":["sys","u1","a1","t1","a2","t2","a3","u2x","a4x"],"raw":false,"schema_version":1,"session":"`+fixture+`","summarized":false,"summary_id":""}`+"\n", "", 0)
+		`{"head":"a4x","ids":["sys","u1","a1","t1","a2","t2","a3","u2x","a4x"],"raw":false,"schema_version":2,"session":"`+fixture+`","summarized":false,"summary_id":""}`+"\n", "", 0)
 	coreRun(t, coreEnv{}, "render", filepath.Join(fixture, "nope")).check(t, "", "ctxfold: error: "+filepath.Join(fixture, "nope")+": no such session directory\n", 2)
 }
 
 func TestCoreRepair(t *testing.T) {
 	dir := coreCopy(t, "../fixtures/fork")
 	coreRun(t, coreEnv{}, "repair", dir).check(t, dir+": nothing to repair\n", "", 0)
-	coreRun(t, coreEnv{}, "repair", dir, "--json").check(t, `{"actions":[],"dir":"`+dir+`","repaired":false,"schema_version":1}`+"\n", "", 0)
+	coreRun(t, coreEnv{}, "repair", dir, "--json").check(t, `{"actions":[],"repaired":false,"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	coreRun(t, coreEnv{}, "repair", dir, "--unlock").check(t, dir+": nothing to repair\n", "", 0)
 	// A middle-line fault is reported, not repaired.
 	bad := coreCopy(t, "../fixtures/bad/malformed-middle-line")

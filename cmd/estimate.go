@@ -155,7 +155,9 @@ type estimateOutcome struct {
 func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	// Many sessions take a while: a bar on a terminal's stderr (never with
 	// --json or when piped).
-	progress := report.NewProgress(opts.IO, "estimating", len(opts.Dirs))
+	// The bar counts nodes, within and across sessions: each session adds
+	// its own as it is opened, so one large session moves it too.
+	progress := report.NewProgress(opts.IO, "estimating", 0)
 	defer progress.Done()
 	outcomes := make([]estimateOutcome, len(opts.Dirs))
 	done := make([]chan struct{}, len(opts.Dirs))
@@ -178,8 +180,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 				return
 			}
 			defer func() { <-sem }()
-			outcomes[i] = estimateOne(ctx, dir, opts)
-			progress.Add(1)
+			outcomes[i] = estimateOne(ctx, dir, opts, progress)
 		}()
 	}
 	var firstErr error
@@ -257,7 +258,7 @@ type estimateReadError struct {
 	ReadError string `json:"read_error"`
 }
 
-func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out estimateOutcome) {
+func estimateOne(ctx context.Context, dir string, opts *estimateOptions, progress *report.Progress) (out estimateOutcome) {
 	// An unchanged session is answered from its stored Result; the key is
 	// taken before reading, so a result is never stored under a newer key.
 	var key string
@@ -298,6 +299,7 @@ func estimateOne(ctx context.Context, dir string, opts *estimateOptions) (out es
 			}
 		}()
 	}
+	e.Counting, e.Counted = progress.AddTotal, progress.Add
 	var mu sync.Mutex
 	e.Warn = func(m string) {
 		mu.Lock()
@@ -350,9 +352,15 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	}
 	head := ""
 	if r.Head != "" {
-		head = " · HEAD " + r.Head
+		head = " · HEAD " + render.TextSafe(r.Head)
 	}
-	fmt.Fprintf(w, "%s  %s · %s%s\n", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
+	// Lines wrap at spaces to the terminal's width: the terminal itself
+	// would cut them mid-word.
+	width := ios.TerminalWidth
+	line := func(format string, args ...any) {
+		fmt.Fprintln(w, report.Wrap(fmt.Sprintf(format, args...), width))
+	}
+	line("%s  %s · %s%s", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
@@ -376,24 +384,24 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	if c := r.Calibration; c != nil {
 		// The part of the prompt the transcript does not hold, as its own
 		// labelled line (it is not a category of the view).
-		fmt.Fprintf(w, "+ unrecorded prefix (inferred from recorded usage): %s tokens\n", report.Thousands(c.UnrecordedTokens))
+		line("+ unrecorded prefix (inferred from recorded usage): %s tokens", report.Thousands(c.UnrecordedTokens))
 		if c.Slope != 1 {
-			fmt.Fprintf(w, "× slope %.3f on the view's own tokens (fitted on recorded usage)\n", c.Slope)
+			line("× slope %.3f on the view's own tokens (fitted on recorded usage)", c.Slope)
 		}
 	}
 	if r.Window > 0 {
-		fmt.Fprintf(w, "%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s, %s)\n",
+		line("%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s, %s)",
 			occupancyBar(pal, r.Ratio, 30), 100*r.Ratio, report.Thousands(r.Window), r.BudgetPct, report.Thousands(r.InputBudget), report.Thousands(r.OutputReserve), r.BudgetBasis)
 		verdict := "no"
 		if r.ShouldCompact {
 			verdict = pal.Red("yes")
 		}
-		fmt.Fprintf(w, "should compact: %s (at %g%% of the input budget)\n", verdict, 100*compactAt)
+		line("should compact: %s (at %g%% of the input budget)", verdict, 100*compactAt)
 	}
 	if c := r.Calibration; c != nil {
-		fmt.Fprintf(w, "calibrated estimate: %s tokens (%.1f%% of the input budget; raw %.1f%%), method %s, exact at %s (measured %s vs estimated %s); %d request(s): next-request median error %.1f%%, raw median error %.1f%%, worst %+.1f%% at %s\n",
-			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, r.RawBudgetPct, c.Method, c.LatestNode, report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
-			c.Requests, 100*c.NextMedianError, 100*c.MedianRelError, 100*c.WorstRelError, c.WorstNode)
+		line("calibrated estimate: %s tokens (%.1f%% of the input budget; raw %.1f%%), method %s, exact at %s (measured %s vs estimated %s); %d request(s): next-request median error %.1f%%, raw median error %.1f%%, worst %+.1f%% at %s",
+			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, r.RawBudgetPct, c.Method, render.TextSafe(c.LatestNode), report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
+			c.Requests, 100*c.NextMedianError, 100*c.MedianRelError, 100*c.WorstRelError, render.TextSafe(c.WorstNode))
 	}
 	if len(r.Nodes) > 0 {
 		nt := tablewriter.NewTable(w,
@@ -403,7 +411,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		)
 		nt.Header("node", "role", "category", "content", "tokens")
 		for _, n := range r.Nodes {
-			if err := nt.Append([]string{n.ID, n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
+			if err := nt.Append([]string{render.TextSafe(n.ID), n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
 				return err
 			}
 		}
@@ -440,7 +448,7 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	kv := func(k string, v any) { fmt.Fprintf(&b, "%s\t%v\n", k, v) }
 	kv("session", r.Session)
 	if r.Head != "" {
-		kv("head", r.Head)
+		kv("head", render.TextSafe(r.Head))
 	}
 	kv("model", r.Model)
 	kv("encoding", r.Encoding)
@@ -465,15 +473,15 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 		kv("calibration_unrecorded_tokens", c.UnrecordedTokens)
 		kv("calibration_slope", strconv.FormatFloat(c.Slope, 'f', 4, 64))
 		kv("calibration_next_median_error", strconv.FormatFloat(c.NextMedianError, 'f', 4, 64))
-		kv("calibration_latest_node", c.LatestNode)
+		kv("calibration_latest_node", render.TextSafe(c.LatestNode))
 		kv("calibration_ratio", strconv.FormatFloat(c.Ratio, 'f', 4, 64))
 		kv("calibration_requests", c.Requests)
 		kv("calibration_median_rel_error", strconv.FormatFloat(c.MedianRelError, 'f', 4, 64))
 		kv("calibration_worst_rel_error", strconv.FormatFloat(c.WorstRelError, 'f', 4, 64))
-		kv("calibration_worst_node", c.WorstNode)
+		kv("calibration_worst_node", render.TextSafe(c.WorstNode))
 	}
 	for _, n := range r.Nodes {
-		fmt.Fprintf(&b, "node\t%s\t%s\t%s\t%d\t%d\n", n.ID, n.Role, n.Category, n.ContentTokens, n.Tokens)
+		fmt.Fprintf(&b, "node\t%s\t%s\t%s\t%d\t%d\n", render.TextSafe(n.ID), n.Role, n.Category, n.ContentTokens, n.Tokens)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,10 +1,15 @@
 package cmd
 
 import (
+	"context"
+	"unicode/utf8"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/report"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
@@ -157,6 +162,37 @@ func TestEstimateBarColour(t *testing.T) {
 		r := cliRun(t, nil, true, "estimate", tools, "--window", window, "--output-cap", "1", "--no-calibrate")
 		if !strings.Contains(r.Stdout, "[\x1b["+code+"m█") {
 			t.Errorf("window %s: bar not coloured %s:\n%s", window, code, r.Stdout)
+		}
+	}
+}
+
+// TestEstimateTTYFitsTheTerminal: at 80 columns no line of the terminal
+// table is longer than the terminal (the terminal would wrap it mid-word);
+// long lines wrap at spaces instead, and no word is lost.
+func TestEstimateTTYFitsTheTerminal(t *testing.T) {
+	tools := sessiontest.CopyFixture(t, "tools")
+	for _, width := range []int{80, 60} {
+		ios, _, out, errOut := report.Test()
+		ios.StdoutTTY, ios.StderrTTY, ios.TerminalWidth = true, true, width
+		f := &Factory{IO: ios, Getenv: func(k string) string {
+			if k == "XDG_CONFIG_HOME" {
+				return tools + "-config"
+			}
+			return ""
+		}}
+		if code := Run(context.Background(), f, []string{"estimate", tools}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		text := stripSGR(out.String())
+		for _, line := range strings.Split(text, "\n") {
+			if n := utf8.RuneCountInString(line); n > width {
+				t.Errorf("width %d: a %d-column line:\n%s", width, n, line)
+			}
+		}
+		for _, word := range []string{"calibrated", "estimate:", "median", "worst", "should", "compact:"} {
+			if !strings.Contains(text, word) {
+				t.Errorf("width %d: %q lost:\n%s", width, word, text)
+			}
 		}
 	}
 }

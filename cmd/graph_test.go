@@ -114,7 +114,7 @@ func TestGraphJSONIsTheJSONFormat(t *testing.T) {
 		t.Fatalf("--json and --format json differ:\n%s\n%s", a.Stdout, b.Stdout)
 	}
 	m := decodeJSON(t, a.Stdout)
-	if m["active_summary_id"] != "summary_second" || m["schema_version"] != float64(1) {
+	if m["active_summary_id"] != "summary_second" || m["schema_version"] != float64(2) {
 		t.Errorf("json: %v", m)
 	}
 }

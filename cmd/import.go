@@ -138,10 +138,14 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 }
 
 func runImport(ctx context.Context, opts *importOptions) error {
+	// A large export takes tens of seconds: a spinner counts the nodes.
+	progress := report.NewProgress(opts.IO, "importing (nodes)", 0)
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
 		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: opts.Session},
+		Progress: progress.Add,
 	})
+	progress.Done()
 	if err != nil {
 		return err
 	}

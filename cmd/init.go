@@ -52,8 +52,15 @@ func runInit(_ context.Context, opts *initOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg)
 	}
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, map[string]any{"dir": opts.Dir, "format_version": meta.FormatVersion, "model": meta.Model})
+		return report.JSON(opts.IO.Out, initResult{Session: opts.Dir, FormatVersion: meta.FormatVersion, Model: meta.Model})
 	}
 	fmt.Fprintf(opts.IO.Out, "initialized empty session in %s\n", opts.Dir)
 	return nil
+}
+
+// initResult is init's --json object.
+type initResult struct {
+	Session       string `json:"session"`
+	FormatVersion int    `json:"format_version"`
+	Model         string `json:"model"`
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +54,10 @@ compaction as the items it sent), gemini (a generateContent body
 {systemInstruction, contents}). Output is deterministic. With --json, a description
 of the view (ids, whether a summary substitutes) is printed instead.
 
---fit prints a request guaranteed to fit the model: input budget = window −
+--fit prints a request that fits the model by estimate's count: exact where the
+model's tokenizer is public (OpenAI), by a stated proxy for Claude and Gemini
+(encoding_is_proxy in the report; keep --margin large enough for the proxy's
+error, docs/ACCURACY.md). Input budget = window −
 output reserve − --margin, where the reserve is min(output capability, 16384,
 window/4) unless --output-cap is given (an explicit cap that cannot be
 honoured is an error, never reduced). The model is --model, else the
@@ -99,7 +103,8 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
 	addModelFlags(cmd)
-	fl.Int("margin", fit.DefaultMargin, "safety margin in tokens kept free with --fit (default: 1% of the window, at least 256)")
+	margin := marginValue(fit.DefaultMargin)
+	fl.Var(&margin, "margin", "safety margin in tokens kept free with --fit; auto is 1% of the window, at least 256")
 	addSummarizerFlags(cmd)
 	fl.Int("max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
 	fl.Duration("summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
@@ -129,10 +134,7 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	if err != nil {
 		return err
 	}
-	margin, _ := fl.GetInt("margin")
-	if margin < 0 && margin != fit.DefaultMargin {
-		return &UsageError{Err: errorf("--margin must not be negative, got %d", margin)}
-	}
+	margin := int(*fl.Lookup("margin").Value.(*marginValue))
 	calls, _ := fl.GetInt("max-summary-calls")
 	deadline, _ := fl.GetDuration("summary-deadline")
 	if calls <= 0 || deadline <= 0 {
@@ -175,10 +177,8 @@ func runRender(ctx context.Context, opts *renderOptions) error {
 		if view.Head >= 0 {
 			head = g.ID(view.Head)
 		}
-		return report.JSON(opts.IO.Out, map[string]any{
-			"session": opts.Dir, "head": head, "raw": opts.Raw, "summarized": view.Summarized(),
-			"summary_id": summary, "ids": view.IDs(),
-		})
+		return report.JSON(opts.IO.Out, renderResult{Session: opts.Dir, Head: head, Raw: opts.Raw, Summarized: view.Summarized(),
+			SummaryID: summary, IDs: view.IDs()})
 	}
 	if len(view.Indexes) == 0 && opts.IO.StderrTTY && (opts.Format == render.FormatText || opts.Format == render.FormatIDs) {
 		// An empty result is not a failure; say so to a person only.
@@ -257,3 +257,39 @@ func writeFitReport(opts *renderOptions, rep *fit.Report) error {
 	}
 	return nil
 }
+
+// renderResult is render's --json object: the view's shape, not its text.
+type renderResult struct {
+	Session    string   `json:"session"`
+	Head       string   `json:"head"`
+	Raw        bool     `json:"raw"`
+	Summarized bool     `json:"summarized"`
+	SummaryID  string   `json:"summary_id"`
+	IDs        []string `json:"ids"`
+}
+
+// marginValue is --margin: a token count, or "auto" (fit.DefaultMargin),
+// which is also how its default reads in the help.
+type marginValue int
+
+func (m *marginValue) String() string {
+	if int(*m) == fit.DefaultMargin {
+		return "auto"
+	}
+	return strconv.Itoa(int(*m))
+}
+
+func (m *marginValue) Set(s string) error {
+	if s == "auto" {
+		*m = marginValue(fit.DefaultMargin)
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a token count of 0 or more, or auto; got %q", s)
+	}
+	*m = marginValue(n)
+	return nil
+}
+
+func (m *marginValue) Type() string { return "tokens" }

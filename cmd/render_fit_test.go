@@ -86,7 +86,7 @@ func TestRenderFitExitCodes(t *testing.T) {
 		{"unknown summarizer", []string{"render", dir, "--fit", "--summarizer", "bogus"}, 2, "--summarizer must be extractive, openai or exec"},
 		{"exec without a command", []string{"render", dir, "--fit", "--summarizer", "exec"}, 2, "needs --summarizer-cmd"},
 		{"a command without exec", []string{"render", dir, "--fit", "--summarizer-cmd", "cat"}, 2, "needs --summarizer exec"},
-		{"negative margin", []string{"render", dir, "--fit", "--margin", "-5"}, 2, "--margin must not be negative"},
+		{"negative margin", []string{"render", dir, "--fit", "--margin", "-5"}, 2, "want a token count of 0 or more, or auto"},
 		{"window leaves no input budget", []string{"render", dir, "--fit", "--window", "10"}, 2, "no input budget: window 10 − output reserve"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,5 +173,36 @@ func TestSummarizerBaseURLWithCredentialsIsRefused(t *testing.T) {
 	}
 	if after := sessionBytes(t, dir); !bytes.Equal(after["nodes.jsonl"], before["nodes.jsonl"]) || !bytes.Equal(after["events.jsonl"], before["events.jsonl"]) {
 		t.Fatal("a refused run changed the session")
+	}
+}
+
+func TestRenderMarginHelpAndValues(t *testing.T) {
+	help := cliRun(t, nil, false, "render", "--help")
+	if strings.Contains(help.Stdout, "(default -1)") || !strings.Contains(help.Stdout, "--margin tokens") || !strings.Contains(help.Stdout, "(default auto)") {
+		t.Fatalf("margin help:\n%s", help.Stdout)
+	}
+	if strings.Contains(help.Stdout, "guaranteed to fit") {
+		t.Error("render --help promises a guaranteed fit without naming the proxy tokenizers")
+	}
+	dir := sessiontest.CopyFixture(t, "tools")
+	for _, tc := range []struct {
+		margin string
+		code   int
+	}{{"auto", 0}, {"300", 0}, {"0", 0}, {"-5", 2}, {"lots", 2}} {
+		if r := cliRun(t, nil, false, "render", dir, "--fit", "--window", "2000", "--margin", tc.margin, "--format", "ids"); r.Code != tc.code {
+			t.Errorf("--margin %s: exit %d, want %d: %s", tc.margin, r.Code, tc.code, r.Stderr)
+		}
+	}
+}
+
+// TestRenderFitReportSaysProxy: a fit by a proxy tokenizer's count says so.
+func TestRenderFitReportSaysProxy(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	for model, proxy := range map[string]bool{"gpt-4.1": false, "claude-sonnet-4": true} {
+		res := cliRun(t, nil, false, "render", dir, "--fit", "--model", model, "--window", "1200", "--format", "ids", "--json")
+		m := decodeJSON(t, strings.TrimSpace(res.Stderr))
+		if res.Code != 0 || m["encoding_is_proxy"] != proxy {
+			t.Errorf("%s: exit %d, encoding_is_proxy %v, want %v", model, res.Code, m["encoding_is_proxy"], proxy)
+		}
 	}
 }

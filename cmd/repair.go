@@ -57,7 +57,7 @@ func runRepair(ctx context.Context, opts *repairOptions) error {
 		msgs[i] = a.String()
 	}
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, map[string]any{"dir": opts.Dir, "repaired": len(actions) > 0, "actions": msgs})
+		return report.JSON(opts.IO.Out, repairResult{Session: opts.Dir, Repaired: len(actions) > 0, Actions: msgs})
 	}
 	if len(actions) == 0 {
 		fmt.Fprintf(opts.IO.Out, "%s: nothing to repair\n", opts.Dir)
@@ -67,4 +67,11 @@ func runRepair(ctx context.Context, opts *repairOptions) error {
 		fmt.Fprintln(opts.IO.Out, m)
 	}
 	return nil
+}
+
+// repairResult is repair's --json object.
+type repairResult struct {
+	Session  string   `json:"session"`
+	Repaired bool     `json:"repaired"`
+	Actions  []string `json:"actions"`
 }

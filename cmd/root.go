@@ -39,6 +39,8 @@ type Factory struct {
 	// ConfigWarnings the config file's unknown keys (cmd/config_load.go).
 	Settings       map[string]Setting
 	ConfigWarnings []string
+	// ctx is Run's context, for the session opens of openOptions.
+	ctx context.Context
 }
 
 // interruptGrace is how long a command has to stop after Ctrl-C or SIGTERM.
@@ -103,6 +105,7 @@ func Run(ctx context.Context, f *Factory, args []string) (code int) {
 			code = ExitInternal
 		}
 	}()
+	f.ctx = ctx
 	if f.Getenv == nil {
 		f.Getenv = func(string) string { return "" }
 	}

@@ -74,6 +74,17 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 	return cmd
 }
 
+// searchResult is search's --json object.
+type searchResult struct {
+	Session string          `json:"session"`
+	Query   string          `json:"query"`
+	Regexp  bool            `json:"regexp"`
+	Head    string          `json:"head"`
+	Hits    []searchHitJSON `json:"hits"`
+	Counts  map[string]int  `json:"counts"`
+	Total   int             `json:"total"`
+}
+
 // searchHitJSON is one hit in --json output.
 type searchHitJSON struct {
 	ID        string   `json:"id"`
@@ -161,10 +172,8 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 	progress.Done()
 	total := counts[render.HitVisible] + counts[render.HitCovered] + counts[render.HitOffBranch] + counts[render.HitRelic]
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, map[string]any{
-			"session": opts.Dir, "query": opts.Query, "regexp": opts.Regexp, "head": headID,
-			"hits": hits, "counts": counts, "total": total,
-		})
+		return report.JSON(opts.IO.Out, searchResult{Session: opts.Dir, Query: opts.Query, Regexp: opts.Regexp, Head: headID,
+			Hits: hits, Counts: counts, Total: total})
 	}
 	// Notes for people only (STYLE 9): piped output stays just the hits.
 	if opts.IO.StderrTTY {

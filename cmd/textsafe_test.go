@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +67,8 @@ func TestTextOutputsNeutraliseControls(t *testing.T) {
 		{"search", dir, "evil"},
 		{"search", dir, "gnp"},
 		{"verify", dir},
+		{"estimate", dir, "--nodes", "--no-cache", "--model", "gpt-4o"},
+		{"compact", dir, "--dry-run", "--keep-tokens", "10", "--model", "gpt-4o"},
 		{"checkout", dir, "missing\x1b[2J\u202e"},
 	}
 	for _, tty := range []bool{false, true} {
@@ -111,4 +115,20 @@ func stripSGR(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// TestAppendBatchReadStopsWhenInterrupted: parsing a large batch checks
+// for Ctrl-C at every read, so it stops long before the file's end (a bad
+// line later on is never reached).
+func TestAppendBatchReadStopsWhenInterrupted(t *testing.T) {
+	batch := filepath.Join(t.TempDir(), "b.jsonl")
+	if err := os.WriteFile(batch, []byte(`{"id":"u1","role":"user","content":"hi"}`+"\n"+`{"role":"nobody"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, _, err := readBatch(ctx, &appendOptions{File: batch})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
 }

@@ -51,7 +51,8 @@ func (f *Factory) writeOptions(command string) transcript.WriteOptions {
 }
 
 func (f *Factory) openOptions() transcript.OpenOptions {
-	return transcript.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes")}
+	// Run's context: Ctrl-C stops indexing a large session at once.
+	return transcript.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes"), Context: f.ctx}
 }
 
 // printWarnings writes store warnings to stderr, one line each.

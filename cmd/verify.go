@@ -152,16 +152,31 @@ func writeVerifyJSON(w io.Writer, c *sessionCheck) error {
 			warns = append(warns, j)
 		}
 	}
-	obj := map[string]any{
-		"session": c.Dir, "ok": c.ReadErr == nil && c.Result.OK(),
-		"num_errors": len(errs), "num_warnings": len(warns), "errors": errs, "warnings": warns,
+	obj := verifyResult{
+		Session: c.Dir, OK: c.ReadErr == nil && c.Result.OK(),
+		NumErrors: len(errs), NumWarnings: len(warns), Errors: errs, Warnings: warns,
 	}
 	if c.ReadErr != nil {
-		obj["read_error"] = c.ReadErr.Error()
+		obj.ReadError = c.ReadErr.Error()
 	} else {
-		obj["nodes"], obj["summaries"], obj["tips"] = c.Result.Nodes, c.Result.Summaries, c.Result.Tips
+		obj.Nodes, obj.Summaries, obj.Tips = &c.Result.Nodes, &c.Result.Summaries, &c.Result.Tips
 	}
 	return report.JSON(w, obj)
+}
+
+// verifyResult is verify's --json object per session; the counts are
+// absent when the session could not be read (read_error says why).
+type verifyResult struct {
+	Session     string        `json:"session"`
+	OK          bool          `json:"ok"`
+	NumErrors   int           `json:"num_errors"`
+	NumWarnings int           `json:"num_warnings"`
+	Errors      []findingJSON `json:"errors"`
+	Warnings    []findingJSON `json:"warnings"`
+	ReadError   string        `json:"read_error,omitempty"`
+	Nodes       *int          `json:"nodes,omitempty"`
+	Summaries   *int          `json:"summaries,omitempty"`
+	Tips        *int          `json:"tips,omitempty"`
 }
 
 // writeVerifyText prints one session's report: a status line, then its

@@ -92,7 +92,7 @@ func TestVerifyJSON(t *testing.T) {
 	}
 	for i, line := range lines {
 		js := decodeJSON(t, line)
-		if js["session"] != dirs[i] || js["schema_version"].(float64) != 1 {
+		if js["session"] != dirs[i] || js["schema_version"].(float64) != 2 {
 			t.Fatalf("line %d is not session %s: %s", i, dirs[i], line)
 		}
 	}

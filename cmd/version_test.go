@@ -29,7 +29,7 @@ func TestVersionReadsVCSSettings(t *testing.T) {
 	if err := runVersion(context.Background(), &versionOptions{IO: ios, BuildInfo: read, JSON: true}); err != nil {
 		t.Fatal(err)
 	}
-	wantJSON := `{"commit":"abc123","commit_time":"2026-11-30T10:00:00Z","go_version":"go1.26.8","modified":true,"platform":"` + platform + `","schema_version":1,"version":"v1.2.3"}` + "\n"
+	wantJSON := `{"commit":"abc123","commit_time":"2026-11-30T10:00:00Z","go_version":"go1.26.8","modified":true,"platform":"` + platform + `","schema_version":2,"version":"v1.2.3"}` + "\n"
 	if out.String() != wantJSON {
 		t.Fatalf("json:\n%s\nwant\n%s", out.String(), wantJSON)
 	}

@@ -58,6 +58,11 @@ type Options struct {
 	Workers int
 	// Warn receives non-fatal problems (a corrupt cache); nil drops them.
 	Warn func(msg string)
+	// Counting, when set, receives how many stored nodes a count is about
+	// to go through (a progress reporter's AddTotal); Counted the number
+	// done after each batch (its Add), from many goroutines at once.
+	Counting func(total int)
+	Counted  func(n int)
 }
 
 // NodeCount is one node's share of the view. ContentTokens is the exact
@@ -460,6 +465,9 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 	if warn == nil {
 		warn = func(string) {}
 	}
+	if opts.Counting != nil {
+		opts.Counting(len(idx))
+	}
 	profile := profileOf(b)
 	var cache *countCache
 	var visited []bool
@@ -480,6 +488,9 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 		bufs[w].keys = newKeyer(profile)
 	}
 	err := parallelBatches(ctx, len(idx), nw, countBatch, b.Encoding, func(w int, lc *lazyCounter, k0, k1 int) error {
+		if opts.Counted != nil {
+			defer opts.Counted(k1 - k0)
+		}
 		buf := &bufs[w]
 		for k := k0; k < k1; {
 			first := idx[k]

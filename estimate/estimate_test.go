@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -868,5 +869,22 @@ func TestCachesLiveInCacheDir(t *testing.T) {
 	run(5)
 	if got, _ := os.ReadDir(outside); len(got) != 0 {
 		t.Errorf("wrote %d files through a symlinked cache/", len(got))
+	}
+}
+
+// TestViewReportsProgress: Counting announces the nodes a count goes
+// through and Counted adds up to them, so a progress bar moves within one
+// session.
+func TestViewReportsProgress(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	v := openView(t, dir, "", false)
+	var total, done atomic.Int64
+	opts := Options{Model: "gpt-4o", NoCalibrate: true, NoCache: true, Workers: 2,
+		Counting: func(n int) { total.Add(int64(n)) }, Counted: func(n int) { done.Add(int64(n)) }}
+	if _, err := View(context.Background(), v, opts); err != nil {
+		t.Fatal(err)
+	}
+	if total.Load() != int64(len(v.Indexes)) || done.Load() != total.Load() {
+		t.Fatalf("counting %d, counted %d, view %d", total.Load(), done.Load(), len(v.Indexes))
 	}
 }

@@ -1,5 +1,6 @@
-// Package fit builds a request body that is guaranteed to fit a model's
-// window from a rendered view, without touching the DAG (seed 000,
+// Package fit builds a request body that fits a model's window by
+// estimate's count (exact for models whose tokenizer is public, a stated
+// proxy otherwise: Report.EncodingIsProxy) from a rendered view, without touching the DAG (seed 000,
 // "Compaction inside one user message" and "Request-local checkpoints").
 // It owns the three request-local steps — summarize completed tool
 // results, replace older complete history with a checkpoint, snip — and the
@@ -90,13 +91,17 @@ type Transformation struct {
 // Budget figures carry estimate's names: InputBudget here is the window
 // minus the output reserve minus the margin.
 type Report struct {
-	Session       string `json:"session"`
-	Model         string `json:"model"`
-	Encoding      string `json:"encoding"`
-	Window        int    `json:"window"`
-	OutputReserve int    `json:"output_reserve"`
-	Margin        int    `json:"margin"`
-	InputBudget   int    `json:"input_budget"`
+	Session  string `json:"session"`
+	Model    string `json:"model"`
+	Encoding string `json:"encoding"`
+	// EncodingIsProxy: the model's own tokenizer is not public (Claude,
+	// Gemini) and the fit is by a proxy's count; the margin must absorb the
+	// proxy's error (docs/ACCURACY.md).
+	EncodingIsProxy bool `json:"encoding_is_proxy"`
+	Window          int  `json:"window"`
+	OutputReserve   int  `json:"output_reserve"`
+	Margin          int  `json:"margin"`
+	InputBudget     int  `json:"input_budget"`
 	// Calibration, when the session recorded usage, is the correction the
 	// budget was converted with: InputBudget is then what the view's own
 	// count may reach (estimate.Correction.RawBudget).
@@ -214,7 +219,7 @@ func Fit(ctx context.Context, nodes []*transcript.Node, opts Options) ([]*transc
 		// fail: refuse before any summary call or snip.
 		return nil, nil, &NoBudgetError{Window: b.Window, OutputReserve: b.OutputReserve, Margin: margin, InputBudget: b.InputBudget - margin}
 	}
-	rep := &Report{Session: opts.Session, Model: b.Model, Encoding: b.Encoding, Window: b.Window, OutputReserve: b.OutputReserve,
+	rep := &Report{Session: opts.Session, Model: b.Model, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy, Window: b.Window, OutputReserve: b.OutputReserve,
 		Margin: margin, InputBudget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}
 	if c := opts.Estimate.Correction; c != nil && !opts.Estimate.NoCalibrate {
 		// The provider counts the view's own tokens × slope plus the

@@ -92,7 +92,7 @@ func TestJSON(t *testing.T) {
 	if err := JSON(&buf, v); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"alpha":{"a":[2],"b":1},"big":9007199254740993,"schema_version":1,"text":"<a&b>","zeta":3}` + "\n"
+	want := `{"alpha":{"a":[2],"b":1},"big":9007199254740993,"schema_version":2,"text":"<a&b>","zeta":3}` + "\n"
 	if buf.String() != want {
 		t.Fatalf("JSON:\n%s\nwant:\n%s", buf.String(), want)
 	}
@@ -106,5 +106,5 @@ func ExampleJSON() {
 	_ = JSON(&out, map[string]any{"ids": []string{"u1", "a1"}, "head": "a1"})
 	fmt.Print(out.String())
 	// Output:
-	// {"head":"a1","ids":["u1","a1"],"schema_version":1}
+	// {"head":"a1","ids":["u1","a1"],"schema_version":2}
 }

@@ -8,8 +8,10 @@ import (
 )
 
 // SchemaVersion is stamped on every --json object. It changes only when a
-// field is renamed or removed; new fields do not bump it.
-const SchemaVersion = 1
+// field is renamed or removed; new fields do not bump it. Version 2 names
+// the session directory "session" in every object (init and repair said
+// "dir", import's sessions "dir", append and checkout had none).
+const SchemaVersion = 2
 
 // JSON writes v as one object on one line with schema_version added and
 // every key sorted, so output is byte-for-byte deterministic. v must encode

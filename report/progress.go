@@ -19,7 +19,7 @@ import (
 //	defer p.Done()
 //	for … { …; p.Add(1) }
 type Progress struct {
-	label string
+	label atomic.Pointer[string]
 	total atomic.Int64
 	n     atomic.Int64
 
@@ -45,7 +45,8 @@ const progressDelay = 300 * time.Millisecond
 // a spinner). It draws every 100ms after an initial delay until Done.
 func NewProgress(ios *IOStreams, label string, total int) *Progress {
 	if ios == nil || !ios.ProgressEnabled() {
-		p := &Progress{label: label}
+		p := &Progress{}
+		p.label.Store(&label)
 		p.total.Store(int64(total))
 		return p
 	}
@@ -56,7 +57,8 @@ func NewProgress(ios *IOStreams, label string, total int) *Progress {
 
 // newProgress is a drawing reporter without its ticker: tests call draw.
 func newProgress(w io.Writer, now func() time.Time, label string, total int) *Progress {
-	p := &Progress{label: label, w: w, now: now, every: 100 * time.Millisecond, width: 20}
+	p := &Progress{w: w, now: now, every: 100 * time.Millisecond, width: 20}
+	p.label.Store(&label)
 	p.total.Store(int64(total))
 	p.start = now()
 	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
@@ -88,6 +90,19 @@ func (p *Progress) Add(n int) { p.n.Add(int64(n)) }
 // SetTotal changes the total when it becomes known late (a file's size
 // after opening it, say).
 func (p *Progress) SetTotal(total int) { p.total.Store(int64(total)) }
+
+// AddTotal grows the total as more work is found (the nodes of each
+// session as it is opened), so one bar covers work within and across
+// sessions.
+func (p *Progress) AddTotal(n int) { p.total.Add(int64(n)) }
+
+// Restart shows a new stage of the same work: a new label and total, the
+// count back at zero; the clock keeps running.
+func (p *Progress) Restart(label string, total int) {
+	p.label.Store(&label)
+	p.n.Store(0)
+	p.total.Store(int64(total))
+}
 
 // Done stops drawing and erases the line, leaving stderr as it was (work
 // done before the first frame leaves no trace at all). It is safe to call
@@ -137,19 +152,20 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // total, "label ⠋ 12  0:03" without, "label ⠋  0:03" with nothing counted.
 func (p *Progress) line(elapsed time.Duration) string {
 	n, total := p.n.Load(), p.total.Load()
+	label := *p.label.Load()
 	clock := formatElapsed(elapsed)
 	if total <= 0 {
 		spin := spinnerFrames[p.frame%len(spinnerFrames)]
 		if n == 0 {
 			// Waiting with nothing to count (a summarizer call).
-			return fmt.Sprintf("%s %s  %s", p.label, spin, clock)
+			return fmt.Sprintf("%s %s  %s", label, spin, clock)
 		}
-		return fmt.Sprintf("%s %s %d  %s", p.label, spin, n, clock)
+		return fmt.Sprintf("%s %s %s  %s", label, spin, Thousands(int(n)), clock)
 	}
 	done := min(n, total)
 	filled := int(done * int64(p.width) / total)
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", p.width-filled)
-	return fmt.Sprintf("%s [%s] %d/%d  %s", p.label, bar, n, total, clock)
+	return fmt.Sprintf("%s [%s] %s/%s  %s", label, bar, Thousands(int(n)), Thousands(int(total)), clock)
 }
 
 // formatElapsed is m:ss, or h:mm:ss past an hour.

@@ -118,3 +118,24 @@ func TestProgressInterrupt(t *testing.T) {
 		t.Fatalf("silent progress: ran=%v stderr=%q", ran, errOut.String())
 	}
 }
+
+// TestProgressGrowingTotalAndStages: a bar whose total grows as sessions
+// open (thousands separated), then a new stage with its own label.
+func TestProgressGrowingTotalAndStages(t *testing.T) {
+	var buf bytes.Buffer
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newProgress(&buf, func() time.Time { return t0 }, "estimating", 0)
+	p.AddTotal(40000)
+	p.Add(10000)
+	p.AddTotal(60000)
+	p.draw()
+	if want := "\restimating [##------------------] 10,000/100,000  0:00\x1b[K"; buf.String() != want {
+		t.Fatalf("frame = %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	p.Restart("summarizing (extractive)", 0)
+	p.draw()
+	if want := "\rsummarizing (extractive) ⠙  0:00\x1b[K"; buf.String() != want {
+		t.Fatalf("frame = %q, want %q", buf.String(), want)
+	}
+}

@@ -408,9 +408,10 @@ func (o *OpenAI) holdsKey(s string) bool {
 	return o.APIKey != "" && redactKey(s, o.APIKey) != s
 }
 
-// minKeyRun is the shortest run of the key that counts as a leak: a prefix
-// or fragment this long (case-insensitive) identifies the key to anyone
-// holding a list of keys, and is long enough not to match ordinary text.
+// minKeyRun is the shortest run of the key, past its public prefix, that
+// counts as a leak: a fragment this long (case-insensitive) identifies the
+// key to anyone holding a list of keys, and is long enough not to match
+// ordinary text.
 const minKeyRun = 8
 
 // redactKey replaces in s every run of at least minKeyRun characters of
@@ -451,7 +452,14 @@ func redactKey(s, key string) string {
 
 // redactRuns replaces the case-insensitive runs of key in s.
 func redactRuns(s, key string) string {
-	need := min(minKeyRun, len(key))
+	// A provider's public prefix ("sk-", "sk-proj-", "sk-ant-api03-") is in
+	// every key and in ordinary text about keys: a run counts only by the
+	// characters it shares past that prefix.
+	pp := publicPrefix(key)
+	need := min(minKeyRun, len(key)-pp)
+	if need <= 0 {
+		pp, need = 0, len(key)
+	}
 	ls, lk := strings.ToLower(s), strings.ToLower(key)
 	if len(ls) != len(s) {
 		// Lower-casing changed byte offsets (rare scripts): fall back to
@@ -467,9 +475,11 @@ func redactRuns(s, key string) string {
 			for i+n < len(ls) && k+n < len(lk) && ls[i+n] == lk[k+n] {
 				n++
 			}
-			best = max(best, n)
+			if k+n-max(k, pp) >= need {
+				best = max(best, n)
+			}
 		}
-		if best >= need {
+		if best > 0 {
 			b.WriteString(s[last:i])
 			b.WriteString("[redacted]")
 			i += best
@@ -483,6 +493,13 @@ func redactRuns(s, key string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// publicPrefix is the length of a key's leading provider prefix: up to
+// its last '-' or '_' within the first 16 characters.
+func publicPrefix(key string) int {
+	head := key[:min(16, len(key))]
+	return strings.LastIndexAny(head, "-_") + 1
 }
 
 func asciiLower(s string) string {

@@ -172,14 +172,17 @@ func TestOpenAIRedactsTransformedKey(t *testing.T) {
 		}
 		sessiontest.AssertNoKey(t, t.TempDir(), err.Error())
 	}
-	// Ordinary text is not redacted.
-	if got := redactKey("a 500 from https://api.example.test/v1 after 3 attempts", sessiontest.TestKey); strings.Contains(got, "[redacted]") {
-		t.Fatalf("redacted ordinary text: %q", got)
+	// Ordinary text is not redacted, nor a mention of the provider's
+	// public key prefix.
+	for _, text := range []string{"a 500 from https://api.example.test/v1 after 3 attempts", "keys look like sk-test-XXXX; rotate yours", "sk-test-0123"} {
+		if got := redactKey(text, sessiontest.TestKey); strings.Contains(got, "[redacted]") {
+			t.Fatalf("redacted ordinary text: %q", got)
+		}
 	}
 }
 
 func TestOpenAIRefusesSummaryHoldingKey(t *testing.T) {
-	for _, form := range []string{sessiontest.TestKey, strings.ToUpper(sessiontest.TestKey[:12]), base64.StdEncoding.EncodeToString([]byte(sessiontest.TestKey))} {
+	for _, form := range []string{sessiontest.TestKey, strings.ToUpper(sessiontest.TestKey[:16]), base64.StdEncoding.EncodeToString([]byte(sessiontest.TestKey))} {
 		o, _ := newOpenAI(t, func(int, string) (int, string) {
 			return 200, sessiontest.Completion("## Objective\nthe key was " + form)
 		})

@@ -200,6 +200,10 @@ func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine
 	var offset int64
 	line := 0
 	for c := range order {
+		if s.openCtx != nil && s.openCtx.Err() != nil {
+			stop()
+			return s.openCtx.Err()
+		}
 		<-c.done
 		if c.tail {
 			stop()

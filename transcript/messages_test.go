@@ -1,7 +1,9 @@
 package transcript
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,4 +36,27 @@ func TestMisplacedInputMessages(t *testing.T) {
 	if err := n.UnmarshalJSON([]byte(" null ")); err == nil || err.Error() != "expected a JSON object, got null" {
 		t.Errorf("a null node: %v", err)
 	}
+}
+
+// TestOpenStopsWhenInterrupted: indexing a large nodes.jsonl takes seconds;
+// a cancelled OpenOptions.Context stops it (Ctrl-C within cmd's grace).
+func TestOpenStopsWhenInterrupted(t *testing.T) {
+	old := indexWorkersOverride
+	indexWorkersOverride = 2
+	defer func() { indexWorkersOverride = old }()
+	var data []byte
+	for i := 0; len(data) < 2<<20; i++ {
+		data = fmt.Appendf(data, `{"id":"n%d","role":"user","content":"%s"}`+"\n", i, strings.Repeat("x", 200))
+	}
+	dir := writeSession(t, data, int64(len(data)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Open(dir, OpenOptions{Context: ctx}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled open: %v", err)
+	}
+	s, err := Open(dir, OpenOptions{Context: context.Background()})
+	if err != nil || s.Len() < 1000 {
+		t.Fatalf("open: %v", err)
+	}
+	s.Close()
 }

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,8 @@ type Duplicate struct {
 // index of its committed nodes. It holds nodes.jsonl open for Node reads;
 // call Close when done.
 type Session struct {
+	// openCtx is OpenOptions.Context while Open indexes (index_parallel.go).
+	openCtx    context.Context
 	Dir        string
 	Meta       Meta
 	Duplicates []Duplicate
@@ -93,6 +96,9 @@ type Session struct {
 // OpenOptions tune reading.
 type OpenOptions struct {
 	MaxLineBytes int
+	// Context, when set, interrupts indexing a large nodes.jsonl (seconds
+	// for 100 MB): Open then returns its error.
+	Context context.Context
 }
 
 // Open reads a session directory's meta and indexes its nodes, streaming
@@ -109,7 +115,8 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
-	s := &Session{Dir: dir, Meta: meta}
+	s := &Session{Dir: dir, Meta: meta, openCtx: opts.Context}
+	defer func() { s.openCtx = nil }()
 	path := s.NodesPath()
 	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -90,6 +90,16 @@ type Tx struct {
 	checked bool
 }
 
+// interrupted checks the context every 4096 nodes of a batch: validating
+// and encoding a large one takes seconds, and Ctrl-C must stop it well
+// before cmd's grace period ends (nothing is written yet).
+func (tx *Tx) interrupted(i int) error {
+	if i%4096 != 0 || tx.ctx == nil {
+		return nil
+	}
+	return tx.ctx.Err()
+}
+
 // Update runs fn under the session's exclusive lock. The session fn sees
 // is read after the lock is taken. A write that is refused leaves every
 // file byte-identical: an interrupted earlier write is moved to
@@ -143,7 +153,7 @@ func (tx *Tx) reload() error {
 	if tx.s != nil {
 		tx.s.Close()
 	}
-	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes})
+	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes, Context: tx.ctx})
 	if err != nil {
 		return err
 	}
@@ -264,6 +274,9 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	startHead := head
 	prev := head
 	for i := range nodes {
+		if err := tx.interrupted(i); err != nil {
+			return nil, err
+		}
 		n := &nodes[i]
 		pos := 0
 		if len(nodes) > 1 {
@@ -312,6 +325,9 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 		buf.WriteByte('\n')
 	}
 	for i := range nodes {
+		if err := tx.interrupted(i); err != nil {
+			return nil, err
+		}
 		encoded, err := encodeLine(&nodes[i])
 		if err != nil {
 			return nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: err.Error()}

@@ -223,7 +223,7 @@ func TestJSONRows(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.SchemaVersion != 1 || doc.Head != "a8" || doc.ActiveSummaryID != "summary_second" || len(doc.Nodes) != g.Len() {
+	if doc.SchemaVersion != 2 || doc.Head != "a8" || doc.ActiveSummaryID != "summary_second" || len(doc.Nodes) != g.Len() {
 		t.Fatalf("doc: %+v", doc)
 	}
 	withCovers := 0

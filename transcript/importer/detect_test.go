@@ -3,6 +3,7 @@ package importer_test
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,5 +157,51 @@ func TestClaudeCodeReportsSubagentFiles(t *testing.T) {
 	}
 	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "sub-agent sub1 was spawned but no file holds its turns") || !strings.Contains(w, want) {
 		t.Fatalf("warnings: %s", w)
+	}
+}
+
+// TestImportReportsProgress: the node count reaches Options.Progress while
+// the import runs, a thousand at a time.
+func TestImportReportsProgress(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for i := range 3000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		fmt.Fprintf(&b, `{"role":%q,"content":"message %d"}`, role, i)
+	}
+	b.WriteString(`]}`)
+	path := filepath.Join(t.TempDir(), "body.json")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	var seen int
+	_, err := importer.Import(t.Context(), importer.Options{From: importer.OpenAI, Files: []string{path}, Out: filepath.Join(t.TempDir(), "s"),
+		Progress: func(n int) { seen += n }})
+	if err != nil || seen != 2048 {
+		t.Fatalf("progress saw %d nodes of 3000 (want 2048, in steps of 1024): %v", seen, err)
+	}
+}
+
+// TestDetectOneLineDocumentOverTheLineLimit: a JSON export written on one
+// line is longer than any line limit; its head alone names the format.
+func TestDetectOneLineDocumentOverTheLineLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":"message number %d of a long one-line body"}`, i)
+	}
+	b.WriteString(`]}`)
+	path := filepath.Join(t.TempDir(), "body.json")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	_, err := importer.Import(t.Context(), importer.Options{Files: []string{path}, Out: filepath.Join(t.TempDir(), "s"), Input: input.Options{MaxLineBytes: 32 << 10}})
+	if err != nil {
+		t.Fatalf("a %d-byte one-line body with a 32 KB line limit: %v", b.Len(), err)
 	}
 }

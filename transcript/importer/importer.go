@@ -155,8 +155,9 @@ func DetectFile(path string) (string, error) {
 }
 
 // detectFile tries the formats known by name or layout first; a file's
-// content is then read: the first line whole (up to the line limit, so a
-// long first record is still recognised) and headBytes after it.
+// content is then read: the first headBytes, then, if they do not decide,
+// the first line whole (up to the line limit, so a long first record is
+// still recognised) and headBytes after it.
 func detectFile(path string, opts input.Options) (string, error) {
 	for _, v := range vendors {
 		if v.path != nil && v.path(path) {
@@ -184,6 +185,15 @@ func detectFile(path string, opts input.Options) (string, error) {
 			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
 	}
 	br := bufio.NewReaderSize(f, headBytes)
+	// The first headBytes decide most files, a JSON document written on
+	// one line (longer than any line limit) included.
+	peek, err := br.Peek(headBytes)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	if name := DetectBytes(bytes.TrimPrefix(peek, []byte{0xEF, 0xBB, 0xBF})); name != "" {
+		return name, nil
+	}
 	first, err := readFirstLine(br, opts.Max())
 	if err != nil {
 		return "", &transcript.ParseError{File: path, Line: 1, Msg: err.Error()}
@@ -259,6 +269,9 @@ type Options struct {
 	Input  input.Options
 	// Chunk is the number of nodes per append (DefaultChunk when 0).
 	Chunk int
+	// Progress, when set, receives the number of nodes handed over so far
+	// by the importer, every 1024 nodes (a progress reporter's Add).
+	Progress func(n int)
 }
 
 // Import reads the files and writes the sessions; the report says what

@@ -29,7 +29,7 @@ type Report struct {
 // SessionReport is one conversation written.
 type SessionReport struct {
 	Name string `json:"name"`
-	Dir  string `json:"dir"`
+	Dir  string `json:"session"`
 	// Nodes is how many nodes this import wrote; AlreadyPresent how many it
 	// skipped because an --append target already held their id.
 	Nodes          int    `json:"nodes"`
@@ -80,6 +80,8 @@ type target struct {
 	reasons map[[3]string]int
 	// given maps a spooled or decompressed copy to the input it stands for.
 	given map[string]string
+	// seen counts the nodes received, for Options.Progress.
+	seen int
 }
 
 func newTarget(ctx context.Context, opts Options) *target {
@@ -521,6 +523,11 @@ func (c *conv) Node(n transcript.Node) error {
 	}
 	if n.ID == "" {
 		n.ID = transcript.NewID(&n)
+	}
+	if c.t.opts.Progress != nil {
+		if c.t.seen++; c.t.seen%1024 == 0 {
+			c.t.opts.Progress(1024)
+		}
 	}
 	isRoot := n.Predecessor == "" && !n.IsSummary()
 	if isRoot && len(c.chunk) > 0 {
