@@ -42,6 +42,9 @@ func (s *storage) readJSON(path string, v any, what string) error {
 	if len(data) > s.opts.Max() {
 		return input.Errorf(path, 1, "%s is longer than the %d-byte limit (raise it with --max-line-bytes)", what, s.opts.Max())
 	}
+	if err := input.CheckUTF8(path, data); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return input.Errorf(path, 1, "expected %s: %s", what, input.JSONErrorText(err))
 	}

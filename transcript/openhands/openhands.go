@@ -211,7 +211,7 @@ func readSmall(path string, opts Options) ([]byte, error) {
 	if len(data) > opts.Max() {
 		return nil, input.Errorf(path, 1, "event is longer than the %d-byte limit (raise it with --max-line-bytes)", opts.Max())
 	}
-	return data, nil
+	return data, input.CheckUTF8(path, data)
 }
 
 type row struct {

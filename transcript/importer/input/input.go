@@ -425,6 +425,21 @@ func (d *Doc) lineAt(off int64, skip bool) int {
 
 var errTooLong = errors.New("record too long")
 
+// CheckUTF8 applies docs/FORMAT.md §7's one rule to data, a whole file
+// read at once (a format stored as one small JSON file per record): nil
+// when it is valid UTF-8, else a ParseError naming file, line and byte.
+// encoding/json would otherwise replace invalid bytes with U+FFFD.
+func CheckUTF8(file string, data []byte) error {
+	pos := transcript.FirstInvalidUTF8(data)
+	if pos == 0 {
+		return nil
+	}
+	before := data[:pos-1]
+	line := 1 + bytes.Count(before, []byte{'\n'})
+	col := pos - (bytes.LastIndexByte(before, '\n') + 1)
+	return Errorf(file, line, "%s", transcript.InvalidUTF8Msg(col))
+}
+
 // utf8Reader passes on only valid UTF-8 and fails with a ParseError naming
 // the line and byte of the first invalid one. encoding/json would replace
 // it with U+FFFD in silence; every import format instead follows the one

@@ -28,3 +28,14 @@ func TestUTF8Reader(t *testing.T) {
 		t.Fatalf("cut rune: %v", err)
 	}
 }
+
+// CheckUTF8 names the line and the byte within it.
+func TestCheckUTF8(t *testing.T) {
+	if err := CheckUTF8("f.json", []byte("{\"a\": \"→\"}\n")); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckUTF8("f.json", []byte("{\n \"a\": \"x\xffy\"}\n"))
+	if err == nil || err.Error() != "f.json:2: invalid UTF-8 at byte 9" {
+		t.Fatalf("got %v", err)
+	}
+}
