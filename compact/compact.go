@@ -388,7 +388,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
 			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after,
 			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
-			"compacted_turns": plan.CompactedTurns, "summarizer": res.Summarizer, "duration_ms": ms(),
+			"compacted_turns": plan.CompactedTurns, "newly_covered": len(plan.NewIDs), "summarizer": res.Summarizer, "duration_ms": ms(),
 		})
 	})
 	res.Warnings = append(res.Warnings, w...)
