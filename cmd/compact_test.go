@@ -193,7 +193,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"covers_ids", "message", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
+	want := []string{"covers_ids", "message", "newly_covered_count", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
