@@ -181,6 +181,8 @@ its invariants.` + exitStatusHelp(""),
 		newImportCmd(f),
 		newSearchCmd(f),
 		newAuditCmd(f),
+		newPinCmd(f),
+		newUnpinCmd(f),
 		newConfigCmd(f),
 		newVersionCmd(f),
 	)

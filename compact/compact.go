@@ -298,7 +298,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 			// An offline summarizer is cheap and deterministic: build the
 			// candidate and run the same checks a real run would, so the
 			// plan does not promise a compaction that will be rejected.
-			text, err := opts.Summarizer.Summarize(ctx, req)
+			text, err := summarizeKeepingPins(ctx, opts.Summarizer, req)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -358,7 +358,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		opts.OnStart()
 	}
 
-	text, err := opts.Summarizer.Summarize(ctx, req)
+	text, err := summarizeKeepingPins(ctx, opts.Summarizer, req)
 	if ctx.Err() != nil {
 		return fail(ErrCancelled)
 	}
@@ -475,6 +475,26 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 	return c, nil
 }
 
+// summarizeKeepingPins runs s and makes sure every pinned text is in the
+// summary verbatim: a summarizer that did not quote one (a model may
+// paraphrase) gets a "## Pinned" section appended with the rest.
+func summarizeKeepingPins(ctx context.Context, s summarize.Summarizer, req summarize.Request) (string, error) {
+	text, err := s.Summarize(ctx, req)
+	if err != nil || len(req.Pinned) == 0 {
+		return text, err
+	}
+	var missing []string
+	for _, p := range req.Pinned {
+		if !strings.Contains(text, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		text = strings.TrimRight(text, "\n") + "\n\n## Pinned\n" + strings.Join(missing, "\n\n") + "\n"
+	}
+	return text, nil
+}
+
 // recoveredKinds are the fact kinds a re-compaction gives back to the
 // summarizer (the ones docs/COMPACT.md §7's acceptance table measures,
 // and the user's requests).
@@ -547,7 +567,7 @@ func firstRequest(s *transcript.Session, ids []string) (string, error) {
 
 // pinnedTexts are the texts of the pinned nodes among the ids the new
 // summary covers — the previous summary's included, so a pin survives
-// every later compaction (ctxfold pin; docs/FORMAT.md §5) — for the
+// every later compaction (ctxfold pin; docs/FORMAT.md §8) — for the
 // summary to quote verbatim. A pinned node with no text of its own gives
 // its tool calls' commands or its results' text instead.
 func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
@@ -564,22 +584,7 @@ func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t := strings.TrimSpace(n.Content.PlainText()); t != "" {
-			out = append(out, t)
-			continue
-		}
-		for _, c := range n.AllToolCalls() {
-			if cmd := c.ShellCommand(); cmd != "" {
-				out = append(out, cmd)
-			} else {
-				out = append(out, c.Name+" "+c.ArgumentsText())
-			}
-		}
-		for _, r := range n.ToolResults() {
-			if t := strings.TrimSpace(r.Text); t != "" {
-				out = append(out, t)
-			}
-		}
+		out = append(out, audit.PinnedTexts(n)...)
 	}
 	return out, nil
 }
