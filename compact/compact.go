@@ -540,8 +540,8 @@ func recovered(g *dag.Graph, plan *Plan, prevText string) ([]summarize.Fact, err
 	}
 	m := audit.NewMatcher(prevText)
 	var out []summarize.Fact
-	for _, f := range audit.Extract(nodes, spawned) {
-		if recoveredKinds[f.Kind] && !m.Has(f) {
+	for _, f := range audit.ExtractKinds(nodes, spawned, recoveredKinds) {
+		if !m.Has(f) {
 			out = append(out, summarize.Fact{Kind: string(f.Kind), Text: f.Text})
 		}
 	}

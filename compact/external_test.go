@@ -58,3 +58,29 @@ func TestRecompactMarotKeepsTheRequestAndTheImportedSummary(t *testing.T) {
 		}
 	}
 }
+
+// The same on the Codex session Codex compacted: its replacement history
+// (the client's summary) is carried whole as the earlier state.
+func TestRecompactMadshnKeepsTheCodexSummary(t *testing.T) {
+	dir := importExternal(t, "codex", "madshn-localpush", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl")
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := g.S.Node(g.ActiveSummary())
+	g.S.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevText := strings.TrimSpace(strings.TrimPrefix(prev.Content.PlainText(), transcript.SummaryPrefix))
+	o := opts(dir, summarize.Extractive{}, 500)
+	o.Estimate.Window = 200_000 // gpt-5.3-codex is not in the model table
+	res, err := Compact(context.Background(), o)
+	if err != nil || res.Outcome != OutcomeSucceeded {
+		t.Fatalf("compact: %v %+v", err, res)
+	}
+	text := storedNode(t, dir, res.SummaryID).Content.PlainText()
+	if !strings.Contains(text, "## Earlier state\n"+prevText+"\n") || !strings.Contains(text, "## Objective\n") {
+		t.Errorf("the new summary does not carry Codex's summary whole under an objective:\n%.600s", text)
+	}
+}
