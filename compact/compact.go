@@ -496,10 +496,10 @@ func summarizeKeepingPins(ctx context.Context, s summarize.Summarizer, req summa
 }
 
 // recoveredKinds are the fact kinds a re-compaction gives back to the
-// summarizer (the ones docs/COMPACT.md §7's acceptance table measures,
-// and the user's requests).
+// summarizer: the ones docs/COMPACT.md §7's acceptance table measures,
+// the user's requests and URLs.
 var recoveredKinds = map[audit.Kind]bool{audit.KindRequest: true, audit.KindInstruction: true,
-	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true}
+	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true, audit.KindURL: true}
 
 // recovered returns the facts the summarizer would not see otherwise,
 // oldest first: those of the turns the previous summary covers that its

@@ -79,3 +79,24 @@ func TestExtractiveCarriesAForeignSummary(t *testing.T) {
 		t.Errorf("a second compaction lost the earlier state or the objective:\n%s", again)
 	}
 }
+
+func TestExtractiveKeepsURLsAndListsOtherTools(t *testing.T) {
+	nodes := sessiontest.Pointers([]transcript.Node{
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Follow https://example.com/spec.html, please.")},
+		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Fetching."), ToolCalls: []transcript.ToolCall{
+			{ID: "c1", Name: "WebFetch", Arguments: json.RawMessage(`{"url":"https://example.com/hooks.md","prompt":"summarize"}`)},
+		}},
+	})
+	got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: nodes, MaxTokens: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## URLs\n- https://example.com/spec.html\n- https://example.com/hooks.md\n", "## Other tool calls\n- WebFetch {"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "## Commands run") {
+		t.Errorf("a fetch became a command:\n%s", got)
+	}
+}
