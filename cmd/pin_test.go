@@ -88,6 +88,10 @@ func TestPinSurvivesTwoCompactions(t *testing.T) {
 		t.Errorf("graph json does not mark the one pin")
 	}
 
+	if r := runCLI(t, nil, "graph", dir, "--expand"); !strings.Contains(r.Stdout, "n003  assistant · pinned") {
+		t.Errorf("graph tree does not mark the pin:\n%s", r.Stdout)
+	}
+
 	// Unpinned, the next summary no longer quotes it.
 	if r := runCLI(t, nil, "unpin", dir, "n003"); r.Code != 0 || r.Stdout != "unpinned\tn003\n" {
 		t.Fatalf("unpin: %d %q", r.Code, r.Stdout)

@@ -3,9 +3,11 @@ package summarize
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -98,5 +100,28 @@ func TestExtractiveKeepsURLsAndListsOtherTools(t *testing.T) {
 	}
 	if strings.Contains(got, "## Commands run") {
 		t.Errorf("a fetch became a command:\n%s", got)
+	}
+}
+
+// Over its cap the summary gives up the oldest commands first and keeps
+// the user's constraint: ranking by kind and recency, not truncation.
+func TestExtractiveRanksByKindAndRecency(t *testing.T) {
+	nodes := []transcript.Node{{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Port the exporter. Never touch vendor/.")}}
+	for i := range 60 {
+		nodes = append(nodes, transcript.Node{ID: fmt.Sprintf("a%d", i), Role: transcript.RoleAssistant, Content: transcript.TextContent("Next."),
+			ToolCalls: []transcript.ToolCall{{ID: fmt.Sprintf("c%d", i), Name: "bash", Arguments: json.RawMessage(fmt.Sprintf(`{"cmd":"go test ./internal/export -run TestStep%02d -count=1"}`, i))}}})
+	}
+	got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: sessiontest.Pointers(nodes), MaxTokens: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, `"Never touch vendor/."`) || !strings.Contains(got, "TestStep59") {
+		t.Errorf("the constraint or the latest command was dropped:\n%s", got)
+	}
+	if strings.Contains(got, "TestStep00 ") {
+		t.Errorf("the oldest command survived while the cap forced drops:\n%s", got)
+	}
+	if n, _ := estimate.Text(estimate.O200kBase, got); n > 300 {
+		t.Errorf("summary is %d tokens, cap 300", n)
 	}
 }
