@@ -91,6 +91,12 @@ func TestPinSurvivesTwoCompactions(t *testing.T) {
 	if r := runCLI(t, nil, "graph", dir, "--expand"); !strings.Contains(r.Stdout, "n003  assistant · pinned") {
 		t.Errorf("graph tree does not mark the pin:\n%s", r.Stdout)
 	}
+	if r := runCLI(t, nil, "graph", dir, "--expand", "--format", "dot"); !strings.Contains(r.Stdout, " · pinned") {
+		t.Errorf("graph dot does not mark the pin")
+	}
+	if r := runCLI(t, nil, "graph", dir, "--format", "html"); strings.Count(r.Stdout, `"pinned":true`) != 1 {
+		t.Errorf("graph html does not mark the one pin")
+	}
 
 	// Unpinned, the next summary no longer quotes it.
 	if r := runCLI(t, nil, "unpin", dir, "n003"); r.Code != 0 || r.Stdout != "unpinned\tn003\n" {
