@@ -142,7 +142,7 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 			x.lists[secPinned] = append(x.lists[secPinned], p)
 		}
 	}
-	var lastAssistant string
+	var lastAssistant, slashCommand string
 	for _, nd := range req.Nodes {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -152,7 +152,12 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 		case nd.IsTurnStart() && nd.IsMeta():
 			// A client's bookkeeping (Claude Code isMeta lines, command
 			// wrappers, the local-command caveat, system reminders) is
-			// neither a request nor the user's constraint.
+			// neither a request nor the user's constraint. The one thing
+			// in it the user typed is a slash command's name and
+			// arguments: the objective when no request says more.
+			if slashCommand == "" {
+				slashCommand = slashCommandOf(text)
+			}
 		case nd.IsTurnStart() && text != "":
 			objective := x.paragraph[secObjective] == ""
 			if objective {
@@ -207,6 +212,9 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 				}
 			}
 		}
+	}
+	if x.paragraph[secObjective] == "" && slashCommand != "" {
+		x.paragraph[secObjective] = slashCommand
 	}
 	if x.paragraph[secLatest] == x.paragraph[secObjective] {
 		// One request so far: the objective already quotes it.
@@ -317,6 +325,28 @@ func (x *extraction) toolCall(c transcript.ToolCall) {
 		return
 	}
 	x.add(secTools, c.Name+" "+clipText(argText, 120))
+}
+
+var (
+	reCommandName = regexp.MustCompile(`<command-name>\s*([^<]+?)\s*</command-name>`)
+	reCommandArgs = regexp.MustCompile(`(?s)<command-args>\s*(.*?)\s*</command-args>`)
+)
+
+// slashCommandOf is the slash command a Claude Code command wrapper
+// records ("/init", "/review src/x.go"), "" when text is no such wrapper.
+func slashCommandOf(text string) string {
+	m := reCommandName.FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	cmd := m[1]
+	if !strings.HasPrefix(cmd, "/") {
+		cmd = "/" + cmd
+	}
+	if a := reCommandArgs.FindStringSubmatch(text); a != nil && a[1] != "" {
+		cmd += " " + a[1]
+	}
+	return cmd
 }
 
 // urls lists the http(s) URLs of text, trailing punctuation cut.

@@ -125,3 +125,21 @@ func TestExtractiveRanksByKindAndRecency(t *testing.T) {
 		t.Errorf("summary is %d tokens, cap 300", n)
 	}
 }
+
+// A turn that is only a slash command (its wrapper and the isMeta prompt
+// it expands to) has the command the user typed as its objective.
+func TestExtractiveSlashCommandObjective(t *testing.T) {
+	isMeta := map[string]json.RawMessage{"claude_code": json.RawMessage(`{"is_meta":true}`)}
+	nodes := sessiontest.Pointers([]transcript.Node{
+		{ID: "m1", Role: transcript.RoleUser, Content: transcript.TextContent("<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init</command-name>\n<command-args>--fast</command-args>")},
+		{ID: "m2", Role: transcript.RoleUser, Metadata: isMeta, Content: transcript.TextContent("Please analyze this codebase and create a CLAUDE.md file.")},
+		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Analyzing.")},
+	})
+	got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: nodes, MaxTokens: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "## Objective\n/init --fast\n") || strings.Contains(got, "CLAUDE.md") {
+		t.Errorf("summary:\n%s", got)
+	}
+}
