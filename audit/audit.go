@@ -65,8 +65,11 @@ type Result struct {
 	Kinds []KindResult `json:"kinds"`
 	// Pinned is the survival of the facts of pinned nodes (a subset of the
 	// figures above), nil when none of the covered nodes is pinned.
-	Pinned *KindResult  `json:"pinned,omitempty"`
-	Facts  []FactResult `json:"facts"`
+	Pinned *KindResult `json:"pinned,omitempty"`
+	// PinnedNodes says, for each pinned node among the covered ones and
+	// their subtrees, whether its text is still read verbatim.
+	PinnedNodes []PinnedNode `json:"pinned_nodes,omitempty"`
+	Facts       []FactResult `json:"facts"`
 }
 
 // Kind returns the entry of kind k.
@@ -77,6 +80,13 @@ func (r *Result) Kind(k Kind) KindResult {
 		}
 	}
 	return KindResult{Kind: k, SurvivalPct: 100}
+}
+
+// PinnedNode is one pinned node and whether what the model reads still
+// holds its text verbatim (whitespace collapsed).
+type PinnedNode struct {
+	ID   string `json:"id"`
+	Kept bool   `json:"kept"`
 }
 
 // NoSummaryError: the session has no summary to audit (or not the one
@@ -202,6 +212,11 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 	for _, n := range nodes {
 		if opts.Pinned[n.ID] {
 			pinnedFrom[n.ID] = true
+			kept := true
+			for _, t := range PinnedTexts(n) {
+				kept = kept && m.Has(Fact{Text: strings.TrimSpace(space.ReplaceAllString(t, " "))})
+			}
+			res.PinnedNodes = append(res.PinnedNodes, PinnedNode{ID: n.ID, Kept: kept})
 		}
 	}
 	res.Facts, res.Kinds, res.Pinned = Score(facts, m, pinnedFrom)
@@ -333,6 +348,29 @@ func source(n *transcript.Node) string {
 		}
 	}
 	return "ctxfold"
+}
+
+// PinnedTexts is what pinning n keeps verbatim (docs/FORMAT.md §9): its
+// text, or — for a node with none of its own — its shell commands (other
+// tools as name and arguments) and its tool results' text.
+func PinnedTexts(n *transcript.Node) []string {
+	if t := strings.TrimSpace(n.Content.PlainText()); t != "" {
+		return []string{t}
+	}
+	var out []string
+	for _, c := range n.AllToolCalls() {
+		if cmd := c.ShellCommand(); cmd != "" {
+			out = append(out, cmd)
+		} else {
+			out = append(out, c.Name+" "+c.ArgumentsText())
+		}
+	}
+	for _, r := range n.ToolResults() {
+		if t := strings.TrimSpace(r.Text); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // ReadText appends what the model reads of n: its text, its tool calls'

@@ -77,9 +77,14 @@ var pathKeys = map[string]bool{"path": true, "file": true, "file_path": true, "f
 type extractor struct {
 	facts []Fact
 	at    map[[2]string]int
+	// only, when set, restricts the kinds extracted (ExtractKinds).
+	only map[Kind]bool
 }
 
 func (x *extractor) add(k Kind, text, id string) {
+	if x.only != nil && !x.only[k] {
+		return
+	}
 	text = strings.TrimSpace(space.ReplaceAllString(text, " "))
 	if text == "" {
 		return
@@ -120,7 +125,14 @@ func (x *extractor) add(k Kind, text, id string) {
 // requests and instructions, whose "user" there is the agent that spawned
 // them (Claude Code's compaction prompt is one), not the person.
 func Extract(nodes, spawned []*transcript.Node) []Fact {
-	x := &extractor{at: map[[2]string]int{}}
+	return ExtractKinds(nodes, spawned, nil)
+}
+
+// ExtractKinds is Extract restricted to the kinds in only (nil: every
+// kind); without identifiers, URLs and numbers it skips the prose
+// patterns that find them, most of Extract's time on a long session.
+func ExtractKinds(nodes, spawned []*transcript.Node, only map[Kind]bool) []Fact {
+	x := &extractor{at: map[[2]string]int{}, only: only}
 	for _, nd := range nodes {
 		x.node(nd, true)
 	}
@@ -182,6 +194,9 @@ func (x *extractor) prose(text, id string) {
 	for _, p := range paths(rest) {
 		x.add(KindPath, p, id)
 		rest = strings.ReplaceAll(rest, p, " ")
+	}
+	if x.only != nil && !x.only[KindIdentifier] && !x.only[KindNumber] {
+		return
 	}
 	x.identifiers(rest, id)
 	for _, n := range reNumber.FindAllString(rest, -1) {

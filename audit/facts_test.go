@@ -127,3 +127,28 @@ func TestMatcher(t *testing.T) {
 		}
 	}
 }
+
+// ExtractKinds is Extract filtered, whatever it skips to get there.
+func TestExtractKindsIsAFilter(t *testing.T) {
+	nodes := []*transcript.Node{
+		user("u1", "Fix cmd/x/main.go. Never use `globalState` or wait 5 s; see https://example.com/a."),
+		assistant("a1", "Calling parseArgs() in 20ms.", call("c1", "bash", map[string]any{"cmd": "go test ./cmd/x"})),
+		result("r1", "c1", "--- FAIL: TestX\nexit status 1", true),
+	}
+	only := map[Kind]bool{KindPath: true, KindCommand: true, KindError: true, KindInstruction: true, KindRequest: true}
+	var want []Fact
+	for _, f := range Extract(nodes, nil) {
+		if only[f.Kind] {
+			want = append(want, f)
+		}
+	}
+	got := ExtractKinds(nodes, nil, only)
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("ExtractKinds = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i].Kind != want[i].Kind || got[i].Text != want[i].Text || !slices.Equal(got[i].NodeIDs, want[i].NodeIDs) {
+			t.Errorf("fact %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

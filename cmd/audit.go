@@ -162,6 +162,13 @@ func writeAuditText(w io.Writer, results []*audit.Result, maxMissing int) {
 		for _, kr := range rows {
 			fmt.Fprintf(w, "  %-12s %6d %6d %7.1f%%\n", kr.Kind, kr.Total, kr.Kept, kr.SurvivalPct)
 		}
+		for _, pn := range r.PinnedNodes {
+			state := "kept verbatim"
+			if !pn.Kept {
+				state = "NOT kept verbatim"
+			}
+			fmt.Fprintf(w, "pinned %s: %s\n", render.TextSafe(pn.ID), state)
+		}
 		for _, kr := range rows {
 			if len(kr.Missing) == 0 {
 				continue

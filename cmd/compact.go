@@ -93,6 +93,11 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
 			opts.Compact.IfAbove = c.GetFloat64("if-above")
 			opts.Compact.DryRun = c.GetBool("dry-run")
+			if cmd.Flags().Changed("keep-tokens") && opts.Compact.KeepTokens == 0 {
+				// Zero would fold everything but the latest turn — and a
+				// default that silently applied instead would mislead.
+				return &UsageError{Err: errors.New("--keep-tokens 0: the kept tail needs a positive target (omit the flag for the default, 10% of the window)")}
+			}
 			if opts.Compact.KeepTokens < 0 || opts.Compact.MaxSummaryTokens < 0 {
 				return &UsageError{Err: errors.New("--keep-tokens and --max-summary-tokens must not be negative")}
 			}
@@ -121,7 +126,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 	}
 	fl := cmd.Flags()
 	addSummarizerFlags(cmd)
-	fl.Int("keep-tokens", 0, "retained-token target for the kept tail (default: 10% of the window, 8000–40000)")
+	fl.Int("keep-tokens", 0, "retained-token target for the kept tail, at least 1 (default: 10% of the window, 8000–40000)")
 	fl.Int("max-summary-tokens", 0, "ceiling on the summary's size (default: 5% of the window, 4000–16000)")
 	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and whether the extractive summary would be accepted; write nothing")
 	fl.Float64("if-above", 0, "compact only when the view fills at least this percentage of the input budget")
@@ -226,7 +231,11 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) string {
 	switch res.Outcome {
 	case compact.OutcomeSucceeded:
-		return report.CompactionFinished(lang, res.SummarisedCount, res.TokensBefore, res.TokensAfter)
+		newly := res.SummarisedCount
+		if res.Plan != nil {
+			newly = len(res.Plan.NewIDs)
+		}
+		return report.CompactionFinished(lang, res.SummarisedCount, newly, res.TokensBefore, res.TokensAfter)
 	case compact.OutcomeNoOp:
 		// seed 001 §04's "already compacted" is only for a previous summary
 		// with nothing new after it; the other no-ops say what happened.
@@ -319,6 +328,11 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 		before, after := c.Apply(res.TokensBefore), c.Apply(res.TokensAfter)
 		obj.Calibration, obj.CalibratedTokensBefore, obj.CalibratedTokensAfter = c, &before, &after
 	}
+	// newly_covered_count: how many of covers_ids this run folded (the
+	// rest the previous summary already covered).
+	if res.Plan != nil && (res.Outcome == compact.OutcomeSucceeded || res.Outcome == compact.OutcomePlanned) {
+		obj.NewlyCoveredCount = len(res.Plan.NewIDs)
+	}
 	if co.DryRun && res.Plan != nil {
 		kept := res.Plan.KeptIDs
 		if kept == nil {
@@ -344,23 +358,25 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 // compactResult is compact's --json object; the dry-run fields are set
 // only with --dry-run.
 type compactResult struct {
-	Outcome         string   `json:"outcome"`
-	SummaryID       string   `json:"summary_id"`
-	SummarisedCount int      `json:"summarised_count"`
-	CoversIDs       []string `json:"covers_ids"`
-	TokensBefore    int      `json:"tokens_before"`
-	TokensAfter     int      `json:"tokens_after"`
-	Message         string   `json:"message"`
-	Session         string   `json:"session"`
-	Summarizer      string   `json:"summarizer"`
-	Reason          string   `json:"reason,omitempty"`
-	DryRun          bool     `json:"dry_run,omitempty"`
-	KeptIDs         []string `json:"kept_ids,omitempty"`
-	Target          *int     `json:"target,omitempty"`
-	SummaryChecked  *bool    `json:"summary_checked,omitempty"`
-	SummaryAccepted *bool    `json:"summary_accepted,omitempty"`
-	SummaryTokens   *int     `json:"summary_tokens,omitempty"`
-	Rejection       string   `json:"rejection,omitempty"`
+	Outcome         string `json:"outcome"`
+	SummaryID       string `json:"summary_id"`
+	SummarisedCount int    `json:"summarised_count"`
+	// NewlyCoveredCount is how many of CoversIDs this run folded.
+	NewlyCoveredCount int      `json:"newly_covered_count"`
+	CoversIDs         []string `json:"covers_ids"`
+	TokensBefore      int      `json:"tokens_before"`
+	TokensAfter       int      `json:"tokens_after"`
+	Message           string   `json:"message"`
+	Session           string   `json:"session"`
+	Summarizer        string   `json:"summarizer"`
+	Reason            string   `json:"reason,omitempty"`
+	DryRun            bool     `json:"dry_run,omitempty"`
+	KeptIDs           []string `json:"kept_ids,omitempty"`
+	Target            *int     `json:"target,omitempty"`
+	SummaryChecked    *bool    `json:"summary_checked,omitempty"`
+	SummaryAccepted   *bool    `json:"summary_accepted,omitempty"`
+	SummaryTokens     *int     `json:"summary_tokens,omitempty"`
+	Rejection         string   `json:"rejection,omitempty"`
 	// budget_pct is on the basis budget_basis names (calibrated when the
 	// session recorded usage); calibration is the correction applied, and
 	// the calibrated figures keep its prefix and slope after compaction.

@@ -194,7 +194,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 	}
 	slices.Sort(keys)
 	want := []string{"budget_basis", "budget_pct", "calibrated_tokens_after", "calibrated_tokens_before", "calibration",
-		"covers_ids", "message", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
+		"covers_ids", "message", "newly_covered_count", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}

@@ -55,6 +55,7 @@ type exitCoder interface{ ExitCode() int }
 //	  *compact.BrokenError (the session fails verify)              2
 //	  *fit.OutputCapError, *fit.NoBudgetError                      2
 //	  *graph.AroundError                                           2
+//	  *audit.NoSummaryError, *transcript.PinError                  2
 //	  *compact.FailedError                                         3
 //	  *compact.ChangedError                                        4
 //	  *fit.DoesNotFitError                                         5

@@ -151,8 +151,12 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 		// An empty result is not a failure; say so on a terminal only.
 		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: nothing to show: the session has no nodes")
 	}
+	pins, err := g.S.Pins()
+	if err != nil {
+		return err
+	}
 	gopts := graph.Options{Format: opts.Format, Expand: opts.Expand, Around: opts.Around, Depth: opts.Depth,
-		Estimate: est, Session: opts.Dir}
+		Estimate: est, Session: opts.Dir, Pinned: pins}
 	if opts.Output == "" || opts.Output == "-" {
 		gopts.Palette = report.NewPalette(opts.IO)
 		gopts.Width = opts.IO.TerminalWidth

@@ -33,6 +33,11 @@ type renderOptions struct {
 	// FitDefaultModel is the env/config model, used when neither --model
 	// nor the session names one (resolveModel).
 	FitDefaultModel string
+	// Diff prints the raw view beside the rendered one (render --diff),
+	// its tokens counted with DiffEstimate.
+	Diff              bool
+	DiffEstimate      estimate.Options
+	DiffExplicitModel bool
 }
 
 func newRenderCmd(f *Factory) *cobra.Command {
@@ -70,11 +75,17 @@ which is safe to delete). At most --max-summary-calls summary calls and a
 --summary-deadline per preparation (every HTTP attempt of the openai
 summarizer counts as a call). If the protected content alone does not
 fit, nothing is printed and the exit status is 5. --json-report FILE (or
-stderr with --json) lists what was changed.` + exitStatusHelp(""),
+stderr with --json) lists what was changed.
+
+--diff compares the raw view of the branch with the rendered one: the ids the
+active summary folds away, the summary that stands in for them, and the token
+delta, counted by estimate (--model, else the session's, else the configured
+one). --json prints it as one object.` + exitStatusHelp(""),
 		Example: `  ctxfold render ./s
   ctxfold render ./s --format ids
   ctxfold render ./s --raw --format ids      # the pre-compaction view
   ctxfold render ./s --head n12 --format openai > body.json
+  ctxfold render ./s --diff                   # what the summary folds, and the token delta
   ctxfold render ./s --fit --model gpt-4o --format openai --json-report fit.json > body.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,6 +100,13 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 			opts.Format = fmtv
 			opts.JSON = f.Config.GetBool("json")
 			opts.Open = f.openOptions()
+			opts.Diff, _ = fl.GetBool("diff")
+			if opts.Diff {
+				if err := f.diffOptions(cmd, opts); err != nil {
+					return err
+				}
+				return runRender(cmd.Context(), opts)
+			}
 			if err := f.fitOptions(cmd, opts); err != nil {
 				return err
 			}
@@ -102,6 +120,7 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("text", "ids", "jsonl", "openai", "anthropic", "responses", "gemini"))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
+	fl.Bool("diff", false, "compare the raw view with the rendered one: folded ids, the summary standing in, the token delta")
 	addModelFlags(cmd)
 	margin := marginValue(fit.DefaultMargin)
 	fl.Var(&margin, "margin", "safety margin in tokens kept free with --fit; auto is 1% of the window, at least 256")
@@ -115,6 +134,23 @@ stderr with --json) lists what was changed.` + exitStatusHelp(""),
 // fitOnlyFlags make no sense without --fit.
 var fitOnlyFlags = []string{"model", "encoding", "window", "max-output", "output-cap", "margin", "summarizer", "summarizer-cmd",
 	"base-url", "summary-model", "max-summary-calls", "summary-deadline", "json-report"}
+
+// diffOptions: --diff takes the model flags (its tokens are estimate's) and
+// nothing that shapes another output.
+func (f *Factory) diffOptions(cmd *cobra.Command, opts *renderOptions) error {
+	fl := cmd.Flags()
+	for _, name := range []string{"fit", "raw", "format", "margin", "summarizer", "summarizer-cmd", "base-url", "summary-model", "max-summary-calls", "summary-deadline", "json-report"} {
+		if fl.Changed(name) {
+			return &UsageError{Err: errorf("--diff and --%s exclude each other", name)}
+		}
+	}
+	est, fallback, err := f.resolveModelOptions(cmd)
+	if err != nil {
+		return err
+	}
+	opts.DiffEstimate, opts.FitDefaultModel, opts.DiffExplicitModel = est, fallback, fl.Changed("model")
+	return nil
+}
 
 func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	fl := cmd.Flags()
@@ -161,6 +197,9 @@ func runRender(ctx context.Context, opts *renderOptions) error {
 	}
 	defer g.S.Close()
 	printWarnings(opts.IO.ErrOut, g.S.Warnings)
+	if opts.Diff {
+		return runRenderDiff(ctx, opts, g)
+	}
 	view, err := render.Build(g, opts.Head, opts.Raw)
 	if err != nil {
 		return err

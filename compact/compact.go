@@ -286,7 +286,15 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	}
 	// seed 000 §4 step 3: the summarizer reads the previous summary plus
 	// every newly covered turn; it runs outside the lock.
-	req := summarize.Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), maxTok), Encoding: before.Encoding}
+	// The ceiling is on the summary node as the view counts it (its prefix
+	// and message overhead included): the summarizer's text gets what the
+	// node leaves of it.
+	shell, err := estimate.Nodes(ctx, []*transcript.Node{{ID: transcript.SummaryIDPrefix + "x", Role: transcript.SummaryRole,
+		Name: transcript.SummaryName, Content: transcript.TextContent(transcript.SummaryPrefix)}}, eopts)
+	if err != nil {
+		return nil, err
+	}
+	req := summarize.Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), max(maxTok-shell.Total, 1)), Encoding: before.Encoding}
 	if plan.Previous != nil {
 		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
 		if !strings.Contains(req.Previous, "## Objective") {
@@ -314,7 +322,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 			// An offline summarizer is cheap and deterministic: build the
 			// candidate and run the same checks a real run would, so the
 			// plan does not promise a compaction that will be rejected.
-			text, err := opts.Summarizer.Summarize(ctx, req)
+			text, err := summarizeKeepingPins(ctx, opts.Summarizer, req)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -374,7 +382,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		opts.OnStart()
 	}
 
-	text, err := opts.Summarizer.Summarize(ctx, req)
+	text, err := summarizeKeepingPins(ctx, opts.Summarizer, req)
 	if ctx.Err() != nil {
 		return fail(ErrCancelled)
 	}
@@ -404,7 +412,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
 			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after,
 			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
-			"compacted_turns": plan.CompactedTurns, "summarizer": res.Summarizer, "duration_ms": ms(),
+			"compacted_turns": plan.CompactedTurns, "newly_covered": len(plan.NewIDs), "summarizer": res.Summarizer, "duration_ms": ms(),
 		})
 	})
 	res.Warnings = append(res.Warnings, w...)
@@ -491,11 +499,31 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 	return c, nil
 }
 
+// summarizeKeepingPins runs s and makes sure every pinned text is in the
+// summary verbatim: a summarizer that did not quote one (a model may
+// paraphrase) gets a "## Pinned" section appended with the rest.
+func summarizeKeepingPins(ctx context.Context, s summarize.Summarizer, req summarize.Request) (string, error) {
+	text, err := s.Summarize(ctx, req)
+	if err != nil || len(req.Pinned) == 0 {
+		return text, err
+	}
+	var missing []string
+	for _, p := range req.Pinned {
+		if !strings.Contains(text, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		text = strings.TrimRight(text, "\n") + "\n\n## Pinned\n" + strings.Join(missing, "\n\n") + "\n"
+	}
+	return text, nil
+}
+
 // recoveredKinds are the fact kinds a re-compaction gives back to the
-// summarizer (the ones docs/COMPACT.md §7's acceptance table measures,
-// and the user's requests).
+// summarizer: the ones docs/COMPACT.md §7's acceptance table measures,
+// the user's requests and URLs.
 var recoveredKinds = map[audit.Kind]bool{audit.KindRequest: true, audit.KindInstruction: true,
-	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true}
+	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true, audit.KindURL: true}
 
 // recovered returns the facts the summarizer would not see otherwise,
 // oldest first: those of the turns the previous summary covers that its
@@ -536,8 +564,8 @@ func recovered(g *dag.Graph, plan *Plan, prevText string) ([]summarize.Fact, err
 	}
 	m := audit.NewMatcher(prevText)
 	var out []summarize.Fact
-	for _, f := range audit.Extract(nodes, spawned) {
-		if recoveredKinds[f.Kind] && !m.Has(f) {
+	for _, f := range audit.ExtractKinds(nodes, spawned, recoveredKinds) {
+		if !m.Has(f) {
 			out = append(out, summarize.Fact{Kind: string(f.Kind), Text: f.Text})
 		}
 	}
@@ -563,7 +591,7 @@ func firstRequest(s *transcript.Session, ids []string) (string, error) {
 
 // pinnedTexts are the texts of the pinned nodes among the ids the new
 // summary covers — the previous summary's included, so a pin survives
-// every later compaction (ctxfold pin; docs/FORMAT.md §5) — for the
+// every later compaction (ctxfold pin; docs/FORMAT.md §8) — for the
 // summary to quote verbatim. A pinned node with no text of its own gives
 // its tool calls' commands or its results' text instead.
 func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
@@ -580,22 +608,7 @@ func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t := strings.TrimSpace(n.Content.PlainText()); t != "" {
-			out = append(out, t)
-			continue
-		}
-		for _, c := range n.AllToolCalls() {
-			if cmd := c.ShellCommand(); cmd != "" {
-				out = append(out, cmd)
-			} else {
-				out = append(out, c.Name+" "+c.ArgumentsText())
-			}
-		}
-		for _, r := range n.ToolResults() {
-			if t := strings.TrimSpace(r.Text); t != "" {
-				out = append(out, t)
-			}
-		}
+		out = append(out, audit.PinnedTexts(n)...)
 	}
 	return out, nil
 }

@@ -453,3 +453,28 @@ func TestCompactCeilingIsTheNodeCount(t *testing.T) {
 		t.Fatalf("a %d-token text under a %d-token ceiling: got %v, want the node over the ceiling", bare, bare, err)
 	}
 }
+
+// fillingSummarizer returns a text of exactly the budget it is given.
+type fillingSummarizer struct{ t *testing.T }
+
+func (fillingSummarizer) Name() string     { return "filling" }
+func (fillingSummarizer) CacheKey() string { return "filling" }
+func (f fillingSummarizer) Summarize(_ context.Context, req summarize.Request) (string, error) {
+	text := strings.TrimSpace(strings.Repeat("word ", req.MaxTokens))
+	if n, err := estimate.Text(estimate.O200kBase, text); err != nil || n != req.MaxTokens {
+		f.t.Fatalf("%d-token filler for a %d budget (%v)", n, req.MaxTokens, err)
+	}
+	return text, nil
+}
+
+// A summarizer that uses its whole budget is accepted: the budget it is
+// handed leaves room for the node's prefix and overhead under the ceiling.
+func TestSummaryBudgetLeavesRoomForTheNode(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "long")
+	o := opts(dir, fillingSummarizer{t}, 300)
+	o.MaxSummaryTokens = 150
+	res, err := Compact(context.Background(), o)
+	if err != nil || res.Outcome != OutcomeSucceeded || res.SummaryTokens > 150 {
+		t.Fatalf("%v %+v", err, res)
+	}
+}

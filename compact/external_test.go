@@ -58,3 +58,62 @@ func TestRecompactMarotKeepsTheRequestAndTheImportedSummary(t *testing.T) {
 		}
 	}
 }
+
+// The same on the Codex session Codex compacted: its replacement history
+// (the client's summary) is carried whole as the earlier state.
+func TestRecompactMadshnKeepsTheCodexSummary(t *testing.T) {
+	dir := importExternal(t, "codex", "madshn-localpush", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl")
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := g.S.Node(g.ActiveSummary())
+	g.S.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevText := strings.TrimSpace(strings.TrimPrefix(prev.Content.PlainText(), transcript.SummaryPrefix))
+	o := opts(dir, summarize.Extractive{}, 500)
+	o.Estimate.Window = 200_000 // gpt-5.3-codex is not in the model table
+	res, err := Compact(context.Background(), o)
+	if err != nil || res.Outcome != OutcomeSucceeded {
+		t.Fatalf("compact: %v %+v", err, res)
+	}
+	text := storedNode(t, dir, res.SummaryID).Content.PlainText()
+	if !strings.Contains(text, "## Earlier state\n"+prevText+"\n") || !strings.Contains(text, "## Objective\n") {
+		t.Errorf("the new summary does not carry Codex's summary whole under an objective:\n%.600s", text)
+	}
+}
+
+// A real claude-code-log style session: its turns open with a slash
+// command's wrapper and an isMeta expansion. Neither is the objective; the
+// command the user typed is.
+func TestMetaLinesNeverBecomeTheObjective(t *testing.T) {
+	for _, f := range []string{"1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"} {
+		dir := importExternal(t, "claude-code", "d-kimuson-claude-code-viewer", f)
+		g, err := dag.Open(dir, transcript.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []*transcript.Node
+		for _, i := range g.Spine(g.Head()) {
+			n, err := g.S.Node(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes = append(nodes, n)
+		}
+		g.S.Close()
+		text, err := summarize.Extractive{}.Summarize(context.Background(), summarize.Request{Nodes: nodes, MaxTokens: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _, _ := strings.Cut(strings.TrimPrefix(text, "## Objective\n"), "\n")
+		if !strings.HasPrefix(text, "## Objective\n") || !strings.HasPrefix(obj, "/") || strings.Contains(obj, "<") || strings.Contains(obj, "Caveat") {
+			t.Errorf("%s: objective %q", f, obj)
+		}
+		if strings.Contains(text, "<command-") || strings.Contains(text, "Caveat: The messages below") {
+			t.Errorf("%s: a meta line reached the summary:\n%s", f, text)
+		}
+	}
+}

@@ -89,6 +89,8 @@ const (
 //   - The tail is the longest one that fits the target. If even the latest
 //     turn exceeds the target it stays intact (everything before it is
 //     folded; with nothing before it the plan is a no-op).
+//   - With a previous summary, a history after it that fits the target is
+//     a no-op (ReasonNothingNew): the tail it kept is not folded again.
 //   - The tail holds at least MinTailMessages conversational messages where
 //     the history has them, even past the target — unless the last two turns
 //     exceed the target: then the cut stays at the latest user boundary, the
@@ -132,6 +134,12 @@ func MakePlan(in PlanInput) *Plan {
 			conv[i]++
 		}
 	}
+	if p.Previous != nil && suffix[p.Start] <= in.Target {
+		// Everything after the previous summary already fits: it is the
+		// tail a compaction kept. Folding part of it again is not
+		// compaction but churn (a second run with nothing new is a no-op).
+		return noop(ReasonNothingNew)
+	}
 	bounds := boundaries(facts, p.Start)
 	if len(bounds) == 0 {
 		if p.Previous != nil {
@@ -152,10 +160,18 @@ func MakePlan(in PlanInput) *Plan {
 		cut = last
 	}
 	if conv[cut] < MinTailMessages {
-		lastTwoExceed := len(bounds) >= 2 && suffix[bounds[len(bounds)-2]] > in.Target
+		// After a previous summary, the node right after it is where the
+		// tail it kept began: a candidate too, so that a tail kept to hold
+		// four conversational messages is not folded again (cut = Start
+		// is "nothing new to fold").
+		cands := bounds
+		if p.Previous != nil {
+			cands = append([]int{p.Start}, bounds...)
+		}
+		lastTwoExceed := len(cands) >= 2 && suffix[cands[len(cands)-2]] > in.Target
 		if !lastTwoExceed {
-			for k := len(bounds) - 1; k >= 0; k-- {
-				if b := bounds[k]; b < cut && conv[b] >= MinTailMessages {
+			for k := len(cands) - 1; k >= 0; k-- {
+				if b := cands[k]; b < cut && conv[b] >= MinTailMessages {
 					cut = b
 					break
 				}

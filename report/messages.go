@@ -48,10 +48,19 @@ func CompactionStarted(l Lang) string {
 	return "Compacting context…"
 }
 
-// CompactionFinished: "Context compacted: covered N older messages, X → Y tokens".
-func CompactionFinished(l Lang, covered, before, after int) string {
+// CompactionFinished: "Context compacted: covered N older messages, X → Y
+// tokens". A re-compaction, whose coverage includes what the previous
+// summary covered, says how many of the N are new: "covered N older
+// messages (M new), X → Y tokens".
+func CompactionFinished(l Lang, covered, newly, before, after int) string {
 	if l == LangZH {
+		if newly < covered {
+			return fmt.Sprintf("上下文已压缩：覆盖 %d 条较早消息（新增 %d 条），%d → %d tokens", covered, newly, before, after)
+		}
 		return fmt.Sprintf("上下文已压缩：覆盖 %d 条较早消息，%d → %d tokens", covered, before, after)
+	}
+	if newly < covered {
+		return fmt.Sprintf("Context compacted: covered %d older messages (%d new), %d → %d tokens", covered, newly, before, after)
 	}
 	return fmt.Sprintf("Context compacted: covered %d older messages, %d → %d tokens", covered, before, after)
 }

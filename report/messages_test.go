@@ -6,8 +6,10 @@ func TestCompactionMessages(t *testing.T) {
 	cases := []struct{ got, want string }{
 		{CompactionStarted(LangEN), "Compacting context…"},
 		{CompactionStarted(LangZH), "正在压缩上下文…"},
-		{CompactionFinished(LangEN, 14, 52626, 11679), "Context compacted: covered 14 older messages, 52626 → 11679 tokens"},
-		{CompactionFinished(LangZH, 14, 52626, 11679), "上下文已压缩：覆盖 14 条较早消息，52626 → 11679 tokens"},
+		{CompactionFinished(LangEN, 14, 14, 52626, 11679), "Context compacted: covered 14 older messages, 52626 → 11679 tokens"},
+		{CompactionFinished(LangZH, 14, 14, 52626, 11679), "上下文已压缩：覆盖 14 条较早消息，52626 → 11679 tokens"},
+		{CompactionFinished(LangEN, 172, 13, 21474, 14264), "Context compacted: covered 172 older messages (13 new), 21474 → 14264 tokens"},
+		{CompactionFinished(LangZH, 172, 13, 21474, 14264), "上下文已压缩：覆盖 172 条较早消息（新增 13 条），21474 → 14264 tokens"},
 		{CompactionFailed(LangEN, "exit status 1"), "Context compaction failed: exit status 1"},
 		{CompactionFailed(LangEN, ""), "Context compaction failed"},
 		{CompactionFailed(LangZH, "exit status 1"), "上下文压缩失败：exit status 1"},

@@ -34,6 +34,7 @@ const (
 	secPinned      = "Pinned"
 	secRequests    = "User requests"
 	secTools       = "Other tool calls"
+	secURLs        = "URLs"
 	secState       = "Current state and plan"
 	secInspected   = "Files inspected"
 	secModified    = "Files modified"
@@ -53,14 +54,14 @@ var paragraphSections = map[string]bool{secObjective: true, secEarlier: true, se
 // sectionOrder: the objective, then what an earlier summary said (a
 // client's own summary, carried forward whole), then the pinned texts,
 // then seed 002's sections.
-var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secTools, secMedia)
+var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secURLs, secTools, secMedia)
 
 // dropOrder ranks the lists when the summary exceeds its cap: the first
 // listed loses items first, the oldest item of a section first (so the
 // most recent survive). What `ctxfold audit` counts — constraints, errors,
 // files modified, commands, files inspected — goes last, constraints
 // last of all; pinned texts are never dropped.
-var dropOrder = []string{secTools, secQuestions, secDecisions, secRejected, secMedia, secInspected, secRequests, secCommands, secErrors, secModified, secConstraints}
+var dropOrder = []string{secTools, secQuestions, secDecisions, secRejected, secMedia, secURLs, secInspected, secRequests, secCommands, secErrors, secModified, secConstraints}
 
 var (
 	reConstraint = keywordRE{regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|without|keep|please|instead|stop|no longer|not allowed|required)\b`),
@@ -75,6 +76,7 @@ var (
 	reRejected = keywordRE{regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`),
 		[]string{"won't work", "doesn't work", "didn't work", "does not work", "did not work", "not going to", "reject", "abandon", "revert", "gave up", "no longer", "dead end", "ruled out"}}
 	reTodoTool  = regexp.MustCompile(`(?i)(todo|plan)`)
+	reURL       = regexp.MustCompile(`https?://[^\s<>"'\x60)\]}]+`)
 	rePatchFile = regexp.MustCompile(`\*\*\* (?:Add|Update|Delete) File: ([^\n\\]+)`)
 	reWriteTool = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
 )
@@ -130,6 +132,8 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 			x.add(secCommands, clipText(f.Text, 300))
 		case "error":
 			x.add(secErrors, clipText(f.Text, 240))
+		case "url":
+			x.add(secURLs, f.Text)
 		}
 	}
 	for _, p := range req.Pinned {
@@ -138,7 +142,7 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 			x.lists[secPinned] = append(x.lists[secPinned], p)
 		}
 	}
-	var lastAssistant string
+	var lastAssistant, slashCommand string
 	for _, nd := range req.Nodes {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -148,7 +152,12 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 		case nd.IsTurnStart() && nd.IsMeta():
 			// A client's bookkeeping (Claude Code isMeta lines, command
 			// wrappers, the local-command caveat, system reminders) is
-			// neither a request nor the user's constraint.
+			// neither a request nor the user's constraint. The one thing
+			// in it the user typed is a slash command's name and
+			// arguments: the objective when no request says more.
+			if slashCommand == "" {
+				slashCommand = slashCommandOf(text)
+			}
 		case nd.IsTurnStart() && text != "":
 			objective := x.paragraph[secObjective] == ""
 			if objective {
@@ -179,8 +188,17 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 				}
 			}
 		}
+		if (nd.Role == transcript.RoleAssistant || (nd.IsTurnStart() && !nd.IsMeta())) && strings.Contains(text, "://") {
+			x.urls(text)
+		}
 		for _, c := range nd.AllToolCalls() {
 			x.toolCall(c)
+			if argText := c.ArgumentsText(); strings.Contains(argText, "://") {
+				var v any
+				if json.Unmarshal([]byte(argText), &v) == nil {
+					x.urls(strings.Join(jsonStrings(v), "\n"))
+				}
+			}
 		}
 		for _, r := range nd.ToolResults() {
 			x.toolResult(r)
@@ -194,6 +212,9 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 				}
 			}
 		}
+	}
+	if x.paragraph[secObjective] == "" && slashCommand != "" {
+		x.paragraph[secObjective] = slashCommand
 	}
 	if x.paragraph[secLatest] == x.paragraph[secObjective] {
 		// One request so far: the objective already quotes it.
@@ -304,6 +325,61 @@ func (x *extraction) toolCall(c transcript.ToolCall) {
 		return
 	}
 	x.add(secTools, c.Name+" "+clipText(argText, 120))
+}
+
+var (
+	reCommandName = regexp.MustCompile(`<command-name>\s*([^<]+?)\s*</command-name>`)
+	reCommandArgs = regexp.MustCompile(`(?s)<command-args>\s*(.*?)\s*</command-args>`)
+)
+
+// slashCommandOf is the slash command a Claude Code command wrapper
+// records ("/init", "/review src/x.go"), "" when text is no such wrapper.
+func slashCommandOf(text string) string {
+	m := reCommandName.FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	cmd := m[1]
+	if !strings.HasPrefix(cmd, "/") {
+		cmd = "/" + cmd
+	}
+	if a := reCommandArgs.FindStringSubmatch(text); a != nil && a[1] != "" {
+		cmd += " " + a[1]
+	}
+	return cmd
+}
+
+// urls lists the http(s) URLs of text, trailing punctuation cut.
+func (x *extraction) urls(text string) {
+	for _, u := range reURL.FindAllString(text, -1) {
+		x.add(secURLs, strings.TrimRight(u, ".,:;!?'\""))
+	}
+}
+
+// jsonStrings are the string values of a decoded JSON value, in key order.
+func jsonStrings(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			out = append(out, jsonStrings(e)...)
+		}
+		return out
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []string
+		for _, k := range keys {
+			out = append(out, jsonStrings(t[k])...)
+		}
+		return out
+	}
+	return nil
 }
 
 func (x *extraction) toolResult(r transcript.ToolResult) {

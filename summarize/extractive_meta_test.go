@@ -3,9 +3,11 @@ package summarize
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -77,5 +79,67 @@ func TestExtractiveCarriesAForeignSummary(t *testing.T) {
 	}
 	if !strings.Contains(again, "## Earlier state\n"+strings.TrimSpace(prev)+"\n") || !strings.Contains(again, "## Objective\nImplement spotter-gqc\n") {
 		t.Errorf("a second compaction lost the earlier state or the objective:\n%s", again)
+	}
+}
+
+func TestExtractiveKeepsURLsAndListsOtherTools(t *testing.T) {
+	nodes := sessiontest.Pointers([]transcript.Node{
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Follow https://example.com/spec.html, please.")},
+		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Fetching."), ToolCalls: []transcript.ToolCall{
+			{ID: "c1", Name: "WebFetch", Arguments: json.RawMessage(`{"url":"https://example.com/hooks.md","prompt":"summarize"}`)},
+		}},
+	})
+	got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: nodes, MaxTokens: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## URLs\n- https://example.com/spec.html\n- https://example.com/hooks.md\n", "## Other tool calls\n- WebFetch {"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "## Commands run") {
+		t.Errorf("a fetch became a command:\n%s", got)
+	}
+}
+
+// Over its cap the summary gives up the oldest commands first and keeps
+// the user's constraint: ranking by kind and recency, not truncation.
+func TestExtractiveRanksByKindAndRecency(t *testing.T) {
+	nodes := []transcript.Node{{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Port the exporter. Never touch vendor/.")}}
+	for i := range 60 {
+		nodes = append(nodes, transcript.Node{ID: fmt.Sprintf("a%d", i), Role: transcript.RoleAssistant, Content: transcript.TextContent("Next."),
+			ToolCalls: []transcript.ToolCall{{ID: fmt.Sprintf("c%d", i), Name: "bash", Arguments: json.RawMessage(fmt.Sprintf(`{"cmd":"go test ./internal/export -run TestStep%02d -count=1"}`, i))}}})
+	}
+	got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: sessiontest.Pointers(nodes), MaxTokens: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, `"Never touch vendor/."`) || !strings.Contains(got, "TestStep59") {
+		t.Errorf("the constraint or the latest command was dropped:\n%s", got)
+	}
+	if strings.Contains(got, "TestStep00 ") {
+		t.Errorf("the oldest command survived while the cap forced drops:\n%s", got)
+	}
+	if n, _ := estimate.Text(estimate.O200kBase, got); n > 300 {
+		t.Errorf("summary is %d tokens, cap 300", n)
+	}
+}
+
+// A turn that is only a slash command (its wrapper and the isMeta prompt
+// it expands to) has the command the user typed as its objective.
+func TestExtractiveSlashCommandObjective(t *testing.T) {
+	isMeta := map[string]json.RawMessage{"claude_code": json.RawMessage(`{"is_meta":true}`)}
+	nodes := sessiontest.Pointers([]transcript.Node{
+		{ID: "m1", Role: transcript.RoleUser, Content: transcript.TextContent("<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init</command-name>\n<command-args>--fast</command-args>")},
+		{ID: "m2", Role: transcript.RoleUser, Metadata: isMeta, Content: transcript.TextContent("Please analyze this codebase and create a CLAUDE.md file.")},
+		{ID: "a1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Analyzing.")},
+	})
+	got, err := Extractive{}.Summarize(context.Background(), Request{Nodes: nodes, MaxTokens: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "## Objective\n/init --fast\n") || strings.Contains(got, "CLAUDE.md") {
+		t.Errorf("summary:\n%s", got)
 	}
 }

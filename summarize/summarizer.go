@@ -67,7 +67,7 @@ type Request struct {
 }
 
 // Fact is one recovered fact: Kind is request, instruction, path,
-// command or error (audit's kinds; others are not recovered).
+// command, error or url (audit's kinds; others are not recovered).
 type Fact struct {
 	Kind, Text string
 }

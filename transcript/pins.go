@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Pin events in events.jsonl (docs/FORMAT.md §5): pinning is recorded
+// Pin events in events.jsonl (docs/FORMAT.md §9): pinning is recorded
 // append-only beside the DAG, which it never touches; the pinned set is
 // the fold of these events in file order.
 const (

@@ -59,6 +59,9 @@ func diagram(l *layout, c *counter, node func(diagramNode) error, edge func(from
 			if d.head {
 				meta += " · HEAD"
 			}
+			if l.pinned[ref.ID] {
+				meta += " · pinned"
+			}
 			d.lines = []string{ref.ID, meta}
 			if pv := truncate(sanitize(previewText(n)), 40); pv != "" {
 				d.lines = append(d.lines, pv)

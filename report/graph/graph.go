@@ -63,6 +63,9 @@ type Options struct {
 	Width int
 	// Session is how the session is named in JSON and HTML output.
 	Session string
+	// Pinned are the node ids the user pinned (transcript.Session.Pins):
+	// the tree and the diagrams say "pinned", JSON rows carry pinned: true.
+	Pinned map[string]bool
 }
 
 // Write draws g in opts.Format.
@@ -73,6 +76,7 @@ func Write(ctx context.Context, w io.Writer, g *dag.Graph, opts Options) error {
 	if err != nil {
 		return err
 	}
+	l.pinned = opts.Pinned
 	c := &counter{ctx: ctx, g: g, opts: opts.Estimate}
 	switch opts.Format {
 	case FormatTree, "":

@@ -25,6 +25,7 @@ type htmlNode struct {
 	Summary bool   `json:"summary,omitempty"`
 	Relic   bool   `json:"relic,omitempty"`
 	Head    bool   `json:"head,omitempty"`
+	Pinned  bool   `json:"pinned,omitempty"`
 	Folded  bool   `json:"folded,omitempty"`
 	Carries bool   `json:"carries,omitempty"`
 	Line    int    `json:"line"`
@@ -112,7 +113,7 @@ func writeHTML(ctx context.Context, w io.Writer, l *layout, c *counter, opts Opt
 		ref := g.Ref(i)
 		data.Nodes[k] = htmlNode{ID: ref.ID, Role: roleLabel(ref), Name: ref.Name, Tokens: tokens, Content: fullText(n),
 			Pred: ref.Predecessor, Caller: ref.Caller, Summary: ref.Summary, Relic: g.IsRelic(i), Head: i == g.Head(),
-			Folded: f.Folded(i), Carries: f.Carries(i), Line: ref.Line}
+			Folded: f.Folded(i), Carries: f.Carries(i), Line: ref.Line, Pinned: l.pinned[ref.ID]}
 		return nil
 	})
 	if err != nil {
@@ -268,6 +269,7 @@ for (var k = 0; k < data.lines.length; k++) {
   row.appendChild(el("span", "id", glyph + n.id));
   var meta = n.relic ? "relic \u00b7 superseded summary" : n.summary ? "summary \u00b7 applies to no branch" : n.role;
   if (ln[3] && n.caller) meta += " \u00b7 spawned by " + n.caller;
+  if (n.pinned) meta += " \u00b7 pinned";
   row.appendChild(el("span", "meta", "  " + meta + " \u00b7 " + num(n.tokens) + " tok"));
   var pv = preview(n.content);
   if (pv) row.appendChild(el("span", "pv", " \u00b7 " + pv));

@@ -25,7 +25,9 @@ type Row struct {
 	OnHeadSpine bool    `json:"on_head_spine"`
 	InHeadView  bool    `json:"in_head_view"`
 	Head        bool    `json:"head,omitempty"`
-	Tip         bool    `json:"tip,omitempty"`
+	// Pinned: the user pinned the node (ctxfold pin).
+	Pinned bool `json:"pinned,omitempty"`
+	Tip    bool `json:"tip,omitempty"`
 	// CarriesSummary: rendering from this node substitutes the active
 	// summary (seed §3); Folded: the node is folded into the capsule.
 	CarriesSummary bool `json:"carries_summary"`
@@ -95,7 +97,7 @@ func eachRow(l *layout, c *counter, fn func(Row) error) error {
 		ref := g.Ref(i)
 		r := Row{ID: ref.ID, Caller: ref.Caller, Role: string(ref.Role), Name: ref.Name, Tokens: int(c.tokens[i]), Line: ref.Line,
 			OnHeadSpine: onSpine[i], InHeadView: inView[i], Head: i == head, Tip: tip[i],
-			CarriesSummary: f.Carries(i), Folded: f.Folded(i), Summary: ref.Summary}
+			CarriesSummary: f.Carries(i), Folded: f.Folded(i), Summary: ref.Summary, Pinned: l.pinned[ref.ID]}
 		if ref.Predecessor != "" {
 			p := ref.Predecessor
 			r.Predecessor = &p

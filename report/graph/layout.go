@@ -21,8 +21,11 @@ const (
 // node k drawn inside the capsule. It holds indexes only, never content, so
 // it stays small for large sessions.
 type layout struct {
-	g      *dag.Graph
-	fold   *dag.Fold
+	g    *dag.Graph
+	fold *dag.Fold
+	// pinned are the ids the user pinned (Options.Pinned), marked in
+	// every format.
+	pinned map[string]bool
 	n      int
 	expand bool
 	parent []int32 // item -> parent item, -1 for a root

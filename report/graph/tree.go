@@ -72,6 +72,9 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 				if l.spawned[it] {
 					meta += " · spawned by " + sanitize(g.ID(g.Caller(i)))
 				}
+				if l.pinned[ref.ID] {
+					meta += " · pinned"
+				}
 				mark, markLen := "", 0
 				if i == head && !ln.inside {
 					mark, markLen = "  "+p.Green(p.Bold("← HEAD")), 8

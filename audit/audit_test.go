@@ -1,0 +1,83 @@
+package audit
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// session writes nodes into a new session and opens its graph.
+func session(t *testing.T, nodes []transcript.Node) *dag.Graph {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := tx.Append(nodes, transcript.AppendOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.S.Close() })
+	return g
+}
+
+func TestRunCountsCallerSubtreesAndTheKeptTail(t *testing.T) {
+	summary := transcript.Node{ID: "summary_1", Role: transcript.SummaryRole, Name: transcript.SummaryName,
+		Content: transcript.TextContent(transcript.SummaryPrefix + "## Objective\nRun the build.\n")}
+	summary.SetMeta("compaction", true)
+	summary.SetMeta("covers_ids", []string{"u1", "a1"})
+	g := session(t, []transcript.Node{
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Run the build. Always use make.")},
+		{ID: "a1", Predecessor: "u1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Delegating to a sub-agent.")},
+		// The sub-agent a1 spawned: its own chain, its "user" the agent.
+		{ID: "s1", Caller: "a1", Role: transcript.RoleUser, Content: transcript.TextContent("Your task is to build the project. Never ask questions.")},
+		{ID: "s2", Predecessor: "s1", Role: transcript.RoleAssistant, Content: transcript.TextContent(""),
+			ToolCalls: []transcript.ToolCall{{ID: "k1", Name: "Bash", Arguments: []byte(`{"command":"make build"}`)}}},
+		{ID: "u2", Predecessor: "a1", Role: transcript.RoleUser, Content: transcript.TextContent("And now?")},
+		{ID: "a2", Predecessor: "u2", Role: transcript.RoleAssistant, Content: transcript.TextContent("Done: make build passed.")},
+		summary,
+	})
+	res, err := Run(context.Background(), g, Options{Pinned: map[string]bool{"u1": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if r.CoveredNodes != 2 || r.SubtreeNodes != 2 || !r.OnHeadBranch || r.Source != "ctxfold" || r.Status != "active" {
+		t.Fatalf("result %+v", r)
+	}
+	kept := map[string]bool{}
+	for _, f := range r.Facts {
+		kept[string(f.Kind)+":"+f.Text] = f.Kept
+	}
+	want := map[string]bool{
+		"request:Run the build.":       true,  // the summary says it
+		"instruction:Always use make.": false, // nobody does
+		"command:make build":           true,  // the sub-agent ran it; the kept tail a2 says it
+	}
+	for k, w := range want {
+		got, ok := kept[k]
+		if !ok || got != w {
+			t.Errorf("fact %s: present %v kept %v, want kept %v (facts %v)", k, ok, got, w, r.Facts)
+		}
+	}
+	for k := range kept {
+		if k == "request:Your task is to build the project." || k == "instruction:Never ask questions." {
+			t.Errorf("a sub-agent's prompt became the user's %s", k)
+		}
+	}
+	if r.Pinned == nil || r.Pinned.Total != 2 || r.Pinned.Kept != 1 || len(r.PinnedNodes) != 1 || r.PinnedNodes[0].Kept {
+		t.Errorf("pinned u1: %+v %+v", r.Pinned, r.PinnedNodes)
+	}
+	if r.Total != 3 || r.Kept != 2 || r.SurvivalPct != 66.6 {
+		t.Errorf("survival %d/%d %.1f%%", r.Kept, r.Total, r.SurvivalPct)
+	}
+}

@@ -1,0 +1,44 @@
+package compact
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/summarize"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// A second compaction with the same options and no new turns is a no-op
+// (seed 001 §02's fourth message), whatever rule chose the first cut: the
+// target, the latest turn, or the four conversational messages.
+func TestCompactTwiceIsANoOp(t *testing.T) {
+	nodes := sessiontest.Generate(sessiontest.NewRand(), 30)
+	for _, keep := range []int{50, 300, 1000, 3000, 8000} {
+		dir := filepath.Join(t.TempDir(), "s")
+		if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+			_, err := tx.Append(nodes, transcript.AppendOptions{})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := Compact(context.Background(), opts(dir, summarize.Extractive{}, keep))
+		if err != nil {
+			t.Fatalf("keep %d: first: %v", keep, err)
+		}
+		if first.Outcome != OutcomeSucceeded {
+			continue
+		}
+		second, err := Compact(context.Background(), opts(dir, summarize.Extractive{}, keep))
+		if err != nil {
+			t.Fatalf("keep %d: second: %v", keep, err)
+		}
+		if second.Outcome != OutcomeNoOp || second.Reason != ReasonNothingNew {
+			t.Errorf("keep %d: second run %s (%s), covering %d more; want a no-op", keep, second.Outcome, second.Reason, len(second.CoversIDs)-len(first.CoversIDs))
+		}
+	}
+}
