@@ -410,3 +410,39 @@ func TestClientPaths(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestExportEverySharedTranscript: every real transcript in the shared
+// fixtures exports to both clients (issue "export": or is refused with one
+// clear line; none is refused today).
+func TestExportEverySharedTranscript(t *testing.T) {
+	root := filepath.Join(sessiontest.FixturesDir(), "..", "..", "shared", "fixtures", "external")
+	var files []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "subagents") && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Skip("the shared external fixtures are not present")
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		out := filepath.Join(t.TempDir(), "s")
+		if _, err := importer.Import(context.Background(), importer.Options{From: "auto", Files: []string{f}, Out: out}); err != nil {
+			t.Fatalf("%s: import: %v", rel, err)
+		}
+		_ = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.Name() != "session.json" {
+				return nil
+			}
+			for _, to := range export.Targets {
+				data, res := exportTo(t, filepath.Dir(p), to, export.Options{})
+				if len(data) == 0 || res.Lines == 0 {
+					t.Errorf("%s → %s: nothing written", rel, to)
+				}
+			}
+			return nil
+		})
+	}
+}
