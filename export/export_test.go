@@ -63,24 +63,6 @@ func importFile(t *testing.T, data []byte, name string) string {
 	return out
 }
 
-func rendered(t *testing.T, dir string, f render.Format) string {
-	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.S.Close()
-	v, err := render.Build(g, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render.Write(&b, v, f); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // activeCovers is the active summary's covers_ids.
 func activeCovers(t *testing.T, dir string) []string {
 	t.Helper()
@@ -160,8 +142,8 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatal("the compacted branch exported without its summary")
 				}
 				back := importFile(t, data, "export.jsonl")
-				want, got := rendered(t, dir, tc.format), rendered(t, back, tc.format)
-				prefix := leadingSystem(t, rendered(t, dir, render.FormatOpenAI))
+				want, got := sessiontest.Rendered(t, dir, tc.format), sessiontest.Rendered(t, back, tc.format)
+				prefix := leadingSystem(t, sessiontest.Rendered(t, dir, render.FormatOpenAI))
 				switch tc.to {
 				case export.ClaudeCode:
 					// Claude Code sends its own system prompt: the export
