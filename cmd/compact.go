@@ -148,13 +148,13 @@ func (o *compactOptions) summarizer() (summarize.Summarizer, error) {
 // with the seed 001 §04 message text.
 type compactError struct {
 	msg, hint string
-	code      int
-	err       error
+	// err is the *compact.FailedError or *compact.ChangedError, which
+	// cmd/exit.go maps to the exit code.
+	err error
 }
 
 func (e *compactError) Error() string { return e.msg }
 func (e *compactError) Hint() string  { return e.hint }
-func (e *compactError) ExitCode() int { return e.code }
 func (e *compactError) Unwrap() error { return e.err }
 
 // lowerFirst starts a message with a lower-case letter, as errors do (the
@@ -200,7 +200,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 				return jerr
 			}
 		}
-		return &compactError{msg: lowerFirst(msg), code: failed.ExitCode(), err: err}
+		return &compactError{msg: lowerFirst(msg), err: err}
 	case errors.As(err, &changed):
 		msg := report.CompactionChanged(opts.Lang, changed.Msg)
 		if opts.JSON {
@@ -208,7 +208,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 				return jerr
 			}
 		}
-		return &compactError{msg: lowerFirst(msg), hint: changed.Hint(), code: changed.ExitCode(), err: err}
+		return &compactError{msg: lowerFirst(msg), hint: changed.Hint(), err: err}
 	case err != nil:
 		return err
 	}

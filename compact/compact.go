@@ -123,9 +123,6 @@ type FailedError struct{ Err error }
 func (e *FailedError) Error() string { return e.Err.Error() }
 func (e *FailedError) Unwrap() error { return e.Err }
 
-// ExitCode is 3 (cmd/exit.go).
-func (e *FailedError) ExitCode() int { return 3 }
-
 // ChangedError: HEAD, the active summary or the covered segment changed
 // while the summarizer ran; nothing was written and the run can be retried.
 type ChangedError struct{ Msg string }
@@ -134,9 +131,6 @@ func (e *ChangedError) Error() string {
 	return "session changed during compaction: " + e.Msg + "; nothing written"
 }
 func (e *ChangedError) Hint() string { return "run the compaction again" }
-
-// ExitCode is 4 (cmd/exit.go).
-func (e *ChangedError) ExitCode() int { return 4 }
 
 // BrokenError: the session already fails `ctxfold verify`, so compaction
 // refused it before planning; nothing was written and no event appended.
@@ -163,9 +157,6 @@ func plural(n int, one, many string) string {
 
 // Hint points at the command that lists every fault.
 func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s'", e.Dir) }
-
-// ExitCode is 2 (cmd/exit.go): the input is bad, as for append.
-func (e *BrokenError) ExitCode() int { return 2 }
 
 // Rejection reasons of a summary (seed 000 §4 step 4).
 var (

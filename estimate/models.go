@@ -212,9 +212,6 @@ func (e *UnknownModelError) Hint() string {
 	return "pass --window N, or add the model under models: in the config file"
 }
 
-// ExitCode: an unknown model is a usage error.
-func (e *UnknownModelError) ExitCode() int { return 2 }
-
 // LookupModel resolves a name like ResolveModel, family rules included.
 func LookupModel(name string, extra map[string]Model) (Model, bool) {
 	r, ok := ResolveModel(name, extra)

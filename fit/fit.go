@@ -131,11 +131,8 @@ func (e *DoesNotFitError) Hint() string {
 	return "compact the session ('ctxfold compact'), lower --output-cap or --margin, or use a model with a larger window"
 }
 
-// ExitCode implements cmd's exit-code table: 5, does not fit.
-func (e *DoesNotFitError) ExitCode() int { return 5 }
-
 // OutputCapError: an explicit --output-cap cannot be honoured; it is never
-// silently reduced. Exit code 2.
+// silently reduced. It is a usage error (cmd/exit.go).
 type OutputCapError struct {
 	Cap, Limit int
 	What       string
@@ -145,12 +142,10 @@ func (e *OutputCapError) Error() string {
 	return fmt.Sprintf("--output-cap %d cannot be honoured: %s is %d", e.Cap, e.What, e.Limit)
 }
 
-// ExitCode: a usage error.
-func (e *OutputCapError) ExitCode() int { return 2 }
-
 // NoBudgetError: the window leaves no input budget once the output reserve
 // and the margin are taken (a tiny --window), so no request can fit.
-// Fit returns it before any estimate, summary call or snip. Exit code 2.
+// Fit returns it before any estimate, summary call or snip. It is a usage
+// error (cmd/exit.go).
 type NoBudgetError struct {
 	Window, OutputReserve, Margin int
 	// InputBudget is the result (≤ 0).
@@ -166,9 +161,6 @@ func (e *NoBudgetError) Error() string {
 func (e *NoBudgetError) Hint() string {
 	return "give a larger --window (or a model with one), or lower --output-cap or --margin"
 }
-
-// ExitCode: a usage error.
-func (e *NoBudgetError) ExitCode() int { return 2 }
 
 // fitter is the state of one preparation.
 type fitter struct {

@@ -67,9 +67,6 @@ type AroundError struct {
 
 func (e *AroundError) Error() string { return fmt.Sprintf("%s: --around %q: %s", e.Dir, e.ID, e.Msg) }
 
-// ExitCode: a bad --around is a usage error.
-func (e *AroundError) ExitCode() int { return 2 }
-
 // newLayout builds the drawing. around (a node id, "" for all) and depth
 // limit it to the items within depth steps of that node's item.
 func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, error) {
