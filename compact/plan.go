@@ -224,22 +224,28 @@ type nodeFacts struct {
 func factsOf(nodes []*transcript.Node) []nodeFacts {
 	resultAt := map[string]int{}
 	facts := make([]nodeFacts, len(nodes))
+	tools := make([]transcript.ToolFacts, len(nodes))
 	for i, nd := range nodes {
-		results := nd.ToolResults()
-		for _, r := range results {
-			if _, seen := resultAt[r.ToolCallID]; !seen {
-				resultAt[r.ToolCallID] = i
+		tools[i] = nd.ToolFacts()
+		for _, r := range tools[i].Results {
+			if _, seen := resultAt[r]; !seen {
+				resultAt[r] = i
 			}
 		}
 		facts[i] = nodeFacts{
-			turnStart:      nd.Role == transcript.RoleUser && !nd.IsSummary() && len(results) == 0,
+			turnStart:      nd.IsTurnStart(),
 			conversational: conversational(nd),
 			answeredAt:     -1,
 		}
 	}
-	for i, nd := range nodes {
-		for _, c := range nd.AllToolCalls() {
-			if at, ok := resultAt[c.ID]; ok && at > facts[i].answeredAt {
+	// By the tool-call model (transcript/tools.go) a turn start ends every
+	// tool group, so in a session that passes verify no call is open at
+	// one. Foreign data may still hold a result after a later turn start
+	// (imported as recorded): the position of each call's result, wherever
+	// it is, keeps a cut from separating the two.
+	for i := range nodes {
+		for _, c := range tools[i].Calls {
+			if at, ok := resultAt[c]; ok && at > facts[i].answeredAt {
 				facts[i].answeredAt = at
 			}
 		}

@@ -301,57 +301,9 @@ func (f *fitter) detail() estimate.Options {
 
 // ---- structure of the request ----
 
-// group is an assistant node that calls tools plus the nodes after it that
-// carry its results.
-type group struct {
-	call     int
-	results  []int
-	complete bool
-}
-
-func carriesOnlyResults(n *transcript.Node) bool {
-	if len(n.ToolResults()) == 0 {
-		return false
-	}
-	if n.Role == transcript.RoleTool {
-		return true
-	}
-	if !n.Content.IsBlocks {
-		return false
-	}
-	for _, b := range n.Content.Blocks {
-		if b.Type != transcript.BlockToolResult {
-			return false
-		}
-	}
-	return true
-}
-
-func groups(nodes []*transcript.Node) []group {
-	var out []group
-	for k := 0; k < len(nodes); k++ {
-		calls := nodes[k].AllToolCalls()
-		if nodes[k].Role != transcript.RoleAssistant || len(calls) == 0 {
-			continue
-		}
-		open := map[string]bool{}
-		for _, c := range calls {
-			open[c.ID] = true
-		}
-		g := group{call: k}
-		j := k + 1
-		for ; j < len(nodes) && carriesOnlyResults(nodes[j]); j++ {
-			g.results = append(g.results, j)
-			for _, r := range nodes[j].ToolResults() {
-				delete(open, r.ToolCallID)
-			}
-		}
-		g.complete = len(open) == 0
-		out = append(out, g)
-		k = j - 1
-	}
-	return out
-}
+// groups are the view's tool groups (transcript.ToolGroups): a node that
+// calls tools plus the nodes after it that carry its results.
+func groups(nodes []*transcript.Node) []transcript.ToolGroup { return transcript.ToolGroups(nodes) }
 
 func hasImage(n *transcript.Node) bool {
 	if !n.Content.IsBlocks {
@@ -377,11 +329,11 @@ func hasSignedThinking(n *transcript.Node) bool {
 	return false
 }
 
-// lastUserTurn is the index of the last user message that is not only tool
-// results: what follows it is the latest assistant segment.
+// lastUserTurn is the index of the last turn start (Node.IsTurnStart):
+// what follows it is the latest assistant segment.
 func lastUserTurn(nodes []*transcript.Node) int {
 	for k := len(nodes) - 1; k >= 0; k-- {
-		if nodes[k].Role == transcript.RoleUser && !carriesOnlyResults(nodes[k]) {
+		if nodes[k].IsTurnStart() {
 			return k
 		}
 	}
@@ -396,7 +348,7 @@ func protected(nodes []*transcript.Node) []bool {
 	last := lastUserTurn(nodes)
 	for k, n := range nodes {
 		switch {
-		case n.Role == transcript.RoleSystem, n.Role == transcript.RoleUser && !carriesOnlyResults(n):
+		case n.Role == transcript.RoleSystem, n.Role == transcript.RoleUser && !n.CarriesOnlyResults():
 			p[k] = true
 		case k > last:
 			p[k] = true
@@ -405,11 +357,11 @@ func protected(nodes []*transcript.Node) []bool {
 		}
 	}
 	for _, g := range groups(nodes) {
-		if g.complete {
+		if g.Complete {
 			continue
 		}
-		p[g.call] = true
-		for _, r := range g.results {
+		p[g.Call] = true
+		for _, r := range g.Results {
 			p[r] = true
 		}
 	}
@@ -449,8 +401,8 @@ func eligibleUnits(nodes []*transcript.Node) []unit {
 	}
 	gs := groups(nodes)
 	for gi, g := range gs {
-		inGroup[g.call] = gi
-		for _, r := range g.results {
+		inGroup[g.Call] = gi
+		for _, r := range g.Results {
 			inGroup[r] = gi
 		}
 	}
@@ -458,18 +410,18 @@ func eligibleUnits(nodes []*transcript.Node) []unit {
 	for k := 0; k < len(nodes); k++ {
 		if gi := inGroup[k]; gi >= 0 {
 			g := gs[gi]
-			last := g.call
-			if len(g.results) > 0 {
-				last = g.results[len(g.results)-1]
+			last := g.Call
+			if len(g.Results) > 0 {
+				last = g.Results[len(g.Results)-1]
 			}
-			ok := g.complete
-			for j := g.call; j <= last; j++ {
+			ok := g.Complete
+			for j := g.Call; j <= last; j++ {
 				if p[j] {
 					ok = false
 				}
 			}
 			if ok {
-				out = append(out, unit{g.call, last})
+				out = append(out, unit{g.Call, last})
 			}
 			k = last
 			continue
@@ -488,10 +440,10 @@ func (f *fitter) summarizeToolResults(ctx context.Context) error {
 		return nil
 	}
 	for _, g := range groups(f.nodes) {
-		if !g.complete {
+		if !g.Complete {
 			continue
 		}
-		for _, k := range g.results {
+		for _, k := range g.Results {
 			if f.total <= f.budget {
 				return nil
 			}
@@ -499,7 +451,7 @@ func (f *fitter) summarizeToolResults(ctx context.Context) error {
 			if hasImage(n) || f.tokens[k] <= f.opts.SummaryTokens+summaryOverheadPadding {
 				continue
 			}
-			if err := f.summarizeResult(ctx, g.call, k); err != nil {
+			if err := f.summarizeResult(ctx, g.Call, k); err != nil {
 				return err
 			}
 		}

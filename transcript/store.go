@@ -505,8 +505,14 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	}
 	results := n.ToolResults()
 	if len(results) > 0 {
-		if err := tx.checkOpenCalls(n, results, batch); err != nil {
+		left, err := tx.checkOpenCalls(n, results, batch)
+		if err != nil {
 			return fail("%v", err)
+		}
+		if len(left) > 0 && len(n.AllToolCalls()) > 0 && n.Caller == "" && !opts.AsRecorded {
+			// A node that answers some calls and makes new ones ends the
+			// group: the calls it leaves open are never answered.
+			return fail("tool call(s) %s have no result yet: a node that makes tool calls must answer every call still open before it", quoteList(left))
 		}
 	} else if n.Caller == "" && !opts.AsRecorded {
 		// A spawned turn (caller set) runs inside its caller's open call,
@@ -519,31 +525,37 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 }
 
 // checkOpenCalls: every tool result must answer a call of the nearest
-// assistant node up the predecessor chain that is still unanswered there.
-func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*Node) error {
+// node up the predecessor chain that makes calls and is still unanswered
+// there (the tool-call model, transcript/tools.go).
+// It returns the calls still open after n's results, in call order.
+func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*Node) ([]string, error) {
 	_, calls, answered, err := tx.callsBefore(n.Predecessor, batch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if calls == nil {
-		return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+		return nil, fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
 	}
 	open := map[string]bool{}
-	for _, c := range calls {
-		if !answered[c] {
-			open[c] = true
-		}
+	for _, c := range OpenCalls(calls, answered) {
+		open[c] = true
 	}
 	for _, r := range results {
 		if !open[r.ToolCallID] {
 			if answered[r.ToolCallID] {
-				return fmt.Errorf("tool call %q already has a result", r.ToolCallID)
+				return nil, fmt.Errorf("tool call %q already has a result", r.ToolCallID)
 			}
-			return fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
+			return nil, fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
 		}
 		delete(open, r.ToolCallID)
 	}
-	return nil
+	var left []string
+	for _, c := range calls {
+		if open[c] {
+			left = append(left, c)
+		}
+	}
+	return left, nil
 }
 
 // checkAnswered: a turn that carries no results may not follow a node
@@ -554,58 +566,27 @@ func (tx *Tx) checkAnswered(n *Node, batch map[string]*Node) error {
 	if err != nil {
 		return err
 	}
-	var open []string
-	for _, c := range calls {
-		if !answered[c] {
-			open = append(open, c)
-		}
-	}
+	open := OpenCalls(calls, answered)
 	if len(open) == 0 {
 		return nil
 	}
 	return fmt.Errorf("tool call(s) %s of %q have no result yet: append their results (role tool with tool_call_id, or tool_result blocks) before the next %s turn", quoteList(open), owner, n.Role)
 }
 
-// callsBefore walks back from id over the nodes that carry tool results
-// to the nearest node that makes tool calls, and returns that node's id,
-// its call ids and the ids answered on the way. calls is nil when the walk
-// meets a turn with neither calls nor results, or the start of the chain:
-// then no call is open before id.
+// callsBefore is CallsBefore over the batch and the committed index.
 func (tx *Tx) callsBefore(id string, batch map[string]*Node) (owner string, calls []string, answered map[string]bool, err error) {
-	answered = map[string]bool{}
-	cur := id
-	for steps := 0; cur != ""; steps++ {
-		var res []string
-		var pred string
-		calls = nil
-		if bn, ok := batch[cur]; ok {
-			pred = bn.Predecessor
-			for _, c := range bn.AllToolCalls() {
-				calls = append(calls, c.ID)
-			}
-			for _, r := range bn.ToolResults() {
-				res = append(res, r.ToolCallID)
-			}
-		} else if ref, ok := tx.s.RefByID(cur); ok {
-			pred, calls, res = ref.Predecessor, ref.ToolCallIDs, ref.ResultIDs
-		} else {
-			return "", nil, answered, nil
+	return CallsBefore(id, func(id string) (ToolFacts, string, bool) {
+		if id == "" {
+			return ToolFacts{}, "", false
 		}
-		if len(calls) > 0 {
-			return cur, calls, answered, nil
+		if bn, ok := batch[id]; ok {
+			return bn.ToolFacts(), bn.Predecessor, true
 		}
-		if len(res) == 0 {
-			return "", nil, answered, nil
+		if ref, ok := tx.s.RefByID(id); ok {
+			return ref.ToolFacts(), ref.Predecessor, true
 		}
-		for _, r := range res {
-			answered[r] = true
-		}
-		cur = pred
-		if steps > 1_000_000 {
-			return "", nil, answered, fmt.Errorf("predecessor chain too long or cyclic")
-		}
-	}
-	return "", nil, answered, nil
+		return ToolFacts{}, "", false
+	}, 1_000_000)
 }
 
 // validateSummary applies seed §2 to a summary node.

@@ -106,7 +106,7 @@ func naiveTools(t *testing.T, g *dag.Graph) (map[string]bool, map[int]bool) {
 				}
 				pending = slices.Delete(pending, k, k+1)
 			}
-			if ref.Role != transcript.RoleTool && (ref.HasText || len(ref.ToolCallIDs) > 0 || len(ref.ResultIDs) == 0) {
+			if len(ref.ToolCallIDs) > 0 || (len(ref.ResultIDs) == 0 && ref.Role != transcript.RoleTool) {
 				for _, o := range pending {
 					found["tool_call_unanswered "+g.ID(o.node)+" "+o.call] = true
 				}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -258,21 +259,20 @@ func (c *checker) checkToolSplits() {
 }
 
 // callAbove finds the node that made call, looking up from first's
-// predecessor past the result-only nodes that follow a call; -1 if none.
+// predecessor past the nodes that continue its tool group
+// (transcript.CallsBefore); -1 if none.
 func (c *checker) callAbove(first int, call string) int {
 	s, g := c.s, c.g
-	for p, steps := g.Pred(first), 0; p >= 0 && steps < 1<<16; p, steps = g.Pred(p), steps+1 {
-		r := s.Ref(p)
-		for _, id := range r.ToolCallIDs {
-			if id == call {
-				return p
-			}
+	owner, calls, _, err := transcript.CallsBefore(g.Pred(first), func(p int) (transcript.ToolFacts, int, bool) {
+		if p < 0 {
+			return transcript.ToolFacts{}, -1, false
 		}
-		if len(r.ToolCallIDs) > 0 || len(r.ResultIDs) == 0 || r.HasText {
-			return -1
-		}
+		return s.Ref(p).ToolFacts(), g.Pred(p), true
+	}, 1<<16)
+	if err != nil || !slices.Contains(calls, call) {
+		return -1
 	}
-	return -1
+	return owner
 }
 
 func hasPrefix(a, prefix []int) bool {
