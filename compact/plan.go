@@ -76,9 +76,9 @@ const (
 // MakePlan selects whole turns to fold. The rules (docs/COMPACT.md states
 // each once; this is where they are enforced):
 //
-//   - A system-prompt root is never covered, nor anything before the
-//     active summary: coverage starts right after the summary, else right
-//     after a system root, else at the root itself. A session imported from
+//   - The prompt prefix (the leading system nodes) is never covered, nor
+//     anything before the active summary: coverage starts right after the
+//     summary, else right after the prefix, else at the root itself. A session imported from
 //     Claude Code, Codex or Gemini starts with the user's first request,
 //     which must enter the summary like any covered turn (seed 000 §4 step
 //     3); the summary then becomes a root (predecessor "").
@@ -105,8 +105,12 @@ func MakePlan(in PlanInput) *Plan {
 	if n == 0 {
 		return noop(ReasonNothingNew)
 	}
-	if in.Nodes[0].Role == transcript.RoleSystem {
-		p.Start = 1
+	// The prompt prefix — the system prompt and any system or developer
+	// messages before the first turn (Codex records its permissions and
+	// skills that way) — is never covered: a summary of instructions the
+	// client sends again would only duplicate them.
+	for p.Start < n && in.Nodes[p.Start].Role == transcript.RoleSystem {
+		p.Start++
 	}
 	// The previous summary sits where its segment began; coverage resumes
 	// right after it. It may be the view's first node: a session compacted

@@ -293,3 +293,19 @@ func TestPlanNeverSplitsConsecutiveUserMessages(t *testing.T) {
 		t.Fatalf("want a no-op (%s), got cut %d covering %v", ReasonNoBoundary, p.Cut, p.NewIDs)
 	}
 }
+
+// The prompt prefix is every leading system node, not just the root: a
+// plan that would cover only a developer message before the first turn is
+// a no-op, never an empty summary.
+func TestPlanKeepsTheWholePromptPrefix(t *testing.T) {
+	nodes := []*transcript.Node{
+		{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("base instructions")},
+		{ID: "dev", Predecessor: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("permissions")},
+		{ID: "u1", Predecessor: "dev", Role: transcript.RoleUser, Content: transcript.TextContent("hi")},
+		{ID: "a1", Predecessor: "u1", Role: transcript.RoleAssistant, Content: transcript.TextContent("hello")},
+	}
+	p := MakePlan(PlanInput{Nodes: nodes, Tokens: []int{500, 500, 5, 5}, Total: 1010, Target: 100})
+	if !p.NoOp || p.Start != 2 {
+		t.Fatalf("plan %+v: want a no-op starting after the prefix", p)
+	}
+}

@@ -63,24 +63,6 @@ func importFile(t *testing.T, data []byte, name string) string {
 	return out
 }
 
-func rendered(t *testing.T, dir string, f render.Format) string {
-	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.S.Close()
-	v, err := render.Build(g, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render.Write(&b, v, f); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // activeCovers is the active summary's covers_ids.
 func activeCovers(t *testing.T, dir string) []string {
 	t.Helper()
@@ -160,8 +142,8 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatal("the compacted branch exported without its summary")
 				}
 				back := importFile(t, data, "export.jsonl")
-				want, got := rendered(t, dir, tc.format), rendered(t, back, tc.format)
-				prefix := leadingSystem(t, rendered(t, dir, render.FormatOpenAI))
+				want, got := sessiontest.Rendered(t, dir, tc.format), sessiontest.Rendered(t, back, tc.format)
+				prefix := leadingSystem(t, sessiontest.Rendered(t, dir, render.FormatOpenAI))
 				switch tc.to {
 				case export.ClaudeCode:
 					// Claude Code sends its own system prompt: the export
@@ -408,5 +390,41 @@ func TestClientPaths(t *testing.T) {
 	}
 	if got := export.CodexPath("/h/.codex", sessionID, fixedNow()); got != "/h/.codex/sessions/2026/12/01/rollout-2026-12-01T09-00-00-"+sessionID+".jsonl" {
 		t.Fatal(got)
+	}
+}
+
+// TestExportEverySharedTranscript: every real transcript in the shared
+// fixtures exports to both clients (issue "export": or is refused with one
+// clear line; none is refused today).
+func TestExportEverySharedTranscript(t *testing.T) {
+	root := filepath.Join(sessiontest.FixturesDir(), "..", "..", "shared", "fixtures", "external")
+	var files []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "subagents") && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Skip("the shared external fixtures are not present")
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		out := filepath.Join(t.TempDir(), "s")
+		if _, err := importer.Import(context.Background(), importer.Options{From: "auto", Files: []string{f}, Out: out}); err != nil {
+			t.Fatalf("%s: import: %v", rel, err)
+		}
+		_ = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.Name() != "session.json" {
+				return nil
+			}
+			for _, to := range export.Targets {
+				data, res := exportTo(t, filepath.Dir(p), to, export.Options{})
+				if len(data) == 0 || res.Lines == 0 {
+					t.Errorf("%s → %s: nothing written", rel, to)
+				}
+			}
+			return nil
+		})
 	}
 }

@@ -143,11 +143,26 @@ func appendAfter(t *testing.T, dir string, before *transcript.Session) {
 	if _, dup := before.Lookup("fuzz-new"); dup {
 		return
 	}
+	// A HEAD or active summary outside the committed nodes, with bytes
+	// after them, means session.json is wrong, not the tail: the write is
+	// refused and every file stays as it was (docs/FORMAT.md §1).
+	_, headOK := before.Lookup(before.Meta.Head)
+	_, activeOK := before.Lookup(before.Meta.ActiveSummaryID)
+	inconsistent := before.TailBytes > 0 && (before.Meta.Head != "" && !headOK || before.Meta.ActiveSummaryID != "" && !activeOK)
+	files := snapshot(t, dir)
 	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
 		_, err := tx.Append([]transcript.Node{{ID: "fuzz-new", Role: transcript.RoleUser, Content: transcript.TextContent("x")}},
 			transcript.AppendOptions{RootFirst: true, AllowBrokenGraph: true})
 		return err
 	})
+	if inconsistent {
+		var pe *transcript.ParseError
+		if !errors.As(err, &pe) {
+			t.Fatalf("append to a session whose meta disagrees with its nodes: got %v, want a refusal", err)
+		}
+		sameSnapshot(t, files, snapshot(t, dir))
+		return
+	}
 	if err != nil {
 		t.Fatalf("append after a readable session: %v", err)
 	}

@@ -4,6 +4,7 @@
 package sessiontest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -144,4 +147,43 @@ func External(t testing.TB, rel ...string) string {
 	}
 	t.Skipf("skipping: the shared real transcripts are absent (../shared/fixtures/external/%s)", filepath.Join(rel...))
 	return ""
+}
+
+// Rendered is the view from dir's HEAD in format f, as 'ctxfold render'
+// prints it.
+func Rendered(t testing.TB, dir string, f render.Format) string {
+	t.Helper()
+	g, err := dag.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := render.Write(&b, v, f); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// StoredNode reads node id of the session in dir.
+func StoredNode(t testing.TB, dir, id string) *transcript.Node {
+	t.Helper()
+	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	i, ok := s.Lookup(id)
+	if !ok {
+		t.Fatalf("node %q not stored", id)
+	}
+	n, err := s.Node(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/export"
 	"github.com/ctxfold/ctxfold/internal/fake/anthropic"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -74,7 +75,7 @@ func TestLiveExportResume(t *testing.T) {
 	if err != nil || res.Outcome != compact.OutcomeSucceeded {
 		t.Fatalf("compact: %v %+v", err, res)
 	}
-	summaryText := storedText(t, session, res.SummaryID)
+	summaryText := sessiontest.StoredNode(t, session, res.SummaryID).Content.PlainText()
 
 	const resumed = "5e55a0a0-0000-4000-8000-0000000000e1"
 	g, err := dag.Open(session, transcript.OpenOptions{})
@@ -126,7 +127,7 @@ func TestLiveExportResume(t *testing.T) {
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{path}, Out: back}); err != nil {
 		t.Fatal(err)
 	}
-	view := renderText(t, back)
+	view := sessiontest.Rendered(t, back, render.FormatText)
 	k, q := strings.Index(view, kept), strings.Index(view, "Next question echo-7736.")
 	if k < 0 || q < k || !strings.Contains(view[q:], "assistant") {
 		t.Fatalf("the re-imported view does not end with the new question and its reply after the kept tail:\n%s", view)
@@ -147,21 +148,6 @@ func liveClient(t *testing.T) string {
 		t.Fatalf("client %s: %v (run interop/claude-code/record.sh once to install it)", client, err)
 	}
 	return client
-}
-
-func storedText(t *testing.T, dir, id string) string {
-	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	i, _ := s.Lookup(id)
-	n, err := s.Node(i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Content.PlainText()
 }
 
 func countFiles(t *testing.T, dir string) int {
@@ -197,22 +183,4 @@ func mainRequest(t *testing.T, dir string, skip int, marker string) string {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
-}
-
-func renderText(t *testing.T, dir string) string {
-	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.S.Close()
-	v, err := render.Build(g, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render.Write(&b, v, render.FormatText); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/export"
 	"github.com/ctxfold/ctxfold/internal/fake/openai"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -105,7 +106,7 @@ env_key = "FAKE_OPENAI_KEY"
 	if err != nil || res.Outcome != compact.OutcomeSucceeded {
 		t.Fatalf("compact: %v %+v", err, res)
 	}
-	summary := strings.TrimPrefix(nodeText(t, session, res.SummaryID), transcript.SummaryPrefix)
+	summary := strings.TrimPrefix(sessiontest.StoredNode(t, session, res.SummaryID).Content.PlainText(), transcript.SummaryPrefix)
 
 	const resumed = "019d0000-0000-7000-8000-0000000000e1"
 	g, err := dag.Open(session, transcript.OpenOptions{})
@@ -156,7 +157,7 @@ env_key = "FAKE_OPENAI_KEY"
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{path}, Out: back}); err != nil {
 		t.Fatal(err)
 	}
-	view := viewText(t, back)
+	view := sessiontest.Rendered(t, back, render.FormatText)
 	k, q := strings.Index(view, "Kept turn delta-8835."), strings.Index(view, "Next question echo-8836.")
 	if k < 0 || q < k || !strings.Contains(view[q:], "assistant") {
 		t.Fatalf("the re-imported view does not show the new question and its reply after the kept tail:\n%s", view)
@@ -175,37 +176,4 @@ func firstLine(s string) string {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
-}
-
-func nodeText(t *testing.T, dir, id string) string {
-	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	i, _ := s.Lookup(id)
-	n, err := s.Node(i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Content.PlainText()
-}
-
-func viewText(t *testing.T, dir string) string {
-	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.S.Close()
-	v, err := render.Build(g, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := render.Write(&b, v, render.FormatText); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
