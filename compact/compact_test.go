@@ -108,7 +108,7 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 		}
 	}
 	if !strings.HasPrefix(text, transcript.SummaryPrefix) || n.Name != transcript.SummaryName || n.Predecessor != "sys" {
-		t.Fatalf("not a seed §2 summary node: %+v", n)
+		t.Fatalf("not a docs/FORMAT.md §4 summary node: %+v", n)
 	}
 	if got := renderIDs(t, dir); !slices.Equal(got, []string{"sys", res.SummaryID, "u2", "a6", "t5", "t6", "a7"}) {
 		t.Fatalf("rendered ids %v", got)

@@ -630,7 +630,7 @@ func TestCancelled(t *testing.T) {
 
 // TestViewCacheKey: the stored Result is served only for the same session
 // state and inputs. A compaction changes session.json without moving HEAD
-// (seed 001 §01), which must be a miss.
+// (docs/ESTIMATE.md), which must be a miss.
 func TestViewCacheKey(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "compacted")
 	opts := Options{Model: "gpt-4.1"}

@@ -303,7 +303,7 @@ const (
 )
 
 // reserveCeiling is the most ever reserved for the reply when no explicit
-// cap is given (seed 000, "Compaction inside one user message").
+// cap is given (docs/FIT.md).
 const reserveCeiling = 16384
 
 // Budget resolves opts.Model (through opts.Models, the built-in table and

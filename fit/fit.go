@@ -1,6 +1,6 @@
 // Package fit builds a request body that fits a model's window by
 // estimate's count (exact for models whose tokenizer is public, a stated
-// proxy otherwise: Report.EncodingIsProxy) from a rendered view, without touching the DAG (seed 000,
+// proxy otherwise: Report.EncodingIsProxy) from a rendered view, without touching the DAG (docs/FIT.md,
 // "Compaction inside one user message" and "Request-local checkpoints").
 // It owns the three request-local steps — summarize completed tool
 // results, replace older complete history with a checkpoint, snip — and the
@@ -26,7 +26,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Defaults for the summary calls of one preparation (seed 000: at most 32
+// Defaults for the summary calls of one preparation (docs/FIT.md: at most 32
 // requests and a 60-second deadline).
 const (
 	DefaultMaxCalls        = 32
@@ -340,7 +340,7 @@ func lastUserTurn(nodes []*transcript.Node) int {
 	return -1
 }
 
-// protected marks what no step may remove or rewrite (seed 000): system
+// protected marks what no step may remove or rewrite (docs/FIT.md): system
 // and user messages, the latest assistant segment, incomplete tool groups,
 // multimodal and signed content.
 func protected(nodes []*transcript.Node) []bool {

@@ -16,13 +16,13 @@ import (
 	"time"
 )
 
-// SummaryPrefix starts every summary node's content (seed §2).
+// SummaryPrefix starts every summary node's content (docs/FORMAT.md §4).
 const SummaryPrefix = "[Previous conversation summary]\n"
 
-// SummaryName is the name of every summary node (seed §2).
+// SummaryName is the name of every summary node (docs/FORMAT.md §4).
 const SummaryName = "context/summary"
 
-// SummaryIDPrefix starts every summary node's id (seed §2).
+// SummaryIDPrefix starts every summary node's id (docs/FORMAT.md §4).
 const SummaryIDPrefix = "summary_"
 
 // SummaryRole is the role a summary node carries: the model reads it as a
@@ -76,7 +76,7 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 
 // Tx is a locked write transaction on one session: its snapshot is fresh
 // (read under the lock) and every write through it is committed before it
-// returns. Tx is the only place HEAD changes (seed §5).
+// returns. Tx is the only place HEAD changes (docs/FORMAT.md §1).
 type Tx struct {
 	// ctx is Update's context: a write checks it right before its commit
 	// point, so an interrupted command writes nothing.
@@ -304,7 +304,7 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 			meta.ActiveSummaryID = n.ID
 			meta.ActiveSummaryText = strings.TrimPrefix(n.Content.PlainText(), SummaryPrefix)
 		} else {
-			// seed §5: append advances HEAD only on chain extension, and a
+			// docs/FORMAT.md §1: append advances HEAD only on chain extension, and a
 			// spawned (caller) turn never moves it.
 			if n.Caller == "" && n.Predecessor == head {
 				head = n.ID
@@ -465,7 +465,7 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	if n.Caller != "" && !exists(n.Caller) {
 		return fail("caller %q not found", n.Caller)
 	}
-	// seed §2: a summary is a stand-in spliced beside the chain; turns keep
+	// docs/FORMAT.md §4: a summary is a stand-in spliced beside the chain; turns keep
 	// following real turns (the kept tail keeps its predecessors), so no
 	// node may follow or be spawned by a summary.
 	isSummary := func(id string) bool {
@@ -476,7 +476,7 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 		return ok && s.IsSummary(i)
 	}
 	if n.Predecessor != "" && isSummary(n.Predecessor) {
-		return fail("predecessor %q is a summary node; a turn follows a real turn (seed §2)", n.Predecessor)
+		return fail("predecessor %q is a summary node; a turn follows a real turn (docs/FORMAT.md §4)", n.Predecessor)
 	}
 	if n.Caller != "" && isSummary(n.Caller) {
 		return fail("caller %q is a summary node", n.Caller)
@@ -589,7 +589,7 @@ func (tx *Tx) callsBefore(id string, batch map[string]*Node) (owner string, call
 	}, 1_000_000)
 }
 
-// validateSummary applies seed §2 to a summary node.
+// validateSummary applies docs/FORMAT.md §4 to a summary node.
 func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string, ...any) error) error {
 	if !strings.HasPrefix(n.ID, SummaryIDPrefix) {
 		return fail("a summary node's id must start with %q", SummaryIDPrefix)
@@ -653,7 +653,7 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 	return nil
 }
 
-// SetHead moves HEAD: the one explicit mover (seed §5). HEAD cannot land on
+// SetHead moves HEAD: the one explicit mover (docs/FORMAT.md §1). HEAD cannot land on
 // a summary node or a missing id.
 func (tx *Tx) SetHead(id string) error {
 	ref, ok := tx.s.RefByID(id)
@@ -661,7 +661,7 @@ func (tx *Tx) SetHead(id string) error {
 		return &ValidationError{NodeID: id, Msg: "no such node; HEAD unchanged"}
 	}
 	if ref.Summary {
-		return &ValidationError{NodeID: id, Msg: "is a summary node; HEAD never rests on a summary (seed §5); HEAD unchanged"}
+		return &ValidationError{NodeID: id, Msg: "is a summary node; HEAD never rests on a summary (docs/FORMAT.md §1); HEAD unchanged"}
 	}
 	if tx.s.Meta.Head == id {
 		return nil

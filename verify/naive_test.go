@@ -272,8 +272,8 @@ func TestRenderMismatchIsDetected(t *testing.T) {
 	// HEAD a8 and the fork a4x (which holds summary_first's segment) both
 	// depart from what summary_first would give.
 	if len(c.buf) != 2 || c.buf[0].Code != CodeRenderMismatch || c.buf[0].NodeID != "a8" || c.buf[1].NodeID != "a4x" ||
-		!strings.Contains(c.buf[0].Msg, `HEAD has "summary_second" at position 1 where seed §3 gives "summary_first"`) ||
-		!strings.Contains(c.buf[1].Msg, `branch tip has "u1" at position 1 where seed §3 gives "summary_first"`) {
+		!strings.Contains(c.buf[0].Msg, `HEAD has "summary_second" at position 1 where docs/FORMAT.md §4 gives "summary_first"`) ||
+		!strings.Contains(c.buf[1].Msg, `branch tip has "u1" at position 1 where docs/FORMAT.md §4 gives "summary_first"`) {
 		t.Fatalf("findings %+v", c.buf)
 	}
 }

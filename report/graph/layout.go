@@ -16,7 +16,7 @@ const (
 )
 
 // layout is the drawing every format shares: the DAG as a tree of items,
-// with seed §3's capsule fold applied (dag.Fold). Item k < n is node k drawn
+// with docs/FORMAT.md §4's capsule fold applied (dag.Fold). Item k < n is node k drawn
 // raw (or the capsule, for the active summary when it applies); item n+k is
 // node k drawn inside the capsule. It holds indexes only, never content, so
 // it stays small for large sessions.
@@ -90,7 +90,7 @@ func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, er
 			p = f.Summary
 		}
 		l.parent[i], l.spawned[i] = int32(p), viaCaller
-		// seed §3: covered nodes disappear only on branches that carry the
+		// docs/FORMAT.md §4: covered nodes disappear only on branches that carry the
 		// summary; HEAD is always drawn, raw if its context is raw.
 		l.shown[i] = !f.Hidden(i)
 		// Inside the capsule: every folded node, hanging from its folded

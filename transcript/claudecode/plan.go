@@ -687,7 +687,7 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 }
 
 // nodeID makes a uuid a node id the store accepts: never empty, never in
-// the summary id space (seed §2), never used twice.
+// the summary id space (docs/FORMAT.md §4), never used twice.
 func (p *planner) nodeID(uuid string) string {
 	// A uuid is unique once repeated uuids are skipped; only ids this
 	// importer makes up (renamed ones, summaries) are remembered in ids.
@@ -1163,7 +1163,7 @@ func (p *planner) openCalls(pred int32) (int32, map[string]bool) {
 }
 
 // planBoundary turns a compact_boundary into a summary node covering the
-// chain that ends at its logical parent (seed §2: predecessor = the
+// chain that ends at its logical parent (docs/FORMAT.md §4: predecessor = the
 // predecessor of the first covered node). Later turns continue from that
 // last covered node, so the covered run stays on their spine.
 func (p *planner) planBoundary(r *record, ref lineRef) error {
