@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// The scenario suite (seed §8): the flows a user runs, end to end through
-// the real ctxfold binary (testscript.Main in main_test.go puts it on PATH
+// The scenario suite (docs/ARCHITECTURE.md, where each rule is enforced):
+// the flows a user runs, end to end through the real ctxfold binary (testscript.Main in main_test.go puts it on PATH
 // as "ctxfold"; every call is a new process), checking HEAD, the rendered
 // id list and 'verify --strict' after every step. The class of
 // cross-module side-effect bug it guards against (a write that moves HEAD,
@@ -145,7 +145,7 @@ func (sc *scenario) activeSummary() string {
 	return s
 }
 
-// expectedView is the test's own statement of seed §3 over the raw spine
+// expectedView is the test's own statement of docs/FORMAT.md §4 over the raw spine
 // (the oracle the binary's rendering is checked against): if every covered
 // id lies on the spine as one run right after the summary's predecessor,
 // the run is replaced by the summary; otherwise the spine renders raw.
@@ -176,7 +176,7 @@ func (sc *scenario) check(step, wantHead string, wantIDs []string) []string {
 		pred, covers = sc.summary(active)
 	}
 	if want := expectedView(sc.ids("", true), active, pred, covers); !slices.Equal(got, want) {
-		sc.t.Fatalf("%s: rendered ids %v, seed §3 gives %v", step, got, want)
+		sc.t.Fatalf("%s: rendered ids %v, docs/FORMAT.md §4 gives %v", step, got, want)
 	}
 	if wantIDs != nil && !slices.Equal(got, wantIDs) {
 		sc.t.Fatalf("%s: rendered ids %v, want %v", step, got, wantIDs)
@@ -383,7 +383,7 @@ func TestScenarioHeadIntegrity(t *testing.T) {
 }
 
 // TestScenarioAppendedSummary: a summary appended by hand through 'append
-// --file' (a valid seed §2 node) behaves like one compact writes.
+// --file' (a valid docs/FORMAT.md §4 node) behaves like one compact writes.
 func TestScenarioAppendedSummary(t *testing.T) {
 	sc := newScenario(t)
 	sc.say("sys", "system", "You are a migration assistant.")

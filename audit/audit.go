@@ -110,9 +110,6 @@ func (e *NoSummaryError) Hint() string {
 	return "compact it first ('ctxfold compact " + e.Dir + "'), or pass --all to audit relics"
 }
 
-// ExitCode is 2: the input does not hold what was asked for.
-func (e *NoSummaryError) ExitCode() int { return 2 }
-
 // Run audits the summaries opts selects.
 func Run(ctx context.Context, g *dag.Graph, opts Options) ([]*Result, error) {
 	var targets []int

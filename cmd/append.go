@@ -38,10 +38,10 @@ schema (--file F, "-" for stdin), all or nothing, and print one id a line.
 Ids are generated when absent. The predecessor defaults to HEAD (in a batch, a
 node without one follows the node before it; "predecessor": null is a root, as
 in nodes.jsonl), resolved under the session lock.
-HEAD advances only when the new node extends it and has no caller (seed §5).
+HEAD advances only when the new node extends it and has no caller (docs/FORMAT.md §1).
 Rejected, with nothing written: an unknown predecessor or caller, a duplicate
 id, a tool result with no matching open tool call. A node with
-metadata.compaction: true is validated as a summary (seed §2) and becomes the
+metadata.compaction: true is validated as a summary (docs/FORMAT.md §4) and becomes the
 active summary.` + exitStatusHelp(""),
 		Example: `  ctxfold append ./s --role user --content "Fix the failing test"
   ctxfold append ./s --role assistant --content "" --tool-calls '[{"id":"c1","name":"bash","arguments":{"cmd":"go test ./..."}}]'

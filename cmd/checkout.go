@@ -25,7 +25,7 @@ func newCheckoutCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkout DIR [ID]",
 		Short: "Move HEAD to a node, or print HEAD",
-		Long: `Move HEAD to node ID: the one explicit HEAD mover (seed §5). HEAD never rests
+		Long: `Move HEAD to node ID: the one explicit HEAD mover (docs/FORMAT.md §1). HEAD never rests
 on a summary node or a missing id; either is refused and nothing changes.
 Without ID, print the current HEAD.` + exitStatusHelp(""),
 		Example: `  ctxfold checkout ./s            # print HEAD

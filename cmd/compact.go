@@ -36,8 +36,9 @@ func newCompactCmd(f *Factory) *cobra.Command {
 		Use:   "compact DIR",
 		Short: "Fold older turns into one rolling summary, offline",
 		Long: `Compact a session: fold its older turns into one summary node that the
-rendered view substitutes for them (seed §1–§4). Nothing is deleted, no node is
-rewritten and HEAD does not move: 'ctxfold render --raw' still shows every turn.
+rendered view substitutes for them (docs/FORMAT.md §4, docs/COMPACT.md).
+Nothing is deleted, no node is rewritten and HEAD does not move: 'ctxfold
+render --raw' still shows every turn.
 
 The kept tail is as many whole turns as fit the retained-token target (10% of
 the model window, clamped to 8,000–40,000 tokens; --keep-tokens overrides). It
@@ -145,20 +146,20 @@ func (o *compactOptions) summarizer() (summarize.Summarizer, error) {
 
 // compactError is a failed or interrupted compaction, printed in the
 // standard one-line form ("ctxfold: error: context compaction failed: …")
-// with the seed 001 §04 message text.
+// with the docs/COMPACT.md §5 message text.
 type compactError struct {
 	msg, hint string
-	code      int
-	err       error
+	// err is the *compact.FailedError or *compact.ChangedError, which
+	// cmd/exit.go maps to the exit code.
+	err error
 }
 
 func (e *compactError) Error() string { return e.msg }
 func (e *compactError) Hint() string  { return e.hint }
-func (e *compactError) ExitCode() int { return e.code }
 func (e *compactError) Unwrap() error { return e.err }
 
 // lowerFirst starts a message with a lower-case letter, as errors do (the
-// seed's "Context compaction failed: …" becomes "context compaction
+// message table's "Context compaction failed: …", docs/COMPACT.md §5, becomes "context compaction
 // failed: …"; Chinese is unchanged).
 func lowerFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
@@ -200,7 +201,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 				return jerr
 			}
 		}
-		return &compactError{msg: lowerFirst(msg), code: failed.ExitCode(), err: err}
+		return &compactError{msg: lowerFirst(msg), err: err}
 	case errors.As(err, &changed):
 		msg := report.CompactionChanged(opts.Lang, changed.Msg)
 		if opts.JSON {
@@ -208,7 +209,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 				return jerr
 			}
 		}
-		return &compactError{msg: lowerFirst(msg), hint: changed.Hint(), code: changed.ExitCode(), err: err}
+		return &compactError{msg: lowerFirst(msg), hint: changed.Hint(), err: err}
 	case err != nil:
 		return err
 	}
@@ -237,7 +238,7 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 		}
 		return report.CompactionFinished(lang, res.SummarisedCount, newly, res.TokensBefore, res.TokensAfter)
 	case compact.OutcomeNoOp:
-		// seed 001 §04's "already compacted" is only for a previous summary
+		// docs/COMPACT.md §5's "already compacted" is only for a previous summary
 		// with nothing new after it; the other no-ops say what happened.
 		switch res.Reason {
 		case compact.ReasonBelowThreshold:

@@ -340,7 +340,7 @@ func oneTurnSession(t *testing.T) string {
 	return dir
 }
 
-// seed 001 §04 reserves "Context is already compacted" for a previous
+// docs/COMPACT.md §5 reserves "Context is already compacted" for a previous
 // summary with nothing new; a one-turn history that was never compacted
 // says what happened instead, and JSON keeps outcome no_op with a reason.
 func TestCompactNoOpMessages(t *testing.T) {
@@ -365,7 +365,7 @@ func TestCompactNoOpMessages(t *testing.T) {
 		t.Fatalf("json %v", m)
 	}
 
-	// The real nothing-to-fold case keeps the seed's message.
+	// The real nothing-to-fold case keeps the message of docs/COMPACT.md §5.
 	tools := toolsCopy(t)
 	if r := runCLI(t, nil, "compact", tools, "--keep-tokens", "300"); r.Code != 0 {
 		t.Fatalf("first compaction: %d %s", r.Code, r.Stderr)

@@ -122,7 +122,7 @@ func TestCoreInit(t *testing.T) {
 	coreRun(t, coreEnv{}, "init").check(t, "", "ctxfold: error: ctxfold init takes 1 argument(s), got 0\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
 }
 
-// seed §5 through the CLI: append on HEAD advances it; another
+// docs/FORMAT.md §1 through the CLI: append on HEAD advances it; another
 // predecessor or a caller does not; checkout refuses a summary or a
 // missing id and changes nothing.
 func TestCoreHeadRules(t *testing.T) {
@@ -146,7 +146,7 @@ func TestCoreHeadRules(t *testing.T) {
 
 	before := coreFiles(t, dir)
 	coreRun(t, coreEnv{}, "checkout", dir, "summary_1").check(t, "",
-		`ctxfold: error: node "summary_1": is a summary node; HEAD never rests on a summary (seed §5); HEAD unchanged`+"\n", 2)
+		`ctxfold: error: node "summary_1": is a summary node; HEAD never rests on a summary (docs/FORMAT.md §1); HEAD unchanged`+"\n", 2)
 	coreRun(t, coreEnv{}, "checkout", dir, "nope").check(t, "", `ctxfold: error: node "nope": no such node; HEAD unchanged`+"\n", 2)
 	coreSame(t, before, coreFiles(t, dir))
 

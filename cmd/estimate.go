@@ -43,7 +43,7 @@ func newEstimateCmd(f *Factory) *cobra.Command {
 		Short: "Token occupancy of the rendered view",
 		Long: `Measure how full the context window is: exact offline token counts of the
 rendered view from HEAD (or --head) — the active summary plus the uncovered
-tail, thinking and tool blocks included (seed 001 §01: one measurement basis,
+tail, thinking and tool blocks included (docs/ESTIMATE.md: one measurement basis,
 the same one compact and render --fit use).
 
 The breakdown has one row per category (system, tool definitions, summary,
@@ -422,8 +422,8 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	return nil
 }
 
-// occupancyBar draws ratio as a bar coloured by occupancy (seed 001 §02:
-// green below 60%, yellow below 80%, red from 80%).
+// occupancyBar draws ratio as a bar coloured by occupancy:
+// green below 60%, yellow below 80%, red from 80%.
 func occupancyBar(pal report.Palette, ratio float64, width int) string {
 	filled := int(math.Round(math.Min(ratio, 1) * float64(width)))
 	if ratio > 0 && filled == 0 {

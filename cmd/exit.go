@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/audit"
+	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/fit"
+	"github.com/ctxfold/ctxfold/report/graph"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -35,59 +38,74 @@ type SilentError struct{ Code int }
 
 func (e *SilentError) Error() string { return "exit status" }
 
-// exitCoder is implemented by error types of the library packages that
-// carry their own code (compact's failed and changed outcomes, render's
-// does-not-fit); the table below lists them.
-type exitCoder interface{ ExitCode() int }
+// exitRule maps one error type (found anywhere in the chain, errors.As) to
+// its code.
+type exitRule struct {
+	match func(error) bool
+	code  int
+}
+
+func is[T error](err error) bool {
+	var target T
+	return errors.As(err, &target)
+}
+
+// exitRules is the one map from library error types to exit codes; the
+// libraries carry no numbers. The first rule that matches wins, so the
+// order matters where one chain could hold two: a lock or a failed
+// compaction outranks the cancellation it may wrap. The input errors
+// (bad usage, a ParseError, a rejected write, a NotSessionError, a
+// dag.IntegrityError, a render.HeadError) and anything unlisted get the
+// default, ExitUsage; they are listed there, not here, because an
+// interruption while reading must still exit 130.
+var exitRules = []exitRule{
+	{is[*transcript.LockedError], ExitBusy},
+	{is[*compact.FailedError], ExitCompactFailed},
+	{is[*compact.ChangedError], ExitBusy},
+	{is[*fit.DoesNotFitError], ExitDoesNotFit},
+	// Bad input that is named as such even when the run was interrupted.
+	{is[*compact.BrokenError], ExitUsage},
+	{is[*estimate.UnknownModelError], ExitUsage},
+	{is[*estimate.UnknownEncodingError], ExitUsage},
+	{is[*fit.OutputCapError], ExitUsage},
+	{is[*fit.NoBudgetError], ExitUsage},
+	{is[*graph.AroundError], ExitUsage},
+	{is[*audit.NoSummaryError], ExitUsage},
+	{is[*transcript.PinError], ExitUsage},
+	{func(err error) bool { return errors.Is(err, context.Canceled) }, ExitInterrupted},
+}
 
 // ExitCode maps an error to its exit code:
 //
-//	*SilentError               its Code
-//	*UsageError                2
-//	*transcript.ParseError     2 (malformed or unreadable input)
-//	*transcript.ValidationError 2 (a rejected write; nothing written)
-//	*transcript.NotSessionError 2
-//	*dag.IntegrityError        2
-//	*render.HeadError          2
-//	*transcript.LockedError    4
-//	exitCoder                  its ExitCode():
-//	  *estimate.UnknownModelError, *estimate.UnknownEncodingError  2
-//	  *compact.BrokenError (the session fails verify)              2
-//	  *fit.OutputCapError, *fit.NoBudgetError                      2
-//	  *graph.AroundError                                           2
-//	  *audit.NoSummaryError, *transcript.PinError                  2
-//	  *compact.FailedError                                         3
-//	  *compact.ChangedError                                        4
-//	  *fit.DoesNotFitError                                         5
-//	context.Canceled           130
-//	anything else              2
+//	nil                          0
+//	*SilentError                 its Code (a failed check, 1, printed its report)
+//	*transcript.LockedError      4
+//	*compact.FailedError         3
+//	*compact.ChangedError        4
+//	*fit.DoesNotFitError         5
+//	*compact.BrokenError, *estimate.UnknownModelError,
+//	*estimate.UnknownEncodingError, *fit.OutputCapError,
+//	*fit.NoBudgetError, *graph.AroundError, *audit.NoSummaryError,
+//	*transcript.PinError         2
+//	context.Canceled             130
+//	anything else                2 (*UsageError, *transcript.ParseError,
+//	                             *transcript.ValidationError,
+//	                             *transcript.NotSessionError,
+//	                             *dag.IntegrityError, *render.HeadError)
+//
+// A panic is 70 (Run's recover).
 func ExitCode(err error) int {
-	var silent *SilentError
-	var locked *transcript.LockedError
-	var coder exitCoder
-	switch {
-	case err == nil:
+	if err == nil {
 		return ExitOK
-	case errors.As(err, &silent):
-		return silent.Code
-	case errors.As(err, &locked):
-		return ExitBusy
-	case errors.As(err, &coder):
-		return coder.ExitCode()
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
 	}
-	var (
-		usage     *UsageError
-		parse     *transcript.ParseError
-		invalid   *transcript.ValidationError
-		integrity *dag.IntegrityError
-		head      *render.HeadError
-	)
-	switch {
-	case errors.As(err, &usage), errors.As(err, &parse), errors.As(err, &invalid),
-		errors.As(err, &integrity), errors.As(err, &head):
-		return ExitUsage
+	var silent *SilentError
+	if errors.As(err, &silent) {
+		return silent.Code
+	}
+	for _, r := range exitRules {
+		if r.match(err) {
+			return r.code
+		}
 	}
 	return ExitUsage
 }

@@ -43,7 +43,7 @@ func newGraphCmd(f *Factory) *cobra.Command {
 		Short: "Draw the DAG with its summary capsule (tree, JSON, DOT, Mermaid, HTML)",
 		Long: `Draw a session's DAG. The active summary is drawn as one capsule on exactly
 the branches whose rendered context carries it (the same rule render uses,
-seed §3): its covered nodes are hidden there and drawn raw on the branches
+docs/FORMAT.md §4): its covered nodes are hidden there and drawn raw on the branches
 that render raw. Superseded summaries are drawn as relics. Nodes spawned by a
 turn (caller) hang under it and fold with it. Token counts come from
 estimate, for the model named by --model, else the model the session

@@ -47,7 +47,7 @@ func newRenderCmd(f *Factory) *cobra.Command {
 		Use:   "render DIR",
 		Short: "Print what the model reads next turn",
 		Long: `Print the rendered view from HEAD (or --head): the predecessor spine with the
-active summary substituted for the segment it covers (seed §3), or the raw
+active summary substituted for the segment it covers (docs/FORMAT.md §4), or the raw
 spine when the branch does not hold the whole covered segment. --raw ignores
 summaries: the pre-compaction view.
 

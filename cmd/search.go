@@ -35,7 +35,7 @@ starts with (?i)). Content, thinking, tool calls and tool results are
 searched; ids and metadata are not.
 
 Recall is over the whole session, not just what the model reads: a turn
-folded into a summary is still on disk (seed 002's "cold layer"). Each hit
+folded into a summary is still on disk (a cold layer). Each hit
 says where it stands relative to the view rendered from HEAD (or --head):
 
   visible     the model reads it next turn

@@ -31,10 +31,10 @@ func newVerifyCmd(f *Factory) *cobra.Command {
 		Short: "Check every invariant of sessions, as a CI gate",
 		Long: `Check every invariant of each session and report each violation by code, node
 id and file:line: structure (ids, predecessors, callers, cycles, HEAD), summary
-nodes (seed §2 shape, covers_ids a contiguous chain segment of real turns at
+nodes (docs/FORMAT.md §4 shape, covers_ids a contiguous chain segment of real turns at
 its splice point, one active summary, re-compaction extends the previous
 segment, no dead forks, no tool call separated from its result), rendering
-(seed §3 on HEAD and every branch tip), tool-call adjacency in the rendered
+(docs/FORMAT.md §4 on HEAD and every branch tip), tool-call adjacency in the rendered
 views, and compaction events. docs/VERIFY.md explains every code and how to
 fix it.
 

@@ -16,7 +16,7 @@ import (
 	"github.com/ctxfold/ctxfold/verify"
 )
 
-// Outcomes (seed 001 §02), plus changed (the source moved underneath) and
+// Outcomes (docs/COMPACT.md §5), plus changed (the source moved underneath) and
 // planned (a dry run).
 const (
 	OutcomeSucceeded = "succeeded"
@@ -123,9 +123,6 @@ type FailedError struct{ Err error }
 func (e *FailedError) Error() string { return e.Err.Error() }
 func (e *FailedError) Unwrap() error { return e.Err }
 
-// ExitCode is 3 (cmd/exit.go).
-func (e *FailedError) ExitCode() int { return 3 }
-
 // ChangedError: HEAD, the active summary or the covered segment changed
 // while the summarizer ran; nothing was written and the run can be retried.
 type ChangedError struct{ Msg string }
@@ -134,9 +131,6 @@ func (e *ChangedError) Error() string {
 	return "session changed during compaction: " + e.Msg + "; nothing written"
 }
 func (e *ChangedError) Hint() string { return "run the compaction again" }
-
-// ExitCode is 4 (cmd/exit.go).
-func (e *ChangedError) ExitCode() int { return 4 }
 
 // BrokenError: the session already fails `ctxfold verify`, so compaction
 // refused it before planning; nothing was written and no event appended.
@@ -164,10 +158,7 @@ func plural(n int, one, many string) string {
 // Hint points at the command that lists every fault.
 func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s'", e.Dir) }
 
-// ExitCode is 2 (cmd/exit.go): the input is bad, as for append.
-func (e *BrokenError) ExitCode() int { return 2 }
-
-// Rejection reasons of a summary (seed 000 §4 step 4).
+// Rejection reasons of a summary (docs/COMPACT.md §4).
 var (
 	ErrEmptySummary     = errors.New("the summarizer returned an empty summary")
 	ErrOversized        = errors.New("the summary is over the size ceiling")
@@ -240,7 +231,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// seed 001 §01: tokens_before is the same total `ctxfold estimate`
+	// docs/ESTIMATE.md: tokens_before is the same total `ctxfold estimate`
 	// prints for this view; the per-node breakdown sizes the turns.
 	detail := eopts
 	detail.NodeDetail = true
@@ -284,7 +275,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		}
 		maxTok = SummaryCeiling(w)
 	}
-	// seed 000 §4 step 3: the summarizer reads the previous summary plus
+	// docs/COMPACT.md §2: the summarizer reads the previous summary plus
 	// every newly covered turn; it runs outside the lock.
 	// The ceiling is on the summary node as the view counts it (its prefix
 	// and message overhead included): the summarizer's text gets what the
@@ -341,7 +332,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	}
 	ms := func() int64 { return now().Sub(start).Milliseconds() }
 	if plan.NoOp {
-		// seed 001 §02: a no-op known before the summarizer call emits no
+		// docs/COMPACT.md §5: a no-op known before the summarizer call emits no
 		// started event and makes no call.
 		res.Outcome, res.Reason = OutcomeNoOp, plan.Reason
 		w, err := appendEvents(ctx, opts, map[string]any{
@@ -420,7 +411,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 	if changed != "" {
-		// seed 000 §4: a changed source is a no-op that can be retried. The
+		// docs/COMPACT.md §4: a changed source is a no-op that can be retried. The
 		// finished event closes the started one; no node is written.
 		res.Outcome = OutcomeChanged
 		res.Err = &ChangedError{Msg: changed}
@@ -450,7 +441,7 @@ type candidate struct {
 	after, tokens int
 }
 
-// validate builds the summary node from text and applies seed 000 §4
+// validate builds the summary node from text and applies docs/COMPACT.md §4
 // step 4: not empty, within the ceiling, and a strictly smaller rendered
 // total. The candidate is returned with its figures even when rejected
 // (nil only when it could not be measured).

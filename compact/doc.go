@@ -1,5 +1,5 @@
-// Package compact owns offline rolling compaction (seed 000 §1, §2, §4;
-// seed 001 §02): the plan that picks whole turns to fold (pure, no I/O),
+// Package compact owns offline rolling compaction (docs/COMPACT.md;
+// the summary node is docs/FORMAT.md §4): the plan that picks whole turns to fold (pure, no I/O),
 // validation of a candidate summary (written by a summarize.Summarizer) in
 // memory, and persistence of exactly one summary node
 // through transcript.Update. It never counts tokens itself (every figure

@@ -11,7 +11,7 @@ import (
 )
 
 // A second compaction with the same options and no new turns is a no-op
-// (seed 001 §02's fourth message), whatever rule chose the first cut: the
+// (the fourth message of docs/COMPACT.md §5), whatever rule chose the first cut: the
 // target, the latest turn, or the four conversational messages.
 func TestCompactTwiceIsANoOp(t *testing.T) {
 	nodes := sessiontest.Generate(sessiontest.NewRand(), 30)

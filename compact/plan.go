@@ -6,7 +6,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Retained-token target bounds (seed 000 §4 step 2): 10% of the model
+// Retained-token target bounds (docs/COMPACT.md §2): 10% of the model
 // window, clamped to [MinTarget, MaxTarget]. --keep-tokens overrides.
 const (
 	MinTarget = 8_000
@@ -80,8 +80,8 @@ const (
 //     anything before the active summary: coverage starts right after the
 //     summary, else right after the prefix, else at the root itself. A session imported from
 //     Claude Code, Codex or Gemini starts with the user's first request,
-//     which must enter the summary like any covered turn (seed 000 §4 step
-//     3); the summary then becomes a root (predecessor "").
+//     which must enter the summary like any covered turn (docs/COMPACT.md
+//     §2); the summary then becomes a root (predecessor "").
 //   - A history whose rendered total is at or below the target is a no-op.
 //   - The kept tail starts at a user message that answers no tool call and
 //     does not directly follow another such message, and the cut never separates an assistant tool call from its results: every
@@ -228,22 +228,28 @@ type nodeFacts struct {
 func factsOf(nodes []*transcript.Node) []nodeFacts {
 	resultAt := map[string]int{}
 	facts := make([]nodeFacts, len(nodes))
+	tools := make([]transcript.ToolFacts, len(nodes))
 	for i, nd := range nodes {
-		results := nd.ToolResults()
-		for _, r := range results {
-			if _, seen := resultAt[r.ToolCallID]; !seen {
-				resultAt[r.ToolCallID] = i
+		tools[i] = nd.ToolFacts()
+		for _, r := range tools[i].Results {
+			if _, seen := resultAt[r]; !seen {
+				resultAt[r] = i
 			}
 		}
 		facts[i] = nodeFacts{
-			turnStart:      nd.Role == transcript.RoleUser && !nd.IsSummary() && len(results) == 0,
+			turnStart:      nd.IsTurnStart(),
 			conversational: conversational(nd),
 			answeredAt:     -1,
 		}
 	}
-	for i, nd := range nodes {
-		for _, c := range nd.AllToolCalls() {
-			if at, ok := resultAt[c.ID]; ok && at > facts[i].answeredAt {
+	// By the tool-call model (transcript/tools.go) a turn start ends every
+	// tool group, so in a session that passes verify no call is open at
+	// one. Foreign data may still hold a result after a later turn start
+	// (imported as recorded): the position of each call's result, wherever
+	// it is, keeps a cut from separating the two.
+	for i := range nodes {
+		for _, c := range tools[i].Calls {
+			if at, ok := resultAt[c]; ok && at > facts[i].answeredAt {
 				facts[i].answeredAt = at
 			}
 		}
@@ -253,8 +259,8 @@ func factsOf(nodes []*transcript.Node) []nodeFacts {
 
 // boundaries returns the positions after start where a kept tail may begin:
 // a user turn start, not right after another, with no tool call before it
-// still waiting for a result at or after it (seed 002: a tool call and its
-// results are never split).
+// still waiting for a result at or after it (docs/FORMAT.md §2, tool-call
+// adjacency: a tool call and its results are never split).
 func boundaries(facts []nodeFacts, start int) []int {
 	var out []int
 	pending := -1 // the last position a call made so far is answered at

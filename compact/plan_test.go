@@ -271,7 +271,7 @@ func TestPlanSummaryAsRoot(t *testing.T) {
 }
 
 // A session imported from Claude Code, Codex or Gemini starts with the
-// user's first request: it is covered like any turn (seed 000 §4 step 3),
+// user's first request: it is covered like any turn (docs/COMPACT.md §2),
 // and the summary becomes a root.
 func TestPlanCoversAUserRoot(t *testing.T) {
 	nodes := linear(t, "u a u a u a")

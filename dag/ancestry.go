@@ -13,7 +13,7 @@ type ancestry struct {
 
 // IsAncestor reports whether node a lies on node b's predecessor chain,
 // b itself included: a == b, or a is b's predecessor, or its
-// predecessor's, and so on. Seed §3 substitutes the active summary exactly
+// predecessor's, and so on. docs/FORMAT.md §4 substitutes the active summary exactly
 // in the spines that hold its last covered node L, i.e. from every b with
 // IsAncestor(L, b).
 //

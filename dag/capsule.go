@@ -2,12 +2,12 @@ package dag
 
 import "slices"
 
-// Fold is the graph's projection of seed §3 (seed §3: "the same rule,
-// stated over the same covers_ids, drives the DAG's capsule fold — one
-// fact, two projections"). It says which nodes' context carries the active
+// Fold is the graph's projection of the substitution rule (docs/FORMAT.md
+// §4, the graph: the same rule, stated over the same covers_ids, drives the
+// capsule fold — one fact, two projections). It says which nodes' context carries the active
 // summary (the capsule is drawn on exactly those branches), which nodes the
 // capsule folds away there, and the covers_ids the graph's wire contract
-// publishes (seed §6). It is computed from data alone: no sequence
+// publishes (docs/FORMAT.md §4). It is computed from data alone: no sequence
 // arithmetic, nothing depends on HEAD.
 type Fold struct {
 	g *Graph
@@ -16,12 +16,12 @@ type Fold struct {
 	// Segment is the covered segment: the nodes of metadata.covers_ids that
 	// exist, in covers_ids order.
 	Segment []int
-	// Applies is true when seed §3's test passes for the spines through the
+	// Applies is true when docs/FORMAT.md §4's test passes for the spines through the
 	// segment's last node, i.e. some branch renders with the summary.
 	// Missing covered ids, a broken run or a wrong splice point make it
 	// false, and then every branch renders raw.
 	Applies bool
-	// CoversIDs is the active summary row's covers_ids (seed §6): verbatim
+	// CoversIDs is the active summary row's covers_ids (docs/FORMAT.md §4): verbatim
 	// metadata.covers_ids minus ids that no longer exist, extended with the
 	// caller subtrees of covered turns in file order.
 	CoversIDs []string
@@ -70,12 +70,12 @@ func (g *Graph) Fold() *Fold {
 	}
 
 	// Folded: the segment plus the caller subtrees of covered turns (a
-	// covered turn folds together with its tool calls, seed §6). A caller
+	// covered turn folds together with its tool calls, docs/FORMAT.md §4). A caller
 	// subtree is every node spawned by a covered turn, their predecessor
 	// descendants and whatever those spawn in turn — but never a node that
 	// carries the summary: a covered turn's callee can also follow the last
 	// covered node (append --caller allows it), and then it is the first
-	// kept node, which the model reads (seed §3/§6: one fact, two
+	// kept node, which the model reads (docs/FORMAT.md §4: one fact, two
 	// projections — covers_ids never names a node of a carrying view).
 	// turnOf records the covered turn each folded node belongs to.
 	f.folded = make([]bool, n)
@@ -156,7 +156,7 @@ func (f *Fold) displayParent(i int) int {
 }
 
 // Carries reports whether rendering from node i substitutes the active
-// summary — seed §3's answer for i's spine.
+// summary — docs/FORMAT.md §4's answer for i's spine.
 func (f *Fold) Carries(i int) bool { return f.carries != nil && f.carries[i] }
 
 // Folded reports whether node i is folded into the capsule: a covered node

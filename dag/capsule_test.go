@@ -158,7 +158,7 @@ func TestFoldCompactedFixture(t *testing.T) {
 	if g.ID(f.Last()) != "a7" {
 		t.Errorf("Last = %s", g.ID(f.Last()))
 	}
-	// Relics never fold anything (seed §3: only the active summary is consulted).
+	// Relics never fold anything (docs/FORMAT.md §4: only the active summary is consulted).
 	first, _ := g.Lookup("summary_first")
 	if !g.IsRelic(first) || f.Folded(first) {
 		t.Errorf("summary_first: relic %v folded %v", g.IsRelic(first), f.Folded(first))

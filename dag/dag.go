@@ -1,5 +1,5 @@
 // Package dag owns the structure of a session: predecessor spines, the
-// children index, HEAD, the active summary and seed §3's segment
+// children index, HEAD, the active summary and docs/FORMAT.md §4's segment
 // substitution. It works on the transcript index only — it never reads
 // content, counts tokens or formats output.
 package dag
@@ -229,11 +229,11 @@ func (g *Graph) Depth(i int) int {
 // Head is HEAD's index, or -1 in an empty session.
 func (g *Graph) Head() int { return g.head }
 
-// ActiveSummary is the active summary's index, or -1 (seed §1: at most one).
+// ActiveSummary is the active summary's index, or -1 (docs/FORMAT.md §4: at most one).
 func (g *Graph) ActiveSummary() int { return g.active }
 
 // IsRelic reports whether node i is a superseded summary: on disk, never
-// consulted again (seed §1).
+// consulted again (docs/FORMAT.md §4).
 func (g *Graph) IsRelic(i int) bool { return g.S.IsSummary(i) && i != g.active }
 
 // Spine returns the predecessor chain of node i, root first, ending at i.
@@ -298,7 +298,7 @@ func (g *Graph) Covered(s int) ([]int, bool) {
 	return out, true
 }
 
-// Substitution is the outcome of seed §3 for one spine.
+// Substitution is the outcome of docs/FORMAT.md §4 for one spine.
 type Substitution struct {
 	// At is the spine position where the covered segment began, Len its
 	// length; Summary the substituted summary, -1 when the spine renders raw.
@@ -306,7 +306,7 @@ type Substitution struct {
 	Summary int
 }
 
-// Substitute applies seed §3 to a spine: if every id the active summary
+// Substitute applies docs/FORMAT.md §4 to a spine: if every id the active summary
 // covers lies on the spine, as one contiguous run starting right after the
 // summary's splice point, the run is replaced by the summary. Otherwise the
 // spine renders raw. Only the active summary is consulted; relics never
@@ -328,7 +328,7 @@ func (g *Graph) Substitute(spine []int) Substitution {
 	return Substitution{At: at, Len: len(covered), Summary: s}
 }
 
-// SegmentOnSpine is seed §3's test for one summary: whether covered (node
+// SegmentOnSpine is docs/FORMAT.md §4's test for one summary: whether covered (node
 // indexes, in order) lies on spine as one contiguous run that begins right
 // after splicePred (the summary's predecessor, -1 for none). It returns the
 // run's spine position.
@@ -342,7 +342,7 @@ func (g *Graph) SegmentOnSpine(spine []int, covered []int, splicePred int) (int,
 	}
 	for k, c := range covered {
 		d := at + k
-		// seed §3: a branch lacking any covered id renders raw.
+		// docs/FORMAT.md §4: a branch lacking any covered id renders raw.
 		if g.Depth(c) != d || d >= len(spine) || spine[d] != c {
 			return 0, false
 		}

@@ -79,7 +79,7 @@ func dgSummary(id, pred string, covers ...string) string {
 
 const compacted = "../fixtures/compacted"
 
-// Seed §8, row 1: after compaction the active branch renders
+// docs/FORMAT.md §4 (substitution): after compaction the active branch renders
 // [ROOT, S, kept tail…], covered ids absent, S present.
 func TestActiveBranchRendersSummary(t *testing.T) {
 	g := dgOpen(t, compacted)
@@ -114,9 +114,9 @@ func TestActiveBranchRendersSummary(t *testing.T) {
 	}
 }
 
-// Seed §8, row 3: a fork from inside the covered range renders raw — and
+// docs/FORMAT.md §4 (substitution): a fork from inside the covered range renders raw — and
 // the relic summary_first, whose coverage does lie on that fork's spine,
-// never substitutes (seed §1, §3).
+// never substitutes (docs/FORMAT.md §4).
 func TestForkInsideCoveredRangeRendersRaw(t *testing.T) {
 	g := dgOpen(t, compacted)
 	got := dgView(t, g, "a4x", false)
@@ -155,7 +155,7 @@ func TestRawIsTheSpine(t *testing.T) {
 	}
 }
 
-// Seed §3: rendering depends on data only. Moving HEAD anywhere changes no
+// docs/FORMAT.md §4: rendering depends on data only. Moving HEAD anywhere changes no
 // node's rendering.
 func TestRenderingIsHeadIndependent(t *testing.T) {
 	g := dgOpen(t, compacted)

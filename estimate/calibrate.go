@@ -11,7 +11,7 @@ import (
 // Calibration compares the estimate with what the provider measured.
 // Each assistant node on HEAD's spine that recorded usage.input_tokens is
 // one matched request: the view it was answering is re-estimated as it was
-// sent (seed 000 §4) and compared with the recorded figure.
+// sent (docs/ESTIMATE.md, calibration) and compared with the recorded figure.
 //
 // The calibrated total is a model fitted to those requests
 // (docs/ESTIMATE.md, "Calibration"): calibrated = Slope × total +
@@ -256,7 +256,7 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //     rendered from its predecessor, i.e. built on spine[:p];
 //   - the summary in force was the latest one written before that node
 //     (earlier in nodes.jsonl); it substituted only if its covered segment
-//     lies, contiguous, inside spine[:p] (seed §3), else the view was raw.
+//     lies, contiguous, inside spine[:p] (docs/FORMAT.md §4), else the view was raw.
 func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) *Calibration {
 	s := g.S
 	pos := make([]int32, s.Len())

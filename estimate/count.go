@@ -75,7 +75,7 @@ func countNode(c *counter, provider string, n *transcript.Node) parts {
 			case transcript.BlockText:
 				add(textDst, b.Text)
 			case transcript.BlockThinking:
-				// Counted as the stored view holds it (seed 001 §01: count
+				// Counted as the stored view holds it (docs/ESTIMATE.md: count
 				// after folding, including thinking blocks).
 				add(&p.Thinking, b.Text)
 			case transcript.BlockToolResult:

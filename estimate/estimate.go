@@ -1,5 +1,5 @@
 // Package estimate owns every token figure ctxfold prints: exact offline
-// BPE counts of the rendered view (seed 001 §01: one measurement basis),
+// BPE counts of the rendered view (docs/ESTIMATE.md: one measurement basis),
 // its breakdown by category, the output reserve and input budget of a
 // model, and calibration against provider-recorded usage. Nothing outside
 // this package counts tokens. It does not decide what the model reads
@@ -20,7 +20,7 @@ import (
 )
 
 // DefaultCompactAt is the budget share at which a session should compact
-// (seed 001 §02: compact if ≥ 80%).
+// (docs/COMPACT.md §5: compact if ≥ 80%).
 const DefaultCompactAt = 0.80
 
 // Options select the model and the budget arithmetic, and tune the work.

@@ -212,9 +212,6 @@ func (e *UnknownModelError) Hint() string {
 	return "pass --window N, or add the model under models: in the config file"
 }
 
-// ExitCode: an unknown model is a usage error.
-func (e *UnknownModelError) ExitCode() int { return 2 }
-
 // LookupModel resolves a name like ResolveModel, family rules included.
 func LookupModel(name string, extra map[string]Model) (Model, bool) {
 	r, ok := ResolveModel(name, extra)
@@ -306,7 +303,7 @@ const (
 )
 
 // reserveCeiling is the most ever reserved for the reply when no explicit
-// cap is given (seed 000, "Compaction inside one user message").
+// cap is given (docs/FIT.md).
 const reserveCeiling = 16384
 
 // Budget resolves opts.Model (through opts.Models, the built-in table and

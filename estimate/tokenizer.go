@@ -51,9 +51,6 @@ func (e *UnknownEncodingError) Error() string {
 	return fmt.Sprintf("unknown encoding %q (want %s or %s)", e.Name, O200kBase, Cl100kBase)
 }
 
-// ExitCode: a bad --encoding is a usage error.
-func (e *UnknownEncodingError) ExitCode() int { return 2 }
-
 type rankTable struct {
 	once  sync.Once
 	ranks *rankMap

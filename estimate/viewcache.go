@@ -21,7 +21,7 @@ import (
 // bytes (HEAD, the active summary, the committed length), nodes.jsonl's
 // size and modification time, the caller's inputs and the counting rules'
 // version — a persisted compaction changes session.json even though HEAD
-// does not move (seed 001 §01), so it is never served a stale result.
+// does not move (docs/ESTIMATE.md), so it is never served a stale result.
 const ViewCacheFile = "estimate.view"
 
 // rulesVersion changes whenever counting rules change, invalidating every

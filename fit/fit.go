@@ -1,6 +1,6 @@
 // Package fit builds a request body that fits a model's window by
 // estimate's count (exact for models whose tokenizer is public, a stated
-// proxy otherwise: Report.EncodingIsProxy) from a rendered view, without touching the DAG (seed 000,
+// proxy otherwise: Report.EncodingIsProxy) from a rendered view, without touching the DAG (docs/FIT.md,
 // "Compaction inside one user message" and "Request-local checkpoints").
 // It owns the three request-local steps — summarize completed tool
 // results, replace older complete history with a checkpoint, snip — and the
@@ -26,7 +26,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Defaults for the summary calls of one preparation (seed 000: at most 32
+// Defaults for the summary calls of one preparation (docs/FIT.md: at most 32
 // requests and a 60-second deadline).
 const (
 	DefaultMaxCalls        = 32
@@ -131,11 +131,8 @@ func (e *DoesNotFitError) Hint() string {
 	return "compact the session ('ctxfold compact'), lower --output-cap or --margin, or use a model with a larger window"
 }
 
-// ExitCode implements cmd's exit-code table: 5, does not fit.
-func (e *DoesNotFitError) ExitCode() int { return 5 }
-
 // OutputCapError: an explicit --output-cap cannot be honoured; it is never
-// silently reduced. Exit code 2.
+// silently reduced. It is a usage error (cmd/exit.go).
 type OutputCapError struct {
 	Cap, Limit int
 	What       string
@@ -145,12 +142,10 @@ func (e *OutputCapError) Error() string {
 	return fmt.Sprintf("--output-cap %d cannot be honoured: %s is %d", e.Cap, e.What, e.Limit)
 }
 
-// ExitCode: a usage error.
-func (e *OutputCapError) ExitCode() int { return 2 }
-
 // NoBudgetError: the window leaves no input budget once the output reserve
 // and the margin are taken (a tiny --window), so no request can fit.
-// Fit returns it before any estimate, summary call or snip. Exit code 2.
+// Fit returns it before any estimate, summary call or snip. It is a usage
+// error (cmd/exit.go).
 type NoBudgetError struct {
 	Window, OutputReserve, Margin int
 	// InputBudget is the result (≤ 0).
@@ -166,9 +161,6 @@ func (e *NoBudgetError) Error() string {
 func (e *NoBudgetError) Hint() string {
 	return "give a larger --window (or a model with one), or lower --output-cap or --margin"
 }
-
-// ExitCode: a usage error.
-func (e *NoBudgetError) ExitCode() int { return 2 }
 
 // fitter is the state of one preparation.
 type fitter struct {
@@ -309,57 +301,9 @@ func (f *fitter) detail() estimate.Options {
 
 // ---- structure of the request ----
 
-// group is an assistant node that calls tools plus the nodes after it that
-// carry its results.
-type group struct {
-	call     int
-	results  []int
-	complete bool
-}
-
-func carriesOnlyResults(n *transcript.Node) bool {
-	if len(n.ToolResults()) == 0 {
-		return false
-	}
-	if n.Role == transcript.RoleTool {
-		return true
-	}
-	if !n.Content.IsBlocks {
-		return false
-	}
-	for _, b := range n.Content.Blocks {
-		if b.Type != transcript.BlockToolResult {
-			return false
-		}
-	}
-	return true
-}
-
-func groups(nodes []*transcript.Node) []group {
-	var out []group
-	for k := 0; k < len(nodes); k++ {
-		calls := nodes[k].AllToolCalls()
-		if nodes[k].Role != transcript.RoleAssistant || len(calls) == 0 {
-			continue
-		}
-		open := map[string]bool{}
-		for _, c := range calls {
-			open[c.ID] = true
-		}
-		g := group{call: k}
-		j := k + 1
-		for ; j < len(nodes) && carriesOnlyResults(nodes[j]); j++ {
-			g.results = append(g.results, j)
-			for _, r := range nodes[j].ToolResults() {
-				delete(open, r.ToolCallID)
-			}
-		}
-		g.complete = len(open) == 0
-		out = append(out, g)
-		k = j - 1
-	}
-	return out
-}
+// groups are the view's tool groups (transcript.ToolGroups): a node that
+// calls tools plus the nodes after it that carry its results.
+func groups(nodes []*transcript.Node) []transcript.ToolGroup { return transcript.ToolGroups(nodes) }
 
 func hasImage(n *transcript.Node) bool {
 	if !n.Content.IsBlocks {
@@ -385,18 +329,18 @@ func hasSignedThinking(n *transcript.Node) bool {
 	return false
 }
 
-// lastUserTurn is the index of the last user message that is not only tool
-// results: what follows it is the latest assistant segment.
+// lastUserTurn is the index of the last turn start (Node.IsTurnStart):
+// what follows it is the latest assistant segment.
 func lastUserTurn(nodes []*transcript.Node) int {
 	for k := len(nodes) - 1; k >= 0; k-- {
-		if nodes[k].Role == transcript.RoleUser && !carriesOnlyResults(nodes[k]) {
+		if nodes[k].IsTurnStart() {
 			return k
 		}
 	}
 	return -1
 }
 
-// protected marks what no step may remove or rewrite (seed 000): system
+// protected marks what no step may remove or rewrite (docs/FIT.md): system
 // and user messages, the latest assistant segment, incomplete tool groups,
 // multimodal and signed content.
 func protected(nodes []*transcript.Node) []bool {
@@ -404,7 +348,7 @@ func protected(nodes []*transcript.Node) []bool {
 	last := lastUserTurn(nodes)
 	for k, n := range nodes {
 		switch {
-		case n.Role == transcript.RoleSystem, n.Role == transcript.RoleUser && !carriesOnlyResults(n):
+		case n.Role == transcript.RoleSystem, n.Role == transcript.RoleUser && !n.CarriesOnlyResults():
 			p[k] = true
 		case k > last:
 			p[k] = true
@@ -413,11 +357,11 @@ func protected(nodes []*transcript.Node) []bool {
 		}
 	}
 	for _, g := range groups(nodes) {
-		if g.complete {
+		if g.Complete {
 			continue
 		}
-		p[g.call] = true
-		for _, r := range g.results {
+		p[g.Call] = true
+		for _, r := range g.Results {
 			p[r] = true
 		}
 	}
@@ -457,8 +401,8 @@ func eligibleUnits(nodes []*transcript.Node) []unit {
 	}
 	gs := groups(nodes)
 	for gi, g := range gs {
-		inGroup[g.call] = gi
-		for _, r := range g.results {
+		inGroup[g.Call] = gi
+		for _, r := range g.Results {
 			inGroup[r] = gi
 		}
 	}
@@ -466,18 +410,18 @@ func eligibleUnits(nodes []*transcript.Node) []unit {
 	for k := 0; k < len(nodes); k++ {
 		if gi := inGroup[k]; gi >= 0 {
 			g := gs[gi]
-			last := g.call
-			if len(g.results) > 0 {
-				last = g.results[len(g.results)-1]
+			last := g.Call
+			if len(g.Results) > 0 {
+				last = g.Results[len(g.Results)-1]
 			}
-			ok := g.complete
-			for j := g.call; j <= last; j++ {
+			ok := g.Complete
+			for j := g.Call; j <= last; j++ {
 				if p[j] {
 					ok = false
 				}
 			}
 			if ok {
-				out = append(out, unit{g.call, last})
+				out = append(out, unit{g.Call, last})
 			}
 			k = last
 			continue
@@ -496,10 +440,10 @@ func (f *fitter) summarizeToolResults(ctx context.Context) error {
 		return nil
 	}
 	for _, g := range groups(f.nodes) {
-		if !g.complete {
+		if !g.Complete {
 			continue
 		}
-		for _, k := range g.results {
+		for _, k := range g.Results {
 			if f.total <= f.budget {
 				return nil
 			}
@@ -507,7 +451,7 @@ func (f *fitter) summarizeToolResults(ctx context.Context) error {
 			if hasImage(n) || f.tokens[k] <= f.opts.SummaryTokens+summaryOverheadPadding {
 				continue
 			}
-			if err := f.summarizeResult(ctx, g.call, k); err != nil {
+			if err := f.summarizeResult(ctx, g.Call, k); err != nil {
 				return err
 			}
 		}

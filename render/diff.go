@@ -8,7 +8,7 @@ import "github.com/ctxfold/ctxfold/dag"
 type Diff struct {
 	Raw, Rendered *View
 	// Folded are the node indexes of Raw that Rendered does not hold, in
-	// reading order: the segment the summary substitutes (seed §3).
+	// reading order: the segment the summary substitutes (docs/FORMAT.md §4).
 	Folded []int
 	// Summary is the node index standing in for Folded, -1 when the
 	// branch renders raw.

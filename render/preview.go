@@ -9,7 +9,7 @@ import (
 // Preview renders from head as if candidate — a summary node not yet
 // stored — were the active summary, and returns the nodes the model would
 // read. compact uses it to validate a summary in memory before writing it
-// (seed §4 step 4); the substitution rule is the same one View applies.
+// (docs/COMPACT.md §4); the substitution rule is the same one View applies.
 func (v *View) Preview(candidate *transcript.Node) ([]*transcript.Node, error) {
 	g := v.Graph
 	if v.Head < 0 {

@@ -22,12 +22,12 @@ const (
 	// HitVisible: the model reads this node next turn.
 	HitVisible = "visible"
 	// HitCovered: on the head's branch but folded into the active summary;
-	// the model reads the summary instead (seed 002's cold layer: still on
+	// the model reads the summary instead (a cold layer: still on
 	// disk, found only by search).
 	HitCovered = "covered"
 	// HitOffBranch: not on the head's branch (another retry or fork).
 	HitOffBranch = "off-branch"
-	// HitRelic: a superseded summary, never consulted again (seed §1).
+	// HitRelic: a superseded summary, never consulted again (docs/FORMAT.md §4).
 	HitRelic = "relic"
 )
 
@@ -83,7 +83,7 @@ func (e *QueryError) Unwrap() error { return e.Err }
 // Search streams every node of the graph, covered and off-branch ones
 // included, and calls fn for each that matches, in file order. Recall is
 // over the whole session, not the view: a turn folded into a summary is
-// still on disk and still found (seed 002, "cold-layer recall"); each hit
+// still on disk and still found (a cold layer); each hit
 // says whether the view from v.Head shows it. Nodes are read one at a
 // time in one sequential pass; memory is O(nodes) for the index only.
 func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error) error {

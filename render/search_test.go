@@ -83,7 +83,7 @@ func TestSearchClassifiesEveryKindOfNode(t *testing.T) {
 }
 
 func TestSearchFromAForkSeesTheCoveredTurnsRaw(t *testing.T) {
-	// seed §3: the fork a4x lacks covered ids, so its view is raw: u1 is
+	// docs/FORMAT.md §4: the fork a4x lacks covered ids, so its view is raw: u1 is
 	// visible from there, and the summaries are not read.
 	got := search(t, "../fixtures/compacted", "a4x", render.SearchOptions{Query: "drop existing"})
 	want := []hitRow{

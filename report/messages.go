@@ -8,7 +8,7 @@ import (
 // Lang is the language of user-facing system messages.
 type Lang string
 
-// The languages of the compaction messages (seed 001 §04).
+// The languages of the compaction messages (docs/COMPACT.md §5).
 const (
 	LangEN Lang = "en"
 	LangZH Lang = "zh"
@@ -37,7 +37,7 @@ func LangFromLocale(getenv func(string) string) Lang {
 	return LangEN
 }
 
-// The four system-message variants of seed 001 §04; automatic and manual
+// The four system-message variants of docs/COMPACT.md §5; automatic and manual
 // compaction print the same ones.
 
 // CompactionStarted: "Compacting context…".
@@ -90,7 +90,7 @@ func CompactionNoOp(l Lang) string {
 
 // CompactionBelowTarget is the no-op of a history already within the
 // retained-token target: nothing was compacted, and it may never have been,
-// so seed 001 §04's "already compacted" (reserved for a previous summary
+// so docs/COMPACT.md §5's "already compacted" (reserved for a previous summary
 // with nothing new after it) would mislead.
 func CompactionBelowTarget(l Lang, tokens, target int) string {
 	if l == LangZH {
@@ -111,7 +111,7 @@ func CompactionOneTurn(l Lang) string {
 
 // CompactionBelowThreshold is printed when --if-above did not fire: the
 // context is not compacted, which is not the "already compacted" no-op of
-// seed 001 §04 (there may well be older messages to fold).
+// docs/COMPACT.md §5 (there may well be older messages to fold).
 func CompactionBelowThreshold(l Lang, pct, threshold float64) string {
 	if l == LangZH {
 		return fmt.Sprintf("上下文占预算的 %.1f%%，低于 --if-above %g%%，未压缩。", pct, threshold)

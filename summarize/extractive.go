@@ -53,7 +53,7 @@ var paragraphSections = map[string]bool{secObjective: true, secEarlier: true, se
 
 // sectionOrder: the objective, then what an earlier summary said (a
 // client's own summary, carried forward whole), then the pinned texts,
-// then seed 002's sections.
+// then docs/COMPACT.md §3's sections.
 var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secURLs, secTools, secMedia)
 
 // dropOrder ranks the lists when the summary exceeds its cap: the first

@@ -179,7 +179,7 @@ func (r *openaiRun) summarize(ctx context.Context, req Request) (string, error) 
 	if !errors.Is(err, ErrContextLength) {
 		return out, err
 	}
-	// seed 000: long text is summarized in bounded chunks, and an overflow
+	// docs/FIT.md: long text is summarized in bounded chunks, and an overflow
 	// is retried with smaller chunks.
 	parts := splitBlocks(transcriptText)
 	size := r.o.ChunkTokens

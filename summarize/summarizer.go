@@ -39,7 +39,7 @@ type Limiter interface {
 // Request is one summarization job.
 type Request struct {
 	// Previous is the active summary's text (without SummaryPrefix), "" when
-	// none: a re-compaction absorbs it (seed §1, rolling summary).
+	// none: a re-compaction absorbs it (docs/FORMAT.md §4, rolling summary).
 	Previous string
 	// Nodes are the newly covered turns, in order.
 	Nodes []*transcript.Node
@@ -72,7 +72,7 @@ type Fact struct {
 	Kind, Text string
 }
 
-// Sections are the summary's headings, in order (seed 002's structured
+// Sections are the summary's headings, in order (docs/COMPACT.md §3's structured
 // summary). Every summarizer asks for, or builds, these.
 var Sections = []string{
 	"Objective",
@@ -120,7 +120,7 @@ func cutUTF8(s string, n int) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // mediaNotice is how non-text media reaches a summarizer: a reference, never
-// the bytes (seed 000 §4 step 3).
+// the bytes (docs/COMPACT.md §3).
 func mediaNotice(b transcript.Block) string {
 	kind := b.Type
 	if b.MediaType != "" {

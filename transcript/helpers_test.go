@@ -56,7 +56,7 @@ func asst(id, pred, text string) transcript.Node {
 	return transcript.Node{ID: id, Predecessor: pred, Role: transcript.RoleAssistant, Content: transcript.TextContent(text)}
 }
 
-// summaryNode builds a seed §2 summary covering ids, spliced after pred.
+// summaryNode builds a docs/FORMAT.md §4 summary covering ids, spliced after pred.
 func summaryNode(id, pred string, covers ...string) transcript.Node {
 	n := transcript.Node{ID: id, Predecessor: pred, Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Content: transcript.TextContent(transcript.SummaryPrefix + "what happened")}

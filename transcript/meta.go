@@ -28,7 +28,7 @@ type Meta struct {
 	FormatVersion int `json:"format_version"`
 	// Head is the id the next turn extends; "" only in an empty session.
 	Head string `json:"head"`
-	// ActiveSummaryID and ActiveSummaryText are seed §1's _last_summary_id
+	// ActiveSummaryID and ActiveSummaryText are docs/FORMAT.md §4's _last_summary_id
 	// and _last_summary_text.
 	ActiveSummaryID   string `json:"active_summary_id,omitempty"`
 	ActiveSummaryText string `json:"active_summary_text,omitempty"`

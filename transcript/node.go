@@ -476,7 +476,7 @@ func (n *Node) ToolResults() []ToolResult {
 	return out
 }
 
-// IsSummary reports whether the node is a compaction summary (seed §2:
+// IsSummary reports whether the node is a compaction summary (docs/FORMAT.md §4:
 // metadata.compaction is true).
 func (n *Node) IsSummary() bool { return metaBool(n.Metadata, "compaction") }
 

@@ -55,9 +55,6 @@ type PinError struct {
 
 func (e *PinError) Error() string { return fmt.Sprintf("%s: node %q: %s", e.Dir, e.ID, e.Msg) }
 
-// ExitCode is 2: bad input, nothing written.
-func (e *PinError) ExitCode() int { return 2 }
-
 // Pin appends one pin (pinned) or unpin event for ids, after checking that
 // each names a node that is not a summary. Nothing is written when one
 // does not.

@@ -312,15 +312,7 @@ func refOf(n *Node) NodeRef {
 			ref.ResultIDs[i] = r.ToolCallID
 		}
 	}
-	if n.Content.IsBlocks {
-		for _, b := range n.Content.Blocks {
-			if b.Type == BlockText || b.Type == BlockImage {
-				ref.HasText = true
-			}
-		}
-	} else {
-		ref.HasText = n.Content.Text != "" && n.Role != RoleTool
-	}
+	ref.HasText = n.HasText()
 	return ref
 }
 

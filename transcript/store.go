@@ -16,13 +16,13 @@ import (
 	"time"
 )
 
-// SummaryPrefix starts every summary node's content (seed §2).
+// SummaryPrefix starts every summary node's content (docs/FORMAT.md §4).
 const SummaryPrefix = "[Previous conversation summary]\n"
 
-// SummaryName is the name of every summary node (seed §2).
+// SummaryName is the name of every summary node (docs/FORMAT.md §4).
 const SummaryName = "context/summary"
 
-// SummaryIDPrefix starts every summary node's id (seed §2).
+// SummaryIDPrefix starts every summary node's id (docs/FORMAT.md §4).
 const SummaryIDPrefix = "summary_"
 
 // SummaryRole is the role a summary node carries: the model reads it as a
@@ -76,7 +76,7 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 
 // Tx is a locked write transaction on one session: its snapshot is fresh
 // (read under the lock) and every write through it is committed before it
-// returns. Tx is the only place HEAD changes (seed §5).
+// returns. Tx is the only place HEAD changes (docs/FORMAT.md §1).
 type Tx struct {
 	// ctx is Update's context: a write checks it right before its commit
 	// point, so an interrupted command writes nothing.
@@ -304,7 +304,7 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 			meta.ActiveSummaryID = n.ID
 			meta.ActiveSummaryText = strings.TrimPrefix(n.Content.PlainText(), SummaryPrefix)
 		} else {
-			// seed §5: append advances HEAD only on chain extension, and a
+			// docs/FORMAT.md §1: append advances HEAD only on chain extension, and a
 			// spawned (caller) turn never moves it.
 			if n.Caller == "" && n.Predecessor == head {
 				head = n.ID
@@ -465,7 +465,7 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	if n.Caller != "" && !exists(n.Caller) {
 		return fail("caller %q not found", n.Caller)
 	}
-	// seed §2: a summary is a stand-in spliced beside the chain; turns keep
+	// docs/FORMAT.md §4: a summary is a stand-in spliced beside the chain; turns keep
 	// following real turns (the kept tail keeps its predecessors), so no
 	// node may follow or be spawned by a summary.
 	isSummary := func(id string) bool {
@@ -476,7 +476,7 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 		return ok && s.IsSummary(i)
 	}
 	if n.Predecessor != "" && isSummary(n.Predecessor) {
-		return fail("predecessor %q is a summary node; a turn follows a real turn (seed §2)", n.Predecessor)
+		return fail("predecessor %q is a summary node; a turn follows a real turn (docs/FORMAT.md §4)", n.Predecessor)
 	}
 	if n.Caller != "" && isSummary(n.Caller) {
 		return fail("caller %q is a summary node", n.Caller)
@@ -505,8 +505,14 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	}
 	results := n.ToolResults()
 	if len(results) > 0 {
-		if err := tx.checkOpenCalls(n, results, batch); err != nil {
+		left, err := tx.checkOpenCalls(n, results, batch)
+		if err != nil {
 			return fail("%v", err)
+		}
+		if len(left) > 0 && len(n.AllToolCalls()) > 0 && n.Caller == "" && !opts.AsRecorded {
+			// A node that answers some calls and makes new ones ends the
+			// group: the calls it leaves open are never answered.
+			return fail("tool call(s) %s have no result yet: a node that makes tool calls must answer every call still open before it", quoteList(left))
 		}
 	} else if n.Caller == "" && !opts.AsRecorded {
 		// A spawned turn (caller set) runs inside its caller's open call,
@@ -519,31 +525,37 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 }
 
 // checkOpenCalls: every tool result must answer a call of the nearest
-// assistant node up the predecessor chain that is still unanswered there.
-func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*Node) error {
+// node up the predecessor chain that makes calls and is still unanswered
+// there (the tool-call model, transcript/tools.go).
+// It returns the calls still open after n's results, in call order.
+func (tx *Tx) checkOpenCalls(n *Node, results []ToolResult, batch map[string]*Node) ([]string, error) {
 	_, calls, answered, err := tx.callsBefore(n.Predecessor, batch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if calls == nil {
-		return fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
+		return nil, fmt.Errorf("tool result for %q has no matching open tool call", results[0].ToolCallID)
 	}
 	open := map[string]bool{}
-	for _, c := range calls {
-		if !answered[c] {
-			open[c] = true
-		}
+	for _, c := range OpenCalls(calls, answered) {
+		open[c] = true
 	}
 	for _, r := range results {
 		if !open[r.ToolCallID] {
 			if answered[r.ToolCallID] {
-				return fmt.Errorf("tool call %q already has a result", r.ToolCallID)
+				return nil, fmt.Errorf("tool call %q already has a result", r.ToolCallID)
 			}
-			return fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
+			return nil, fmt.Errorf("tool result for %q has no matching open tool call (the open calls are %s)", r.ToolCallID, quoteList(keys(open)))
 		}
 		delete(open, r.ToolCallID)
 	}
-	return nil
+	var left []string
+	for _, c := range calls {
+		if open[c] {
+			left = append(left, c)
+		}
+	}
+	return left, nil
 }
 
 // checkAnswered: a turn that carries no results may not follow a node
@@ -554,61 +566,30 @@ func (tx *Tx) checkAnswered(n *Node, batch map[string]*Node) error {
 	if err != nil {
 		return err
 	}
-	var open []string
-	for _, c := range calls {
-		if !answered[c] {
-			open = append(open, c)
-		}
-	}
+	open := OpenCalls(calls, answered)
 	if len(open) == 0 {
 		return nil
 	}
 	return fmt.Errorf("tool call(s) %s of %q have no result yet: append their results (role tool with tool_call_id, or tool_result blocks) before the next %s turn", quoteList(open), owner, n.Role)
 }
 
-// callsBefore walks back from id over the nodes that carry tool results
-// to the nearest node that makes tool calls, and returns that node's id,
-// its call ids and the ids answered on the way. calls is nil when the walk
-// meets a turn with neither calls nor results, or the start of the chain:
-// then no call is open before id.
+// callsBefore is CallsBefore over the batch and the committed index.
 func (tx *Tx) callsBefore(id string, batch map[string]*Node) (owner string, calls []string, answered map[string]bool, err error) {
-	answered = map[string]bool{}
-	cur := id
-	for steps := 0; cur != ""; steps++ {
-		var res []string
-		var pred string
-		calls = nil
-		if bn, ok := batch[cur]; ok {
-			pred = bn.Predecessor
-			for _, c := range bn.AllToolCalls() {
-				calls = append(calls, c.ID)
-			}
-			for _, r := range bn.ToolResults() {
-				res = append(res, r.ToolCallID)
-			}
-		} else if ref, ok := tx.s.RefByID(cur); ok {
-			pred, calls, res = ref.Predecessor, ref.ToolCallIDs, ref.ResultIDs
-		} else {
-			return "", nil, answered, nil
+	return CallsBefore(id, func(id string) (ToolFacts, string, bool) {
+		if id == "" {
+			return ToolFacts{}, "", false
 		}
-		if len(calls) > 0 {
-			return cur, calls, answered, nil
+		if bn, ok := batch[id]; ok {
+			return bn.ToolFacts(), bn.Predecessor, true
 		}
-		if len(res) == 0 {
-			return "", nil, answered, nil
+		if ref, ok := tx.s.RefByID(id); ok {
+			return ref.ToolFacts(), ref.Predecessor, true
 		}
-		for _, r := range res {
-			answered[r] = true
-		}
-		cur = pred
-		if steps > 1_000_000 {
-			return "", nil, answered, fmt.Errorf("predecessor chain too long or cyclic")
-		}
-	}
-	return "", nil, answered, nil
+		return ToolFacts{}, "", false
+	}, 1_000_000)
 }
 
-// validateSummary applies seed §2 to a summary node.
+// validateSummary applies docs/FORMAT.md §4 to a summary node.
 func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string, ...any) error) error {
 	if !strings.HasPrefix(n.ID, SummaryIDPrefix) {
 		return fail("a summary node's id must start with %q", SummaryIDPrefix)
@@ -672,7 +653,7 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 	return nil
 }
 
-// SetHead moves HEAD: the one explicit mover (seed §5). HEAD cannot land on
+// SetHead moves HEAD: the one explicit mover (docs/FORMAT.md §1). HEAD cannot land on
 // a summary node or a missing id.
 func (tx *Tx) SetHead(id string) error {
 	ref, ok := tx.s.RefByID(id)
@@ -680,7 +661,7 @@ func (tx *Tx) SetHead(id string) error {
 		return &ValidationError{NodeID: id, Msg: "no such node; HEAD unchanged"}
 	}
 	if ref.Summary {
-		return &ValidationError{NodeID: id, Msg: "is a summary node; HEAD never rests on a summary (seed §5); HEAD unchanged"}
+		return &ValidationError{NodeID: id, Msg: "is a summary node; HEAD never rests on a summary (docs/FORMAT.md §1); HEAD unchanged"}
 	}
 	if tx.s.Meta.Head == id {
 		return nil

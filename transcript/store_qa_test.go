@@ -2,9 +2,11 @@ package transcript_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -62,4 +64,58 @@ func TestSessionFilesMode(t *testing.T) {
 	if got := st.Mode().Perm(); got != 0o644 {
 		t.Fatalf("session.json mode %v, want 0644", got)
 	}
+}
+
+// TestAppendToolGroupRule pins the tool-call model's two edges
+// (docs/FORMAT.md §2, tool-call adjacency): a node that carries results
+// continues its group whatever else it carries, so a later node may answer
+// the rest; a node that answers some calls and makes new ones ends the group,
+// so it may not leave older calls open. Each refusal writes nothing.
+func TestAppendToolGroupRule(t *testing.T) {
+	call := func(id string, calls ...string) transcript.Node {
+		n := asst(id, "", "")
+		for _, c := range calls {
+			n.ToolCalls = append(n.ToolCalls, transcript.ToolCall{ID: c, Name: "bash"})
+		}
+		return n
+	}
+	results := func(id string, extra []transcript.Block, calls ...string) transcript.Node {
+		n := transcript.Node{ID: id, Role: transcript.RoleUser, Content: transcript.Content{IsBlocks: true}}
+		for _, c := range calls {
+			n.Content.Blocks = append(n.Content.Blocks, transcript.Block{Type: transcript.BlockToolResult, ToolCallID: c, Text: "ok"})
+		}
+		n.Content.Blocks = append(n.Content.Blocks, extra...)
+		return n
+	}
+	tool := func(id, c string) transcript.Node {
+		return transcript.Node{ID: id, Role: transcript.RoleTool, ToolCallID: c, Content: transcript.TextContent("ok")}
+	}
+	text := []transcript.Block{{Type: transcript.BlockText, Text: "also check vet"}}
+	image := []transcript.Block{{Type: transcript.BlockImage, Extra: map[string]json.RawMessage{"source": json.RawMessage(`"sha256:00"`)}}}
+
+	for name, extra := range map[string][]transcript.Block{"text": text, "image": image} {
+		t.Run("continues after "+name, func(t *testing.T) {
+			dir := newSession(t)
+			mustAppend(t, dir, transcript.AppendOptions{}, user("u1", "", "q"), call("a1", "c1", "c2"), results("r1", extra, "c1"), tool("t2", "c2"), asst("a2", "", "done"))
+		})
+	}
+	t.Run("calls end the group", func(t *testing.T) {
+		dir := newSession(t)
+		mustAppend(t, dir, transcript.AppendOptions{}, user("u1", "", "q"), call("a1", "c1", "c2"))
+		before := snapshot(t, dir)
+		mixed := call("a2", "c3")
+		mixed.Content = transcript.Content{IsBlocks: true, Blocks: []transcript.Block{{Type: transcript.BlockToolResult, ToolCallID: "c1", Text: "ok"}}}
+		_, err := transcript.Update(context.Background(), dir, testWrite, func(tx *transcript.Tx) error {
+			_, err := tx.Append([]transcript.Node{mixed}, transcript.AppendOptions{})
+			return err
+		})
+		var invalid *transcript.ValidationError
+		if !errors.As(err, &invalid) || !strings.Contains(err.Error(), `"c2"`) {
+			t.Fatalf("err = %v, want a ValidationError naming the open call c2", err)
+		}
+		sameSnapshot(t, before, snapshot(t, dir))
+		// Answering every open call first makes the same node valid.
+		mixed.Content.Blocks = append(mixed.Content.Blocks, transcript.Block{Type: transcript.BlockToolResult, ToolCallID: "c2", Text: "ok"})
+		mustAppend(t, dir, transcript.AppendOptions{}, mixed, tool("t3", "c3"))
+	})
 }

@@ -39,7 +39,7 @@ func TestInit(t *testing.T) {
 	}
 }
 
-// seed §5: append advances HEAD only on chain extension; another
+// docs/FORMAT.md §1: append advances HEAD only on chain extension; another
 // predecessor, a caller or a summary never moves it.
 func TestAppendHeadRules(t *testing.T) {
 	dir := newSession(t)
@@ -74,7 +74,7 @@ func TestAppendHeadRules(t *testing.T) {
 	if r, _ := s.RefByID("a2"); r.Predecessor != "u2" {
 		t.Fatalf("a2 follows %q", r.Predecessor)
 	}
-	// A summary is a pure insert (seed §2: no head movement).
+	// A summary is a pure insert (docs/FORMAT.md §4: no head movement).
 	res = mustAppend(t, dir, transcript.AppendOptions{}, summaryNode("summary_1", "", "u1", "a1"))
 	if res.HeadMoved || res.Head != "u3" {
 		t.Fatalf("summary moved HEAD: %+v", res)
@@ -187,7 +187,7 @@ func TestAppendRejects(t *testing.T) {
 	}
 }
 
-// seed §5: HEAD never lands on a summary or a missing id; nothing changes.
+// docs/FORMAT.md §1: HEAD never lands on a summary or a missing id; nothing changes.
 func TestSetHead(t *testing.T) {
 	dir := newSession(t)
 	mustAppend(t, dir, transcript.AppendOptions{}, user("u1", "", "q"), asst("a1", "", "r"), summaryNode("summary_1", "", "u1"))

@@ -8,8 +8,8 @@ import (
 )
 
 // checkEvents: every compaction_finished event that is not a no-op names an
-// existing summary whose coverage count matches summarised_count (seed §4
-// step 5 reports the same coverage count it writes).
+// existing summary whose coverage count matches summarised_count (docs/COMPACT.md §5: the
+// report carries the same coverage count the summary writes).
 func (c *checker) checkEvents() error {
 	s := c.s
 	path := s.EventsPath()

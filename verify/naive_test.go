@@ -106,7 +106,7 @@ func naiveTools(t *testing.T, g *dag.Graph) (map[string]bool, map[int]bool) {
 				}
 				pending = slices.Delete(pending, k, k+1)
 			}
-			if ref.Role != transcript.RoleTool && (ref.HasText || len(ref.ToolCallIDs) > 0 || len(ref.ResultIDs) == 0) {
+			if len(ref.ToolCallIDs) > 0 || (len(ref.ResultIDs) == 0 && ref.Role != transcript.RoleTool) {
 				for _, o := range pending {
 					found["tool_call_unanswered "+g.ID(o.node)+" "+o.call] = true
 				}
@@ -272,8 +272,8 @@ func TestRenderMismatchIsDetected(t *testing.T) {
 	// HEAD a8 and the fork a4x (which holds summary_first's segment) both
 	// depart from what summary_first would give.
 	if len(c.buf) != 2 || c.buf[0].Code != CodeRenderMismatch || c.buf[0].NodeID != "a8" || c.buf[1].NodeID != "a4x" ||
-		!strings.Contains(c.buf[0].Msg, `HEAD has "summary_second" at position 1 where seed §3 gives "summary_first"`) ||
-		!strings.Contains(c.buf[1].Msg, `branch tip has "u1" at position 1 where seed §3 gives "summary_first"`) {
+		!strings.Contains(c.buf[0].Msg, `HEAD has "summary_second" at position 1 where docs/FORMAT.md §4 gives "summary_first"`) ||
+		!strings.Contains(c.buf[1].Msg, `branch tip has "u1" at position 1 where docs/FORMAT.md §4 gives "summary_first"`) {
 		t.Fatalf("findings %+v", c.buf)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 )
 
-// checkRendering applies seed §3 through dag.SegmentOnSpine and
+// checkRendering applies docs/FORMAT.md §4 through dag.SegmentOnSpine and
 // render.Build — the rule every command renders with — and checks what it
 // yields.
 //
@@ -74,8 +74,8 @@ func (c *checker) checkRendering() error {
 	return nil
 }
 
-// compareView renders from h and reports where the view departs from seed
-// §3: [root…, S, kept tail…] when h is L or lies below it, the raw spine
+// compareView renders from h and reports where the view departs from docs/FORMAT.md
+// §4: [root…, S, kept tail…] when h is L or lies below it, the raw spine
 // otherwise.
 func (c *checker) compareView(h int, isHead bool, at int) error {
 	g, a := c.g, c.active
@@ -107,7 +107,7 @@ func (c *checker) compareView(h int, isHead bool, at int) error {
 		if isHead {
 			what = "HEAD"
 		}
-		c.errAt(Rendering, CodeRenderMismatch, h, "the rendered view of %s has %q at position %d where seed §3 gives %q", what, got, k, exp)
+		c.errAt(Rendering, CodeRenderMismatch, h, "the rendered view of %s has %q at position %d where docs/FORMAT.md §4 gives %q", what, got, k, exp)
 	}
 	return nil
 }

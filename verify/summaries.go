@@ -1,13 +1,14 @@
 package verify
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// checkSummaries applies seed §1 and §2 to every summary node, active or
+// checkSummaries applies docs/FORMAT.md §4 to every summary node, active or
 // relic: its shape, and that covers_ids is a contiguous chain segment of
 // real turns spliced at its predecessor that keeps tool calls with their
 // results. Then the session-wide rules: one active summary that is the
@@ -52,7 +53,7 @@ func (c *checker) checkSummaries() error {
 	return nil
 }
 
-// checkShape: seed §2's fixed fields of a summary node.
+// checkShape: docs/FORMAT.md §4's fixed fields of a summary node.
 func (c *checker) checkShape(i int, n *transcript.Node) {
 	var bad []string
 	if !strings.HasPrefix(n.ID, transcript.SummaryIDPrefix) {
@@ -99,7 +100,7 @@ func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32,
 			return
 		}
 		if s.IsSummary(j) {
-			c.errAt(Summaries, CodeCoversSummary, i, "covers_ids[%d] %q is a summary; coverage names real turns only (seed §2)", k, id)
+			c.errAt(Summaries, CodeCoversSummary, i, "covers_ids[%d] %q is a summary; coverage names real turns only (docs/FORMAT.md §4)", k, id)
 			return
 		}
 		idx[k] = j
@@ -113,7 +114,7 @@ func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32,
 			p := g.Pred(j)
 			if p >= 0 && stamp[p] == tag {
 				// Two covered ids follow the same covered node: the
-				// coverage holds a sibling branch (seed §2: ids, not a
+				// coverage holds a sibling branch (docs/FORMAT.md §4: ids, not a
 				// seq sweep that drags dead forks in).
 				sib := ""
 				for m := 0; m < k; m++ {
@@ -138,7 +139,7 @@ func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32,
 	}
 }
 
-// checkActive: seed §1's one active summary is the latest one written, and
+// checkActive: docs/FORMAT.md §4's one active summary is the latest one written, and
 // session.json carries its text for the next chaining.
 func (c *checker) checkActive() {
 	s := c.s
@@ -156,7 +157,7 @@ func (c *checker) checkActive() {
 	}
 	if latest != c.active.summary {
 		c.add(Summaries, Warning, CodeActiveSummaryNotLast, latest, c.metaPath(), c.s.MetaKeyLine("active_summary_id"),
-			"was written after the active summary %q; only one summary is active and it is the latest (seed §1)", s.Meta.ActiveSummaryID)
+			"was written after the active summary %q; only one summary is active and it is the latest (docs/FORMAT.md §4)", s.Meta.ActiveSummaryID)
 	}
 	if n := c.activeNode; n != nil {
 		if text := strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix); text != s.Meta.ActiveSummaryText {
@@ -166,7 +167,7 @@ func (c *checker) checkActive() {
 	}
 }
 
-// checkExtension: seed §2 — when a later summary's chain holds an earlier
+// checkExtension: docs/FORMAT.md §4 — when a later summary's chain holds an earlier
 // summary's whole segment, the later covers_ids begins with the earlier
 // one (re-compaction absorbs the previous summary's turns). The earlier
 // segment is a chain ending at its last node, so the later chain holds it
@@ -190,7 +191,7 @@ func (c *checker) checkExtension() {
 			if !hasPrefix(later.covered, earlier.covered) {
 				e := earlier.covered
 				c.errAt(Summaries, CodeSummaryNotExtending, later.summary,
-					"its chain holds the whole segment of the earlier summary %q (%q…%q) but covers_ids does not begin with it: re-compaction extends the previous segment (seed §2)",
+					"its chain holds the whole segment of the earlier summary %q (%q…%q) but covers_ids does not begin with it: re-compaction extends the previous segment (docs/FORMAT.md §4)",
 					g.ID(earlier.summary), g.ID(e[0]), g.ID(e[len(e)-1]))
 				break
 			}
@@ -258,21 +259,20 @@ func (c *checker) checkToolSplits() {
 }
 
 // callAbove finds the node that made call, looking up from first's
-// predecessor past the result-only nodes that follow a call; -1 if none.
+// predecessor past the nodes that continue its tool group
+// (transcript.CallsBefore); -1 if none.
 func (c *checker) callAbove(first int, call string) int {
 	s, g := c.s, c.g
-	for p, steps := g.Pred(first), 0; p >= 0 && steps < 1<<16; p, steps = g.Pred(p), steps+1 {
-		r := s.Ref(p)
-		for _, id := range r.ToolCallIDs {
-			if id == call {
-				return p
-			}
+	owner, calls, _, err := transcript.CallsBefore(g.Pred(first), func(p int) (transcript.ToolFacts, int, bool) {
+		if p < 0 {
+			return transcript.ToolFacts{}, -1, false
 		}
-		if len(r.ToolCallIDs) > 0 || len(r.ResultIDs) == 0 || r.HasText {
-			return -1
-		}
+		return s.Ref(p).ToolFacts(), g.Pred(p), true
+	}, 1<<16)
+	if err != nil || !slices.Contains(calls, call) {
+		return -1
 	}
-	return -1
+	return owner
 }
 
 func hasPrefix(a, prefix []int) bool {

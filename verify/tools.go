@@ -8,7 +8,8 @@ import (
 
 // checkTools checks tool-call adjacency in the rendered view of HEAD and
 // of every branch tip: each call has exactly one result before the next
-// user or assistant text turn, and no result is orphaned.
+// node that ends its tool group (transcript/tools.go), and no result is
+// orphaned.
 //
 // The open calls at a node depend only on the open calls at its
 // predecessor and on the node itself, and every view that holds a node
@@ -89,8 +90,9 @@ func (c *checker) step(x int, open []pending, reported map[pending]bool) []pendi
 		}
 		open = rest
 	}
-	textTurn := r.Role != transcript.RoleTool && (r.HasText || len(r.ToolCallIDs) > 0 || len(r.ResultIDs) == 0)
-	if textTurn && len(open) > 0 {
+	// A node that does not continue the tool group (docs/FORMAT.md §2,
+	// tool-call adjacency) leaves every call still open unanswered.
+	if !r.ToolFacts().ContinuesGroup() && len(open) > 0 {
 		// A spawned turn (caller set) runs inside its caller's open call:
 		// that call is answered on the caller's branch, not here. A summary
 		// node is judged where it is read: checkTools checks the active one

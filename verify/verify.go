@@ -54,7 +54,7 @@ const (
 	CodeHeadSpineBroken  = "head_spine_broken"
 	CodeInterruptedWrite = "interrupted_write" // warning
 
-	// Summaries (seed §1, §2).
+	// Summaries (docs/FORMAT.md §4).
 	CodeSummaryShape          = "summary_shape"
 	CodeSummaryContentPrefix  = "summary_content_prefix"
 	CodeSummaryUnflagged      = "summary_unflagged"
@@ -70,7 +70,7 @@ const (
 	CodeActiveSummaryNotLast  = "active_summary_not_latest"    // warning
 	CodeActiveSummaryTextDiff = "active_summary_text_mismatch" // warning
 
-	// Rendering (seed §3).
+	// Rendering (docs/FORMAT.md §4).
 	CodeSummaryOnSpine       = "summary_on_spine"
 	CodeRenderNotSubstituted = "render_not_substituted"
 	CodeRenderMismatch       = "render_mismatch"
@@ -173,7 +173,7 @@ type checker struct {
 	activeNode *transcript.Node
 	// tips are the branch tips (dag.Graph.Tips).
 	tips []int
-	// subLast is the active segment's last node L when seed §3 accepts the
+	// subLast is the active segment's last node L when docs/FORMAT.md §4 accepts the
 	// segment, -1 otherwise: then exactly L and the nodes below it render
 	// with the summary (substitutes).
 	subLast int

@@ -1,8 +1,8 @@
-// Package graph draws a session's DAG: a terminal tree, JSON rows (seed §6's
+// Package graph draws a session's DAG: a terminal tree, JSON rows (docs/FORMAT.md §4's
 // wire contract), Graphviz DOT, Mermaid and one self-contained HTML page.
 // Every format draws the same layout, in which the active summary is a
 // capsule on exactly the branches whose rendered context carries it — the
-// fold comes from dag.Fold, i.e. from seed §3's rendering rule, never from a
+// fold comes from dag.Fold, i.e. from docs/FORMAT.md §4's rendering rule, never from a
 // rule of its own. Token figures come from the estimate package only. It
 // reads node content to preview it; it never writes a session.
 package graph
@@ -184,7 +184,7 @@ type capsuleFigures struct {
 }
 
 // capsule measures the active summary: before is what the covered segment
-// costs when rendered raw (what seed §3 drops), after the summary itself.
+// costs when rendered raw (what docs/FORMAT.md §4 drops), after the summary itself.
 func (c *counter) capsule(f *dag.Fold) (capsuleFigures, error) {
 	fig := capsuleFigures{covers: len(f.CoversIDs)}
 	if f.Summary < 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/ctxfold/ctxfold/report"
 )
 
-// Row is one node on the wire (seed §6). Coverage is restated from
+// Row is one node on the wire (docs/FORMAT.md §4). Coverage is restated from
 // covers_ids alone: no sequence arithmetic, and nothing but on_head_spine,
 // in_head_view and head depends on HEAD — those describe HEAD, they filter
 // nothing.
@@ -29,7 +29,7 @@ type Row struct {
 	Pinned bool `json:"pinned,omitempty"`
 	Tip    bool `json:"tip,omitempty"`
 	// CarriesSummary: rendering from this node substitutes the active
-	// summary (seed §3); Folded: the node is folded into the capsule.
+	// summary (docs/FORMAT.md §4); Folded: the node is folded into the capsule.
 	CarriesSummary bool `json:"carries_summary"`
 	Folded         bool `json:"folded,omitempty"`
 	Summary        bool `json:"summary,omitempty"`
@@ -104,7 +104,7 @@ func eachRow(l *layout, c *counter, fn func(Row) error) error {
 		}
 		switch {
 		case i == f.Summary:
-			// seed §6: the active row carries covers_ids, verbatim from
+			// docs/FORMAT.md §4: the active row carries covers_ids, verbatim from
 			// metadata.covers_ids, extended with covered turns' caller
 			// subtrees, minus ids that no longer exist.
 			r.CoversIDs = append([]string{}, f.CoversIDs...)

@@ -16,7 +16,7 @@ const (
 )
 
 // layout is the drawing every format shares: the DAG as a tree of items,
-// with seed §3's capsule fold applied (dag.Fold). Item k < n is node k drawn
+// with docs/FORMAT.md §4's capsule fold applied (dag.Fold). Item k < n is node k drawn
 // raw (or the capsule, for the active summary when it applies); item n+k is
 // node k drawn inside the capsule. It holds indexes only, never content, so
 // it stays small for large sessions.
@@ -67,9 +67,6 @@ type AroundError struct {
 
 func (e *AroundError) Error() string { return fmt.Sprintf("%s: --around %q: %s", e.Dir, e.ID, e.Msg) }
 
-// ExitCode: a bad --around is a usage error.
-func (e *AroundError) ExitCode() int { return 2 }
-
 // newLayout builds the drawing. around (a node id, "" for all) and depth
 // limit it to the items within depth steps of that node's item.
 func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, error) {
@@ -93,7 +90,7 @@ func newLayout(g *dag.Graph, expand bool, around string, depth int) (*layout, er
 			p = f.Summary
 		}
 		l.parent[i], l.spawned[i] = int32(p), viaCaller
-		// seed §3: covered nodes disappear only on branches that carry the
+		// docs/FORMAT.md §4: covered nodes disappear only on branches that carry the
 		// summary; HEAD is always drawn, raw if its context is raw.
 		l.shown[i] = !f.Hidden(i)
 		// Inside the capsule: every folded node, hanging from its folded

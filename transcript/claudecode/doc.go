@@ -33,7 +33,7 @@
 //     the assistant node whose Task/Agent call spawned them. Copies of
 //     sub-agent messages inside progress lines are not imported twice.
 //   - system/compact_boundary plus its isCompactSummary user line become one
-//     summary node (seed §2) covering the chain before the boundary; the
+//     summary node (docs/FORMAT.md §4) covering the chain before the boundary; the
 //     turns after it continue from the last covered node, so a render shows
 //     what Claude Code's model saw after compaction and a raw render shows
 //     everything. A second compaction covers the first one's turns too.

@@ -542,7 +542,7 @@ func imageBlock(typ string, src *source) transcript.Block {
 	return b
 }
 
-// buildSummary builds the summary node of a compaction (seed §2).
+// buildSummary builds the summary node of a compaction (docs/FORMAT.md §4).
 func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 	var r fullRecord
 	if err := p.read(n.first, &r, false); err != nil {

@@ -687,7 +687,7 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 }
 
 // nodeID makes a uuid a node id the store accepts: never empty, never in
-// the summary id space (seed §2), never used twice.
+// the summary id space (docs/FORMAT.md §4), never used twice.
 func (p *planner) nodeID(uuid string) string {
 	// A uuid is unique once repeated uuids are skipped; only ids this
 	// importer makes up (renamed ones, summaries) are remembered in ids.
@@ -1140,37 +1140,30 @@ func (p *planner) placement(r *record, ref lineRef, text string, blocks []scanBl
 	return pred, caller, nil
 }
 
-// openCalls mirrors the store's rule for tool results: walking up from
-// pred past earlier results, the first node with calls is the one answered
-// and its unanswered calls are open.
+// openCalls applies the store's tool-call model (transcript.CallsBefore):
+// walking up from pred past the nodes that continue a tool group, the
+// first node with calls is the one answered and its unanswered calls are
+// open.
 func (p *planner) openCalls(pred int32) (int32, map[string]bool) {
-	answered := map[string]bool{}
-	for cur := pred; cur >= 0; cur = p.nodes[cur].pred {
-		n := p.nodes[cur]
-		if n.kind == kindSummary {
-			break
+	owner, calls, answered, err := transcript.CallsBefore(pred, func(i int32) (transcript.ToolFacts, int32, bool) {
+		if i < 0 {
+			return transcript.ToolFacts{}, none, false
 		}
-		if len(n.calls) > 0 {
-			open := map[string]bool{}
-			for _, c := range n.calls {
-				if !answered[c] {
-					open[c] = true
-				}
-			}
-			return cur, open
-		}
-		if len(n.results) == 0 {
-			break
-		}
-		for _, r := range n.results {
-			answered[r] = true
-		}
+		n := p.nodes[i]
+		return transcript.ToolFacts{Role: n.role(), Calls: n.calls, Results: n.results}, n.pred, true
+	}, len(p.nodes))
+	open := map[string]bool{}
+	if err != nil || calls == nil {
+		return none, open
 	}
-	return none, map[string]bool{}
+	for _, c := range transcript.OpenCalls(calls, answered) {
+		open[c] = true
+	}
+	return owner, open
 }
 
 // planBoundary turns a compact_boundary into a summary node covering the
-// chain that ends at its logical parent (seed §2: predecessor = the
+// chain that ends at its logical parent (docs/FORMAT.md §4: predecessor = the
 // predecessor of the first covered node). Later turns continue from that
 // last covered node, so the covered run stays on their spine.
 func (p *planner) planBoundary(r *record, ref lineRef) error {

@@ -322,7 +322,7 @@ type conv struct {
 	ch      chan batch
 	done    chan struct{}
 	err     error
-	// head follows the append rule (seed §5) over this conversation's
+	// head follows the append rule (docs/FORMAT.md §1) over this conversation's
 	// nodes; setHead is the vendor's explicit HEAD.
 	head, setHead, model string
 	// window is the context window the client recorded with its latest

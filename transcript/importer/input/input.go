@@ -546,7 +546,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // ID returns s as a node id that cannot collide with the ids reserved for
-// summary nodes (seed §2) or be empty; fallback is used when s is empty.
+// summary nodes (docs/FORMAT.md §4) or be empty; fallback is used when s is empty.
 func ID(s, fallback string) string {
 	if s == "" {
 		s = fallback
