@@ -26,11 +26,11 @@ const (
 	OutcomePlanned   = "planned"
 )
 
-// Event types appended to events.jsonl.
+// Event types appended to events.jsonl (transcript.CompactionEvent).
 const (
-	EventStarted  = "compaction_started"
-	EventFinished = "compaction_finished"
-	EventFailed   = "compaction_failed"
+	EventStarted  = transcript.EventCompactionStarted
+	EventFinished = transcript.EventCompactionFinished
+	EventFailed   = transcript.EventCompactionFailed
 )
 
 // The summary's ceiling, unless --max-summary-tokens sets it: 5% of the
@@ -344,10 +344,10 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		// seed 001 §02: a no-op known before the summarizer call emits no
 		// started event and makes no call.
 		res.Outcome, res.Reason = OutcomeNoOp, plan.Reason
-		w, err := appendEvents(ctx, opts, map[string]any{
-			"type": EventFinished, "at": stamp(now), "no_op": true, "reason": plan.Reason,
-			"summarised_count": 0, "tokens_before": before.Total, "tokens_after": before.Total,
-			"summarizer": res.Summarizer, "duration_ms": ms(),
+		w, err := appendEvents(ctx, opts, transcript.CompactionEvent{
+			Type: EventFinished, At: stamp(now), NoOp: true, Reason: plan.Reason,
+			SummarisedCount: new(0), TokensBefore: before.Total, TokensAfter: before.Total,
+			Summarizer: res.Summarizer, DurationMS: ms(),
 		})
 		res.Warnings = append(res.Warnings, w...)
 		return res, err
@@ -358,9 +358,9 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 			snap.preds[id] = r.Predecessor
 		}
 	}
-	w, err := appendEvents(ctx, opts, map[string]any{
-		"type": EventStarted, "at": stamp(now), "summarizer": res.Summarizer,
-		"tokens_before": before.Total, "target": target, "covering": len(plan.CoversIDs),
+	w, err := appendEvents(ctx, opts, transcript.CompactionEvent{
+		Type: EventStarted, At: stamp(now), Summarizer: res.Summarizer,
+		TokensBefore: before.Total, Target: target, Covering: len(plan.CoversIDs),
 	})
 	res.Warnings = append(res.Warnings, w...)
 	if err != nil {
@@ -368,9 +368,9 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	}
 	fail := func(cause error) (*Result, error) {
 		res.Outcome, res.Err = OutcomeFailed, cause
-		w, err := appendEvents(context.WithoutCancel(ctx), opts, map[string]any{
-			"type": EventFailed, "at": stamp(now), "error": cause.Error(),
-			"summarizer": res.Summarizer, "duration_ms": ms(),
+		w, err := appendEvents(context.WithoutCancel(ctx), opts, transcript.CompactionEvent{
+			Type: EventFailed, At: stamp(now), Error: cause.Error(),
+			Summarizer: res.Summarizer, DurationMS: ms(),
 		})
 		res.Warnings = append(res.Warnings, w...)
 		if err != nil {
@@ -408,11 +408,11 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 			return err
 		}
 		res.TokensAfter = after
-		return tx.AppendEvent(map[string]any{
-			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
-			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after,
-			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
-			"compacted_turns": plan.CompactedTurns, "newly_covered": len(plan.NewIDs), "summarizer": res.Summarizer, "duration_ms": ms(),
+		return tx.AppendEvent(transcript.CompactionEvent{
+			Type: EventFinished, At: stamp(now), SummaryID: summary.ID,
+			SummarisedCount: new(len(plan.CoversIDs)), TokensBefore: before.Total, TokensAfter: after,
+			RawHistoryTokens: plan.ReplacedTokens, SummaryTokens: res.SummaryTokens,
+			CompactedTurns: plan.CompactedTurns, NewlyCovered: len(plan.NewIDs), Summarizer: res.Summarizer, DurationMS: ms(),
 		})
 	})
 	res.Warnings = append(res.Warnings, w...)
@@ -424,10 +424,10 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		// finished event closes the started one; no node is written.
 		res.Outcome = OutcomeChanged
 		res.Err = &ChangedError{Msg: changed}
-		w, err := appendEvents(context.WithoutCancel(ctx), opts, map[string]any{
-			"type": EventFinished, "at": stamp(now), "no_op": true, "reason": "changed: " + changed,
-			"summarised_count": 0, "tokens_before": before.Total, "tokens_after": before.Total,
-			"summarizer": res.Summarizer, "duration_ms": ms(),
+		w, err := appendEvents(context.WithoutCancel(ctx), opts, transcript.CompactionEvent{
+			Type: EventFinished, At: stamp(now), NoOp: true, Reason: "changed: " + changed,
+			SummarisedCount: new(0), TokensBefore: before.Total, TokensAfter: before.Total,
+			Summarizer: res.Summarizer, DurationMS: ms(),
 		})
 		res.Warnings = append(res.Warnings, w...)
 		if err != nil {
@@ -648,7 +648,7 @@ func (sn snapshot) diff(s *transcript.Session) string {
 	return ""
 }
 
-func appendEvents(ctx context.Context, opts Options, evs ...map[string]any) ([]transcript.Warning, error) {
+func appendEvents(ctx context.Context, opts Options, evs ...transcript.CompactionEvent) ([]transcript.Warning, error) {
 	return transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
 		for _, ev := range evs {
 			if err := tx.AppendEvent(ev); err != nil {

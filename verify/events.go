@@ -8,8 +8,9 @@ import (
 )
 
 // checkEvents: every compaction_finished event that is not a no-op names an
-// existing summary whose coverage count matches summarised_count (seed §4
-// step 5 reports the same coverage count it writes).
+// existing summary whose coverage count matches summarised_count
+// (transcript.CompactionEvent; the report carries the coverage count the
+// event records, docs/COMPACT.md).
 func (c *checker) checkEvents() error {
 	s := c.s
 	path := s.EventsPath()
@@ -34,23 +35,21 @@ func (c *checker) checkEvents() error {
 		}
 		_ = json.Unmarshal(ev.Raw, &head)
 		switch head.Type {
-		case "compaction_started":
+		case transcript.EventCompactionStarted:
 			interrupted()
 			open = ev.Line
-		case "compaction_finished", "compaction_failed":
+		case transcript.EventCompactionFinished, transcript.EventCompactionFailed:
 			open = 0
 		}
-		var e struct {
-			Type      string `json:"type"`
-			NoOp      bool   `json:"no_op"`
-			SummaryID string `json:"summary_id"`
-			Count     *int   `json:"summarised_count"`
-		}
+		// Every event is decoded as a compaction record, as verify always
+		// has: a field of the wrong JSON type is malformed whatever the
+		// event's type.
+		var e transcript.CompactionEvent
 		if err := json.Unmarshal(ev.Raw, &e); err != nil {
 			c.add(Events, Error, CodeEventMalformed, -1, path, ev.Line, "event does not decode: %v", err)
 			return nil
 		}
-		if e.Type != "compaction_finished" || e.NoOp {
+		if e.Type != transcript.EventCompactionFinished || e.NoOp {
 			return nil
 		}
 		recorded[e.SummaryID] = true
@@ -69,10 +68,10 @@ func (c *checker) checkEvents() error {
 		}
 		covers := len(s.Ref(j).CoversIDs)
 		switch {
-		case e.Count == nil:
+		case e.SummarisedCount == nil:
 			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
-		case *e.Count != covers:
-			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.Count, covers)
+		case *e.SummarisedCount != covers:
+			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.SummarisedCount, covers)
 		}
 		return nil
 	})
