@@ -130,8 +130,7 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 	est := opts.Estimate
 	est.Warn = func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg) }
 	explicit := est.Model != ""
-	est.Model = resolveModel(est.Model, g.S.Meta.Model, opts.DefaultModel)
-	est.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	est = est.ForSession(g.S.Meta, opts.DefaultModel)
 	if r, ok := estimate.ResolveModel(est.Model, est.Models); ok {
 		if w := r.Warning(); w != "" {
 			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)

@@ -39,7 +39,7 @@ func runRenderDiff(ctx context.Context, opts *renderOptions, g *dag.Graph) error
 		return err
 	}
 	est := opts.DiffEstimate
-	est.Model = resolveModel(est.Model, g.S.Meta.Model, opts.FitDefaultModel)
+	est.Model = est.ForSession(g.S.Meta, opts.FitDefaultModel).Model
 	if _, ok := estimate.LookupModel(est.Model, est.Models); !ok && est.Model != "" && est.Window <= 0 && !opts.DiffExplicitModel {
 		// Like graph: a model the session names but this build does not
 		// know counts with the default encoding, said on stderr.

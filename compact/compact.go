@@ -212,17 +212,8 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Summarizer: opts.Summarizer.Name(), Warnings: g.S.Warnings}
-	eopts := opts.Estimate
-	if eopts.Model == "" {
-		eopts.Model = g.S.Meta.Model
-	}
-	if eopts.Model == "" {
-		eopts.Model = opts.DefaultModel
-	}
+	eopts := opts.Estimate.ForSession(g.S.Meta, opts.DefaultModel)
 	res.Model = eopts.Model
-	if eopts.RecordedWindow <= 0 {
-		eopts.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
-	}
 	if r, ok := estimate.ResolveModel(eopts.Model, eopts.Models); ok && r.Warning() != "" {
 		res.Warnings = append(res.Warnings, transcript.Warning{File: opts.Dir, Msg: r.Warning()})
 	}
