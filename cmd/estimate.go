@@ -389,9 +389,3 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-func printWarningLines(w io.Writer, warnings []string) {
-	for _, m := range warnings {
-		fmt.Fprintf(w, "ctxfold: warning: %s\n", m)
-	}
-}

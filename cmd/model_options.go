@@ -111,7 +111,7 @@ func modelNotice(model string, models map[string]estimate.Model) string {
 func warnFamily(w io.Writer, est estimate.Options) {
 	if r, ok := estimate.ResolveModel(est.Model, est.Models); ok {
 		if msg := r.Warning(); msg != "" {
-			fmt.Fprintf(w, "ctxfold: warning: %s\n", msg)
+			warnf(w, "%s", msg)
 		}
 	}
 }
