@@ -26,6 +26,8 @@ type compactOptions struct {
 	// from Summarizers.
 	Compact     compact.Options
 	Summarizers summarizerSettings
+	// DryRun plans (and checks an offline summary) and writes nothing.
+	DryRun bool
 	// Summarizer, when set (tests), replaces the one named.
 	Summarizer summarize.Summarizer
 }
@@ -92,7 +94,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			opts.Compact.KeepTokens = c.GetInt("keep-tokens")
 			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
 			opts.Compact.IfAbove = c.GetFloat64("if-above")
-			opts.Compact.DryRun = c.GetBool("dry-run")
+			opts.DryRun = c.GetBool("dry-run")
 			if cmd.Flags().Changed("keep-tokens") && opts.Compact.KeepTokens == 0 {
 				// Zero would fold everything but the latest turn — and a
 				// default that silently applied instead would mislead.
@@ -177,15 +179,18 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	defer progress.Done()
 	co.Estimate.Counting, co.Estimate.Counted = progress.AddTotal, progress.Add
 	co.Summarizer = &waitingSummarizer{Summarizer: s, progress: progress}
+	// A dry run writes nothing, not even estimate's count cache.
+	co.Estimate.NoCache = co.Estimate.NoCache || opts.DryRun
+	var onStart func()
 	if !opts.JSON && opts.IO.ProgressEnabled() {
-		co.OnStart = func() {
+		onStart = func() {
 			_ = progress.Interrupt(func() error {
 				_, err := fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang))
 				return err
 			})
 		}
 	}
-	res, err := compact.Compact(ctx, co)
+	res, err := compactSteps(ctx, co, opts.DryRun, onStart)
 	progress.Done()
 	if res != nil {
 		printWarnings(opts.IO.ErrOut, res.Warnings)
@@ -196,7 +201,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	case errors.As(err, &failed):
 		msg := report.CompactionFailed(opts.Lang, failed.Err.Error())
 		if opts.JSON {
-			if jerr := writeCompactJSON(opts.IO.Out, res, co, msg); jerr != nil {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg); jerr != nil {
 				return jerr
 			}
 		}
@@ -204,7 +209,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	case errors.As(err, &changed):
 		msg := report.CompactionChanged(opts.Lang, changed.Msg)
 		if opts.JSON {
-			if jerr := writeCompactJSON(opts.IO.Out, res, co, msg); jerr != nil {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg); jerr != nil {
 				return jerr
 			}
 		}
@@ -214,9 +219,9 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	}
 	msg := compactMessage(opts.Lang, res, co.IfAbove)
 	if opts.JSON {
-		return writeCompactJSON(opts.IO.Out, res, co, msg)
+		return writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg)
 	}
-	if res.Outcome == compact.OutcomePlanned || (co.DryRun && res.Outcome == compact.OutcomeNoOp) {
+	if res.Outcome == compact.OutcomePlanned || (opts.DryRun && res.Outcome == compact.OutcomeNoOp) {
 		return writePlan(opts.IO.Out, res, msg)
 	}
 	fmt.Fprintln(opts.IO.Out, msg)
@@ -226,6 +231,35 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: note: %s\n", res.Reason)
 	}
 	return nil
+}
+
+// compactSteps composes compact's steps (compact.Run) for one run: the
+// session measured and planned, nothing when --if-above is not reached,
+// the plan reported by a dry run, else the summary made, checked and
+// written, with onStart once compaction_started is recorded.
+func compactSteps(ctx context.Context, co compact.Options, dryRun bool, onStart func()) (*compact.Result, error) {
+	run, err := compact.Measure(ctx, co)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	if !run.Triggered() {
+		return run.Result(), nil
+	}
+	req, err := run.Request(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return run.DryRun(ctx, req)
+	}
+	if started, err := run.Start(ctx); err != nil || !started {
+		return run.Result(), err
+	}
+	if onStart != nil {
+		onStart()
+	}
+	return run.Finish(ctx, req)
 }
 
 func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) string {
@@ -307,7 +341,7 @@ func summaryCheck(res *compact.Result) string {
 	return fmt.Sprintf("would be accepted: summary %d tokens, %d → %d tokens", res.SummaryTokens, res.TokensBefore, res.TokensAfter)
 }
 
-func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg string) error {
+func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, dryRun bool, msg string) error {
 	if res == nil {
 		res = &compact.Result{Outcome: compact.OutcomeFailed}
 	}
@@ -333,7 +367,7 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 	if res.Plan != nil && (res.Outcome == compact.OutcomeSucceeded || res.Outcome == compact.OutcomePlanned) {
 		obj.NewlyCoveredCount = len(res.Plan.NewIDs)
 	}
-	if co.DryRun && res.Plan != nil {
+	if dryRun && res.Plan != nil {
 		kept := res.Plan.KeptIDs
 		if kept == nil {
 			kept = []string{}

@@ -53,26 +53,7 @@ func (c *checker) checkEvents() error {
 			return nil
 		}
 		recorded[e.SummaryID] = true
-		j, ok := s.Lookup(e.SummaryID)
-		if e.SummaryID == "" || !ok || !s.IsSummary(j) {
-			what := "names no summary_id"
-			if e.SummaryID != "" && !ok {
-				what = "names summary " + quote(e.SummaryID) + ", which does not exist"
-			} else if e.SummaryID != "" {
-				what = "names " + quote(e.SummaryID) + ", which is not a summary node"
-			}
-			f := Finding{Code: CodeEventSummaryMissing, Severity: Error, Category: Events, NodeID: e.SummaryID, File: path, Line: ev.Line,
-				Msg: "compaction_finished (not a no-op) " + what}
-			c.buf = append(c.buf, f)
-			return nil
-		}
-		covers := len(s.Ref(j).CoversIDs)
-		switch {
-		case e.SummarisedCount == nil:
-			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
-		case *e.SummarisedCount != covers:
-			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.SummarisedCount, covers)
-		}
+		c.checkFinished(path, ev.Line, &e)
 		return nil
 	})
 	if open > 0 {
@@ -96,4 +77,30 @@ func (c *checker) checkEvents() error {
 		return nil
 	}
 	return err
+}
+
+// checkFinished: a compaction_finished that is not a no-op names an
+// existing summary, and its summarised_count is that summary's coverage.
+func (c *checker) checkFinished(path string, line int, e *transcript.CompactionEvent) {
+	s := c.s
+	j, ok := s.Lookup(e.SummaryID)
+	if e.SummaryID == "" || !ok || !s.IsSummary(j) {
+		what := "names no summary_id"
+		if e.SummaryID != "" && !ok {
+			what = "names summary " + quote(e.SummaryID) + ", which does not exist"
+		} else if e.SummaryID != "" {
+			what = "names " + quote(e.SummaryID) + ", which is not a summary node"
+		}
+		f := Finding{Code: CodeEventSummaryMissing, Severity: Error, Category: Events, NodeID: e.SummaryID, File: path, Line: line,
+			Msg: "compaction_finished (not a no-op) " + what}
+		c.buf = append(c.buf, f)
+		return
+	}
+	covers := len(s.Ref(j).CoversIDs)
+	switch {
+	case e.SummarisedCount == nil:
+		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
+	case *e.SummarisedCount != covers:
+		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.SummarisedCount, covers)
+	}
 }
