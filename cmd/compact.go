@@ -178,19 +178,22 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	progress := report.NewProgress(opts.IO, "compacting: counting tokens", 0)
 	defer progress.Done()
 	co.Estimate.Counting, co.Estimate.Counted = progress.AddTotal, progress.Add
-	co.Summarizer = &waitingSummarizer{Summarizer: s, progress: progress}
-	// A dry run writes nothing, not even estimate's count cache.
-	co.Estimate.NoCache = co.Estimate.NoCache || opts.DryRun
-	var onStart func()
-	if !opts.JSON && opts.IO.ProgressEnabled() {
-		onStart = func() {
+	ws := &waitingSummarizer{Summarizer: s, progress: progress}
+	co.Summarizer = ws
+	run := compact.Compact
+	if opts.DryRun {
+		run = compact.DryRun
+	} else if !opts.JSON && opts.IO.ProgressEnabled() {
+		// A real run calls the summarizer once, right after
+		// compaction_started is recorded: "Compacting context…" then.
+		ws.started = func() {
 			_ = progress.Interrupt(func() error {
 				_, err := fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang))
 				return err
 			})
 		}
 	}
-	res, err := compactSteps(ctx, co, opts.DryRun, onStart)
+	res, err := run(ctx, co)
 	progress.Done()
 	if res != nil {
 		printWarnings(opts.IO.ErrOut, res.Warnings)
@@ -231,35 +234,6 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: note: %s\n", res.Reason)
 	}
 	return nil
-}
-
-// compactSteps composes compact's steps (compact.Run) for one run: the
-// session measured and planned, nothing when --if-above is not reached,
-// the plan reported by a dry run, else the summary made, checked and
-// written, with onStart once compaction_started is recorded.
-func compactSteps(ctx context.Context, co compact.Options, dryRun bool, onStart func()) (*compact.Result, error) {
-	run, err := compact.Measure(ctx, co)
-	if err != nil {
-		return nil, err
-	}
-	defer run.Close()
-	if !run.Triggered() {
-		return run.Result(), nil
-	}
-	req, err := run.Request(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if dryRun {
-		return run.DryRun(ctx, req)
-	}
-	if started, err := run.Start(ctx); err != nil || !started {
-		return run.Result(), err
-	}
-	if onStart != nil {
-		onStart()
-	}
-	return run.Finish(ctx, req)
 }
 
 func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) string {
@@ -426,12 +400,17 @@ type compactResult struct {
 type waitingSummarizer struct {
 	summarize.Summarizer
 	progress *report.Progress
+	// started, when set, is called as the summarizer starts.
+	started func()
 }
 
 // Unwrap lets summarize.Offline see the summarizer underneath.
 func (w *waitingSummarizer) Unwrap() summarize.Summarizer { return w.Summarizer }
 
 func (w *waitingSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
+	if w.started != nil {
+		w.started()
+	}
 	w.progress.Restart("summarizing ("+w.Name()+")", 0)
 	defer w.progress.Restart("compacting: checking the summary", 0)
 	return w.Summarizer.Summarize(ctx, req)

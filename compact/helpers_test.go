@@ -159,21 +159,3 @@ func (m mustNotCall) Summarize(context.Context, summarize.Request) (string, erro
 	m.t.Errorf("the summarizer was called on a no-op path")
 	return "", fmt.Errorf("must not be called")
 }
-
-// dryRun composes the steps as the compact command's --dry-run does.
-func dryRun(ctx context.Context, o Options) (*Result, error) {
-	o.Estimate.NoCache = true
-	r, err := Measure(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	if !r.Triggered() {
-		return r.Result(), nil
-	}
-	req, err := r.Request(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.DryRun(ctx, req)
-}

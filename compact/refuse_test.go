@@ -37,7 +37,7 @@ func TestCompactRefusesSessionsFailingVerify(t *testing.T) {
 				o := opts(dir, summarize.Extractive{}, 10)
 				run := Compact
 				if dry {
-					run = dryRun
+					run = DryRun
 				}
 				if !tc.refused {
 					_, err := run(context.Background(), o)

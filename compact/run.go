@@ -13,9 +13,8 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Run is one compaction in steps, for a caller that composes them (the
-// compact command adds --dry-run and its progress messages between them;
-// Compact is the plain composition):
+// Run is one compaction in steps; Compact and DryRun are their two
+// compositions, and a caller may compose them itself:
 //
 //	Measure → Triggered → Request → DryRun
 //	                              → Start → Finish (Summarize → Validate → Persist, or Fail)
@@ -344,13 +343,30 @@ func (r *Run) event(ctx context.Context, ev transcript.CompactionEvent) error {
 	return err
 }
 
-// Compact is the steps composed for a real run (Run): measure and plan,
-// and unless --if-above is not reached or the plan is a no-op, summarize,
-// validate and persist. The error is a *FailedError (exit 3), a
-// *ChangedError (exit 4), or an input error; Result is non-nil whenever
-// an outcome was reached. The compact command composes the same steps
-// with its dry run and messages.
+// Compact is the steps composed for a real run: measure and plan, and
+// unless --if-above is not reached or the plan is a no-op, start,
+// summarize, validate and persist. The error is a *FailedError (exit 3),
+// a *ChangedError (exit 4), or an input error; Result is non-nil whenever
+// an outcome was reached.
 func Compact(ctx context.Context, opts Options) (*Result, error) {
+	return compose(ctx, opts, func(r *Run, ctx context.Context, req summarize.Request) (*Result, error) {
+		if started, err := r.Start(ctx); err != nil || !started {
+			return r.Result(), err
+		}
+		return r.Finish(ctx, req)
+	})
+}
+
+// DryRun is the steps composed for --dry-run: measure and plan, and
+// unless --if-above is not reached, Run.DryRun. Nothing is written, not
+// even estimate's count cache.
+func DryRun(ctx context.Context, opts Options) (*Result, error) {
+	opts.Estimate.NoCache = true
+	return compose(ctx, opts, (*Run).DryRun)
+}
+
+// compose is Measure, Triggered and Request, then last.
+func compose(ctx context.Context, opts Options, last func(*Run, context.Context, summarize.Request) (*Result, error)) (*Result, error) {
 	r, err := Measure(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -363,10 +379,7 @@ func Compact(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if started, err := r.Start(ctx); err != nil || !started {
-		return r.Result(), err
-	}
-	return r.Finish(ctx, req)
+	return last(r, ctx, req)
 }
 
 // Finish is the steps after Start: summarize, validate, persist, and Fail
