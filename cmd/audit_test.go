@@ -18,10 +18,10 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite cmd/testdata golde
 func auditSession(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "s")
-	if r := runCLI(t, nil, "init", dir, "--model", "gpt-4o"); r.Code != 0 {
+	if r := cliRun(t, nil, false, "init", dir, "--model", "gpt-4o"); r.Code != 0 {
 		t.Fatalf("init: %d %s", r.Code, r.Stderr)
 	}
-	if r := runCLI(t, nil, "append", dir, "--file", filepath.Join("testdata", "audit-session.jsonl")); r.Code != 0 {
+	if r := cliRun(t, nil, false, "append", dir, "--file", filepath.Join("testdata", "audit-session.jsonl")); r.Code != 0 {
 		t.Fatalf("append: %d %s", r.Code, r.Stderr)
 	}
 	return dir
@@ -29,7 +29,7 @@ func auditSession(t *testing.T) string {
 
 func TestAuditJSONGolden(t *testing.T) {
 	dir := auditSession(t)
-	r := runCLI(t, nil, "audit", dir, "--json")
+	r := cliRun(t, nil, false, "audit", dir, "--json")
 	if r.Code != 0 {
 		t.Fatalf("audit: %d %s", r.Code, r.Stderr)
 	}
@@ -92,7 +92,7 @@ func TestAuditExitCodes(t *testing.T) {
 			SurvivalPct float64 `json:"survival_pct"`
 		}
 	}
-	r := runCLI(t, nil, "audit", dir, "--json")
+	r := cliRun(t, nil, false, "audit", dir, "--json")
 	if err := json.Unmarshal([]byte(r.Stdout), &obj); err != nil || len(obj.Summaries) != 1 {
 		t.Fatalf("audit --json: %v %s", err, r.Stdout)
 	}
@@ -117,7 +117,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{[]string{"audit", filepath.Join("..", "fixtures", "tools")}, 2, ""},
 	}
 	for _, c := range cases {
-		r := runCLI(t, nil, c.args...)
+		r := cliRun(t, nil, false, c.args...)
 		if r.Code != c.code || !strings.Contains(r.Stdout, c.out) {
 			t.Errorf("%v: exit %d, want %d; stdout %q stderr %q", c.args, r.Code, c.code, r.Stdout, r.Stderr)
 		}
@@ -133,7 +133,7 @@ func TestAuditTextIsTerminalSafe(t *testing.T) {
 	// The lost instruction carries an escape sequence; the missing list
 	// prints it, escaped (render.TextSafe), never raw.
 	dir := auditSession(t)
-	r := runCLI(t, nil, "audit", dir, "--missing", "0")
+	r := cliRun(t, nil, false, "audit", dir, "--missing", "0")
 	if r.Code != 0 {
 		t.Fatalf("audit: %d %s", r.Code, r.Stderr)
 	}

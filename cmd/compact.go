@@ -26,6 +26,8 @@ type compactOptions struct {
 	// from Summarizers.
 	Compact     compact.Options
 	Summarizers summarizerSettings
+	// DryRun plans (and checks an offline summary) and writes nothing.
+	DryRun bool
 	// Summarizer, when set (tests), replaces the one named.
 	Summarizer summarize.Summarizer
 }
@@ -93,7 +95,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			opts.Compact.KeepTokens = c.GetInt("keep-tokens")
 			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
 			opts.Compact.IfAbove = c.GetFloat64("if-above")
-			opts.Compact.DryRun = c.GetBool("dry-run")
+			opts.DryRun = c.GetBool("dry-run")
 			if cmd.Flags().Changed("keep-tokens") && opts.Compact.KeepTokens == 0 {
 				// Zero would fold everything but the latest turn — and a
 				// default that silently applied instead would mislead.
@@ -177,16 +179,22 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	progress := report.NewProgress(opts.IO, "compacting: counting tokens", 0)
 	defer progress.Done()
 	co.Estimate.Counting, co.Estimate.Counted = progress.AddTotal, progress.Add
-	co.Summarizer = &waitingSummarizer{Summarizer: s, progress: progress}
-	if !opts.JSON && opts.IO.ProgressEnabled() {
-		co.OnStart = func() {
+	ws := &waitingSummarizer{Summarizer: s, progress: progress}
+	co.Summarizer = ws
+	run := compact.Compact
+	if opts.DryRun {
+		run = compact.DryRun
+	} else if !opts.JSON && opts.IO.ProgressEnabled() {
+		// A real run calls the summarizer once, right after
+		// compaction_started is recorded: "Compacting context…" then.
+		ws.started = func() {
 			_ = progress.Interrupt(func() error {
 				_, err := fmt.Fprintln(opts.IO.ErrOut, report.CompactionStarted(opts.Lang))
 				return err
 			})
 		}
 	}
-	res, err := compact.Compact(ctx, co)
+	res, err := run(ctx, co)
 	progress.Done()
 	if res != nil {
 		printWarnings(opts.IO.ErrOut, res.Warnings)
@@ -197,7 +205,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	case errors.As(err, &failed):
 		msg := report.CompactionFailed(opts.Lang, failed.Err.Error())
 		if opts.JSON {
-			if jerr := writeCompactJSON(opts.IO.Out, res, co, msg); jerr != nil {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg); jerr != nil {
 				return jerr
 			}
 		}
@@ -205,7 +213,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	case errors.As(err, &changed):
 		msg := report.CompactionChanged(opts.Lang, changed.Msg)
 		if opts.JSON {
-			if jerr := writeCompactJSON(opts.IO.Out, res, co, msg); jerr != nil {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg); jerr != nil {
 				return jerr
 			}
 		}
@@ -215,9 +223,9 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	}
 	msg := compactMessage(opts.Lang, res, co.IfAbove)
 	if opts.JSON {
-		return writeCompactJSON(opts.IO.Out, res, co, msg)
+		return writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg)
 	}
-	if res.Outcome == compact.OutcomePlanned || (co.DryRun && res.Outcome == compact.OutcomeNoOp) {
+	if res.Outcome == compact.OutcomePlanned || (opts.DryRun && res.Outcome == compact.OutcomeNoOp) {
 		return writePlan(opts.IO.Out, res, msg)
 	}
 	fmt.Fprintln(opts.IO.Out, msg)
@@ -308,7 +316,7 @@ func summaryCheck(res *compact.Result) string {
 	return fmt.Sprintf("would be accepted: summary %d tokens, %d → %d tokens", res.SummaryTokens, res.TokensBefore, res.TokensAfter)
 }
 
-func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg string) error {
+func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, dryRun bool, msg string) error {
 	if res == nil {
 		res = &compact.Result{Outcome: compact.OutcomeFailed}
 	}
@@ -334,7 +342,7 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, msg 
 	if res.Plan != nil && (res.Outcome == compact.OutcomeSucceeded || res.Outcome == compact.OutcomePlanned) {
 		obj.NewlyCoveredCount = len(res.Plan.NewIDs)
 	}
-	if co.DryRun && res.Plan != nil {
+	if dryRun && res.Plan != nil {
 		kept := res.Plan.KeptIDs
 		if kept == nil {
 			kept = []string{}
@@ -393,12 +401,17 @@ type compactResult struct {
 type waitingSummarizer struct {
 	summarize.Summarizer
 	progress *report.Progress
+	// started, when set, is called as the summarizer starts.
+	started func()
 }
 
 // Unwrap lets summarize.Offline see the summarizer underneath.
 func (w *waitingSummarizer) Unwrap() summarize.Summarizer { return w.Summarizer }
 
 func (w *waitingSummarizer) Summarize(ctx context.Context, req summarize.Request) (string, error) {
+	if w.started != nil {
+		w.started()
+	}
 	w.progress.Restart("summarizing ("+w.Name()+")", 0)
 	defer w.progress.Restart("compacting: checking the summary", 0)
 	return w.Summarizer.Summarize(ctx, req)

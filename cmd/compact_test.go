@@ -13,44 +13,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-type compactRun struct {
-	Stdout, Stderr string
-	Code           int
-}
-
-func runCLI(t *testing.T, env map[string]string, args ...string) compactRun {
-	t.Helper()
-	ios, _, out, errOut := report.Test()
-	if env == nil {
-		env = map[string]string{}
-	}
-	env["XDG_CONFIG_HOME"] = t.TempDir()
-	f := &Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return env[k] }}
-	code := Run(context.Background(), f, args)
-	return compactRun{out.String(), errOut.String(), code}
-}
-
-func toolsCopy(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tools")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "tools"))); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func estimateTotal(t *testing.T, dir string) float64 {
 	t.Helper()
-	r := runCLI(t, nil, "estimate", dir, "--json")
+	r := cliRun(t, nil, false, "estimate", dir, "--json")
 	if r.Code != 0 {
 		t.Fatalf("estimate: %d %s", r.Code, r.Stderr)
 	}
@@ -108,7 +81,7 @@ func TestCompactExitCodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := toolsCopy(t)
+			dir := sessiontest.CopyFixture(t, "tools")
 			args := slices.Clone(tc.args)
 			for i, a := range args {
 				if a == "DIR" {
@@ -119,7 +92,7 @@ func TestCompactExitCodes(t *testing.T) {
 				}
 			}
 			before, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
-			r := runCLI(t, tc.env, args...)
+			r := cliRun(t, tc.env, false, args...)
 			if r.Code != tc.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.Code, tc.code, r.Stdout, r.Stderr)
 			}
@@ -155,7 +128,7 @@ func (s slowChanger) Summarize(ctx context.Context, _ summarize.Request) (string
 
 func TestCompactChangedExitsFour(t *testing.T) {
 	for _, asJSON := range []bool{false, true} {
-		dir := toolsCopy(t)
+		dir := sessiontest.CopyFixture(t, "tools")
 		ios, _, out, errOut := report.Test()
 		opts := &compactOptions{IO: ios, JSON: asJSON, Lang: report.LangEN, Summarizer: slowChanger{dir},
 			Compact: compact.Options{Dir: dir, KeepTokens: 300}}
@@ -178,9 +151,9 @@ func TestCompactChangedExitsFour(t *testing.T) {
 }
 
 func TestCompactJSONMatchesEstimate(t *testing.T) {
-	dir := toolsCopy(t)
+	dir := sessiontest.CopyFixture(t, "tools")
 	before := estimateTotal(t, dir)
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--json")
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "300", "--json")
 	if r.Code != 0 {
 		t.Fatalf("%d %s", r.Code, r.Stderr)
 	}
@@ -207,7 +180,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 	}
 	// After compacting, estimate's calibrated total of the new view keeps
 	// the prefix fitted before: it is what compact reported.
-	est := runCLI(t, nil, "estimate", dir, "--json")
+	est := cliRun(t, nil, false, "estimate", dir, "--json")
 	var e map[string]any
 	if err := json.Unmarshal([]byte(est.Stdout), &e); err != nil {
 		t.Fatal(err)
@@ -218,7 +191,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 			m["calibrated_tokens_after"], m["calibration"])
 	}
 	// Again: nothing new, a no-op that reports no coverage.
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "300", "--json")
 	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || r.Code != 0 {
 		t.Fatal(err, r.Stderr)
 	}
@@ -229,7 +202,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 }
 
 func TestCompactDryRunWritesNothing(t *testing.T) {
-	dir := toolsCopy(t)
+	dir := sessiontest.CopyFixture(t, "tools")
 	files := func() string {
 		entries, _ := os.ReadDir(dir)
 		var all []byte
@@ -240,7 +213,7 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 		return string(all)
 	}
 	before := files()
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--dry-run")
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "300", "--dry-run")
 	if r.Code != 0 || files() != before {
 		t.Fatalf("%d %s", r.Code, r.Stderr)
 	}
@@ -250,7 +223,7 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 			t.Errorf("dry run lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "300", "--dry-run", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "300", "--dry-run", "--json")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || m["outcome"] != "planned" || m["dry_run"] != true || files() != before {
 		t.Fatalf("%v %s", err, r.Stdout)
@@ -261,7 +234,7 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 // terminal only; stdout carries just the result either way.
 func TestCompactProgressOnTTY(t *testing.T) {
 	for _, tty := range []bool{false, true} {
-		dir := toolsCopy(t)
+		dir := sessiontest.CopyFixture(t, "tools")
 		ios, _, out, errOut := report.Test()
 		ios.StdoutTTY, ios.StderrTTY = tty, tty
 		f := &Factory{IO: ios, Getenv: func(k string) string {
@@ -288,12 +261,9 @@ func TestCompactProgressOnTTY(t *testing.T) {
 
 // A session failing verify is refused with exit 2 and nothing written.
 func TestCompactRefusesBrokenSessionExitsTwo(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "s")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "broken", "splice_mismatch"))); err != nil {
-		t.Fatal(err)
-	}
+	dir := sessiontest.CopyFixture(t, filepath.Join("broken", "splice_mismatch"))
 	before, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
-	r := runCLI(t, nil, "compact", dir, "--model", "gpt-4o", "--keep-tokens", "10")
+	r := cliRun(t, nil, false, "compact", dir, "--model", "gpt-4o", "--keep-tokens", "10")
 	if r.Code != ExitUsage || r.Stdout != "" {
 		t.Fatalf("exit %d stdout %q, want 2 and nothing", r.Code, r.Stdout)
 	}
@@ -345,18 +315,18 @@ func oneTurnSession(t *testing.T) string {
 // says what happened instead, and JSON keeps outcome no_op with a reason.
 func TestCompactNoOpMessages(t *testing.T) {
 	dir := oneTurnSession(t)
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "10")
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10")
 	if r.Code != 0 || r.Stdout != report.CompactionOneTurn(report.LangEN)+"\n" || r.Stderr != "" {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	if !strings.HasPrefix(r.Stdout, "Nothing to compact: the history is one turn") {
 		t.Fatalf("stdout %q", r.Stdout)
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--lang", "zh")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--lang", "zh")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "无需压缩：历史只有一个轮次") {
 		t.Fatalf("exit %d stdout %q", r.Code, r.Stdout)
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--json")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || r.Code != 0 {
 		t.Fatalf("%v %d %s", err, r.Code, r.Stdout)
@@ -366,11 +336,11 @@ func TestCompactNoOpMessages(t *testing.T) {
 	}
 
 	// The real nothing-to-fold case keeps the message of docs/COMPACT.md §5.
-	tools := toolsCopy(t)
-	if r := runCLI(t, nil, "compact", tools, "--keep-tokens", "300"); r.Code != 0 {
+	tools := sessiontest.CopyFixture(t, "tools")
+	if r := cliRun(t, nil, false, "compact", tools, "--keep-tokens", "300"); r.Code != 0 {
 		t.Fatalf("first compaction: %d %s", r.Code, r.Stderr)
 	}
-	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "300")
+	r = cliRun(t, nil, false, "compact", tools, "--keep-tokens", "300")
 	if r.Code != 0 || r.Stdout != "Context is already compacted; no older messages to fold.\n" {
 		t.Fatalf("exit %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
@@ -381,31 +351,28 @@ func TestCompactNoOpMessages(t *testing.T) {
 // context, and the real run then fails with exit 3); another summarizer is
 // not run, and the output says the check happens only on a real run.
 func TestCompactDryRunSummaryCheck(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "fork")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "fork"))); err != nil {
-		t.Fatal(err)
-	}
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--dry-run")
+	dir := sessiontest.CopyFixture(t, filepath.Join("fork"))
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--dry-run")
 	if r.Code != 0 || !regexp.MustCompile(`(?m)^dry run: would cover 2 older messages, but the extractive summary would be rejected: the summary does not make the rendered context smaller \(\d+ → \d+ tokens\)$`).MatchString(r.Stdout) ||
 		!regexp.MustCompile(`(?m)^summary check: would be rejected \(exit 3\): `).MatchString(r.Stdout) {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--dry-run", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--dry-run", "--json")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || m["summary_checked"] != true || m["summary_accepted"] != false ||
 		!strings.Contains(m["rejection"].(string), "does not make the rendered context smaller") {
 		t.Fatalf("%v %s", err, r.Stdout)
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "10", "--dry-run", "--summarizer", "exec", "--summarizer-cmd", "exit 9")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--dry-run", "--summarizer", "exec", "--summarizer-cmd", "exit 9")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "summary check: not done: the exec summarizer runs only on a real run") {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runCLI(t, nil, "compact", dir, "--keep-tokens", "10"); r.Code != ExitCompactFailed {
+	if r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10"); r.Code != ExitCompactFailed {
 		t.Fatalf("real run exit %d, the dry run predicted a rejection: %s", r.Code, r.Stderr)
 	}
 
-	tools := toolsCopy(t)
-	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "300", "--dry-run")
+	tools := sessiontest.CopyFixture(t, "tools")
+	r = cliRun(t, nil, false, "compact", tools, "--keep-tokens", "300", "--dry-run")
 	if r.Code != 0 || !regexp.MustCompile(`(?m)^summary check: would be accepted: summary \d+ tokens, \d+ → \d+ tokens$`).MatchString(r.Stdout) {
 		t.Fatalf("exit %d\n%s", r.Code, r.Stdout)
 	}
@@ -415,12 +382,12 @@ func TestCompactDryRunSummaryCheck(t *testing.T) {
 // session made one line of kilobytes; the text shows a count and the first
 // and last id, --json the whole list.
 func TestCompactDryRunCoveredIsACountAndARange(t *testing.T) {
-	tools := toolsCopy(t)
-	r := runCLI(t, nil, "compact", tools, "--keep-tokens", "200", "--dry-run")
+	tools := sessiontest.CopyFixture(t, "tools")
+	r := cliRun(t, nil, false, "compact", tools, "--keep-tokens", "200", "--dry-run")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "\ncovered: 10 nodes, u1 … a5 (all of them with --json)\n") {
 		t.Fatalf("exit %d\n%s", r.Code, r.Stdout)
 	}
-	r = runCLI(t, nil, "compact", tools, "--keep-tokens", "200", "--dry-run", "--json")
+	r = cliRun(t, nil, false, "compact", tools, "--keep-tokens", "200", "--dry-run", "--json")
 	var m struct {
 		CoversIDs []string `json:"covers_ids"`
 	}

@@ -7,27 +7,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
-func longCopy(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "long")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "fixtures", "long"))); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestCompactTwiceIsTheFourthMessage(t *testing.T) {
-	dir := longCopy(t)
-	if r := runCLI(t, nil, "compact", dir, "--keep-tokens", "2000"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "Context compacted: covered 276 older messages, ") {
+	dir := sessiontest.CopyFixture(t, "long")
+	if r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "2000"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "Context compacted: covered 276 older messages, ") {
 		t.Fatalf("first compact: %d %q %s", r.Code, r.Stdout, r.Stderr)
 	}
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "2000")
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "2000")
 	if r.Code != 0 || r.Stdout != "Context is already compacted; no older messages to fold.\n" {
 		t.Fatalf("second compact: exit %d, stdout %q", r.Code, r.Stdout)
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "2000", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "2000", "--json")
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &obj); err != nil || r.Code != 0 {
 		t.Fatalf("second compact --json: %d %v %s", r.Code, err, r.Stdout)
@@ -39,11 +32,11 @@ func TestCompactTwiceIsTheFourthMessage(t *testing.T) {
 	// New turns: the message says how many of the covered messages are new.
 	long := strings.Repeat("Please also check the rounding of the Quebec sales tax in every export path. ", 200)
 	for _, c := range [][]string{{"user", long}, {"assistant", "Checked."}, {"user", "Thanks."}, {"assistant", "Done."}, {"user", "One more."}, {"assistant", "Sure."}} {
-		if r := runCLI(t, nil, "append", dir, "--role", c[0], "--content", c[1]); r.Code != 0 {
+		if r := cliRun(t, nil, false, "append", dir, "--role", c[0], "--content", c[1]); r.Code != 0 {
 			t.Fatalf("append: %d %s", r.Code, r.Stderr)
 		}
 	}
-	r = runCLI(t, nil, "compact", dir, "--keep-tokens", "2000", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "2000", "--json")
 	if err := json.Unmarshal([]byte(r.Stdout), &obj); err != nil || r.Code != 0 {
 		t.Fatalf("third compact --json: %d %v %s", r.Code, err, r.Stdout)
 	}
@@ -58,9 +51,9 @@ func TestCompactTwiceIsTheFourthMessage(t *testing.T) {
 }
 
 func TestCompactKeepTokensZeroIsAnError(t *testing.T) {
-	dir := longCopy(t)
+	dir := sessiontest.CopyFixture(t, "long")
 	before, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "0")
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "0")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "--keep-tokens 0") {
 		t.Fatalf("--keep-tokens 0: exit %d, stderr %q", r.Code, r.Stderr)
 	}

@@ -111,7 +111,7 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	// Shell completion runs this too; its stderr would land in the prompt.
 	if cmd.Name() != cobra.ShellCompRequestCmd && cmd.Name() != cobra.ShellCompNoDescRequestCmd {
 		for _, w := range f.ConfigWarnings {
-			fmt.Fprintf(f.IO.ErrOut, "ctxfold: warning: %s\n", w)
+			warnf(f.IO.ErrOut, "%s", w)
 		}
 	}
 	if err := v.BindPFlags(cmd.Flags()); err != nil {

@@ -14,70 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-type coreResult struct {
-	Stdout, Stderr string
-	Code           int
-}
-
-type coreEnv struct {
-	TTY   bool
-	Stdin string
-	Env   map[string]string
-}
-
-var coreNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-
-func coreRun(t *testing.T, e coreEnv, args ...string) coreResult {
-	t.Helper()
-	ios, in, out, errOut := report.Test()
-	in.WriteString(e.Stdin)
-	ios.StdoutTTY, ios.StderrTTY = e.TTY, e.TTY
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
-	for k, v := range e.Env {
-		env[k] = v
-	}
-	ios.NoColorEnv = report.NoColorFromEnv(func(k string) string { return env[k] })
-	f := &Factory{IO: ios, Now: func() time.Time { return coreNow }, Getenv: func(k string) string { return env[k] }}
-	code := Run(context.Background(), f, args)
-	return coreResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
-}
-
-func (r coreResult) check(t *testing.T, stdout, stderr string, code int) {
+func (r cliResult) check(t *testing.T, stdout, stderr string, code int) {
 	t.Helper()
 	if r.Stdout != stdout || r.Stderr != stderr || r.Code != code {
 		t.Fatalf("got exit %d\nstdout: %q\nstderr: %q\nwant exit %d\nstdout: %q\nstderr: %q", r.Code, r.Stdout, r.Stderr, code, stdout, stderr)
 	}
-}
-
-// coreCopy copies a fixture session into a temp dir (fixtures are never
-// written by tests).
-func coreCopy(t *testing.T, src string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 // coreFiles is every file of a session directory (the lock record
@@ -110,16 +56,16 @@ func coreSame(t *testing.T, before, after map[string]string) {
 
 func TestCoreInit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir, "--model", "gpt-4o").check(t, "initialized empty session in "+dir+"\n", "", 0)
+	runEnv(t, cliEnv{}, "init", dir, "--model", "gpt-4o").check(t, "initialized empty session in "+dir+"\n", "", 0)
 	meta, _ := os.ReadFile(filepath.Join(dir, transcript.MetaFile))
 	want := "{\n  \"format_version\": 1,\n  \"head\": \"\",\n  \"model\": \"gpt-4o\",\n  \"created_at\": \"2026-11-30T12:00:00Z\",\n  \"nodes_bytes\": 0\n}\n"
 	if string(meta) != want {
 		t.Fatalf("session.json:\n%s", meta)
 	}
-	coreRun(t, coreEnv{}, "init", dir).check(t, "", "ctxfold: error: "+dir+": already a session\n", 2)
+	runEnv(t, cliEnv{}, "init", dir).check(t, "", "ctxfold: error: "+dir+": already a session\n", 2)
 	dir2 := filepath.Join(t.TempDir(), "j")
-	coreRun(t, coreEnv{}, "init", dir2, "--json").check(t, `{"format_version":1,"model":"","schema_version":2,"session":"`+dir2+`"}`+"\n", "", 0)
-	coreRun(t, coreEnv{}, "init").check(t, "", "ctxfold: error: ctxfold init takes 1 argument(s), got 0\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
+	runEnv(t, cliEnv{}, "init", dir2, "--json").check(t, `{"format_version":1,"model":"","schema_version":2,"session":"`+dir2+`"}`+"\n", "", 0)
+	runEnv(t, cliEnv{}, "init").check(t, "", "ctxfold: error: ctxfold init takes 1 argument(s), got 0\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
 }
 
 // docs/FORMAT.md §1 through the CLI: append on HEAD advances it; another
@@ -127,41 +73,41 @@ func TestCoreInit(t *testing.T) {
 // missing id and changes nothing.
 func TestCoreHeadRules(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir)
-	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "q1", "--id", "u1").check(t, "u1\n", "", 0)
-	coreRun(t, coreEnv{}, "append", dir, "--role", "assistant", "--content", "r1", "--id", "a1").check(t, "a1\n", "", 0)
-	coreRun(t, coreEnv{}, "checkout", dir).check(t, "a1\n", "", 0)
-	coreRun(t, coreEnv{}, "append", dir, "--role", "assistant", "--content", "retry", "--id", "a1b", "--predecessor", "u1", "--json").
+	runEnv(t, cliEnv{}, "init", dir)
+	runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "q1", "--id", "u1").check(t, "u1\n", "", 0)
+	runEnv(t, cliEnv{}, "append", dir, "--role", "assistant", "--content", "r1", "--id", "a1").check(t, "a1\n", "", 0)
+	runEnv(t, cliEnv{}, "checkout", dir).check(t, "a1\n", "", 0)
+	runEnv(t, cliEnv{}, "append", dir, "--role", "assistant", "--content", "retry", "--id", "a1b", "--predecessor", "u1", "--json").
 		check(t, `{"head":"a1","head_moved":false,"ids":["a1b"],"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
-	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "sub", "--id", "k1", "--predecessor", "a1", "--caller", "a1", "--json").
+	runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "sub", "--id", "k1", "--predecessor", "a1", "--caller", "a1", "--json").
 		check(t, `{"head":"a1","head_moved":false,"ids":["k1"],"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
-	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "q2", "--id", "u2", "--json").
+	runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "q2", "--id", "u2", "--json").
 		check(t, `{"head":"u2","head_moved":true,"ids":["u2"],"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	batch := `{"id":"summary_1","predecessor":null,"role":"user","name":"context/summary","content":"[Previous conversation summary]\nasked and answered","metadata":{"compaction":true,"covers_ids":["u1","a1"]}}` + "\n"
-	coreRun(t, coreEnv{Stdin: "\n" + strings.Replace(batch, `"u1","a1"`, `"u1","zz"`, 1)}, "append", dir, "--file", "-").
+	runEnv(t, cliEnv{Stdin: "\n" + strings.Replace(batch, `"u1","a1"`, `"u1","zz"`, 1)}, "append", dir, "--file", "-").
 		check(t, "", `ctxfold: error: <stdin>:2: node "summary_1": covers_ids[1] "zz" not found`+"\n", 2)
-	coreRun(t, coreEnv{Stdin: batch}, "append", dir, "--file", "-").check(t, "summary_1\n", "", 0)
-	coreRun(t, coreEnv{}, "checkout", dir).check(t, "u2\n", "", 0)
-	coreRun(t, coreEnv{}, "render", dir, "--format", "ids").check(t, "summary_1\nu2\n", "", 0)
+	runEnv(t, cliEnv{Stdin: batch}, "append", dir, "--file", "-").check(t, "summary_1\n", "", 0)
+	runEnv(t, cliEnv{}, "checkout", dir).check(t, "u2\n", "", 0)
+	runEnv(t, cliEnv{}, "render", dir, "--format", "ids").check(t, "summary_1\nu2\n", "", 0)
 
 	before := coreFiles(t, dir)
-	coreRun(t, coreEnv{}, "checkout", dir, "summary_1").check(t, "",
+	runEnv(t, cliEnv{}, "checkout", dir, "summary_1").check(t, "",
 		`ctxfold: error: node "summary_1": is a summary node; HEAD never rests on a summary (docs/FORMAT.md §1); HEAD unchanged`+"\n", 2)
-	coreRun(t, coreEnv{}, "checkout", dir, "nope").check(t, "", `ctxfold: error: node "nope": no such node; HEAD unchanged`+"\n", 2)
+	runEnv(t, cliEnv{}, "checkout", dir, "nope").check(t, "", `ctxfold: error: node "nope": no such node; HEAD unchanged`+"\n", 2)
 	coreSame(t, before, coreFiles(t, dir))
 
-	coreRun(t, coreEnv{}, "checkout", dir, "a1b").check(t, "a1b\n", "", 0)
-	coreRun(t, coreEnv{}, "checkout", dir, "--json").check(t, `{"head":"a1b","schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
+	runEnv(t, cliEnv{}, "checkout", dir, "a1b").check(t, "a1b\n", "", 0)
+	runEnv(t, cliEnv{}, "checkout", dir, "--json").check(t, `{"head":"a1b","schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 	// From the fork the segment u1,a1 is not on the spine: raw.
-	coreRun(t, coreEnv{}, "render", dir, "--format", "ids").check(t, "u1\na1b\n", "", 0)
-	coreRun(t, coreEnv{}, "checkout", dir, "u2", "--json").check(t, `{"head":"u2","previous":"a1b","schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
+	runEnv(t, cliEnv{}, "render", dir, "--format", "ids").check(t, "u1\na1b\n", "", 0)
+	runEnv(t, cliEnv{}, "checkout", dir, "u2", "--json").check(t, `{"head":"u2","previous":"a1b","schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
 }
 
 func TestCoreAppendRejects(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir)
-	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "q", "--id", "u1")
-	coreRun(t, coreEnv{}, "append", dir, "--role", "assistant", "--content", "", "--id", "a1", "--tool-calls", `[{"id":"c1","name":"bash","arguments":{}}]`)
+	runEnv(t, cliEnv{}, "init", dir)
+	runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "q", "--id", "u1")
+	runEnv(t, cliEnv{}, "append", dir, "--role", "assistant", "--content", "", "--id", "a1", "--tool-calls", `[{"id":"c1","name":"bash","arguments":{}}]`)
 	before := coreFiles(t, dir)
 	batchFile := filepath.Join(t.TempDir(), "batch.jsonl")
 	os.WriteFile(batchFile, []byte(`{"role":"tool","tool_call_id":"c1","content":"ok"}`+"\n"+`{"role":"user","content":`+"\n"), 0o644)
@@ -186,7 +132,7 @@ func TestCoreAppendRejects(t *testing.T) {
 		{[]string{"--role", "user", "--content", "x", "--tool-calls", "{"}, "%TOOLCALLS%", 2},
 	} {
 		args := append([]string{"append", dir}, tc.args...)
-		r := coreRun(t, coreEnv{}, args...)
+		r := runEnv(t, cliEnv{}, args...)
 		want := tc.stderr
 		switch {
 		case strings.Contains(want, "%MISSING%"):
@@ -209,7 +155,7 @@ func TestCoreAppendRejects(t *testing.T) {
 		coreSame(t, before, coreFiles(t, dir))
 	}
 	empty := t.TempDir()
-	coreRun(t, coreEnv{}, "append", empty, "--role", "user", "--content", "x").
+	runEnv(t, cliEnv{}, "append", empty, "--role", "user", "--content", "x").
 		check(t, "", fmt.Sprintf("ctxfold: error: %s: not a ctxfold session (no session.json)\nctxfold: hint: create one with 'ctxfold init %s' or 'ctxfold import FILE -o %s'\n", empty, empty, empty), 2)
 	if _, err := os.Stat(filepath.Join(empty, transcript.LockFile)); err == nil {
 		t.Fatal("append created a lock file in a non-session")
@@ -220,7 +166,7 @@ func TestCoreAppendRejects(t *testing.T) {
 // a message naming pid, host and since, plus a hint.
 func TestCoreLockTimeout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir)
+	runEnv(t, cliEnv{}, "init", dir)
 	held, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
@@ -234,7 +180,7 @@ func TestCoreLockTimeout(t *testing.T) {
 	<-held
 	before := coreFiles(t, dir)
 	start := time.Now()
-	r := coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "x", "--lock-timeout", "300ms")
+	r := runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "x", "--lock-timeout", "300ms")
 	waited := time.Since(start)
 	close(release)
 	if err := <-done; err != nil {
@@ -249,7 +195,7 @@ func TestCoreLockTimeout(t *testing.T) {
 	}
 	coreSame(t, before, coreFiles(t, dir))
 	// Checkout and repair are writers too.
-	coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "x", "--id", "u1").check(t, "u1\n", "", 0)
+	runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "x", "--id", "u1").check(t, "u1\n", "", 0)
 }
 
 // The malformed-session corpus (fixtures/bad/, README there): each case
@@ -312,12 +258,12 @@ func TestCoreBadCorpus(t *testing.T) {
 	for _, name := range names {
 		want := coreBadCases[name]
 		t.Run(name, func(t *testing.T) {
-			dir := coreCopy(t, filepath.Join("../fixtures/bad", name))
+			dir := sessiontest.CopyFixture(t, filepath.Join("bad", name))
 			msg := strings.ReplaceAll(strings.TrimPrefix(want, "WARN "), "$DIR", dir)
 			if strings.HasPrefix(want, "WARN ") {
-				coreRun(t, coreEnv{}, "render", dir, "--format", "ids").check(t, "sys\nu1\na1\nu2\na2\n", "ctxfold: warning: "+msg+"\n", 0)
-				coreRun(t, coreEnv{}, "checkout", dir).check(t, "a2\n", "ctxfold: warning: "+msg+"\n", 0)
-				r := coreRun(t, coreEnv{}, "repair", dir)
+				runEnv(t, cliEnv{}, "render", dir, "--format", "ids").check(t, "sys\nu1\na1\nu2\na2\n", "ctxfold: warning: "+msg+"\n", 0)
+				runEnv(t, cliEnv{}, "checkout", dir).check(t, "a2\n", "ctxfold: warning: "+msg+"\n", 0)
+				r := runEnv(t, cliEnv{}, "repair", dir)
 				lost, _ := filepath.Glob(filepath.Join(dir, transcript.LostFound, "nodes-*.jsonl"))
 				if r.Code != 0 || len(lost) != 1 || !strings.Contains(r.Stdout, "moved 40 bytes of an interrupted write to "+lost[0]) {
 					t.Fatalf("repair: %+v, lost+found %v", r, lost)
@@ -325,14 +271,14 @@ func TestCoreBadCorpus(t *testing.T) {
 				if data, _ := os.ReadFile(lost[0]); string(data) != `{"id":"u3","predecessor":"a2","role":"us` {
 					t.Fatalf("lost+found holds %q", data)
 				}
-				coreRun(t, coreEnv{}, "render", dir, "--format", "ids").check(t, "sys\nu1\na1\nu2\na2\n", "", 0)
-				coreRun(t, coreEnv{}, "repair", dir).check(t, dir+": nothing to repair\n", "", 0)
+				runEnv(t, cliEnv{}, "render", dir, "--format", "ids").check(t, "sys\nu1\na1\nu2\na2\n", "", 0)
+				runEnv(t, cliEnv{}, "repair", dir).check(t, dir+": nothing to repair\n", "", 0)
 				return
 			}
 			before := coreFiles(t, dir)
 			line := "ctxfold: error: " + msg + "\n"
-			coreRun(t, coreEnv{}, "render", dir).check(t, "", line, 2)
-			coreRun(t, coreEnv{}, "render", dir, "--format", "openai", "--json").check(t, "", line, 2)
+			runEnv(t, cliEnv{}, "render", dir).check(t, "", line, 2)
+			runEnv(t, cliEnv{}, "render", dir, "--format", "openai", "--json").check(t, "", line, 2)
 			// append refuses too (it never extends a broken session), with
 			// the same line, and changes nothing.
 			// A broken graph is refused by the store's write path, which
@@ -341,7 +287,7 @@ func TestCoreBadCorpus(t *testing.T) {
 			if isGraphFault(name) {
 				appendErr += "ctxfold: hint: nothing written: the session's graph is broken; 'ctxfold verify " + dir + "' lists every fault\n"
 			}
-			coreRun(t, coreEnv{}, "append", dir, "--role", "user", "--content", "x", "--predecessor", "u1").check(t, "", appendErr, 2)
+			runEnv(t, cliEnv{}, "append", dir, "--role", "user", "--content", "x", "--predecessor", "u1").check(t, "", appendErr, 2)
 			coreSame(t, before, coreFiles(t, dir))
 		})
 	}
@@ -354,7 +300,7 @@ func TestCoreHugeLine(t *testing.T) {
 		t.Skip("writes 50 MB")
 	}
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir)
+	runEnv(t, cliEnv{}, "init", dir)
 	f, err := os.Create(filepath.Join(dir, transcript.NodesFile))
 	if err != nil {
 		t.Fatal(err)
@@ -368,9 +314,9 @@ func TestCoreHugeLine(t *testing.T) {
 	f.Close()
 	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u1"}`), 0o644)
 	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (raise it with --max-line-bytes)\n", dir)
-	coreRun(t, coreEnv{}, "render", dir).check(t, "", want, 2)
+	runEnv(t, cliEnv{}, "render", dir).check(t, "", want, 2)
 	// A higher limit reads it.
-	r := coreRun(t, coreEnv{}, "render", dir, "--format", "ids", "--max-line-bytes", "60000000")
+	r := runEnv(t, cliEnv{}, "render", dir, "--format", "ids", "--max-line-bytes", "60000000")
 	r.check(t, "u1\n", "", 0)
 }
 
@@ -378,19 +324,19 @@ func TestCoreHugeLine(t *testing.T) {
 // when it is a terminal.
 func TestCoreRenderEmptyNote(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir)
-	coreRun(t, coreEnv{}, "render", dir).check(t, "", "", 0)
-	coreRun(t, coreEnv{TTY: true}, "render", dir).check(t, "", dir+": the session is empty; nothing to show\n", 0)
-	coreRun(t, coreEnv{TTY: true}, "render", dir, "--format", "ids").check(t, "", dir+": the session is empty; nothing to show\n", 0)
-	coreRun(t, coreEnv{TTY: true}, "render", dir, "--format", "openai").check(t, "[\n]\n", "", 0)
+	runEnv(t, cliEnv{}, "init", dir)
+	runEnv(t, cliEnv{}, "render", dir).check(t, "", "", 0)
+	runEnv(t, cliEnv{TTY: true}, "render", dir).check(t, "", dir+": the session is empty; nothing to show\n", 0)
+	runEnv(t, cliEnv{TTY: true}, "render", dir, "--format", "ids").check(t, "", dir+": the session is empty; nothing to show\n", 0)
+	runEnv(t, cliEnv{TTY: true}, "render", dir, "--format", "openai").check(t, "[\n]\n", "", 0)
 }
 
 // The text format colours node headers by role on a terminal; NO_COLOR,
 // --color never and a pipe turn it off, --color always forces it. The
 // other formats are the same bytes everywhere.
 func TestCoreRenderColour(t *testing.T) {
-	fixture := coreCopy(t, "../fixtures/compacted")
-	plain := coreRun(t, coreEnv{}, "render", fixture)
+	fixture := sessiontest.CopyFixture(t, "compacted")
+	plain := runEnv(t, cliEnv{}, "render", fixture)
 	if plain.Code != 0 || strings.Contains(plain.Stdout, "\x1b[") {
 		t.Fatalf("piped: %+v", plain)
 	}
@@ -413,58 +359,58 @@ func TestCoreRenderColour(t *testing.T) {
 		t.Fatalf("%d headers in\n%s", headers, plain.Stdout)
 	}
 	for _, tc := range []struct {
-		env   coreEnv
+		env   cliEnv
 		color string
 		want  string
 	}{
-		{coreEnv{TTY: true}, "auto", colored.String()},
-		{coreEnv{TTY: true, Env: map[string]string{"NO_COLOR": "1"}}, "auto", plain.Stdout},
-		{coreEnv{TTY: true, Env: map[string]string{"TERM": "dumb"}}, "auto", plain.Stdout},
-		{coreEnv{TTY: true}, "never", plain.Stdout},
-		{coreEnv{}, "always", colored.String()},
-		{coreEnv{}, "auto", plain.Stdout},
+		{cliEnv{TTY: true}, "auto", colored.String()},
+		{cliEnv{TTY: true, Env: map[string]string{"NO_COLOR": "1"}}, "auto", plain.Stdout},
+		{cliEnv{TTY: true, Env: map[string]string{"TERM": "dumb"}}, "auto", plain.Stdout},
+		{cliEnv{TTY: true}, "never", plain.Stdout},
+		{cliEnv{}, "always", colored.String()},
+		{cliEnv{}, "auto", plain.Stdout},
 	} {
-		coreRun(t, tc.env, "render", fixture, "--color", tc.color).check(t, tc.want, "", 0)
+		runEnv(t, tc.env, "render", fixture, "--color", tc.color).check(t, tc.want, "", 0)
 	}
 	for _, format := range []string{"ids", "jsonl", "openai", "anthropic"} {
-		piped := coreRun(t, coreEnv{}, "render", fixture, "--format", format)
-		coreRun(t, coreEnv{TTY: true}, "render", fixture, "--format", format, "--color", "always").check(t, piped.Stdout, "", 0)
+		piped := runEnv(t, cliEnv{}, "render", fixture, "--format", format)
+		runEnv(t, cliEnv{TTY: true}, "render", fixture, "--format", format, "--color", "always").check(t, piped.Stdout, "", 0)
 	}
-	if r := coreRun(t, coreEnv{}, "render", fixture, "--color", "sometimes"); r.Code != 2 || r.Stdout != "" {
+	if r := runEnv(t, cliEnv{}, "render", fixture, "--color", "sometimes"); r.Code != 2 || r.Stdout != "" {
 		t.Fatalf("--color sometimes: %+v", r)
 	}
 }
 
 func TestCoreRenderErrors(t *testing.T) {
-	fixture := coreCopy(t, "../fixtures/compacted")
-	coreRun(t, coreEnv{}, "render", fixture, "--format", "yaml").
+	fixture := sessiontest.CopyFixture(t, "compacted")
+	runEnv(t, cliEnv{}, "render", fixture, "--format", "yaml").
 		check(t, "", "ctxfold: error: unknown format \"yaml\" (want text, ids, jsonl, openai, anthropic, responses, gemini)\nctxfold: hint: see 'ctxfold help' for usage\n", 2)
-	coreRun(t, coreEnv{}, "render", fixture, "--head", "zz").check(t, "", "ctxfold: error: "+fixture+": --head \"zz\": no such node\n", 2)
-	coreRun(t, coreEnv{}, "render", fixture, "--head", "summary_first").
+	runEnv(t, cliEnv{}, "render", fixture, "--head", "zz").check(t, "", "ctxfold: error: "+fixture+": --head \"zz\": no such node\n", 2)
+	runEnv(t, cliEnv{}, "render", fixture, "--head", "summary_first").
 		check(t, "", "ctxfold: error: "+fixture+": --head \"summary_first\": is a summary node; render from a turn\n", 2)
-	coreRun(t, coreEnv{}, "render", fixture, "--json").check(t,
+	runEnv(t, cliEnv{}, "render", fixture, "--json").check(t,
 		`{"head":"a8","ids":["sys","summary_second","u4","a8"],"raw":false,"schema_version":2,"session":"`+fixture+`","summarized":true,"summary_id":"summary_second"}`+"\n", "", 0)
-	coreRun(t, coreEnv{}, "render", fixture, "--head", "a4x", "--json").check(t,
+	runEnv(t, cliEnv{}, "render", fixture, "--head", "a4x", "--json").check(t,
 		`{"head":"a4x","ids":["sys","u1","a1","t1","a2","t2","a3","u2x","a4x"],"raw":false,"schema_version":2,"session":"`+fixture+`","summarized":false,"summary_id":""}`+"\n", "", 0)
-	coreRun(t, coreEnv{}, "render", filepath.Join(fixture, "nope")).check(t, "", "ctxfold: error: "+filepath.Join(fixture, "nope")+": no such session directory\n", 2)
+	runEnv(t, cliEnv{}, "render", filepath.Join(fixture, "nope")).check(t, "", "ctxfold: error: "+filepath.Join(fixture, "nope")+": no such session directory\n", 2)
 }
 
 func TestCoreRepair(t *testing.T) {
-	dir := coreCopy(t, "../fixtures/fork")
-	coreRun(t, coreEnv{}, "repair", dir).check(t, dir+": nothing to repair\n", "", 0)
-	coreRun(t, coreEnv{}, "repair", dir, "--json").check(t, `{"actions":[],"repaired":false,"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
-	coreRun(t, coreEnv{}, "repair", dir, "--unlock").check(t, dir+": nothing to repair\n", "", 0)
+	dir := sessiontest.CopyFixture(t, "fork")
+	runEnv(t, cliEnv{}, "repair", dir).check(t, dir+": nothing to repair\n", "", 0)
+	runEnv(t, cliEnv{}, "repair", dir, "--json").check(t, `{"actions":[],"repaired":false,"schema_version":2,"session":"`+dir+`"}`+"\n", "", 0)
+	runEnv(t, cliEnv{}, "repair", dir, "--unlock").check(t, dir+": nothing to repair\n", "", 0)
 	// A middle-line fault is reported, not repaired.
-	bad := coreCopy(t, "../fixtures/bad/malformed-middle-line")
+	bad := sessiontest.CopyFixture(t, "bad/malformed-middle-line")
 	before := coreFiles(t, bad)
-	coreRun(t, coreEnv{}, "repair", bad).check(t, "", "ctxfold: error: "+bad+"/nodes.jsonl:3: expected a JSON object: unexpected end of JSON input at byte 67\n", 2)
+	runEnv(t, cliEnv{}, "repair", bad).check(t, "", "ctxfold: error: "+bad+"/nodes.jsonl:3: expected a JSON object: unexpected end of JSON input at byte 67\n", 2)
 	coreSame(t, before, coreFiles(t, bad))
 }
 
 // Interrupted while waiting for the lock: exit 130, nothing written.
 func TestCoreInterruptedWhileWaiting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir)
+	runEnv(t, cliEnv{}, "init", dir)
 	held, release := make(chan struct{}), make(chan struct{})
 	go transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(*transcript.Tx) error {
 		close(held)

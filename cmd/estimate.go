@@ -8,32 +8,25 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
-	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
 )
 
 type estimateOptions struct {
 	IO   *report.IOStreams
 	Dirs []string
-	Head string
-	// Model is an explicit --model; "" falls back to the session's
-	// recorded model, then DefaultModel (env or config).
-	Model        string
-	DefaultModel string
-	Est          estimate.Options
-	JSON         bool
+	// Session is what each session is measured with; its Estimate.Model
+	// is an explicit --model only (estimate.Options.ForSession).
+	Session estimate.SessionOptions
+	JSON    bool
 	// FailAbove is the --fail-above percentage; < 0 means off.
 	FailAbove float64
-	Open      transcript.OpenOptions
 }
 
 func newEstimateCmd(f *Factory) *cobra.Command {
@@ -96,14 +89,14 @@ cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's 
 			if err != nil {
 				return err
 			}
-			opts.Model, opts.DefaultModel = est.Model, fallback
-			opts.Head, _ = fl.GetString("head")
-			if opts.Head != "" && len(args) > 1 {
+			so := &opts.Session
+			so.DefaultModel = fallback
+			so.Head, _ = fl.GetString("head")
+			if so.Head != "" && len(args) > 1 {
 				return &UsageError{Err: errorf("--head names a node of one session; got %d sessions", len(args))}
 			}
-			e := &opts.Est
+			e := &so.Estimate
 			*e = est
-			e.Model = ""
 			compactAt := c.GetFloat64("compact-at")
 			if compactAt <= 0 || compactAt > 100 {
 				return &UsageError{Err: errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)}
@@ -120,7 +113,7 @@ cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's 
 				}
 			}
 			opts.JSON = c.GetBool("json")
-			opts.Open = f.openOptions()
+			so.Open = f.openOptions()
 			return runEstimate(cmd.Context(), opts)
 		},
 	}
@@ -146,12 +139,6 @@ func validEncoding(e string) bool {
 	return false
 }
 
-type estimateOutcome struct {
-	res      *estimate.Result
-	err      error
-	warnings []string
-}
-
 func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	// Many sessions take a while: a bar on a terminal's stderr (never with
 	// --json or when piped).
@@ -159,55 +146,36 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	// its own as it is opened, so one large session moves it too.
 	progress := report.NewProgress(opts.IO, "estimating", 0)
 	defer progress.Done()
-	outcomes := make([]estimateOutcome, len(opts.Dirs))
-	done := make([]chan struct{}, len(opts.Dirs))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	// Sessions run in parallel (each also tokenizes on all cores); results
-	// print in argument order as soon as their turn comes.
-	sem := make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i, dir := range opts.Dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(done[i])
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				outcomes[i].err = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
-			outcomes[i] = estimateOne(ctx, dir, opts, progress)
-		}()
-	}
+	so := opts.Session
+	so.Estimate.Counting, so.Estimate.Counted = progress.AddTotal, progress.Add
+	// Sessions run in parallel (each also tokenizes on all cores).
+	runs := fanOut(ctx, len(opts.Dirs), max(2, runtime.GOMAXPROCS(0)),
+		func(i int) estimate.SessionResult { return estimate.Session(ctx, opts.Dirs[i], so) },
+		func(err error) estimate.SessionResult { return estimate.SessionResult{Err: err} })
 	var firstErr error
 	var over []string
 	printed := 0
 	pal := report.NewPalette(opts.IO)
 	for i, dir := range opts.Dirs {
-		<-done[i]
-		o := outcomes[i]
+		o := runs.get(i)
 		if ctx.Err() != nil {
-			wg.Wait()
+			runs.wait()
 			return ctx.Err()
 		}
-		if o.err != nil && len(opts.Dirs) == 1 && !opts.JSON {
+		if o.Err != nil && len(opts.Dirs) == 1 && !opts.JSON {
 			progress.Done()
-			printWarningLines(opts.IO.ErrOut, o.warnings)
-			wg.Wait()
-			return o.err
+			printWarningLines(opts.IO.ErrOut, o.Warnings)
+			runs.wait()
+			return o.Err
 		}
 		err := progress.Interrupt(func() error {
-			printWarningLines(opts.IO.ErrOut, o.warnings)
-			if o.err != nil {
-				printError(opts.IO.ErrOut, o.err)
+			printWarningLines(opts.IO.ErrOut, o.Warnings)
+			if o.Err != nil {
+				printError(opts.IO.ErrOut, o.Err)
 				if opts.JSON {
 					// One object per argument, always: a script reading the
 					// stream sees which session failed and why.
-					return report.JSON(opts.IO.Out, estimateReadError{Session: dir, ReadError: o.err.Error()})
+					return report.JSON(opts.IO.Out, estimateReadError{Session: dir, ReadError: o.Err.Error()})
 				}
 				return nil
 			}
@@ -217,27 +185,27 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			printed++
 			switch {
 			case opts.JSON:
-				return report.JSON(opts.IO.Out, o.res)
+				return report.JSON(opts.IO.Out, o.Result)
 			case opts.IO.StdoutTTY:
-				return writeEstimateTTY(opts.IO, pal, o.res, opts.Est.CompactAt)
+				return writeEstimateTTY(opts.IO, pal, o.Result, opts.Session.Estimate.CompactAt)
 			}
-			return writeEstimatePlain(opts.IO.Out, o.res)
+			return writeEstimatePlain(opts.IO.Out, o.Result)
 		})
 		if err != nil {
-			wg.Wait()
+			runs.wait()
 			return err
 		}
-		if o.err != nil {
+		if o.Err != nil {
 			if firstErr == nil {
-				firstErr = o.err
+				firstErr = o.Err
 			}
 			continue
 		}
-		if opts.FailAbove >= 0 && o.res.InputBudget > 0 && o.res.BudgetPct >= opts.FailAbove {
-			over = append(over, fmt.Sprintf("%s: budget %.1f%% (%s) ≥ --fail-above %g%%", dir, o.res.BudgetPct, o.res.BudgetBasis, opts.FailAbove))
+		if opts.FailAbove >= 0 && o.Result.InputBudget > 0 && o.Result.BudgetPct >= opts.FailAbove {
+			over = append(over, fmt.Sprintf("%s: budget %.1f%% (%s) ≥ --fail-above %g%%", dir, o.Result.BudgetPct, o.Result.BudgetBasis, opts.FailAbove))
 		}
 	}
-	wg.Wait()
+	runs.wait()
 	progress.Done()
 	if firstErr != nil {
 		return &SilentError{Code: ExitCode(firstErr)}
@@ -256,71 +224,6 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 type estimateReadError struct {
 	Session   string `json:"session"`
 	ReadError string `json:"read_error"`
-}
-
-func estimateOne(ctx context.Context, dir string, opts *estimateOptions, progress *report.Progress) (out estimateOutcome) {
-	// An unchanged session is answered from its stored Result; the key is
-	// taken before reading, so a result is never stored under a newer key.
-	var key string
-	if !opts.Est.NoCache {
-		key, _ = estimate.ViewCacheKey(dir, opts.Est, opts.Head, opts.Model, opts.DefaultModel)
-		if res, ok := estimate.CachedView(dir, key); key != "" && ok {
-			res.Session = dir
-			out.res = res
-			if w := res.ModelWarning(); w != "" {
-				out.warnings = append(out.warnings, w)
-			}
-			return out
-		}
-	}
-	g, err := dag.Open(dir, opts.Open)
-	if err != nil {
-		out.err = err
-		return out
-	}
-	defer g.S.Close()
-	for _, w := range g.S.Warnings {
-		out.warnings = append(out.warnings, w.String())
-	}
-	view, err := render.Build(g, opts.Head, false)
-	if err != nil {
-		out.err = err
-		return out
-	}
-	e := opts.Est
-	e.Model = resolveModel(opts.Model, g.S.Meta.Model, opts.DefaultModel)
-	e.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
-	if key != "" {
-		defer func() {
-			if out.err == nil && len(g.S.Warnings) == 0 {
-				if err := estimate.StoreView(dir, key, out.res); err != nil {
-					out.warnings = append(out.warnings, "view cache not saved: "+err.Error())
-				}
-			}
-		}()
-	}
-	e.Counting, e.Counted = progress.AddTotal, progress.Add
-	var mu sync.Mutex
-	e.Warn = func(m string) {
-		mu.Lock()
-		out.warnings = append(out.warnings, m)
-		mu.Unlock()
-	}
-	if e.Model == "" && e.Window == 0 {
-		out.err = fmt.Errorf("%s: %w", dir, &estimate.UnknownModelError{})
-		return out
-	}
-	res, err := estimate.View(ctx, view, e)
-	if err != nil {
-		out.err = fmt.Errorf("%s: %w", dir, err)
-		return out
-	}
-	res.Session = dir
-	out.res = res
-	if w := res.ModelWarning(); w != "" {
-		out.warnings = append(out.warnings, w)
-	}
-	return out
 }
 
 // categoryLabels are the breakdown's row names for people.
@@ -485,10 +388,4 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func printWarningLines(w io.Writer, warnings []string) {
-	for _, m := range warnings {
-		fmt.Fprintf(w, "ctxfold: warning: %s\n", m)
-	}
 }

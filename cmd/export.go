@@ -156,7 +156,7 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	}
 	res.Path, res.ClientPath, res.Resume = path, clientPath, export.ResumeCommand(opts.To, res.SessionID)
 	for _, w := range res.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", render.TextSafe(w.String()))
+		warnf(opts.IO.ErrOut, "%s", w.String())
 	}
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, res)

@@ -128,13 +128,12 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 	defer g.S.Close()
 	printWarnings(opts.IO.ErrOut, g.S.Warnings)
 	est := opts.Estimate
-	est.Warn = func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg) }
+	est.Warn = func(msg string) { warnf(opts.IO.ErrOut, "%s", msg) }
 	explicit := est.Model != ""
-	est.Model = resolveModel(est.Model, g.S.Meta.Model, opts.DefaultModel)
-	est.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	est = est.ForSession(g.S.Meta, opts.DefaultModel)
 	if r, ok := estimate.ResolveModel(est.Model, est.Models); ok {
 		if w := r.Warning(); w != "" {
-			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", w)
+			warnf(opts.IO.ErrOut, "%s", w)
 		}
 	} else if est.Model != "" && est.Window <= 0 && est.RecordedWindow <= 0 {
 		if explicit {
@@ -144,7 +143,7 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 		}
 		// A drawing should not fail on a model the session or the config
 		// names: count with the default encoding and say so.
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: unknown model %q: token counts use the default encoding\n", est.Model)
+		warnf(opts.IO.ErrOut, "unknown model %q: token counts use the default encoding", est.Model)
 		est.Model = ""
 	}
 	if g.Len() == 0 && opts.Format == graph.FormatTree && opts.IO.StderrTTY {

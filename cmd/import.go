@@ -150,16 +150,16 @@ func runImport(ctx context.Context, opts *importOptions) error {
 		return err
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", render.TextSafe(fmt.Sprint(w)))
+		warnf(opts.IO.ErrOut, "%s", fmt.Sprint(w))
 	}
 	if rep.WarningsDropped > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %d more warnings not shown\n", rep.WarningsDropped)
+		warnf(opts.IO.ErrOut, "%d more warnings not shown", rep.WarningsDropped)
 	}
 	warned := map[string]bool{}
 	for _, s := range rep.Sessions {
 		if msg := modelNotice(s.Model, opts.Models); msg != "" && !warned[s.Model] {
 			warned[s.Model] = true
-			fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg)
+			warnf(opts.IO.ErrOut, "%s", msg)
 		}
 	}
 	if opts.JSON {

@@ -49,7 +49,7 @@ func runInit(_ context.Context, opts *initOptions) error {
 		return err
 	}
 	if msg := modelNotice(opts.Model, opts.Models); msg != "" {
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: %s\n", msg)
+		warnf(opts.IO.ErrOut, "%s", msg)
 	}
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, initResult{Session: opts.Dir, FormatVersion: meta.FormatVersion, Model: meta.Model})

@@ -33,9 +33,9 @@ func addModelFlags(cmd *cobra.Command) {
 // The returned options' Model is the explicit --model only (set on the
 // command line), and fallback is the model from CTXFOLD_MODEL or the config
 // file. The session is opened later, so the caller finishes with
-// resolveModel(opts.Model, session's model, fallback): an explicit flag,
-// else the model the session records, else the configured one — the order
-// `ctxfold estimate` has always used.
+// opts.ForSession(session's meta, fallback) (estimate.Options.ForSession):
+// an explicit flag, else the model the session records, else the
+// configured one — the order `ctxfold estimate` has always used.
 //
 // --encoding (from any source) must be a known encoding, and the sizes must
 // not be negative; both are *UsageError.
@@ -111,21 +111,9 @@ func modelNotice(model string, models map[string]estimate.Model) string {
 func warnFamily(w io.Writer, est estimate.Options) {
 	if r, ok := estimate.ResolveModel(est.Model, est.Models); ok {
 		if msg := r.Warning(); msg != "" {
-			fmt.Fprintf(w, "ctxfold: warning: %s\n", msg)
+			warnf(w, "%s", msg)
 		}
 	}
-}
-
-// resolveModel picks the model a command budgets for: the explicit --model,
-// else the session's recorded model, else the env/config fallback.
-func resolveModel(explicit, session, fallback string) string {
-	switch {
-	case explicit != "":
-		return explicit
-	case session != "":
-		return session
-	}
-	return fallback
 }
 
 // addSummarizerFlags declares the summarizer flags compact and render --fit

@@ -31,16 +31,6 @@ func withoutModel(t *testing.T) string {
 	return dir
 }
 
-func TestResolveModel(t *testing.T) {
-	for _, tc := range []struct{ explicit, session, fallback, want string }{
-		{"a", "b", "c", "a"}, {"", "b", "c", "b"}, {"", "", "c", "c"}, {"", "", "", ""},
-	} {
-		if got := resolveModel(tc.explicit, tc.session, tc.fallback); got != tc.want {
-			t.Errorf("resolveModel(%q, %q, %q) = %q, want %q", tc.explicit, tc.session, tc.fallback, got, tc.want)
-		}
-	}
-}
-
 // compact measures exactly what `ctxfold estimate` measures, under every
 // model setting, from flags or the environment: tokens_before is estimate's
 // total and the --if-above percentage is estimate's budget_pct.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -26,15 +27,15 @@ func summaryText(t *testing.T, dir, id string) string {
 
 // Pins survive two successive compactions verbatim, and audit says so.
 func TestPinSurvivesTwoCompactions(t *testing.T) {
-	dir := longCopy(t)
+	dir := sessiontest.CopyFixture(t, "long")
 	// n003's text is deep in the folded history: without the pin the
 	// extractive summary keeps at most its error lines.
 	pinned := summaryText(t, dir, "n003")
-	if r := runCLI(t, nil, "pin", dir, "n003"); r.Code != 0 || r.Stdout != "pinned\tn003\n" {
+	if r := cliRun(t, nil, false, "pin", dir, "n003"); r.Code != 0 || r.Stdout != "pinned\tn003\n" {
 		t.Fatalf("pin: %d %q %s", r.Code, r.Stdout, r.Stderr)
 	}
 	nodesBefore, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
-	if r := runCLI(t, nil, "pin", dir); r.Stdout != "n003\n" {
+	if r := cliRun(t, nil, false, "pin", dir); r.Stdout != "n003\n" {
 		t.Fatalf("pin list: %q", r.Stdout)
 	}
 	nodesAfter, _ := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
@@ -43,7 +44,7 @@ func TestPinSurvivesTwoCompactions(t *testing.T) {
 	}
 	compactJSON := func() map[string]any {
 		t.Helper()
-		r := runCLI(t, nil, "compact", dir, "--keep-tokens", "2000", "--json")
+		r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "2000", "--json")
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(r.Stdout), &obj); err != nil || r.Code != 0 || obj["outcome"] != "succeeded" {
 			t.Fatalf("compact: %d %v %s %s", r.Code, err, r.Stdout, r.Stderr)
@@ -56,7 +57,7 @@ func TestPinSurvivesTwoCompactions(t *testing.T) {
 	}
 	long := strings.Repeat("Now port the Quebec rounding fix to the CSV export as well. ", 300)
 	for _, c := range [][]string{{"user", long}, {"assistant", "Ported."}, {"user", "Thanks."}, {"assistant", "Done."}, {"user", "Next?"}, {"assistant", "Nothing left."}} {
-		if r := runCLI(t, nil, "append", dir, "--role", c[0], "--content", c[1]); r.Code != 0 {
+		if r := cliRun(t, nil, false, "append", dir, "--role", c[0], "--content", c[1]); r.Code != 0 {
 			t.Fatalf("append: %d %s", r.Code, r.Stderr)
 		}
 	}
@@ -64,7 +65,7 @@ func TestPinSurvivesTwoCompactions(t *testing.T) {
 	if text := summaryText(t, dir, second["summary_id"].(string)); strings.Count(text, pinned) != 1 || !strings.Contains(text, "## Pinned\n"+pinned+"\n") {
 		t.Fatalf("second summary does not quote the pinned text verbatim, once:\n%s", text)
 	}
-	r := runCLI(t, nil, "audit", dir, "--json")
+	r := cliRun(t, nil, false, "audit", dir, "--json")
 	var obj struct {
 		Summaries []struct {
 			PinnedNodes []struct {
@@ -83,36 +84,36 @@ func TestPinSurvivesTwoCompactions(t *testing.T) {
 	if len(s.PinnedNodes) != 1 || s.PinnedNodes[0].ID != "n003" || !s.PinnedNodes[0].Kept || s.Pinned == nil || s.Pinned.Total == 0 || s.Pinned.Kept != s.Pinned.Total {
 		t.Errorf("audit of the pins: %s", r.Stdout)
 	}
-	r = runCLI(t, nil, "graph", dir, "--format", "json")
+	r = cliRun(t, nil, false, "graph", dir, "--format", "json")
 	if !strings.Contains(r.Stdout, `"id":"n003"`) || !strings.Contains(r.Stdout, `"pinned":true`) || strings.Count(r.Stdout, `"pinned":true`) != 1 {
 		t.Errorf("graph json does not mark the one pin")
 	}
 
-	if r := runCLI(t, nil, "graph", dir, "--expand"); !strings.Contains(r.Stdout, "n003  assistant · pinned") {
+	if r := cliRun(t, nil, false, "graph", dir, "--expand"); !strings.Contains(r.Stdout, "n003  assistant · pinned") {
 		t.Errorf("graph tree does not mark the pin:\n%s", r.Stdout)
 	}
-	if r := runCLI(t, nil, "graph", dir, "--expand", "--format", "dot"); !strings.Contains(r.Stdout, " · pinned") {
+	if r := cliRun(t, nil, false, "graph", dir, "--expand", "--format", "dot"); !strings.Contains(r.Stdout, " · pinned") {
 		t.Errorf("graph dot does not mark the pin")
 	}
-	if r := runCLI(t, nil, "graph", dir, "--format", "html"); strings.Count(r.Stdout, `"pinned":true`) != 1 {
+	if r := cliRun(t, nil, false, "graph", dir, "--format", "html"); strings.Count(r.Stdout, `"pinned":true`) != 1 {
 		t.Errorf("graph html does not mark the one pin")
 	}
 
 	// Unpinned, the next summary no longer quotes it.
-	if r := runCLI(t, nil, "unpin", dir, "n003"); r.Code != 0 || r.Stdout != "unpinned\tn003\n" {
+	if r := cliRun(t, nil, false, "unpin", dir, "n003"); r.Code != 0 || r.Stdout != "unpinned\tn003\n" {
 		t.Fatalf("unpin: %d %q", r.Code, r.Stdout)
 	}
-	if r := runCLI(t, nil, "pin", dir); r.Stdout != "" {
+	if r := cliRun(t, nil, false, "pin", dir); r.Stdout != "" {
 		t.Errorf("pins after unpin: %q", r.Stdout)
 	}
 }
 
 func TestPinRefusesBadIDs(t *testing.T) {
-	dir := longCopy(t)
+	dir := sessiontest.CopyFixture(t, "long")
 	events := filepath.Join(dir, "events.jsonl")
 	before, _ := os.ReadFile(events)
 	for _, args := range [][]string{{"pin", dir, "n003", "nope"}, {"unpin", dir}} {
-		if r := runCLI(t, nil, args...); r.Code != 2 {
+		if r := cliRun(t, nil, false, args...); r.Code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, r.Code, r.Stderr)
 		}
 	}

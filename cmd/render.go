@@ -253,8 +253,7 @@ func textStyle(ios *report.IOStreams) render.Style {
 // fit succeeded.
 func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
 	fo := opts.FitOptions
-	fo.Estimate.Model = resolveModel(fo.Estimate.Model, g.S.Meta.Model, opts.FitDefaultModel)
-	fo.Estimate.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
+	fo.Estimate = fo.Estimate.ForSession(g.S.Meta, opts.FitDefaultModel)
 	warnFamily(opts.IO.ErrOut, fo.Estimate)
 	if !fo.Estimate.NoCalibrate {
 		// The budget is what the provider will count: calibrate on the

@@ -39,11 +39,11 @@ func runRenderDiff(ctx context.Context, opts *renderOptions, g *dag.Graph) error
 		return err
 	}
 	est := opts.DiffEstimate
-	est.Model = resolveModel(est.Model, g.S.Meta.Model, opts.FitDefaultModel)
+	est.Model = est.ForSession(g.S.Meta, opts.FitDefaultModel).Model
 	if _, ok := estimate.LookupModel(est.Model, est.Models); !ok && est.Model != "" && est.Window <= 0 && !opts.DiffExplicitModel {
 		// Like graph: a model the session names but this build does not
 		// know counts with the default encoding, said on stderr.
-		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: warning: unknown model %q: token counts use the default encoding\n", est.Model)
+		warnf(opts.IO.ErrOut, "unknown model %q: token counts use the default encoding", est.Model)
 		est.Model = ""
 	}
 	est.NodeDetail, est.NoCalibrate = true, true

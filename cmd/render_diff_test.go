@@ -5,11 +5,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 func TestRenderDiff(t *testing.T) {
-	dir := toolsCopy(t)
-	r := runCLI(t, nil, "compact", dir, "--keep-tokens", "200", "--json")
+	dir := sessiontest.CopyFixture(t, "tools")
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "200", "--json")
 	var comp struct {
 		SummaryID   string   `json:"summary_id"`
 		CoversIDs   []string `json:"covers_ids"`
@@ -19,7 +21,7 @@ func TestRenderDiff(t *testing.T) {
 		t.Fatalf("compact: %v %s", err, r.Stdout)
 	}
 	rawTotal := estimateTotal(t, dir) // compacted view
-	r = runCLI(t, nil, "render", dir, "--diff", "--json")
+	r = cliRun(t, nil, false, "render", dir, "--diff", "--json")
 	var d renderDiffJSON
 	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil || r.Code != 0 {
 		t.Fatalf("render --diff --json: %d %v %s", r.Code, err, r.Stdout)
@@ -35,17 +37,17 @@ func TestRenderDiff(t *testing.T) {
 	if len(d.RawIDs) != len(d.RenderedIDs)+len(d.FoldedIDs)-1 || d.FoldedTokens <= d.SummaryTokens {
 		t.Errorf("diff: %d raw, %d rendered, %d folded (%d tok) for a %d-token summary", len(d.RawIDs), len(d.RenderedIDs), len(d.FoldedIDs), d.FoldedTokens, d.SummaryTokens)
 	}
-	r = runCLI(t, nil, "render", dir, "--diff")
+	r = cliRun(t, nil, false, "render", dir, "--diff")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "summary "+comp.SummaryID+" (") || !strings.Contains(r.Stdout, "stands in for 10 folded nodes") || !strings.Contains(r.Stdout, "\n  - u1\tuser\t") {
 		t.Errorf("render --diff:\n%s", r.Stdout)
 	}
 	for _, bad := range [][]string{{"--diff", "--fit"}, {"--diff", "--raw"}, {"--diff", "--format", "ids"}} {
-		if r := runCLI(t, nil, append([]string{"render", dir}, bad...)...); r.Code != 2 {
+		if r := cliRun(t, nil, false, append([]string{"render", dir}, bad...)...); r.Code != 2 {
 			t.Errorf("render %v: exit %d, want 2", bad, r.Code)
 		}
 	}
 	// A branch without a summary: nothing folded, no delta.
-	r = runCLI(t, nil, "render", toolsCopy(t), "--diff", "--json")
+	r = cliRun(t, nil, false, "render", sessiontest.CopyFixture(t, "tools"), "--diff", "--json")
 	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil || d.Summarized || len(d.FoldedIDs) != 0 || d.DeltaTokens != 0 {
 		t.Errorf("raw branch: %s", r.Stdout)
 	}

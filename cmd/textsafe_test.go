@@ -39,7 +39,7 @@ func rawControl(s string) (rune, bool) {
 
 func TestTextOutputsNeutraliseControls(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	coreRun(t, coreEnv{}, "init", dir).check(t, "initialized empty session in "+dir+"\n", "", 0)
+	runEnv(t, cliEnv{}, "init", dir).check(t, "initialized empty session in "+dir+"\n", "", 0)
 	batch := filepath.Join(t.TempDir(), "b.jsonl")
 	if err := os.WriteFile(batch, []byte(hostileSession), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestTextOutputsNeutraliseControls(t *testing.T) {
 		{"append", dir, "--file", batch},
 		{"append", dir, "--role", "user", "--content", "x", "--id", "n\x1b]0;t\x07\u202e"},
 	} {
-		r := coreRun(t, coreEnv{}, args...)
+		r := runEnv(t, cliEnv{}, args...)
 		if r.Code != 0 {
 			t.Fatalf("%q: exit %d: %s", args, r.Code, r.Stderr)
 		}
@@ -73,7 +73,7 @@ func TestTextOutputsNeutraliseControls(t *testing.T) {
 	}
 	for _, tty := range []bool{false, true} {
 		for _, args := range runs {
-			r := coreRun(t, coreEnv{TTY: tty}, args...)
+			r := runEnv(t, cliEnv{TTY: tty}, args...)
 			if r.Code != 0 && args[len(args)-1] != "missing\x1b[2J\u202e" {
 				t.Fatalf("%q: exit %d: %s", args, r.Code, r.Stderr)
 			}
@@ -89,10 +89,10 @@ func TestTextOutputsNeutraliseControls(t *testing.T) {
 			}
 		}
 	}
-	if r := coreRun(t, coreEnv{}, "render", dir, "--format", "ids"); !strings.Contains(r.Stdout, `u\x1b[2J1`) {
+	if r := runEnv(t, cliEnv{}, "render", dir, "--format", "ids"); !strings.Contains(r.Stdout, `u\x1b[2J1`) {
 		t.Errorf("ids are not shown escaped:\n%s", r.Stdout)
 	}
-	if r := coreRun(t, coreEnv{}, "graph", dir); !strings.Contains(r.Stdout, `tool(sh\x1b]0;owned\x07\u202e\x08\x0d\x00)`) {
+	if r := runEnv(t, cliEnv{}, "graph", dir); !strings.Contains(r.Stdout, `tool(sh\x1b]0;owned\x07\u202e\x08\x0d\x00)`) {
 		t.Errorf("graph does not show the tool name escaped:\n%s", r.Stdout)
 	}
 }

@@ -55,9 +55,23 @@ func (f *Factory) openOptions() transcript.OpenOptions {
 	return transcript.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes"), Context: f.ctx}
 }
 
-// printWarnings writes store warnings to stderr, one line each.
+// warnf is the one warning printer of the commands: "ctxfold: warning: "
+// and the message on one line of w (stderr), neutralised like every text
+// output (render.TextSafe), since messages quote transcript content.
+func warnf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "ctxfold: warning: %s\n", render.TextSafe(fmt.Sprintf(format, args...)))
+}
+
+// printWarnings writes store warnings, one line each.
 func printWarnings(w io.Writer, warnings []transcript.Warning) {
 	for _, wn := range warnings {
-		fmt.Fprintf(w, "ctxfold: warning: %s\n", render.TextSafe(wn.String()))
+		warnf(w, "%s", wn.String())
+	}
+}
+
+// printWarningLines writes warning messages, one line each.
+func printWarningLines(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		warnf(w, "%s", m)
 	}
 }

@@ -71,24 +71,15 @@ type sessionCheck struct {
 }
 
 func runVerify(ctx context.Context, opts *verifyOptions) error {
-	jobs := max(opts.Jobs, 1)
-	checks := make([]*sessionCheck, len(opts.Dirs))
-	done := make([]chan struct{}, len(opts.Dirs))
-	sem := make(chan struct{}, jobs)
-	for i, dir := range opts.Dirs {
-		done[i] = make(chan struct{})
-		go func() {
-			defer close(done[i])
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			checks[i] = checkSession(ctx, dir, opts)
-		}()
-	}
+	checks := fanOut(ctx, len(opts.Dirs), opts.Jobs,
+		func(i int) *sessionCheck { return checkSession(ctx, opts.Dirs[i], opts) },
+		func(err error) *sessionCheck { return &sessionCheck{ReadErr: err} })
+	defer checks.wait()
 	code := ExitOK
 	w := bufio.NewWriter(opts.IO.Out)
-	for i := range opts.Dirs {
-		<-done[i]
-		c := checks[i]
+	for i, dir := range opts.Dirs {
+		c := checks.get(i)
+		c.Dir = dir
 		if c.ReadErr != nil && ctx.Err() != nil {
 			w.Flush()
 			return ctx.Err()

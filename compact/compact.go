@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxfold/ctxfold/audit"
-	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/summarize"
@@ -26,11 +24,11 @@ const (
 	OutcomePlanned   = "planned"
 )
 
-// Event types appended to events.jsonl.
+// Event types appended to events.jsonl (transcript.CompactionEvent).
 const (
-	EventStarted  = "compaction_started"
-	EventFinished = "compaction_finished"
-	EventFailed   = "compaction_failed"
+	EventStarted  = transcript.EventCompactionStarted
+	EventFinished = transcript.EventCompactionFinished
+	EventFailed   = transcript.EventCompactionFailed
 )
 
 // The summary's ceiling, unless --max-summary-tokens sets it: 5% of the
@@ -66,16 +64,11 @@ type Options struct {
 	// window).
 	MaxSummaryTokens int
 	// IfAbove compacts only when the view's budget percentage is at least
-	// this (0: always).
-	IfAbove float64
-	// DryRun plans and writes nothing.
-	DryRun     bool
+	// this (0: always; Run.Triggered).
+	IfAbove    float64
 	Summarizer summarize.Summarizer
 	// Now is the clock for event times and durations (nil: time.Now).
 	Now func() time.Time
-	// OnStart is called once compaction_started is written, right before
-	// the summarizer runs (the "Compacting context…" message).
-	OnStart func()
 }
 
 // Result is what a compaction did.
@@ -123,6 +116,7 @@ type FailedError struct{ Err error }
 func (e *FailedError) Error() string { return e.Err.Error() }
 func (e *FailedError) Unwrap() error { return e.Err }
 
+
 // ChangedError: HEAD, the active summary or the covered segment changed
 // while the summarizer ran; nothing was written and the run can be retried.
 type ChangedError struct{ Msg string }
@@ -131,6 +125,7 @@ func (e *ChangedError) Error() string {
 	return "session changed during compaction: " + e.Msg + "; nothing written"
 }
 func (e *ChangedError) Hint() string { return "run the compaction again" }
+
 
 // BrokenError: the session already fails `ctxfold verify`, so compaction
 // refused it before planning; nothing was written and no event appended.
@@ -158,6 +153,7 @@ func plural(n int, one, many string) string {
 // Hint points at the command that lists every fault.
 func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s'", e.Dir) }
 
+
 // Rejection reasons of a summary (docs/COMPACT.md §4).
 var (
 	ErrEmptySummary     = errors.New("the summarizer returned an empty summary")
@@ -174,267 +170,8 @@ type snapshot struct {
 	preds        map[string]string
 }
 
-// Compact runs the pipeline on one session: freeze the rendered view at
-// HEAD, plan, summarize outside the lock, validate the candidate in
-// memory, then — under the session lock — re-check the source and persist
-// exactly one summary node plus the events. It never moves HEAD and never
-// rewrites a node. The error is a *FailedError (exit 3), a *ChangedError
-// (exit 4), or an input error; Result is non-nil whenever an outcome was
-// reached.
-func Compact(ctx context.Context, opts Options) (*Result, error) {
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	start := now()
-	if opts.Summarizer == nil {
-		return nil, errNoSummarizerConf
-	}
-	g, err := dag.Open(opts.Dir, opts.Open)
-	if err != nil {
-		return nil, err
-	}
-	defer g.S.Close()
-	// A summary written into a session that already fails verify inherits
-	// (and can add to) its faults — a splice mismatch makes the next
-	// summary not extend the active one. Refuse it as append refuses a
-	// broken graph; warnings do not block. verify is linear in the session.
-	if err := checkSession(ctx, opts.Dir, g.S); err != nil {
-		return nil, err
-	}
-	res := &Result{Summarizer: opts.Summarizer.Name(), Warnings: g.S.Warnings}
-	eopts := opts.Estimate
-	if eopts.Model == "" {
-		eopts.Model = g.S.Meta.Model
-	}
-	if eopts.Model == "" {
-		eopts.Model = opts.DefaultModel
-	}
-	res.Model = eopts.Model
-	if eopts.RecordedWindow <= 0 {
-		eopts.RecordedWindow = estimate.RecordedWindow(g.S.Meta)
-	}
-	if r, ok := estimate.ResolveModel(eopts.Model, eopts.Models); ok && r.Warning() != "" {
-		res.Warnings = append(res.Warnings, transcript.Warning{File: opts.Dir, Msg: r.Warning()})
-	}
-	if eopts.Model == "" && eopts.Window <= 0 && (opts.KeepTokens <= 0 || opts.IfAbove > 0) {
-		// Without a window there is neither a target nor a budget
-		// percentage: refuse as `ctxfold estimate` does, rather than fold to
-		// a floor nobody asked for or never fire --if-above.
-		return nil, fmt.Errorf("%s: %w", opts.Dir, &estimate.UnknownModelError{})
-	}
-	view, err := render.Build(g, "", false)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := view.LoadNodes()
-	if err != nil {
-		return nil, err
-	}
-	// docs/ESTIMATE.md: tokens_before is the same total `ctxfold estimate`
-	// prints for this view; the per-node breakdown sizes the turns.
-	detail := eopts
-	detail.NodeDetail = true
-	// The total is the one `ctxfold estimate` prints; calibration against
-	// recorded usage decides only the budget percentage --if-above reads
-	// (and is reported for the view after), never the plan's token figures.
-	// A dry run writes nothing, not even estimate's count cache.
-	detail.NoCache = detail.NoCache || opts.DryRun
-	before, err := estimate.View(ctx, view, detail)
-	if err != nil {
-		return nil, err
-	}
-	res.TokensBefore, res.TokensAfter = before.Total, before.Total
-	res.BudgetPct, res.BudgetBasis = before.BudgetPct, before.BudgetBasis
-	res.Correction = before.Calibration.Correction()
-	target := opts.KeepTokens
-	if target <= 0 {
-		w, err := window(eopts)
-		if err != nil {
-			return nil, err
-		}
-		target = Target(w)
-	}
-	tokens, err := perNode(ctx, nodes, before, eopts)
-	if err != nil {
-		return nil, err
-	}
-	in := PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target}
-	plan := MakePlan(in)
-	res.Plan = plan
-	if opts.IfAbove > 0 && res.BudgetPct < opts.IfAbove {
-		// Not triggered: no event, like an auto-compaction that did not fire.
-		res.Outcome, res.Reason = OutcomeNoOp, ReasonBelowThreshold
-		return res, nil
-	}
-	maxTok := opts.MaxSummaryTokens
-	if maxTok <= 0 {
-		w, err := window(eopts)
-		if err != nil {
-			return nil, err
-		}
-		maxTok = SummaryCeiling(w)
-	}
-	// docs/COMPACT.md §2: the summarizer reads the previous summary plus
-	// every newly covered turn; it runs outside the lock.
-	// The ceiling is on the summary node as the view counts it (its prefix
-	// and message overhead included): the summarizer's text gets what the
-	// node leaves of it.
-	shell, err := estimate.Nodes(ctx, []*transcript.Node{{ID: transcript.SummaryIDPrefix + "x", Role: transcript.SummaryRole,
-		Name: transcript.SummaryName, Content: transcript.TextContent(transcript.SummaryPrefix)}}, eopts)
-	if err != nil {
-		return nil, err
-	}
-	req := summarize.Request{Nodes: plan.Covered(in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), max(maxTok-shell.Total, 1)), Encoding: before.Encoding}
-	if plan.Previous != nil {
-		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
-		if !strings.Contains(req.Previous, "## Objective") {
-			// A client's own summary (imported) states no objective under
-			// that heading: the first request it covers is on disk.
-			if req.FirstRequest, err = firstRequest(g.S, plan.Previous.CoversIDs()); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if req.Recovered, err = recovered(g, plan, req.Previous); err != nil {
-		return nil, err
-	}
-	if req.Pinned, err = pinnedTexts(g.S, plan.CoversIDs); err != nil {
-		return nil, err
-	}
-	if opts.DryRun {
-		res.Outcome, res.Reason = OutcomePlanned, plan.Reason
-		if plan.NoOp {
-			res.Outcome = OutcomeNoOp
-		}
-		res.CoversIDs = plan.CoversIDs
-		res.SummarisedCount = len(plan.CoversIDs)
-		if !plan.NoOp && summarize.Offline(opts.Summarizer) {
-			// An offline summarizer is cheap and deterministic: build the
-			// candidate and run the same checks a real run would, so the
-			// plan does not promise a compaction that will be rejected.
-			text, err := summarizeKeepingPins(ctx, opts.Summarizer, req)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if err == nil {
-				var c *candidate
-				dry := eopts
-				dry.NoCache = true // a dry run writes nothing
-				c, err = validate(ctx, view, plan, text, before.Total, maxTok, dry, now)
-				if c != nil {
-					res.TokensAfter, res.SummaryTokens = c.after, c.tokens
-				}
-			}
-			res.Checked, res.Rejected = true, err
-		}
-		return res, nil
-	}
-	ms := func() int64 { return now().Sub(start).Milliseconds() }
-	if plan.NoOp {
-		// docs/COMPACT.md §5: a no-op known before the summarizer call emits no
-		// started event and makes no call.
-		res.Outcome, res.Reason = OutcomeNoOp, plan.Reason
-		w, err := appendEvents(ctx, opts, map[string]any{
-			"type": EventFinished, "at": stamp(now), "no_op": true, "reason": plan.Reason,
-			"summarised_count": 0, "tokens_before": before.Total, "tokens_after": before.Total,
-			"summarizer": res.Summarizer, "duration_ms": ms(),
-		})
-		res.Warnings = append(res.Warnings, w...)
-		return res, err
-	}
-	snap := snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}}
-	for _, id := range plan.CoversIDs {
-		if r, ok := g.S.RefByID(id); ok {
-			snap.preds[id] = r.Predecessor
-		}
-	}
-	w, err := appendEvents(ctx, opts, map[string]any{
-		"type": EventStarted, "at": stamp(now), "summarizer": res.Summarizer,
-		"tokens_before": before.Total, "target": target, "covering": len(plan.CoversIDs),
-	})
-	res.Warnings = append(res.Warnings, w...)
-	if err != nil {
-		return res, err
-	}
-	fail := func(cause error) (*Result, error) {
-		res.Outcome, res.Err = OutcomeFailed, cause
-		w, err := appendEvents(context.WithoutCancel(ctx), opts, map[string]any{
-			"type": EventFailed, "at": stamp(now), "error": cause.Error(),
-			"summarizer": res.Summarizer, "duration_ms": ms(),
-		})
-		res.Warnings = append(res.Warnings, w...)
-		if err != nil {
-			return res, err
-		}
-		return res, &FailedError{Err: cause}
-	}
-	if opts.OnStart != nil {
-		opts.OnStart()
-	}
-
-	text, err := summarizeKeepingPins(ctx, opts.Summarizer, req)
-	if ctx.Err() != nil {
-		return fail(ErrCancelled)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	c, err := validate(ctx, view, plan, text, before.Total, maxTok, eopts, now)
-	if c != nil {
-		res.SummaryTokens = c.tokens
-	}
-	if err != nil {
-		return fail(err)
-	}
-	summary, after := c.node, c.after
-
-	changed := ""
-	w, err = transcript.Update(context.WithoutCancel(ctx), opts.Dir, opts.Store, func(tx *transcript.Tx) error {
-		s := tx.Session()
-		if changed = snap.diff(s); changed != "" {
-			return nil
-		}
-		if _, err := tx.Append([]transcript.Node{summary}, transcript.AppendOptions{}); err != nil {
-			return err
-		}
-		res.TokensAfter = after
-		return tx.AppendEvent(map[string]any{
-			"type": EventFinished, "at": stamp(now), "no_op": false, "summary_id": summary.ID,
-			"summarised_count": len(plan.CoversIDs), "tokens_before": before.Total, "tokens_after": after,
-			"raw_history_tokens": plan.ReplacedTokens, "summary_tokens": res.SummaryTokens,
-			"compacted_turns": plan.CompactedTurns, "newly_covered": len(plan.NewIDs), "summarizer": res.Summarizer, "duration_ms": ms(),
-		})
-	})
-	res.Warnings = append(res.Warnings, w...)
-	if err != nil {
-		return res, err
-	}
-	if changed != "" {
-		// docs/COMPACT.md §4: a changed source is a no-op that can be retried. The
-		// finished event closes the started one; no node is written.
-		res.Outcome = OutcomeChanged
-		res.Err = &ChangedError{Msg: changed}
-		w, err := appendEvents(context.WithoutCancel(ctx), opts, map[string]any{
-			"type": EventFinished, "at": stamp(now), "no_op": true, "reason": "changed: " + changed,
-			"summarised_count": 0, "tokens_before": before.Total, "tokens_after": before.Total,
-			"summarizer": res.Summarizer, "duration_ms": ms(),
-		})
-		res.Warnings = append(res.Warnings, w...)
-		if err != nil {
-			return res, err
-		}
-		return res, res.Err
-	}
-	res.Outcome = OutcomeSucceeded
-	res.SummaryID = summary.ID
-	res.CoversIDs = plan.CoversIDs
-	res.SummarisedCount = len(plan.CoversIDs)
-	return res, nil
-}
-
-// candidate is a validated summary node with its figures.
-type candidate struct {
+// Candidate is a validated summary node with its figures.
+type Candidate struct {
 	node transcript.Node
 	// after is the rendered total with the summary substituted
 	// (tokens_after); tokens the summary node's own count.
@@ -445,7 +182,7 @@ type candidate struct {
 // step 4: not empty, within the ceiling, and a strictly smaller rendered
 // total. The candidate is returned with its figures even when rejected
 // (nil only when it could not be measured).
-func validate(ctx context.Context, view *render.View, plan *Plan, text string, before, maxTok int, eopts estimate.Options, now func() time.Time) (*candidate, error) {
+func validate(ctx context.Context, view *render.View, plan *Plan, text string, before, maxTok int, eopts estimate.Options, now func() time.Time) (*Candidate, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, ErrEmptySummary
@@ -475,7 +212,7 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 	if err != nil {
 		return nil, err
 	}
-	c := &candidate{node: summary, after: after.Total}
+	c := &Candidate{node: summary, after: after.Total}
 	for _, nc := range after.Nodes {
 		if nc.ID == summary.ID {
 			c.tokens = nc.Tokens
@@ -488,120 +225,6 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 		return c, fmt.Errorf("%w (%d → %d tokens)", ErrNonReducing, before, after.Total)
 	}
 	return c, nil
-}
-
-// summarizeKeepingPins runs s and makes sure every pinned text is in the
-// summary verbatim: a summarizer that did not quote one (a model may
-// paraphrase) gets a "## Pinned" section appended with the rest.
-func summarizeKeepingPins(ctx context.Context, s summarize.Summarizer, req summarize.Request) (string, error) {
-	text, err := s.Summarize(ctx, req)
-	if err != nil || len(req.Pinned) == 0 {
-		return text, err
-	}
-	var missing []string
-	for _, p := range req.Pinned {
-		if !strings.Contains(text, p) {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		text = strings.TrimRight(text, "\n") + "\n\n## Pinned\n" + strings.Join(missing, "\n\n") + "\n"
-	}
-	return text, nil
-}
-
-// recoveredKinds are the fact kinds a re-compaction gives back to the
-// summarizer: the ones docs/COMPACT.md §7's acceptance table measures,
-// the user's requests and URLs.
-var recoveredKinds = map[audit.Kind]bool{audit.KindRequest: true, audit.KindInstruction: true,
-	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true, audit.KindURL: true}
-
-// recovered returns the facts the summarizer would not see otherwise,
-// oldest first: those of the turns the previous summary covers that its
-// text lacks, and those of the caller subtrees (sub-agents) of every
-// covered turn, which are not on the spine the summarizer reads
-// (audit.Extract, audit.Subtrees, audit.Matcher; docs/COMPACT.md §3).
-func recovered(g *dag.Graph, plan *Plan, prevText string) ([]summarize.Fact, error) {
-	s := g.S
-	load := func(idx []int) ([]*transcript.Node, error) {
-		out := make([]*transcript.Node, 0, len(idx))
-		for _, i := range idx {
-			n, err := s.Node(i)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, n)
-		}
-		return out, nil
-	}
-	var prevIdx, allIdx []int
-	for k, id := range plan.CoversIDs {
-		i, ok := s.Lookup(id)
-		if !ok {
-			return nil, fmt.Errorf("%s: covered node %q does not exist", s.Dir, id)
-		}
-		if k < len(plan.CoversIDs)-len(plan.NewIDs) {
-			prevIdx = append(prevIdx, i)
-		}
-		allIdx = append(allIdx, i)
-	}
-	nodes, err := load(prevIdx)
-	if err != nil {
-		return nil, err
-	}
-	spawned, err := load(audit.Subtrees(g, allIdx))
-	if err != nil {
-		return nil, err
-	}
-	m := audit.NewMatcher(prevText)
-	var out []summarize.Fact
-	for _, f := range audit.ExtractKinds(nodes, spawned, recoveredKinds) {
-		if !m.Has(f) {
-			out = append(out, summarize.Fact{Kind: string(f.Kind), Text: f.Text})
-		}
-	}
-	return out, nil
-}
-
-// firstRequest is the text of the first request the user typed among ids
-// (transcript.Node.IsRealRequest), "" when there is none.
-func firstRequest(s *transcript.Session, ids []string) (string, error) {
-	for _, id := range ids {
-		n, err := s.NodeByID(id)
-		if err != nil {
-			return "", err
-		}
-		if n.IsRealRequest() {
-			if t := strings.TrimSpace(n.Content.PlainText()); t != "" {
-				return t, nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// pinnedTexts are the texts of the pinned nodes among the ids the new
-// summary covers — the previous summary's included, so a pin survives
-// every later compaction (ctxfold pin; docs/FORMAT.md §8) — for the
-// summary to quote verbatim. A pinned node with no text of its own gives
-// its tool calls' commands or its results' text instead.
-func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
-	pins, err := s.Pins()
-	if err != nil || len(pins) == 0 {
-		return nil, err
-	}
-	var out []string
-	for _, id := range covers {
-		if !pins[id] {
-			continue
-		}
-		n, err := s.NodeByID(id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, audit.PinnedTexts(n)...)
-	}
-	return out, nil
 }
 
 // checkSession runs the verify engine and returns a *BrokenError for the
@@ -637,17 +260,6 @@ func (sn snapshot) diff(s *transcript.Session) string {
 		}
 	}
 	return ""
-}
-
-func appendEvents(ctx context.Context, opts Options, evs ...map[string]any) ([]transcript.Warning, error) {
-	return transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
-		for _, ev := range evs {
-			if err := tx.AppendEvent(ev); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 func stamp(now func() time.Time) string { return now().UTC().Format(time.RFC3339Nano) }

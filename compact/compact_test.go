@@ -175,8 +175,7 @@ func TestCompactNoOpPathsNeverCallTheSummarizer(t *testing.T) {
 		dir := sessiontest.CopyFixture(t, "tools")
 		files := snapshotFiles(t, dir)
 		o := opts(dir, mustNotCall{t}, 300)
-		o.DryRun = true
-		res, err := Compact(ctx, o)
+		res, err := DryRun(ctx, o)
 		if err != nil || res.Outcome != OutcomePlanned || !slices.Equal(res.Plan.KeptIDs, []string{"u2", "a6", "t5", "t6", "a7"}) {
 			t.Fatalf("%v %+v", err, res)
 		}

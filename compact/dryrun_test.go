@@ -27,8 +27,7 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 			files := snapshotFiles(t, dir)
 			nev := len(events(t, dir))
 			o := opts(dir, summarize.Extractive{}, tc.keep)
-			o.DryRun = true
-			dry, err := Compact(ctx, o)
+			dry, err := DryRun(ctx, o)
 			if err != nil || dry.Outcome != OutcomePlanned || !dry.Checked {
 				t.Fatalf("%v %+v", err, dry)
 			}
@@ -58,8 +57,7 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 	t.Run("other summarizers are not run", func(t *testing.T) {
 		dir := sessiontest.CopyFixture(t, "fork")
 		o := opts(dir, mustNotCall{t}, 10)
-		o.DryRun = true
-		res, err := Compact(ctx, o)
+		res, err := DryRun(ctx, o)
 		if err != nil || res.Outcome != OutcomePlanned || res.Checked || res.Rejected != nil {
 			t.Fatalf("%v %+v", err, res)
 		}

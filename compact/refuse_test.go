@@ -35,9 +35,12 @@ func TestCompactRefusesSessionsFailingVerify(t *testing.T) {
 			evBefore, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 			for _, dry := range []bool{true, false} {
 				o := opts(dir, summarize.Extractive{}, 10)
-				o.DryRun = dry
+				run := Compact
+				if dry {
+					run = DryRun
+				}
 				if !tc.refused {
-					_, err := Compact(context.Background(), o)
+					_, err := run(context.Background(), o)
 					var be *BrokenError
 					if errors.As(err, &be) {
 						t.Fatalf("a session with only warnings was refused: %v", err)
@@ -45,7 +48,7 @@ func TestCompactRefusesSessionsFailingVerify(t *testing.T) {
 					return
 				}
 				o.Summarizer = mustNotCall{t}
-				res, err := Compact(context.Background(), o)
+				res, err := run(context.Background(), o)
 				var be *BrokenError
 				if !errors.As(err, &be) || res != nil {
 					t.Fatalf("dry=%v: %v %+v, want a *BrokenError", dry, err, res)

@@ -124,26 +124,11 @@ func StoreView(dir, key string, res *Result) error {
 		}
 		return err
 	}
-	tmp, err := os.CreateTemp(cd, "."+ViewCacheFile+".tmp-*")
-	if err != nil {
+	// A cache: no fsync, a lost one is only cold.
+	if err := transcript.WriteBytesAtomic(filepath.Join(cd, ViewCacheFile), transcript.AtomicOptions{}, data); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil
 		}
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), CachePath(dir, ViewCacheFile)); err != nil {
 		return err
 	}
 	removeLegacy(dir, LegacyViewCacheFile)

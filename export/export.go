@@ -196,18 +196,13 @@ func (b *branch) checkAnswered() error {
 // compactionFigures reads the token figures compact recorded for summary
 // id (0, 0 when none were).
 func compactionFigures(dir, id string) (before, after int) {
-	data, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	data, err := os.ReadFile(filepath.Join(dir, transcript.EventsFile))
 	if err != nil {
 		return 0, 0
 	}
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		var ev struct {
-			Type         string `json:"type"`
-			SummaryID    string `json:"summary_id"`
-			TokensBefore int    `json:"tokens_before"`
-			TokensAfter  int    `json:"tokens_after"`
-		}
-		if json.Unmarshal(line, &ev) == nil && ev.Type == "compaction_finished" && ev.SummaryID == id {
+		var ev transcript.CompactionEvent
+		if json.Unmarshal(line, &ev) == nil && ev.Type == transcript.EventCompactionFinished && ev.SummaryID == id {
 			before, after = ev.TokensBefore, ev.TokensAfter
 		}
 	}

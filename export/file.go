@@ -1,13 +1,14 @@
 package export
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // ExistsError refuses to replace a transcript that is already there.
@@ -35,40 +36,10 @@ func WriteFile(path string, force bool, fn func(io.Writer) error) (err error) {
 			return &ExistsError{Path: path}
 		}
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
+	// Private like a client's own transcripts.
+	err = transcript.WriteFileAtomic(path, transcript.AtomicOptions{Perm: 0o600, Sync: true, NoClobber: !force}, fn)
+	if !force && errors.Is(err, fs.ErrExist) {
+		return &ExistsError{Path: path}
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	if err = fn(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if force {
-		return os.Rename(tmp.Name(), path)
-	}
-	if err = os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return &ExistsError{Path: path}
-		}
-		return err
-	}
-	return os.Remove(tmp.Name())
+	return err
 }

@@ -867,14 +867,5 @@ func (f *fitter) cachePut(key, s string) {
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.WriteString(s)
-	merr := tmp.Chmod(0o644) // like every other file of the session
-	cerr := tmp.Close()
-	if werr != nil || merr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, key+".txt")) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = transcript.WriteBytesAtomic(filepath.Join(dir, key+".txt"), transcript.AtomicOptions{}, []byte(s))
 }

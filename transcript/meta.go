@@ -131,42 +131,18 @@ func writeMeta(dir string, m Meta) error {
 	return writeFileAtomic(dir, MetaFile, data)
 }
 
+// writeFileAtomic is the store's durable write. Its error is an
+// *os.PathError about the file, as the store's callers wrap it in a
+// ParseError naming the file already.
 func writeFileAtomic(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
+	path := filepath.Join(dir, name)
+	if err := WriteBytesAtomic(path, AtomicOptions{Sync: true}, data); err != nil {
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause
+		}
+		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // no-op after a successful rename
-	// Readable like nodes.jsonl and events.jsonl (CreateTemp makes 0600).
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmpName, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return nil
 }
 
 // MetaKeyLine returns the 1-based line of a top-level key in the session's

@@ -8,8 +8,9 @@ import (
 )
 
 // checkEvents: every compaction_finished event that is not a no-op names an
-// existing summary whose coverage count matches summarised_count (docs/COMPACT.md §5: the
-// report carries the same coverage count the summary writes).
+// existing summary whose coverage count matches summarised_count
+// (transcript.CompactionEvent; the report carries the coverage count the
+// event records, docs/COMPACT.md §5).
 func (c *checker) checkEvents() error {
 	s := c.s
 	path := s.EventsPath()
@@ -34,46 +35,25 @@ func (c *checker) checkEvents() error {
 		}
 		_ = json.Unmarshal(ev.Raw, &head)
 		switch head.Type {
-		case "compaction_started":
+		case transcript.EventCompactionStarted:
 			interrupted()
 			open = ev.Line
-		case "compaction_finished", "compaction_failed":
+		case transcript.EventCompactionFinished, transcript.EventCompactionFailed:
 			open = 0
 		}
-		var e struct {
-			Type      string `json:"type"`
-			NoOp      bool   `json:"no_op"`
-			SummaryID string `json:"summary_id"`
-			Count     *int   `json:"summarised_count"`
-		}
+		// Every event is decoded as a compaction record, as verify always
+		// has: a field of the wrong JSON type is malformed whatever the
+		// event's type.
+		var e transcript.CompactionEvent
 		if err := json.Unmarshal(ev.Raw, &e); err != nil {
 			c.add(Events, Error, CodeEventMalformed, -1, path, ev.Line, "event does not decode: %v", err)
 			return nil
 		}
-		if e.Type != "compaction_finished" || e.NoOp {
+		if e.Type != transcript.EventCompactionFinished || e.NoOp {
 			return nil
 		}
 		recorded[e.SummaryID] = true
-		j, ok := s.Lookup(e.SummaryID)
-		if e.SummaryID == "" || !ok || !s.IsSummary(j) {
-			what := "names no summary_id"
-			if e.SummaryID != "" && !ok {
-				what = "names summary " + quote(e.SummaryID) + ", which does not exist"
-			} else if e.SummaryID != "" {
-				what = "names " + quote(e.SummaryID) + ", which is not a summary node"
-			}
-			f := Finding{Code: CodeEventSummaryMissing, Severity: Error, Category: Events, NodeID: e.SummaryID, File: path, Line: ev.Line,
-				Msg: "compaction_finished (not a no-op) " + what}
-			c.buf = append(c.buf, f)
-			return nil
-		}
-		covers := len(s.Ref(j).CoversIDs)
-		switch {
-		case e.Count == nil:
-			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
-		case *e.Count != covers:
-			c.add(Events, Error, CodeEventCountMismatch, j, path, ev.Line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.Count, covers)
-		}
+		c.checkFinished(path, ev.Line, &e)
 		return nil
 	})
 	if open > 0 {
@@ -97,4 +77,30 @@ func (c *checker) checkEvents() error {
 		return nil
 	}
 	return err
+}
+
+// checkFinished: a compaction_finished that is not a no-op names an
+// existing summary, and its summarised_count is that summary's coverage.
+func (c *checker) checkFinished(path string, line int, e *transcript.CompactionEvent) {
+	s := c.s
+	j, ok := s.Lookup(e.SummaryID)
+	if e.SummaryID == "" || !ok || !s.IsSummary(j) {
+		what := "names no summary_id"
+		if e.SummaryID != "" && !ok {
+			what = "names summary " + quote(e.SummaryID) + ", which does not exist"
+		} else if e.SummaryID != "" {
+			what = "names " + quote(e.SummaryID) + ", which is not a summary node"
+		}
+		f := Finding{Code: CodeEventSummaryMissing, Severity: Error, Category: Events, NodeID: e.SummaryID, File: path, Line: line,
+			Msg: "compaction_finished (not a no-op) " + what}
+		c.buf = append(c.buf, f)
+		return
+	}
+	covers := len(s.Ref(j).CoversIDs)
+	switch {
+	case e.SummarisedCount == nil:
+		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
+	case *e.SummarisedCount != covers:
+		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.SummarisedCount, covers)
+	}
 }
