@@ -116,7 +116,6 @@ type FailedError struct{ Err error }
 func (e *FailedError) Error() string { return e.Err.Error() }
 func (e *FailedError) Unwrap() error { return e.Err }
 
-
 // ChangedError: HEAD, the active summary or the covered segment changed
 // while the summarizer ran; nothing was written and the run can be retried.
 type ChangedError struct{ Msg string }
@@ -125,7 +124,6 @@ func (e *ChangedError) Error() string {
 	return "session changed during compaction: " + e.Msg + "; nothing written"
 }
 func (e *ChangedError) Hint() string { return "run the compaction again" }
-
 
 // BrokenError: the session already fails `ctxfold verify`, so compaction
 // refused it before planning; nothing was written and no event appended.
@@ -152,7 +150,6 @@ func plural(n int, one, many string) string {
 
 // Hint points at the command that lists every fault.
 func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s'", e.Dir) }
-
 
 // Rejection reasons of a summary (docs/COMPACT.md §4).
 var (
