@@ -192,6 +192,20 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 		From: from, Files: []string{abs}, Out: e.Session, Append: update == Appended,
 		Store: opts.Store, Input: opts.Input,
 	})
+	if err == nil && update == Appended && len(rep.Sessions) == 1 && rep.Sessions[0].Continued+rep.Sessions[0].Differing > 0 {
+		// The earlier import ended inside a streamed request (or a stored
+		// node gained fields since): --append keeps the stored part and
+		// adds a copy, as it must in a user's session. The cache is ours,
+		// so it is rebuilt to be exactly a fresh import of the file.
+		update = Fresh
+		reason = "the earlier import ended inside a streamed request (or a stored node changed since): re-imported"
+		if err := os.RemoveAll(e.Session); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		_ = os.Remove(filepath.Join(dir, "state.json"))
+		rep, err = importer.Import(ctx, importer.Options{From: from, Files: []string{abs}, Out: e.Session,
+			Store: opts.Store, Input: opts.Input})
+	}
 	if err != nil {
 		return nil, err
 	}
