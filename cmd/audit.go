@@ -63,6 +63,11 @@ docs/COMPACT.md §6 defines every kind.` + exitStatusHelp(`  audit: 1 a summary'
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
+			// A transcript file is read through its cache session (docs/LIVE.md).
+			var lerr error
+			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+				return lerr
+			}
 			opts.JSON = f.Config.GetBool("json")
 			opts.Open = f.openOptions()
 			if !cmd.Flags().Changed("fail-below") {

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/summarize"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type compactOptions struct {
@@ -96,6 +97,18 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
 			opts.Compact.IfAbove = c.GetFloat64("if-above")
 			opts.DryRun = c.GetBool("dry-run")
+			// A dry run reads a transcript file through its cache session
+			// (docs/LIVE.md); a real compaction writes, so it needs a
+			// session of the user's own.
+			if live.IsTranscriptFile(opts.Compact.Dir) {
+				if !opts.DryRun {
+					return &UsageError{Err: fmt.Errorf("%s is a file: compact writes a summary node, so it needs a session directory (ctxfold import %s -o DIR first); --dry-run takes the file", opts.Compact.Dir, opts.Compact.Dir)}
+				}
+				var lerr error
+				if opts.Compact.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Compact.Dir); lerr != nil {
+					return lerr
+				}
+			}
 			if cmd.Flags().Changed("keep-tokens") && opts.Compact.KeepTokens == 0 {
 				// Zero would fold everything but the latest turn — and a
 				// default that silently applied instead would mislead.

@@ -16,6 +16,8 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type estimateOptions struct {
@@ -27,6 +29,9 @@ type estimateOptions struct {
 	JSON    bool
 	// FailAbove is the --fail-above percentage; < 0 means off.
 	FailAbove float64
+	Open      transcript.OpenOptions
+	// Live maps a cache session to the transcript file it stands for.
+	Live map[string]*live.Entry
 }
 
 func newEstimateCmd(f *Factory) *cobra.Command {
@@ -82,7 +87,12 @@ cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's 
   ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dirs = args
+			// Transcript files are measured through their cache sessions
+			// (docs/LIVE.md); --json names the file beside the session.
+			var lerr error
+			if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
+				return lerr
+			}
 			fl := cmd.Flags()
 			c := f.Config
 			est, fallback, err := f.resolveModelOptions(cmd)
@@ -183,6 +193,9 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 				fmt.Fprintln(opts.IO.Out)
 			}
 			printed++
+			if e := opts.Live[dir]; e != nil {
+				o.Result.File = e.File
+			}
 			switch {
 			case opts.JSON:
 				return report.JSON(opts.IO.Out, o.Result)

@@ -80,6 +80,11 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
+			// A transcript file is read through its cache session (docs/LIVE.md).
+			var lerr error
+			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+				return lerr
+			}
 			fl := cmd.Flags()
 			fmtv, err := graph.ParseFormat(format)
 			if err != nil {

@@ -90,6 +90,11 @@ one). --json prints it as one object.` + exitStatusHelp(""),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
+			// A transcript file is read through its cache session (docs/LIVE.md).
+			var lerr error
+			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+				return lerr
+			}
 			fl := cmd.Flags()
 			opts.Head, _ = fl.GetString("head")
 			opts.Raw, _ = fl.GetBool("raw")

@@ -59,6 +59,11 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.Query = args[0], args[1]
+			// A transcript file is read through its cache session (docs/LIVE.md).
+			var lerr error
+			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+				return lerr
+			}
 			if opts.Query == "" {
 				return &UsageError{Err: fmt.Errorf("search: QUERY is empty")}
 			}

@@ -49,7 +49,12 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
   ctxfold verify --json ./a ./b | jq -c '{session, ok, codes: [.errors[].code]}'`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dirs = args
+			// Transcript files are read through their cache sessions
+			// (docs/LIVE.md).
+			var lerr error
+			if opts.Dirs, _, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
+				return lerr
+			}
 			opts.Strict, _ = cmd.Flags().GetBool("strict")
 			opts.JSON = f.Config.GetBool("json")
 			opts.Open = f.openOptions()

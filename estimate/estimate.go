@@ -78,7 +78,10 @@ type NodeCount struct {
 
 // Result is the occupancy of one rendered view.
 type Result struct {
-	Session         string `json:"session"`
+	Session string `json:"session"`
+	// File is the transcript file Session was imported from, when the
+	// command was given the file (docs/LIVE.md).
+	File            string `json:"file,omitempty"`
 	Head            string `json:"head,omitempty"`
 	Model           string `json:"model"`
 	Provider        string `json:"provider"`

@@ -126,9 +126,11 @@ func (e *FileGivenError) Error() string {
 }
 func (e *FileGivenError) Unwrap() error { return ErrNotSession }
 
-// Hint gives the import command.
+// Hint gives the import command. The read-only commands take a
+// transcript file themselves (docs/LIVE.md), so the error is met by the
+// commands that write, which need a session of their own.
 func (e *FileGivenError) Hint() string {
-	return fmt.Sprintf("if it is a transcript, import it first: 'ctxfold import %s -o DIR'", e.Path)
+	return fmt.Sprintf("commands that write need a session directory; if it is a transcript, import it first: 'ctxfold import %s -o DIR' (estimate, render, graph, verify, search, audit and compact --dry-run take the file itself)", e.Path)
 }
 
 // Hint suggests creating the session.

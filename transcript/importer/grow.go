@@ -126,7 +126,13 @@ func sameNode(s *transcript.Session, n *transcript.Node) bool {
 		return false
 	}
 	stored, err := s.RawLine(i)
-	enc, merr := json.Marshal(n)
+	// Encoded as the store writes it: json.Marshal would escape <, > and &
+	// in the node's own encoding, and every stored line holding one would
+	// be reported as differing.
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	merr := e.Encode(n)
 	var compact bytes.Buffer
-	return err == nil && merr == nil && json.Compact(&compact, enc) == nil && bytes.Equal(bytes.TrimSpace(stored), compact.Bytes())
+	return err == nil && merr == nil && json.Compact(&compact, buf.Bytes()) == nil && bytes.Equal(bytes.TrimSpace(stored), compact.Bytes())
 }

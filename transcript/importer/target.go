@@ -47,6 +47,12 @@ type SessionReport struct {
 	// MissingFiles the ones the input names and that were not found.
 	AttachedFiles []string `json:"attached_files,omitempty"`
 	MissingFiles  []string `json:"missing_files,omitempty"`
+	// Continued counts the stored nodes an --append completed with a new
+	// copy (grow.go) and Differing the stored ones kept although the
+	// import differs: after either, the session is not what a fresh import
+	// of the same input writes (transcript/live re-imports then).
+	Continued int `json:"-"`
+	Differing int `json:"-"`
 }
 
 // RecordReport tallies one input record type.
@@ -294,7 +300,7 @@ func (t *target) finalReport() *Report {
 	for _, c := range t.convs {
 		r.Sessions = append(r.Sessions, SessionReport{Name: c.name, Dir: c.dir, Nodes: c.written, AlreadyPresent: c.present,
 			Head: c.finalHead, Model: c.model, Appended: c.inPlace, MediaReferences: int(c.mediaRefs), MediaBytes: c.mediaBytes,
-			AttachedFiles: c.attached, MissingFiles: c.missing})
+			AttachedFiles: c.attached, MissingFiles: c.missing, Continued: c.continued, Differing: len(c.differ)})
 	}
 	if r.Warnings == nil {
 		r.Warnings = []string{}

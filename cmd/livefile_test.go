@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The read-only commands take a transcript file; --json names the file and
+// its cache session; writing commands refuse it and say why.
+func TestLiveFileArguments(t *testing.T) {
+	src := claudeInteropTranscripts(t)["compact"]
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}
+	r := runEnv(t, env, "estimate", file, "--json")
+	var res struct {
+		Session, File string
+		Total         int
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || r.Code != 0 {
+		t.Fatalf("estimate FILE: exit %d %q %v", r.Code, r.Stdout+r.Stderr, err)
+	}
+	if res.File != file || !strings.HasPrefix(res.Session, env.Env["XDG_CACHE_HOME"]) || res.Total == 0 {
+		t.Errorf("estimate FILE --json: %+v", res)
+	}
+	// The same figures as an explicit import.
+	dir := filepath.Join(t.TempDir(), "s")
+	if r := runEnv(t, env, "import", file, "-o", dir); r.Code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	var direct struct{ Total int }
+	r = runEnv(t, env, "estimate", dir, "--json")
+	if err := json.Unmarshal([]byte(r.Stdout), &direct); err != nil || direct.Total != res.Total {
+		t.Errorf("estimate DIR total %d, estimate FILE %d (%v)", direct.Total, res.Total, err)
+	}
+	for _, args := range [][]string{
+		{"verify", file}, {"render", file, "--format", "ids"}, {"graph", file},
+		{"search", file, "the"}, {"audit", file}, {"compact", file, "--dry-run"},
+	} {
+		if r := runEnv(t, env, args...); r.Code != 0 {
+			t.Errorf("%v: exit %d %s", args, r.Code, r.Stderr)
+		}
+	}
+	if r := runEnv(t, env, "render", file, "--format", "ids"); !strings.Contains(r.Stdout, "\n") {
+		t.Errorf("render FILE printed nothing: %q", r.Stdout)
+	}
+	for _, args := range [][]string{{"compact", file}, {"append", file, "--role", "user", "--content", "x"}, {"checkout", file, "x"}} {
+		r := runEnv(t, env, args...)
+		if r.Code != ExitUsage || !strings.Contains(r.Stderr, "session directory") {
+			t.Errorf("%v: exit %d %q, want a refusal naming a session directory", args, r.Code, r.Stderr)
+		}
+	}
+	after, _ := os.ReadFile(file)
+	if string(after) != string(b) {
+		t.Error("a command wrote to the transcript file")
+	}
+}

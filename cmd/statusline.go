@@ -1,0 +1,483 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
+)
+
+type statuslineOptions struct {
+	IO *report.IOStreams
+	// In is the hook's JSON (stdin).
+	In       io.Reader
+	Format   string
+	Width    int
+	CacheDir string
+	Est      estimate.Options
+	// Model is an explicit --model; DefaultModel the config's.
+	Model        string
+	DefaultModel string
+	JSON         bool
+	Store        transcript.WriteOptions
+	Open         transcript.OpenOptions
+}
+
+// statusHook is the part of Claude Code's statusLine JSON ctxfold reads.
+type statusHook struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	Model          struct {
+		ID          string `json:"id"`
+		DisplayName string `json:"display_name"`
+	} `json:"model"`
+	ContextWindow *struct {
+		Size           int      `json:"context_window_size"`
+		UsedPercentage *float64 `json:"used_percentage"`
+		CurrentUsage   *struct {
+			InputTokens              int `json:"input_tokens"`
+			CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+			CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		} `json:"current_usage"`
+	} `json:"context_window"`
+}
+
+// StatusLine is what the status line shows and what --format and --json
+// see: estimate's figures for the live session plus what the hook said.
+type StatusLine struct {
+	SchemaVersion int `json:"schema_version"`
+	estimate.Status
+	// DisplayName is the client's name for the model ("Opus 4.1"), else
+	// the model id.
+	DisplayName string `json:"display_name"`
+	// Compactions is how many summary nodes the session holds.
+	Compactions int    `json:"compactions"`
+	SessionID   string `json:"session_id,omitempty"`
+	Cwd         string `json:"cwd,omitempty"`
+	// File is the transcript; CacheSession the session ctxfold keeps for
+	// it, and Update how it was brought up to date (live.Entry).
+	File         string `json:"file"`
+	CacheSession string `json:"cache_session"`
+	Update       string `json:"update"`
+	// ClientWindow, ClientPct and ClientTokens are the client's own
+	// figures, when the hook carried them (0 otherwise).
+	ClientWindow int     `json:"client_window,omitempty"`
+	ClientPct    float64 `json:"client_used_pct,omitempty"`
+	ClientTokens int     `json:"client_tokens,omitempty"`
+}
+
+const statuslineSchemaVersion = 1
+
+// statusPlaceholder is printed instead of a line when anything failed: the
+// hook must never fail, and the error is in the log.
+const statusPlaceholder = "ctxfold: n/a (statusline.log)"
+
+func newStatuslineCmd(f *Factory) *cobra.Command {
+	opts := &statuslineOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "statusline",
+		Short: "One-line context occupancy for Claude Code's statusLine hook",
+		Long: `Read Claude Code's statusLine JSON on stdin (transcript_path, model,
+session_id, cwd and, when present, the client's own context_window figures),
+bring a cache session for the transcript up to date (imported afresh the
+first time, then with import --append while the file only grows; a file whose
+imported bytes changed is imported afresh), and print one line:
+
+  Opus 4.1 ███░░░░░ 43% 86k/200k ↻1 37→80%
+
+the model, the calibrated occupancy of the input budget with a bar (green,
+yellow from 60%, red from 80%, as estimate's; no colour with NO_COLOR or
+--color never), tokens/window, how many compactions the session holds, and
+how many percentage points remain before --compact-at. The line never exceeds
+--width columns (default 40). The window is the client's context_window_size
+when the hook carries it, unless --window is given.
+
+The cache lives in $XDG_CACHE_HOME/ctxfold (else ~/.cache/ctxfold;
+--cache-dir overrides). The command never fails the hook: on any error it
+prints a short placeholder, exits 0 and appends the error to statusline.log
+in the cache directory.
+
+--format is a Go text/template over the StatusLine fields (see --json for
+them: .DisplayName .Pct .Tokens .Window .InputBudget .Compactions .ToCompact
+.CompactAt .ClientPct .SessionID …) with the functions bar N (an N-cell bar,
+coloured), short N (86k, 1.2M) and pct F (43%).
+
+Claude Code's ~/.claude/settings.json:
+  {"statusLine": {"type": "command", "command": "ctxfold statusline", "padding": 0}}` +
+			exitStatusHelp("  statusline itself always exits 0: a failure prints the placeholder and is\n  logged, since the hook must not fail."),
+		Example: `  echo '{"transcript_path":"s.jsonl","model":{"id":"claude-sonnet-4-5"}}' | ctxfold statusline
+  ctxfold statusline --format '{{.DisplayName}} {{pct .Pct}} ({{.Compactions}} compactions)'
+  ctxfold statusline --json < hook.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.In = f.IO.In
+			fl := cmd.Flags()
+			opts.Format, _ = fl.GetString("format")
+			opts.Width, _ = fl.GetInt("width")
+			opts.CacheDir, _ = fl.GetString("cache-dir")
+			if opts.CacheDir == "" {
+				opts.CacheDir, _ = f.cacheDir()
+			}
+			opts.JSON = f.Config.GetBool("json")
+			opts.Store = f.writeOptions("statusline")
+			opts.Open = f.openOptions()
+			est, fallback, err := f.resolveModelOptions(cmd)
+			if err == nil {
+				compactAt := f.Config.GetFloat64("compact-at")
+				if compactAt <= 0 || compactAt > 100 {
+					err = errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)
+				}
+				est.CompactAt = compactAt / 100
+			}
+			opts.Model, opts.DefaultModel = est.Model, fallback
+			est.Model = ""
+			opts.Est = est
+			runStatusline(cmd.Context(), opts, err)
+			return nil
+		},
+	}
+	// A bad flag must not fail the hook either.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		dir, _ := f.cacheDir()
+		runStatusline(c.Context(), &statuslineOptions{IO: f.IO, CacheDir: dir}, err)
+		return nil
+	})
+	fl := cmd.Flags()
+	addModelFlags(cmd)
+	fl.String("format", "", "a Go text/template over the status fields instead of the default line")
+	fl.Int("width", 40, "never print more than this many columns")
+	fl.String("cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
+	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which a session should compact")
+	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
+	_ = cmd.MarkFlagDirname("cache-dir")
+	return cmd
+}
+
+// runStatusline prints exactly one line, whatever happens.
+func runStatusline(ctx context.Context, opts *statuslineOptions, setupErr error) {
+	line, err := "", setupErr
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+			line = ""
+		}
+		if err != nil {
+			logStatusError(opts.CacheDir, err)
+			line = statusPlaceholder
+		}
+		fmt.Fprintln(opts.IO.Out, line)
+	}()
+	if err != nil {
+		return
+	}
+	line, err = statusline(ctx, opts)
+}
+
+func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
+	hook, err := readHook(opts.In)
+	if err != nil {
+		return "", err
+	}
+	if hook.TranscriptPath == "" {
+		return "", errors.New("the hook JSON has no transcript_path")
+	}
+	if opts.CacheDir == "" {
+		return "", errors.New("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir")
+	}
+	entry, err := live.Open(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
+	if err != nil {
+		return "", err
+	}
+	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, CacheSession: entry.Session,
+		Update: entry.Update, SessionID: hook.SessionID, Cwd: hook.Cwd}
+	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
+	so.Estimate.Model = opts.Model
+	if so.Estimate.Model == "" && hook.Model.ID != "" {
+		// The client names the model it is running now; the transcript
+		// only the one of its latest recorded reply.
+		so.Estimate.Model = hook.Model.ID
+	}
+	if cw := hook.ContextWindow; cw != nil {
+		st.ClientWindow = cw.Size
+		if cw.UsedPercentage != nil {
+			st.ClientPct = *cw.UsedPercentage
+		}
+		if u := cw.CurrentUsage; u != nil {
+			st.ClientTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		}
+		if so.Estimate.Window == 0 && cw.Size > 0 {
+			so.Estimate.Window = cw.Size
+		}
+	}
+	out := estimate.Session(ctx, entry.Session, so)
+	if out.Err != nil {
+		return "", out.Err
+	}
+	st.Status = estimate.StatusOf(out.Result, so.Estimate.CompactAt)
+	st.DisplayName = hook.Model.DisplayName
+	if st.DisplayName == "" {
+		st.DisplayName = st.Model
+	}
+	if st.Compactions, err = countSummaries(entry.Session, opts.Open); err != nil {
+		return "", err
+	}
+	pal := statusPalette(opts.IO)
+	switch {
+	case opts.JSON:
+		b, err := json.Marshal(st)
+		return string(b), err
+	case opts.Format != "":
+		return formatStatus(opts.Format, st, pal)
+	}
+	return defaultStatus(st, pal, opts.Width), nil
+}
+
+// readHook reads the hook's JSON; a hook that never closes stdin is not
+// waited for forever.
+func readHook(in io.Reader) (*statusHook, error) {
+	if in == nil {
+		return nil, errors.New("no stdin")
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(in, 1<<20))
+		done <- result{b, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(5 * time.Second):
+		return nil, errors.New("no hook JSON on stdin within 5s")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	var h statusHook
+	if err := json.Unmarshal(r.b, &h); err != nil {
+		return nil, fmt.Errorf("the hook JSON on stdin: %w", err)
+	}
+	return &h, nil
+}
+
+func countSummaries(dir string, o transcript.OpenOptions) (int, error) {
+	s, err := transcript.Open(dir, o)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	n := 0
+	for i := range s.Len() {
+		if s.IsSummary(i) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func quietStreams() *report.IOStreams {
+	return &report.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard, ColorMode: "never"}
+}
+
+// statusPalette colours unless NO_COLOR (or TERM=dumb) or --color never:
+// the hook's stdout is a pipe, but Claude Code shows ANSI colour.
+func statusPalette(ios *report.IOStreams) report.Palette {
+	c := *ios
+	if c.ColorMode != "never" && !c.NoColorEnv {
+		c.ColorMode = "always"
+	}
+	return report.NewPalette(&c)
+}
+
+// shortCount is n with a k or M suffix: 950, 86k, 1.2M.
+func shortCount(n int) string {
+	switch {
+	case n >= 10_000_000:
+		return fmt.Sprintf("%dM", (n+500_000)/1_000_000)
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+func pctText(p float64) string { return fmt.Sprintf("%.0f%%", p) }
+
+// statusBar is an n-cell bar of the budget share, coloured as estimate's.
+func statusBar(pal report.Palette, pct float64, n int) string {
+	b := occupancyBar(pal, pct/100, n)
+	// estimate's bar is bracketed; a status line has no room for it.
+	return strings.TrimSuffix(strings.TrimPrefix(b, "["), "]")
+}
+
+// defaultStatus is "Model ███░░░░░ 43% 86k/200k ↻1 37→80%", shortened to
+// width columns: the model name is cut first, then fields are dropped
+// from the right.
+func defaultStatus(st StatusLine, pal report.Palette, width int) string {
+	if width <= 0 {
+		width = 40
+	}
+	type part struct{ plain, styled string }
+	barCells := 8
+	bar := part{strings.Repeat("x", barCells), statusBar(pal, st.Pct, barCells)}
+	parts := []part{bar, {pctText(st.Pct), pctText(st.Pct)}}
+	if st.Window > 0 {
+		t := shortCount(st.Tokens) + "/" + shortCount(st.Window)
+		parts = append(parts, part{t, t})
+	} else {
+		t := shortCount(st.Tokens) + " tok"
+		parts = append(parts, part{t, t})
+	}
+	c := fmt.Sprintf("↻%d", st.Compactions)
+	parts = append(parts, part{c, pal.Dim(c)})
+	if st.InputBudget > 0 {
+		d := fmt.Sprintf("%.0f→%.0f%%", st.ToCompact, st.CompactAt)
+		ds := d
+		if st.ToCompact <= 0 {
+			d = "compact!"
+			ds = pal.Red(d)
+		}
+		parts = append(parts, part{d, ds})
+	}
+	cols := func(ps []part) int {
+		n := 0
+		for _, p := range ps {
+			n += utf8.RuneCountInString(p.plain) + 1
+		}
+		return n
+	}
+	name := render.TextSafe(st.DisplayName)
+	name = strings.Join(strings.Fields(name), " ")
+	// Drop fields from the right until the line fits with at least a
+	// short model name.
+	for len(parts) > 2 && cols(parts)+min(6, utf8.RuneCountInString(name)) > width {
+		parts = parts[:len(parts)-1]
+	}
+	room := width - cols(parts)
+	name = truncateRunes(name, room)
+	var b strings.Builder
+	if name != "" {
+		b.WriteString(pal.Bold(name))
+		b.WriteByte(' ')
+	}
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p.styled)
+	}
+	return b.String()
+}
+
+// truncateRunes cuts s to at most n runes, ending with … when cut.
+func truncateRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if n == 1 {
+		return string(r[:1])
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func formatStatus(format string, st StatusLine, pal report.Palette) (string, error) {
+	t, err := template.New("statusline").Funcs(template.FuncMap{
+		"bar":   func(n int) string { return statusBar(pal, st.Pct, max(1, min(n, 100))) },
+		"short": shortCount,
+		"pct":   pctText,
+	}).Parse(format)
+	if err != nil {
+		return "", fmt.Errorf("--format: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, st); err != nil {
+		return "", fmt.Errorf("--format: %w", err)
+	}
+	// One line, whatever the template wrote; transcript text (a display
+	// name, a path) cannot smuggle control characters to the terminal.
+	out, _, _ := strings.Cut(b.String(), "\n")
+	return safeStyled(out), nil
+}
+
+// safeStyled drops control characters except the SGR colour sequences
+// the palette itself writes.
+func safeStyled(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b && strings.HasPrefix(s[i:], "\x1b[") {
+			j := i + 2
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';') {
+				j++
+			}
+			if j < len(s) && s[j] == 'm' {
+				b.WriteString(s[i : j+1])
+				i = j + 1
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// logStatusError appends err to statusline.log in the cache directory,
+// keeping the log under 1 MiB; failing to log is silent (the hook must
+// not fail).
+func logStatusError(cacheDir string, err error) {
+	if cacheDir == "" {
+		return
+	}
+	if os.MkdirAll(cacheDir, 0o700) != nil {
+		return
+	}
+	p := filepath.Join(cacheDir, "statusline.log")
+	if st, e := os.Lstat(p); e == nil && st.Size() > 1<<20 {
+		_ = os.Rename(p, p+".1")
+	}
+	f, e := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if e != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), strings.ReplaceAll(err.Error(), "\n", " "))
+}
+
+// cacheDir is ctxfold's cache root from the factory's environment.
+func (f *Factory) cacheDir() (string, error) {
+	getenv := f.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return live.CacheDirFrom(getenv)
+}

@@ -1,0 +1,320 @@
+// Package live keeps a cache session for a transcript file a client is
+// still writing (a Claude Code session .jsonl, a Codex rollout): the
+// read-only commands and the status line run on it instead of asking the
+// user to import first. The cache entry is keyed by the file's absolute
+// path; its state records how many bytes of the file were consumed and a
+// SHA-256 of that prefix, so a file that only grew is re-imported with
+// import --append (the importer's grown-log completion, docs/FORMAT.md §1,
+// "Re-importing a grown log"), and a file whose consumed bytes changed or
+// that got shorter is imported afresh. The prefix is checked by its hash,
+// never trusted by size or mtime.
+package live
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
+)
+
+// How an Open brought the cache session up to date.
+const (
+	// Unchanged: the file is exactly what was consumed; nothing was read
+	// but the prefix to check its hash.
+	Unchanged = "unchanged"
+	// Appended: the file grew and its consumed prefix is intact; the
+	// session was extended with import --append.
+	Appended = "appended"
+	// Fresh: no cache yet, or the file was rewritten or truncated; the
+	// session was imported anew.
+	Fresh = "fresh"
+)
+
+// StateVersion is the version of state.json's layout.
+const StateVersion = 1
+
+// Options say where the cache lives and how to import.
+type Options struct {
+	// CacheDir is the root of ctxfold's cache (DefaultCacheDir when "").
+	CacheDir string
+	// From is the import format (importer.Auto when "").
+	From  string
+	Store transcript.WriteOptions
+	Input input.Options
+	// LockTimeout bounds the wait for another process refreshing the same
+	// entry (10 s when 0).
+	LockTimeout time.Duration
+}
+
+// Entry is one file's cache session after Open.
+type Entry struct {
+	// File is the transcript file's absolute path.
+	File string `json:"file"`
+	// Session is the cache session directory.
+	Session string `json:"session"`
+	Format  string `json:"format"`
+	// Consumed is how many bytes of File the session holds; PrefixSHA256
+	// is the hash of exactly those bytes.
+	Consumed     int64  `json:"consumed_bytes"`
+	PrefixSHA256 string `json:"prefix_sha256"`
+	// Update is Unchanged, Appended or Fresh; Reason says why a fresh
+	// import replaced an existing cache session.
+	Update string `json:"update"`
+	Reason string `json:"reason,omitempty"`
+	// NewNodes is how many nodes this Open wrote.
+	NewNodes int `json:"new_nodes"`
+}
+
+// state is what the entry directory's state.json keeps between runs.
+type state struct {
+	Version      int    `json:"schema_version"`
+	File         string `json:"file"`
+	Format       string `json:"format"`
+	Consumed     int64  `json:"consumed_bytes"`
+	PrefixSHA256 string `json:"prefix_sha256"`
+	Dev          uint64 `json:"dev,omitempty"`
+	Inode        uint64 `json:"inode,omitempty"`
+}
+
+// DefaultCacheDir is $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold.
+func DefaultCacheDir() (string, error) { return CacheDirFrom(os.Getenv) }
+
+// CacheDirFrom is DefaultCacheDir with the environment read through getenv.
+func CacheDirFrom(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_CACHE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ctxfold"), nil
+	}
+	if home := getenv("HOME"); home != "" && filepath.IsAbs(home) {
+		return filepath.Join(home, ".cache", "ctxfold"), nil
+	}
+	return "", errors.New("no cache directory: set XDG_CACHE_HOME or HOME")
+}
+
+// EntryDir is where the cache entry of the file at abs lives.
+func EntryDir(cacheDir, abs string) string {
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cacheDir, "live", hex.EncodeToString(sum[:10]))
+}
+
+// IsTranscriptFile reports whether arg names a regular file (a transcript
+// to import), as opposed to a session directory.
+func IsTranscriptFile(arg string) bool {
+	st, err := os.Stat(arg)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Open brings the cache session of file up to date and returns it.
+func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", file)
+	}
+	if opts.CacheDir == "" {
+		if opts.CacheDir, err = DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	dir := EntryDir(opts.CacheDir, abs)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	unlock, err := lockEntry(ctx, dir, opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	e := &Entry{File: abs, Session: filepath.Join(dir, "session")}
+	old, haveOld := readState(dir)
+	if haveOld && (old.File != abs || !isDir(e.Session)) {
+		haveOld = false
+	}
+	// One pass over the file: the hash of the old consumed prefix on the
+	// way, the hash of everything at the end.
+	prefixSum, fullSum, size, err := hashFile(abs, old.Consumed, haveOld)
+	if err != nil {
+		return nil, err
+	}
+	update, reason := Fresh, ""
+	switch {
+	case !haveOld:
+	case size < old.Consumed:
+		reason = fmt.Sprintf("the file is shorter than the %d bytes consumed (truncated or rewritten)", old.Consumed)
+	case prefixSum != old.PrefixSHA256:
+		reason = fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
+	case size == old.Consumed:
+		update = Unchanged
+	default:
+		update = Appended
+	}
+	e.Consumed, e.PrefixSHA256, e.Format = size, fullSum, old.Format
+	if update == Unchanged {
+		e.Update = Unchanged
+		return e, nil
+	}
+	from := opts.From
+	if from == "" {
+		from = importer.Auto
+	}
+	if update == Appended && old.Format != "" && from == importer.Auto {
+		from = old.Format
+	}
+	if update == Fresh {
+		if err := os.RemoveAll(e.Session); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		// The state goes first: a crash after this leaves no state that
+		// vouches for a half-replaced session.
+		_ = os.Remove(filepath.Join(dir, "state.json"))
+	}
+	rep, err := importer.Import(ctx, importer.Options{
+		From: from, Files: []string{abs}, Out: e.Session, Append: update == Appended,
+		Store: opts.Store, Input: opts.Input,
+	})
+	if err == nil && update == Appended && len(rep.Sessions) == 1 && rep.Sessions[0].Continued+rep.Sessions[0].Differing > 0 {
+		// The earlier import ended inside a streamed request (or a stored
+		// node gained fields since): --append keeps the stored part and
+		// adds a copy, as it must in a user's session. The cache is ours,
+		// so it is rebuilt to be exactly a fresh import of the file.
+		update = Fresh
+		reason = "the earlier import ended inside a streamed request (or a stored node changed since): re-imported"
+		if err := os.RemoveAll(e.Session); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		_ = os.Remove(filepath.Join(dir, "state.json"))
+		rep, err = importer.Import(ctx, importer.Options{From: from, Files: []string{abs}, Out: e.Session,
+			Store: opts.Store, Input: opts.Input})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Sessions) != 1 {
+		return nil, fmt.Errorf("%s holds %d conversations; give a session directory imported with ctxfold import instead", file, len(rep.Sessions))
+	}
+	e.Update, e.Reason, e.Format = update, reason, rep.Format
+	e.NewNodes = rep.Sessions[0].Nodes
+	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: size, PrefixSHA256: fullSum}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
+	}
+	if err := writeState(dir, ns); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// hashFile hashes the file at path: the hex SHA-256 of its first cut bytes
+// (when wantPrefix and the file is that long), of all of it, and its size
+// as read.
+func hashFile(path string, cut int64, wantPrefix bool) (prefix, full string, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if wantPrefix {
+		n, err := io.CopyN(h, f, cut)
+		size = n
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", "", 0, err
+		}
+		if n == cut {
+			prefix = sumHex(h)
+		}
+	}
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", "", 0, err
+	}
+	return prefix, sumHex(h), size + n, nil
+}
+
+// sumHex is h's digest so far (Sum does not reset h).
+func sumHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+func isDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
+}
+
+func readState(dir string) (state, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return state{}, false
+	}
+	var s state
+	if json.Unmarshal(b, &s) != nil || s.Version != StateVersion || s.Consumed < 0 {
+		return state{}, false
+	}
+	return s, true
+}
+
+// writeState replaces state.json atomically (write, sync, rename).
+func writeState(dir string, s state) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".state-*.json")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, "state.json")); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return nil
+}
+
+// lockEntry serialises refreshes of one entry: a status line and an
+// estimate on the same file must not import into the same directory at
+// once.
+func lockEntry(ctx context.Context, dir string, timeout time.Duration) (func(), error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	fl := flock.New(filepath.Join(dir, "lock"), flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("cache %s is locked by another ctxfold (waited %s): %w", dir, timeout, err)
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
