@@ -329,6 +329,16 @@ func Subtrees(g *dag.Graph, covered []int) []int {
 // source names who wrote a summary node: an importer keeps the client's
 // fields under its own metadata key.
 func source(n *transcript.Node) string {
+	// An importer may instead name the record it made the summary from
+	// ("codex compacted record").
+	var named string
+	if json.Unmarshal(n.Metadata["source"], &named) == nil {
+		for prefix, client := range map[string]string{"codex": "codex", "gemini": "gemini", "claude": "claude-code"} {
+			if strings.HasPrefix(strings.ToLower(named), prefix) {
+				return client
+			}
+		}
+	}
 	keys := make([]string, 0, len(n.Metadata))
 	for k := range n.Metadata {
 		keys = append(keys, k)

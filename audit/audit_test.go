@@ -81,3 +81,15 @@ func TestRunCountsCallerSubtreesAndTheKeptTail(t *testing.T) {
 		t.Errorf("survival %d/%d %.1f%%", r.Kept, r.Total, r.SurvivalPct)
 	}
 }
+
+// A summary an importer made from a client's record names that client.
+func TestSourceOfAnImportedSummary(t *testing.T) {
+	n := &transcript.Node{ID: "summary_x"}
+	n.SetMeta("source", "codex compacted record")
+	if got := source(n); got != "codex" {
+		t.Fatalf("source %q", got)
+	}
+	if got := source(&transcript.Node{ID: "summary_y"}); got != "ctxfold" {
+		t.Fatalf("source %q", got)
+	}
+}

@@ -61,24 +61,6 @@ func renderIDs(t testing.TB, dir string) []string {
 	return v.IDs()
 }
 
-func storedNode(t testing.TB, dir, id string) *transcript.Node {
-	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	i, ok := s.Lookup(id)
-	if !ok {
-		t.Fatalf("node %q not stored", id)
-	}
-	n, err := s.Node(i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestCompactExtractiveFactsSurvive(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	before := measure(t, dir)
@@ -93,7 +75,7 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 	if res.TokensBefore != before || res.TokensAfter != measure(t, dir) || res.TokensAfter >= before {
 		t.Fatalf("tokens %d → %d; estimate says %d → %d", res.TokensBefore, res.TokensAfter, before, measure(t, dir))
 	}
-	n := storedNode(t, dir, res.SummaryID)
+	n := sessiontest.StoredNode(t, dir, res.SummaryID)
 	text := n.Content.PlainText()
 	for _, fact := range []string{
 		// the first request of the covered turns, verbatim
@@ -326,7 +308,7 @@ func TestCompactTwiceExtendsCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The summarizer read the previous summary plus only the new turns.
-	prevText := strings.TrimPrefix(storedNode(t, dir, first.SummaryID).Content.PlainText(), transcript.SummaryPrefix)
+	prevText := strings.TrimPrefix(sessiontest.StoredNode(t, dir, first.SummaryID).Content.PlainText(), transcript.SummaryPrefix)
 	var got []string
 	for _, n := range spy.last.Nodes {
 		got = append(got, n.ID)
@@ -351,7 +333,7 @@ func TestCompactTwiceExtendsCoverage(t *testing.T) {
 	if ids := renderIDs(t, dir); !slices.Equal(ids, []string{"sys", second.SummaryID, "u4", "a9"}) {
 		t.Fatalf("rendered %v", ids)
 	}
-	text := storedNode(t, dir, second.SummaryID).Content.PlainText()
+	text := sessiontest.StoredNode(t, dir, second.SummaryID).Content.PlainText()
 	for _, fact := range []string{"TestParseDuration in internal/timeutil/parse_test.go", `"Never touch internal/legacy/."`, "Now make ParseDuration accept"} {
 		if !strings.Contains(text, fact) {
 			t.Errorf("second summary lost %q:\n%s", fact, text)

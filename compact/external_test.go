@@ -37,7 +37,7 @@ func TestRecompactMarotKeepsTheRequestAndTheImportedSummary(t *testing.T) {
 	if err != nil || res.Outcome != OutcomeSucceeded {
 		t.Fatalf("compact: %v %+v", err, res)
 	}
-	text := storedNode(t, dir, res.SummaryID).Content.PlainText()
+	text := sessiontest.StoredNode(t, dir, res.SummaryID).Content.PlainText()
 	for _, want := range []string{"## Objective\nImplement spotter-gqc\n", "## Earlier state\nThis session is being continued from a previous conversation", "lazy_html", "Implement spotter-gqc"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the new summary lacks %q", want)
@@ -79,7 +79,7 @@ func TestRecompactMadshnKeepsTheCodexSummary(t *testing.T) {
 	if err != nil || res.Outcome != OutcomeSucceeded {
 		t.Fatalf("compact: %v %+v", err, res)
 	}
-	text := storedNode(t, dir, res.SummaryID).Content.PlainText()
+	text := sessiontest.StoredNode(t, dir, res.SummaryID).Content.PlainText()
 	if !strings.Contains(text, "## Earlier state\n"+prevText+"\n") || !strings.Contains(text, "## Objective\n") {
 		t.Errorf("the new summary does not carry Codex's summary whole under an objective:\n%.600s", text)
 	}

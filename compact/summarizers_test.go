@@ -38,7 +38,7 @@ func TestOpenAISuccess(t *testing.T) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
-	if !strings.Contains(storedNode(t, dir, res.SummaryID).Content.PlainText(), "Fix TestParseDuration") {
+	if !strings.Contains(sessiontest.StoredNode(t, dir, res.SummaryID).Content.PlainText(), "Fix TestParseDuration") {
 		t.Fatal("the model's summary was not stored")
 	}
 	sessiontest.AssertNoKey(t, dir)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/audit-table.sh [--write] — the fact-survival table of
-# docs/COMPACT.md §7: every shared real transcript
+# docs/COMPACT.md §7: every shared real transcript and real-client recording
 # (../shared/fixtures/external, read in place; MANIFEST.md there) is
 # imported into a scratch directory, the client's own compaction (if any)
 # is audited, then the session is compacted with the extractive summarizer
@@ -67,6 +67,10 @@ table() {
       row "$name" "${run/keepsmall/--keep-tokens 500}" '.summaries[]' "$("$bin" audit "$d" --json)"
     done
   done < <(find "$shared" -type f \( -name '*.jsonl' -o -name '*.json' \) ! -path '*/subagents/*' | LC_ALL=C sort
+    # The real-client recordings (docs/INTEROP.md): each scenario's main
+    # transcript (sub-agent files are read beside it).
+    find "$repo/testdata/interop" -type f \( -path '*/transcript/*.jsonl' -o -name 'rollout-*.jsonl' -o -path '*/chats/session-*.jsonl' \) \
+      ! -path '*/subagents/*' ! -path '*/chats/*/*/*' | LC_ALL=C sort
     # The shipped synthetic sessions, for the kinds the real ones lack
     # (the user's instructions).
     echo "$repo/fixtures/tools"; echo "$repo/fixtures/long")

@@ -42,26 +42,6 @@ type msg struct {
 	Content json.RawMessage `json:"content"`
 }
 
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	Signature string          `json:"signature"`
-	Data      string          `json:"data"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Source    *struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-		URL       string `json:"url"`
-	} `json:"source"`
-}
-
 // Import reads each file as one conversation.
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
 	for _, file := range files {
@@ -146,7 +126,7 @@ func (st *state) system(raw json.RawMessage) error {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		var blocks []block
+		var blocks []input.AnthropicBlock
 		if err := json.Unmarshal(raw, &blocks); err != nil {
 			return st.d.Errorf(`"system" must be a string or an array of text blocks`)
 		}
@@ -182,14 +162,14 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 	if json.Unmarshal(m.Content, &s) == nil {
 		n.Content = transcript.TextContent(s)
 	} else {
-		var blocks []block
+		var blocks []input.AnthropicBlock
 		if err := json.Unmarshal(m.Content, &blocks); err != nil {
 			return st.d.Errorf("messages[%d]: content must be a string or an array of blocks", i)
 		}
 		out := transcript.Content{IsBlocks: true}
 		results := map[string]bool{}
 		for k, b := range blocks {
-			cb, err := st.block(b)
+			cb, err := b.Block("anthropic_block")
 			if err != nil {
 				return st.d.Errorf("messages[%d].content[%d]: %v", i, k, err)
 			}
@@ -222,59 +202,4 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 	st.sink.Count("message/"+m.Role, transcript.OutcomeImported, "")
 	st.prev = n.ID
 	return nil
-}
-
-func (st *state) block(b block) (transcript.Block, error) {
-	switch b.Type {
-	case "text":
-		return transcript.Block{Type: transcript.BlockText, Text: b.Text}, nil
-	case "thinking":
-		return transcript.Block{Type: transcript.BlockThinking, Text: b.Thinking, Signature: b.Signature}, nil
-	case "redacted_thinking":
-		return transcript.Block{Type: transcript.BlockThinking, Extra: map[string]json.RawMessage{"redacted_data": input.Raw(b.Data)}}, nil
-	case "image", "document":
-		if b.Source == nil {
-			return transcript.Block{}, fmt.Errorf("%s block without a source", b.Type)
-		}
-		img := input.Image(b.Source.URL, b.Source.MediaType, b.Source.Data)
-		if b.Type == "document" {
-			img.Extra = map[string]json.RawMessage{"anthropic_type": input.Raw("document")}
-		}
-		return img, nil
-	case "tool_use":
-		if b.ID == "" {
-			return transcript.Block{}, fmt.Errorf("tool_use without an id")
-		}
-		args := b.Input
-		if len(bytes.TrimSpace(args)) == 0 {
-			args = json.RawMessage("{}")
-		}
-		return transcript.Block{Type: transcript.BlockToolCall, ID: b.ID, Name: b.Name, Arguments: args}, nil
-	case "tool_result":
-		return transcript.Block{Type: transcript.BlockToolResult, ToolCallID: b.ToolUseID, Text: resultText(b.Content), IsError: b.IsError}, nil
-	}
-	raw, _ := json.Marshal(b)
-	return transcript.Block{Type: transcript.BlockText, Text: "[" + b.Type + "]",
-		Extra: map[string]json.RawMessage{"anthropic_block": raw}}, nil
-}
-
-// resultText is a tool_result's content as text (images inside are named).
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []block
-	if json.Unmarshal(raw, &blocks) != nil {
-		return input.Text(raw)
-	}
-	var texts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			texts = append(texts, b.Text)
-		} else {
-			texts = append(texts, "["+b.Type+"]")
-		}
-	}
-	return strings.Join(texts, "\n")
 }

@@ -15,13 +15,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -153,26 +151,6 @@ type message struct {
 	} `json:"metrics"`
 }
 
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	Signature string          `json:"signature"`
-	Data      string          `json:"data"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Source    *struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-		URL       string `json:"url"`
-	} `json:"source"`
-}
-
 // request is one api_req_started of ui_messages.json.
 type request struct {
 	usage *transcript.Usage
@@ -290,14 +268,14 @@ func (t *task) message(i int, m message, raw json.RawMessage) error {
 	if json.Unmarshal(m.Content, &s) == nil {
 		n.Content = transcript.TextContent(s)
 	} else {
-		var blocks []block
+		var blocks []input.AnthropicBlock
 		if err := json.Unmarshal(m.Content, &blocks); err != nil {
 			return t.d.Errorf("message %d: content must be a string or an array of blocks", i+1)
 		}
 		out := transcript.Content{IsBlocks: true}
 		answered := map[string]bool{}
 		for k, b := range blocks {
-			cb, err := t.block(b)
+			cb, err := b.Block("cline_block")
 			if err != nil {
 				return t.d.Errorf("message %d, content[%d]: %v", i+1, k, err)
 			}
@@ -344,55 +322,6 @@ func demote(b transcript.Block, what string) transcript.Block {
 		text = b.Name + " " + transcript.ArgumentsText(b.Arguments)
 	}
 	return transcript.Block{Type: transcript.BlockText, Text: "[" + what + "]\n" + text}
-}
-
-func (t *task) block(b block) (transcript.Block, error) {
-	switch b.Type {
-	case "text":
-		return transcript.Block{Type: transcript.BlockText, Text: b.Text}, nil
-	case "thinking":
-		return transcript.Block{Type: transcript.BlockThinking, Text: b.Thinking, Signature: b.Signature}, nil
-	case "redacted_thinking":
-		return transcript.Block{Type: transcript.BlockThinking, Extra: map[string]json.RawMessage{"redacted_data": input.Raw(b.Data)}}, nil
-	case "image", "document":
-		if b.Source == nil {
-			return transcript.Block{}, fmt.Errorf("%s block without a source", b.Type)
-		}
-		return input.Image(b.Source.URL, b.Source.MediaType, b.Source.Data), nil
-	case "tool_use":
-		if b.ID == "" {
-			return transcript.Block{}, errors.New("tool_use without an id")
-		}
-		args := b.Input
-		if len(bytes.TrimSpace(args)) == 0 {
-			args = json.RawMessage("{}")
-		}
-		return transcript.Block{Type: transcript.BlockToolCall, ID: b.ID, Name: b.Name, Arguments: args}, nil
-	case "tool_result":
-		return transcript.Block{Type: transcript.BlockToolResult, ToolCallID: b.ToolUseID, Text: resultText(b.Content), IsError: b.IsError}, nil
-	}
-	raw, _ := json.Marshal(b)
-	return transcript.Block{Type: transcript.BlockText, Text: "[" + b.Type + "]", Extra: map[string]json.RawMessage{"cline_block": raw}}, nil
-}
-
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []block
-	if json.Unmarshal(raw, &blocks) != nil {
-		return input.Text(raw)
-	}
-	var texts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			texts = append(texts, b.Text)
-		} else {
-			texts = append(texts, "["+b.Type+"]")
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 type uiMessage struct {
