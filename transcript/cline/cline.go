@@ -497,8 +497,17 @@ func (t *task) truncation() error {
 		t.sink.Warn(t.file, 0, fmt.Sprintf("conversationHistoryDeletedRange [%d, %d] names no message of the history; ignored", lo, hi))
 		return nil
 	}
-	if last+1 < len(t.nodes) && len(t.nodes[last].AllToolCalls()) > 0 && len(t.nodes[last+1].ToolResults()) > 0 {
-		last++
+	// Coverage never separates a call from its results (docs/FORMAT.md §2,
+	// tool-call adjacency): a range ending inside a tool group takes the
+	// rest of the group.
+	chain := make([]*transcript.Node, len(t.nodes))
+	for k := range t.nodes {
+		chain[k] = &t.nodes[k]
+	}
+	for _, g := range transcript.ToolGroups(chain) {
+		if g.Call <= last && last < g.Last() {
+			last = g.Last()
+		}
 	}
 	covers := make([]string, 0, last-first+1)
 	for j := first; j <= last; j++ {

@@ -147,3 +147,31 @@ func TestDetectBlank(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncationKeepsToolGroupWhole: a deleted range that ends at a tool
+// call takes its results too (docs/FORMAT.md §2, tool-call adjacency), so
+// the summary never separates them.
+func TestTruncationKeepsToolGroupWhole(t *testing.T) {
+	d := t.TempDir() + "/1760000000000"
+	os.Mkdir(d, 0o755)
+	os.WriteFile(d+"/api_conversation_history.json", []byte(`[{"role":"user","content":[{"type":"text","text":"<task>\nfix it\n</task>"}]},
+{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"execute_command","input":{"command":"make"}}]},
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":"<environment_details>x</environment_details>"}]},
+{"role":"assistant","content":[{"type":"text","text":"Done."}]},
+{"role":"user","content":[{"type":"text","text":"thanks"}]}]`), 0o644)
+	os.WriteFile(d+"/ui_messages.json", []byte(`[{"ts":1,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10}","conversationHistoryIndex":3,"conversationHistoryDeletedRange":[1,1]}]`), 0o644)
+	var tg importtest.Target
+	if err := cline.Import(context.Background(), []string{d}, cline.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	var sum *transcript.Node
+	for k := range c.Nodes {
+		if c.Nodes[k].IsSummary() {
+			sum = &c.Nodes[k]
+		}
+	}
+	if sum == nil || strings.Join(sum.CoversIDs(), " ") != c.Nodes[1].ID+" "+c.Nodes[2].ID {
+		t.Fatalf("truncation summary %+v, want it to cover the call %q and its result %q", sum, c.Nodes[1].ID, c.Nodes[2].ID)
+	}
+}
