@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // Calibration compares the estimate with what the provider measured.
@@ -280,6 +281,26 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //     (earlier in nodes.jsonl); it substituted only if its covered segment
 //     lies, contiguous, inside spine[:p] (docs/FORMAT.md §4), else the view was raw.
 func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) *Calibration {
+	matches := matchRequests(g, spine, counts, b)
+	if len(matches) == 0 {
+		return nil
+	}
+	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
+	return newCalibration(g.S, matches, res)
+}
+
+// requestMatch is one recorded request and its re-estimate. Every matched
+// request is kept (24 bytes each): the fit needs them in spine order.
+type requestMatch struct {
+	pos      int32
+	node     int
+	measured int64
+	est      int
+}
+
+// matchRequests re-estimates, in file order, each node on spine that
+// records the provider's measured input (see calibrate).
+func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) []requestMatch {
 	s := g.S
 	pos := make([]int32, s.Len())
 	for i := range pos {
@@ -309,15 +330,7 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 		segs[sum] = sg
 		return sg, sg.end > 0
 	}
-	// Every matched request is kept (24 bytes each): the fit needs them
-	// in spine order.
-	type match struct {
-		pos      int32
-		node     int
-		measured int64
-		est      int
-	}
-	var matches []match
+	var matches []requestMatch
 	latestSummary := -1
 	for i := range s.Len() {
 		// Walk nodes in file order so the summary in force is known.
@@ -338,12 +351,14 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 			}
 		}
 		est += viewExtras(b.Provider, p, tools)
-		matches = append(matches, match{pos: pos[i], node: i, measured: counts[i].measured, est: est})
+		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est})
 	}
-	if len(matches) == 0 {
-		return nil
-	}
-	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
+	return matches
+}
+
+// newCalibration summarizes matches (spine order, at least one) into the
+// latest and worst errors and the fitted correction applied to res.
+func newCalibration(s *transcript.Session, matches []requestMatch, res *Result) *Calibration {
 	reqs := make([]MatchedRequest, len(matches))
 	abs := make([]float64, len(matches))
 	worst := 0
