@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // Calibration compares the estimate with what the provider measured.
@@ -155,9 +156,36 @@ func FitRequests(reqs []MatchedRequest) Fit {
 	if n == 0 {
 		return f
 	}
+	slopeBefore, fitted, ok := prequentialSlopes(reqs)
+	if ok {
+		f.FittedSlope = fitted
+	}
+	offErr, slopeErr := replayErrors(reqs, slopeBefore, f.FittedSlope)
+	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
+		f.Method, f.Slope = MethodOffsetSlope, f.FittedSlope
+	}
+	var next []float64
+	for k := 1; k < n; k++ {
+		s := 1.0
+		if f.Method == MethodOffsetSlope {
+			s = slopeBefore[k-1]
+		}
+		next = append(next, predErr(reqs, k-1, k, s))
+	}
+	f.NextMedianError = median(next)
+	last := reqs[n-1]
+	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
+	return f
+}
+
+// prequentialSlopes returns, for each request k, the slope fitted on the
+// steps before it (1 until two steps are known), so that a replay never
+// judges the slope on the request it predicts; and the slope fitted on all
+// steps, with ok false when fewer than two steps have estimated growth.
+func prequentialSlopes(reqs []MatchedRequest) (slopeBefore []float64, fitted float64, ok bool) {
+	n := len(reqs)
 	var sxy, sxx float64
-	// prequential slope before request k, from the steps up to k−1.
-	slopeBefore := make([]float64, n)
+	slopeBefore = make([]float64, n)
 	steps := 0
 	for k := range n {
 		slopeBefore[k] = 1
@@ -175,26 +203,34 @@ func FitRequests(reqs []MatchedRequest) Fit {
 		}
 	}
 	if steps >= 2 && sxx > 0 {
-		f.FittedSlope = clampSlope(sxy / sxx)
+		return slopeBefore, clampSlope(sxy / sxx), true
 	}
-	predErr := func(from, to int, s float64) float64 {
-		m := float64(reqs[to].Measured)
-		if m <= 0 {
-			return 0
-		}
-		p := float64(reqs[from].Measured) + s*float64(reqs[to].Estimated-reqs[from].Estimated)
-		return math.Abs(p-m) / m
+	return slopeBefore, 0, false
+}
+
+// predErr is the relative error of predicting request to from request
+// from with slope s; 0 when to has no measured usage to compare with.
+func predErr(reqs []MatchedRequest, from, to int, s float64) float64 {
+	m := float64(reqs[to].Measured)
+	if m <= 0 {
+		return 0
 	}
-	var offErr, slopeErr float64
-	var next []float64
+	p := float64(reqs[from].Measured) + s*float64(reqs[to].Estimated-reqs[from].Estimated)
+	return math.Abs(p-m) / m
+}
+
+// replayErrors sums the errors of offset-only and slope predictions that
+// FitRequests compares (see its comment for the two kinds of evidence).
+func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted float64) (offErr, slopeErr float64) {
+	n := len(reqs)
 	gap := max(1, n/3)
 	for k := 1; k < n; k++ {
 		// slopeBefore[j] is the slope known when request j was the latest.
-		offErr += predErr(k-1, k, 1)
-		slopeErr += predErr(k-1, k, slopeBefore[k-1])
+		offErr += predErr(reqs, k-1, k, 1)
+		slopeErr += predErr(reqs, k-1, k, slopeBefore[k-1])
 		if k >= gap {
-			offErr += predErr(k-gap, k, 1)
-			slopeErr += predErr(k-gap, k, slopeBefore[k-gap])
+			offErr += predErr(reqs, k-gap, k, 1)
+			slopeErr += predErr(reqs, k-gap, k, slopeBefore[k-gap])
 		}
 	}
 	// The replay needs a slope fitted before the request it predicts: with
@@ -213,23 +249,10 @@ func FitRequests(reqs []MatchedRequest) Fit {
 			dx := float64(reqs[k].Estimated - reqs[k-1].Estimated)
 			dy := float64(reqs[k].Measured - reqs[k-1].Measured)
 			offErr += math.Abs(dy - dx)
-			slopeErr += math.Abs(dy - f.FittedSlope*dx)
+			slopeErr += math.Abs(dy - fitted*dx)
 		}
 	}
-	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
-		f.Method, f.Slope = MethodOffsetSlope, f.FittedSlope
-	}
-	for k := 1; k < n; k++ {
-		s := 1.0
-		if f.Method == MethodOffsetSlope {
-			s = slopeBefore[k-1]
-		}
-		next = append(next, predErr(k-1, k, s))
-	}
-	f.NextMedianError = median(next)
-	last := reqs[n-1]
-	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
-	return f
+	return offErr, slopeErr
 }
 
 func clampSlope(s float64) float64 { return math.Max(minSlope, math.Min(maxSlope, s)) }
@@ -258,6 +281,26 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //     (earlier in nodes.jsonl); it substituted only if its covered segment
 //     lies, contiguous, inside spine[:p] (docs/FORMAT.md §4), else the view was raw.
 func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) *Calibration {
+	matches := matchRequests(g, spine, counts, b)
+	if len(matches) == 0 {
+		return nil
+	}
+	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
+	return newCalibration(g.S, matches, res)
+}
+
+// requestMatch is one recorded request and its re-estimate. Every matched
+// request is kept (24 bytes each): the fit needs them in spine order.
+type requestMatch struct {
+	pos      int32
+	node     int
+	measured int64
+	est      int
+}
+
+// matchRequests re-estimates, in file order, each node on spine that
+// records the provider's measured input (see calibrate).
+func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) []requestMatch {
 	s := g.S
 	pos := make([]int32, s.Len())
 	for i := range pos {
@@ -287,15 +330,7 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 		segs[sum] = sg
 		return sg, sg.end > 0
 	}
-	// Every matched request is kept (24 bytes each): the fit needs them
-	// in spine order.
-	type match struct {
-		pos      int32
-		node     int
-		measured int64
-		est      int
-	}
-	var matches []match
+	var matches []requestMatch
 	latestSummary := -1
 	for i := range s.Len() {
 		// Walk nodes in file order so the summary in force is known.
@@ -316,12 +351,14 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 			}
 		}
 		est += viewExtras(b.Provider, p, tools)
-		matches = append(matches, match{pos: pos[i], node: i, measured: counts[i].measured, est: est})
+		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est})
 	}
-	if len(matches) == 0 {
-		return nil
-	}
-	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
+	return matches
+}
+
+// newCalibration summarizes matches (spine order, at least one) into the
+// latest and worst errors and the fitted correction applied to res.
+func newCalibration(s *transcript.Session, matches []requestMatch, res *Result) *Calibration {
 	reqs := make([]MatchedRequest, len(matches))
 	abs := make([]float64, len(matches))
 	worst := 0
