@@ -105,23 +105,7 @@ func MakePlan(in PlanInput) *Plan {
 	if n == 0 {
 		return noop(ReasonNothingNew)
 	}
-	// The prompt prefix — the system prompt and any system or developer
-	// messages before the first turn (Codex records its permissions and
-	// skills that way) — is never covered: a summary of instructions the
-	// client sends again would only duplicate them.
-	for p.Start < n && in.Nodes[p.Start].Role == transcript.RoleSystem {
-		p.Start++
-	}
-	// The previous summary sits where its segment began; coverage resumes
-	// right after it. It may be the view's first node: a session compacted
-	// by the tool it was imported from covers from the root.
-	for i := 0; i < n; i++ {
-		if in.Nodes[i].IsSummary() {
-			p.Previous = in.Nodes[i]
-			p.Start = i + 1
-			break
-		}
-	}
+	p.locateStart(in.Nodes)
 	if in.Total <= in.Target {
 		return noop(ReasonBelowTarget)
 	}
@@ -129,15 +113,7 @@ func MakePlan(in PlanInput) *Plan {
 		return noop(ReasonNothingNew)
 	}
 	facts := factsOf(in.Nodes)
-	suffix := make([]int, n+1)
-	conv := make([]int, n+1)
-	for i := n - 1; i >= 0; i-- {
-		suffix[i] = suffix[i+1] + tokenAt(in.Tokens, i)
-		conv[i] = conv[i+1]
-		if facts[i].conversational {
-			conv[i]++
-		}
-	}
+	suffix, conv := suffixCounts(in.Tokens, facts)
 	if p.Previous != nil && suffix[p.Start] <= in.Target {
 		// Everything after the previous summary already fits: it is the
 		// tail a compaction kept. Folding part of it again is not
@@ -151,10 +127,62 @@ func MakePlan(in PlanInput) *Plan {
 		}
 		return noop(ReasonNoBoundary)
 	}
+	p.Cut = p.chooseCut(bounds, suffix, conv, in.Target)
+	if p.Cut <= p.Start {
+		return noop(ReasonNothingNew)
+	}
+	p.fillCoverage(in, facts, suffix)
+	return p
+}
+
+// locateStart sets where coverage may begin and the previous summary, if
+// any, whose coverage a new summary extends.
+func (p *Plan) locateStart(nodes []*transcript.Node) {
+	n := len(nodes)
+	// The prompt prefix — the system prompt and any system or developer
+	// messages before the first turn (Codex records its permissions and
+	// skills that way) — is never covered: a summary of instructions the
+	// client sends again would only duplicate them.
+	for p.Start < n && nodes[p.Start].Role == transcript.RoleSystem {
+		p.Start++
+	}
+	// The previous summary sits where its segment began; coverage resumes
+	// right after it. It may be the view's first node: a session compacted
+	// by the tool it was imported from covers from the root.
+	for i := 0; i < n; i++ {
+		if nodes[i].IsSummary() {
+			p.Previous = nodes[i]
+			p.Start = i + 1
+			break
+		}
+	}
+}
+
+// suffixCounts returns, for every index, the tokens and the number of
+// conversational messages from that index to the end, so that any
+// candidate cut's tail is measured in constant time.
+func suffixCounts(tokens []int, facts []nodeFacts) (suffix, conv []int) {
+	n := len(facts)
+	suffix = make([]int, n+1)
+	conv = make([]int, n+1)
+	for i := n - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + tokenAt(tokens, i)
+		conv[i] = conv[i+1]
+		if facts[i].conversational {
+			conv[i]++
+		}
+	}
+	return suffix, conv
+}
+
+// chooseCut picks the earliest turn boundary whose tail fits the target,
+// then moves it back when that tail would hold too few conversational
+// messages.
+func (p *Plan) chooseCut(bounds, suffix, conv []int, target int) int {
 	last := bounds[len(bounds)-1]
 	cut := -1
 	for _, b := range bounds {
-		if suffix[b] <= in.Target {
+		if suffix[b] <= target {
 			cut = b
 			break
 		}
@@ -172,7 +200,7 @@ func MakePlan(in PlanInput) *Plan {
 		if p.Previous != nil {
 			cands = append([]int{p.Start}, bounds...)
 		}
-		lastTwoExceed := len(cands) >= 2 && suffix[cands[len(cands)-2]] > in.Target
+		lastTwoExceed := len(cands) >= 2 && suffix[cands[len(cands)-2]] > target
 		if !lastTwoExceed {
 			for k := len(cands) - 1; k >= 0; k-- {
 				if b := cands[k]; b < cut && conv[b] >= MinTailMessages {
@@ -182,10 +210,12 @@ func MakePlan(in PlanInput) *Plan {
 			}
 		}
 	}
-	p.Cut = cut
-	if p.Cut <= p.Start {
-		return noop(ReasonNothingNew)
-	}
+	return cut
+}
+
+// fillCoverage records what the summary at [Start, Cut) replaces and what
+// stays verbatim after it.
+func (p *Plan) fillCoverage(in PlanInput, facts []nodeFacts, suffix []int) {
 	var prevCovers []string
 	if p.Previous != nil {
 		prevCovers = p.Previous.CoversIDs()
@@ -203,11 +233,10 @@ func MakePlan(in PlanInput) *Plan {
 		}
 	}
 	p.CoversIDs = append(append([]string(nil), prevCovers...), p.NewIDs...)
-	for i := p.Cut; i < n; i++ {
+	for i := p.Cut; i < len(in.Nodes); i++ {
 		p.KeptIDs = append(p.KeptIDs, in.Nodes[i].ID)
 	}
 	p.TailTokens = suffix[p.Cut]
-	return p
 }
 
 func tokenAt(tokens []int, i int) int {

@@ -35,11 +35,22 @@ type Fold struct {
 
 // Fold computes the capsule fold of the active summary.
 func (g *Graph) Fold() *Fold {
-	n := g.Len()
 	f := &Fold{g: g, Summary: g.active, last: none}
 	if f.Summary < 0 {
 		return f
 	}
+	f.findSegment()
+	f.markCarries()
+	extra := f.foldCallerSubtrees()
+	f.assignTurns(extra)
+	f.markRawVisible()
+	return f
+}
+
+// findSegment resolves the summary's covers_ids and decides whether the
+// substitution rule applies.
+func (f *Fold) findSegment() {
+	g := f.g
 	ids := g.S.Ref(f.Summary).CoversIDs
 	f.CoversIDs = make([]string, 0, len(ids))
 	for _, id := range ids {
@@ -59,7 +70,11 @@ func (g *Graph) Fold() *Fold {
 			f.Applies, f.last = true, last
 		}
 	}
+}
 
+func (f *Fold) markCarries() {
+	g := f.g
+	n := g.Len()
 	// Carries: rendering from i substitutes exactly when i's spine holds
 	// the last covered node, i.e. i is that node or descends from it.
 	f.carries = make([]bool, n)
@@ -68,7 +83,13 @@ func (g *Graph) Fold() *Fold {
 			f.carries[i] = g.IsAncestor(f.last, i)
 		}
 	}
+}
 
+// foldCallerSubtrees marks the folded nodes and returns those beyond the
+// segment, in no particular order.
+func (f *Fold) foldCallerSubtrees() []int {
+	g := f.g
+	n := g.Len()
 	// Folded: the segment plus the caller subtrees of covered turns (a
 	// covered turn folds together with its tool calls, docs/FORMAT.md §4). A caller
 	// subtree is every node spawned by a covered turn, their predecessor
@@ -110,6 +131,13 @@ func (g *Graph) Fold() *Fold {
 			queue = append(queue, int(k))
 		}
 	}
+	return extra
+}
+
+// assignTurns gives every extra folded node its covered turn and appends
+// it to CoversIDs.
+func (f *Fold) assignTurns(extra []int) {
+	g := f.g
 	// A node's caller and predecessor precede it in the file (the store
 	// refuses anything else), so file order settles each node's turn.
 	slices.Sort(extra)
@@ -123,7 +151,10 @@ func (g *Graph) Fold() *Fold {
 	for _, x := range extra {
 		f.CoversIDs = append(f.CoversIDs, g.ID(x))
 	}
+}
 
+func (f *Fold) markRawVisible() {
+	n := f.g.Len()
 	// A folded node is still drawn raw where a branch that does not carry
 	// the summary runs through it (a fork from inside the covered range).
 	// Caller subtrees are drawn wherever their covered turn is.
@@ -143,7 +174,6 @@ func (g *Graph) Fold() *Fold {
 			}
 		}
 	}
-	return f
 }
 
 // displayParent is where node i hangs in a drawing of the raw graph: its

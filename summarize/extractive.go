@@ -112,6 +112,23 @@ func (x *extraction) add(sec, item string) {
 // Summarize implements Summarizer.
 func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) {
 	x := newExtraction()
+	x.seed(req)
+	var lastAssistant, slashCommand string
+	for _, nd := range req.Nodes {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		text := strings.TrimSpace(nd.Content.PlainText())
+		x.message(nd, text, &lastAssistant, &slashCommand)
+		x.nodeExtras(nd, text)
+	}
+	x.finish(lastAssistant, slashCommand)
+	return x.fit(req)
+}
+
+// seed starts from what precedes the new turns: the previous summary, the
+// session's first request, the recovered facts and the pinned texts.
+func (x *extraction) seed(req Request) {
 	if req.Previous != "" {
 		x.absorb(req.Previous)
 	}
@@ -142,77 +159,84 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 			x.lists[secPinned] = append(x.lists[secPinned], p)
 		}
 	}
-	var lastAssistant, slashCommand string
-	for _, nd := range req.Nodes {
-		if err := ctx.Err(); err != nil {
-			return "", err
+}
+
+// message extracts what a request or an assistant's prose says; the last
+// assistant text and the first slash command are kept for finish.
+func (x *extraction) message(nd *transcript.Node, text string, lastAssistant, slashCommand *string) {
+	switch {
+	case nd.IsTurnStart() && nd.IsMeta():
+		// A client's bookkeeping (Claude Code isMeta lines, command
+		// wrappers, the local-command caveat, system reminders) is
+		// neither a request nor the user's constraint. The one thing
+		// in it the user typed is a slash command's name and
+		// arguments: the objective when no request says more.
+		if *slashCommand == "" {
+			*slashCommand = slashCommandOf(text)
 		}
-		text := strings.TrimSpace(nd.Content.PlainText())
-		switch {
-		case nd.IsTurnStart() && nd.IsMeta():
-			// A client's bookkeeping (Claude Code isMeta lines, command
-			// wrappers, the local-command caveat, system reminders) is
-			// neither a request nor the user's constraint. The one thing
-			// in it the user typed is a slash command's name and
-			// arguments: the objective when no request says more.
-			if slashCommand == "" {
-				slashCommand = slashCommandOf(text)
+	case nd.IsTurnStart() && text != "":
+		objective := x.paragraph[secObjective] == ""
+		if objective {
+			x.paragraph[secObjective] = clipText(text, 2000)
+		}
+		x.paragraph[secLatest] = clipText(text, 2000)
+		for k, s := range sentences(text) {
+			if k == 0 && !objective {
+				// Each later request's opening; the objective quotes
+				// the first whole.
+				x.add(secRequests, clipText(s, 300))
 			}
-		case nd.IsTurnStart() && text != "":
-			objective := x.paragraph[secObjective] == ""
-			if objective {
-				x.paragraph[secObjective] = clipText(text, 2000)
-			}
-			x.paragraph[secLatest] = clipText(text, 2000)
-			for k, s := range sentences(text) {
-				if k == 0 && !objective {
-					// Each later request's opening; the objective quotes
-					// the first whole.
-					x.add(secRequests, clipText(s, 300))
-				}
-				if reConstraint.MatchString(s) || reCorrection.MatchString(s) {
-					x.add(secConstraints, quote(s))
-				}
-			}
-		case nd.Role == transcript.RoleAssistant && text != "":
-			lastAssistant = text
-			for _, s := range sentences(text) {
-				switch {
-				case reRejected.MatchString(s):
-					x.add(secRejected, s)
-				case reDecision.MatchString(s) && !reInspect.MatchString(s):
-					x.add(secDecisions, s)
-				}
-				if strings.HasSuffix(s, "?") {
-					x.add(secQuestions, s)
-				}
+			if reConstraint.MatchString(s) || reCorrection.MatchString(s) {
+				x.add(secConstraints, quote(s))
 			}
 		}
-		if (nd.Role == transcript.RoleAssistant || (nd.IsTurnStart() && !nd.IsMeta())) && strings.Contains(text, "://") {
-			x.urls(text)
-		}
-		for _, c := range nd.AllToolCalls() {
-			x.toolCall(c)
-			if argText := c.ArgumentsText(); strings.Contains(argText, "://") {
-				var v any
-				if json.Unmarshal([]byte(argText), &v) == nil {
-					x.urls(strings.Join(jsonStrings(v), "\n"))
-				}
+	case nd.Role == transcript.RoleAssistant && text != "":
+		*lastAssistant = text
+		for _, s := range sentences(text) {
+			switch {
+			case reRejected.MatchString(s):
+				x.add(secRejected, s)
+			case reDecision.MatchString(s) && !reInspect.MatchString(s):
+				x.add(secDecisions, s)
 			}
-		}
-		for _, r := range nd.ToolResults() {
-			x.toolResult(r)
-		}
-		if nd.Content.IsBlocks {
-			for _, b := range nd.Content.Blocks {
-				switch b.Type {
-				case transcript.BlockText, transcript.BlockThinking, transcript.BlockToolCall, transcript.BlockToolResult:
-				default:
-					x.add(secMedia, mediaNotice(b))
-				}
+			if strings.HasSuffix(s, "?") {
+				x.add(secQuestions, s)
 			}
 		}
 	}
+}
+
+// nodeExtras extracts what any node carries besides its prose: URLs, tool
+// calls and results, and media notices.
+func (x *extraction) nodeExtras(nd *transcript.Node, text string) {
+	if (nd.Role == transcript.RoleAssistant || (nd.IsTurnStart() && !nd.IsMeta())) && strings.Contains(text, "://") {
+		x.urls(text)
+	}
+	for _, c := range nd.AllToolCalls() {
+		x.toolCall(c)
+		if argText := c.ArgumentsText(); strings.Contains(argText, "://") {
+			var v any
+			if json.Unmarshal([]byte(argText), &v) == nil {
+				x.urls(strings.Join(jsonStrings(v), "\n"))
+			}
+		}
+	}
+	for _, r := range nd.ToolResults() {
+		x.toolResult(r)
+	}
+	if nd.Content.IsBlocks {
+		for _, b := range nd.Content.Blocks {
+			switch b.Type {
+			case transcript.BlockText, transcript.BlockThinking, transcript.BlockToolCall, transcript.BlockToolResult:
+			default:
+				x.add(secMedia, mediaNotice(b))
+			}
+		}
+	}
+}
+
+// finish fills the paragraphs that depend on the whole range.
+func (x *extraction) finish(lastAssistant, slashCommand string) {
 	if x.paragraph[secObjective] == "" && slashCommand != "" {
 		x.paragraph[secObjective] = slashCommand
 	}
@@ -223,7 +247,6 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 	if lastAssistant != "" {
 		x.paragraph[secState] = clipText(lastAssistant, 1500)
 	}
-	return x.fit(req)
 }
 
 // absorb reads a previous summary. One written by Extractive (or any

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // defaultPreview is the preview length when the terminal width is unknown.
@@ -60,41 +61,7 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 			case g.IsRelic(i):
 				text = p.Dim("○ " + id + "  relic · superseded summary · " + report.Thousands(toks[k]) + " tok")
 			default:
-				glyph := "●"
-				meta := roleLabel(ref)
-				if ln.inside {
-					glyph = "◦"
-				}
-				if ref.Summary {
-					// The active summary when no branch carries it.
-					glyph, meta = "◇", "summary · applies to no branch"
-				}
-				if l.spawned[it] {
-					meta += " · spawned by " + sanitize(g.ID(g.Caller(i)))
-				}
-				if l.pinned[ref.ID] {
-					meta += " · pinned"
-				}
-				mark, markLen := "", 0
-				if i == head && !ln.inside {
-					mark, markLen = "  "+p.Green(p.Bold("← HEAD")), 8
-				}
-				left := glyph + " " + id + "  " + meta + " · " + report.Thousands(toks[k]) + " tok"
-				max := defaultPreview
-				if opts.Width > 0 {
-					max = opts.Width - utf8.RuneCountInString(ln.prefix+left) - 3 - markLen
-				}
-				pv := truncate(sanitize(previewText(nodes[k])), max)
-				if i == head && !ln.inside {
-					left = p.Bold(left)
-				} else if ln.inside {
-					left = p.Dim(left)
-				}
-				text = left
-				if pv != "" {
-					text += " · " + pv
-				}
-				text += mark
+				text = nodeText(l, ln, i, head, toks[k], nodes[k], opts)
 			}
 			if ln.prefix != "" {
 				bw.WriteString(p.Dim(ln.prefix))
@@ -118,4 +85,50 @@ func writeTree(w io.Writer, l *layout, c *counter, opts Options) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// nodeText is a raw node's line after the tree art: glyph, id, role and
+// tokens, a preview clipped to the width, and the HEAD mark.
+func nodeText(l *layout, ln line, i, head, tok int, node *transcript.Node, opts Options) string {
+	p := opts.Palette
+	g := l.g
+	it := ln.item
+	ref := g.Ref(i)
+	id := sanitize(ref.ID)
+	glyph := "●"
+	meta := roleLabel(ref)
+	if ln.inside {
+		glyph = "◦"
+	}
+	if ref.Summary {
+		// The active summary when no branch carries it.
+		glyph, meta = "◇", "summary · applies to no branch"
+	}
+	if l.spawned[it] {
+		meta += " · spawned by " + sanitize(g.ID(g.Caller(i)))
+	}
+	if l.pinned[ref.ID] {
+		meta += " · pinned"
+	}
+	mark, markLen := "", 0
+	if i == head && !ln.inside {
+		mark, markLen = "  "+p.Green(p.Bold("← HEAD")), 8
+	}
+	left := glyph + " " + id + "  " + meta + " · " + report.Thousands(tok) + " tok"
+	max := defaultPreview
+	if opts.Width > 0 {
+		max = opts.Width - utf8.RuneCountInString(ln.prefix+left) - 3 - markLen
+	}
+	pv := truncate(sanitize(previewText(node)), max)
+	if i == head && !ln.inside {
+		left = p.Bold(left)
+	} else if ln.inside {
+		left = p.Dim(left)
+	}
+	text := left
+	if pv != "" {
+		text += " · " + pv
+	}
+	text += mark
+	return text
 }

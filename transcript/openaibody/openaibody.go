@@ -170,39 +170,8 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 	}
 	switch m.Role {
 	case "assistant":
-		if m.Reasoning != "" {
-			blocks := []transcript.Block{{Type: transcript.BlockThinking, Text: m.Reasoning}}
-			if n.Content.IsBlocks {
-				blocks = append(blocks, n.Content.Blocks...)
-			} else if n.Content.Text != "" {
-				blocks = append(blocks, transcript.Block{Type: transcript.BlockText, Text: n.Content.Text})
-			}
-			n.Content = transcript.Content{IsBlocks: true, Blocks: blocks}
-		}
-		if m.Refusal != "" {
-			n.SetMeta("refusal", m.Refusal)
-		}
-		st.open, st.order = map[string]string{}, nil
-		for k, tc := range m.ToolCalls {
-			if tc.ID == "" {
-				return st.d.Errorf("messages[%d].tool_calls[%d]: missing \"id\"", i, k)
-			}
-			if _, dup := st.open[tc.ID]; dup {
-				return st.d.Errorf("messages[%d].tool_calls[%d]: id %q repeats", i, k, tc.ID)
-			}
-			args := tc.Function.Arguments
-			if len(bytes.TrimSpace(args)) == 0 {
-				args = json.RawMessage(`"{}"`)
-			}
-			n.ToolCalls = append(n.ToolCalls, transcript.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
-			st.open[tc.ID] = tc.Function.Name
-			st.order = append(st.order, tc.ID)
-		}
-		if fc := m.FunctionCall; fc != nil {
-			st.fnCall = fmt.Sprintf("fc-m%d", i+1)
-			n.ToolCalls = append(n.ToolCalls, transcript.ToolCall{ID: st.fnCall, Name: fc.Name, Arguments: fc.Arguments})
-			st.open[st.fnCall] = fc.Name
-			st.order = append(st.order, st.fnCall)
+		if err := st.assistant(i, m, &n); err != nil {
+			return err
 		}
 	case "tool", "function":
 		id := m.ToolCallID
@@ -224,6 +193,46 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 	}
 	st.sink.Count(kind, transcript.OutcomeImported, "")
 	st.prev = n.ID
+	return nil
+}
+
+// assistant adds an assistant message's reasoning, refusal and tool
+// calls to n; its calls become the ones the next tool messages answer.
+func (st *state) assistant(i int, m msg, n *transcript.Node) error {
+	if m.Reasoning != "" {
+		blocks := []transcript.Block{{Type: transcript.BlockThinking, Text: m.Reasoning}}
+		if n.Content.IsBlocks {
+			blocks = append(blocks, n.Content.Blocks...)
+		} else if n.Content.Text != "" {
+			blocks = append(blocks, transcript.Block{Type: transcript.BlockText, Text: n.Content.Text})
+		}
+		n.Content = transcript.Content{IsBlocks: true, Blocks: blocks}
+	}
+	if m.Refusal != "" {
+		n.SetMeta("refusal", m.Refusal)
+	}
+	st.open, st.order = map[string]string{}, nil
+	for k, tc := range m.ToolCalls {
+		if tc.ID == "" {
+			return st.d.Errorf("messages[%d].tool_calls[%d]: missing \"id\"", i, k)
+		}
+		if _, dup := st.open[tc.ID]; dup {
+			return st.d.Errorf("messages[%d].tool_calls[%d]: id %q repeats", i, k, tc.ID)
+		}
+		args := tc.Function.Arguments
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage(`"{}"`)
+		}
+		n.ToolCalls = append(n.ToolCalls, transcript.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+		st.open[tc.ID] = tc.Function.Name
+		st.order = append(st.order, tc.ID)
+	}
+	if fc := m.FunctionCall; fc != nil {
+		st.fnCall = fmt.Sprintf("fc-m%d", i+1)
+		n.ToolCalls = append(n.ToolCalls, transcript.ToolCall{ID: st.fnCall, Name: fc.Name, Arguments: fc.Arguments})
+		st.open[st.fnCall] = fc.Name
+		st.order = append(st.order, st.fnCall)
+	}
 	return nil
 }
 

@@ -406,6 +406,30 @@ func usageOf(t *tokens) *transcript.Usage {
 }
 
 func (c *conv) assistant(m *message) error {
+	steps := c.steps(m)
+	if len(steps) == 0 {
+		if len(m.info.Error) > 0 && string(m.info.Error) != "null" {
+			c.sink.Count("message/assistant", transcript.OutcomeSkipped, "a failed request with no output")
+			c.sink.Warn(m.file, m.line, fmt.Sprintf("message %q: the request failed (%s)", m.id, input.Text(m.info.Error)))
+			return nil
+		}
+		c.sink.Count("message/assistant", transcript.OutcomeSkipped, "no output")
+		return nil
+	}
+	if steps[len(steps)-1].usage == nil {
+		steps[len(steps)-1].usage = usageOf(m.info.Tokens)
+	}
+	if err := c.emitSteps(m, steps); err != nil {
+		return err
+	}
+	c.sink.Count("message/assistant", transcript.OutcomeImported, "")
+	return nil
+}
+
+// steps groups an assistant message's parts into the requests that
+// produced them: one per step-start, or, without steps, a new one after
+// each tool call answered.
+func (c *conv) steps(m *message) []*step {
 	var steps []*step
 	cur := &step{}
 	hasSteps := false
@@ -447,30 +471,8 @@ func (c *conv) assistant(m *message) error {
 				c.sink.Warn(p.file, 0, fmt.Sprintf("part %q: a tool part without a callID; not imported", p.ID))
 				continue
 			}
-			args := json.RawMessage("{}")
-			res := transcript.Node{ID: "r-" + p.ID, Role: transcript.RoleTool, ToolCallID: p.CallID}
-			if st := p.State; st != nil {
-				if len(bytes.TrimSpace(st.Input)) > 0 && string(bytes.TrimSpace(st.Input)) != "null" {
-					args = st.Input
-				}
-				switch st.Status {
-				case "completed":
-					res.Content = transcript.TextContent(input.Text(st.Output))
-				case "error":
-					res.Content = transcript.TextContent(input.Text(st.Error))
-					res.SetMeta("is_error", true)
-				default:
-					// OpenCode answers an unfinished call this way when it
-					// next sends the conversation.
-					res.Content = transcript.TextContent("[Tool execution was interrupted]")
-					res.SetMeta("is_error", true)
-					res.SetMeta("opencode_status", st.Status)
-				}
-			} else {
-				res.Content = transcript.TextContent("[Tool execution was interrupted]")
-				res.SetMeta("is_error", true)
-			}
-			cur.calls = append(cur.calls, transcript.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: args})
+			call, res := toolCall(p)
+			cur.calls = append(cur.calls, call)
 			cur.results = append(cur.results, res)
 		case "file":
 			cur.blocks = append(cur.blocks, input.Image(p.URL, p.Mime, ""))
@@ -481,18 +483,40 @@ func (c *conv) assistant(m *message) error {
 		c.sink.Count(kind, transcript.OutcomeImported, "")
 	}
 	newStep()
-	if len(steps) == 0 {
-		if len(m.info.Error) > 0 && string(m.info.Error) != "null" {
-			c.sink.Count("message/assistant", transcript.OutcomeSkipped, "a failed request with no output")
-			c.sink.Warn(m.file, m.line, fmt.Sprintf("message %q: the request failed (%s)", m.id, input.Text(m.info.Error)))
-			return nil
+	return steps
+}
+
+// toolCall is a tool part's call and the result OpenCode sends back for it.
+func toolCall(p part) (transcript.ToolCall, transcript.Node) {
+	args := json.RawMessage("{}")
+	res := transcript.Node{ID: "r-" + p.ID, Role: transcript.RoleTool, ToolCallID: p.CallID}
+	if st := p.State; st != nil {
+		if len(bytes.TrimSpace(st.Input)) > 0 && string(bytes.TrimSpace(st.Input)) != "null" {
+			args = st.Input
 		}
-		c.sink.Count("message/assistant", transcript.OutcomeSkipped, "no output")
-		return nil
+		switch st.Status {
+		case "completed":
+			res.Content = transcript.TextContent(input.Text(st.Output))
+		case "error":
+			res.Content = transcript.TextContent(input.Text(st.Error))
+			res.SetMeta("is_error", true)
+		default:
+			// OpenCode answers an unfinished call this way when it
+			// next sends the conversation.
+			res.Content = transcript.TextContent("[Tool execution was interrupted]")
+			res.SetMeta("is_error", true)
+			res.SetMeta("opencode_status", st.Status)
+		}
+	} else {
+		res.Content = transcript.TextContent("[Tool execution was interrupted]")
+		res.SetMeta("is_error", true)
 	}
-	if steps[len(steps)-1].usage == nil {
-		steps[len(steps)-1].usage = usageOf(m.info.Tokens)
-	}
+	return transcript.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: args}, res
+}
+
+// emitSteps writes one assistant node per step, each followed by its
+// tool results.
+func (c *conv) emitSteps(m *message, steps []*step) error {
 	seen := map[string]bool{}
 	for i, s := range steps {
 		id := m.id
@@ -525,7 +549,6 @@ func (c *conv) assistant(m *message) error {
 			}
 		}
 	}
-	c.sink.Count("message/assistant", transcript.OutcomeImported, "")
 	return nil
 }
 

@@ -451,43 +451,26 @@ func (c *conv) emit(n transcript.Node, events ...int64) error {
 	return nil
 }
 
+// condensationArgs are the CondensationAction arguments the import reads.
+type condensationArgs struct {
+	Forgotten []int64 `json:"forgotten_event_ids"`
+	Start     *int64  `json:"forgotten_events_start_id"`
+	End       *int64  `json:"forgotten_events_end_id"`
+	Summary   *string `json:"summary"`
+	Offset    *int    `json:"summary_offset"`
+}
+
 // condensation becomes a summary node covering the turns of the events
 // the condenser forgot, together with what earlier condensations covered.
 func (c *conv) condensation(ev *event, file string, line int) error {
-	var a struct {
-		Forgotten []int64 `json:"forgotten_event_ids"`
-		Start     *int64  `json:"forgotten_events_start_id"`
-		End       *int64  `json:"forgotten_events_end_id"`
-		Summary   *string `json:"summary"`
-		Offset    *int    `json:"summary_offset"`
-	}
+	var a condensationArgs
 	raw, _ := json.Marshal(ev.Args)
 	if err := json.Unmarshal(raw, &a); err != nil {
 		c.sink.Count("action/condensation", transcript.OutcomeSkipped, "args not readable")
 		c.sink.Warn(file, line, "condensation: "+input.JSONErrorText(err))
 		return nil
 	}
-	forgot := map[int64]bool{}
-	for _, id := range a.Forgotten {
-		forgot[id] = true
-	}
-	inRange := func(id int64) bool {
-		return a.Start != nil && a.End != nil && id >= *a.Start && id <= *a.End
-	}
-	was := map[string]bool{}
-	for _, id := range c.covered {
-		was[id] = true
-	}
-	idx := []int{}
-	for i, id := range c.real {
-		hit := was[id]
-		for _, e := range c.eventOf[id] {
-			hit = hit || (e >= 0 && (forgot[e] || inRange(e)))
-		}
-		if hit {
-			idx = append(idx, i)
-		}
-	}
+	idx := c.forgottenTurns(&a)
 	if len(idx) == 0 {
 		c.sink.Count("action/condensation", transcript.OutcomeSkipped, "forgets no imported turn")
 		return nil
@@ -534,6 +517,34 @@ func (c *conv) condensation(ev *event, file string, line int) error {
 	c.covered = covers
 	c.sink.Count("action/condensation", transcript.OutcomeImported, "")
 	return nil
+}
+
+// forgottenTurns is the indexes, into c.real, of the imported turns the
+// condensation forgets: those already covered and those holding a
+// forgotten event.
+func (c *conv) forgottenTurns(a *condensationArgs) []int {
+	forgot := map[int64]bool{}
+	for _, id := range a.Forgotten {
+		forgot[id] = true
+	}
+	inRange := func(id int64) bool {
+		return a.Start != nil && a.End != nil && id >= *a.Start && id <= *a.End
+	}
+	was := map[string]bool{}
+	for _, id := range c.covered {
+		was[id] = true
+	}
+	idx := []int{}
+	for i, id := range c.real {
+		hit := was[id]
+		for _, e := range c.eventOf[id] {
+			hit = hit || (e >= 0 && (forgot[e] || inRange(e)))
+		}
+		if hit {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 func (c *conv) isTool(id string) bool { return c.tools[id] }

@@ -269,44 +269,7 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 			return lines.Errorf(`expected an OpenHands output row with "history"`)
 		}
 		seen = true
-		name := input.Text(r.InstanceID)
-		if name == "" && r.Issue != nil {
-			name = fmt.Sprintf("%s-%s-%d", r.Issue.Owner, r.Issue.Repo, r.Issue.Number)
-		}
-		if name == "" {
-			name = fmt.Sprintf("instance-%d", lines.Line)
-		}
-		sink, err := target.Conversation(name)
-		if err != nil {
-			return err
-		}
-		c := newConv(sink)
-		if r.Metadata != nil && r.Metadata.LLMConfig != nil && r.Metadata.LLMConfig.Model != "" {
-			c.model = r.Metadata.LLMConfig.Model
-		}
-		if r.Metrics != nil {
-			c.addUsages(r.Metrics.TokenUsages)
-		}
-		var flat flattened
-		for _, raw := range r.History {
-			evs, err := historyItem(raw)
-			if err != nil {
-				return lines.Errorf("history: %v", err)
-			}
-			for _, ev := range evs {
-				flat.normalize(ev)
-				if err := c.event(ev.event, file, lines.Line); err != nil {
-					return err
-				}
-			}
-		}
-		if flat.n > 0 {
-			sink.Warn(file, lines.Line, fmt.Sprintf("%d events in the older flattened form (no id, source or cause): ids are their order, sources and causes inferred", flat.n))
-		}
-		if len(bytes.TrimSpace(r.Error)) > 0 && string(bytes.TrimSpace(r.Error)) != "null" {
-			sink.Warn(file, lines.Line, "the run ended with an error: "+input.Text(r.Error))
-		}
-		if err := c.end(file); err != nil {
+		if err := importRow(&r, file, lines, target); err != nil {
 			return err
 		}
 	}
@@ -314,6 +277,49 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		return input.Errorf(file, 1, "no OpenHands output row")
 	}
 	return nil
+}
+
+// importRow imports one output row's history as its own conversation,
+// named after the benchmark instance it ran.
+func importRow(r *row, file string, lines *input.Lines, target transcript.ImportTarget) error {
+	name := input.Text(r.InstanceID)
+	if name == "" && r.Issue != nil {
+		name = fmt.Sprintf("%s-%s-%d", r.Issue.Owner, r.Issue.Repo, r.Issue.Number)
+	}
+	if name == "" {
+		name = fmt.Sprintf("instance-%d", lines.Line)
+	}
+	sink, err := target.Conversation(name)
+	if err != nil {
+		return err
+	}
+	c := newConv(sink)
+	if r.Metadata != nil && r.Metadata.LLMConfig != nil && r.Metadata.LLMConfig.Model != "" {
+		c.model = r.Metadata.LLMConfig.Model
+	}
+	if r.Metrics != nil {
+		c.addUsages(r.Metrics.TokenUsages)
+	}
+	var flat flattened
+	for _, raw := range r.History {
+		evs, err := historyItem(raw)
+		if err != nil {
+			return lines.Errorf("history: %v", err)
+		}
+		for _, ev := range evs {
+			flat.normalize(ev)
+			if err := c.event(ev.event, file, lines.Line); err != nil {
+				return err
+			}
+		}
+	}
+	if flat.n > 0 {
+		sink.Warn(file, lines.Line, fmt.Sprintf("%d events in the older flattened form (no id, source or cause): ids are their order, sources and causes inferred", flat.n))
+	}
+	if len(bytes.TrimSpace(r.Error)) > 0 && string(bytes.TrimSpace(r.Error)) != "null" {
+		sink.Warn(file, lines.Line, "the run ended with an error: "+input.Text(r.Error))
+	}
+	return c.end(file)
 }
 
 // historyItem reads one history entry: an event, or an [action,
