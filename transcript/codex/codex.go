@@ -215,6 +215,24 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 	if err := st.decode(first, &rec); err != nil {
 		return err
 	}
+	name := threadName(file, rec)
+	st.prefix = idPrefix(name)
+	if st.sink, err = st.openSink(h, name, target, threads); err != nil {
+		return err
+	}
+	if err := st.readRecords(ctx, first, rec); err != nil {
+		return err
+	}
+	if err := st.flush(); err != nil {
+		return err
+	}
+	st.finish(h, threads)
+	return nil
+}
+
+// threadName names the conversation: the session_meta id, else the file's
+// base name.
+func threadName(file string, rec record) string {
 	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	if rec.Type == "session_meta" {
 		var m struct {
@@ -225,7 +243,14 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 			name = m.ID
 		}
 	}
-	st.prefix = idPrefix(name)
+	return name
+}
+
+// openSink returns where the thread's nodes go: a sub-agent's chain or a
+// fork's continuation in its parent's conversation when the parent's
+// rollout was imported first, else a conversation of its own.
+func (st *state) openSink(h head, name string, target transcript.ImportTarget, threads map[string]*thread) (transcript.ImportSink, error) {
+	file := st.file
 	var sink transcript.ImportSink
 	if parent := threads[h.parent]; parent != nil && h.subagent {
 		if caller := parent.spawned[h.id]; caller != "" {
@@ -243,8 +268,9 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		}
 	}
 	if sink == nil {
+		var err error
 		if sink, err = target.Conversation(name); err != nil {
-			return err
+			return nil, err
 		}
 		switch {
 		case h.parent != "" && h.subagent:
@@ -253,7 +279,13 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 			sink.Warn(file, 1, fmt.Sprintf("forked from thread %s, whose rollout is not among the files: the history before the fork is not imported", h.parent))
 		}
 	}
-	st.sink = sink
+	return sink, nil
+}
+
+// readRecords handles the first record (already decoded into rec) and
+// every later line of the file.
+func (st *state) readRecords(ctx context.Context, first []byte, rec record) error {
+	sink, file := st.sink, st.file
 	for line := first; ; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -265,6 +297,7 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		if err := st.record(rec); err != nil {
 			return err
 		}
+		var err error
 		line, err = st.lines.Next()
 		if err == io.EOF {
 			break
@@ -282,9 +315,13 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 			return err
 		}
 	}
-	if err := st.flush(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// finish reports what the file left unresolved and records the thread,
+// so its forks and sub-agents read later can continue it.
+func (st *state) finish(h head, threads map[string]*thread) {
+	sink, file := st.sink, st.file
 	if st.pending != nil {
 		sink.Count("event_msg/token_count", transcript.OutcomeSkipped, "no assistant output for this request")
 	}
@@ -298,7 +335,6 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 	if h.id != "" {
 		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model, spawned: st.spawned}
 	}
-	return nil
 }
 
 func (st *state) decode(line []byte, rec *record) error {
