@@ -653,28 +653,7 @@ func parseParts(raw, parts json.RawMessage) []part {
 // one's predecessor (the last node of the message before it) exists.
 func (fo *fold) emit() error {
 	tails := make([]string, len(fo.msgs))
-	// answered holds, per message, the call ids a following user message
-	// answers with a functionResponse: Gemini CLI 0.61 records a result
-	// twice, in the call's toolCalls[].result and as that user message,
-	// which is what it sends. The user message becomes the tool node.
-	answered := make([]map[string]bool, len(fo.msgs))
-	for _, m := range fo.msgs {
-		if m.pred < 0 {
-			continue
-		}
-		var r record
-		if json.Unmarshal(m.raw, &r) != nil || r.Type != "user" {
-			continue
-		}
-		for _, p := range parseParts(r.Content, r.Parts) {
-			if fr := p.FunctionResponse; fr != nil {
-				if answered[m.pred] == nil {
-					answered[m.pred] = map[string]bool{}
-				}
-				answered[m.pred][fr.ID] = true
-			}
-		}
-	}
+	answered := fo.answeredCalls()
 	model := ""
 	for i, m := range fo.msgs {
 		pred := ""
@@ -704,26 +683,9 @@ func (fo *fold) emit() error {
 			continue
 		}
 		fo.sink.Count(kind, transcript.OutcomeImported, "")
-		for j := range nodes {
-			n := &nodes[j]
-			if j > 0 {
-				// A result's id is derived from its message's; a message
-				// may already hold it (ids are the export's to choose).
-				for fo.used[n.ID] > 0 {
-					n.ID += "~"
-				}
-				fo.used[n.ID] = 1
-			}
-			n.Predecessor = pred
-			n.Caller = fo.caller
-			n.CreatedAt = r.Timestamp
-			if m.rewound {
-				n.SetMeta("gemini_rewound", true)
-			}
-			if err := fo.sink.Node(*n); err != nil {
-				return err
-			}
-			pred = n.ID
+		var err error
+		if pred, err = fo.emitNodes(m, r, nodes, pred); err != nil {
+			return err
 		}
 		tails[i] = pred
 	}
@@ -739,6 +701,59 @@ func (fo *fold) emit() error {
 		fo.sink.SetModel(model)
 	}
 	return nil
+}
+
+// answeredCalls holds, per message, the call ids a following user message
+// answers with a functionResponse: Gemini CLI 0.61 records a result
+// twice, in the call's toolCalls[].result and as that user message,
+// which is what it sends. The user message becomes the tool node.
+func (fo *fold) answeredCalls() []map[string]bool {
+	answered := make([]map[string]bool, len(fo.msgs))
+	for _, m := range fo.msgs {
+		if m.pred < 0 {
+			continue
+		}
+		var r record
+		if json.Unmarshal(m.raw, &r) != nil || r.Type != "user" {
+			continue
+		}
+		for _, p := range parseParts(r.Content, r.Parts) {
+			if fr := p.FunctionResponse; fr != nil {
+				if answered[m.pred] == nil {
+					answered[m.pred] = map[string]bool{}
+				}
+				answered[m.pred][fr.ID] = true
+			}
+		}
+	}
+	return answered
+}
+
+// emitNodes hands one message's nodes to the sink as a chain after pred
+// and returns the chain's new tail.
+func (fo *fold) emitNodes(m *message, r record, nodes []transcript.Node, pred string) (string, error) {
+	for j := range nodes {
+		n := &nodes[j]
+		if j > 0 {
+			// A result's id is derived from its message's; a message
+			// may already hold it (ids are the export's to choose).
+			for fo.used[n.ID] > 0 {
+				n.ID += "~"
+			}
+			fo.used[n.ID] = 1
+		}
+		n.Predecessor = pred
+		n.Caller = fo.caller
+		n.CreatedAt = r.Timestamp
+		if m.rewound {
+			n.SetMeta("gemini_rewound", true)
+		}
+		if err := fo.sink.Node(*n); err != nil {
+			return "", err
+		}
+		pred = n.ID
+	}
+	return pred, nil
 }
 
 // assistant is a gemini message: its text, thoughts and tool calls, then
