@@ -1,9 +1,6 @@
 package claudecode
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -373,173 +370,19 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 			continue
 		}
 		useBlocks = true
-		var raws []json.RawMessage // read only for a block of unknown type
-		for k, b := range bl {
-			var raw json.RawMessage
-			if !knownBlock[b.Type] {
-				if raws == nil {
-					_ = json.Unmarshal(m.Content, &raws)
-				}
-				if k < len(raws) {
-					raw = raws[k]
-				}
-			}
-			out, unmatched := convertBlock(b, raw, accepted, seenCalls)
-			blocks = append(blocks, out...)
-			meta.Unmatched = append(meta.Unmatched, unmatched...)
-		}
+		blocks, meta.Unmatched = convertBlocks(bl, m.Content, accepted, seenCalls, blocks, meta.Unmatched)
 	}
 	if useBlocks {
 		node.Content = transcript.Content{Blocks: blocks, IsBlocks: true}
 	}
 	if n.kind == kindAssistant && lastUsage != nil {
-		var u usage
-		if json.Unmarshal(lastUsage, &u) == nil {
-			node.Usage = &transcript.Usage{
-				InputTokens:       u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
-				OutputTokens:      u.OutputTokens,
-				CachedInputTokens: u.CacheReadInputTokens,
-			}
-			if u.CacheCreationInputTokens != 0 {
-				node.Usage.Extra = map[string]json.RawMessage{"cache_creation_input_tokens": json.RawMessage(fmt.Sprint(u.CacheCreationInputTokens))}
-			}
-		} else {
-			ref := lines[len(lines)-1]
-			p.warnf(ref, "usage is not the Messages API's usage object; not imported")
-		}
+		node.Usage = p.convertUsage(lastUsage, lines[len(lines)-1])
 	}
 	if n.kind != kindAssistant {
 		meta.Model, meta.StopReason = "", ""
 	}
 	node.SetMeta("claude_code", meta)
 	return node, nil
-}
-
-var knownBlock = map[string]bool{"text": true, "thinking": true, "redacted_thinking": true, "tool_use": true,
-	"tool_result": true, "image": true, "document": true}
-
-// convertBlock maps one Claude Code content block to ctxfold blocks. A
-// tool_result the store would refuse (no open call on its chain) becomes
-// text, and its call id is returned as unmatched.
-func convertBlock(b block, raw json.RawMessage, accepted, seenCalls map[string]bool) ([]transcript.Block, []string) {
-	switch b.Type {
-	case "text":
-		return []transcript.Block{{Type: transcript.BlockText, Text: b.Text}}, nil
-	case "thinking":
-		return []transcript.Block{{Type: transcript.BlockThinking, Text: b.Thinking, Signature: b.Signature}}, nil
-	case "redacted_thinking":
-		out := transcript.Block{Type: transcript.BlockThinking}
-		if len(b.Data) > 0 {
-			out.Extra = map[string]json.RawMessage{"redacted_data": b.Data}
-		}
-		return []transcript.Block{out}, nil
-	case "tool_use":
-		if b.ID == "" {
-			return []transcript.Block{{Type: transcript.BlockText, Text: fmt.Sprintf("[tool call %s without an id]", b.Name)}}, nil
-		}
-		if seenCalls[b.ID] {
-			return nil, nil
-		}
-		seenCalls[b.ID] = true
-		args := b.Input
-		if len(trimSpace(args)) == 0 {
-			args = json.RawMessage("{}")
-		}
-		return []transcript.Block{{Type: transcript.BlockToolCall, ID: b.ID, Name: b.Name, Arguments: args}}, nil
-	case "tool_result":
-		text, images := resultContent(b.Content)
-		if accepted[b.ToolUseID] {
-			delete(accepted, b.ToolUseID)
-			out := []transcript.Block{{Type: transcript.BlockToolResult, ToolCallID: b.ToolUseID, Text: text, IsError: b.IsError}}
-			return append(out, images...), nil
-		}
-		out := []transcript.Block{{Type: transcript.BlockText, Text: fmt.Sprintf("[tool result for %q, which has no open call here]\n%s", b.ToolUseID, text)}}
-		return append(out, images...), []string{b.ToolUseID}
-	case "image":
-		return []transcript.Block{imageBlock(transcript.BlockImage, b.Source)}, nil
-	case "document":
-		return []transcript.Block{imageBlock("document", b.Source)}, nil
-	}
-	// Unknown block: kept by type, with its fields when they are small.
-	t := b.Type
-	if t == "" {
-		t = "unknown"
-	}
-	out := transcript.Block{Type: t}
-	if len(raw) <= 4096 {
-		out.Extra = map[string]json.RawMessage{"claude_code": raw}
-	}
-	return []transcript.Block{out}, nil
-}
-
-// resultContent reads a tool_result's content: a string, or blocks whose
-// text is joined and whose images become references.
-func resultContent(v any) (string, []transcript.Block) {
-	switch c := v.(type) {
-	case nil:
-		return "", nil
-	case string:
-		return c, nil
-	case []any:
-		var texts []string
-		var images []transcript.Block
-		for _, e := range c {
-			m, _ := e.(map[string]any)
-			switch t, _ := m["type"].(string); t {
-			case "text":
-				s, _ := m["text"].(string)
-				texts = append(texts, s)
-			case "image", "document":
-				typ := transcript.BlockImage
-				if t == "document" {
-					typ = "document"
-				}
-				images = append(images, imageBlock(typ, sourceOf(m["source"])))
-			default:
-				if enc, err := json.Marshal(e); err == nil {
-					texts = append(texts, string(enc))
-				}
-			}
-		}
-		return strings.Join(texts, "\n"), images
-	}
-	enc, _ := json.Marshal(v)
-	return string(enc), nil
-}
-
-func sourceOf(v any) *source {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	return &source{Type: str("type"), MediaType: str("media_type"), Data: str("data"), URL: str("url"), FileID: str("file_id")}
-}
-
-// imageBlock references an image by URL, file id, or the sha256 digest
-// and size of its bytes: a session never holds the bytes themselves.
-func imageBlock(typ string, src *source) transcript.Block {
-	b := transcript.Block{Type: typ}
-	if src == nil {
-		b.Source = "unknown"
-		return b
-	}
-	b.MediaType = src.MediaType
-	switch {
-	case src.URL != "":
-		b.Source = src.URL
-	case src.FileID != "":
-		b.Source = "file:" + src.FileID
-	default:
-		data, err := base64.StdEncoding.DecodeString(src.Data)
-		if err != nil {
-			data = []byte(src.Data)
-		}
-		sum := sha256.Sum256(data)
-		b.Source = "sha256:" + hex.EncodeToString(sum[:])
-		b.Extra = map[string]json.RawMessage{"bytes": json.RawMessage(fmt.Sprint(len(data)))}
-	}
-	return b
 }
 
 // buildSummary builds the summary node of a compaction (docs/FORMAT.md §4).

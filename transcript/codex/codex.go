@@ -215,6 +215,24 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 	if err := st.decode(first, &rec); err != nil {
 		return err
 	}
+	name := threadName(file, rec)
+	st.prefix = idPrefix(name)
+	if st.sink, err = st.openSink(h, name, target, threads); err != nil {
+		return err
+	}
+	if err := st.readRecords(ctx, first, rec); err != nil {
+		return err
+	}
+	if err := st.flush(); err != nil {
+		return err
+	}
+	st.finish(h, threads)
+	return nil
+}
+
+// threadName names the conversation: the session_meta id, else the file's
+// base name.
+func threadName(file string, rec record) string {
 	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	if rec.Type == "session_meta" {
 		var m struct {
@@ -225,7 +243,14 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 			name = m.ID
 		}
 	}
-	st.prefix = idPrefix(name)
+	return name
+}
+
+// openSink returns where the thread's nodes go: a sub-agent's chain or a
+// fork's continuation in its parent's conversation when the parent's
+// rollout was imported first, else a conversation of its own.
+func (st *state) openSink(h head, name string, target transcript.ImportTarget, threads map[string]*thread) (transcript.ImportSink, error) {
+	file := st.file
 	var sink transcript.ImportSink
 	if parent := threads[h.parent]; parent != nil && h.subagent {
 		if caller := parent.spawned[h.id]; caller != "" {
@@ -243,8 +268,9 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		}
 	}
 	if sink == nil {
+		var err error
 		if sink, err = target.Conversation(name); err != nil {
-			return err
+			return nil, err
 		}
 		switch {
 		case h.parent != "" && h.subagent:
@@ -253,7 +279,13 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 			sink.Warn(file, 1, fmt.Sprintf("forked from thread %s, whose rollout is not among the files: the history before the fork is not imported", h.parent))
 		}
 	}
-	st.sink = sink
+	return sink, nil
+}
+
+// readRecords handles the first record (already decoded into rec) and
+// every later line of the file.
+func (st *state) readRecords(ctx context.Context, first []byte, rec record) error {
+	sink, file := st.sink, st.file
 	for line := first; ; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -265,6 +297,7 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 		if err := st.record(rec); err != nil {
 			return err
 		}
+		var err error
 		line, err = st.lines.Next()
 		if err == io.EOF {
 			break
@@ -282,9 +315,13 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 			return err
 		}
 	}
-	if err := st.flush(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// finish reports what the file left unresolved and records the thread,
+// so its forks and sub-agents read later can continue it.
+func (st *state) finish(h head, threads map[string]*thread) {
+	sink, file := st.sink, st.file
 	if st.pending != nil {
 		sink.Count("event_msg/token_count", transcript.OutcomeSkipped, "no assistant output for this request")
 	}
@@ -298,7 +335,6 @@ func importFile(ctx context.Context, h head, opts Options, target transcript.Imp
 	if h.id != "" {
 		threads[h.id] = &thread{sink: sink, emitted: st.emitted, base: st.base, model: st.model, spawned: st.spawned}
 	}
-	return nil
 }
 
 func (st *state) decode(line []byte, rec *record) error {
@@ -409,476 +445,6 @@ func (st *state) sessionMeta(rec record) error {
 	st.sink.Count("session_meta", transcript.OutcomeImported, "base_instructions as the first developer message; the rest as metadata of that node")
 	st.base = n.ID
 	return st.emit(n)
-}
-
-func (st *state) item(it item, rec record) error {
-	kind := "response_item/" + it.Type
-	switch it.Type {
-	case "message":
-		switch it.Role {
-		case "assistant":
-			n := st.output(kind + "/assistant")
-			n.Content.Blocks = append(n.Content.Blocks, textBlocks(it.Content)...)
-			return nil
-		case "user", "developer", "system":
-			n := transcript.Node{ID: st.id(), Role: transcript.RoleUser, CreatedAt: rec.Timestamp}
-			if it.Role != "user" {
-				n.Role = transcript.RoleSystem
-				n.SetMeta("codex_role", it.Role)
-			}
-			n.Content = transcript.Content{IsBlocks: true, Blocks: textBlocks(it.Content)}
-			st.sink.Count(kind+"/"+it.Role, transcript.OutcomeImported, "")
-			return st.input(n, false)
-		}
-		st.sink.Count(kind+"/"+it.Role, transcript.OutcomeSkipped, "unknown message role")
-	case "reasoning":
-		n := st.output(kind)
-		if b, ok := reasoningBlock(it); ok {
-			n.Content.Blocks = append(n.Content.Blocks, b)
-		}
-	case "function_call", "custom_tool_call", "local_shell_call":
-		n := st.output(kind)
-		call := transcript.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments}
-		if call.ID == "" {
-			call.ID = it.ID
-		}
-		if call.ID == "" {
-			call.ID = st.id()
-		}
-		switch it.Type {
-		case "custom_tool_call":
-			call.Arguments = input.Raw(input.Text(it.Input))
-			call.Extra = map[string]json.RawMessage{transcript.ExtraCustom: json.RawMessage("true")}
-			appendMeta(n, "codex_custom_tool_calls", call.ID)
-		case "local_shell_call":
-			call.Name, call.Arguments = "local_shell", it.Action
-		}
-		if len(bytes.TrimSpace(call.Arguments)) == 0 {
-			call.Arguments = json.RawMessage(`{}`)
-		}
-		if it.Namespace != "" {
-			// A tool of a namespace (multi_agent_v1): the provider needs both.
-			if call.Extra == nil {
-				call.Extra = map[string]json.RawMessage{}
-			}
-			call.Extra[transcript.ExtraNamespace] = input.Raw(it.Namespace)
-		}
-		if _, dup := st.g.calls[call.ID]; dup {
-			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("call id %q repeats within one request; the repeat is not imported", call.ID))
-			st.sink.Count(kind, transcript.OutcomeSkipped, "repeated call id")
-			return nil
-		}
-		n.ToolCalls = append(n.ToolCalls, call)
-		st.g.calls[call.ID] = call.Name
-	case "web_search_call":
-		n := st.output(kind)
-		appendMetaRaw(n, "codex_web_search_calls", recordPayload(it, rec))
-	case "function_call_output", "custom_tool_call_output":
-		g := st.g
-		name, ok := "", false
-		if g != nil {
-			name, ok = g.calls[it.CallID]
-		}
-		if !ok || g.answer[it.CallID] {
-			why := "no call with this call_id in the request before it"
-			if ok {
-				why = "a second output for the same call"
-			}
-			st.sink.Warn(st.file, st.lines.Line, fmt.Sprintf("output for call %q not imported: %s", it.CallID, why))
-			st.sink.Count(kind, transcript.OutcomeSkipped, why)
-			return st.closeRun()
-		}
-		text := outputText(it.Output)
-		if name == "spawn_agent" {
-			var out struct {
-				AgentID string `json:"agent_id"`
-			}
-			if json.Unmarshal([]byte(text), &out) == nil && out.AgentID != "" {
-				if st.spawned == nil {
-					st.spawned = map[string]string{}
-				}
-				st.spawned[out.AgentID] = g.assistant.ID
-			}
-		}
-		n := transcript.Node{ID: st.id(), Role: transcript.RoleTool, ToolCallID: it.CallID, Name: name,
-			Content: transcript.TextContent(text), CreatedAt: rec.Timestamp}
-		st.sink.Count(kind, transcript.OutcomeImported, "")
-		g.answer[it.CallID] = true
-		return st.input(n, true)
-	case "ghost_snapshot":
-		st.sink.Count(kind, transcript.OutcomeSkipped, "git snapshot of the workspace, not sent to the model")
-	default:
-		st.sink.Count(kind, transcript.OutcomeSkipped, "item type not known to this importer")
-	}
-	return nil
-}
-
-// reasoningBlock is a reasoning item as one thinking block: its summary
-// and content texts joined by blank lines, and in Extra what Codex sends
-// back of it (docs/FORMAT.md §5): encrypted_content, and the length of
-// each summary and content part so the parts can be told apart again.
-// An item with neither text nor encrypted content gives no block.
-func reasoningBlock(it item) (transcript.Block, bool) {
-	var texts []string
-	summary := make([]int, 0, len(it.Summary))
-	for _, p := range it.Summary {
-		texts = append(texts, p.Text)
-		summary = append(summary, len(p.Text))
-	}
-	b := transcript.Block{Type: transcript.BlockThinking, Extra: map[string]json.RawMessage{transcript.ExtraSummaryLengths: input.Raw(summary)}}
-	if ps := parts(it.Content); ps != nil {
-		content := make([]int, 0, len(ps))
-		for _, p := range ps {
-			texts = append(texts, p.Text)
-			content = append(content, len(p.Text))
-		}
-		b.Extra[transcript.ExtraContentLengths] = input.Raw(content)
-	}
-	b.Text = strings.Join(texts, "\n\n")
-	if it.EncryptedContent != nil {
-		b.Extra[transcript.ExtraEncryptedContent] = input.Raw(*it.EncryptedContent)
-	}
-	return b, b.Text != "" || it.EncryptedContent != nil
-}
-
-func recordPayload(_ item, rec record) json.RawMessage { return rec.Payload }
-
-// output returns the assistant node of the request in progress, starting a
-// new request (and flushing the previous one) when the last run ended.
-func (st *state) output(kind string) *transcript.Node {
-	if st.g != nil && st.g.open {
-		st.sink.Count(kind, transcript.OutcomeMerged, "same model request as the item before it")
-		return st.g.assistant
-	}
-	if err := st.flush(); err != nil {
-		// flush only fails on the sink; keep the error for the caller.
-		st.deferErr = err
-	}
-	n := &transcript.Node{ID: st.id(), Role: transcript.RoleAssistant, Content: transcript.Content{IsBlocks: true}}
-	st.g = &group{assistant: n, open: true, calls: map[string]string{}, answer: map[string]bool{}}
-	if st.pending != nil {
-		n.Usage, st.pending = st.pending, nil
-	}
-	st.sink.Count(kind, transcript.OutcomeImported, "")
-	return n
-}
-
-// closeRun ends the output run of the current request: a token count
-// arriving now belongs to the next request.
-func (st *state) closeRun() error {
-	if st.g != nil {
-		st.g.open = false
-	}
-	return st.deferErr
-}
-
-// input places a user, system or tool node: tool outputs directly after
-// their call, other inputs after the outputs of the request in progress.
-func (st *state) input(n transcript.Node, isResult bool) error {
-	if err := st.closeRun(); err != nil {
-		return err
-	}
-	g := st.g
-	if g == nil {
-		return st.emit(n)
-	}
-	if isResult {
-		g.results = append(g.results, n)
-		if len(g.after) > 0 {
-			g.reordered = len(g.after)
-		}
-		return nil
-	}
-	g.after = append(g.after, n)
-	return nil
-}
-
-// flush emits the request in progress: the assistant node (flagging calls
-// that never got an output), its tool outputs, then the inputs after it.
-func (st *state) flush() error {
-	g := st.g
-	if g == nil {
-		return nil
-	}
-	st.g = nil
-	a := g.assistant
-	if len(a.Content.Blocks) == 1 && a.Content.Blocks[0].Type == transcript.BlockText {
-		a.Content = transcript.TextContent(a.Content.Blocks[0].Text)
-	}
-	var unanswered []string
-	for _, c := range a.ToolCalls {
-		if !g.answer[c.ID] {
-			unanswered = append(unanswered, c.ID)
-		}
-	}
-	if len(unanswered) > 0 {
-		a.SetMeta("unanswered_tool_calls", unanswered)
-		st.sink.Warn(st.file, 0, fmt.Sprintf("node %q: %d tool call(s) without an output (%s): imported and flagged in metadata.unanswered_tool_calls", a.ID, len(unanswered), strings.Join(unanswered, ", ")))
-	}
-	if err := st.emit(*a); err != nil {
-		return err
-	}
-	for _, n := range g.results {
-		if err := st.emit(n); err != nil {
-			return err
-		}
-	}
-	for i, n := range g.after {
-		if i < g.reordered {
-			n.SetMeta("import_reordered", "placed after the tool outputs of the request before it")
-		}
-		if err := st.emit(n); err != nil {
-			return err
-		}
-	}
-	if g.reordered > 0 {
-		st.reordered += g.reordered
-		if len(st.reorderedAt) < 5 {
-			st.reorderedAt = append(st.reorderedAt, a.ID)
-		}
-	}
-	return nil
-}
-
-func (st *state) emit(n transcript.Node) error {
-	n.Predecessor = st.prev
-	n.Caller = st.caller
-	if st.prev == "" && st.meta != nil {
-		n.SetMeta("codex_session_meta", st.meta)
-	}
-	if err := st.sink.Node(n); err != nil {
-		return err
-	}
-	st.prev = n.ID
-	st.real = append(st.real, n.ID)
-	ord, ok := st.ordinals[n.ID]
-	if !ok {
-		ord = -1
-	}
-	st.emitted = append(st.emitted, emitted{id: n.ID, ordinal: ord})
-	return nil
-}
-
-func (st *state) event(rec record) error {
-	var ev event
-	if err := json.Unmarshal(rec.Payload, &ev); err != nil {
-		return st.lines.Errorf("event_msg payload: %s", input.JSONErrorText(err))
-	}
-	kind := "event_msg/" + ev.Type
-	switch ev.Type {
-	case "token_count":
-		if ev.Info == nil || ev.Info.Last == nil {
-			st.sink.Count(kind, transcript.OutcomeSkipped, "no usage info (rate limits only)")
-			return nil
-		}
-		if ev.Info.Window > 0 {
-			st.window = ev.Info.Window
-			if g := st.g; g != nil && g.assistant.Usage != nil {
-				g.assistant.Usage.Extra[transcript.UsageContextWindow] = input.Raw(st.window)
-			}
-		}
-		if st.byRecord {
-			st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of token_usage_record (its model_context_window is kept on the usage)")
-			return nil
-		}
-		total := string(ev.Info.Total)
-		if total != "" && total == st.total {
-			st.sink.Count(kind, transcript.OutcomeSkipped, "repeats the previous count")
-			return nil
-		}
-		st.total = total
-		u := st.usage(*ev.Info.Last)
-		if g := st.g; g != nil && g.open && g.assistant.Usage == nil {
-			g.assistant.Usage = u
-		} else {
-			if st.pending != nil {
-				st.sink.Count(kind, transcript.OutcomeSkipped, "no assistant output for this request")
-			}
-			st.pending = u
-		}
-		st.sink.Count(kind, transcript.OutcomeMerged, "usage of the assistant node of its request")
-	case "user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content":
-		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of a response_item (not imported twice)")
-	case "context_compacted":
-		st.sink.Count(kind, transcript.OutcomeSkipped, "mirror of the compacted record")
-	case "thread_settings_applied":
-		st.sink.Count(kind, transcript.OutcomeSkipped, "settings event; not sent to the model")
-	default:
-		st.sink.Count(kind, transcript.OutcomeSkipped, "client event, not part of the conversation")
-	}
-	return nil
-}
-
-// usage maps Codex's counts: input_tokens includes the cached part (the
-// OpenAI convention), which the extra field says explicitly. The window
-// Codex measured against is kept beside them (transcript.UsageContextWindow).
-func (st *state) usage(t tokenUsage) *transcript.Usage {
-	u := &transcript.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedInputTokens: t.Cached,
-		Extra: map[string]json.RawMessage{
-			"reasoning_output_tokens": input.Raw(t.Reasoning),
-			"total_tokens":            input.Raw(t.Total),
-			"input_includes_cached":   json.RawMessage("true"),
-		}}
-	if st.window > 0 {
-		u.Extra[transcript.UsageContextWindow] = input.Raw(st.window)
-	}
-	return u
-}
-
-// usageRecord gives the request whose output items were just recorded its
-// usage: Codex 0.1xx writes token_usage_record right after them, before
-// the tool outputs, where the token_count event comes later.
-func (st *state) usageRecord(rec record) error {
-	var r struct {
-		Usage *tokenUsage `json:"usage"`
-	}
-	if err := json.Unmarshal(rec.Payload, &r); err != nil {
-		return st.lines.Errorf("token_usage_record payload: %s", input.JSONErrorText(err))
-	}
-	if r.Usage == nil {
-		st.sink.Count("token_usage_record", transcript.OutcomeSkipped, "no usage")
-		return nil
-	}
-	st.byRecord = true
-	g := st.g
-	if g == nil || g.assistant.Usage != nil {
-		st.sink.Count("token_usage_record", transcript.OutcomeSkipped, "no assistant output for this request")
-		return nil
-	}
-	g.assistant.Usage = st.usage(*r.Usage)
-	st.sink.Count("token_usage_record", transcript.OutcomeMerged, "usage of the assistant node of its request")
-	return nil
-}
-
-// compacted becomes a summary node covering every real turn before it
-// except the base instructions (docs/FORMAT.md §4): its predecessor is the
-// first covered node's (the base instructions or the chain's root), its
-// content is what Codex put in the model's context instead, as text, and
-// metadata.responses_input holds those items as sent, so render shows what
-// the model saw and render --raw everything.
-func (st *state) compacted(rec record) error {
-	var c struct {
-		Message     string            `json:"message"`
-		Replacement []json.RawMessage `json:"replacement_history"`
-	}
-	if err := json.Unmarshal(rec.Payload, &c); err != nil {
-		return st.lines.Errorf("compacted payload: %s", input.JSONErrorText(err))
-	}
-	if err := st.flush(); err != nil {
-		return err
-	}
-	covers := st.real
-	if st.base != "" && len(covers) > 0 && covers[0] == st.base {
-		// Codex rebuilds the history after the base instructions, which
-		// it sends before the replacement history too.
-		covers = covers[1:]
-	}
-	if len(covers) == 0 {
-		st.sink.Count("compacted", transcript.OutcomeSkipped, "nothing before it to cover")
-		return nil
-	}
-	text := c.Message
-	if len(c.Replacement) > 0 {
-		text = replacementText(c.Replacement)
-	}
-	n := transcript.Node{ID: transcript.SummaryIDPrefix + st.id(), Role: transcript.SummaryRole, Name: transcript.SummaryName,
-		Content: transcript.TextContent(transcript.SummaryPrefix + text), CreatedAt: rec.Timestamp}
-	if covers[0] != st.real[0] {
-		n.Predecessor = st.base
-	}
-	n.SetMeta("compaction", true)
-	n.SetMeta("covers_ids", covers)
-	n.SetMeta("source", "codex compacted record")
-	if len(c.Replacement) > 0 {
-		// The items as sent, for render --format responses (docs/FORMAT.md §5).
-		n.SetMeta(transcript.MetaResponsesInput, asSent(c.Replacement))
-	}
-	st.sink.Count("compacted", transcript.OutcomeImported, "")
-	return st.sink.Node(n)
-}
-
-// asSent drops from replacement items the keys Codex keeps for itself
-// and strips before a request (internal_chat_message_metadata_passthrough,
-// 0.1xx); everything else is kept byte for byte.
-func asSent(items []json.RawMessage) []json.RawMessage {
-	out := make([]json.RawMessage, len(items))
-	for i, raw := range items {
-		out[i] = raw
-		var m map[string]json.RawMessage
-		if !bytes.Contains(raw, []byte(`"internal_`)) || json.Unmarshal(raw, &m) != nil {
-			continue
-		}
-		for k := range m {
-			if strings.HasPrefix(k, "internal_") {
-				delete(m, k)
-			}
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false) // keep "<" as Codex wrote it
-		if enc.Encode(m) == nil {
-			out[i] = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-		}
-	}
-	return out
-}
-
-// replacementText renders Codex's replacement history as the text the
-// model reads in place of the covered turns; the opaque compaction item
-// is named, its bytes kept in metadata.
-func replacementText(items []json.RawMessage) string {
-	if text, ok := soleUserMessage(items); ok {
-		return text
-	}
-	var out []string
-	for _, raw := range items {
-		var it item
-		if json.Unmarshal(raw, &it) != nil {
-			continue
-		}
-		switch it.Type {
-		case "message":
-			var texts []string
-			for _, b := range textBlocks(it.Content) {
-				if b.Type == transcript.BlockText {
-					texts = append(texts, b.Text)
-				} else {
-					texts = append(texts, "[image]")
-				}
-			}
-			out = append(out, it.Role+": "+strings.Join(texts, "\n"))
-		case "compaction", "compaction_summary":
-			size := 0
-			if it.EncryptedContent != nil {
-				size = len(*it.EncryptedContent)
-			}
-			out = append(out, fmt.Sprintf("[encrypted compaction summary: %d bytes, kept in metadata.codex_replacement_history]", size))
-		default:
-			out = append(out, "["+it.Type+"]")
-		}
-	}
-	return strings.Join(out, "\n\n")
-}
-
-// soleUserMessage is the text of a replacement history that is one user
-// message of text: the summary alone, as 'ctxfold export --to codex' writes
-// it, reads back as that summary.
-func soleUserMessage(items []json.RawMessage) (string, bool) {
-	if len(items) != 1 {
-		return "", false
-	}
-	var it item
-	if json.Unmarshal(items[0], &it) != nil || it.Type != "message" || it.Role != "user" {
-		return "", false
-	}
-	var texts []string
-	for _, b := range textBlocks(it.Content) {
-		if b.Type != transcript.BlockText {
-			return "", false
-		}
-		texts = append(texts, b.Text)
-	}
-	return strings.Join(texts, "\n"), true
 }
 
 func parts(raw json.RawMessage) []part {

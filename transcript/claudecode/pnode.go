@@ -1,0 +1,104 @@
+package claudecode
+
+// This file holds the planned node the first pass builds and emit reads back: its lines, kind, links and chain.
+
+import "github.com/ctxfold/ctxfold/transcript"
+
+// lineRef locates one input line.
+type lineRef struct {
+	file int32
+	line int32
+	off  int64
+	n    int32
+}
+
+const (
+	kindUser = iota
+	kindAssistant
+	kindSummary
+	// kindSystem is the system prompt and tool definitions of the
+	// session's first api-request-shape record.
+	kindSystem
+	// kindAttachUser and kindAttachSystem are attachment records whose
+	// rendered content reached the model, as part of a user message or as
+	// a system-role message.
+	kindAttachUser
+	kindAttachSystem
+)
+
+// pnode is a planned node.
+type pnode struct {
+	id        string
+	kind      uint8
+	sidechain bool
+	pred      int32
+	caller    int32
+	// first is the node's first line; more the lines merged into it (nil
+	// for the usual one-line node, so it costs one pointer).
+	first lineRef
+	more  *[]lineRef
+	// calls are the tool_use ids of an assistant node; results the call
+	// ids of the tool_result blocks the store will accept (any other
+	// result block is emitted as text).
+	calls   []string
+	results []string
+	// group is the assistant node whose calls this node answers (itself
+	// for an assistant node); tail, on an assistant node, the last node
+	// of its results chain.
+	group int32
+	tail  int32
+	sum   *summaryInfo
+}
+
+// role is the node's role.
+func (n *pnode) role() transcript.Role {
+	switch n.kind {
+	case kindAssistant:
+		return transcript.RoleAssistant
+	case kindSummary:
+		return transcript.SummaryRole
+	case kindSystem, kindAttachSystem:
+		return transcript.RoleSystem
+	}
+	return transcript.RoleUser
+}
+
+// lines returns every line of the node, first first.
+func (n *pnode) lines() []lineRef {
+	if n.more == nil {
+		return []lineRef{n.first}
+	}
+	return append([]lineRef{n.first}, *n.more...)
+}
+
+// summaryInfo is what a summary node adds: the last node it covers (it
+// covers that node's whole spine, computed again when emitted, so many
+// compactions of a long session cost no memory), and the line of its
+// isCompactSummary text (line 0 when none came).
+type summaryInfo struct {
+	last int32
+	cont int32 // the node later turns continue from (last, or a kept message after it)
+	text lineRef
+}
+
+// onSpine reports whether node n is on the chain ending at last.
+func (p *planner) onSpine(n, last int32) bool {
+	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+		if cur == n {
+			return true
+		}
+	}
+	return false
+}
+
+// spine returns the chain from a root to last, root first.
+func (p *planner) spine(last int32) []int32 {
+	var out []int32
+	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+		out = append(out, cur)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
