@@ -28,134 +28,152 @@ func indexRef(line []byte) (ref NodeRef, ok bool) {
 	if line[i] != '{' {
 		return NodeRef{}, false
 	}
-	var (
-		seen                   uint16
-		role, toolCallID       string
-		content, calls, meta   []byte
-		haveContent, haveUsage bool
-		usage                  []byte
-		bad                    bool
-		hasPred                bool
-	)
-	const (
-		kID = 1 << iota
-		kPred
-		kRole
-		kContent
-		kCalls
-		kToolCallID
-		kName
-		kCaller
-		kCreated
-		kUsage
-		kMeta
-	)
-	// take marks a known key (a repeat is left to the full decode) and
-	// takes its string into dst.
-	take := func(bit uint16, val []byte, dst *string) {
-		if seen&bit != 0 {
-			bad = true
-			return
-		}
-		seen |= bit
-		if dst != nil && !plainStringOrNull(val, dst) {
-			bad = true
-		}
-	}
-	// check marks a known key whose string is not kept.
-	check := func(bit uint16, val []byte) {
-		take(bit, val, nil)
-		bad = bad || !isStringOrNull(val)
-	}
-	eachMember(line, i, func(key, val []byte) bool {
-		switch string(key) {
-		case "id":
-			take(kID, val, &ref.ID)
-			bad = bad || ref.ID == ""
-		case "predecessor":
-			take(kPred, val, &ref.Predecessor)
-			hasPred = string(val) != "null"
-		case "role":
-			take(kRole, val, &role)
-		case "content":
-			take(kContent, val, nil)
-			content, haveContent = val, true
-		case "tool_calls":
-			take(kCalls, val, nil)
-			calls = val
-		case "tool_call_id":
-			take(kToolCallID, val, &toolCallID)
-		case "name":
-			take(kName, val, &ref.Name)
-		case "caller":
-			take(kCaller, val, &ref.Caller)
-		case "created_at":
-			check(kCreated, val)
-		case "usage":
-			take(kUsage, val, nil)
-			usage, haveUsage = val, true
-		case "metadata":
-			take(kMeta, val, nil)
-			meta = val
-		default:
-			bad = bad || bytes.IndexByte(key, '\\') >= 0
-		}
-		return !bad
-	})
-	if bad || seen&kID == 0 || (hasPred && ref.Predecessor == "") {
+	var f refFields
+	eachMember(line, i, func(key, val []byte) bool { return f.member(key, val, &ref) })
+	if f.bad || f.seen&kID == 0 || (f.hasPred && ref.Predecessor == "") {
 		return NodeRef{}, false
 	}
-	ref.Role = Role(role)
+	ref.Role = Role(f.role)
 	if !ref.Role.Valid() {
 		return NodeRef{}, false
 	}
 	ref.Role = internRole(ref.Role)
-	if haveUsage && !validUsage(usage) {
+	if f.haveUsage && !validUsage(f.usage) {
 		return NodeRef{}, false
 	}
 	// tool_calls first, then tool_call blocks: AllToolCalls' order.
-	if len(calls) > 0 && string(calls) != "null" {
-		if calls[0] != '[' {
-			return NodeRef{}, false
-		}
-		okCalls := eachElement(calls, func(el []byte) bool {
-			if el[0] != '{' {
-				return false
-			}
-			var id string
-			var seenCall uint8
-			good := true
-			eachMember(el, 0, func(key, val []byte) bool {
-				switch string(key) {
-				case "id":
-					good = seenCall&1 == 0 && plainStringOrNull(val, &id)
-					seenCall |= 1
-				case "name":
-					good = seenCall&2 == 0 && isStringOrNull(val)
-					seenCall |= 2
-				case "arguments":
-				default:
-					good = bytes.IndexByte(key, '\\') < 0
-				}
-				return good
-			})
-			ref.ToolCallIDs = append(ref.ToolCallIDs, id)
-			return good
-		})
-		if !okCalls {
-			return NodeRef{}, false
-		}
-	}
-	if ref.Role == RoleTool && toolCallID != "" {
-		ref.ResultIDs = append(ref.ResultIDs, toolCallID)
-	}
-	if haveContent && !indexContent(content, &ref) {
+	if len(f.calls) > 0 && string(f.calls) != "null" && !indexToolCalls(f.calls, &ref) {
 		return NodeRef{}, false
 	}
-	if len(meta) > 0 && string(meta) != "null" && !indexMetadata(meta, &ref) {
+	if ref.Role == RoleTool && f.toolCallID != "" {
+		ref.ResultIDs = append(ref.ResultIDs, f.toolCallID)
+	}
+	if f.haveContent && !indexContent(f.content, &ref) {
+		return NodeRef{}, false
+	}
+	if len(f.meta) > 0 && string(f.meta) != "null" && !indexMetadata(f.meta, &ref) {
 		return NodeRef{}, false
 	}
 	return ref, true
+}
+
+// The bits of refFields.seen, one per known member of a node line.
+const (
+	kID = 1 << iota
+	kPred
+	kRole
+	kContent
+	kCalls
+	kToolCallID
+	kName
+	kCaller
+	kCreated
+	kUsage
+	kMeta
+)
+
+// refFields is what indexRef's walk over a line's members collects before
+// the checks that need the whole line. bad means the line must go to the
+// full decode: a repeated known key, an escaped key, or a value the index
+// does not take as is.
+type refFields struct {
+	seen                   uint16
+	role, toolCallID       string
+	content, calls, meta   []byte
+	haveContent, haveUsage bool
+	usage                  []byte
+	bad                    bool
+	hasPred                bool
+}
+
+// take marks a known key (a repeat is left to the full decode) and takes
+// its string into dst.
+func (f *refFields) take(bit uint16, val []byte, dst *string) {
+	if f.seen&bit != 0 {
+		f.bad = true
+		return
+	}
+	f.seen |= bit
+	if dst != nil && !plainStringOrNull(val, dst) {
+		f.bad = true
+	}
+}
+
+// check marks a known key whose string is not kept.
+func (f *refFields) check(bit uint16, val []byte) {
+	f.take(bit, val, nil)
+	f.bad = f.bad || !isStringOrNull(val)
+}
+
+// member takes one member of the line, into ref or f, and reports whether
+// the walk goes on.
+func (f *refFields) member(key, val []byte, ref *NodeRef) bool {
+	switch string(key) {
+	case "id":
+		f.take(kID, val, &ref.ID)
+		f.bad = f.bad || ref.ID == ""
+	case "predecessor":
+		f.take(kPred, val, &ref.Predecessor)
+		f.hasPred = string(val) != "null"
+	case "role":
+		f.take(kRole, val, &f.role)
+	case "content":
+		f.take(kContent, val, nil)
+		f.content, f.haveContent = val, true
+	case "tool_calls":
+		f.take(kCalls, val, nil)
+		f.calls = val
+	case "tool_call_id":
+		f.take(kToolCallID, val, &f.toolCallID)
+	case "name":
+		f.take(kName, val, &ref.Name)
+	case "caller":
+		f.take(kCaller, val, &ref.Caller)
+	case "created_at":
+		f.check(kCreated, val)
+	case "usage":
+		f.take(kUsage, val, nil)
+		f.usage, f.haveUsage = val, true
+	case "metadata":
+		f.take(kMeta, val, nil)
+		f.meta = val
+	default:
+		f.bad = f.bad || bytes.IndexByte(key, '\\') >= 0
+	}
+	return !f.bad
+}
+
+// indexToolCalls appends the ids of a tool_calls array to ref.ToolCallIDs
+// and reports false if the array is not one the full decode would accept
+// unchanged.
+func indexToolCalls(calls []byte, ref *NodeRef) bool {
+	if calls[0] != '[' {
+		return false
+	}
+	return eachElement(calls, func(el []byte) bool {
+		if el[0] != '{' {
+			return false
+		}
+		var id string
+		var seenCall uint8
+		good := true
+		eachMember(el, 0, func(key, val []byte) bool {
+			switch string(key) {
+			case "id":
+				good = seenCall&1 == 0 && plainStringOrNull(val, &id)
+				seenCall |= 1
+			case "name":
+				good = seenCall&2 == 0 && isStringOrNull(val)
+				seenCall |= 2
+			case "arguments":
+			default:
+				good = bytes.IndexByte(key, '\\') < 0
+			}
+			return good
+		})
+		ref.ToolCallIDs = append(ref.ToolCallIDs, id)
+		return good
+	})
 }
 
 // indexContent checks content (a string, null or an array of blocks) and
@@ -171,77 +189,82 @@ func indexContent(c []byte, ref *NodeRef) bool {
 	default:
 		return false
 	}
-	return eachElement(c, func(el []byte) bool {
-		if el[0] != '{' {
-			return false
+	return eachElement(c, func(el []byte) bool { return indexBlock(el, ref) })
+}
+
+// indexBlock notes what the index needs of one content block (text, a tool
+// call's id, a result's id) and reports false if the block is not one the
+// full decode would accept unchanged.
+func indexBlock(el []byte, ref *NodeRef) bool {
+	if el[0] != '{' {
+		return false
+	}
+	const (
+		bType = 1 << iota
+		bText
+		bSignature
+		bSource
+		bMediaType
+		bID
+		bName
+		bToolCallID
+		bArguments
+		bIsError
+	)
+	var seen uint16
+	var typ, id, toolCallID string
+	good := true
+	// str takes a string the index keeps into dst; with a nil dst it
+	// only checks that val is a string or null.
+	str := func(bit uint16, val []byte, dst *string) {
+		if dst == nil {
+			good = seen&bit == 0 && isStringOrNull(val)
+		} else {
+			good = seen&bit == 0 && plainStringOrNull(val, dst)
 		}
-		const (
-			bType = 1 << iota
-			bText
-			bSignature
-			bSource
-			bMediaType
-			bID
-			bName
-			bToolCallID
-			bArguments
-			bIsError
-		)
-		var seen uint16
-		var typ, id, toolCallID string
-		good := true
-		// str takes a string the index keeps into dst; with a nil dst it
-		// only checks that val is a string or null.
-		str := func(bit uint16, val []byte, dst *string) {
-			if dst == nil {
-				good = seen&bit == 0 && isStringOrNull(val)
-			} else {
-				good = seen&bit == 0 && plainStringOrNull(val, dst)
-			}
-			seen |= bit
+		seen |= bit
+	}
+	eachMember(el, 0, func(key, val []byte) bool {
+		switch string(key) {
+		case "type":
+			str(bType, val, &typ)
+		case "text":
+			str(bText, val, nil)
+		case "signature":
+			str(bSignature, val, nil)
+		case "source":
+			str(bSource, val, nil)
+		case "media_type":
+			str(bMediaType, val, nil)
+		case "id":
+			str(bID, val, &id)
+		case "name":
+			str(bName, val, nil)
+		case "tool_call_id":
+			str(bToolCallID, val, &toolCallID)
+		case "arguments":
+			good = seen&bArguments == 0
+			seen |= bArguments
+		case "is_error":
+			good = seen&bIsError == 0 && (string(val) == "true" || string(val) == "false" || string(val) == "null")
+			seen |= bIsError
+		default:
+			good = bytes.IndexByte(key, '\\') < 0
 		}
-		eachMember(el, 0, func(key, val []byte) bool {
-			switch string(key) {
-			case "type":
-				str(bType, val, &typ)
-			case "text":
-				str(bText, val, nil)
-			case "signature":
-				str(bSignature, val, nil)
-			case "source":
-				str(bSource, val, nil)
-			case "media_type":
-				str(bMediaType, val, nil)
-			case "id":
-				str(bID, val, &id)
-			case "name":
-				str(bName, val, nil)
-			case "tool_call_id":
-				str(bToolCallID, val, &toolCallID)
-			case "arguments":
-				good = seen&bArguments == 0
-				seen |= bArguments
-			case "is_error":
-				good = seen&bIsError == 0 && (string(val) == "true" || string(val) == "false" || string(val) == "null")
-				seen |= bIsError
-			default:
-				good = bytes.IndexByte(key, '\\') < 0
-			}
-			return good
-		})
-		if !good || typ == "" {
-			return false
-		}
-		switch typ {
-		case BlockText, BlockImage:
-			ref.HasText = true
-		case BlockToolCall:
-			ref.ToolCallIDs = append(ref.ToolCallIDs, id)
-		case BlockToolResult:
-			ref.ResultIDs = append(ref.ResultIDs, toolCallID)
-		}
-		return true
+		return good
 	})
+	if !good || typ == "" {
+		return false
+	}
+	switch typ {
+	case BlockText, BlockImage:
+		ref.HasText = true
+	case BlockToolCall:
+		ref.ToolCallIDs = append(ref.ToolCallIDs, id)
+	case BlockToolResult:
+		ref.ResultIDs = append(ref.ResultIDs, toolCallID)
+	}
+	return true
 }
 
 // indexMetadata takes compaction and covers_ids from a metadata object.

@@ -86,169 +86,235 @@ func (c *indexChunk) decode(path string) {
 	}
 }
 
-// indexParallel is index on workers goroutines. It reads at most a few
-// chunks ahead of the merge, so memory stays bounded whatever the file
-// size.
-func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine, workers int) error {
-	path := s.NodesPath()
-	inFlight := 2 * workers
-	jobs := make(chan *indexChunk, inFlight)
-	order := make(chan *indexChunk, inFlight)
-	quit := make(chan struct{})
-	free := make(chan []byte, inFlight+2)
-	freeRefs := make(chan []NodeRef, inFlight+2)
-	var wg sync.WaitGroup
+// indexPipeline is the plumbing of one indexParallel: the reader goroutine
+// feeds chunks both to the workers (jobs) and, in file order, to the merge
+// (order); quit tells both sides the merge has stopped; free and freeRefs
+// recycle buffers so the reader does not allocate a chunk per read.
+type indexPipeline struct {
+	f        *os.File
+	path     string
+	limit    int64
+	maxLine  int
+	jobs     chan *indexChunk
+	order    chan *indexChunk
+	quit     chan struct{}
+	free     chan []byte
+	freeRefs chan []NodeRef
+	wg       sync.WaitGroup
+}
 
-	wg.Add(workers)
+func newIndexPipeline(f *os.File, path string, limit int64, maxLine, workers int) *indexPipeline {
+	inFlight := 2 * workers
+	return &indexPipeline{
+		f:        f,
+		path:     path,
+		limit:    limit,
+		maxLine:  maxLine,
+		jobs:     make(chan *indexChunk, inFlight),
+		order:    make(chan *indexChunk, inFlight),
+		quit:     make(chan struct{}),
+		free:     make(chan []byte, inFlight+2),
+		freeRefs: make(chan []NodeRef, inFlight+2),
+	}
+}
+
+// start runs the workers and the reader.
+func (p *indexPipeline) start(workers int) {
+	p.wg.Add(workers)
 	for range workers {
 		go func() {
-			defer wg.Done()
-			for c := range jobs {
+			defer p.wg.Done()
+			for c := range p.jobs {
 				select {
-				case <-quit:
+				case <-p.quit:
 					close(c.done) // merged no more: skip the work
 				default:
-					c.decode(path)
+					c.decode(p.path)
 				}
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(jobs)
-		defer close(order)
-		send := func(c *indexChunk) bool {
-			select {
-			case order <- c:
-			case <-quit:
-				return false
-			}
-			if c.tail {
-				close(c.done)
-				return true
-			}
-			select {
-			case jobs <- c:
-				return true
-			case <-quit:
-				return false
-			}
-		}
-		var pos int64 // file offset of carry[0]
-		var carry []byte
-		readTo := int64(0)
-		for pos < limit {
-			var buf []byte
-			select {
-			case buf = <-free:
-			default:
-			}
-			buf = append(buf[:0], carry...)
-			// Read one chunk's worth after the carried partial line; keep
-			// reading while no line ends, up to the line limit.
-			for {
-				want := min(int64(indexChunkBytes), limit-readTo)
-				start := len(buf)
-				buf = growLen(buf, int(want))
-				n, err := f.ReadAt(buf[start:], readTo)
-				buf = buf[:start+n]
-				readTo += int64(n)
-				if err != nil && !(err == io.EOF && int64(n) == want) {
-					// A read error: indexFrom meets it again and reports it
-					// as the sequential code does.
-					send(&indexChunk{tail: true, done: make(chan struct{})})
-					return
-				}
-				if bytes.IndexByte(buf[start:], '\n') >= 0 || readTo >= limit || len(buf) > maxLine+1 {
-					break
-				}
-			}
-			end := bytes.LastIndexByte(buf, '\n') + 1
-			if end == 0 {
-				// No line ends: the unterminated last line, or a line over
-				// the limit. Both are indexFrom's.
-				send(&indexChunk{tail: true, done: make(chan struct{})})
-				return
-			}
-			carry = append(carry[:0], buf[end:]...)
-			c := &indexChunk{data: buf[:end], done: make(chan struct{}), maxLine: maxLine}
-			select {
-			case c.refs = <-freeRefs:
-			default:
-			}
-			if !send(c) {
-				return
-			}
-			pos += int64(end)
-			if readTo >= limit && len(carry) > 0 {
-				send(&indexChunk{tail: true, done: make(chan struct{})})
-				return
-			}
-		}
-	}()
+	p.wg.Add(1)
+	go p.read()
+}
 
-	stop := func() {
-		close(quit)
-		// Drain so the reader and the workers can finish and no goroutine
-		// touches f after Open returns.
-		for range order {
-		}
-		wg.Wait()
+// send queues c for the merge and, unless it is the tail, for a worker; it
+// reports false once the merge has stopped.
+func (p *indexPipeline) send(c *indexChunk) bool {
+	select {
+	case p.order <- c:
+	case <-p.quit:
+		return false
 	}
+	if c.tail {
+		close(c.done)
+		return true
+	}
+	select {
+	case p.jobs <- c:
+		return true
+	case <-p.quit:
+		return false
+	}
+}
 
+// sendTail hands the rest of the file, from the merge's position on, to
+// indexFrom.
+func (p *indexPipeline) sendTail() {
+	p.send(&indexChunk{tail: true, done: make(chan struct{})})
+}
+
+// read is the reader goroutine: it cuts the file into line-aligned chunks,
+// carrying each read's partial last line over to the next chunk.
+func (p *indexPipeline) read() {
+	defer p.wg.Done()
+	defer close(p.jobs)
+	defer close(p.order)
+	var pos int64 // file offset of carry[0]
+	var carry []byte
+	readTo := int64(0)
+	for pos < p.limit {
+		var buf []byte
+		select {
+		case buf = <-p.free:
+		default:
+		}
+		buf = append(buf[:0], carry...)
+		var ok bool
+		buf, readTo, ok = p.fill(buf, readTo)
+		if !ok {
+			// A read error: indexFrom meets it again and reports it
+			// as the sequential code does.
+			p.sendTail()
+			return
+		}
+		end := bytes.LastIndexByte(buf, '\n') + 1
+		if end == 0 {
+			// No line ends: the unterminated last line, or a line over
+			// the limit. Both are indexFrom's.
+			p.sendTail()
+			return
+		}
+		carry = append(carry[:0], buf[end:]...)
+		c := &indexChunk{data: buf[:end], done: make(chan struct{}), maxLine: p.maxLine}
+		select {
+		case c.refs = <-p.freeRefs:
+		default:
+		}
+		if !p.send(c) {
+			return
+		}
+		pos += int64(end)
+		if readTo >= p.limit && len(carry) > 0 {
+			p.sendTail()
+			return
+		}
+	}
+}
+
+// fill reads one chunk's worth onto buf, after the carried partial line,
+// and keeps reading while no line ends, up to the line limit. It reports
+// false on a read error.
+func (p *indexPipeline) fill(buf []byte, readTo int64) ([]byte, int64, bool) {
+	for {
+		want := min(int64(indexChunkBytes), p.limit-readTo)
+		start := len(buf)
+		buf = growLen(buf, int(want))
+		n, err := p.f.ReadAt(buf[start:], readTo)
+		buf = buf[:start+n]
+		readTo += int64(n)
+		if err != nil && !(err == io.EOF && int64(n) == want) {
+			return buf, readTo, false
+		}
+		if bytes.IndexByte(buf[start:], '\n') >= 0 || readTo >= p.limit || len(buf) > p.maxLine+1 {
+			return buf, readTo, true
+		}
+	}
+}
+
+// stop ends the pipeline early.
+func (p *indexPipeline) stop() {
+	close(p.quit)
+	// Drain so the reader and the workers can finish and no goroutine
+	// touches f after Open returns.
+	for range p.order {
+	}
+	p.wg.Wait()
+}
+
+// recycle hands a merged chunk's buffers back to the reader.
+func (p *indexPipeline) recycle(c *indexChunk) {
+	if cap(c.data) <= 4*indexChunkBytes { // not a buffer grown for a huge line
+		select {
+		case p.free <- c.data:
+		default:
+		}
+	}
+	clear(c.refs) // the index keeps the strings, not this chunk's refs
+	select {
+	case p.freeRefs <- c.refs[:0]:
+	default:
+	}
+	c.data, c.refs = nil, nil
+}
+
+// indexParallel is index on workers goroutines. It reads at most a few
+// chunks ahead of the merge, so memory stays bounded whatever the file
+// size.
+func (s *Session) indexParallel(f *os.File, limit int64, committed bool, maxLine, workers int) error {
+	p := newIndexPipeline(f, s.NodesPath(), limit, maxLine, workers)
+	p.start(workers)
 	var offset int64
 	line := 0
-	for c := range order {
+	for c := range p.order {
 		if s.openCtx != nil && s.openCtx.Err() != nil {
-			stop()
+			p.stop()
 			return s.openCtx.Err()
 		}
 		<-c.done
 		if c.tail {
-			stop()
+			p.stop()
 			r := io.NewSectionReader(f, offset, limit-offset)
 			return s.indexFrom(r, offset, line, indexBufSize(limit), committed, maxLine)
 		}
 		if c.err != nil {
-			stop()
+			p.stop()
 			c.err.Line += line
 			return c.err
 		}
-		if line == 0 && len(c.refs) > 0 {
-			ids, idBytes := 0, 0
-			for k := range c.refs {
-				ids += len(c.refs[k].ToolCallIDs) + len(c.refs[k].ResultIDs)
-				idBytes += len(c.refs[k].ID)
-			}
-			s.presize(len(c.refs), ids, idBytes, len(c.data), limit)
-		}
-		for _, ref := range c.refs {
-			ref.Line += line
-			ref.Offset += offset
-			if perr := s.addRef(ref); perr != nil {
-				stop()
-				return perr
-			}
+		if err := s.mergeChunk(c, line, offset, limit); err != nil {
+			p.stop()
+			return err
 		}
 		line += len(c.refs) // no error: one ref per line
 		offset += int64(len(c.data))
-		if cap(c.data) <= 4*indexChunkBytes { // not a buffer grown for a huge line
-			select {
-			case free <- c.data:
-			default:
-			}
-		}
-		clear(c.refs) // the index keeps the strings, not this chunk's refs
-		select {
-		case freeRefs <- c.refs[:0]:
-		default:
-		}
-		c.data, c.refs = nil, nil
+		p.recycle(c)
 	}
-	wg.Wait()
+	p.wg.Wait()
 	s.CommittedBytes = offset
 	s.unterminated = false
+	return nil
+}
+
+// mergeChunk adds a decoded chunk's refs to the index, shifted from the
+// chunk's own line numbers and offsets to the file's. The first chunk also
+// sizes the index for the whole file.
+func (s *Session) mergeChunk(c *indexChunk, line int, offset, limit int64) error {
+	if line == 0 && len(c.refs) > 0 {
+		ids, idBytes := 0, 0
+		for k := range c.refs {
+			ids += len(c.refs[k].ToolCallIDs) + len(c.refs[k].ResultIDs)
+			idBytes += len(c.refs[k].ID)
+		}
+		s.presize(len(c.refs), ids, idBytes, len(c.data), limit)
+	}
+	for _, ref := range c.refs {
+		ref.Line += line
+		ref.Offset += offset
+		if perr := s.addRef(ref); perr != nil {
+			return perr
+		}
+	}
 	return nil
 }
 

@@ -40,25 +40,47 @@ func (e *BrokenSessionError) Hint() string {
 // transaction), so every writer — append, import --append, compact, a
 // library caller of Update — refuses a broken session alike.
 func (s *Session) checkIntegrity() error {
-	fault := func(file string, line int, id, format string, args ...any) error {
-		return &BrokenSessionError{Dir: s.Dir, File: file, Line: line, NodeID: id, Msg: fmt.Sprintf(format, args...)}
+	if err := s.checkLinks(); err != nil {
+		return err
 	}
-	nodes, meta := s.NodesPath(), filepath.Join(s.Dir, MetaFile)
+	if err := s.checkCycles(); err != nil {
+		return err
+	}
+	return s.checkMetaLinks()
+}
+
+// brokenSession is the error of every integrity fault: the file and line
+// to look at, and the node concerned.
+func (s *Session) brokenSession(file string, line int, id, format string, args ...any) error {
+	return &BrokenSessionError{Dir: s.Dir, File: file, Line: line, NodeID: id, Msg: fmt.Sprintf(format, args...)}
+}
+
+// checkLinks refuses a duplicate id and a predecessor or caller that names
+// no node.
+func (s *Session) checkLinks() error {
+	nodes := s.NodesPath()
 	if len(s.Duplicates) > 0 {
 		d := s.Duplicates[0]
-		return fault(nodes, d.Line, d.ID, "duplicate id (first defined on line %d)", d.FirstLine)
+		return s.brokenSession(nodes, d.Line, d.ID, "duplicate id (first defined on line %d)", d.FirstLine)
 	}
-	n := s.Len()
-	for i := range n {
+	for i := range s.Len() {
 		if s.PredIndex(i) == MissingLink {
 			r := s.Ref(i)
-			return fault(nodes, r.Line, r.ID, "predecessor %q not found", r.Predecessor)
+			return s.brokenSession(nodes, r.Line, r.ID, "predecessor %q not found", r.Predecessor)
 		}
 		if s.CallerIndex(i) == MissingLink {
 			r := s.Ref(i)
-			return fault(nodes, r.Line, r.ID, "caller %q not found", r.Caller)
+			return s.brokenSession(nodes, r.Line, r.ID, "caller %q not found", r.Caller)
 		}
 	}
+	return nil
+}
+
+// checkCycles refuses a cycle of predecessor or caller links, which would
+// make every walk up the graph loop.
+func (s *Session) checkCycles() error {
+	nodes := s.NodesPath()
+	n := s.Len()
 	// Predecessor cycles first, then caller cycles (dag.New's order and
 	// wording, so append and render name the same fault). A node's anchor
 	// for the second walk is its predecessor, or for a root its caller: a
@@ -87,7 +109,7 @@ func (s *Session) checkIntegrity() error {
 	pred := func(i int) int { return max(s.PredIndex(i), -1) }
 	if err := walk(pred, func(cur int, _ []int) error {
 		r := s.Ref(cur)
-		return fault(nodes, r.Line, r.ID, "predecessor chain forms a cycle")
+		return s.brokenSession(nodes, r.Line, r.ID, "predecessor chain forms a cycle")
 	}); err != nil {
 		return err
 	}
@@ -106,24 +128,32 @@ func (s *Session) checkIntegrity() error {
 			}
 		}
 		r := s.Ref(at)
-		return fault(nodes, r.Line, r.ID, "caller %q lies in the subtree this node starts (a caller cycle)", r.Caller)
+		return s.brokenSession(nodes, r.Line, r.ID, "caller %q lies in the subtree this node starts (a caller cycle)", r.Caller)
 	}); err != nil {
 		return err
 	}
+	return nil
+}
+
+// checkMetaLinks refuses a HEAD or active summary in session.json that
+// names no node, or the wrong kind of node.
+func (s *Session) checkMetaLinks() error {
+	nodes, meta := s.NodesPath(), filepath.Join(s.Dir, MetaFile)
+	n := s.Len()
 	if h := s.Meta.Head; h != "" {
 		if i, ok := s.Lookup(h); !ok {
-			return fault(meta, s.MetaKeyLine("head"), h, "HEAD names a node that does not exist")
+			return s.brokenSession(meta, s.MetaKeyLine("head"), h, "HEAD names a node that does not exist")
 		} else if s.IsSummary(i) {
-			return fault(meta, s.MetaKeyLine("head"), h, "HEAD is a summary node; HEAD never rests on a summary")
+			return s.brokenSession(meta, s.MetaKeyLine("head"), h, "HEAD is a summary node; HEAD never rests on a summary")
 		}
 	} else if n > 0 {
-		return fault(meta, s.MetaKeyLine("head"), "", "HEAD is unset but the session has %d nodes", n)
+		return s.brokenSession(meta, s.MetaKeyLine("head"), "", "HEAD is unset but the session has %d nodes", n)
 	}
 	if a := s.Meta.ActiveSummaryID; a != "" {
 		if i, ok := s.Lookup(a); !ok {
-			return fault(meta, s.MetaKeyLine("active_summary_id"), a, "the active summary does not exist")
+			return s.brokenSession(meta, s.MetaKeyLine("active_summary_id"), a, "the active summary does not exist")
 		} else if !s.IsSummary(i) {
-			return fault(nodes, s.LineAt(i), a, "the active summary is not a summary node (metadata.compaction is not true)")
+			return s.brokenSession(nodes, s.LineAt(i), a, "the active summary is not a summary node (metadata.compaction is not true)")
 		}
 	}
 	return nil
