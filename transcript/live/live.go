@@ -156,61 +156,15 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	update, reason := Fresh, ""
-	switch {
-	case !haveOld:
-	case size < old.Consumed:
-		reason = fmt.Sprintf("the file is shorter than the %d bytes consumed (truncated or rewritten)", old.Consumed)
-	case prefixSum != old.PrefixSHA256:
-		reason = fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
-	case size == old.Consumed:
-		update = Unchanged
-	default:
-		update = Appended
-	}
+	update, reason := classify(old, haveOld, prefixSum, size)
 	e.Consumed, e.PrefixSHA256, e.Format = size, fullSum, old.Format
 	if update == Unchanged {
 		e.Update = Unchanged
 		return e, nil
 	}
-	from := opts.From
-	if from == "" {
-		from = importer.Auto
-	}
-	if update == Appended && old.Format != "" && from == importer.Auto {
-		from = old.Format
-	}
-	if update == Fresh {
-		if err := os.RemoveAll(e.Session); err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
-		}
-		// The state goes first: a crash after this leaves no state that
-		// vouches for a half-replaced session.
-		_ = os.Remove(filepath.Join(dir, "state.json"))
-	}
-	rep, err := importer.Import(ctx, importer.Options{
-		From: from, Files: []string{abs}, Out: e.Session, Append: update == Appended,
-		Store: opts.Store, Input: opts.Input,
-	})
-	if err == nil && update == Appended && len(rep.Sessions) == 1 && rep.Sessions[0].Continued+rep.Sessions[0].Differing > 0 {
-		// The earlier import ended inside a streamed request (or a stored
-		// node gained fields since): --append keeps the stored part and
-		// adds a copy, as it must in a user's session. The cache is ours,
-		// so it is rebuilt to be exactly a fresh import of the file.
-		update = Fresh
-		reason = "the earlier import ended inside a streamed request (or a stored node changed since): re-imported"
-		if err := os.RemoveAll(e.Session); err != nil {
-			return nil, fmt.Errorf("cache: %w", err)
-		}
-		_ = os.Remove(filepath.Join(dir, "state.json"))
-		rep, err = importer.Import(ctx, importer.Options{From: from, Files: []string{abs}, Out: e.Session,
-			Store: opts.Store, Input: opts.Input})
-	}
+	rep, update, reason, err := importInto(ctx, e, dir, file, old, update, reason, opts)
 	if err != nil {
 		return nil, err
-	}
-	if len(rep.Sessions) != 1 {
-		return nil, fmt.Errorf("%s holds %d conversations; give a session directory imported with ctxfold import instead", file, len(rep.Sessions))
 	}
 	e.Update, e.Reason, e.Format = update, reason, rep.Format
 	e.NewNodes = rep.Sessions[0].Nodes
@@ -222,6 +176,75 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// classify says how the file relates to what the cache consumed: never
+// seen, unchanged, grown with the same prefix, or rewritten (with why).
+func classify(old state, haveOld bool, prefixSum string, size int64) (update, reason string) {
+	switch {
+	case !haveOld:
+		return Fresh, ""
+	case size < old.Consumed:
+		return Fresh, fmt.Sprintf("the file is shorter than the %d bytes consumed (truncated or rewritten)", old.Consumed)
+	case prefixSum != old.PrefixSHA256:
+		return Fresh, fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
+	case size == old.Consumed:
+		return Unchanged, ""
+	}
+	return Appended, ""
+}
+
+// importInto brings the cache session up to the file: an append of what
+// grew, or a fresh import, which also replaces an append that could not
+// stay exactly a fresh import's equal.
+func importInto(ctx context.Context, e *Entry, dir, file string, old state, update, reason string, opts Options) (*importer.Report, string, string, error) {
+	from := opts.From
+	if from == "" {
+		from = importer.Auto
+	}
+	if update == Appended && old.Format != "" && from == importer.Auto {
+		from = old.Format
+	}
+	if update == Fresh {
+		if err := dropSession(e, dir); err != nil {
+			return nil, update, reason, err
+		}
+	}
+	rep, err := importer.Import(ctx, importer.Options{
+		From: from, Files: []string{e.File}, Out: e.Session, Append: update == Appended,
+		Store: opts.Store, Input: opts.Input,
+	})
+	if err == nil && update == Appended && len(rep.Sessions) == 1 && rep.Sessions[0].Continued+rep.Sessions[0].Differing > 0 {
+		// The earlier import ended inside a streamed request (or a stored
+		// node gained fields since): --append keeps the stored part and
+		// adds a copy, as it must in a user's session. The cache is ours,
+		// so it is rebuilt to be exactly a fresh import of the file.
+		update = Fresh
+		reason = "the earlier import ended inside a streamed request (or a stored node changed since): re-imported"
+		if err := dropSession(e, dir); err != nil {
+			return nil, update, reason, err
+		}
+		rep, err = importer.Import(ctx, importer.Options{From: from, Files: []string{e.File}, Out: e.Session,
+			Store: opts.Store, Input: opts.Input})
+	}
+	if err != nil {
+		return nil, update, reason, err
+	}
+	if len(rep.Sessions) != 1 {
+		return nil, update, reason, fmt.Errorf("%s holds %d conversations; give a session directory imported with ctxfold import instead", file, len(rep.Sessions))
+	}
+	return rep, update, reason, nil
+}
+
+// dropSession removes the cache session before a fresh import. The state
+// goes first: a crash after this leaves no state that vouches for a
+// half-replaced session.
+func dropSession(e *Entry, dir string) error {
+	if err := os.RemoveAll(e.Session); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	_ = os.Remove(filepath.Join(dir, "state.json"))
+	return nil
 }
 
 // hashFile hashes the file at path: the hex SHA-256 of its first cut bytes
