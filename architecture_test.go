@@ -229,3 +229,33 @@ func writeTemp(t *testing.T, src string) string {
 	}
 	return p
 }
+
+// TestSizeLimits: below cmd no file is over 600 lines and no function
+// over 80 (docs/ARCHITECTURE.md): long steps are split into named ones.
+// Test support (internal/, interop/), generators and benchmarks are not
+// the product and are not held to it.
+func TestSizeLimits(t *testing.T) {
+	_, files := moduleImports(t)
+	fset := token.NewFileSet()
+	for pkg, paths := range files {
+		if pkg == "cmd" || pkg == "main" || isSupport(pkg) {
+			continue
+		}
+		for _, p := range paths {
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := fset.File(f.Pos()).LineCount(); n > 600 {
+				t.Errorf("%s: %d lines (at most 600)", p, n)
+			}
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+					if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > 80 {
+						t.Errorf("%s: func %s is %d lines (at most 80)", p, fd.Name.Name, n)
+					}
+				}
+			}
+		}
+	}
+}
