@@ -336,10 +336,16 @@ func resultsFirst(blocks []AnthropicBlock) []AnthropicBlock {
 }
 
 func writeOpenAI(w *bufio.Writer, src nodeSource) error {
+	return writeJSONArray(w, src, OpenAIMessagesOf)
+}
+
+// writeJSONArray writes a JSON array with one element a line: what of
+// returns for each node, in order (the OpenAI and Responses bodies).
+func writeJSONArray[T any](w *bufio.Writer, src nodeSource, of func(*transcript.Node) []T) error {
 	w.WriteString("[")
 	first := true
 	err := src.each(func(n *transcript.Node) error {
-		for _, m := range OpenAIMessagesOf(n) {
+		for _, m := range of(n) {
 			line, err := MarshalNoEscape(m)
 			if err != nil {
 				return err

@@ -197,27 +197,6 @@ func responsesCall(c transcript.ToolCall) ResponsesCall {
 }
 
 func writeResponses(w *bufio.Writer, src nodeSource) error {
-	w.WriteString("[")
-	first := true
 	var c responsesConverter
-	err := src.each(func(n *transcript.Node) error {
-		for _, it := range c.items(n) {
-			line, err := MarshalNoEscape(it)
-			if err != nil {
-				return err
-			}
-			if !first {
-				w.WriteString(",")
-			}
-			first = false
-			w.WriteString("\n")
-			w.Write(line)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteString("\n]\n")
-	return nil
+	return writeJSONArray(w, src, c.items)
 }
