@@ -390,7 +390,7 @@ func ReadText(b *strings.Builder, n *transcript.Node) {
 		argText := c.ArgumentsText()
 		var v any
 		if json.Unmarshal([]byte(argText), &v) == nil {
-			for _, s := range stringsOf(v) {
+			for _, s := range transcript.JSONStrings(v) {
 				b.WriteString(s)
 				b.WriteByte('\n')
 			}

@@ -228,7 +228,7 @@ func (x *extractor) call(c transcript.ToolCall, id string) {
 		if !pathKeys[strings.ToLower(k)] {
 			continue
 		}
-		for _, s := range stringsOf(args[k]) {
+		for _, s := range transcript.JSONStrings(args[k]) {
 			if s = strings.TrimSpace(s); s != "" && !strings.ContainsAny(s, "\n*?") {
 				x.add(KindPath, s, id)
 			}
@@ -240,7 +240,7 @@ func (x *extractor) call(c transcript.ToolCall, id string) {
 			x.add(KindPath, p, id)
 		}
 	}
-	for _, s := range stringsOf(args) {
+	for _, s := range transcript.JSONStrings(args) {
 		for _, u := range reURL.FindAllString(s, -1) {
 			x.add(KindURL, trimURL(u), id)
 		}
@@ -297,26 +297,6 @@ func fileName(s string) bool {
 }
 
 func trimURL(u string) string { return strings.TrimRight(u, ".,:;!?'\"") }
-
-func stringsOf(v any) []string {
-	switch t := v.(type) {
-	case string:
-		return []string{t}
-	case []any:
-		var out []string
-		for _, e := range t {
-			out = append(out, stringsOf(e)...)
-		}
-		return out
-	case map[string]any:
-		var out []string
-		for _, k := range sortedKeys(t) {
-			out = append(out, stringsOf(t[k])...)
-		}
-		return out
-	}
-	return nil
-}
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))

@@ -217,7 +217,7 @@ func (x *extraction) nodeExtras(nd *transcript.Node, text string) {
 		if argText := c.ArgumentsText(); strings.Contains(argText, "://") {
 			var v any
 			if json.Unmarshal([]byte(argText), &v) == nil {
-				x.urls(strings.Join(jsonStrings(v), "\n"))
+				x.urls(strings.Join(transcript.JSONStrings(v), "\n"))
 			}
 		}
 	}
@@ -377,32 +377,6 @@ func (x *extraction) urls(text string) {
 	for _, u := range reURL.FindAllString(text, -1) {
 		x.add(secURLs, strings.TrimRight(u, ".,:;!?'\""))
 	}
-}
-
-// jsonStrings are the string values of a decoded JSON value, in key order.
-func jsonStrings(v any) []string {
-	switch t := v.(type) {
-	case string:
-		return []string{t}
-	case []any:
-		var out []string
-		for _, e := range t {
-			out = append(out, jsonStrings(e)...)
-		}
-		return out
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var out []string
-		for _, k := range keys {
-			out = append(out, jsonStrings(t[k])...)
-		}
-		return out
-	}
-	return nil
 }
 
 func (x *extraction) toolResult(r transcript.ToolResult) {

@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -96,4 +97,32 @@ func (r ToolResult) ErrorLines(max int) []string {
 		out = append(out, first)
 	}
 	return out
+}
+
+// JSONStrings are the string values of a decoded JSON value (tool-call
+// arguments), depth first, object members in key order: what the audit and
+// the extractive summarizer search for facts.
+func JSONStrings(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			out = append(out, JSONStrings(e)...)
+		}
+		return out
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []string
+		for _, k := range keys {
+			out = append(out, JSONStrings(t[k])...)
+		}
+		return out
+	}
+	return nil
 }
