@@ -13,9 +13,13 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type auditOptions struct {
+	// File is the transcript file Dir is the cache session of
+	// (docs/LIVE.md); "" for a session directory argument.
+	File      string
 	IO        *report.IOStreams
 	Dir       string
 	SummaryID string
@@ -65,9 +69,11 @@ docs/COMPACT.md §6 defines every kind.` + exitStatusHelp(`  audit: 1 a summary'
 			opts.Dir = args[0]
 			// A transcript file is read through its cache session (docs/LIVE.md).
 			var lerr error
-			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+			var entry *live.Entry
+			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
 				return lerr
 			}
+			opts.File = fileOf(entry)
 			opts.JSON = f.Config.GetBool("json")
 			opts.Open = f.openOptions()
 			if !cmd.Flags().Changed("fail-below") {
@@ -95,6 +101,9 @@ docs/COMPACT.md §6 defines every kind.` + exitStatusHelp(`  audit: 1 a summary'
 
 // auditJSON is the --json object: one per DIR.
 type auditJSON struct {
+	// File is the transcript file Session is the cache session of
+	// (docs/LIVE.md); absent for a session directory argument.
+	File      string          `json:"file,omitempty"`
 	Session   string          `json:"session"`
 	FailBelow *float64        `json:"fail_below"`
 	Passed    bool            `json:"passed"`
@@ -123,7 +132,7 @@ func runAudit(ctx context.Context, opts *auditOptions) error {
 		}
 	}
 	if opts.JSON {
-		out := auditJSON{Session: opts.Dir, Passed: passed, Summaries: results}
+		out := auditJSON{File: opts.File, Session: opts.Dir, Passed: passed, Summaries: results}
 		if opts.FailBelow >= 0 {
 			out.FailBelow = &opts.FailBelow
 		}

@@ -29,6 +29,9 @@ type compactOptions struct {
 	Summarizers summarizerSettings
 	// DryRun plans (and checks an offline summary) and writes nothing.
 	DryRun bool
+	// File is the transcript file Compact.Dir is the cache session of (a
+	// --dry-run on a file); "" for a session directory.
+	File string
 	// Summarizer, when set (tests), replaces the one named.
 	Summarizer summarize.Summarizer
 }
@@ -105,9 +108,11 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 					return &UsageError{Err: fmt.Errorf("%s is a file: compact writes a summary node, so it needs a session directory (ctxfold import %s -o DIR first); --dry-run takes the file", opts.Compact.Dir, opts.Compact.Dir)}
 				}
 				var lerr error
-				if opts.Compact.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Compact.Dir); lerr != nil {
+				var entry *live.Entry
+				if opts.Compact.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Compact.Dir); lerr != nil {
 					return lerr
 				}
+				opts.File = fileOf(entry)
 			}
 			if cmd.Flags().Changed("keep-tokens") && opts.Compact.KeepTokens == 0 {
 				// Zero would fold everything but the latest turn — and a
@@ -218,7 +223,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	case errors.As(err, &failed):
 		msg := report.CompactionFailed(opts.Lang, failed.Err.Error())
 		if opts.JSON {
-			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg); jerr != nil {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts, msg); jerr != nil {
 				return jerr
 			}
 		}
@@ -226,7 +231,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	case errors.As(err, &changed):
 		msg := report.CompactionChanged(opts.Lang, changed.Msg)
 		if opts.JSON {
-			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg); jerr != nil {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts, msg); jerr != nil {
 				return jerr
 			}
 		}
@@ -236,7 +241,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	}
 	msg := compactMessage(opts.Lang, res, co.IfAbove)
 	if opts.JSON {
-		return writeCompactJSON(opts.IO.Out, res, co, opts.DryRun, msg)
+		return writeCompactJSON(opts.IO.Out, res, co, opts, msg)
 	}
 	if res.Outcome == compact.OutcomePlanned || (opts.DryRun && res.Outcome == compact.OutcomeNoOp) {
 		return writePlan(opts.IO.Out, res, msg)
@@ -329,7 +334,8 @@ func summaryCheck(res *compact.Result) string {
 	return fmt.Sprintf("would be accepted: summary %d tokens, %d → %d tokens", res.SummaryTokens, res.TokensBefore, res.TokensAfter)
 }
 
-func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, dryRun bool, msg string) error {
+func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, opts *compactOptions, msg string) error {
+	dryRun := opts.DryRun
 	if res == nil {
 		res = &compact.Result{Outcome: compact.OutcomeFailed}
 	}
@@ -340,7 +346,7 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, dryR
 	obj := compactResult{
 		Outcome: res.Outcome, SummaryID: res.SummaryID, SummarisedCount: res.SummarisedCount,
 		CoversIDs: covers, TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter,
-		Message: msg, Session: co.Dir, Summarizer: res.Summarizer, Reason: res.Reason,
+		Message: msg, Session: co.Dir, File: opts.File, Summarizer: res.Summarizer, Reason: res.Reason,
 	}
 	if res.BudgetBasis != "" {
 		obj.BudgetPct, obj.BudgetBasis = &res.BudgetPct, res.BudgetBasis
@@ -390,15 +396,18 @@ type compactResult struct {
 	TokensAfter       int      `json:"tokens_after"`
 	Message           string   `json:"message"`
 	Session           string   `json:"session"`
-	Summarizer        string   `json:"summarizer"`
-	Reason            string   `json:"reason,omitempty"`
-	DryRun            bool     `json:"dry_run,omitempty"`
-	KeptIDs           []string `json:"kept_ids,omitempty"`
-	Target            *int     `json:"target,omitempty"`
-	SummaryChecked    *bool    `json:"summary_checked,omitempty"`
-	SummaryAccepted   *bool    `json:"summary_accepted,omitempty"`
-	SummaryTokens     *int     `json:"summary_tokens,omitempty"`
-	Rejection         string   `json:"rejection,omitempty"`
+	// File is the transcript file Session is the cache session of (a
+	// --dry-run on a file, docs/LIVE.md); absent otherwise.
+	File            string   `json:"file,omitempty"`
+	Summarizer      string   `json:"summarizer"`
+	Reason          string   `json:"reason,omitempty"`
+	DryRun          bool     `json:"dry_run,omitempty"`
+	KeptIDs         []string `json:"kept_ids,omitempty"`
+	Target          *int     `json:"target,omitempty"`
+	SummaryChecked  *bool    `json:"summary_checked,omitempty"`
+	SummaryAccepted *bool    `json:"summary_accepted,omitempty"`
+	SummaryTokens   *int     `json:"summary_tokens,omitempty"`
+	Rejection       string   `json:"rejection,omitempty"`
 	// budget_pct is on the basis budget_basis names (calibrated when the
 	// session recorded usage); calibration is the correction applied, and
 	// the calibrated figures keep its prefix and slope after compaction.

@@ -13,9 +13,13 @@ import (
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/report/graph"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type graphOptions struct {
+	// File is the transcript file Dir is the cache session of
+	// (docs/LIVE.md); "" for a session directory argument.
+	File   string
 	IO     *report.IOStreams
 	Dir    string
 	Format graph.Format
@@ -82,9 +86,11 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
 			opts.Dir = args[0]
 			// A transcript file is read through its cache session (docs/LIVE.md).
 			var lerr error
-			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+			var entry *live.Entry
+			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
 				return lerr
 			}
+			opts.File = fileOf(entry)
 			fl := cmd.Flags()
 			fmtv, err := graph.ParseFormat(format)
 			if err != nil {
@@ -160,7 +166,7 @@ func runGraph(ctx context.Context, opts *graphOptions) error {
 		return err
 	}
 	gopts := graph.Options{Format: opts.Format, Expand: opts.Expand, Around: opts.Around, Depth: opts.Depth,
-		Estimate: est, Session: opts.Dir, Pinned: pins}
+		Estimate: est, Session: opts.Dir, File: opts.File, Pinned: pins}
 	if opts.Output == "" || opts.Output == "-" {
 		gopts.Palette = report.NewPalette(opts.IO)
 		gopts.Width = opts.IO.TerminalWidth

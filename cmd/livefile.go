@@ -42,6 +42,15 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 	return out, entries, nil
 }
 
+// fileOf is the transcript file an entry came from, "" for a session
+// directory argument (nil entry): --json's "file", beside "session".
+func fileOf(e *live.Entry) string {
+	if e == nil {
+		return ""
+	}
+	return e.File
+}
+
 // liveArg is liveArgs for a command of one session.
 func (f *Factory) liveArg(ctx context.Context, arg string) (string, *live.Entry, error) {
 	out, entries, err := f.liveArgs(ctx, []string{arg})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,10 +46,33 @@ func TestLiveFileArguments(t *testing.T) {
 	for _, args := range [][]string{
 		{"verify", file}, {"render", file, "--format", "ids"}, {"graph", file},
 		{"search", file, "the"}, {"audit", file}, {"compact", file, "--dry-run"},
+		{"render", file, "--diff"}, {"render", file, "--fit", "--window", "1000000"},
 	} {
 		if r := runEnv(t, env, args...); r.Code != 0 {
 			t.Errorf("%v: exit %d %s", args, r.Code, r.Stderr)
 		}
+		// --json names the file and its cache session.
+		jargs := append(append([]string{}, args...), "--json")
+		if args[0] == "graph" {
+			jargs = append(args, "--format", "json")
+		}
+		r := runEnv(t, env, jargs...)
+		out := r.Stdout
+		if slices.Contains(args, "--fit") {
+			out = r.Stderr // the fit report; stdout is the fitted view
+		}
+		var named struct{ Session, File string }
+		if err := json.Unmarshal([]byte(out), &named); err != nil || r.Code != 0 {
+			t.Errorf("%v: exit %d, not one JSON object: %v %q", jargs, r.Code, err, out)
+			continue
+		}
+		if named.File != file || named.Session != res.Session {
+			t.Errorf("%v --json names file %q session %q, want %q and %q", args, named.File, named.Session, file, res.Session)
+		}
+	}
+	// A session directory argument has no "file".
+	if r := runEnv(t, env, "verify", dir, "--json"); strings.Contains(r.Stdout, `"file"`) || r.Code != 0 {
+		t.Errorf("verify DIR --json: exit %d %q", r.Code, r.Stdout)
 	}
 	if r := runEnv(t, env, "render", file, "--format", "ids"); !strings.Contains(r.Stdout, "\n") {
 		t.Errorf("render FILE printed nothing: %q", r.Stdout)

@@ -15,9 +15,13 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type renderOptions struct {
+	// File is the transcript file Dir is the cache session of
+	// (docs/LIVE.md); "" for a session directory argument.
+	File   string
 	IO     *report.IOStreams
 	Dir    string
 	Head   string
@@ -92,9 +96,11 @@ one). --json prints it as one object.` + exitStatusHelp(""),
 			opts.Dir = args[0]
 			// A transcript file is read through its cache session (docs/LIVE.md).
 			var lerr error
-			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+			var entry *live.Entry
+			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
 				return lerr
 			}
+			opts.File = fileOf(entry)
 			fl := cmd.Flags()
 			opts.Head, _ = fl.GetString("head")
 			opts.Raw, _ = fl.GetBool("raw")
@@ -221,7 +227,7 @@ func runRender(ctx context.Context, opts *renderOptions) error {
 		if view.Head >= 0 {
 			head = g.ID(view.Head)
 		}
-		return report.JSON(opts.IO.Out, renderResult{Session: opts.Dir, Head: head, Raw: opts.Raw, Summarized: view.Summarized(),
+		return report.JSON(opts.IO.Out, renderResult{File: opts.File, Session: opts.Dir, Head: head, Raw: opts.Raw, Summarized: view.Summarized(),
 			SummaryID: summary, IDs: view.IDs()})
 	}
 	if len(view.Indexes) == 0 && opts.IO.StderrTTY && (opts.Format == render.FormatText || opts.Format == render.FormatIDs) {
@@ -269,7 +275,7 @@ func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render
 			fo.Estimate.Correction = res.Calibration.Correction()
 		}
 	}
-	fo.Session = opts.Dir
+	fo.Session, fo.File = opts.Dir, opts.File
 	fo.CacheDir = g.S.Dir
 	nodes, err := view.LoadNodes()
 	if err != nil {
@@ -303,6 +309,9 @@ func writeFitReport(opts *renderOptions, rep *fit.Report) error {
 
 // renderResult is render's --json object: the view's shape, not its text.
 type renderResult struct {
+	// File is the transcript file Session is the cache session of
+	// (docs/LIVE.md); absent for a session directory argument.
+	File       string   `json:"file,omitempty"`
 	Session    string   `json:"session"`
 	Head       string   `json:"head"`
 	Raw        bool     `json:"raw"`

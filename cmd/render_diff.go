@@ -13,6 +13,7 @@ import (
 
 // renderDiffJSON is render --diff --json.
 type renderDiffJSON struct {
+	File        string   `json:"file,omitempty"`
 	Session     string   `json:"session"`
 	Head        string   `json:"head"`
 	Model       string   `json:"model"`
@@ -55,7 +56,7 @@ func runRenderDiff(ctx context.Context, opts *renderOptions, g *dag.Graph) error
 	if err != nil {
 		return err
 	}
-	out := renderDiffJSON{Session: opts.Dir, Model: raw.Model, Encoding: raw.Encoding, Summarized: d.Summary >= 0,
+	out := renderDiffJSON{File: opts.File, Session: opts.Dir, Model: raw.Model, Encoding: raw.Encoding, Summarized: d.Summary >= 0,
 		FoldedIDs: []string{}, RawIDs: d.Raw.IDs(), RenderedIDs: d.Rendered.IDs(),
 		RawTokens: raw.Total, RenderedTokens: rendered.Total, DeltaTokens: rendered.Total - raw.Total}
 	if d.Raw.Head >= 0 {

@@ -12,9 +12,13 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type searchOptions struct {
+	// File is the transcript file Dir is the cache session of
+	// (docs/LIVE.md); "" for a session directory argument.
+	File   string
 	IO     *report.IOStreams
 	Dir    string
 	Query  string
@@ -61,9 +65,11 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 			opts.Dir, opts.Query = args[0], args[1]
 			// A transcript file is read through its cache session (docs/LIVE.md).
 			var lerr error
-			if opts.Dir, _, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+			var entry *live.Entry
+			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
 				return lerr
 			}
+			opts.File = fileOf(entry)
 			if opts.Query == "" {
 				return &UsageError{Err: fmt.Errorf("search: QUERY is empty")}
 			}
@@ -81,6 +87,9 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 
 // searchResult is search's --json object.
 type searchResult struct {
+	// File is the transcript file Session is the cache session of
+	// (docs/LIVE.md); absent for a session directory argument.
+	File    string          `json:"file,omitempty"`
 	Session string          `json:"session"`
 	Query   string          `json:"query"`
 	Regexp  bool            `json:"regexp"`
@@ -177,7 +186,7 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 	progress.Done()
 	total := counts[render.HitVisible] + counts[render.HitCovered] + counts[render.HitOffBranch] + counts[render.HitRelic]
 	if opts.JSON {
-		return report.JSON(opts.IO.Out, searchResult{Session: opts.Dir, Query: opts.Query, Regexp: opts.Regexp, Head: headID,
+		return report.JSON(opts.IO.Out, searchResult{File: opts.File, Session: opts.Dir, Query: opts.Query, Regexp: opts.Regexp, Head: headID,
 			Hits: hits, Counts: counts, Total: total})
 	}
 	// Notes for people only (STYLE 9): piped output stays just the hits.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 	"github.com/ctxfold/ctxfold/verify"
 )
 
@@ -22,6 +23,9 @@ type verifyOptions struct {
 	// Jobs bounds how many sessions are checked at once.
 	Jobs int
 	Open transcript.OpenOptions
+	// Live maps a cache session in Dirs to the transcript file it came
+	// from (docs/LIVE.md).
+	Live map[string]*live.Entry
 }
 
 func newVerifyCmd(f *Factory) *cobra.Command {
@@ -52,7 +56,7 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
 			// Transcript files are read through their cache sessions
 			// (docs/LIVE.md).
 			var lerr error
-			if opts.Dirs, _, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
+			if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
 				return lerr
 			}
 			opts.Strict, _ = cmd.Flags().GetBool("strict")
@@ -91,7 +95,7 @@ func runVerify(ctx context.Context, opts *verifyOptions) error {
 		}
 		var err error
 		if opts.JSON {
-			err = writeVerifyJSON(w, c)
+			err = writeVerifyJSON(w, c, fileOf(opts.Live[c.Dir]))
 		} else {
 			err = writeVerifyText(w, report.NewPalette(opts.IO), c)
 		}
@@ -138,7 +142,7 @@ type findingJSON struct {
 	Message  string `json:"message"`
 }
 
-func writeVerifyJSON(w io.Writer, c *sessionCheck) error {
+func writeVerifyJSON(w io.Writer, c *sessionCheck, file string) error {
 	errs, warns := []findingJSON{}, []findingJSON{}
 	for _, f := range c.Findings {
 		j := findingJSON{Code: f.Code, Category: string(f.Category), NodeID: f.NodeID, File: f.File, Line: f.Line, Message: f.Msg}
@@ -149,7 +153,7 @@ func writeVerifyJSON(w io.Writer, c *sessionCheck) error {
 		}
 	}
 	obj := verifyResult{
-		Session: c.Dir, OK: c.ReadErr == nil && c.Result.OK(),
+		File: file, Session: c.Dir, OK: c.ReadErr == nil && c.Result.OK(),
 		NumErrors: len(errs), NumWarnings: len(warns), Errors: errs, Warnings: warns,
 	}
 	if c.ReadErr != nil {
@@ -163,6 +167,9 @@ func writeVerifyJSON(w io.Writer, c *sessionCheck) error {
 // verifyResult is verify's --json object per session; the counts are
 // absent when the session could not be read (read_error says why).
 type verifyResult struct {
+	// File is the transcript file Session is the cache session of
+	// (docs/LIVE.md); absent for a session directory argument.
+	File        string        `json:"file,omitempty"`
 	Session     string        `json:"session"`
 	OK          bool          `json:"ok"`
 	NumErrors   int           `json:"num_errors"`

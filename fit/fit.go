@@ -66,8 +66,10 @@ type Options struct {
 	// first summary call, so the time spent measuring is not taken from it.
 	MaxCalls int
 	Deadline time.Duration
-	// Session names the session in the report.
+	// Session names the session in the report; File the transcript file
+	// it is the cache session of, if any.
 	Session string
+	File    string
 	// CacheDir holds cached summaries ("" disables the cache).
 	CacheDir string
 }
@@ -85,6 +87,7 @@ type Transformation struct {
 // Budget figures carry estimate's names: InputBudget here is the window
 // minus the output reserve minus the margin.
 type Report struct {
+	File     string `json:"file,omitempty"`
 	Session  string `json:"session"`
 	Model    string `json:"model"`
 	Encoding string `json:"encoding"`
@@ -257,7 +260,7 @@ func newReport(opts Options) (*Report, error) {
 		// fail: refuse before any summary call or snip.
 		return nil, &NoBudgetError{Window: b.Window, OutputReserve: b.OutputReserve, Margin: margin, InputBudget: b.InputBudget - margin}
 	}
-	rep := &Report{Session: opts.Session, Model: b.Model, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy, Window: b.Window, OutputReserve: b.OutputReserve,
+	rep := &Report{File: opts.File, Session: opts.Session, Model: b.Model, Encoding: b.Encoding, EncodingIsProxy: b.EncodingIsProxy, Window: b.Window, OutputReserve: b.OutputReserve,
 		Margin: margin, InputBudget: b.InputBudget - margin, SummaryFailures: []string{}, Transformations: []Transformation{}}
 	if c := opts.Estimate.Correction; c != nil && !opts.Estimate.NoCalibrate {
 		// The provider counts the view's own tokens × slope plus the

@@ -63,6 +63,9 @@ type Options struct {
 	Width int
 	// Session is how the session is named in JSON and HTML output.
 	Session string
+	// File is the transcript file Session is the cache session of, "" for
+	// a session directory (the json format's "file").
+	File string
 	// Pinned are the node ids the user pinned (transcript.Session.Pins):
 	// the tree and the diagrams say "pinned", JSON rows carry pinned: true.
 	Pinned map[string]bool

@@ -44,6 +44,7 @@ type Row struct {
 
 // Document is the json format: one object for the session.
 type Document struct {
+	File            string `json:"file,omitempty"`
 	Session         string `json:"session"`
 	Head            string `json:"head"`
 	ActiveSummaryID string `json:"active_summary_id"`
@@ -129,7 +130,7 @@ func writeJSON(w io.Writer, l *layout, c *counter, opts Options) error {
 		return err
 	}
 	g := l.g
-	doc := Document{Session: opts.Session, Model: used.Model, Encoding: used.Encoding}
+	doc := Document{File: opts.File, Session: opts.Session, Model: used.Model, Encoding: used.Encoding}
 	if h := g.Head(); h >= 0 {
 		doc.Head = g.ID(h)
 	}
