@@ -1,0 +1,297 @@
+package estimate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer"
+)
+
+// grower replays a source session into a new one a few lines at a time,
+// as appends do: nodes.jsonl only grows (O_APPEND), session.json moves
+// HEAD and the committed length, and names the active summary once it is
+// there.
+type grower struct {
+	t     testing.TB
+	dir   string
+	lines [][]byte
+	ids   []string
+	sum   []bool
+	meta  map[string]json.RawMessage
+	// onSpine marks the nodes on the source HEAD's spine.
+	onSpine map[string]bool
+	active  string
+	n       int
+	size    int64
+	head    string
+}
+
+func newGrower(t testing.TB, src string) *grower {
+	s, err := transcript.Open(src, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := &grower{t: t, dir: t.TempDir(), onSpine: map[string]bool{}, active: s.Meta.ActiveSummaryID}
+	for i := range s.Len() {
+		raw, err := s.RawLine(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.lines = append(g.lines, append([]byte(nil), raw...))
+		g.ids = append(g.ids, s.ID(i))
+		g.sum = append(g.sum, s.IsSummary(i))
+	}
+	if h, ok := s.Lookup(s.Meta.Head); ok {
+		for cur := h; cur >= 0; cur = s.PredIndex(cur) {
+			g.onSpine[s.ID(cur)] = true
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(src, transcript.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &g.meta); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// grow appends the next k lines; HEAD moves to the last one on the source
+// HEAD's spine (or, with anyHead, to the last non-summary line).
+func (g *grower) grow(k int, anyHead bool) bool {
+	if g.n >= len(g.lines) {
+		return false
+	}
+	f, err := os.OpenFile(filepath.Join(g.dir, transcript.NodesFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for ; k > 0 && g.n < len(g.lines); k-- {
+		line := append(append([]byte(nil), g.lines[g.n]...), '\n')
+		if _, err := f.Write(line); err != nil {
+			g.t.Fatal(err)
+		}
+		g.size += int64(len(line))
+		if id := g.ids[g.n]; !g.sum[g.n] && (g.onSpine[id] || anyHead) {
+			g.head = id
+		}
+		if g.ids[g.n] == g.active {
+			g.set("active_summary_id", g.active)
+		}
+		g.n++
+	}
+	f.Close()
+	g.set("head", g.head)
+	g.set("nodes_bytes", g.size)
+	return true
+}
+
+func (g *grower) set(key string, v any) {
+	raw, _ := json.Marshal(v)
+	g.meta[key] = raw
+	if key != "active_summary_id" {
+		_, hasActive := g.meta["active_summary_id"]
+		if hasActive && !g.present(g.active) {
+			delete(g.meta, "active_summary_id")
+			delete(g.meta, "active_summary_text")
+		}
+	}
+	data, _ := json.MarshalIndent(g.meta, "", "  ")
+	if err := transcript.WriteBytesAtomic(filepath.Join(g.dir, transcript.MetaFile), transcript.AtomicOptions{}, data); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+func (g *grower) present(id string) bool {
+	for _, x := range g.ids[:g.n] {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// measureBoth measures dir through the caches and cold, and fails unless
+// they agree on every field and warning; it returns the cached run's path.
+func measureBoth(t *testing.T, dir string, so SessionOptions, step string) SessionResult {
+	t.Helper()
+	ctx := context.Background()
+	got := Session(ctx, dir, so)
+	cold := so
+	cold.Estimate.NoCache = true
+	want := Session(ctx, dir, cold)
+	if (got.Err == nil) != (want.Err == nil) || got.Err != nil && got.Err.Error() != want.Err.Error() {
+		t.Fatalf("%s: error %v (path %s), cold %v", step, got.Err, got.Path, want.Err)
+	}
+	gj, _ := json.MarshalIndent(got.Result, "", " ")
+	wj, _ := json.MarshalIndent(want.Result, "", " ")
+	if !bytes.Equal(gj, wj) {
+		t.Fatalf("%s: %s result differs from cold (fallback %q):\n%s", step, got.Path, got.Fallback, firstDiff(string(gj), string(wj)))
+	}
+	if strings.Join(got.Warnings, "\n") != strings.Join(want.Warnings, "\n") {
+		t.Fatalf("%s: warnings %q, cold %q", step, got.Warnings, want.Warnings)
+	}
+	if got.Err == nil && got.Summaries != want.Summaries {
+		t.Fatalf("%s: %d summaries, cold %d", step, got.Summaries, want.Summaries)
+	}
+	return got
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d: got %s, cold %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d", len(al), len(bl))
+}
+
+// optionSets are the inputs the equivalence runs under: providers,
+// per-node detail, no calibration, a budget override.
+var optionSets = []SessionOptions{
+	{DefaultModel: "gpt-4o"},
+	{Estimate: Options{Model: "claude-sonnet-4-5", NodeDetail: true}},
+	{Estimate: Options{Model: "gemini-2.5-pro", NoCalibrate: true}},
+	{Estimate: Options{Model: "gpt-4.1", Window: 60000, CompactAt: 0.5, Encoding: Cl100kBase}},
+}
+
+// replay grows src step by step and compares every option set's cached
+// run with a cold one after each step; it returns how many runs took each
+// path.
+// Path tallies of replay beyond the paths themselves.
+const (
+	calibratedIncr = "incremental, calibrated"
+	summarizedIncr = "incremental, calibrated, with summaries"
+)
+
+func replay(t *testing.T, src string, step int, anyHead bool) map[string]int {
+	paths := map[string]int{}
+	// One session per option set: the view cache holds one view.
+	for o, so := range optionSets {
+		g := newGrower(t, src)
+		for g.grow(step, anyHead) {
+			r := measureBoth(t, g.dir, so, fmt.Sprintf("%s after %d lines, options %d", filepath.Base(src), g.n, o))
+			paths[r.Path]++
+			if r.Fallback != "" {
+				paths["fallback: "+r.Fallback]++
+			}
+			if r.Path == PathIncremental && r.Result.Calibration != nil {
+				paths[calibratedIncr]++
+				if r.Summaries > 0 {
+					paths[summarizedIncr]++
+				}
+			}
+		}
+	}
+	return paths
+}
+
+func importExternal(t *testing.T, rel ...string) string {
+	path := sessiontest.External(t, rel...)
+	out := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{path}, Out: out}); err != nil {
+		t.Fatalf("import %s: %v", path, err)
+	}
+	return out
+}
+
+// TestIncrementalEquivalence: after every append to real and generated
+// sessions, the incremental Result is the cold one, field for field, for
+// every option set; and the pure appends are indeed incremental.
+func TestIncrementalEquivalence(t *testing.T) {
+	type source struct {
+		name string
+		dir  func(t *testing.T) string
+		step int
+		// minIncr is the least share of runs that must be incremental;
+		// want are tallies that must occur.
+		minIncr float64
+		want    []string
+	}
+	fixture := func(name string) func(t *testing.T) string {
+		return func(t *testing.T) string { return filepath.Join(sessiontest.FixturesDir(), name) }
+	}
+	external := func(rel ...string) func(t *testing.T) string {
+		return func(t *testing.T) string { return importExternal(t, rel...) }
+	}
+	sources := []source{
+		{"tools", fixture("tools"), 1, 0.8, []string{calibratedIncr}},
+		{"compacted", fixture("compacted"), 1, 0.5, nil},
+		{"fork", fixture("fork"), 1, 0.5, nil},
+		{"generated", generatedSession, 3, 0.8, []string{calibratedIncr}},
+		{"claude-code", external("claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"), 7, 0.5, []string{calibratedIncr, summarizedIncr}},
+		{"claude-code-viewer", external("claude-code", "d-kimuson-claude-code-viewer", "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"), 5, 0.5, nil},
+		{"codex", external("codex", "madshn-localpush", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl"), 5, 0.5, []string{calibratedIncr, summarizedIncr}},
+		{"gemini-cli", external("gemini-cli", "jazzyalex-agent-sessions", "jsonl_v040.jsonl"), 2, 0.3, nil},
+	}
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) {
+			paths := replay(t, src.dir(t), src.step, false)
+			total := paths[PathIncremental] + paths[PathFull] + paths[PathView]
+			t.Logf("%s: %v", src.name, paths)
+			if share := float64(paths[PathIncremental]) / float64(total); share < src.minIncr {
+				t.Errorf("only %d of %d runs were incremental (%v)", paths[PathIncremental], total, paths)
+			}
+			for _, w := range src.want {
+				if paths[w] == 0 {
+					t.Errorf("no run was %q (%v)", w, paths)
+				}
+			}
+		})
+	}
+	t.Run("any-head", func(t *testing.T) {
+		// HEAD on the newest line: branches and checkouts, which fall back.
+		t.Logf("%v", replay(t, filepath.Join(sessiontest.FixturesDir(), "fork"), 1, true))
+		t.Logf("%v", replay(t, filepath.Join(sessiontest.FixturesDir(), "compacted"), 2, true))
+	})
+}
+
+// generatedSession is a tool-heavy conversation with recorded usage and a
+// sub-agent subtree (a root with a caller) in the middle.
+func generatedSession(t *testing.T) string {
+	nodes := sessiontest.Generate(sessiontest.NewRand(), 40)
+	dir := filepath.Join(t.TempDir(), "gen")
+	if _, err := transcript.Init(dir, "claude-sonnet-4-5", transcript.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	measured := int64(100)
+	var all []transcript.Node
+	for i, n := range nodes {
+		if n.Role == transcript.RoleAssistant {
+			measured += 150
+			n.Usage = &transcript.Usage{InputTokens: measured}
+		}
+		all = append(all, n)
+		if i == len(nodes)/2 {
+			caller := n.ID
+			all = append(all,
+				transcript.Node{ID: "sub1", Role: transcript.RoleUser, Caller: caller, Content: transcript.TextContent("sub-agent task")},
+				transcript.Node{ID: "sub2", Predecessor: "sub1", Role: transcript.RoleAssistant, Caller: caller, Content: transcript.TextContent("sub-agent done")})
+		}
+	}
+	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		roots := make([]bool, len(all))
+		for i, n := range all {
+			roots[i] = n.ID == "sys" || n.ID == "sub1"
+		}
+		_, err := tx.Append(all, transcript.AppendOptions{Roots: roots})
+		if err != nil {
+			return err
+		}
+		return tx.SetHead(nodes[len(nodes)-1].ID)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
