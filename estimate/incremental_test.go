@@ -295,3 +295,202 @@ func generatedSession(t *testing.T) string {
 	}
 	return dir
 }
+
+// session is a measured copy of a fixture that a test changes by hand.
+type session struct {
+	t   *testing.T
+	dir string
+}
+
+func measuredFixture(t *testing.T, name string, so SessionOptions) *session {
+	s := &session{t: t, dir: sessiontest.CopyFixture(t, name)}
+	if r := Session(context.Background(), s.dir, so); r.Err != nil || r.Path != PathFull {
+		t.Fatalf("first run: %+v", r)
+	}
+	return s
+}
+
+// appendLines appends raw node lines and commits them: nodes_bytes covers
+// them and HEAD moves to head ("" keeps it).
+func (s *session) appendLines(head string, lines ...string) {
+	f, err := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, l := range lines {
+		if _, err := f.WriteString(l + "\n"); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	st, _ := f.Stat()
+	f.Close()
+	s.setMeta(func(m map[string]any) {
+		m["nodes_bytes"] = st.Size()
+		if head != "" {
+			m["head"] = head
+		}
+	})
+}
+
+func (s *session) setMeta(fn func(m map[string]any)) {
+	path := filepath.Join(s.dir, transcript.MetaFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		s.t.Fatal(err)
+	}
+	fn(m)
+	data, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+const (
+	userLine    = `{"id":"u9","predecessor":"a7","role":"user","content":"Now the negative hours."}`
+	summaryLine = `{"id":"s1","predecessor":"sys","role":"user","content":"[summary]","metadata":{"compaction":true,"covers_ids":["u1","a1"]}}`
+	asstLine    = `{"id":"a9","predecessor":"u9","role":"assistant","content":"Done.","usage":{"input_tokens":900,"output_tokens":5}}`
+)
+
+// TestIncrementalFallbacks: every change an append cannot account for
+// falls back to the full path (and still equals a cold run), and a pure
+// append right after it is incremental again.
+func TestIncrementalFallbacks(t *testing.T) {
+	so := SessionOptions{}
+	for _, tc := range []struct {
+		name, why string
+		change    func(s *session)
+		// errs: the session is broken, so both runs fail alike.
+		errs bool
+	}{
+		{name: "checkout", why: "nothing appended", change: func(s *session) {
+			s.setMeta(func(m map[string]any) { m["head"] = "a3" })
+		}},
+		{name: "branch", why: "does not descend", change: func(s *session) {
+			s.appendLines("u9", `{"id":"u9","predecessor":"a3","role":"user","content":"Back to the first plan."}`)
+		}},
+		{name: "compaction", why: "session.json", change: func(s *session) {
+			s.appendLines("", summaryLine)
+			s.setMeta(func(m map[string]any) { m["active_summary_id"] = "s1" })
+		}},
+		{name: "summary node", why: "summary node", change: func(s *session) {
+			s.appendLines("", summaryLine)
+		}},
+		{name: "model changed", why: "session.json", change: func(s *session) {
+			s.appendLines("u9", userLine)
+			s.setMeta(func(m map[string]any) { m["model"] = "claude-sonnet-4-5" })
+		}},
+		{name: "edit before the append", why: "committed bytes before the append changed", change: func(s *session) {
+			path := filepath.Join(s.dir, transcript.NodesFile)
+			data, _ := os.ReadFile(path)
+			data = bytes.Replace(data, []byte("Both cases pass"), []byte("Both cases PASS"), 1)
+			os.WriteFile(path, data, 0o644)
+			s.appendLines("u9", userLine)
+		}},
+		{name: "rewritten file", why: "identity", change: func(s *session) {
+			path := filepath.Join(s.dir, transcript.NodesFile)
+			data, _ := os.ReadFile(path)
+			os.WriteFile(path+".new", data, 0o644)
+			os.Rename(path+".new", path)
+			s.appendLines("u9", userLine)
+		}},
+		{name: "uncommitted tail", why: "past the committed length", change: func(s *session) {
+			s.appendLines("u9", userLine)
+			f, _ := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+			f.WriteString(asstLine + "\n")
+			f.Close()
+		}},
+		{name: "duplicate id", why: "repeats an earlier id", errs: true, change: func(s *session) {
+			s.appendLines("a7", `{"id":"a7","predecessor":"t6","role":"user","content":"again"}`)
+		}},
+		{name: "missing predecessor", why: "missing or later", errs: true, change: func(s *session) {
+			s.appendLines("u9", `{"id":"u9","predecessor":"nowhere","role":"user","content":"x"}`)
+		}},
+		{name: "forward link", why: "later one", change: func(s *session) {
+			s.appendLines("u9", `{"id":"u9","predecessor":"u8","role":"user","content":"x"}`, `{"id":"u8","predecessor":"a7","role":"user","content":"y"}`)
+		}},
+		{name: "bad line", why: "not a valid node", errs: true, change: func(s *session) {
+			s.appendLines("a7", `{"id":"u9","role":"wizard","content":"x"}`)
+		}},
+		{name: "line without newline", why: "no newline", change: func(s *session) {
+			f, _ := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+			f.WriteString(userLine)
+			st, _ := f.Stat()
+			f.Close()
+			s.setMeta(func(m map[string]any) { m["nodes_bytes"] = st.Size(); m["head"] = "u9" })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := measuredFixture(t, "tools", so)
+			tc.change(s)
+			r := measureBoth(t, s.dir, so, tc.name)
+			if r.Path != PathFull || !strings.Contains(r.Fallback, tc.why) {
+				t.Fatalf("path %s, fallback %q; want the full path because %q", r.Path, r.Fallback, tc.why)
+			}
+			if (r.Err != nil) != tc.errs {
+				t.Fatalf("error %v", r.Err)
+			}
+		})
+	}
+}
+
+// TestIncrementalOtherInputs: another model, --head, and no cache never
+// extend a view measured for other inputs.
+func TestIncrementalOtherInputs(t *testing.T) {
+	s := measuredFixture(t, "tools", SessionOptions{})
+	s.appendLines("u9", userLine)
+	if r := measureBoth(t, s.dir, SessionOptions{Estimate: Options{Model: "gpt-4.1"}}, "other model"); r.Path != PathFull || !strings.Contains(r.Fallback, "inputs") {
+		t.Fatalf("other model: path %s, fallback %q", r.Path, r.Fallback)
+	}
+	s = measuredFixture(t, "tools", SessionOptions{})
+	s.appendLines("u9", userLine)
+	if r := measureBoth(t, s.dir, SessionOptions{Head: "a7"}, "--head"); r.Path != PathFull || r.Fallback != "" {
+		t.Fatalf("--head: path %s, fallback %q", r.Path, r.Fallback)
+	}
+	s = measuredFixture(t, "tools", SessionOptions{})
+	s.appendLines("u9", userLine)
+	if r := Session(context.Background(), s.dir, SessionOptions{Estimate: Options{NoCache: true}}); r.Path != PathFull {
+		t.Fatalf("no cache: path %s", r.Path)
+	}
+	// The pure append itself, then a sub-agent's nodes (a root with a
+	// caller), branching off the view: incremental, HEAD unmoved.
+	if r := measureBoth(t, s.dir, SessionOptions{}, "append"); r.Path != PathIncremental {
+		t.Fatalf("append: path %s, fallback %q", r.Path, r.Fallback)
+	}
+	s.appendLines("", `{"id":"sub1","predecessor":null,"caller":"a5","role":"user","content":"sub task"}`, `{"id":"sub2","predecessor":"sub1","caller":"a5","role":"assistant","content":"sub done"}`)
+	if r := measureBoth(t, s.dir, SessionOptions{}, "sub-agent"); r.Path != PathIncremental {
+		t.Fatalf("sub-agent: path %s, fallback %q", r.Path, r.Fallback)
+	}
+	before := bpeNodes.Load()
+	s.appendLines("a9", asstLine)
+	if r := Session(context.Background(), s.dir, SessionOptions{}); r.Path != PathIncremental || r.Result.Calibration == nil || r.Result.Calibration.LatestNode != "a9" {
+		t.Fatalf("usage: %+v", r)
+	}
+	if n := bpeNodes.Load() - before; n != 1 {
+		t.Fatalf("the incremental run tokenized %d nodes, want only the appended one", n)
+	}
+}
+
+// TestIncrementalSummaryFallbacks: in a compacted session, the first usage
+// on the spine (calibration would start counting the raw spine) and a node
+// a summary covers but that did not exist yet both fall back.
+func TestIncrementalSummaryFallbacks(t *testing.T) {
+	s := measuredFixture(t, "compacted", SessionOptions{})
+	s.appendLines("a9", `{"id":"a9","predecessor":"a8","role":"assistant","content":"ok","usage":{"input_tokens":500,"output_tokens":2}}`)
+	if r := measureBoth(t, s.dir, SessionOptions{}, "first usage"); r.Path != PathFull || !strings.Contains(r.Fallback, "usage recorded") {
+		t.Fatalf("first usage: path %s, fallback %q", r.Path, r.Fallback)
+	}
+	s = measuredFixture(t, "compacted", SessionOptions{})
+	s.appendLines("", `{"id":"s3","predecessor":"sys","role":"user","content":"[summary]","metadata":{"compaction":true,"covers_ids":["ghost"]}}`)
+	s.setMeta(func(m map[string]any) { m["active_summary_id"] = "s3" })
+	if r := measureBoth(t, s.dir, SessionOptions{}, "ghost summary"); r.Path != PathFull {
+		t.Fatalf("ghost summary: path %s", r.Path)
+	}
+	s.appendLines("ghost", `{"id":"ghost","predecessor":"a8","role":"user","content":"boo"}`)
+	if r := measureBoth(t, s.dir, SessionOptions{}, "ghost appears"); r.Path != PathFull || !strings.Contains(r.Fallback, "covered by a summary") {
+		t.Fatalf("ghost appears: path %s, fallback %q", r.Path, r.Fallback)
+	}
+}
