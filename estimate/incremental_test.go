@@ -13,6 +13,7 @@ import (
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // grower replays a source session into a new one a few lines at a time,
@@ -492,5 +493,40 @@ func TestIncrementalSummaryFallbacks(t *testing.T) {
 	s.appendLines("ghost", `{"id":"ghost","predecessor":"a8","role":"user","content":"boo"}`)
 	if r := measureBoth(t, s.dir, SessionOptions{}, "ghost appears"); r.Path != PathFull || !strings.Contains(r.Fallback, "covered by a summary") {
 		t.Fatalf("ghost appears: path %s, fallback %q", r.Path, r.Fallback)
+	}
+}
+
+// TestIncrementalLiveFile is the status line's loop on a real Claude Code
+// transcript that grows a few records at a time: the live cache imports
+// the new records, and the estimate of the cache session extends the
+// stored view (equal to a cold run) instead of measuring it again.
+func TestIncrementalLiveFile(t *testing.T) {
+	src := sessiontest.External(t, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	cache := t.TempDir()
+	so := SessionOptions{Estimate: Options{Model: "claude-sonnet-4-5", Window: 200000}}
+	paths := map[string]int{}
+	for n := len(lines) / 2; n <= len(lines); n += 4 {
+		if err := os.WriteFile(file, bytes.Join(lines[:min(n, len(lines))], nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e, err := live.Open(context.Background(), file, live.Options{CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := measureBoth(t, e.Session, so, fmt.Sprintf("%d lines (%s)", n, e.Update))
+		paths[r.Path]++
+		if r.Fallback != "" {
+			paths["fallback: "+r.Fallback]++
+		}
+	}
+	t.Logf("%v", paths)
+	if paths[PathIncremental] < paths[PathFull] {
+		t.Errorf("mostly not incremental: %v", paths)
 	}
 }
