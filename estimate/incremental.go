@@ -366,9 +366,12 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 		return nil, "no model"
 	}
 	res, vc, sidecar, why, err := t.measure(ctx, e, k.key)
-	if err != nil || why != "" {
+	if err != nil {
 		// An error here (a canceled context) is the full path's to give.
-		return nil, why + fmt.Sprint(err)
+		return nil, fmt.Sprint(err)
+	}
+	if why != "" {
+		return nil, why
 	}
 	res.Session = dir
 	out = &SessionResult{Result: res, Path: PathIncremental, Summaries: t.basis.Summaries}

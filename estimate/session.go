@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -176,6 +177,16 @@ func storeFull(dir string, k viewKey, opts SessionOptions, v *render.View, st *v
 	}
 	base, err := baseOf(k.meta, k.inputs, fileIdentity(ident), effectiveMaxLine(opts.Open))
 	if err != nil {
+		return storeView(dir, vc, nil)
+	}
+	// The key was taken from session.json before Open read it again: the
+	// basis must describe the state measured, in every field the Result
+	// depends on.
+	var km transcript.Meta
+	sm := v.Graph.S.Meta
+	if json.Unmarshal(k.meta, &km) != nil || km.Head != sm.Head || km.NodesBytes == nil || sm.NodesBytes == nil ||
+		*km.NodesBytes != *sm.NodesBytes || km.ActiveSummaryID != sm.ActiveSummaryID || km.Model != sm.Model ||
+		RecordedWindow(km) != RecordedWindow(sm) {
 		return storeView(dir, vc, nil)
 	}
 	b, recs, err := newBasis(v, st, base)
