@@ -119,6 +119,23 @@ type nodeRec struct {
 
 const nodeRecSize = 8 + 8 + 4
 
+// nodeRecs are records packed as the sidecar stores them, so that an
+// incremental run scans and rewrites them without decoding each.
+type nodeRecs []byte
+
+func (rs nodeRecs) len() int { return len(rs) / nodeRecSize }
+
+func (rs nodeRecs) at(i int) nodeRec {
+	e := rs[i*nodeRecSize:]
+	return nodeRec{hash: binary.LittleEndian.Uint64(e), offset: int64(binary.LittleEndian.Uint64(e[8:])), length: binary.LittleEndian.Uint32(e[16:])}
+}
+
+func (rs nodeRecs) add(r nodeRec) nodeRecs {
+	rs = binary.LittleEndian.AppendUint64(rs, r.hash)
+	rs = binary.LittleEndian.AppendUint64(rs, uint64(r.offset))
+	return binary.LittleEndian.AppendUint32(rs, r.length)
+}
+
 // idHash is FNV-1a: stable across runs, no allocation. A match is only a
 // candidate, checked against the stored line.
 func idHash(id string) uint64 {
@@ -178,7 +195,7 @@ func effectiveMaxLine(o transcript.OpenOptions) int {
 // newBasis describes a full measurement for the next incremental run, or
 // returns nil when the session is not in a state one can start from (no
 // HEAD, an uncommitted tail, a last line without its newline).
-func newBasis(v *render.View, st *viewState, base string) (*incrBasis, []nodeRec, error) {
+func newBasis(v *render.View, st *viewState, base string) (*incrBasis, nodeRecs, error) {
 	s := v.Graph.S
 	if v.Head < 0 || s.Meta.NodesBytes == nil || s.TailBytes != 0 || s.CommittedBytes != *s.Meta.NodesBytes || s.CommittedBytes == 0 {
 		return nil, nil, nil
@@ -197,10 +214,10 @@ func newBasis(v *render.View, st *viewState, base string) (*incrBasis, []nodeRec
 	}
 	b := &incrBasis{Base: base, Committed: s.CommittedBytes, Nodes: s.Len(), Head: s.ID(v.Head), Seam: seamHash(seam),
 		Cats: st.tally.cats, ViewNodes: st.tally.nodes, ViewTotal: st.tally.total, AnyTools: st.tally.anyTools, Calib: st.calib}
-	recs := make([]nodeRec, s.Len())
-	for i := range recs {
+	recs := make(nodeRecs, 0, s.Len()*nodeRecSize)
+	for i := range s.Len() {
 		off, l := s.LineSpan(i)
-		recs[i] = nodeRec{hash: idHash(s.ID(i)), offset: off, length: uint32(l)}
+		recs = recs.add(nodeRec{hash: idHash(s.ID(i)), offset: off, length: uint32(l)})
 		if s.IsSummary(i) {
 			b.Summaries++
 		}
@@ -231,8 +248,8 @@ var incrMagic = []byte("CTXFINC1")
 // encodeSidecar lays out the sidecar (little endian): magic, the view
 // cache key it belongs to, the node records, the matched requests, and a
 // CRC-32 of all before it.
-func encodeSidecar(key string, recs []nodeRec, reqs []MatchedRequest) []byte {
-	size := len(incrMagic) + 4 + len(key) + 8 + len(recs)*nodeRecSize + 4
+func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
+	size := len(incrMagic) + 4 + len(key) + 8 + len(recs) + 4
 	for _, r := range reqs {
 		size += 18 + len(r.Node)
 	}
@@ -240,12 +257,8 @@ func encodeSidecar(key string, recs []nodeRec, reqs []MatchedRequest) []byte {
 	out = append(out, incrMagic...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(key)))
 	out = append(out, key...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(recs)))
-	for _, r := range recs {
-		out = binary.LittleEndian.AppendUint64(out, r.hash)
-		out = binary.LittleEndian.AppendUint64(out, uint64(r.offset))
-		out = binary.LittleEndian.AppendUint32(out, r.length)
-	}
+	out = binary.LittleEndian.AppendUint64(out, uint64(recs.len()))
+	out = append(out, recs...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(reqs)))
 	for _, r := range reqs {
 		out = binary.LittleEndian.AppendUint64(out, uint64(int64(r.Estimated)))
@@ -259,7 +272,7 @@ func encodeSidecar(key string, recs []nodeRec, reqs []MatchedRequest) []byte {
 var errSidecar = errors.New("sidecar does not match")
 
 // decodeSidecar reads what encodeSidecar wrote for key.
-func decodeSidecar(data []byte, key string) ([]nodeRec, []MatchedRequest, error) {
+func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) {
 	if len(data) < len(incrMagic)+4 || !bytes.HasPrefix(data, incrMagic) {
 		return nil, nil, errSidecar
 	}
@@ -290,11 +303,7 @@ func decodeSidecar(data []byte, key string) ([]nodeRec, []MatchedRequest, error)
 	if raw == nil && n > 0 {
 		return nil, nil, errSidecar
 	}
-	recs := make([]nodeRec, n)
-	for i := range recs {
-		e := raw[i*nodeRecSize:]
-		recs[i] = nodeRec{hash: binary.LittleEndian.Uint64(e), offset: int64(binary.LittleEndian.Uint64(e[8:])), length: binary.LittleEndian.Uint32(e[16:])}
-	}
+	recs := nodeRecs(raw)
 	qb := take(4)
 	if qb == nil {
 		return nil, nil, errSidecar
@@ -317,7 +326,7 @@ func decodeSidecar(data []byte, key string) ([]nodeRec, []MatchedRequest, error)
 	return recs, reqs, nil
 }
 
-func readSidecar(dir, key string) ([]nodeRec, []MatchedRequest, error) {
+func readSidecar(dir, key string) (nodeRecs, []MatchedRequest, error) {
 	data, err := os.ReadFile(filepath.Join(dir, CacheDir, IncrementalFile))
 	if err != nil {
 		return nil, nil, err

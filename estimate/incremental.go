@@ -9,6 +9,7 @@ package estimate
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,14 +42,14 @@ type tailRun struct {
 	// data is the old seam followed by the appended bytes.
 	data    []byte
 	seamLen int
-	recs    []nodeRec
+	recs    nodeRecs
 	reqs    []MatchedRequest
 	f       *os.File
 	// nodes are the appended nodes in file order, lines their stored
 	// bytes; chain indexes nodes from the previous HEAD's child to HEAD.
 	nodes []*transcript.Node
 	lines [][]byte
-	newR  []nodeRec
+	newR  nodeRecs
 	chain []int
 }
 
@@ -96,7 +97,7 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if seamHash(t.data[:t.seamLen]) != b.Seam {
 		return t.fail("the committed bytes before the append changed")
 	}
-	if t.recs, t.reqs, err = readSidecar(dir, vc.Key); err != nil || len(t.recs) != b.Nodes {
+	if t.recs, t.reqs, err = readSidecar(dir, vc.Key); err != nil || t.recs.len() != b.Nodes {
 		return t.fail("no matching " + IncrementalFile)
 	}
 	return t, ""
@@ -140,7 +141,7 @@ func (t *tailRun) decode(maxLine int) string {
 		}
 		t.nodes = append(t.nodes, n)
 		t.lines = append(t.lines, body)
-		t.newR = append(t.newR, nodeRec{hash: idHash(n.ID), offset: off, length: uint32(len(body))})
+		t.newR = t.newR.add(nodeRec{hash: idHash(n.ID), offset: off, length: uint32(len(body))})
 		off += int64(len(chunk))
 	}
 	return ""
@@ -222,11 +223,12 @@ func (t *tailRun) oldIDs(names map[string]bool) (map[string]bool, error) {
 	}
 	found := map[string]bool{}
 	var line []byte
-	for _, r := range t.recs {
-		ids, ok := byHash[r.hash]
+	for i := range t.recs.len() {
+		ids, ok := byHash[binary.LittleEndian.Uint64(t.recs[i*nodeRecSize:])]
 		if !ok {
 			continue
 		}
+		r := t.recs.at(i)
 		line = append(line[:0], make([]byte, r.length)...)
 		if _, err := t.f.ReadAt(line, r.offset); err != nil {
 			return nil, err
