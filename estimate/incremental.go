@@ -276,6 +276,9 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	if e.Counted != nil {
 		e.Counted(len(t.chain))
 	}
+	if !e.NoCache {
+		t.saveCounts(profileOf(b), counts)
+	}
 	old := t.basis
 	tl := tally{cats: old.Cats, nodes: old.ViewNodes, total: old.ViewTotal, anyTools: old.AnyTools}
 	for k, ci := range t.chain {
@@ -384,4 +387,30 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 		out.Warnings = append(out.Warnings, w)
 	}
 	return out, ""
+}
+
+// saveCounts adds the chain's counts to the per-node cache, so that a later
+// full run (after a compaction, say) does not count them again. A cache
+// that is not in order is left to that run, which says so.
+func (t *tailRun) saveCounts(profile string, counts []parts) {
+	n := t.basis.Nodes + len(t.nodes)
+	ok := true
+	c := openCache(t.dir, profile, n, func(string) { ok = false })
+	if !ok || c.out == nil {
+		c.abort()
+		return
+	}
+	keys := newKeyer(profile)
+	visited := make([]bool, n)
+	e := make([]byte, cacheEntrySize)
+	for k, ci := range t.chain {
+		i := t.basis.Nodes + ci
+		putEntry(e, keys.key(t.lines[ci]), counts[k])
+		if c.writeNew(i, e) != nil {
+			c.abort()
+			return
+		}
+		visited[i] = true
+	}
+	c.finish(visited, true, nil)
 }

@@ -530,3 +530,22 @@ func TestIncrementalLiveFile(t *testing.T) {
 		t.Errorf("mostly not incremental: %v", paths)
 	}
 }
+
+// TestIncrementalSavesCounts: the counts an incremental run makes go to the
+// per-node cache, so the full run after a compaction counts nothing again.
+func TestIncrementalSavesCounts(t *testing.T) {
+	s := measuredFixture(t, "tools", SessionOptions{})
+	s.appendLines("u9", userLine)
+	s.appendLines("a9", asstLine)
+	if r := Session(context.Background(), s.dir, SessionOptions{}); r.Path != PathIncremental {
+		t.Fatalf("path %s (%s)", r.Path, r.Fallback)
+	}
+	os.Remove(CachePath(s.dir, ViewCacheFile))
+	before := bpeNodes.Load()
+	if r := Session(context.Background(), s.dir, SessionOptions{}); r.Path != PathFull || r.Err != nil {
+		t.Fatalf("path %s: %v", r.Path, r.Err)
+	}
+	if n := bpeNodes.Load() - before; n != 0 {
+		t.Fatalf("the full run counted %d nodes; the incremental run's counts were not cached", n)
+	}
+}
