@@ -1,18 +1,15 @@
 package estimate
 
 import (
-	"bytes"
 	"container/heap"
-	"encoding/base64"
+	_ "embed"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"slices"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // Encodings this build counts exactly, offline.
@@ -27,19 +24,14 @@ var Encodings = []string{O200kBase, Cl100kBase}
 // Pre-split patterns of the two encodings, exactly as pkoukk/tiktoken-go
 // v0.1.8 (encoding.go) and OpenAI's tiktoken define them. splitter.go
 // implements them by hand; tests check it against these patterns run by
-// regexp2 (the library's engine). The merge ranks come from
-// tiktoken-go-loader, embedded in the binary: nothing is ever downloaded
-// at run time.
+// regexp2 (the library's engine). The merge ranks are
+// tiktoken-go-loader's, decoded into ranks/*.bin and embedded in the
+// binary: nothing is ever downloaded at run time.
 var patterns = map[string]string{
 	O200kBase: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
 	Cl100kBase: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
-}
-
-var rankFiles = map[string]string{
-	O200kBase:  "o200k_base.tiktoken",
-	Cl100kBase: "cl100k_base.tiktoken",
 }
 
 // UnknownEncodingError names an encoding this build does not have.
@@ -64,7 +56,7 @@ func ranksOf(enc string) (*rankMap, error) {
 		return nil, &UnknownEncodingError{Name: enc}
 	}
 	t.once.Do(func() {
-		t.ranks, t.err = loadRanks(rankFiles[enc])
+		t.ranks, t.err = loadRanks(enc)
 		if t.err != nil {
 			t.err = fmt.Errorf("loading %s: %w", enc, t.err)
 		}
@@ -72,74 +64,50 @@ func ranksOf(enc string) (*rankMap, error) {
 	return t.ranks, t.err
 }
 
-// loadRanks parses one of tiktoken-go-loader's embedded rank files
-// ("base64-token rank" per line) into a rankMap, streaming the file (no
-// copy of it) into one arena (same table as the loader's LoadTiktokenBpe;
-// TestRanksMatchLoader compares them).
-func loadRanks(file string) (*rankMap, error) {
-	// The embedded file is already in memory: reading it whole and parsing
-	// by hand (no scanner, no per-line string) takes a third of the time,
-	// which every process that counts a node pays (an incremental estimate
-	// counts only a few).
-	data, err := assets.Assets.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	lines := bytes.Count(data, []byte{'\n'}) + 1
-	arena := make([]byte, 0, len(data)/2)
-	starts := make([]uint32, 0, lines+1)
-	ranks := make([]int32, 0, lines)
-	for len(data) > 0 {
-		nl := bytes.IndexByte(data, '\n')
-		line := data
-		if nl >= 0 {
-			line, data = data[:nl], data[nl+1:]
-		} else {
-			data = nil
-		}
-		if len(line) == 0 {
-			continue
-		}
-		sp := bytes.IndexByte(line, ' ')
-		if sp < 0 {
-			return nil, fmt.Errorf("%s: malformed line %q", file, line)
-		}
-		rank, ok := parseRank(line[sp+1:])
-		if !ok {
-			return nil, fmt.Errorf("%s: bad rank on line %q", file, line)
-		}
-		from := len(arena)
-		arena = slices.Grow(arena, base64.StdEncoding.DecodedLen(sp))
-		arena = arena[:from+base64.StdEncoding.DecodedLen(sp)]
-		n, err := base64.StdEncoding.Decode(arena[from:], line[:sp])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("%s: empty token on line %q", file, line)
-		}
-		arena = arena[:from+n]
-		starts = append(starts, uint32(from))
-		ranks = append(ranks, rank)
-	}
-	starts = append(starts, uint32(len(arena)))
-	return newRankMap(string(arena), slices.Clip(starts), slices.Clip(ranks)), nil
-}
+// Rank tables are embedded pre-decoded (ranks/*.bin, written by
+// TestRankTables from tiktoken-go-loader's files, which it checks them
+// against): every process that counts a node loads one, and decoding the
+// loader's base64 text took 25–50 ms of an incremental estimate's 60–90.
+//
+// Layout: magic "CTXFRNK1", u32 token count n (little endian), n bytes of
+// token lengths, then the tokens back to back. Token k has rank k (the
+// loader's files are in rank order, without gaps; the test checks it).
+var (
+	//go:embed ranks/o200k_base.bin
+	o200kTable string
+	//go:embed ranks/cl100k_base.bin
+	cl100kTable string
+)
 
-// parseRank parses a non-negative decimal that fits an int32.
-func parseRank(b []byte) (int32, bool) {
-	b = bytes.TrimSuffix(b, []byte{'\r'})
-	if len(b) == 0 || len(b) > 9 {
-		return 0, false
+var rankBlobs = map[string]*string{O200kBase: &o200kTable, Cl100kBase: &cl100kTable}
+
+const rankMagic = "CTXFRNK1"
+
+// loadRanks builds the rank table of enc from its embedded blob.
+func loadRanks(enc string) (*rankMap, error) {
+	blob := *rankBlobs[enc]
+	if len(blob) < len(rankMagic)+4 || blob[:len(rankMagic)] != rankMagic {
+		return nil, fmt.Errorf("%s: bad embedded rank table", enc)
 	}
-	var v int32
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int32(c-'0')
+	n := int(binary.LittleEndian.Uint32([]byte(blob[len(rankMagic) : len(rankMagic)+4])))
+	lens := blob[len(rankMagic)+4:]
+	if len(lens) < n {
+		return nil, fmt.Errorf("%s: truncated embedded rank table", enc)
 	}
-	return v, true
+	arena := lens[n:]
+	lens = lens[:n]
+	starts := make([]uint32, n+1)
+	ranks := make([]int32, n)
+	at := uint32(0)
+	for k := range n {
+		starts[k], ranks[k] = at, int32(k)
+		at += uint32(lens[k])
+	}
+	if int(at) != len(arena) {
+		return nil, fmt.Errorf("%s: embedded rank table: tokens take %d bytes, %d stored", enc, at, len(arena))
+	}
+	starts[n] = at
+	return newRankMap(arena, starts, ranks), nil
 }
 
 // rankMap maps token bytes to merge rank. It is an open-addressing table
