@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -64,7 +65,8 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if err := json.Unmarshal(k.meta, &t.meta); err != nil || t.meta.NodesBytes == nil {
 		return nil, "session.json has no committed length"
 	}
-	f, err := os.Open(filepath.Join(dir, transcript.NodesFile))
+	// Never blocks on a FIFO put in its place (the check below refuses it).
+	f, err := os.OpenFile(filepath.Join(dir, transcript.NodesFile), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "nodes.jsonl: " + err.Error()
 	}

@@ -549,3 +549,22 @@ func TestIncrementalSavesCounts(t *testing.T) {
 		t.Fatalf("the full run counted %d nodes; the incremental run's counts were not cached", n)
 	}
 }
+
+// TestIncrementalOddLines: repeated keys, escaped ids and a CRLF line end
+// read the same through the tail as through the index (equal to cold,
+// whichever path each takes).
+func TestIncrementalOddLines(t *testing.T) {
+	for _, l := range []string{
+		`{"id":"u9","id":"u8","predecessor":"a7","role":"user","content":"x"}`,
+		`{"id":"u9","predecessor":"zz","predecessor":"a7","role":"user","content":"x"}`,
+		`{"id":"u9","predecessor":"a7","role":"user","role":"tool","content":"x"}`,
+		`{"id":"u9","predecessor":"a7","role":"user","content":"x","metadata":{"compaction":false,"compaction":true,"covers_ids":["u1"]}}`,
+		`{"id":"u9","predecessor":"a7","role":"user","content":"x","caller":"a1","caller":null}`,
+		`{"id":"u\u0039","predecessor":"a\u0037","role":"user","content":"x"}`,
+		`{"id":"u9","predecessor":"a7","role":"user","content":"x"}` + "\r",
+	} {
+		s := measuredFixture(t, "tools", SessionOptions{})
+		s.appendLines("u9", l)
+		measureBoth(t, s.dir, SessionOptions{}, l)
+	}
+}
