@@ -93,6 +93,9 @@ type incrBasis struct {
 	Nodes     int    `json:"nodes"`
 	Head      string `json:"head"`
 	Seam      string `json:"seam"`
+	// HashState is session.json's nodes_hash_state at Committed, when it
+	// records the hash chain (checkChain).
+	HashState string `json:"hash_state,omitempty"`
 	Summaries int    `json:"summaries"`
 	// The view's tally (tally's fields).
 	Cats      [numCategories]int `json:"cats"`
@@ -167,6 +170,9 @@ func baseOf(meta []byte, inputs []byte, ident []byte, maxLine int) (string, erro
 	}
 	delete(m, "head")
 	delete(m, "nodes_bytes")
+	for _, k := range chainFields {
+		delete(m, k)
+	}
 	canon, err := json.Marshal(m)
 	if err != nil {
 		return "", err
@@ -195,7 +201,7 @@ func effectiveMaxLine(o transcript.OpenOptions) int {
 // newBasis describes a full measurement for the next incremental run, or
 // returns nil when the session is not in a state one can start from (no
 // HEAD, an uncommitted tail, a last line without its newline).
-func newBasis(v *render.View, st *viewState, base string) (*incrBasis, nodeRecs, error) {
+func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis, nodeRecs, error) {
 	s := v.Graph.S
 	if v.Head < 0 || s.Meta.NodesBytes == nil || s.TailBytes != 0 || s.CommittedBytes != *s.Meta.NodesBytes || s.CommittedBytes == 0 {
 		return nil, nil, nil
@@ -212,7 +218,7 @@ func newBasis(v *render.View, st *viewState, base string) (*incrBasis, nodeRecs,
 	if seam[len(seam)-1] != '\n' {
 		return nil, nil, nil
 	}
-	b := &incrBasis{Base: base, Committed: s.CommittedBytes, Nodes: s.Len(), Head: s.ID(v.Head), Seam: seamHash(seam),
+	b := &incrBasis{Base: base, Committed: s.CommittedBytes, Nodes: s.Len(), Head: s.ID(v.Head), Seam: seamHash(seam), HashState: hashState,
 		Cats: st.tally.cats, ViewNodes: st.tally.nodes, ViewTotal: st.tally.total, AnyTools: st.tally.anyTools, Calib: st.calib}
 	recs := make(nodeRecs, 0, s.Len()*nodeRecSize)
 	for i := range s.Len() {

@@ -40,6 +40,8 @@ type tailRun struct {
 	vc    *viewCache
 	basis *incrBasis
 	meta  transcript.Meta
+	// metaBytes is session.json as the key read it.
+	metaBytes []byte
 	// data is the old seam followed by the appended bytes.
 	data    []byte
 	seamLen int
@@ -61,7 +63,7 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if !ok || vc.Basis == nil {
 		return nil, "no stored basis"
 	}
-	t := &tailRun{dir: dir, vc: vc, basis: vc.Basis}
+	t := &tailRun{dir: dir, vc: vc, basis: vc.Basis, metaBytes: k.meta}
 	if err := json.Unmarshal(k.meta, &t.meta); err != nil || t.meta.NodesBytes == nil {
 		return nil, "session.json has no committed length"
 	}
@@ -98,6 +100,9 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	}
 	if seamHash(t.data[:t.seamLen]) != b.Seam {
 		return t.fail("the committed bytes before the append changed")
+	}
+	if why := checkChain(k.meta, b.HashState, t.data[t.seamLen:], st); why != "" {
+		return t.fail(why)
 	}
 	if t.recs, t.reqs, err = readSidecar(dir, vc.Key); err != nil || t.recs.len() != b.Nodes {
 		return t.fail("no matching " + IncrementalFile)
@@ -301,6 +306,7 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	nb := *old
 	nb.Committed, nb.Nodes, nb.Head = *t.meta.NodesBytes, old.Nodes+len(t.nodes), t.meta.Head
 	nb.Seam = seamHash(t.data[max(0, len(t.data)-seamBytes):])
+	nb.HashState = chainOf(t.metaBytes).State
 	nb.Cats, nb.ViewNodes, nb.ViewTotal, nb.AnyTools = tl.cats, tl.nodes, tl.total, tl.anyTools
 	reqs, why := t.recalibrate(&nb, counts, b, e.NoCalibrate)
 	if why != "" {

@@ -3,12 +3,19 @@ package estimate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -566,5 +573,78 @@ func TestIncrementalOddLines(t *testing.T) {
 		s := measuredFixture(t, "tools", SessionOptions{})
 		s.appendLines("u9", l)
 		measureBoth(t, s.dir, SessionOptions{}, l)
+	}
+}
+
+// writeChain records the hash chain of nodes.jsonl in session.json as the
+// store does (docs/FORMAT.md §1, "The hash chain"), over the file as it is.
+func (s *session) writeChain() {
+	path := filepath.Join(s.dir, transcript.NodesFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	h := sha256.New()
+	h.Write(data)
+	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
+	st, _ := os.Stat(path)
+	sys := st.Sys().(*syscall.Stat_t)
+	s.setMeta(func(m map[string]any) {
+		m["nodes_sha256"] = hex.EncodeToString(h.Sum(nil))
+		m["nodes_hash_state"] = base64.StdEncoding.EncodeToString(state)
+		m["nodes_stat"] = chainStat{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), CtimeNs: sys.Ctim.Nano(), Dev: sys.Dev, Ino: sys.Ino}
+	})
+}
+
+// TestIncrementalHashChain: with session.json's hash chain, an append is
+// proven to extend the measured bytes, and an edit anywhere before it —
+// beyond the seam's reach — or a write after the commit falls back.
+func TestIncrementalHashChain(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the recorded stat vouches only where ctime is read (linux)")
+	}
+	fresh := func() *session {
+		s := &session{t: t, dir: sessiontest.CopyFixture(t, "tools")}
+		s.writeChain()
+		if r := Session(context.Background(), s.dir, SessionOptions{}); r.Path != PathFull {
+			t.Fatalf("first run: %+v", r)
+		}
+		return s
+	}
+	s := fresh()
+	s.appendLines("u9", userLine)
+	s.writeChain()
+	if r := measureBoth(t, s.dir, SessionOptions{}, "chained append"); r.Path != PathIncremental {
+		t.Fatalf("chained append: path %s (%s)", r.Path, r.Fallback)
+	}
+	s.appendLines("a9", asstLine)
+	s.writeChain()
+	if r := measureBoth(t, s.dir, SessionOptions{}, "second chained append"); r.Path != PathIncremental {
+		t.Fatalf("second chained append: path %s (%s)", r.Path, r.Fallback)
+	}
+
+	// The first line edited (same length), then an append whose commit
+	// hashes the file as it is: the seam is intact, the chain is not.
+	s = fresh()
+	path := filepath.Join(s.dir, transcript.NodesFile)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(data, []byte("careful"), []byte("CAREFUL"), 1), 0o644)
+	s.appendLines("u9", userLine)
+	s.writeChain()
+	if r := measureBoth(t, s.dir, SessionOptions{}, "early edit"); r.Path != PathFull || !strings.Contains(r.Fallback, "hash chain") {
+		t.Fatalf("early edit: path %s (%s)", r.Path, r.Fallback)
+	}
+
+	// Written after the commit (the recorded stat is stale).
+	s = fresh()
+	s.appendLines("u9", userLine)
+	s.writeChain()
+	// Past the file system's timestamp granularity.
+	time.Sleep(20 * time.Millisecond)
+	f, _ := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY, 0)
+	f.WriteAt([]byte("{"), 0)
+	f.Close()
+	if r := Session(context.Background(), s.dir, SessionOptions{}); r.Path != PathFull || !strings.Contains(r.Fallback, "written since") {
+		t.Fatalf("written after the commit: path %s (%s)", r.Path, r.Fallback)
 	}
 }
