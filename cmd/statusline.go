@@ -236,8 +236,14 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	if st.DisplayName == "" {
 		st.DisplayName = st.Model
 	}
-	if st.Compactions, err = countSummaries(entry.Session, opts.Open); err != nil {
-		return "", err
+	// The estimate knows the session's summaries (compactions so far)
+	// without indexing it again, except from a view an earlier version
+	// stored.
+	st.Compactions = out.Summaries
+	if st.Compactions < 0 {
+		if st.Compactions, err = countSummaries(entry.Session, opts.Open); err != nil {
+			return "", err
+		}
 	}
 	pal := statusPalette(opts.IO)
 	switch {

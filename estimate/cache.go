@@ -367,8 +367,13 @@ func (c *countCache) finish(visited []bool, changed bool, werr error) {
 // the new one would keep (so rewriting it would change nothing).
 func (c *countCache) carriesOthers() bool { return len(c.oldSecs) <= cacheProfiles }
 
+// carryChunk is how many entries carryOver moves at a time: 230 KB, so an
+// incremental run that writes a handful of entries copies a big cache in
+// few reads and writes.
+const carryChunk = 4096
+
 func (c *countCache) carryOver(visited []bool) error {
-	buf := make([]byte, 256*cacheEntrySize)
+	buf := make([]byte, carryChunk*cacheEntrySize)
 	// This profile: unvisited nodes keep their old entries; past the old
 	// section they are left zero, which fails its checksum (a miss).
 	for i := 0; i < int(c.n); {
@@ -377,7 +382,7 @@ func (c *countCache) carryOver(visited []bool) error {
 			continue
 		}
 		j := i
-		for j < int(c.n) && !visited[j] && j-i < 256 {
+		for j < int(c.n) && !visited[j] && j-i < carryChunk {
 			j++
 		}
 		got := c.readOld(i, buf[:(j-i)*cacheEntrySize])

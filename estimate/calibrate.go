@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // Calibration compares the estimate with what the provider measured.
@@ -280,13 +279,19 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //   - the summary in force was the latest one written before that node
 //     (earlier in nodes.jsonl); it substituted only if its covered segment
 //     lies, contiguous, inside spine[:p] (docs/FORMAT.md §4), else the view was raw.
-func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) *Calibration {
+//
+// It also returns the matched requests, for an incremental run to extend.
+func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) (*Calibration, []MatchedRequest) {
 	matches := matchRequests(g, spine, counts, b)
 	if len(matches) == 0 {
-		return nil
+		return nil, nil
 	}
 	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
-	return newCalibration(g.S, matches, res)
+	reqs := make([]MatchedRequest, len(matches))
+	for k, m := range matches {
+		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Measured: m.measured}
+	}
+	return newCalibration(reqs, res), reqs
 }
 
 // requestMatch is one recorded request and its re-estimate. Every matched
@@ -356,28 +361,27 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 	return matches
 }
 
-// newCalibration summarizes matches (spine order, at least one) into the
-// latest and worst errors and the fitted correction applied to res.
-func newCalibration(s *transcript.Session, matches []requestMatch, res *Result) *Calibration {
-	reqs := make([]MatchedRequest, len(matches))
-	abs := make([]float64, len(matches))
+// newCalibration summarizes matched requests (spine order, at least one)
+// into the latest and worst errors and the fitted correction applied to
+// res. reqs is kept as the History with NodeDetail.
+func newCalibration(reqs []MatchedRequest, res *Result) *Calibration {
+	abs := make([]float64, len(reqs))
 	worst := 0
-	for k, m := range matches {
-		reqs[k] = MatchedRequest{Node: s.ID(m.node), Estimated: m.est, Measured: m.measured}
-		rel := float64(m.est-int(m.measured)) / float64(m.measured)
+	for k, m := range reqs {
+		rel := float64(m.Estimated-int(m.Measured)) / float64(m.Measured)
 		abs[k] = math.Abs(rel)
 		// The worst is the first with the largest |error|.
 		if abs[k] > abs[worst] {
 			worst = k
 		}
 	}
-	latest := matches[len(matches)-1]
-	c := &Calibration{Requests: len(matches), LatestNode: s.ID(latest.node), Measured: latest.measured, Estimated: latest.est}
-	if latest.est > 0 {
-		c.Ratio = float64(latest.measured) / float64(latest.est)
+	latest := reqs[len(reqs)-1]
+	c := &Calibration{Requests: len(reqs), LatestNode: latest.Node, Measured: latest.Measured, Estimated: latest.Estimated}
+	if latest.Estimated > 0 {
+		c.Ratio = float64(latest.Measured) / float64(latest.Estimated)
 	}
-	w := matches[worst]
-	c.WorstRelError, c.WorstNode = float64(w.est-int(w.measured))/float64(w.measured), s.ID(w.node)
+	w := reqs[worst]
+	c.WorstRelError, c.WorstNode = float64(w.Estimated-int(w.Measured))/float64(w.Measured), w.Node
 	c.MedianRelError = median(abs)
 	f := FitRequests(reqs)
 	c.Method, c.Slope, c.FittedSlope, c.NextMedianError = f.Method, f.Slope, f.FittedSlope, f.NextMedianError

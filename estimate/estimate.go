@@ -300,9 +300,16 @@ func (r *Result) applyCorrection(c *Correction, b BudgetInfo, opts Options) {
 // a few bytes a node beyond the session's index: counts are summed as they
 // are made, and lines and cache entries are read a run at a time.
 func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
+	res, _, err := measureView(ctx, v, opts)
+	return res, err
+}
+
+// measureView is View, also returning what an incremental run needs of it
+// (incremental.go).
+func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *viewState, error) {
 	b, err := resolve(opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := v.Graph.S
 	idx := v.Indexes
@@ -355,7 +362,7 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for w := 1; w < nw; w++ {
 		tallies[0].merge(&tallies[w])
@@ -371,11 +378,20 @@ func View(ctx context.Context, v *render.View, opts Options) (*Result, error) {
 	if v.Head >= 0 {
 		res.Head = s.ID(v.Head)
 	}
+	st := &viewState{tally: tallies[0]}
 	if spine != nil {
-		res.Calibration = calibrate(v.Graph, spine, slims, b, res)
-		res.setBudget(b, opts)
+		st.calib = calibrateView(v, spine, slims, b, opts, res)
 	}
-	return res, nil
+	return res, st, nil
+}
+
+// calibrateView calibrates res on HEAD's raw spine and returns the state
+// an incremental run extends.
+func calibrateView(v *render.View, spine []int, slims []slimCount, b BudgetInfo, opts Options, res *Result) *calibBasis {
+	var reqs []MatchedRequest
+	res.Calibration, reqs = calibrate(v.Graph, spine, slims, b, res)
+	res.setBudget(b, opts)
+	return newCalibBasis(v.Graph, spine, slims, reqs)
 }
 
 // slimCount is what calibration needs of a node's count.

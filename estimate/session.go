@@ -2,7 +2,9 @@ package estimate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -48,36 +50,76 @@ type SessionResult struct {
 	// warning and counting warnings, in the order they arose.
 	Warnings []string
 	Err      error
+	// Path says how the Result was made (PathView, PathIncremental,
+	// PathFull); Fallback, on PathFull, why the stored view could not be
+	// extended ("" when there was none to try). For tests and diagnostics:
+	// not part of estimate's output.
+	Path     string
+	Fallback string
+	// Summaries is the number of summary nodes in the session (compactions
+	// so far), -1 when not known (a view stored by an earlier version).
+	Summaries int
 }
 
 // Session measures the rendered view of the session in dir: the stored
 // view of an unchanged session (DIR/cache/estimate.view, unless
-// Estimate.NoCache), else dag.Open, render.Build and View, storing the
-// result for next time when the session read without warnings.
+// Estimate.NoCache); after a pure append, the stored figures plus the new
+// nodes (incremental.go); else dag.Open, render.Build and View, storing
+// the result for next time when the session read without warnings.
 func Session(ctx context.Context, dir string, opts SessionOptions) (out SessionResult) {
 	explicit := opts.Estimate.Model
 	e := opts.Estimate
 	e.Model = ""
+	out.Summaries = -1
 	// The key is taken before reading, so a result is never stored under
 	// a newer key.
-	var key string
+	var k viewKey
 	if !e.NoCache {
-		key, _ = ViewCacheKey(dir, e, opts.Head, explicit, opts.DefaultModel)
-		if res, ok := CachedView(dir, key); key != "" && ok {
+		k, _ = viewCacheKey(dir, e, opts.Head, explicit, opts.DefaultModel)
+		if vc, ok := readViewCache(dir); k.key != "" && ok && vc.Key == k.key {
+			res := vc.Result
 			res.Session = dir
-			out.Result = res
+			out.Result, out.Path = res, PathView
+			if vc.Basis != nil {
+				out.Summaries = vc.Basis.Summaries
+			}
 			if w := res.ModelWarning(); w != "" {
 				out.Warnings = append(out.Warnings, w)
 			}
 			return out
 		}
+		if k.key != "" && opts.Head == "" {
+			ie := e
+			ie.Model = explicit
+			inc, why := incremental(ctx, dir, k, ie, opts)
+			if inc != nil {
+				return *inc
+			}
+			out.Fallback = why
+		}
 	}
+	return full(ctx, dir, opts, k, explicit, out)
+}
+
+// full is Session's full path: index, render, count.
+func full(ctx context.Context, dir string, opts SessionOptions, k viewKey, explicit string, in SessionResult) (out SessionResult) {
+	out = in
+	e := opts.Estimate
+	e.Model = ""
+	key := k.key
+	out.Path = PathFull
 	g, err := dag.Open(dir, opts.Open)
 	if err != nil {
 		out.Err = err
 		return out
 	}
 	defer g.S.Close()
+	out.Summaries = 0
+	for i := range g.S.Len() {
+		if g.S.IsSummary(i) {
+			out.Summaries++
+		}
+	}
 	for _, w := range g.S.Warnings {
 		out.Warnings = append(out.Warnings, w.String())
 	}
@@ -88,10 +130,11 @@ func Session(ctx context.Context, dir string, opts SessionOptions) (out SessionR
 	}
 	e.Model = explicit
 	e = e.ForSession(g.S.Meta, opts.DefaultModel)
+	var st *viewState
 	if key != "" {
 		defer func() {
 			if out.Err == nil && len(g.S.Warnings) == 0 {
-				if err := StoreView(dir, key, out.Result); err != nil {
+				if err := storeFull(dir, k, opts, view, st, out.Result); err != nil {
 					out.Warnings = append(out.Warnings, "view cache not saved: "+err.Error())
 				}
 			}
@@ -107,7 +150,8 @@ func Session(ctx context.Context, dir string, opts SessionOptions) (out SessionR
 		out.Err = fmt.Errorf("%s: %w", dir, &UnknownModelError{})
 		return out
 	}
-	res, err := View(ctx, view, e)
+	var res *Result
+	res, st, err = measureView(ctx, view, e)
 	if err != nil {
 		out.Err = fmt.Errorf("%s: %w", dir, err)
 		return out
@@ -118,4 +162,41 @@ func Session(ctx context.Context, dir string, opts SessionOptions) (out SessionR
 		out.Warnings = append(out.Warnings, w)
 	}
 	return out
+}
+
+// storeFull stores a full run's Result with, when the session is in a
+// state an incremental run can start from, its basis and sidecar.
+func storeFull(dir string, k viewKey, opts SessionOptions, v *render.View, st *viewState, res *Result) error {
+	vc := viewCache{Key: k.key, Result: res}
+	if opts.Head != "" || st == nil {
+		return storeView(dir, vc, nil)
+	}
+	ident, err := os.Stat(v.Graph.S.NodesPath())
+	if err != nil {
+		return storeView(dir, vc, nil)
+	}
+	base, err := baseOf(k.meta, k.inputs, fileIdentity(ident), effectiveMaxLine(opts.Open))
+	if err != nil {
+		return storeView(dir, vc, nil)
+	}
+	// The key was taken from session.json before Open read it again: the
+	// basis must describe the state measured, in every field the Result
+	// depends on.
+	var km transcript.Meta
+	sm := v.Graph.S.Meta
+	if json.Unmarshal(k.meta, &km) != nil || km.Head != sm.Head || km.NodesBytes == nil || sm.NodesBytes == nil ||
+		*km.NodesBytes != *sm.NodesBytes || km.ActiveSummaryID != sm.ActiveSummaryID || km.Model != sm.Model ||
+		RecordedWindow(km) != RecordedWindow(sm) {
+		return storeView(dir, vc, nil)
+	}
+	b, recs, err := newBasis(v, st, base, chainOf(k.meta).State)
+	if err != nil || b == nil {
+		return storeView(dir, vc, nil)
+	}
+	vc.Basis = b
+	var reqs []MatchedRequest
+	if b.Calib != nil {
+		reqs = b.Calib.reqs
+	}
+	return storeView(dir, vc, encodeSidecar(k.key, recs, reqs))
 }

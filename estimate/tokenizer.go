@@ -1,20 +1,15 @@
 package estimate
 
 import (
-	"bufio"
-	"bytes"
 	"container/heap"
-	"encoding/base64"
+	_ "embed"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // Encodings this build counts exactly, offline.
@@ -29,19 +24,14 @@ var Encodings = []string{O200kBase, Cl100kBase}
 // Pre-split patterns of the two encodings, exactly as pkoukk/tiktoken-go
 // v0.1.8 (encoding.go) and OpenAI's tiktoken define them. splitter.go
 // implements them by hand; tests check it against these patterns run by
-// regexp2 (the library's engine). The merge ranks come from
-// tiktoken-go-loader, embedded in the binary: nothing is ever downloaded
-// at run time.
+// regexp2 (the library's engine). The merge ranks are
+// tiktoken-go-loader's, decoded into ranks/*.bin and embedded in the
+// binary: nothing is ever downloaded at run time.
 var patterns = map[string]string{
 	O200kBase: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
 		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
 	Cl100kBase: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
-}
-
-var rankFiles = map[string]string{
-	O200kBase:  "o200k_base.tiktoken",
-	Cl100kBase: "cl100k_base.tiktoken",
 }
 
 // UnknownEncodingError names an encoding this build does not have.
@@ -66,7 +56,7 @@ func ranksOf(enc string) (*rankMap, error) {
 		return nil, &UnknownEncodingError{Name: enc}
 	}
 	t.once.Do(func() {
-		t.ranks, t.err = loadRanks(rankFiles[enc])
+		t.ranks, t.err = loadRanks(enc)
 		if t.err != nil {
 			t.err = fmt.Errorf("loading %s: %w", enc, t.err)
 		}
@@ -74,52 +64,50 @@ func ranksOf(enc string) (*rankMap, error) {
 	return t.ranks, t.err
 }
 
-// loadRanks parses one of tiktoken-go-loader's embedded rank files
-// ("base64-token rank" per line) into a rankMap, streaming the file (no
-// copy of it) into one arena (same table as the loader's LoadTiktokenBpe;
-// TestRanksMatchLoader compares them).
-func loadRanks(file string) (*rankMap, error) {
-	f, err := assets.Assets.Open(file)
-	if err != nil {
-		return nil, err
+// Rank tables are embedded pre-decoded (ranks/*.bin, written by
+// TestRankTables from tiktoken-go-loader's files, which it checks them
+// against): every process that counts a node loads one, and decoding the
+// loader's base64 text took 25–50 ms of an incremental estimate's 60–90.
+//
+// Layout: magic "CTXFRNK1", u32 token count n (little endian), n bytes of
+// token lengths, then the tokens back to back. Token k has rank k (the
+// loader's files are in rank order, without gaps; the test checks it).
+var (
+	//go:embed ranks/o200k_base.bin
+	o200kTable string
+	//go:embed ranks/cl100k_base.bin
+	cl100kTable string
+)
+
+var rankBlobs = map[string]*string{O200kBase: &o200kTable, Cl100kBase: &cl100kTable}
+
+const rankMagic = "CTXFRNK1"
+
+// loadRanks builds the rank table of enc from its embedded blob.
+func loadRanks(enc string) (*rankMap, error) {
+	blob := *rankBlobs[enc]
+	if len(blob) < len(rankMagic)+4 || blob[:len(rankMagic)] != rankMagic {
+		return nil, fmt.Errorf("%s: bad embedded rank table", enc)
 	}
-	defer f.Close()
-	var arena []byte
-	var starts []uint32
-	var ranks []int32
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			continue
-		}
-		sp := bytes.IndexByte(line, ' ')
-		if sp < 0 {
-			return nil, fmt.Errorf("%s: malformed line %q", file, line)
-		}
-		rank, err := strconv.ParseInt(string(line[sp+1:]), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		from := len(arena)
-		arena = slices.Grow(arena, base64.StdEncoding.DecodedLen(sp))
-		arena = arena[:from+base64.StdEncoding.DecodedLen(sp)]
-		n, err := base64.StdEncoding.Decode(arena[from:], line[:sp])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("%s: empty token on line %q", file, line)
-		}
-		arena = arena[:from+n]
-		starts = append(starts, uint32(from))
-		ranks = append(ranks, int32(rank))
+	n := int(binary.LittleEndian.Uint32([]byte(blob[len(rankMagic) : len(rankMagic)+4])))
+	lens := blob[len(rankMagic)+4:]
+	if len(lens) < n {
+		return nil, fmt.Errorf("%s: truncated embedded rank table", enc)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	arena := lens[n:]
+	lens = lens[:n]
+	starts := make([]uint32, n+1)
+	ranks := make([]int32, n)
+	at := uint32(0)
+	for k := range n {
+		starts[k], ranks[k] = at, int32(k)
+		at += uint32(lens[k])
 	}
-	starts = append(starts, uint32(len(arena)))
-	return newRankMap(string(arena), slices.Clip(starts), slices.Clip(ranks)), nil
+	if int(at) != len(arena) {
+		return nil, fmt.Errorf("%s: embedded rank table: tokens take %d bytes, %d stored", enc, at, len(arena))
+	}
+	starts[n] = at
+	return newRankMap(arena, starts, ranks), nil
 }
 
 // rankMap maps token bytes to merge rank. It is an open-addressing table

@@ -36,6 +36,10 @@ const resultVersion = "result-2"
 type viewCache struct {
 	Key    string  `json:"key"`
 	Result *Result `json:"result"`
+	// Basis lets the next run after an append measure only the new nodes
+	// (incremental.go); absent when the session was in no state to start
+	// from.
+	Basis *incrBasis `json:"basis,omitempty"`
 }
 
 // ViewCacheKey fingerprints a session directory and the inputs of one
@@ -43,9 +47,21 @@ type viewCache struct {
 // such as a --head or a fallback model). It fails when the session cannot
 // be read; callers then simply measure.
 func ViewCacheKey(dir string, opts Options, extra ...string) (string, error) {
+	k, err := viewCacheKey(dir, opts, extra...)
+	return k.key, err
+}
+
+// viewKey is a view cache key and the parts an incremental run reuses.
+type viewKey struct {
+	key    string
+	meta   []byte
+	inputs []byte
+}
+
+func viewCacheKey(dir string, opts Options, extra ...string) (viewKey, error) {
 	meta, err := transcript.ReadRegularFile(filepath.Join(dir, transcript.MetaFile))
 	if err != nil {
-		return "", err
+		return viewKey{}, err
 	}
 	h := sha256.New()
 	h.Write([]byte(rulesVersion + "/" + resultVersion))
@@ -59,7 +75,7 @@ func ViewCacheKey(dir string, opts Options, extra ...string) (string, error) {
 		putInt64(b[8:], st.ModTime().UnixNano())
 		h.Write(b[:])
 	case !errors.Is(err, fs.ErrNotExist):
-		return "", err
+		return viewKey{}, err
 	}
 	names := make([]string, 0, len(opts.Models))
 	for n := range opts.Models {
@@ -81,11 +97,11 @@ func ViewCacheKey(dir string, opts Options, extra ...string) (string, error) {
 		Extra                        []string
 	}{opts.Model, opts.Encoding, opts.Window, opts.MaxOutput, opts.OutputCap, opts.CompactAt, opts.NodeDetail, opts.NoCalibrate, models, extra})
 	if err != nil {
-		return "", err
+		return viewKey{}, err
 	}
 	h.Write([]byte{0})
 	h.Write(inputs)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return viewKey{key: hex.EncodeToString(h.Sum(nil)), meta: meta, inputs: inputs}, nil
 }
 
 func putInt64(b []byte, v int64) {
@@ -97,23 +113,39 @@ func putInt64(b []byte, v int64) {
 // CachedView returns the Result stored under key, if any. A missing,
 // corrupt or stale file is a miss.
 func CachedView(dir, key string) (*Result, bool) {
+	vc, ok := readViewCache(dir)
+	if !ok || vc.Key != key {
+		return nil, false
+	}
+	return vc.Result, true
+}
+
+// readViewCache reads the stored view, whatever its key.
+func readViewCache(dir string) (*viewCache, bool) {
 	data, err := os.ReadFile(CachePath(dir, ViewCacheFile))
 	if err != nil {
 		return nil, false
 	}
 	var vc viewCache
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if dec.Decode(&vc) != nil || vc.Key != key || vc.Result == nil || vc.Result.Categories == nil {
+	if dec.Decode(&vc) != nil || vc.Result == nil || vc.Result.Categories == nil {
 		return nil, false
 	}
-	return vc.Result, true
+	return &vc, true
 }
 
 // StoreView stores res under key (temp file + rename). A read-only
 // session is simply not cached; other failures are returned for a
 // warning.
 func StoreView(dir, key string, res *Result) error {
-	data, err := json.Marshal(viewCache{Key: key, Result: res})
+	return storeView(dir, viewCache{Key: key, Result: res}, nil)
+}
+
+// storeView stores vc, and sidecar (encodeSidecar's) before it when vc
+// has a basis; the sidecar names vc's key, so a pair torn by concurrent
+// runs is a miss.
+func storeView(dir string, vc viewCache, sidecar []byte) error {
+	data, err := json.Marshal(vc)
 	if err != nil {
 		return err
 	}
@@ -125,6 +157,14 @@ func StoreView(dir, key string, res *Result) error {
 		return err
 	}
 	// A cache: no fsync, a lost one is only cold.
+	if vc.Basis != nil {
+		if err := transcript.WriteBytesAtomic(filepath.Join(cd, IncrementalFile), transcript.AtomicOptions{}, sidecar); err != nil {
+			if errors.Is(err, fs.ErrPermission) {
+				return nil
+			}
+			return err
+		}
+	}
 	if err := transcript.WriteBytesAtomic(filepath.Join(cd, ViewCacheFile), transcript.AtomicOptions{}, data); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil
