@@ -75,6 +75,37 @@ func TestStoreHelperProcess(t *testing.T) {
 			}
 			fmt.Fprintln(out, strings.Join(res.IDs, " "))
 		}
+	case "rewind":
+		// Append two nodes on root, then rewind the cache session to the
+		// commit holding only root, forever.
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "root-meta.json"))
+		var root transcript.Meta
+		if err == nil {
+			err = root.UnmarshalJSON(data)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		fmt.Fprintln(out, "ready")
+		for {
+			for _, n := range []transcript.Node{{ID: "x", Predecessor: "root", Role: transcript.RoleAssistant, Content: transcript.TextContent(strings.Repeat("x", 5000))},
+				{ID: "y", Predecessor: "x", Role: transcript.RoleUser, Content: transcript.TextContent("y")}} {
+				if _, err := transcript.Update(context.Background(), dir, opts, func(tx *transcript.Tx) error {
+					_, err := tx.Append([]transcript.Node{n}, transcript.AppendOptions{})
+					return err
+				}); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(3)
+				}
+				fmt.Fprintln(out, n.ID)
+			}
+			if err := transcript.RewindCache(context.Background(), dir, root, opts); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(3)
+			}
+			fmt.Fprintln(out, "rewound")
+		}
 	case "append":
 		// Append n single nodes, each in its own locked write.
 		prefix := args[0]

@@ -91,6 +91,9 @@ type Session struct {
 	// hand-written file): the next append must start a new line first, or
 	// it would glue its node onto that line.
 	unterminated bool
+	// chain is the digest state of the committed bytes once a writer or
+	// the snapshot check knew it (nodehash.go); nil otherwise.
+	chain chainState
 }
 
 // OpenOptions tune reading.

@@ -66,6 +66,12 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 	}
 	zero := int64(0)
 	m := Meta{FormatVersion: FormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
+	m.setChain(newChain())
+	if st, err := os.Lstat(filepath.Join(dir, NodesFile)); err == nil {
+		if fp, ok := statOf(st); ok {
+			m.NodesStat = &fp
+		}
+	}
 	if err := writeMeta(dir, m); err != nil {
 		return nil, &ParseError{File: filepath.Join(dir, MetaFile), Msg: err.Error()}
 	}
@@ -156,6 +162,34 @@ func (tx *Tx) reload() error {
 		return err
 	}
 	tx.s = s
+	return tx.loadChain()
+}
+
+// loadChain gives the writer the digest state of the committed bytes, to
+// extend at its commit: session.json's when the file is as the last
+// commit left it, else the file's own, with a warning when its committed
+// bytes no longer match the recorded digest (docs/FORMAT.md §1).
+func (tx *Tx) loadChain() error {
+	s := tx.s
+	if s.chain != nil {
+		return nil
+	}
+	if s.f == nil {
+		s.chain = newChain()
+		return nil
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return fileErr(s.NodesPath(), err)
+	}
+	c, _, changed, err := committedChain(s.Meta, s.f, st, s.CommittedBytes)
+	if err != nil {
+		return err
+	}
+	if changed {
+		tx.Warnings = append(tx.Warnings, Warning{File: s.NodesPath(), Msg: changedMsg(s.CommittedBytes)})
+	}
+	s.chain = c
 	return nil
 }
 
