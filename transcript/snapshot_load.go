@@ -201,90 +201,91 @@ func (t *Session) recordsOK(h *snapHeader) bool {
 	return true
 }
 
+// sideReader reads encodeSide's uvarints and strings; ok turns false at
+// the first malformed or out-of-range one.
+type sideReader struct {
+	b  []byte
+	n  int // records: an index must be below it
+	ok bool
+}
+
+func (r *sideReader) u() int {
+	v, k := binary.Uvarint(r.b)
+	if k <= 0 || v > 1<<31 {
+		r.ok = false
+		return 0
+	}
+	r.b = r.b[k:]
+	return int(v)
+}
+
+// count is a number of entries that follow, each at least one byte.
+func (r *sideReader) count() int {
+	k := r.u()
+	if k > len(r.b) {
+		r.ok = false
+		return 0
+	}
+	return k
+}
+
+func (r *sideReader) str() string {
+	k := r.u()
+	if !r.ok || k > len(r.b) {
+		r.ok = false
+		return ""
+	}
+	v := string(r.b[:k])
+	r.b = r.b[k:]
+	return v
+}
+
+func (r *sideReader) idx() int32 {
+	i := r.u()
+	if i >= r.n {
+		r.ok = false
+	}
+	return int32(i)
+}
+
 // decodeSide is encodeSide's inverse; it reports false on any malformed
 // or out-of-range entry.
 func (t *Session) decodeSide(b []byte) bool {
-	ok := true
-	u := func() int {
-		v, k := binary.Uvarint(b)
-		if k <= 0 || v > 1<<31 {
-			ok = false
-			return 0
-		}
-		b = b[k:]
-		return int(v)
-	}
-	str := func() string {
-		k := u()
-		if !ok || k > len(b) {
-			ok = false
-			return ""
-		}
-		v := string(b[:k])
-		b = b[k:]
-		return v
-	}
-	n := len(t.recs)
-	idx := func() int32 {
-		i := u()
-		if i >= n {
-			ok = false
-		}
-		return int32(i)
-	}
-	for range u() {
-		if !ok {
-			return false
-		}
-		i := idx()
+	r := &sideReader{b: b, n: len(t.recs), ok: true}
+	for k := r.count(); k > 0 && r.ok; k-- {
 		if t.names == nil {
 			t.names = map[int32]string{}
 		}
-		t.names[i] = str()
+		i := r.idx()
+		t.names[i] = r.str()
 	}
-	for range u() {
-		if !ok {
-			return false
-		}
-		i := idx()
-		k := u()
-		if k > len(b) {
-			return false
-		}
-		ids := make([]string, k)
-		for k := range ids {
-			ids[k] = str()
+	for k := r.count(); k > 0 && r.ok; k-- {
+		i := r.idx()
+		ids := make([]string, r.count())
+		for j := range ids {
+			ids[j] = r.str()
 		}
 		if t.covers == nil {
 			t.covers = map[int32][]string{}
 		}
 		t.covers[i] = ids
 	}
-	for range u() {
-		if !ok {
-			return false
-		}
-		i := idx()
+	for k := r.count(); k > 0 && r.ok; k-- {
 		if t.bigCounts == nil {
 			t.bigCounts = map[int32][2]int32{}
 		}
-		t.bigCounts[i] = [2]int32{int32(u()), int32(u())}
+		i := r.idx()
+		t.bigCounts[i] = [2]int32{int32(r.u()), int32(r.u())}
 	}
-	for range u() {
-		if !ok {
-			return false
-		}
-		i := idx()
+	for k := r.count(); k > 0 && r.ok; k-- {
 		if t.dangling == nil {
 			t.dangling = map[int32]danglingLinks{}
 		}
-		t.dangling[i] = danglingLinks{pred: str(), caller: str()}
+		i := r.idx()
+		t.dangling[i] = danglingLinks{pred: r.str(), caller: r.str()}
 	}
-	for range u() {
-		if !ok {
-			return false
-		}
-		t.Duplicates = append(t.Duplicates, Duplicate{ID: str(), FirstLine: u(), Line: u()})
+	for k := r.count(); k > 0 && r.ok; k-- {
+		t.Duplicates = append(t.Duplicates, Duplicate{ID: r.str(), FirstLine: r.u(), Line: r.u()})
 	}
-	return ok && len(b) == 0
+	return r.ok && len(r.b) == 0
 }

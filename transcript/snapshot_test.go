@@ -368,4 +368,3 @@ func TestSnapshotRejected(t *testing.T) {
 	}
 	sameIndex(t, s, fullOpen(t, dir))
 }
-
