@@ -36,9 +36,10 @@ var snapshotsOff = false
 // writer's appends (at most about snapshotDelta bytes of nodes before the
 // next snapshot) extend them in place.
 const (
-	snapSpareRecs = 8 << 20
-	snapSpareIDs  = 4 << 20
-	snapSparePool = 1 << 16
+	snapSpareRecs  = 8 << 20
+	snapSpareIDs   = 4 << 20
+	snapSparePool  = 1 << 16
+	snapSpareNames = 1 << 20
 )
 
 // fromSnapshot builds the index from the snapshot plus the committed
@@ -105,7 +106,7 @@ func (t *Session) loadSnapshot(maxLine int) (*snapHeader, string) {
 	if h.longest > int64(maxLine) {
 		return nil, "it holds a line over the line limit"
 	}
-	extra := [numSections]int64{secRecs: snapSpareRecs, secIDs: snapSpareIDs}
+	extra := [numSections]int64{secRecs: snapSpareRecs, secIDs: snapSpareIDs, secNames: snapSpareNames, secNameArena: snapSpareNames}
 	secs, err := mapSections(f, &h, extra)
 	if err != nil {
 		return nil, "cannot map it: " + err.Error()
@@ -134,7 +135,8 @@ func (h *snapHeader) layoutOK(size int64) bool {
 	slots := h.secLen[secSlots] / 4
 	return off == size && h.covered >= 0 && h.nrecs >= 0 && h.nrecs < 1<<31 && h.npool >= 0 && h.npool < 1<<31 &&
 		h.secLen[secRecs] == h.nrecs*int64(unsafe.Sizeof(refRec{})) &&
-		h.secLen[secPoolEnds] == 4*h.npool && h.secLen[secIDs] < 1<<32 &&
+		h.secLen[secPoolEnds] == 4*h.npool && h.secLen[secIDs] < 1<<32 && h.secLen[secNameArena] < 1<<32 &&
+		h.secLen[secNames]%int64(unsafe.Sizeof(nameRec{})) == 0 &&
 		h.secLen[secSlots]%4 == 0 && slots&(slots-1) == 0 && h.used == h.nrecs && (slots == 0) == (h.nrecs == 0) &&
 		4*h.used <= 3*slots
 }
@@ -155,18 +157,20 @@ func (t *Session) installSnapshot(h *snapHeader, secs [numSections][]byte) bool 
 	}
 	pb := secs[secPoolBytes]
 	ends := secs[secPoolEnds]
-	t.pool = make([]string, h.npool, int(h.npool)+snapSparePool)
+	t.basePool, t.poolEnds, t.poolBytes = int(h.npool), ends, pb
+	t.pool = make([]string, 0, snapSparePool)
 	start := uint32(0)
-	for k := range t.pool {
+	for k := range t.basePool {
 		end := binary.LittleEndian.Uint32(ends[4*k:])
 		if end < start || int64(end) > int64(len(pb)) {
 			return false
 		}
-		if end > start {
-			t.pool[k] = unsafe.String(&pb[start], int(end-start))
-		}
 		start = end
 	}
+	if b := secs[secNames]; len(b) > 0 {
+		t.names = unsafe.Slice((*nameRec)(unsafe.Pointer(&b[:1][0])), cap(b)/int(unsafe.Sizeof(nameRec{})))[:len(b)/int(unsafe.Sizeof(nameRec{}))]
+	}
+	t.nameArena = secs[secNameArena]
 	if !t.decodeSide(secs[secSide]) {
 		return false
 	}
@@ -188,10 +192,17 @@ func (t *Session) recordsOK(h *snapHeader) bool {
 		}
 		if int64(r.idOff)+int64(r.idLen) > int64(len(t.ids)) || r.idLen == 0 ||
 			r.pred < MissingLink || r.pred >= n || r.caller < MissingLink || r.caller >= n ||
-			r.pool < 0 || int64(r.pool)+calls+results > int64(len(t.pool)) ||
+			r.pool < 0 || int64(r.pool)+calls+results > int64(t.poolLen()) ||
 			int(r.role) >= len(roleNames) || r.offset < 0 || r.length < 0 || r.offset+int64(r.length) > h.covered {
 			return false
 		}
+	}
+	last := int32(-1)
+	for _, r := range t.names {
+		if r.node <= last || r.node >= n || int64(r.off)+int64(r.n) > int64(len(t.nameArena)) || r.n == 0 {
+			return false
+		}
+		last = r.node
 	}
 	for _, v := range t.byID.slots {
 		if v < 0 || v > n {
@@ -252,13 +263,6 @@ func (r *sideReader) idx() int32 {
 // or out-of-range entry.
 func (t *Session) decodeSide(b []byte) bool {
 	r := &sideReader{b: b, n: len(t.recs), ok: true}
-	for k := r.count(); k > 0 && r.ok; k-- {
-		if t.names == nil {
-			t.names = map[int32]string{}
-		}
-		i := r.idx()
-		t.names[i] = r.str()
-	}
 	for k := r.count(); k > 0 && r.ok; k-- {
 		i := r.idx()
 		ids := make([]string, r.count())
