@@ -112,7 +112,9 @@ func (t *Session) loadSnapshot(maxLine int) (*snapHeader, string) {
 		return nil, "cannot map it: " + err.Error()
 	}
 	for i := range numSections {
-		if crc32.Checksum(secs[i], snapCRC) != h.secCRC[i] {
+		// The records' checksum is taken as they are bounds-checked
+		// (recordsOK), while each chunk is in the cache.
+		if i != secRecs && crc32.Checksum(secs[i], snapCRC) != h.secCRC[i] {
 			return nil, "corrupted (a checksum differs)"
 		}
 	}
@@ -174,42 +176,51 @@ func (t *Session) installSnapshot(h *snapHeader, secs [numSections][]byte) bool 
 	if !t.decodeSide(secs[secSide]) {
 		return false
 	}
-	return t.recordsOK(h)
+	crc, ok := t.recordsOK(h, secs[secRecs])
+	return ok && crc == h.secCRC[secRecs]
 }
 
-// recordsOK bounds-checks every record and slot against the arenas.
-func (t *Session) recordsOK(h *snapHeader) bool {
+// recordsOK bounds-checks every record and slot against the arenas, and
+// returns the CRC of raw, the records' bytes, taken chunk by chunk.
+func (t *Session) recordsOK(h *snapHeader, raw []byte) (uint32, bool) {
 	n := int32(len(t.recs))
+	const chunk = 1024
+	size := int(unsafe.Sizeof(refRec{}))
+	var crc uint32
+	nids, npool, covered := int64(len(t.ids)), int64(t.poolLen()), h.covered
 	for i := range t.recs {
+		if i%chunk == 0 {
+			crc = crc32.Update(crc, snapCRC, raw[i*size:min(i+chunk, len(t.recs))*size])
+		}
 		r := &t.recs[i]
 		calls, results := int64(r.nCalls), int64(r.nResults)
 		if r.nCalls == manyIDs || r.nResults == manyIDs {
 			big, ok := t.bigCounts[int32(i)]
 			if !ok || big[0] < 0 || big[1] < 0 {
-				return false
+				return 0, false
 			}
 			calls, results = int64(big[0]), int64(big[1])
 		}
-		if int64(r.idOff)+int64(r.idLen) > int64(len(t.ids)) || r.idLen == 0 ||
+		if int64(r.idOff)+int64(r.idLen) > nids || r.idLen == 0 ||
 			r.pred < MissingLink || r.pred >= n || r.caller < MissingLink || r.caller >= n ||
-			r.pool < 0 || int64(r.pool)+calls+results > int64(t.poolLen()) ||
-			int(r.role) >= len(roleNames) || r.offset < 0 || r.length < 0 || r.offset+int64(r.length) > h.covered {
-			return false
+			r.pool < 0 || int64(r.pool)+calls+results > npool ||
+			int(r.role) >= len(roleNames) || r.offset < 0 || r.length < 0 || r.offset+int64(r.length) > covered {
+			return 0, false
 		}
 	}
 	last := int32(-1)
 	for _, r := range t.names {
 		if r.node <= last || r.node >= n || int64(r.off)+int64(r.n) > int64(len(t.nameArena)) || r.n == 0 {
-			return false
+			return 0, false
 		}
 		last = r.node
 	}
 	for _, v := range t.byID.slots {
 		if v < 0 || v > n {
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return crc, true
 }
 
 // sideReader reads encodeSide's uvarints and strings; ok turns false at
