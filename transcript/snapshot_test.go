@@ -368,3 +368,52 @@ func TestSnapshotRejected(t *testing.T) {
 	}
 	sameIndex(t, s, fullOpen(t, dir))
 }
+
+// A rewind keeps the snapshot when it covers a prefix of the cut, and
+// drops it when it covers more.
+func TestRewindKeepsOrDropsSnapshot(t *testing.T) {
+	smallSnapshots(t, 2048)
+	dir := soundSession(t, 20)
+	if err := MarkCache(dir, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	_, st := openStats(t, dir)
+	if !st.Snapshot {
+		t.Fatalf("no snapshot: %+v", st)
+	}
+	// A commit after the snapshot, and more after it.
+	snapshotMin = 1 << 40
+	writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "keep", Role: RoleUser, Content: TextContent("k")}}, AppendOptions{})
+		return err
+	})
+	at, _ := readMeta(dir)
+	for i := range 3 {
+		writeTx(t, dir, func(tx *Tx) error {
+			_, err := tx.Append([]Node{{ID: fmt.Sprintf("drop%d", i), Role: RoleUser, Content: TextContent("d")}}, AppendOptions{})
+			return err
+		})
+	}
+	if err := RewindCache(context.Background(), dir, at, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	s, st := openStats(t, dir)
+	if !st.Snapshot || st.Covered > *at.NodesBytes {
+		t.Fatalf("after a rewind past the snapshot's end: %+v", st)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+	// A rewind below what the snapshot covers drops it.
+	first, _ := readMeta(dir)
+	*first.NodesBytes = 0
+	first.Head, first.ActiveSummaryID, first.ActiveSummaryText = "", "", ""
+	first.setChain(newChain())
+	if err := RewindCache(context.Background(), dir, first, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(snapshotPath(dir)); !os.IsNotExist(err) {
+		t.Fatalf("the snapshot past the cut is still there: %v", err)
+	}
+	if s, _ := openStats(t, dir); s.Len() != 0 {
+		t.Fatalf("%d nodes after a rewind to the empty session", s.Len())
+	}
+}

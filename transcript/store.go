@@ -134,7 +134,9 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	// the lock no other writer is using one, so any left is garbage.
 	stale, _ := filepath.Glob(filepath.Join(dir, "."+MetaFile+".tmp-*"))
 	lfStale, _ := filepath.Glob(filepath.Join(dir, LostFound, ".*.tmp-*"))
-	for _, p := range append(stale, lfStale...) {
+	stale = append(stale, lfStale...)
+	snapStale, _ := filepath.Glob(filepath.Join(dir, filepath.Dir(SnapshotFile), "."+filepath.Base(SnapshotFile)+".tmp-*"))
+	for _, p := range append(stale, snapStale...) {
 		_ = os.Remove(p)
 	}
 	tx := &Tx{ctx: ctx, dir: dir, opts: opts}
