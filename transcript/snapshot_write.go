@@ -23,8 +23,38 @@ func (tx *Tx) maybeSnapshot() {
 	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < snapshotDelta {
 		return
 	}
-	if err := s.writeSnapshot(); err == nil {
-		s.stats.Written = true
+	if err := s.writeSnapshot(); err != nil {
+		return
+	}
+	s.stats.Written = true
+	tx.stampChain()
+}
+
+// stampChain records the chain in session.json when it does not vouch for
+// the committed bytes yet (a session from before the chain, or touched
+// since its last commit), so that opens through the new snapshot need not
+// hash the whole file. The meta is otherwise unchanged.
+func (tx *Tx) stampChain() {
+	s := tx.s
+	if s.f == nil {
+		return
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return
+	}
+	fp, ok := statOf(st)
+	if c, trusted := metaChain(s.Meta, s.CommittedBytes); trusted && c.sum() == s.chain.sum() && ok && s.Meta.NodesStat != nil && fp == *s.Meta.NodesStat {
+		return
+	}
+	m := s.Meta
+	m.setChain(s.chain)
+	m.NodesStat = nil
+	if ok && fp.Size == s.CommittedBytes {
+		m.NodesStat = &fp
+	}
+	if writeMeta(tx.dir, m) == nil {
+		s.Meta = m
 	}
 }
 
