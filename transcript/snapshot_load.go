@@ -72,8 +72,21 @@ func (s *Session) fromSnapshot(f *os.File, st os.FileInfo, limit int64, maxLine 
 		return reject("it is not of the committed bytes")
 	}
 	t.unterminated = h.flags&snapUnterminated != 0
+	from := h.covered
+	if t.unterminated && limit > from {
+		// The covered bytes end inside their last line (a hand-written
+		// file); the append after them wrote its newline first (Tx.Append),
+		// which ends that line. Bytes that continue the line instead are
+		// for the full index.
+		var nl [1]byte
+		if _, err := f.ReadAt(nl[:], from); err != nil || nl[0] != '\n' {
+			return reject("the bytes after it continue its last line")
+		}
+		from++
+		t.unterminated = false
+	}
 	line := t.Len() + len(t.Duplicates)
-	if err := t.indexFrom(io.NewSectionReader(f, h.covered, limit-h.covered), h.covered, line, indexBufSize(limit), true, maxLine); err != nil {
+	if err := t.indexFrom(io.NewSectionReader(f, from, limit-from), from, line, indexBufSize(limit), true, maxLine); err != nil {
 		// The full index reports it, with the state it would have.
 		return reject("the bytes after it do not index: " + err.Error())
 	}

@@ -417,3 +417,24 @@ func TestRewindKeepsOrDropsSnapshot(t *testing.T) {
 		t.Fatalf("%d nodes after a rewind to the empty session", s.Len())
 	}
 }
+
+// A snapshot of a hand-written file whose last line has no newline: the
+// next append ends that line first, and the snapshot still serves.
+func TestSnapshotOfUnterminatedLine(t *testing.T) {
+	smallSnapshots(t, 1)
+	dir := handSession(t, `{"id":"r0","predecessor":null,"role":"system","content":"root"}`+"\n"+`{"id":"a","predecessor":"r0","role":"user","content":"no newline"}`)
+	writeTx(t, dir, nil)
+	snapshotMin = 1 << 40
+	writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "b", Role: RoleAssistant, Content: TextContent("after")}}, AppendOptions{})
+		return err
+	})
+	s, st := openStats(t, dir)
+	if !st.Snapshot || st.Delta == 0 {
+		t.Fatalf("not opened via the snapshot: %+v", st)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+	if s.Len() != 3 {
+		t.Fatalf("%d nodes", s.Len())
+	}
+}
