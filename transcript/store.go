@@ -92,6 +92,9 @@ type Tx struct {
 	Warnings []Warning
 	// checked: the snapshot passed checkIntegrity.
 	checked bool
+	// chainChanged: the committed bytes no longer matched nodes_sha256
+	// when the transaction began (loadChain).
+	chainChanged bool
 }
 
 // interrupted checks the context every 4096 nodes of a batch: validating
@@ -154,6 +157,11 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	err = fn(tx)
 	if err == nil {
 		tx.maybeSnapshot()
+		if tx.chainChanged {
+			// Warned at the start: the chain restarts from the file as it
+			// is even when this write appended nothing.
+			tx.stampChain()
+		}
 	}
 	return tx.Warnings, err
 }
@@ -193,6 +201,7 @@ func (tx *Tx) loadChain() error {
 	}
 	if changed {
 		tx.Warnings = append(tx.Warnings, Warning{File: s.NodesPath(), Msg: changedMsg(s.CommittedBytes)})
+		tx.chainChanged = true
 	}
 	s.chain = c
 	return nil
