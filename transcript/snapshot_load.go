@@ -228,12 +228,17 @@ func (t *Session) recordsOK(h *snapHeader, raw []byte) (uint32, bool) {
 		}
 		last = r.node
 	}
+	// Exactly used slots are taken, so a probe always ends at an empty one.
+	taken := 0
 	for _, v := range t.byID.slots {
 		if v < 0 || v > n {
 			return 0, false
 		}
+		if v != 0 {
+			taken++
+		}
 	}
-	return crc, true
+	return crc, taken == t.byID.used
 }
 
 // sideReader reads encodeSide's uvarints and strings; ok turns false at
