@@ -492,3 +492,27 @@ func TestSnapshotCraftedNeverPanics(t *testing.T) {
 	}
 	t.Logf("%d of %d crafted snapshots were within bounds and served", served, rounds)
 }
+
+// A touch changes the stat but not the bytes: the next write records the
+// stat again, so later opens trust session.json without re-hashing.
+func TestTouchRestamped(t *testing.T) {
+	dir := soundSession(t, 3)
+	path := filepath.Join(dir, NodesFile)
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(path, later, later)
+	m, _ := readMeta(dir)
+	f, _ := os.Open(path)
+	st, _ := f.Stat()
+	if _, trusted, _, _ := committedChain(m, f, st, *m.NodesBytes); trusted {
+		t.Fatal("the chain is trusted after a touch")
+	}
+	f.Close()
+	writeTx(t, dir, nil)
+	m, _ = readMeta(dir)
+	f, _ = os.Open(path)
+	defer f.Close()
+	st, _ = f.Stat()
+	if _, trusted, changed, _ := committedChain(m, f, st, *m.NodesBytes); !trusted || changed {
+		t.Fatalf("after the next write: trusted %v, changed %v", trusted, changed)
+	}
+}

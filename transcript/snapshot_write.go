@@ -36,7 +36,7 @@ func (tx *Tx) maybeSnapshot() {
 // hash the whole file. The meta is otherwise unchanged.
 func (tx *Tx) stampChain() {
 	s := tx.s
-	if s.f == nil {
+	if s == nil || s.f == nil || s.chain == nil || s.chain.length() != s.CommittedBytes {
 		return
 	}
 	st, err := s.f.Stat()

@@ -157,9 +157,11 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	err = fn(tx)
 	if err == nil {
 		tx.maybeSnapshot()
-		if tx.chainChanged {
-			// Warned at the start: the chain restarts from the file as it
-			// is even when this write appended nothing.
+		if tx.chainChanged || (tx.s != nil && tx.s.Meta.NodesSHA256 != "") {
+			// A chain found broken (warned at the start) restarts from the
+			// file as it is even when this write appended nothing; a stat
+			// that no longer matches (a touch, repair's truncation of a
+			// tail) is recorded again, so opens need not re-hash.
 			tx.stampChain()
 		}
 	}
