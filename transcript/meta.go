@@ -37,11 +37,21 @@ type Meta struct {
 	// NodesBytes is the committed length of nodes.jsonl. Absent in a
 	// hand-written session, where every complete line counts.
 	NodesBytes *int64 `json:"nodes_bytes,omitempty"`
+	// NodesSHA256 is the hex SHA-256 of the committed bytes, NodesHashState
+	// the base64 of the digest state that extends it, NodesStat the stat of
+	// nodes.jsonl right after the commit (docs/FORMAT.md §1, "The hash
+	// chain"). Absent in a session no ctxfold of this version wrote.
+	NodesSHA256    string    `json:"nodes_sha256,omitempty"`
+	NodesHashState string    `json:"nodes_hash_state,omitempty"`
+	NodesStat      *FileStat `json:"nodes_stat,omitempty"`
+	// Cache marks a cache session ctxfold keeps for a transcript file
+	// (MarkCache): only those can be rewound (RewindCache).
+	Cache bool `json:"cache,omitempty"`
 	// Extra keeps fields written by a newer or foreign writer.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var metaKnown = []string{"format_version", "head", "active_summary_id", "active_summary_text", "model", "created_at", "nodes_bytes"}
+var metaKnown = []string{"format_version", "head", "active_summary_id", "active_summary_text", "model", "created_at", "nodes_bytes", "nodes_sha256", "nodes_hash_state", "nodes_stat", "cache"}
 
 func (m Meta) MarshalJSON() ([]byte, error) {
 	type plain Meta
@@ -73,6 +83,10 @@ func (m *Meta) UnmarshalJSON(data []byte) error {
 	m.Extra = leftoversMap(all, metaKnown)
 	return nil
 }
+
+// ReadMeta reads a session's session.json as the store does (the state
+// of its last commit; RewindCache takes one read earlier).
+func ReadMeta(dir string) (Meta, error) { return readMeta(dir) }
 
 func readMeta(dir string) (Meta, error) {
 	path := filepath.Join(dir, MetaFile)

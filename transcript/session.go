@@ -76,12 +76,19 @@ type Session struct {
 	CommittedBytes int64
 	TailBytes      int64
 	// The index (refindex.go): one record per node, in file order.
-	recs   []refRec
-	ids    []byte // every node's id, back to back
-	byID   idTable
-	pool   []string
-	names  map[int32]string
-	covers map[int32][]string
+	recs []refRec
+	ids  []byte // every node's id, back to back
+	byID idTable
+	pool []string
+	// The snapshot's tool ids (snapshot_load.go): basePool of them, the
+	// end of each in poolEnds, their bytes in poolBytes; pool holds the
+	// rest.
+	basePool  int
+	poolEnds  []byte
+	poolBytes []byte
+	names     []nameRec
+	nameArena []byte
+	covers    map[int32][]string
 	// bigCounts holds the id counts of nodes with manyIDs or more.
 	bigCounts map[int32][2]int32
 	dangling  map[int32]danglingLinks
@@ -91,6 +98,14 @@ type Session struct {
 	// hand-written file): the next append must start a new line first, or
 	// it would glue its node onto that line.
 	unterminated bool
+	// chain is the digest state of the committed bytes once a writer or
+	// the snapshot check knew it (nodehash.go); nil otherwise.
+	chain chainState
+	// stats says how the index was built; snapSound and snapRecs are the
+	// snapshot's verdict on its graph and its node count (writeCheck).
+	stats     OpenStats
+	snapSound bool
+	snapRecs  int
 }
 
 // OpenOptions tune reading.
@@ -148,9 +163,13 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		}
 		limit = *meta.NodesBytes
 	}
-	if err := s.index(f, limit, meta.NodesBytes != nil, opts.MaxLineBytes); err != nil {
-		f.Close()
-		return nil, err
+	// A session with a committed length may have an index snapshot
+	// (docs/FORMAT.md §1); one without is hand-written and small.
+	if meta.NodesBytes == nil || snapshotsOff || !s.fromSnapshot(f, st, limit, opts.MaxLineBytes) {
+		if err := s.index(f, limit, meta.NodesBytes != nil, opts.MaxLineBytes); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	if meta.NodesBytes != nil && st.Size() > limit {
 		s.TailBytes = st.Size() - limit

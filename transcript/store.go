@@ -66,6 +66,12 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 	}
 	zero := int64(0)
 	m := Meta{FormatVersion: FormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
+	m.setChain(newChain())
+	if st, err := os.Lstat(filepath.Join(dir, NodesFile)); err == nil {
+		if fp, ok := statOf(st); ok {
+			m.NodesStat = &fp
+		}
+	}
 	if err := writeMeta(dir, m); err != nil {
 		return nil, &ParseError{File: filepath.Join(dir, MetaFile), Msg: err.Error()}
 	}
@@ -86,6 +92,9 @@ type Tx struct {
 	Warnings []Warning
 	// checked: the snapshot passed checkIntegrity.
 	checked bool
+	// chainChanged: the committed bytes no longer matched nodes_sha256
+	// when the transaction began (loadChain).
+	chainChanged bool
 }
 
 // interrupted checks the context every 4096 nodes of a batch: validating
@@ -128,7 +137,9 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	// the lock no other writer is using one, so any left is garbage.
 	stale, _ := filepath.Glob(filepath.Join(dir, "."+MetaFile+".tmp-*"))
 	lfStale, _ := filepath.Glob(filepath.Join(dir, LostFound, ".*.tmp-*"))
-	for _, p := range append(stale, lfStale...) {
+	stale = append(stale, lfStale...)
+	snapStale, _ := filepath.Glob(filepath.Join(dir, filepath.Dir(SnapshotFile), "."+filepath.Base(SnapshotFile)+".tmp-*"))
+	for _, p := range append(stale, snapStale...) {
 		_ = os.Remove(p)
 	}
 	tx := &Tx{ctx: ctx, dir: dir, opts: opts}
@@ -144,6 +155,16 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	}
 	defer func() { tx.s.Close() }()
 	err = fn(tx)
+	if err == nil {
+		tx.maybeSnapshot()
+		if tx.chainChanged || (tx.s != nil && tx.s.Meta.NodesSHA256 != "") {
+			// A chain found broken (warned at the start) restarts from the
+			// file as it is even when this write appended nothing; a stat
+			// that no longer matches (a touch, repair's truncation of a
+			// tail) is recorded again, so opens need not re-hash.
+			tx.stampChain()
+		}
+	}
 	return tx.Warnings, err
 }
 
@@ -156,6 +177,35 @@ func (tx *Tx) reload() error {
 		return err
 	}
 	tx.s = s
+	return tx.loadChain()
+}
+
+// loadChain gives the writer the digest state of the committed bytes, to
+// extend at its commit: session.json's when the file is as the last
+// commit left it, else the file's own, with a warning when its committed
+// bytes no longer match the recorded digest (docs/FORMAT.md §1).
+func (tx *Tx) loadChain() error {
+	s := tx.s
+	if s.chain != nil {
+		return nil
+	}
+	if s.f == nil {
+		s.chain = newChain()
+		return nil
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return fileErr(s.NodesPath(), err)
+	}
+	c, _, changed, err := committedChain(s.Meta, s.f, st, s.CommittedBytes)
+	if err != nil {
+		return err
+	}
+	if changed {
+		tx.Warnings = append(tx.Warnings, Warning{File: s.NodesPath(), Msg: changedMsg(s.CommittedBytes)})
+		tx.chainChanged = true
+	}
+	s.chain = c
 	return nil
 }
 

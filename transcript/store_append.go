@@ -31,7 +31,7 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	if !tx.checked && !opts.AllowBrokenGraph {
 		// Once per transaction: its own validated appends keep the graph
 		// sound, so a long import in chunks pays for one check.
-		if err := tx.s.checkIntegrity(); err != nil {
+		if err := tx.s.writeCheck(); err != nil {
 			return nil, err
 		}
 		tx.checked = true
@@ -205,12 +205,23 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 		f.Close()
 		return &ParseError{File: path, Msg: "fsync: " + err.Error()}
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return &ParseError{File: path, Msg: err.Error()}
+	}
 	if err := f.Close(); err != nil {
 		return &ParseError{File: path, Msg: err.Error()}
 	}
 	size := s.CommittedBytes + int64(len(data))
 	meta.NodesBytes = &size
 	meta.Head = head
+	chain := s.chain.extendBytes(data)
+	meta.setChain(chain)
+	meta.NodesStat = nil
+	if fp, ok := statOf(st); ok && fp.Size == size {
+		meta.NodesStat = &fp
+	}
 	if err := writeMeta(tx.dir, meta); err != nil {
 		return &ParseError{File: filepath.Join(tx.dir, MetaFile), Msg: err.Error()}
 	}
@@ -218,6 +229,7 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 	// long import appending in chunks stays linear.
 	s.Meta = meta
 	s.CommittedBytes = size
+	s.chain = chain
 	s.unterminated = false
 	for _, r := range refs {
 		// Validated against the snapshot: no duplicates, links resolve.

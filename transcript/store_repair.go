@@ -119,6 +119,7 @@ func repairShortFile(dir string, now time.Time) ([]Warning, error) {
 	}
 	recorded := *meta.NodesBytes
 	meta.NodesBytes = &cut
+	meta.clearChain()
 	if err := writeMeta(dir, meta); err != nil {
 		return nil, err
 	}
