@@ -101,7 +101,7 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if seamHash(t.data[:t.seamLen]) != b.Seam {
 		return t.fail("the committed bytes before the append changed")
 	}
-	if why := checkChain(k.meta, b.HashState, t.data[t.seamLen:], st); why != "" {
+	if why := transcript.ChainExtends(t.meta, b.HashState, t.data[t.seamLen:], st); why != "" {
 		return t.fail(why)
 	}
 	if t.recs, t.reqs, err = readSidecar(dir, vc.Key); err != nil || t.recs.len() != b.Nodes {
@@ -306,7 +306,7 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	nb := *old
 	nb.Committed, nb.Nodes, nb.Head = *t.meta.NodesBytes, old.Nodes+len(t.nodes), t.meta.Head
 	nb.Seam = seamHash(t.data[max(0, len(t.data)-seamBytes):])
-	nb.HashState = chainOf(t.metaBytes).State
+	nb.HashState = t.meta.NodesHashState
 	nb.Cats, nb.ViewNodes, nb.ViewTotal, nb.AnyTools = tl.cats, tl.nodes, tl.total, tl.anyTools
 	reqs, why := t.recalibrate(&nb, counts, b, e.NoCalibrate)
 	if why != "" {

@@ -597,7 +597,7 @@ func (s *session) writeChain() {
 	s.setMeta(func(m map[string]any) {
 		m["nodes_sha256"] = hex.EncodeToString(h.Sum(nil))
 		m["nodes_hash_state"] = base64.StdEncoding.EncodeToString(state)
-		m["nodes_stat"] = chainStat{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), CtimeNs: sys.Ctim.Nano(), Dev: sys.Dev, Ino: sys.Ino}
+		m["nodes_stat"] = transcript.FileStat{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), CtimeNs: sys.Ctim.Nano(), Dev: sys.Dev, Ino: sys.Ino}
 	})
 }
 

@@ -189,7 +189,7 @@ func storeFull(dir string, k viewKey, opts SessionOptions, v *render.View, st *v
 		RecordedWindow(km) != RecordedWindow(sm) {
 		return storeView(dir, vc, nil)
 	}
-	b, recs, err := newBasis(v, st, base, chainOf(k.meta).State)
+	b, recs, err := newBasis(v, st, base, km.NodesHashState)
 	if err != nil || b == nil {
 		return storeView(dir, vc, nil)
 	}

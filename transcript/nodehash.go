@@ -175,3 +175,37 @@ func (s *Session) CommittedBytesChanged() (bool, error) {
 	_, _, changed, err := committedChain(s.Meta, s.f, st, s.CommittedBytes)
 	return changed, err
 }
+
+// ChainExtends says why the committed bytes m records are not the bytes
+// the digest state fromState (a NodesHashState read at an earlier commit)
+// covered followed by tail, or "" when they are: m's chain must cover
+// exactly those bytes, and st — nodes.jsonl's stat now — must be the one m
+// recorded at its commit, so nothing wrote the file since. A reader that
+// measured the session at the earlier commit so proves, reading only
+// tail, that the session only grew by it (estimate's incremental run).
+// Neither m nor the earlier commit carrying a chain is "" too: such a
+// session is older than the chain, and the caller relies on its own checks.
+func ChainExtends(m Meta, fromState string, tail []byte, st os.FileInfo) string {
+	switch {
+	case m.NodesSHA256 == "" && fromState == "":
+		return ""
+	case m.NodesSHA256 == "" || fromState == "":
+		return "the hash chain of committed bytes started or stopped"
+	}
+	now, ok := statOf(st)
+	if !ok || m.NodesStat == nil || *m.NodesStat != now {
+		return "nodes.jsonl was written since its last commit"
+	}
+	raw, err := base64.StdEncoding.DecodeString(fromState)
+	from := chainState(raw)
+	h, herr := from.hasher()
+	if err != nil || herr != nil || from.length() < 0 {
+		return "the stored hash chain state is not readable"
+	}
+	h.Write(tail)
+	c, ok := metaChain(m, from.length()+int64(len(tail)))
+	if !ok || hex.EncodeToString(h.Sum(nil)) != c.sum() {
+		return "the committed bytes are not the measured ones followed by the appended ones (hash chain)"
+	}
+	return ""
+}
