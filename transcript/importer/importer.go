@@ -269,6 +269,11 @@ type Options struct {
 	Input  input.Options
 	// Chunk is the number of nodes per append (DefaultChunk when 0).
 	Chunk int
+	// Resume, when set, makes a Claude Code import resumable
+	// (claudecode.Resume: transcript/live's incremental refresh); with a
+	// State, Out is the session the earlier import wrote, cut back to its
+	// checkpoint, and Append must be set. Other formats refuse it.
+	Resume *claudecode.Resume
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).
 	Progress func(n int)
@@ -322,11 +327,21 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
+	run := v.run
+	if opts.Resume != nil {
+		if format != ClaudeCode {
+			return nil, fmt.Errorf("%s imports are not resumable", title(format))
+		}
+		run = func(ctx context.Context, files []string, in input.Options, t transcript.ImportTarget) error {
+			return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: in.MaxLineBytes, Resume: opts.Resume}, t)
+		}
+	}
 	t := newTarget(ctx, opts)
 	t.given = names
 	t.report.Format = format
-	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
-	if opts.From != "" && opts.From != Auto && t.importedNothing() {
+	err = input.RenameError(run(ctx, opts.Files, opts.Input, t), names)
+	resumed := opts.Resume != nil && opts.Resume.State != nil
+	if opts.From != "" && opts.From != Auto && !resumed && t.importedNothing() {
 		if werr := wrongFormat(format, opts.Files[0], opts.Input, err); werr != nil {
 			err = input.RenameError(werr, names)
 		}

@@ -1,0 +1,400 @@
+package claudecode
+
+// A resumable import (transcript/live keeps a cache session of a file
+// Claude Code is still writing, docs/LIVE.md). The planner is a
+// whole-file planner: a later line can merge into an earlier node (a
+// streamed request), answer its calls, reorder its turn (closeGroup) or
+// give it the text the client sent. A resume point B is a line start of
+// the session file such that no line from B on changes a node planned
+// before B; the planner's state at B is saved, and the next import of the
+// grown file restores it, plans only the lines from B on and emits only
+// the nodes planned from B on. The nodes planned before B are exactly the
+// first ones emitted (emitOrder), and the sink is asked to commit right
+// after them (a checkpoint), so the caller can cut its session back to
+// that commit and append the rest.
+//
+// Which line starts qualify is known only once the whole file is planned:
+// every line start is a candidate, and a change to node i drops every
+// candidate planned after node i was (touch). The import plans the tail
+// twice — once to find the last candidate standing, once more to save the
+// state there — which costs one more pass over the bytes after the old
+// resume point (the whole file on a first import).
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Resume asks Import for a resumable import and carries its results.
+type Resume struct {
+	// State is the State of the Point a previous import of the same
+	// session file returned; nil plans the file from its start. With a
+	// State, the sink is the session that import wrote, cut back to its
+	// checkpoint, and only the nodes planned after the point are emitted.
+	State []byte
+	// Point is where the next import can resume, set by Import; nil when
+	// none qualifies (a sub-agent file beside the session, or no line
+	// start that later lines leave alone).
+	Point *Point
+	// Parsed is how many bytes of the session file this import planned:
+	// the file's size less the resume offset.
+	Parsed int64
+}
+
+// Point is a resume point: the planner's state at a line start of the
+// session file.
+type Point struct {
+	State []byte
+	// Offset is the byte offset of the line start; Nodes how many nodes
+	// were planned before it (the ones emitted before the checkpoint).
+	Offset int64
+	Nodes  int
+}
+
+// ErrCannotResume: the saved state does not apply to the file as it is
+// now (a line after the resume point changes a node planned before it, a
+// sub-agent file appeared, or the state is unreadable); the caller
+// imports the file afresh.
+var ErrCannotResume = errors.New("claude code: cannot resume the import from the saved point")
+
+// Checkpointer is what a sink implements to commit what it holds when
+// the planner has emitted every node planned before the resume point.
+type Checkpointer interface{ Checkpoint() error }
+
+// resumer is a planner's resume bookkeeping.
+type resumer struct {
+	// cands are the candidate points still standing, in file order.
+	cands []cand
+	// base is the point the planning started from; lost when a later line
+	// changed a node planned before it.
+	base cand
+	lost bool
+	// saveAt is the offset whose state is to be saved (-1: none).
+	saveAt int64
+	point  *Point
+	// openGroup is the turn group still open at the end of the file.
+	openGroup []int32
+	// parsed is how many bytes of the file were planned.
+	parsed int64
+}
+
+type cand struct {
+	off   int64
+	nodes int
+}
+
+func (r *resumer) candidate(off int64, nodes int) {
+	if n := len(r.cands); n > 0 && r.cands[n-1].nodes == nodes {
+		// No node between the two: the later one is as good and is kept.
+		r.cands[n-1].off = off
+		return
+	}
+	r.cands = append(r.cands, cand{off, nodes})
+}
+
+// touch notes that the current line changes node i: no point planned
+// after node i stands.
+func (p *planner) touch(i int32) {
+	r := p.res
+	if r == nil || i < 0 || p.agentFile {
+		return
+	}
+	for n := len(r.cands); n > 0 && r.cands[n-1].nodes > int(i); n-- {
+		r.cands = r.cands[:n-1]
+	}
+	if int(i) < r.base.nodes {
+		r.lost = true
+	}
+}
+
+// settle returns the offset to save the state at: the last candidate
+// standing that precedes the nodes the next lines are likely to change —
+// the last assistant message (it may still be streaming, its calls
+// await results), the turn still open (closing it reorders it) and a
+// summary still waiting for its text. A point after them would be lost at
+// the next refresh (touch), which then imports the whole file again.
+func (p *planner) settle() int64 {
+	r := p.res
+	risk := int32(len(p.nodes))
+	lower := func(i int32) {
+		if i >= 0 && i < risk {
+			risk = i
+		}
+	}
+	lower(p.lastAsst)
+	for _, i := range r.openGroup {
+		lower(i)
+	}
+	if p.lastBound >= 0 && p.nodes[p.lastBound].sum.text.line == 0 {
+		lower(p.lastBound)
+	}
+	for n := len(r.cands); n > 0 && r.cands[n-1].nodes > int(risk); n-- {
+		r.cands = r.cands[:n-1]
+	}
+	if len(r.cands) == 0 {
+		// Everything at risk was planned before the point the import
+		// started from, which still stands.
+		return r.base.off
+	}
+	return r.cands[len(r.cands)-1].off
+}
+
+// snap is the planner state a Point holds.
+type snap struct {
+	Key        hashKey
+	Off        int64
+	Line       int
+	Lines      int
+	Nodes      []snapNode
+	UUIDNode   map[key]int32
+	SkipParent map[key]key
+	IDs        map[key]bool
+	Msgs       map[key]int32
+	ToolNode   map[string]int32
+	Prompts    map[string]string
+	PromptUsed map[string]bool
+	AgentTool  map[string]string
+	AgentSeen  map[string]bool
+	Boundaries map[string]int32
+	LastBound  int32
+	LastTask   string
+	Head       int32
+	Model      string
+	Sys        int32
+	FileSys    int32
+	Grp        []int32
+	GrpBase    int32
+	GrpBroken  bool
+	Moved      map[int32]int32
+	Blobs      map[string]snapBlob
+	Sent       []snapSent
+	SideModel  string
+	FileCaller int32
+	WarnedLink bool
+	LastAsst   int32
+}
+
+type snapRef struct {
+	Line int32
+	Off  int64
+	N    int32
+}
+
+type snapNode struct {
+	ID           string
+	Kind         uint8
+	Side         bool
+	Pred, Caller int32
+	First        snapRef
+	More         []snapRef
+	Calls        []string
+	Results      []string
+	Group, Tail  int32
+	Sum          *snapSum
+}
+
+type snapSum struct {
+	Last, Cont int32
+	Text       snapRef
+}
+
+type snapBlob struct {
+	Ref  snapRef
+	Role string
+}
+
+type snapSent struct {
+	Nodes []int32
+	Blob  snapRef
+}
+
+// The session file is the only file of a resumable conversation, so a
+// saved reference needs no file index.
+func toSnapRef(r lineRef) snapRef   { return snapRef{r.line, r.off, r.n} }
+func fromSnapRef(r snapRef) lineRef { return lineRef{file: 0, line: r.Line, off: r.Off, n: r.N} }
+
+// save records the planner's state at lr's position as the Point.
+func (r *resumer) save(p *planner, lr *lineReader) error {
+	s := snap{Key: p.hkey, Off: lr.off, Line: lr.line, Lines: p.lines,
+		UUIDNode: p.uuidNode, SkipParent: p.skipParent, IDs: p.ids, Msgs: p.msgs, ToolNode: p.toolNode,
+		Prompts: p.prompts, PromptUsed: p.promptUsed, AgentTool: p.agentTool, AgentSeen: p.agentSeen,
+		Boundaries: p.boundaries, LastBound: p.lastBound, LastTask: p.lastTask, Head: p.head, Model: p.model,
+		Sys: p.sys, FileSys: p.fileSys, Grp: p.grp, GrpBase: p.grpBase, GrpBroken: p.grpBroken, Moved: p.moved,
+		SideModel: p.sideModel, FileCaller: p.fileCaller, WarnedLink: p.warnedLink, LastAsst: p.lastAsst}
+	s.Nodes = make([]snapNode, len(p.nodes))
+	for i, n := range p.nodes {
+		sn := snapNode{ID: n.id, Kind: n.kind, Side: n.sidechain, Pred: n.pred, Caller: n.caller,
+			First: toSnapRef(n.first), Calls: n.calls, Results: n.results, Group: n.group, Tail: n.tail}
+		if n.more != nil {
+			for _, m := range *n.more {
+				sn.More = append(sn.More, toSnapRef(m))
+			}
+		}
+		if n.sum != nil {
+			sn.Sum = &snapSum{Last: n.sum.last, Cont: n.sum.cont, Text: toSnapRef(n.sum.text)}
+		}
+		s.Nodes[i] = sn
+	}
+	if len(p.blobs) > 0 {
+		s.Blobs = make(map[string]snapBlob, len(p.blobs))
+		for h, b := range p.blobs {
+			s.Blobs[h] = snapBlob{toSnapRef(b.ref), b.role}
+		}
+	}
+	for _, g := range p.sent {
+		s.Sent = append(s.Sent, snapSent{g.nodes, toSnapRef(g.blob)})
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
+		return fmt.Errorf("claude code: saving the resume point: %w", err)
+	}
+	r.point = &Point{State: buf.Bytes(), Offset: lr.off, Nodes: len(p.nodes)}
+	return nil
+}
+
+// restore loads a saved state into a fresh planner of the session file
+// f and returns the line reader positioned at its point.
+func (p *planner) restore(state []byte, f *os.File, path string) (*lineReader, error) {
+	var s snap
+	if err := gob.NewDecoder(bytes.NewReader(state)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCannotResume, err)
+	}
+	p.hkey, p.lines = s.Key, s.Lines
+	p.uuidNode, p.skipParent, p.ids, p.msgs = orEmpty(s.UUIDNode), orEmpty(s.SkipParent), orEmpty(s.IDs), orEmpty(s.Msgs)
+	p.toolNode, p.prompts, p.promptUsed = orEmpty(s.ToolNode), orEmpty(s.Prompts), orEmpty(s.PromptUsed)
+	p.agentTool, p.agentSeen, p.boundaries = orEmpty(s.AgentTool), s.AgentSeen, orEmpty(s.Boundaries)
+	p.lastBound, p.lastTask, p.head, p.model = s.LastBound, s.LastTask, s.Head, s.Model
+	p.sys, p.fileSys, p.grp, p.grpBase, p.grpBroken, p.moved = s.Sys, s.FileSys, s.Grp, s.GrpBase, s.GrpBroken, s.Moved
+	p.sideModel, p.fileCaller, p.warnedLink, p.lastAsst = s.SideModel, s.FileCaller, s.WarnedLink, s.LastAsst
+	p.nodes = make([]*pnode, len(s.Nodes))
+	all := make([]pnode, len(s.Nodes))
+	for i := range s.Nodes {
+		sn := &s.Nodes[i]
+		n := &all[i]
+		*n = pnode{id: sn.ID, kind: sn.Kind, sidechain: sn.Side, pred: sn.Pred, caller: sn.Caller,
+			first: fromSnapRef(sn.First), calls: sn.Calls, results: sn.Results, group: sn.Group, tail: sn.Tail}
+		if len(sn.More) > 0 {
+			more := make([]lineRef, len(sn.More))
+			for k, m := range sn.More {
+				more[k] = fromSnapRef(m)
+			}
+			n.more = &more
+		}
+		if sn.Sum != nil {
+			n.sum = &summaryInfo{last: sn.Sum.Last, cont: sn.Sum.Cont, text: fromSnapRef(sn.Sum.Text)}
+		}
+		p.nodes[i] = n
+	}
+	for h, b := range s.Blobs {
+		if p.blobs == nil {
+			p.blobs = map[string]blobRef{}
+		}
+		p.blobs[h] = blobRef{fromSnapRef(b.Ref), b.Role}
+	}
+	for _, g := range s.Sent {
+		p.sent = append(p.sent, sentGroup{g.Nodes, fromSnapRef(g.Blob)})
+	}
+	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
+		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	lr := newLineReader(f, path, p.opts.max())
+	lr.off, lr.line = s.Off, s.Line
+	return lr, nil
+}
+
+func orEmpty[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
+// runResumable imports conversation c for Import with opts.Resume: it
+// plans from the saved point (or the start) to find the last point that
+// stands, plans again from the saved point saving the state there, and
+// emits the nodes the sink does not hold yet.
+func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSink, opts Options, names map[string]string) error {
+	res := opts.Resume
+	res.Point = nil
+	if c.main == "" || len(c.agents) > 0 {
+		// Sub-agent files are planned after the session file and their
+		// nodes emitted after its own: nothing of the session file is
+		// final before they are read. They are imported whole.
+		if res.State != nil {
+			return fmt.Errorf("%w: sub-agent files lie beside the session", ErrCannotResume)
+		}
+		if c.main != "" {
+			if st, err := os.Stat(c.main); err == nil {
+				res.Parsed = st.Size()
+			}
+		}
+		p := newPlanner(ctx, sink, opts, names)
+		defer p.close()
+		return p.run(c)
+	}
+	find := newPlanner(ctx, discard{}, opts, names)
+	defer find.close()
+	r, err := find.resumeFrom(c.main, res.State, -1)
+	if err != nil {
+		return err
+	}
+	if r.lost {
+		return fmt.Errorf("%w: a line after it changes a node planned before it", ErrCannotResume)
+	}
+	saveAt := find.settle()
+	p := newPlanner(ctx, sink, opts, names)
+	defer p.close()
+	r, err = p.resumeFrom(c.main, res.State, saveAt)
+	if err != nil {
+		return err
+	}
+	if p.lines == 0 {
+		return p.emptyFile(c.main)
+	}
+	res.Parsed = p.res.parsed
+	if err := p.finish(c); err != nil {
+		return err
+	}
+	res.Point = r.point
+	return nil
+}
+
+// resumeFrom plans the session file from the saved state (its start when
+// nil), saving the state at offset saveAt (none when -1).
+func (p *planner) resumeFrom(path string, state []byte, saveAt int64) (*resumer, error) {
+	f, err := p.startFile(path, false)
+	if err != nil {
+		return nil, err
+	}
+	lr := newLineReader(f, p.display(path), p.opts.max())
+	if state != nil {
+		if lr, err = p.restore(state, f, p.display(path)); err != nil {
+			return nil, err
+		}
+	}
+	p.emitFrom = len(p.nodes)
+	p.res = &resumer{saveAt: saveAt, base: cand{lr.off, len(p.nodes)}}
+	from := lr.off
+	if err := p.planLines(lr); err != nil {
+		return nil, err
+	}
+	p.res.parsed = lr.off - from
+	return p.res, nil
+}
+
+// discard is the sink of the planning pass that only finds the resume
+// point: its counts and warnings are the second pass's to give.
+type discard struct{}
+
+func (discard) Node(transcript.Node) error   { return nil }
+func (discard) SetHead(string)               {}
+func (discard) SetModel(string)              {}
+func (discard) Count(string, string, string) {}
+func (discard) Warn(string, int, string)     {}

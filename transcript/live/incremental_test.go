@@ -1,0 +1,103 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// refreshCuts are the sizes a growing file is refreshed at, in order: line
+// ends (every one for a short file or with CTXFOLD_ALL_CUTS=1, else evenly
+// spread ones) and, after each, a cut in the middle of the next line (a
+// client caught writing it).
+func refreshCuts(b []byte, most int) []int {
+	if os.Getenv("CTXFOLD_ALL_CUTS") != "" {
+		most = len(b)
+	}
+	ends := cutPoints(b, most)
+	var out []int
+	for k, end := range ends {
+		out = append(out, end)
+		next := len(b)
+		if k+1 < len(ends) {
+			next = ends[k+1]
+		}
+		if mid := end + (next-end)/2; mid > end && mid < next {
+			out = append(out, mid)
+		}
+	}
+	return append(out, len(b))
+}
+
+// A file refreshed at cut after cut — between the lines of one streamed
+// request, inside a line, several times in a row — always leaves a cache
+// session whose nodes.jsonl is byte for byte a fresh import of the file
+// as it is then. A Claude Code session without sub-agent files goes
+// through the incremental path: each refresh parses only the bytes from
+// the saved resume point on, fewer than the file holds.
+func TestIncrementalRefreshes(t *testing.T) {
+	most := 40
+	if testing.Short() {
+		most = 8
+	}
+	ctx := context.Background()
+	for _, src := range sharedTranscripts(t) {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			full, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			claude := strings.Contains(src, "claude-code")
+			file := workFile(t, src, false)
+			cache := t.TempDir()
+			var incremental, parsed, grown int64
+			opened := false
+			for _, cut := range refreshCuts(full, most) {
+				if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
+					t.Fatal(err)
+				}
+				e, err := Open(ctx, file, Options{CacheDir: cache})
+				if err != nil {
+					if !opened && (strings.Contains(err.Error(), "no ") || strings.Contains(err.Error(), "nothing") || strings.Contains(err.Error(), "empty")) {
+						continue // a prefix that holds no conversation yet
+					}
+					t.Fatalf("cut %d: %v", cut, err)
+				}
+				switch {
+				case !opened || e.Update == Unchanged:
+				case e.Update == Fresh && !claude && strings.Contains(e.Reason, "streamed request"):
+					// Today's path for a format that does not resume: the
+					// cut part of a request is re-imported whole.
+				case e.Update == Fresh && !(claude && strings.Contains(e.Reason, "resume point no longer applies")):
+					t.Errorf("cut %d: a grown file was imported afresh (%s)", cut, e.Reason)
+				case claude:
+					grown++
+					if e.Update == Appended && e.ParsedBytes < int64(cut) {
+						incremental++
+					} else {
+						t.Logf("cut %d: %s, parsed %d of %d bytes (%s)", cut, e.Update, e.ParsedBytes, cut, e.Reason)
+					}
+					parsed += e.ParsedBytes
+				}
+				opened = true
+				got, err := os.ReadFile(filepath.Join(e.Session, "nodes.jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := freshNodes(t, file); !bytes.Equal(got, want) {
+					t.Fatalf("cut %d (%s, parsed %d): nodes.jsonl differs from a fresh import (%d vs %d bytes)", cut, e.Update, e.ParsedBytes, len(got), len(want))
+				}
+			}
+			// Whole parses are due only where no turn is complete yet (the
+			// resume point is the file's start) or where a line answers or
+			// extends a node before the point (a parallel branch): rare.
+			if claude && grown > 0 && incremental*10 < grown*9 {
+				t.Errorf("only %d of %d refreshes of a grown file were incremental", incremental, grown)
+			}
+			t.Logf("%d refreshes of a grown Claude Code file, %d incremental, %d bytes parsed in all", grown, incremental, parsed)
+		})
+	}
+}
