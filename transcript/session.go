@@ -94,6 +94,11 @@ type Session struct {
 	// chain is the digest state of the committed bytes once a writer or
 	// the snapshot check knew it (nodehash.go); nil otherwise.
 	chain chainState
+	// stats says how the index was built; snapSound and snapRecs are the
+	// snapshot's verdict on its graph and its node count (writeCheck).
+	stats     OpenStats
+	snapSound bool
+	snapRecs  int
 }
 
 // OpenOptions tune reading.
@@ -151,9 +156,13 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 		}
 		limit = *meta.NodesBytes
 	}
-	if err := s.index(f, limit, meta.NodesBytes != nil, opts.MaxLineBytes); err != nil {
-		f.Close()
-		return nil, err
+	// A session with a committed length may have an index snapshot
+	// (docs/FORMAT.md §1); one without is hand-written and small.
+	if meta.NodesBytes == nil || snapshotsOff || !s.fromSnapshot(f, st, limit, opts.MaxLineBytes) {
+		if err := s.index(f, limit, meta.NodesBytes != nil, opts.MaxLineBytes); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	if meta.NodesBytes != nil && st.Size() > limit {
 		s.TailBytes = st.Size() - limit

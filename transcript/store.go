@@ -150,6 +150,9 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	}
 	defer func() { tx.s.Close() }()
 	err = fn(tx)
+	if err == nil {
+		tx.maybeSnapshot()
+	}
 	return tx.Warnings, err
 }
 

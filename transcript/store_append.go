@@ -31,7 +31,7 @@ func (tx *Tx) Append(nodes []Node, opts AppendOptions) (*AppendResult, error) {
 	if !tx.checked && !opts.AllowBrokenGraph {
 		// Once per transaction: its own validated appends keep the graph
 		// sound, so a long import in chunks pays for one check.
-		if err := tx.s.checkIntegrity(); err != nil {
+		if err := tx.s.writeCheck(); err != nil {
 			return nil, err
 		}
 		tx.checked = true

@@ -1,0 +1,370 @@
+package transcript
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// CTXFOLD_TEST_SNAPSHOT_BYTES=N makes every writer in the test binary
+// (the crash test's helper processes too) keep a snapshot from N
+// committed bytes on and rewrite it every N bytes.
+func init() {
+	if n, err := strconv.ParseInt(os.Getenv("CTXFOLD_TEST_SNAPSHOT_BYTES"), 10, 64); err == nil && n > 0 {
+		snapshotMin, snapshotDelta = n, n
+	}
+}
+
+var snapWrite = WriteOptions{LockTimeout: 2 * time.Second, Command: "test"}
+
+// smallSnapshots makes writers snapshot from n bytes on, for one test.
+func smallSnapshots(t *testing.T, n int64) {
+	t.Helper()
+	oldMin, oldDelta := snapshotMin, snapshotDelta
+	snapshotMin, snapshotDelta = n, n
+	t.Cleanup(func() { snapshotMin, snapshotDelta = oldMin, oldDelta })
+}
+
+// fullOpen opens dir with the snapshot ignored: the reference index.
+func fullOpen(t *testing.T, dir string) *Session {
+	t.Helper()
+	snapshotsOff = true
+	defer func() { snapshotsOff = false }()
+	s, err := Open(dir, OpenOptions{})
+	if err != nil {
+		t.Fatalf("full index: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if s.stats.Snapshot {
+		t.Fatal("the reference index came from the snapshot")
+	}
+	return s
+}
+
+func openStats(t *testing.T, dir string) (*Session, OpenStats) {
+	t.Helper()
+	s, err := Open(dir, OpenOptions{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, s.OpenStats()
+}
+
+// sameIndex fails unless a and b answer every accessor alike.
+func sameIndex(t *testing.T, a, b *Session) {
+	t.Helper()
+	if a.Len() != b.Len() || a.CommittedBytes != b.CommittedBytes || a.TailBytes != b.TailBytes || a.unterminated != b.unterminated {
+		t.Fatalf("len %d/%d committed %d/%d tail %d/%d unterminated %v/%v", a.Len(), b.Len(), a.CommittedBytes, b.CommittedBytes, a.TailBytes, b.TailBytes, a.unterminated, b.unterminated)
+	}
+	if !reflect.DeepEqual(a.Duplicates, b.Duplicates) || !reflect.DeepEqual(a.Warnings, b.Warnings) {
+		t.Fatalf("duplicates %v / %v, warnings %v / %v", a.Duplicates, b.Duplicates, a.Warnings, b.Warnings)
+	}
+	for i := range a.Len() {
+		ra, rb := a.Ref(i), b.Ref(i)
+		if !reflect.DeepEqual(ra, rb) {
+			t.Fatalf("node %d:\n%+v\n%+v", i, ra, rb)
+		}
+		if a.LineAt(i) != b.LineAt(i) || a.PredIndex(i) != b.PredIndex(i) || a.CallerIndex(i) != b.CallerIndex(i) || a.RoleAt(i) != b.RoleAt(i) || a.IsSummary(i) != b.IsSummary(i) {
+			t.Fatalf("node %d: accessors differ", i)
+		}
+		if j, ok := a.Lookup(ra.ID); !ok || j != i {
+			t.Fatalf("Lookup(%q) = %d, %v in the first index", ra.ID, j, ok)
+		}
+		if j, ok := b.Lookup(ra.ID); !ok || j != i {
+			t.Fatalf("Lookup(%q) = %d, %v in the second index", ra.ID, j, ok)
+		}
+		if !reflect.DeepEqual(a.Ref(i).ToolFacts(), b.Ref(i).ToolFacts()) {
+			t.Fatalf("node %d: tool facts differ", i)
+		}
+	}
+	for _, id := range []string{"ghost", "", "nope", "n", "summary_"} {
+		_, okA := a.Lookup(id)
+		_, okB := b.Lookup(id)
+		if okA != okB {
+			t.Fatalf("Lookup(%q): %v / %v", id, okA, okB)
+		}
+	}
+	if fmt.Sprint(a.checkIntegrity()) != fmt.Sprint(b.checkIntegrity()) {
+		t.Fatalf("integrity: %v / %v", a.checkIntegrity(), b.checkIntegrity())
+	}
+}
+
+// brokenLines is a hand-written nodes.jsonl with every index feature:
+// duplicates, a dangling predecessor and caller, a link forward to a later
+// line, summaries with covers, names, a CRLF line, and a node with more
+// tool calls than a record's counts hold (manyIDs).
+func brokenLines(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"id":"r0","predecessor":null,"role":"system","content":"root"}` + "\n")
+	prev := "r0"
+	for i := 1; i < n; i++ {
+		id := fmt.Sprintf("n%d", i)
+		switch rng.IntN(12) {
+		case 0:
+			fmt.Fprintf(&b, `{"id":"%s","predecessor":"ghost-%d","role":"user","content":"dangling"}`+"\n", id, i)
+		case 1:
+			fmt.Fprintf(&b, `{"id":"%s","predecessor":"%s","role":"user","content":"duplicate"}`+"\n", prev, prev)
+			continue
+		case 2:
+			fmt.Fprintf(&b, `{"id":"%s","predecessor":"n%d","role":"user","content":"forward"}`+"\r\n", id, i+1)
+		case 3:
+			fmt.Fprintf(&b, `{"id":"summary_%d","predecessor":"r0","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["%s"]}}`+"\n", i, prev)
+			continue
+		case 4:
+			fmt.Fprintf(&b, `{"id":"%s","predecessor":"%s","caller":"gone","role":"tool","name":"bash","tool_call_id":"c%d","content":"ok"}`+"\n", id, prev, i)
+		case 5:
+			fmt.Fprintf(&b, `{"id":"%s","predecessor":"%s","role":"assistant","content":"","tool_calls":[{"id":"c%d","name":"f","arguments":{}},{"id":"d%d","name":"g","arguments":{}}]}`+"\n", id, prev, i, i)
+		default:
+			fmt.Fprintf(&b, `{"id":"%s","predecessor":"%s","role":"assistant","content":"turn %d"}`+"\n", id, prev, i)
+		}
+		prev = id
+	}
+	var calls []string
+	for k := range manyIDs + 5 {
+		calls = append(calls, fmt.Sprintf(`{"id":"m%d","name":"f","arguments":{}}`, k))
+	}
+	fmt.Fprintf(&b, `{"id":"many","predecessor":"%s","role":"assistant","content":"","tool_calls":[%s]}`+"\n", prev, strings.Join(calls, ","))
+	return b.String()
+}
+
+// handSession writes a session from raw lines with its committed length.
+func handSession(t *testing.T, lines string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, NodesFile), []byte(lines), 0o644)
+	os.WriteFile(filepath.Join(dir, MetaFile), []byte(fmt.Sprintf(`{"format_version":1,"head":"r0","nodes_bytes":%d}`, len(lines))), 0o644)
+	return dir
+}
+
+// writeTx runs one writer transaction (fn may be nil: a write that only
+// opens, which still leaves a snapshot when one is due).
+func writeTx(t *testing.T, dir string, fn func(tx *Tx) error) []Warning {
+	t.Helper()
+	w, err := Update(context.Background(), dir, snapWrite, func(tx *Tx) error {
+		if fn == nil {
+			return nil
+		}
+		return fn(tx)
+	})
+	if err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	return w
+}
+
+func TestSnapshotEquivalentOnBrokenSessions(t *testing.T) {
+	smallSnapshots(t, 1)
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		dir := handSession(t, brokenLines(rng, 200+rng.IntN(300)))
+		writeTx(t, dir, nil)
+		s, st := openStats(t, dir)
+		if !st.Snapshot || st.Delta != 0 {
+			t.Fatalf("seed %d: snapshot not used: %+v", seed, st)
+		}
+		sameIndex(t, s, fullOpen(t, dir))
+		// A delta: nodes after the snapshot, one of them the id a
+		// dangling link of the snapshot names.
+		snapshotMin = 1 << 40
+		writeTx(t, dir, func(tx *Tx) error {
+			_, err := tx.Append([]Node{
+				{ID: "ghost-" + strconv.Itoa(findGhost(tx.s)), Role: RoleUser, Content: TextContent("found")},
+				{ID: "late", Role: RoleAssistant, Content: TextContent("after")},
+			}, AppendOptions{AllowBrokenGraph: true, RootFirst: true})
+			return err
+		})
+		s, st = openStats(t, dir)
+		if !st.Snapshot || st.Delta == 0 {
+			t.Fatalf("seed %d: snapshot not used with a delta: %+v", seed, st)
+		}
+		sameIndex(t, s, fullOpen(t, dir))
+		snapshotMin = 1
+	}
+}
+
+func findGhost(s *Session) int {
+	for i := range s.Len() {
+		if p := s.Ref(i).Predecessor; strings.HasPrefix(p, "ghost-") && s.PredIndex(i) == MissingLink {
+			n, _ := strconv.Atoi(strings.TrimPrefix(p, "ghost-"))
+			return n
+		}
+	}
+	return -1
+}
+
+// soundSession appends n turns (with tool calls and results, a summary
+// and a pin) through the writer, snapshotting every snapEvery bytes.
+func soundSession(t *testing.T, n int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := Init(dir, "gpt-4o", snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		writeTx(t, dir, func(tx *Tx) error {
+			call := fmt.Sprintf("c%d", i)
+			nodes := []Node{
+				{ID: fmt.Sprintf("u%d", i), Role: RoleUser, Content: TextContent("question " + strconv.Itoa(i))},
+				{ID: fmt.Sprintf("a%d", i), Role: RoleAssistant, Content: TextContent(""), ToolCalls: []ToolCall{{ID: call, Name: "bash"}}},
+				{ID: fmt.Sprintf("t%d", i), Role: RoleTool, Name: "bash", ToolCallID: call, Content: TextContent("ok")},
+				{ID: fmt.Sprintf("b%d", i), Role: RoleAssistant, Content: TextContent("done")},
+			}
+			if i == 0 {
+				nodes[0].Predecessor = ""
+			}
+			_, err := tx.Append(nodes, AppendOptions{})
+			if err == nil && i%5 == 4 {
+				err = tx.Pin([]string{fmt.Sprintf("u%d", i)}, true, "")
+			}
+			return err
+		})
+	}
+	return dir
+}
+
+func TestSnapshotUsedAfterAppends(t *testing.T) {
+	smallSnapshots(t, 2048)
+	dir := soundSession(t, 40)
+	s, st := openStats(t, dir)
+	if !st.Snapshot || st.Delta >= snapshotDelta || st.Covered == 0 {
+		t.Fatalf("after appends: %+v", st)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+	// The writer skips the whole-graph check: the snapshot vouches.
+	writeTx(t, dir, func(tx *Tx) error {
+		if !tx.s.stats.Snapshot || !tx.s.snapSound {
+			t.Fatalf("the writer did not open via a sound snapshot: %+v", tx.s.stats)
+		}
+		_, err := tx.Append([]Node{{ID: "last", Role: RoleUser, Content: TextContent("end")}}, AppendOptions{})
+		return err
+	})
+	chainOK(t, dir)
+}
+
+// chainOK: nodes_sha256 is the digest of the committed bytes.
+func chainOK(t *testing.T, dir string) {
+	t.Helper()
+	m, _ := readMeta(dir)
+	f, err := os.Open(filepath.Join(dir, NodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := newChain().extend(f, 0, *m.NodesBytes)
+	if err != nil || c.sum() != m.NodesSHA256 {
+		t.Fatalf("chain: %v, %s vs %s", err, c.sum(), m.NodesSHA256)
+	}
+}
+
+// A broken session is refused through a snapshot exactly as without one.
+func TestSnapshotBrokenSessionRefusedAlike(t *testing.T) {
+	smallSnapshots(t, 1)
+	dir := handSession(t, brokenLines(rand.New(rand.NewPCG(1, 2)), 100))
+	writeTx(t, dir, nil)
+	appendOne := func() error {
+		_, err := Update(context.Background(), dir, snapWrite, func(tx *Tx) error {
+			_, err := tx.Append([]Node{{ID: "x", Role: RoleUser, Content: TextContent("x")}}, AppendOptions{})
+			return err
+		})
+		return err
+	}
+	withSnap := appendOne()
+	if _, st := openStats(t, dir); !st.Snapshot {
+		t.Fatalf("no snapshot: %+v", st)
+	}
+	dropSnapshot(dir)
+	without := appendOne()
+	if withSnap == nil || fmt.Sprint(withSnap) != fmt.Sprint(without) {
+		t.Fatalf("with a snapshot: %v\nwithout: %v", withSnap, without)
+	}
+}
+
+// rejected checks that dir opens from the full index, equal to the
+// reference, with a reason.
+func rejected(t *testing.T, dir, what string) {
+	t.Helper()
+	s, st := openStats(t, dir)
+	if st.Snapshot || st.Rejected == "" {
+		t.Fatalf("%s: the snapshot was used or not rejected: %+v", what, st)
+	}
+	t.Logf("%s: rejected: %s", what, st.Rejected)
+	sameIndex(t, s, fullOpen(t, dir))
+}
+
+func TestSnapshotRejected(t *testing.T) {
+	smallSnapshots(t, 2048)
+	fresh := func() string {
+		dir := soundSession(t, 30)
+		if _, st := openStats(t, dir); !st.Snapshot {
+			t.Fatalf("no snapshot to reject: %+v", st)
+		}
+		return dir
+	}
+	nodes := func(dir string) string { return filepath.Join(dir, NodesFile) }
+
+	dir := fresh()
+	data, _ := os.ReadFile(nodes(dir))
+	os.WriteFile(nodes(dir), []byte(strings.Replace(string(data), "question 1\"", "QUESTION 1\"", 1)), 0o644)
+	rejected(t, dir, "an edit of committed bytes of the same length")
+	w := writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "more", Role: RoleUser, Content: TextContent("x")}}, AppendOptions{})
+		return err
+	})
+	if len(w) != 1 || !strings.Contains(w[0].Msg, "changed outside ctxfold") {
+		t.Fatalf("the writer after an edit: %v", w)
+	}
+	chainOK(t, dir)
+
+	dir = fresh()
+	os.Truncate(nodes(dir), 100)
+	if _, err := Open(dir, OpenOptions{}); err == nil || !strings.Contains(err.Error(), "data was removed outside ctxfold") {
+		t.Fatalf("truncated nodes.jsonl: %v", err)
+	}
+
+	snap := func(dir string) string { return snapshotPath(dir) }
+	dir = fresh()
+	b, _ := os.ReadFile(snap(dir))
+	b[len(b)/2] ^= 0x40
+	os.WriteFile(snap(dir), b, 0o644)
+	rejected(t, dir, "a corrupted snapshot")
+
+	dir = fresh()
+	st, _ := os.Stat(snap(dir))
+	os.Truncate(snap(dir), st.Size()-snapPage)
+	rejected(t, dir, "a truncated snapshot")
+
+	dir = fresh()
+	elsewhere := filepath.Join(t.TempDir(), "index.snap")
+	os.Rename(snap(dir), elsewhere)
+	os.Symlink(elsewhere, snap(dir))
+	rejected(t, dir, "a snapshot replaced by a symlink")
+
+	// session.json restored from an older copy: its committed length is
+	// below what the snapshot covers.
+	dir = fresh()
+	old, _ := os.ReadFile(filepath.Join(dir, MetaFile))
+	for i := range 30 {
+		writeTx(t, dir, func(tx *Tx) error {
+			_, err := tx.Append([]Node{{ID: fmt.Sprintf("later%d", i), Role: RoleUser, Content: TextContent(strings.Repeat("y", 100))}}, AppendOptions{})
+			return err
+		})
+	}
+	if _, st := openStats(t, dir); !st.Snapshot {
+		t.Fatal("no snapshot after the later writes")
+	}
+	os.WriteFile(filepath.Join(dir, MetaFile), old, 0o644)
+	s, st2 := openStats(t, dir)
+	if st2.Snapshot || st2.Rejected == "" {
+		t.Fatalf("a snapshot past the restored committed length was used: %+v", st2)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+}
