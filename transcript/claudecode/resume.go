@@ -21,12 +21,9 @@ package claudecode
 // resume point (the whole file on a first import).
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -146,176 +143,6 @@ func (p *planner) settle() int64 {
 	return r.cands[len(r.cands)-1].off
 }
 
-// snap is the planner state a Point holds.
-type snap struct {
-	Key        hashKey
-	Off        int64
-	Line       int
-	Lines      int
-	Nodes      []snapNode
-	UUIDNode   map[key]int32
-	SkipParent map[key]key
-	IDs        map[key]bool
-	Msgs       map[key]int32
-	ToolNode   map[string]int32
-	Prompts    map[string]string
-	PromptUsed map[string]bool
-	AgentTool  map[string]string
-	AgentSeen  map[string]bool
-	Boundaries map[string]int32
-	LastBound  int32
-	LastTask   string
-	Head       int32
-	Model      string
-	Sys        int32
-	FileSys    int32
-	Grp        []int32
-	GrpBase    int32
-	GrpBroken  bool
-	Moved      map[int32]int32
-	Blobs      map[string]snapBlob
-	Sent       []snapSent
-	SideModel  string
-	FileCaller int32
-	WarnedLink bool
-	LastAsst   int32
-}
-
-type snapRef struct {
-	Line int32
-	Off  int64
-	N    int32
-}
-
-type snapNode struct {
-	ID           string
-	Kind         uint8
-	Side         bool
-	Pred, Caller int32
-	First        snapRef
-	More         []snapRef
-	Calls        []string
-	Results      []string
-	Group, Tail  int32
-	Sum          *snapSum
-}
-
-type snapSum struct {
-	Last, Cont int32
-	Text       snapRef
-}
-
-type snapBlob struct {
-	Ref  snapRef
-	Role string
-}
-
-type snapSent struct {
-	Nodes []int32
-	Blob  snapRef
-}
-
-// The session file is the only file of a resumable conversation, so a
-// saved reference needs no file index.
-func toSnapRef(r lineRef) snapRef   { return snapRef{r.line, r.off, r.n} }
-func fromSnapRef(r snapRef) lineRef { return lineRef{file: 0, line: r.Line, off: r.Off, n: r.N} }
-
-// save records the planner's state at lr's position as the Point.
-func (r *resumer) save(p *planner, lr *lineReader) error {
-	s := snap{Key: p.hkey, Off: lr.off, Line: lr.line, Lines: p.lines,
-		UUIDNode: p.uuidNode, SkipParent: p.skipParent, IDs: p.ids, Msgs: p.msgs, ToolNode: p.toolNode,
-		Prompts: p.prompts, PromptUsed: p.promptUsed, AgentTool: p.agentTool, AgentSeen: p.agentSeen,
-		Boundaries: p.boundaries, LastBound: p.lastBound, LastTask: p.lastTask, Head: p.head, Model: p.model,
-		Sys: p.sys, FileSys: p.fileSys, Grp: p.grp, GrpBase: p.grpBase, GrpBroken: p.grpBroken, Moved: p.moved,
-		SideModel: p.sideModel, FileCaller: p.fileCaller, WarnedLink: p.warnedLink, LastAsst: p.lastAsst}
-	s.Nodes = make([]snapNode, len(p.nodes))
-	for i, n := range p.nodes {
-		sn := snapNode{ID: n.id, Kind: n.kind, Side: n.sidechain, Pred: n.pred, Caller: n.caller,
-			First: toSnapRef(n.first), Calls: n.calls, Results: n.results, Group: n.group, Tail: n.tail}
-		if n.more != nil {
-			for _, m := range *n.more {
-				sn.More = append(sn.More, toSnapRef(m))
-			}
-		}
-		if n.sum != nil {
-			sn.Sum = &snapSum{Last: n.sum.last, Cont: n.sum.cont, Text: toSnapRef(n.sum.text)}
-		}
-		s.Nodes[i] = sn
-	}
-	if len(p.blobs) > 0 {
-		s.Blobs = make(map[string]snapBlob, len(p.blobs))
-		for h, b := range p.blobs {
-			s.Blobs[h] = snapBlob{toSnapRef(b.ref), b.role}
-		}
-	}
-	for _, g := range p.sent {
-		s.Sent = append(s.Sent, snapSent{g.nodes, toSnapRef(g.blob)})
-	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
-		return fmt.Errorf("claude code: saving the resume point: %w", err)
-	}
-	r.point = &Point{State: buf.Bytes(), Offset: lr.off, Nodes: len(p.nodes)}
-	return nil
-}
-
-// restore loads a saved state into a fresh planner of the session file
-// f and returns the line reader positioned at its point.
-func (p *planner) restore(state []byte, f *os.File, path string) (*lineReader, error) {
-	var s snap
-	if err := gob.NewDecoder(bytes.NewReader(state)).Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCannotResume, err)
-	}
-	p.hkey, p.lines = s.Key, s.Lines
-	p.uuidNode, p.skipParent, p.ids, p.msgs = orEmpty(s.UUIDNode), orEmpty(s.SkipParent), orEmpty(s.IDs), orEmpty(s.Msgs)
-	p.toolNode, p.prompts, p.promptUsed = orEmpty(s.ToolNode), orEmpty(s.Prompts), orEmpty(s.PromptUsed)
-	p.agentTool, p.agentSeen, p.boundaries = orEmpty(s.AgentTool), s.AgentSeen, orEmpty(s.Boundaries)
-	p.lastBound, p.lastTask, p.head, p.model = s.LastBound, s.LastTask, s.Head, s.Model
-	p.sys, p.fileSys, p.grp, p.grpBase, p.grpBroken, p.moved = s.Sys, s.FileSys, s.Grp, s.GrpBase, s.GrpBroken, s.Moved
-	p.sideModel, p.fileCaller, p.warnedLink, p.lastAsst = s.SideModel, s.FileCaller, s.WarnedLink, s.LastAsst
-	p.nodes = make([]*pnode, len(s.Nodes))
-	all := make([]pnode, len(s.Nodes))
-	for i := range s.Nodes {
-		sn := &s.Nodes[i]
-		n := &all[i]
-		*n = pnode{id: sn.ID, kind: sn.Kind, sidechain: sn.Side, pred: sn.Pred, caller: sn.Caller,
-			first: fromSnapRef(sn.First), calls: sn.Calls, results: sn.Results, group: sn.Group, tail: sn.Tail}
-		if len(sn.More) > 0 {
-			more := make([]lineRef, len(sn.More))
-			for k, m := range sn.More {
-				more[k] = fromSnapRef(m)
-			}
-			n.more = &more
-		}
-		if sn.Sum != nil {
-			n.sum = &summaryInfo{last: sn.Sum.Last, cont: sn.Sum.Cont, text: fromSnapRef(sn.Sum.Text)}
-		}
-		p.nodes[i] = n
-	}
-	for h, b := range s.Blobs {
-		if p.blobs == nil {
-			p.blobs = map[string]blobRef{}
-		}
-		p.blobs[h] = blobRef{fromSnapRef(b.Ref), b.Role}
-	}
-	for _, g := range s.Sent {
-		p.sent = append(p.sent, sentGroup{g.Nodes, fromSnapRef(g.Blob)})
-	}
-	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
-		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
-	}
-	lr := newLineReader(f, path, p.opts.max())
-	lr.off, lr.line = s.Off, s.Line
-	return lr, nil
-}
-
-func orEmpty[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return map[K]V{}
-	}
-	return m
-}
-
 // runResumable imports conversation c for Import with opts.Resume: it
 // plans from the saved point (or the start) to find the last point that
 // stands, plans again from the saved point saving the state there, and
@@ -339,9 +166,16 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 		defer p.close()
 		return p.run(c)
 	}
+	var s *snap
+	if res.State != nil {
+		var err error
+		if s, err = decodeSnap(res.State); err != nil {
+			return err
+		}
+	}
 	find := newPlanner(ctx, discard{}, opts, names)
 	defer find.close()
-	r, err := find.resumeFrom(c.main, res.State, -1)
+	r, err := find.resumeFrom(c.main, s, -1)
 	if err != nil {
 		return err
 	}
@@ -351,7 +185,7 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	saveAt := find.settle()
 	p := newPlanner(ctx, sink, opts, names)
 	defer p.close()
-	r, err = p.resumeFrom(c.main, res.State, saveAt)
+	r, err = p.resumeFrom(c.main, s, saveAt)
 	if err != nil {
 		return err
 	}
@@ -368,14 +202,14 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 
 // resumeFrom plans the session file from the saved state (its start when
 // nil), saving the state at offset saveAt (none when -1).
-func (p *planner) resumeFrom(path string, state []byte, saveAt int64) (*resumer, error) {
+func (p *planner) resumeFrom(path string, state *snap, saveAt int64) (*resumer, error) {
 	f, err := p.startFile(path, false)
 	if err != nil {
 		return nil, err
 	}
 	lr := newLineReader(f, p.display(path), p.opts.max())
 	if state != nil {
-		if lr, err = p.restore(state, f, p.display(path)); err != nil {
+		if lr, err = p.load(state, f, p.display(path)); err != nil {
 			return nil, err
 		}
 	}
