@@ -82,6 +82,12 @@ func (p *planner) planLines(lr *lineReader) error {
 					return err
 				}
 			}
+			if p.res.provAt >= 0 && lr.off >= p.res.provAt && complete && p.res.prov == nil {
+				if err := p.res.save(p, lr); err != nil {
+					return err
+				}
+				p.res.prov, p.res.point = p.res.point, nil
+			}
 		}
 		body, off, lineComplete, err := lr.next()
 		if err == io.EOF {

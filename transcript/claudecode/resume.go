@@ -78,6 +78,13 @@ type resumer struct {
 	point  *Point
 	// openGroup is the turn group still open at the end of the file.
 	openGroup []int32
+	// provAt is where the pass that finds the point saves a provisional
+	// one (-1: none), so the second pass need not plan the whole file
+	// again; prov is that point, lost once a later line changes a node
+	// planned before it.
+	provAt   int64
+	prov     *Point
+	provLost bool
 	// parsed is how many bytes of the file were planned.
 	parsed int64
 }
@@ -108,6 +115,9 @@ func (p *planner) touch(i int32) {
 	}
 	if int(i) < r.base.nodes {
 		r.lost = true
+	}
+	if r.prov != nil && int(i) < r.prov.Nodes {
+		r.provLost = true
 	}
 }
 
@@ -175,7 +185,11 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	}
 	find := newPlanner(ctx, discard{}, opts, names)
 	defer find.close()
-	r, err := find.resumeFrom(c.main, s, -1)
+	provAt := int64(-1)
+	if st, err := os.Stat(c.main); err == nil && st.Size()-provWindow > 0 {
+		provAt = st.Size() - provWindow
+	}
+	r, err := find.resumeFrom(c.main, s, -1, provAt, -1)
 	if err != nil {
 		return err
 	}
@@ -183,16 +197,26 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 		return fmt.Errorf("%w: a line after it changes a node planned before it", ErrCannotResume)
 	}
 	saveAt := find.settle()
+	emitFrom, parsed := r.base.nodes, r.parsed
+	if r.prov != nil && !r.provLost && r.prov.Offset <= saveAt {
+		// The second pass starts from the provisional point: the nodes
+		// before it are the same in both passes.
+		if s, err = decodeSnap(r.prov.State); err != nil {
+			return err
+		}
+	}
 	p := newPlanner(ctx, sink, opts, names)
 	defer p.close()
-	r, err = p.resumeFrom(c.main, s, saveAt)
+	r, err = p.resumeFrom(c.main, s, saveAt, -1, emitFrom)
 	if err != nil {
 		return err
 	}
 	if p.lines == 0 {
 		return p.emptyFile(c.main)
 	}
-	res.Parsed = p.res.parsed
+	// What the import parsed is what the first pass read: the second one
+	// reads the same bytes again, or fewer from a provisional point.
+	res.Parsed = parsed
 	if err := p.finish(c); err != nil {
 		return err
 	}
@@ -200,9 +224,15 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	return nil
 }
 
+// provWindow is how far before the end of the file the first pass saves a
+// provisional point: the last turn is rarely longer.
+var provWindow int64 = 4 << 20
+
 // resumeFrom plans the session file from the saved state (its start when
-// nil), saving the state at offset saveAt (none when -1).
-func (p *planner) resumeFrom(path string, state *snap, saveAt int64) (*resumer, error) {
+// nil), saving the state at offset saveAt (none when -1) and a
+// provisional one at the first line start from provAt on (none when -1).
+// The sink holds the first emitFrom nodes (-1: those of the state).
+func (p *planner) resumeFrom(path string, state *snap, saveAt, provAt int64, emitFrom int) (*resumer, error) {
 	f, err := p.startFile(path, false)
 	if err != nil {
 		return nil, err
@@ -213,8 +243,11 @@ func (p *planner) resumeFrom(path string, state *snap, saveAt int64) (*resumer, 
 			return nil, err
 		}
 	}
-	p.emitFrom = len(p.nodes)
-	p.res = &resumer{saveAt: saveAt, base: cand{lr.off, len(p.nodes)}}
+	p.emitFrom = emitFrom
+	if emitFrom < 0 {
+		p.emitFrom = len(p.nodes)
+	}
+	p.res = &resumer{saveAt: saveAt, provAt: provAt, base: cand{lr.off, len(p.nodes)}}
 	from := lr.off
 	if err := p.planLines(lr); err != nil {
 		return nil, err

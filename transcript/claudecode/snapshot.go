@@ -187,9 +187,11 @@ func decodeSnap(state []byte) (*snap, error) {
 	// Every node index names a node, or none: a damaged state is refused
 	// here, never indexed out of range later.
 	for _, col := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.SumLast, s.SumCont, s.UUIDVals, s.MsgVals, rs.Grp, rs.SentNodes,
-		{rs.LastBound, rs.Head, rs.Sys, rs.FileSys, rs.GrpBase, rs.FileCaller, rs.LastAsst}} {
+		{rs.LastBound, rs.Head, rs.Sys, rs.FileSys, rs.FileCaller, rs.LastAsst}} {
 		ok = ok && inRange(col, n)
 	}
+	// The group's base means something only while a group is open.
+	ok = ok && (len(rs.Grp) == 0 || inRange([]int32{rs.GrpBase}, n))
 	for k, v := range rs.Moved {
 		ok = ok && inRange([]int32{k, v}, n)
 	}
