@@ -101,3 +101,89 @@ func TestIncrementalRefreshes(t *testing.T) {
 		})
 	}
 }
+
+// A sub-agent file beside a Claude Code session is part of what the cache
+// consumed: one that only grew brings the session up to date, one that
+// was cut or rewritten has it imported afresh, and either way the cache
+// session then holds what a fresh import of the files holds. (With
+// sub-agent files the import is not incremental: ParsedBytes is the whole
+// session file.)
+func TestSubagentFileChanges(t *testing.T) {
+	var src string
+	for _, f := range sharedTranscripts(t) {
+		if st, err := os.Stat(strings.TrimSuffix(f, ".jsonl")); err == nil && st.IsDir() {
+			src = f
+		}
+	}
+	if src == "" {
+		t.Skip("no shared Claude Code session with sub-agent files")
+	}
+	agents, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(src, ".jsonl"), "subagents", "agent-*.jsonl"))
+	if len(agents) == 0 {
+		t.Skip("no sub-agent files")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, filepath.Base(src))
+	sub := filepath.Join(strings.TrimSuffix(file, ".jsonl"), "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	main, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err := os.ReadFile(agents[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range agents {
+		b, _ := os.ReadFile(a)
+		if err := os.WriteFile(filepath.Join(sub, filepath.Base(a)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agentFile := filepath.Join(sub, filepath.Base(agents[0]))
+	half := lineEnds(agent)[len(lineEnds(agent))/2]
+	mainHalf := lineEnds(main)[len(lineEnds(main))/2]
+	cache := t.TempDir()
+	ctx := context.Background()
+	steps := []struct {
+		name         string
+		main, agent  []byte
+		update, want string
+	}{
+		{"first", main[:mainHalf], agent, Fresh, ""},
+		{"sub-agent file cut", main[:mainHalf], agent[:half], Fresh, "sub-agent"},
+		{"sub-agent file grown", main[:mainHalf], agent, Appended, ""},
+		{"unchanged", main[:mainHalf], agent, Unchanged, ""},
+		{"session grown", main, agent, Appended, ""},
+	}
+	for _, s := range steps {
+		if err := os.WriteFile(file, s.main, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(agentFile, s.agent, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e, err := Open(ctx, file, Options{CacheDir: cache})
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		// A sub-agent file cut inside a streamed request cannot be
+		// appended to exactly; it is re-imported (importInto).
+		grownFresh := s.update == Appended && e.Update == Fresh && strings.Contains(e.Reason, "streamed request")
+		if (e.Update != s.update || !strings.Contains(e.Reason, s.want)) && !grownFresh {
+			t.Fatalf("%s: update %q (%s), want %q", s.name, e.Update, e.Reason, s.update)
+		}
+		if e.Update != Unchanged && e.ParsedBytes != int64(len(s.main)) {
+			t.Errorf("%s: parsed %d bytes, want the whole session file (%d)", s.name, e.ParsedBytes, len(s.main))
+		}
+		got, err := os.ReadFile(filepath.Join(e.Session, "nodes.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := freshNodes(t, file); !bytes.Equal(got, want) && !sameLines(got, want) {
+			t.Errorf("%s: the cache session differs from a fresh import", s.name)
+		}
+	}
+}

@@ -172,8 +172,13 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if update == Unchanged && !sameSidecars(cars, old.Sidecars) {
-		update = Appended // a sub-agent file beside the session changed
+	if haveOld && update != Fresh {
+		switch sidecarChange(old.Sidecars, cars) {
+		case Fresh:
+			update, reason = Fresh, "a sub-agent file beside the session was rewritten or removed"
+		case Appended:
+			update = Appended
+		}
 	}
 	if update == Unchanged {
 		e.Update = Unchanged

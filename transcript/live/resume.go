@@ -90,16 +90,48 @@ func hashWhole(path string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-func sameSidecars(a, b []sidecar) bool {
-	if len(a) != len(b) {
-		return false
+// sidecarChange compares the sub-agent files now with the ones consumed:
+// "" when they are the same, Appended when the old ones only grew (their
+// consumed bytes hash the same) or new ones appeared, Fresh when one was
+// rewritten, truncated or removed.
+func sidecarChange(old, now []sidecar) string {
+	byPath := make(map[string]sidecar, len(now))
+	for _, c := range now {
+		byPath[c.Path] = c
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+	change := ""
+	if len(now) != len(old) {
+		change = Appended
+	}
+	for _, o := range old {
+		c, ok := byPath[o.Path]
+		switch {
+		case !ok || c.Size < o.Size:
+			return Fresh
+		case c == o:
+			continue
+		case c.Size == o.Size:
+			return Fresh
 		}
+		if sum, err := prefixSum(o.Path, o.Size); err != nil || sum != o.SHA256 {
+			return Fresh
+		}
+		change = Appended
 	}
-	return true
+	return change
+}
+
+func prefixSum(path string, n int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyN(h, f, n); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // resumeImport refreshes the cache session of a grown Claude Code file
