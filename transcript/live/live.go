@@ -3,11 +3,13 @@
 // read-only commands and the status line run on it instead of asking the
 // user to import first. The cache entry is keyed by the file's absolute
 // path; its state records how many bytes of the file were consumed and a
-// SHA-256 of that prefix, so a file that only grew is re-imported with
-// import --append (the importer's grown-log completion, docs/FORMAT.md §1,
-// "Re-importing a grown log"), and a file whose consumed bytes changed or
-// that got shorter is imported afresh. The prefix is checked by its hash,
-// never trusted by size or mtime.
+// SHA-256 of that prefix. A Claude Code file that only grew is refreshed
+// from its saved resume point, parsing only the bytes after it
+// (resume.go); any other file that only grew is re-imported with import
+// --append (the importer's grown-log completion, docs/FORMAT.md §1,
+// "Re-importing a grown log"); a file whose consumed bytes changed or that
+// got shorter is imported afresh. The prefix is checked by its hash, never
+// trusted by size or mtime (docs/LIVE.md).
 package live
 
 import (
@@ -38,7 +40,8 @@ const (
 	// but the prefix to check its hash.
 	Unchanged = "unchanged"
 	// Appended: the file grew and its consumed prefix is intact; the
-	// session was extended with import --append.
+	// session was extended from the resume point (a Claude Code file) or
+	// with import --append.
 	Appended = "appended"
 	// Fresh: no cache yet, or the file was rewritten or truncated; the
 	// session was imported anew.
