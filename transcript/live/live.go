@@ -373,11 +373,12 @@ func writeState(dir string, s state) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(dir, "state.json", append(b, '\n'))
+	return writeAtomic(dir, "state.json", append(b, '\n'), true)
 }
 
-// writeAtomic replaces dir/name with b: write, sync, rename.
-func writeAtomic(dir, name string, b []byte) error {
+// writeAtomic replaces dir/name with b: write, sync (unless !sync),
+// rename.
+func writeAtomic(dir, name string, b []byte, sync bool) error {
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
@@ -387,7 +388,7 @@ func writeAtomic(dir, name string, b []byte) error {
 		tmp.Close()
 		return fmt.Errorf("cache: %w", err)
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := syncIf(tmp, sync); err != nil {
 		tmp.Close()
 		return fmt.Errorf("cache: %w", err)
 	}
@@ -418,4 +419,11 @@ func lockEntry(ctx context.Context, dir string, timeout time.Duration) (func(), 
 		return nil, fmt.Errorf("cache %s is locked by another ctxfold (waited %s): %w", dir, timeout, err)
 	}
 	return func() { _ = fl.Unlock() }, nil
+}
+
+func syncIf(f *os.File, sync bool) error {
+	if !sync {
+		return nil
+	}
+	return f.Sync()
 }

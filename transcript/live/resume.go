@@ -168,7 +168,9 @@ func saveResume(dir string, rep *importer.Report, res *claudecode.Resume, consum
 		// prefix were read, but the next refresh could not vouch for them.
 		return nil, nil
 	}
-	if err := writeAtomic(dir, resumeFile, p.State); err != nil {
+	// Not synced: state.json, synced after it, names its hash, so a
+	// resume.bin a crash left short or stale is never used.
+	if err := writeAtomic(dir, resumeFile, p.State, false); err != nil {
 		return nil, err
 	}
 	return &resumeState{Offset: p.Offset, Nodes: p.Nodes, StateSHA256: sha256Hex(p.State), Checkpoint: *rep.Sessions[0].Checkpoint}, nil
