@@ -22,48 +22,25 @@ package claudecode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
-// Resume asks Import for a resumable import and carries its results.
-type Resume struct {
-	// State is the State of the Point a previous import of the same
-	// session file returned; nil plans the file from its start. With a
-	// State, the sink is the session that import wrote, cut back to its
-	// checkpoint, and only the nodes planned after the point are emitted.
-	State []byte
-	// Point is where the next import can resume, set by Import; nil when
-	// none qualifies (a sub-agent file beside the session, or no line
-	// start that later lines leave alone).
-	Point *Point
-	// Parsed is how many bytes of the session file this import planned:
-	// the file's size less the resume offset.
-	Parsed int64
-}
-
-// Point is a resume point: the planner's state at a line start of the
-// session file.
-type Point struct {
-	State []byte
-	// Offset is the byte offset of the line start; Nodes how many nodes
-	// were planned before it (the ones emitted before the checkpoint).
-	Offset int64
-	Nodes  int
-}
+// Resume, Point, ErrCannotResume and Checkpointer are the importers'
+// shared resume types (input/resume.go).
+type (
+	Resume       = input.Resume
+	Point        = input.Point
+	Checkpointer = input.Checkpointer
+)
 
 // ErrCannotResume: the saved state does not apply to the file as it is
 // now (a line after the resume point changes a node planned before it, a
-// sub-agent file appeared, or the state is unreadable); the caller
-// imports the file afresh.
-var ErrCannotResume = errors.New("claude code: cannot resume the import from the saved point")
-
-// Checkpointer is what a sink implements to commit what it holds when
-// the planner has emitted every node planned before the resume point.
-type Checkpointer interface{ Checkpoint() error }
+// sub-agent file appeared, or the state is unreadable).
+var ErrCannotResume = input.ErrCannotResume
 
 // resumer is a planner's resume bookkeeping.
 type resumer struct {

@@ -35,9 +35,9 @@ func refreshCuts(b []byte, most int) []int {
 // A file refreshed at cut after cut — between the lines of one streamed
 // request, inside a line, several times in a row — always leaves a cache
 // session whose nodes.jsonl is byte for byte a fresh import of the file
-// as it is then. A Claude Code session without sub-agent files goes
-// through the incremental path: each refresh parses only the bytes from
-// the saved resume point on, fewer than the file holds.
+// as it is then. A Claude Code session without sub-agent files and a Codex
+// rollout go through the incremental path: each refresh parses only the
+// bytes from the saved resume point on, fewer than the file holds.
 func TestIncrementalRefreshes(t *testing.T) {
 	most := 40
 	if testing.Short() {
@@ -50,7 +50,9 @@ func TestIncrementalRefreshes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			claude := strings.Contains(src, "claude-code")
+			// Claude Code sessions (without sub-agent files) and Codex
+			// rollouts resume; the rest take the whole-file path.
+			resumes := strings.Contains(src, "claude-code") || strings.Contains(src, "codex")
 			file := workFile(t, src, false)
 			cache := t.TempDir()
 			var incremental, parsed, grown int64
@@ -68,12 +70,12 @@ func TestIncrementalRefreshes(t *testing.T) {
 				}
 				switch {
 				case !opened || e.Update == Unchanged:
-				case e.Update == Fresh && !claude && strings.Contains(e.Reason, "streamed request"):
-					// Today's path for a format that does not resume: the
-					// cut part of a request is re-imported whole.
-				case e.Update == Fresh && !(claude && strings.Contains(e.Reason, "resume point no longer applies")):
+				case e.Update == Fresh && !resumes && strings.Contains(e.Reason, "streamed request"):
+					// The path of a format that does not resume: the cut
+					// part of a request is re-imported whole.
+				case e.Update == Fresh && !(resumes && strings.Contains(e.Reason, "resume point")):
 					t.Errorf("cut %d: a grown file was imported afresh (%s)", cut, e.Reason)
-				case claude:
+				case resumes:
 					grown++
 					if e.Update == Appended && e.ParsedBytes < int64(cut) {
 						incremental++
@@ -94,10 +96,10 @@ func TestIncrementalRefreshes(t *testing.T) {
 			// Whole parses are due only where no turn is complete yet (the
 			// resume point is the file's start) or where a line answers or
 			// extends a node before the point (a parallel branch): rare.
-			if claude && grown > 0 && incremental*10 < grown*9 {
+			if resumes && grown > 0 && incremental*10 < grown*9 {
 				t.Errorf("only %d of %d refreshes of a grown file were incremental", incremental, grown)
 			}
-			t.Logf("%d refreshes of a grown Claude Code file, %d incremental, %d bytes parsed in all", grown, incremental, parsed)
+			t.Logf("%d refreshes of a grown file, %d incremental, %d bytes parsed in all", grown, incremental, parsed)
 		})
 	}
 }

@@ -29,7 +29,6 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/claudecode"
 	"github.com/ctxfold/ctxfold/transcript/importer"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
@@ -227,7 +226,7 @@ func classify(old state, haveOld bool, prefixSum string, size int64) (update, re
 // point is refreshed from it (resume.go); any other grown file is
 // imported with --append, and a fresh import replaces an append that
 // could not stay exactly a fresh import's equal.
-func importInto(ctx context.Context, e *Entry, dir string, old state, update, reason string, sidecars bool, opts Options) (*importer.Report, *claudecode.Resume, error) {
+func importInto(ctx context.Context, e *Entry, dir string, old state, update, reason string, sidecars bool, opts Options) (*importer.Report, *input.Resume, error) {
 	from := opts.From
 	if from == "" {
 		from = importer.Auto
@@ -239,7 +238,8 @@ func importInto(ctx context.Context, e *Entry, dir string, old state, update, re
 	if format == importer.Auto {
 		format, _ = importer.DetectFile(e.File)
 	}
-	resumable := format == importer.ClaudeCode && !sidecars
+	// Claude Code (without sub-agent files) and Codex imports resume.
+	resumable := format == importer.ClaudeCode && !sidecars || format == importer.Codex
 	e.ParsedBytes = e.Consumed
 	if update == Appended && resumable && old.Resume != nil {
 		rep, res, err := resumeImport(ctx, e, dir, old, opts)
@@ -256,9 +256,9 @@ func importInto(ctx context.Context, e *Entry, dir string, old state, update, re
 		// append would and leaves one for the next refresh.
 		update, reason = Fresh, "no resume point was saved: re-imported"
 	}
-	var res *claudecode.Resume
+	var res *input.Resume
 	if resumable {
-		res = &claudecode.Resume{}
+		res = &input.Resume{}
 	}
 	rep, update, reason, err := importWhole(ctx, e, dir, from, update, reason, res, opts)
 	e.Update, e.Reason = update, reason
@@ -283,7 +283,7 @@ func checkOne(rep *importer.Report, file string) error {
 // importWhole imports the whole file: an append of what grew, or a fresh
 // import, which also replaces an append that could not stay exactly a
 // fresh import's equal.
-func importWhole(ctx context.Context, e *Entry, dir, from, update, reason string, res *claudecode.Resume, opts Options) (*importer.Report, string, string, error) {
+func importWhole(ctx context.Context, e *Entry, dir, from, update, reason string, res *input.Resume, opts Options) (*importer.Report, string, string, error) {
 	if update == Fresh {
 		if err := dropSession(e, dir); err != nil {
 			return nil, update, reason, err

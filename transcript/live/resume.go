@@ -1,8 +1,8 @@
 package live
 
-// The incremental refresh of a Claude Code file (docs/LIVE.md, "The
-// cache"): the cache entry keeps the resume point of the last import
-// (claudecode.Resume) in resume.bin and, in state.json, its offset and
+// The incremental refresh of a Claude Code file or a Codex rollout
+// (docs/LIVE.md, "The resume point"): the cache entry keeps the resume
+// point of the last import (input.Resume) in resume.bin and, in state.json, its offset and
 // the session's meta at the commit made right after the nodes planned
 // before it. A grown file with an intact prefix is refreshed by cutting
 // the cache session back to that commit (transcript.RewindCache) and
@@ -21,8 +21,8 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/claudecode"
 	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
 // resumeFile holds the planner state of the entry's resume point.
@@ -135,20 +135,20 @@ func prefixSum(path string, n int64) (string, error) {
 }
 
 // resumeImport refreshes the cache session of a grown Claude Code file
-// from the saved resume point. claudecode.ErrCannotResume (or a refused
+// from the saved resume point. input.ErrCannotResume (or a refused
 // rewind, wrapped in it) means the caller imports afresh.
-func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Options) (*importer.Report, *claudecode.Resume, error) {
+func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Options) (*importer.Report, *input.Resume, error) {
 	b, err := os.ReadFile(filepath.Join(dir, resumeFile))
 	if err != nil || sha256Hex(b) != old.Resume.StateSHA256 {
-		return nil, nil, fmt.Errorf("%w: %s is missing or not the one state.json names", claudecode.ErrCannotResume, resumeFile)
+		return nil, nil, fmt.Errorf("%w: %s is missing or not the one state.json names", input.ErrCannotResume, resumeFile)
 	}
 	// A crash from here on leaves no state that vouches for the session.
 	_ = os.Remove(filepath.Join(dir, "state.json"))
 	if err := transcript.RewindCache(ctx, e.Session, old.Resume.Checkpoint, opts.Store); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", claudecode.ErrCannotResume, err)
+		return nil, nil, fmt.Errorf("%w: %v", input.ErrCannotResume, err)
 	}
-	res := &claudecode.Resume{State: b}
-	rep, err := importer.Import(ctx, importer.Options{From: importer.ClaudeCode, Files: []string{e.File}, Out: e.Session,
+	res := &input.Resume{State: b}
+	rep, err := importer.Import(ctx, importer.Options{From: old.Format, Files: []string{e.File}, Out: e.Session,
 		Append: true, Store: opts.Store, Input: opts.Input, Resume: res})
 	if err != nil {
 		return nil, nil, err
@@ -158,7 +158,7 @@ func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Opt
 
 // saveResume writes the import's resume point into the entry (nil when
 // it has none that the next refresh may use) before state.json names it.
-func saveResume(dir string, rep *importer.Report, res *claudecode.Resume, consumed int64) (*resumeState, error) {
+func saveResume(dir string, rep *importer.Report, res *input.Resume, consumed int64) (*resumeState, error) {
 	if res == nil || res.Point == nil || len(rep.Sessions) != 1 || rep.Sessions[0].Checkpoint == nil {
 		return nil, nil
 	}
@@ -182,4 +182,4 @@ func sha256Hex(b []byte) string {
 }
 
 // cannotResume: the refresh falls back to a whole import.
-func cannotResume(err error) bool { return errors.Is(err, claudecode.ErrCannotResume) }
+func cannotResume(err error) bool { return errors.Is(err, input.ErrCannotResume) }
