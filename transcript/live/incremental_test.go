@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // refreshCuts are the sizes a growing file is refreshed at, in order: line
@@ -187,5 +189,88 @@ func TestSubagentFileChanges(t *testing.T) {
 		if want := freshNodes(t, file); !bytes.Equal(got, want) && !sameLines(got, want) {
 			t.Errorf("%s: the cache session differs from a fresh import", s.name)
 		}
+	}
+}
+
+// A resume point that cannot be used — resume.bin damaged or missing, or a
+// cache session that is no longer the one the checkpoint was taken of —
+// has the grown file imported afresh, never a session that differs from
+// a fresh import.
+func TestDamagedResumePoint(t *testing.T) {
+	var src string
+	for _, f := range sharedTranscripts(t) {
+		if strings.Contains(f, "d-kimuson") && strings.HasPrefix(filepath.Base(f), "5c03") {
+			src = f
+		}
+	}
+	if src == "" {
+		t.Skip("shared Claude Code transcript not present")
+	}
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := lineEnds(full)[len(lineEnds(full))*3/4]
+	damage := map[string]func(t *testing.T, dir, session string){
+		"resume.bin damaged": func(t *testing.T, dir, _ string) {
+			p := filepath.Join(dir, resumeFile)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0xff
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"resume.bin removed": func(t *testing.T, dir, _ string) {
+			if err := os.Remove(filepath.Join(dir, resumeFile)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"cache session replaced": func(t *testing.T, _, session string) {
+			// Another import's session in its place: the checkpoint is not
+			// one of its commits, and the rewind refuses it.
+			other := filepath.Join(t.TempDir(), "s.jsonl")
+			if err := os.WriteFile(other, full[:lineEnds(full)[3]], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(session); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{other}, Out: session}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, f := range damage {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "s.jsonl")
+			cache := t.TempDir()
+			if err := os.WriteFile(file, full[:half], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, err := Open(context.Background(), file, Options{CacheDir: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, filepath.Dir(e.Session), e.Session)
+			if err := os.WriteFile(file, full, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if e, err = Open(context.Background(), file, Options{CacheDir: cache}); err != nil {
+				t.Fatal(err)
+			}
+			if e.Update != Fresh || !strings.Contains(e.Reason, "resume point") {
+				t.Errorf("update %q (%s), want fresh because of the resume point", e.Update, e.Reason)
+			}
+			got, err := os.ReadFile(filepath.Join(e.Session, "nodes.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := freshNodes(t, file); !bytes.Equal(got, want) {
+				t.Error("the cache session differs from a fresh import")
+			}
+		})
 	}
 }
