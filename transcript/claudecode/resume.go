@@ -23,6 +23,7 @@ package claudecode
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -163,8 +164,14 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	find := newPlanner(ctx, discard{}, opts, names)
 	defer find.close()
 	provAt := int64(-1)
-	if st, err := os.Stat(c.main); err == nil && st.Size()-provWindow > 0 {
-		provAt = st.Size() - provWindow
+	if st, err := os.Stat(c.main); err == nil {
+		size := st.Size()
+		if res.Limit > 0 && res.Limit < size {
+			size = res.Limit
+		}
+		if size-provWindow > 0 {
+			provAt = size - provWindow
+		}
 	}
 	r, err := find.resumeFrom(c.main, s, -1, provAt, -1)
 	if err != nil {
@@ -214,7 +221,7 @@ func (p *planner) resumeFrom(path string, state *snap, saveAt, provAt int64, emi
 	if err != nil {
 		return nil, err
 	}
-	lr := newLineReader(f, p.display(path), p.opts.max())
+	lr := newLineReader(p.limited(f, 0), p.display(path), p.opts.max())
 	if state != nil {
 		if lr, err = p.load(state, f, p.display(path)); err != nil {
 			return nil, err
@@ -242,3 +249,12 @@ func (discard) SetHead(string)               {}
 func (discard) SetModel(string)              {}
 func (discard) Count(string, string, string) {}
 func (discard) Warn(string, int, string)     {}
+
+// limited is f, positioned at off, read no further than the resume's
+// Limit when it has one.
+func (p *planner) limited(f *os.File, off int64) io.Reader {
+	if r := p.opts.Resume; r != nil && r.Limit > 0 {
+		return io.LimitReader(f, max(r.Limit-off, 0))
+	}
+	return f
+}

@@ -103,3 +103,35 @@ func TestResumeDamagedState(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// With a Limit, a resumable import reads the file as if it ended there:
+// what a client appended after the bytes the caller hashed is left for
+// the next import.
+func TestResumableImportLimit(t *testing.T) {
+	src := filepath.Join("..", "..", "..", "shared", "fixtures", "external", "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("shared real transcript not present: %v", err)
+	}
+	dir := t.TempDir()
+	whole, cutFile := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "cut.jsonl")
+	if err := os.WriteFile(whole, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{len(full) / 3, len(full) / 2, 2 * len(full) / 3} {
+		if err := os.WriteFile(cutFile, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		plain := importMem(t, cutFile).convs[0]
+		var tgt memTarget
+		res := &Resume{Limit: int64(cut)}
+		if err := Import(context.Background(), []string{whole}, Options{Resume: res}, &tgt); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(plain.nodes)
+		b, _ := json.Marshal(tgt.convs[0].nodes)
+		if !bytes.Equal(a, b) || res.Parsed != int64(cut) || res.Point == nil || res.Point.Offset > int64(cut) {
+			t.Errorf("limit %d: %d nodes vs %d of the cut file, parsed %d", cut, len(tgt.convs[0].nodes), len(plain.nodes), res.Parsed)
+		}
+	}
+}

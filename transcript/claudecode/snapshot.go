@@ -267,7 +267,7 @@ func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
 	if _, err := f.Seek(rs.Off, io.SeekStart); err != nil {
 		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
 	}
-	lr := newLineReader(f, path, p.opts.max())
+	lr := newLineReader(p.limited(f, rs.Off), path, p.opts.max())
 	lr.off, lr.line = rs.Off, rs.Line
 	return lr, nil
 }

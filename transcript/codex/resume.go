@@ -74,7 +74,7 @@ func ImportResumable(ctx context.Context, files []string, opts Options, res *inp
 		return &transcript.ParseError{File: h.file, Msg: err.Error()}
 	}
 	defer f.Close()
-	st := &state{file: h.file, lines: input.NewLines(f, h.file, opts)}
+	st := &state{file: h.file, lines: input.NewLines(limited(f, 0, res.Limit), h.file, opts)}
 	first, err := st.lines.Next()
 	st.read()
 	if err == io.EOF {
@@ -91,7 +91,7 @@ func ImportResumable(ctx context.Context, files []string, opts Options, res *inp
 	st.prefix = idPrefix(name)
 	from := int64(0)
 	if res.State != nil {
-		if from, err = st.restore(res.State, f, opts); err != nil {
+		if from, err = st.restore(res.State, f, opts, res.Limit); err != nil {
 			return err
 		}
 		first = nil
@@ -103,7 +103,11 @@ func ImportResumable(ctx context.Context, files []string, opts Options, res *inp
 		return err
 	}
 	if info, err := f.Stat(); err == nil {
-		res.Parsed = info.Size() - from
+		size := info.Size()
+		if res.Limit > 0 && res.Limit < size {
+			size = res.Limit
+		}
+		res.Parsed = size - from
 	}
 	if res.Point, err = st.point(); err != nil {
 		return err
@@ -153,7 +157,7 @@ func (st *state) point() (*input.Point, error) {
 
 // restore loads a saved state into st and positions its reader at the
 // point; it returns the point's offset.
-func (st *state) restore(state []byte, f *os.File, opts Options) (int64, error) {
+func (st *state) restore(state []byte, f *os.File, opts Options, limit int64) (int64, error) {
 	var s snapState
 	if err := json.Unmarshal(state, &s); err != nil {
 		return 0, fmt.Errorf("%w: %v", input.ErrCannotResume, err)
@@ -175,7 +179,7 @@ func (st *state) restore(state []byte, f *os.File, opts Options) (int64, error) 
 	if _, err := f.Seek(s.Off, io.SeekStart); err != nil {
 		return 0, &transcript.ParseError{File: st.file, Msg: err.Error()}
 	}
-	st.lines = input.NewLinesAt(f, st.file, opts, s.Off, s.Line)
+	st.lines = input.NewLinesAt(limited(f, s.Off, limit), st.file, opts, s.Off, s.Line)
 	return s.Off, nil
 }
 
@@ -184,4 +188,13 @@ func orEmpty[V any](m map[string]V) map[string]V {
 		return map[string]V{}
 	}
 	return m
+}
+
+// limited is f, positioned at off, read no further than limit when above 0
+// (input.Resume.Limit).
+func limited(f *os.File, off, limit int64) io.Reader {
+	if limit > 0 {
+		return io.LimitReader(f, max(limit-off, 0))
+	}
+	return f
 }

@@ -85,3 +85,34 @@ func TestResumedImport(t *testing.T) {
 		}
 	}
 }
+
+// With a Limit, a resumable import reads the rollout as if it ended there.
+func TestResumableImportLimit(t *testing.T) {
+	const src = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutFile := filepath.Join(t.TempDir(), filepath.Base(src))
+	first := bytes.IndexByte(full, '\n') + 1
+	rest := len(full) - first
+	// Cuts inside lines after the first (the session_meta).
+	for _, cut := range []int{first + rest/3, first + rest/2, first + 2*rest/3} {
+		if err := os.WriteFile(cutFile, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var plain, limited cpTarget
+		if err := codex.ImportResumable(context.Background(), []string{cutFile}, codex.Options{}, &input.Resume{}, &plain); err != nil {
+			t.Fatal(err)
+		}
+		res := &input.Resume{Limit: int64(cut)}
+		if err := codex.ImportResumable(context.Background(), []string{src}, codex.Options{}, res, &limited); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(plain.nodes)
+		b, _ := json.Marshal(limited.nodes)
+		if !bytes.Equal(a, b) || res.Parsed != int64(cut) {
+			t.Errorf("limit %d: %d nodes vs %d of the cut file, parsed %d", cut, len(limited.nodes), len(plain.nodes), res.Parsed)
+		}
+	}
+}

@@ -258,7 +258,7 @@ func importInto(ctx context.Context, e *Entry, dir string, old state, update, re
 	}
 	var res *input.Resume
 	if resumable {
-		res = &input.Resume{}
+		res = &input.Resume{Limit: e.Consumed}
 	}
 	rep, update, reason, err := importWhole(ctx, e, dir, from, update, reason, res, opts)
 	e.Update, e.Reason = update, reason

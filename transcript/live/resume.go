@@ -147,7 +147,7 @@ func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Opt
 	if err := transcript.RewindCache(ctx, e.Session, old.Resume.Checkpoint, opts.Store); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", input.ErrCannotResume, err)
 	}
-	res := &input.Resume{State: b}
+	res := &input.Resume{State: b, Limit: e.Consumed}
 	rep, err := importer.Import(ctx, importer.Options{From: old.Format, Files: []string{e.File}, Out: e.Session,
 		Append: true, Store: opts.Store, Input: opts.Input, Resume: res})
 	if err != nil {

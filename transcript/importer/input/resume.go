@@ -20,8 +20,12 @@ type Resume struct {
 	// when none qualifies.
 	Point *Point
 	// Parsed is how many bytes of the file this import parsed: its size
-	// less the resume offset.
+	// (or Limit) less the resume offset.
 	Parsed int64
+	// Limit, when above 0, is how much of the file the import reads: the
+	// prefix the caller hashed, when the client may be writing more
+	// meanwhile (what follows is the next import's).
+	Limit int64
 }
 
 // Point is a resume point: the importer's state at a line start.
