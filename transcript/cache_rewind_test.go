@@ -242,3 +242,19 @@ func saveRootMeta(t testing.TB, dir string, m transcript.Meta) {
 		t.Fatal(err)
 	}
 }
+
+// A write that appends nothing still restarts the chain it warned about.
+func TestHashChainRebasedByAnyWrite(t *testing.T) {
+	dir := newSession(t)
+	mustAppend(t, dir, transcript.AppendOptions{}, user("a", "", "one"))
+	path := filepath.Join(dir, transcript.NodesFile)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(data, []byte("one"), []byte("uno"), 1), 0o644)
+	for i, want := range []int{1, 0} {
+		w, err := transcript.Update(t.Context(), dir, testWrite, func(*transcript.Tx) error { return nil })
+		if err != nil || len(w) != want {
+			t.Fatalf("write %d: %v, warnings %v", i, err, w)
+		}
+	}
+	chainHolds(t, dir)
+}

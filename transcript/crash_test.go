@@ -142,13 +142,19 @@ func TestCrashAtRandomMoments(t *testing.T) {
 	// fast this machine (or -race) makes a batch.
 	window := 3 * batchTime(t)
 	var dir string
-	var withWrites, recovered, active int
+	var withWrites, recovered, active, snapped int
 	for r := range rounds {
 		if r%20 == 0 {
 			// A fresh session now and then keeps each round's re-index small.
 			dir = newSession(t)
 		}
 		cmd := helperCmd(t, "crash", dir, strconv.Itoa(r))
+		if r%2 == 1 {
+			// Every other round the writer rewrites the index snapshot
+			// after nearly every batch, so kills land inside those writes
+			// too (docs/FORMAT.md §1, "The index snapshot").
+			cmd.Env = append(cmd.Env, "CTXFOLD_TEST_SNAPSHOT_BYTES=4096")
+		}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		pipe, err := cmd.StdoutPipe()
@@ -183,6 +189,10 @@ func TestCrashAtRandomMoments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: session does not open after a kill: %v", r, err)
 		}
+		if s.OpenStats().Snapshot {
+			snapped++
+		}
+		sameAsFullIndex(t, s)
 		if _, err := dag.Load(s); err != nil {
 			t.Fatalf("round %d: graph: %v", r, err)
 		}
@@ -234,11 +244,16 @@ func TestCrashAtRandomMoments(t *testing.T) {
 		if _, ok := s.Lookup(fmt.Sprintf("check-%d", r)); !ok {
 			t.Fatalf("round %d: the next append is missing", r)
 		}
-		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(tmp) > 0 {
+		tmp, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+		snapTmp, _ := filepath.Glob(filepath.Join(dir, "cache", ".*tmp*"))
+		if tmp = append(tmp, snapTmp...); len(tmp) > 0 {
 			t.Fatalf("round %d: temp files left after the next write: %v", r, tmp)
 		}
 	}
-	t.Logf("%d rounds: %d committed a batch before the kill, %d left an interrupted write to recover", rounds, withWrites, recovered)
+	t.Logf("%d rounds: %d committed a batch before the kill, %d left an interrupted write to recover, %d opened via a snapshot", rounds, withWrites, recovered, snapped)
+	if snapped == 0 {
+		t.Fatal("no round opened via a snapshot: the snapshot's write steps were not crash-tested")
+	}
 	// The test means something only if kills land while the writer writes.
 	if active < rounds/4 {
 		t.Fatalf("only %d of %d rounds wrote anything before the kill: kills come too early", active, rounds)
@@ -364,5 +379,33 @@ func TestConcurrentWriters(t *testing.T) {
 	// Every append extended HEAD, so the session is one chain.
 	if len(g.Spine(g.Head())) != 2*n+1 {
 		t.Fatalf("spine of HEAD has %d nodes", len(g.Spine(g.Head())))
+	}
+}
+
+// sameAsFullIndex compares s with the full index of its committed files
+// (a copy without cache/, so without the snapshot).
+func sameAsFullIndex(t *testing.T, s *transcript.Session) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "full")
+	os.MkdirAll(dir, 0o755)
+	for _, name := range []string{transcript.MetaFile, transcript.NodesFile} {
+		data, err := os.ReadFile(filepath.Join(s.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	full, err := transcript.Open(dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatalf("full index: %v", err)
+	}
+	defer full.Close()
+	if full.Len() != s.Len() || full.CommittedBytes != s.CommittedBytes || len(full.Duplicates) != len(s.Duplicates) {
+		t.Fatalf("%d nodes, %d bytes from %+v; the full index has %d, %d", s.Len(), s.CommittedBytes, s.OpenStats(), full.Len(), full.CommittedBytes)
+	}
+	for i, ref := range full.All() {
+		if got := s.Ref(i); got.ID != ref.ID || got.Predecessor != ref.Predecessor || got.Offset != ref.Offset || got.Line != ref.Line {
+			t.Fatalf("node %d: %+v, full index %+v", i, got, ref)
+		}
 	}
 }

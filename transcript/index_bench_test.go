@@ -81,3 +81,40 @@ func writeBenchSession(b *testing.B, n int) string {
 	}
 	return dir
 }
+
+// BenchmarkOpenSnapshot opens a session through its index snapshot and,
+// for comparison, with the snapshot removed (the full index). The session
+// is generated (100k nodes), or CTXFOLD_BENCH_SESSION names one (a copy:
+// a no-op write leaves the snapshot in it), e.g. the 1M-node session of
+// `go run ./bench/estimate-gen -n 1000000 -o /tmp/bench/s1m`:
+//
+//	go test ./transcript -run '^$' -bench BenchmarkOpenSnapshot -benchtime 5x
+func BenchmarkOpenSnapshot(b *testing.B) {
+	dir := os.Getenv("CTXFOLD_BENCH_SESSION")
+	if dir == "" {
+		dir = writeBenchSession(b, 100_000)
+	}
+	if _, err := transcript.Update(b.Context(), dir, transcript.WriteOptions{}, func(*transcript.Tx) error { return nil }); err != nil {
+		b.Fatal(err)
+	}
+	open := func(b *testing.B, snapshot bool) {
+		for b.Loop() {
+			s, err := transcript.Open(dir, transcript.OpenOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s.OpenStats().Snapshot != snapshot {
+				b.Fatalf("snapshot used: %+v", s.OpenStats())
+			}
+			s.Close()
+		}
+	}
+	b.Run("snapshot", func(b *testing.B) { open(b, true) })
+	snap := filepath.Join(dir, transcript.SnapshotFile)
+	kept := snap + ".bench"
+	if err := os.Rename(snap, kept); err != nil {
+		b.Fatal(err)
+	}
+	defer os.Rename(kept, snap)
+	b.Run("full", func(b *testing.B) { open(b, false) })
+}

@@ -158,3 +158,20 @@ func limitMatches(m Meta, limit int64) bool {
 func changedMsg(limit int64) string {
 	return fmt.Sprintf("the %d committed bytes no longer match nodes_sha256 in %s: they were changed outside ctxfold; the hash chain restarts from the file as it is", limit, MetaFile)
 }
+
+// CommittedBytesChanged reports whether the committed bytes of nodes.jsonl
+// no longer match session.json's nodes_sha256: they were changed outside
+// ctxfold (docs/FORMAT.md §1, "The hash chain"). It reads them only when
+// the file's stat differs from the one recorded at the last commit; a
+// session without the chain reports false.
+func (s *Session) CommittedBytesChanged() (bool, error) {
+	if s.f == nil || s.Meta.NodesSHA256 == "" {
+		return false, nil
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return false, fileErr(s.NodesPath(), err)
+	}
+	_, _, changed, err := committedChain(s.Meta, s.f, st, s.CommittedBytes)
+	return changed, err
+}

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/binary"
 	"fmt"
 	"iter"
 	"sort"
@@ -75,6 +76,37 @@ func roleCode(r Role) (uint8, bool) {
 
 var roleNames = [...]Role{roleSystem: RoleSystem, roleUser: RoleUser, roleAssistant: RoleAssistant, roleTool: RoleTool}
 
+// nameRec is where node's name lies in Session.nameArena. Session.names
+// holds one per named node in node order (nodes are only ever added at
+// the end), so a name is found by binary search and the table has no
+// pointers: the snapshot maps it as it is.
+type nameRec struct {
+	node int32
+	off  uint32
+	n    uint32
+}
+
+func (s *Session) nameOf(i int32) string {
+	k := sort.Search(len(s.names), func(k int) bool { return s.names[k].node >= i })
+	if k == len(s.names) || s.names[k].node != i {
+		return ""
+	}
+	r := s.names[k]
+	// Like ids, the arena's bytes are never written again once appended.
+	return unsafe.String(&s.nameArena[r.off], int(r.n))
+}
+
+// addName records node i's name. Names repeat (a tool's name on each of
+// its results): one equal to the name before shares its bytes.
+func (s *Session) addName(i int32, name string) {
+	if k := len(s.names) - 1; k >= 0 && s.nameOf(s.names[k].node) == name {
+		s.names = append(s.names, nameRec{node: i, off: s.names[k].off, n: s.names[k].n})
+		return
+	}
+	s.names = append(s.names, nameRec{node: i, off: uint32(len(s.nameArena)), n: uint32(len(name))})
+	s.nameArena = append(s.nameArena, name...)
+}
+
 // danglingLinks are the names of links that did not resolve.
 type danglingLinks struct {
 	pred, caller string
@@ -106,14 +138,14 @@ func (s *Session) Ref(i int) NodeRef {
 	ref.Predecessor = s.linkName(i, r.pred, false)
 	ref.Caller = s.linkName(i, r.caller, true)
 	if r.flags&flagNamed != 0 {
-		ref.Name = s.names[int32(i)]
+		ref.Name = s.nameOf(int32(i))
 	}
 	at := int(r.pool)
 	take := func(n int) []string {
 		if n == 0 {
 			return nil
 		}
-		ids := s.pool[at : at+n : at+n]
+		ids := s.poolIDs(at, n)
 		at += n
 		return ids
 	}
@@ -128,6 +160,39 @@ func (s *Session) Ref(i int) NodeRef {
 		ref.CoversIDs = s.covers[int32(i)]
 	}
 	return ref
+}
+
+// poolLen is the number of tool ids in the pool: the snapshot's, then
+// those of the nodes indexed after it.
+func (s *Session) poolLen() int { return s.basePool + len(s.pool) }
+
+// poolIDs returns the n tool ids from pool position at. Those of nodes
+// after the snapshot (or of a session without one) are a slice of
+// s.pool; the snapshot's are built from its mapped table, so an open
+// never builds a string per tool id of the whole session.
+func (s *Session) poolIDs(at, n int) []string {
+	if at >= s.basePool {
+		at -= s.basePool
+		return s.pool[at : at+n : at+n]
+	}
+	ids := make([]string, n)
+	for k := range ids {
+		ids[k] = s.basePoolID(at + k)
+	}
+	return ids
+}
+
+// basePoolID is tool id p of the snapshot's pool.
+func (s *Session) basePoolID(p int) string {
+	end := binary.LittleEndian.Uint32(s.poolEnds[4*p:])
+	start := uint32(0)
+	if p > 0 {
+		start = binary.LittleEndian.Uint32(s.poolEnds[4*p-4:])
+	}
+	if end == start {
+		return ""
+	}
+	return unsafe.String(&s.poolBytes[start], int(end-start))
 }
 
 func (s *Session) linkName(i int, link int32, caller bool) string {
@@ -215,7 +280,7 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 	}
 	const max32 = 1<<31 - 1
 	ids := len(ref.ToolCallIDs) + len(ref.ResultIDs)
-	if len(s.recs) >= max32 || ref.Length >= max32 || len(s.pool) >= max32-ids || len(s.ids)+len(ref.ID) > 1<<32-1 {
+	if len(s.recs) >= max32 || ref.Length >= max32 || s.poolLen() >= max32-ids || len(s.ids)+len(ref.ID) > 1<<32-1 {
 		return &ParseError{File: s.NodesPath(), Line: ref.Line, NodeID: ref.ID,
 			Msg: "the session is past the index's limits (2³¹ nodes or tool ids, 4 GiB of ids, 2 GiB a line); split it"}
 	}
@@ -227,7 +292,7 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 		length: int32(ref.Length),
 		pred:   NoLink,
 		caller: NoLink,
-		pool:   int32(len(s.pool)),
+		pool:   int32(s.poolLen()),
 		role:   role,
 	}
 	if c, res := len(ref.ToolCallIDs), len(ref.ResultIDs); c >= manyIDs || res >= manyIDs {
@@ -253,10 +318,7 @@ func (s *Session) addRef(ref NodeRef) *ParseError {
 	}
 	if ref.Name != "" {
 		r.flags |= flagNamed
-		if s.names == nil {
-			s.names = map[int32]string{}
-		}
-		s.names[i] = ref.Name
+		s.addName(i, ref.Name)
 	}
 	s.pool = append(s.pool, ref.ToolCallIDs...)
 	s.pool = append(s.pool, ref.ResultIDs...)

@@ -76,12 +76,19 @@ type Session struct {
 	CommittedBytes int64
 	TailBytes      int64
 	// The index (refindex.go): one record per node, in file order.
-	recs   []refRec
-	ids    []byte // every node's id, back to back
-	byID   idTable
-	pool   []string
-	names  map[int32]string
-	covers map[int32][]string
+	recs []refRec
+	ids  []byte // every node's id, back to back
+	byID idTable
+	pool []string
+	// The snapshot's tool ids (snapshot_load.go): basePool of them, the
+	// end of each in poolEnds, their bytes in poolBytes; pool holds the
+	// rest.
+	basePool  int
+	poolEnds  []byte
+	poolBytes []byte
+	names     []nameRec
+	nameArena []byte
+	covers    map[int32][]string
 	// bigCounts holds the id counts of nodes with manyIDs or more.
 	bigCounts map[int32][2]int32
 	dangling  map[int32]danglingLinks

@@ -35,7 +35,7 @@ var (
 
 const (
 	snapMagic   = "ctxfidx\x01"
-	snapVersion = 1
+	snapVersion = 3
 	snapPage    = 4096
 	// snapEndian is stored little-endian; a big-endian reader sees it
 	// reversed and rejects the snapshot (its sections are native words).
@@ -49,7 +49,9 @@ const (
 	secSlots            // the id table, []int32
 	secPoolEnds         // []uint32: where each tool id ends in secPoolBytes
 	secPoolBytes        // tool ids back to back
-	secSide             // names, covers, big counts, dangling links, duplicates
+	secNames            // []nameRec
+	secNameArena        // the names' bytes
+	secSide             // covers, big counts, dangling links, duplicates
 	numSections
 )
 
@@ -80,7 +82,9 @@ type snapHeader struct {
 // snapHeaderBytes is the encoded header before its own CRC.
 const snapHeaderBytes = 8 + 4 + 4 + 4 + 4 + 8 + hashStateLen + 8*6 + numSections*(8+8+4)
 
-var snapCRC = crc32.MakeTable(crc32.Castagnoli)
+// snapCRC is CRC-32 (IEEE): the fastest checksum of the standard library
+// on amd64 and arm64, and the check reads the whole snapshot per open.
+var snapCRC = crc32.IEEETable
 
 func (h *snapHeader) encode() []byte {
 	b := make([]byte, 0, snapPage)

@@ -36,9 +36,10 @@ var snapshotsOff = false
 // writer's appends (at most about snapshotDelta bytes of nodes before the
 // next snapshot) extend them in place.
 const (
-	snapSpareRecs = 8 << 20
-	snapSpareIDs  = 4 << 20
-	snapSparePool = 1 << 16
+	snapSpareRecs  = 8 << 20
+	snapSpareIDs   = 4 << 20
+	snapSparePool  = 1 << 16
+	snapSpareNames = 1 << 20
 )
 
 // fromSnapshot builds the index from the snapshot plus the committed
@@ -71,8 +72,21 @@ func (s *Session) fromSnapshot(f *os.File, st os.FileInfo, limit int64, maxLine 
 		return reject("it is not of the committed bytes")
 	}
 	t.unterminated = h.flags&snapUnterminated != 0
+	from := h.covered
+	if t.unterminated && limit > from {
+		// The covered bytes end inside their last line (a hand-written
+		// file); the append after them wrote its newline first (Tx.Append),
+		// which ends that line. Bytes that continue the line instead are
+		// for the full index.
+		var nl [1]byte
+		if _, err := f.ReadAt(nl[:], from); err != nil || nl[0] != '\n' {
+			return reject("the bytes after it continue its last line")
+		}
+		from++
+		t.unterminated = false
+	}
 	line := t.Len() + len(t.Duplicates)
-	if err := t.indexFrom(io.NewSectionReader(f, h.covered, limit-h.covered), h.covered, line, indexBufSize(limit), true, maxLine); err != nil {
+	if err := t.indexFrom(io.NewSectionReader(f, from, limit-from), from, line, indexBufSize(limit), true, maxLine); err != nil {
 		// The full index reports it, with the state it would have.
 		return reject("the bytes after it do not index: " + err.Error())
 	}
@@ -105,13 +119,15 @@ func (t *Session) loadSnapshot(maxLine int) (*snapHeader, string) {
 	if h.longest > int64(maxLine) {
 		return nil, "it holds a line over the line limit"
 	}
-	extra := [numSections]int64{secRecs: snapSpareRecs, secIDs: snapSpareIDs}
+	extra := [numSections]int64{secRecs: snapSpareRecs, secIDs: snapSpareIDs, secNames: snapSpareNames, secNameArena: snapSpareNames}
 	secs, err := mapSections(f, &h, extra)
 	if err != nil {
 		return nil, "cannot map it: " + err.Error()
 	}
 	for i := range numSections {
-		if crc32.Checksum(secs[i], snapCRC) != h.secCRC[i] {
+		// The records' checksum is taken as they are bounds-checked
+		// (recordsOK), while each chunk is in the cache.
+		if i != secRecs && crc32.Checksum(secs[i], snapCRC) != h.secCRC[i] {
 			return nil, "corrupted (a checksum differs)"
 		}
 	}
@@ -134,7 +150,8 @@ func (h *snapHeader) layoutOK(size int64) bool {
 	slots := h.secLen[secSlots] / 4
 	return off == size && h.covered >= 0 && h.nrecs >= 0 && h.nrecs < 1<<31 && h.npool >= 0 && h.npool < 1<<31 &&
 		h.secLen[secRecs] == h.nrecs*int64(unsafe.Sizeof(refRec{})) &&
-		h.secLen[secPoolEnds] == 4*h.npool && h.secLen[secIDs] < 1<<32 &&
+		h.secLen[secPoolEnds] == 4*h.npool && h.secLen[secIDs] < 1<<32 && h.secLen[secNameArena] < 1<<32 &&
+		h.secLen[secNames]%int64(unsafe.Sizeof(nameRec{})) == 0 &&
 		h.secLen[secSlots]%4 == 0 && slots&(slots-1) == 0 && h.used == h.nrecs && (slots == 0) == (h.nrecs == 0) &&
 		4*h.used <= 3*slots
 }
@@ -155,50 +172,68 @@ func (t *Session) installSnapshot(h *snapHeader, secs [numSections][]byte) bool 
 	}
 	pb := secs[secPoolBytes]
 	ends := secs[secPoolEnds]
-	t.pool = make([]string, h.npool, int(h.npool)+snapSparePool)
+	t.basePool, t.poolEnds, t.poolBytes = int(h.npool), ends, pb
+	t.pool = make([]string, 0, snapSparePool)
 	start := uint32(0)
-	for k := range t.pool {
+	for k := range t.basePool {
 		end := binary.LittleEndian.Uint32(ends[4*k:])
 		if end < start || int64(end) > int64(len(pb)) {
 			return false
 		}
-		if end > start {
-			t.pool[k] = unsafe.String(&pb[start], int(end-start))
-		}
 		start = end
 	}
+	if b := secs[secNames]; len(b) > 0 {
+		t.names = unsafe.Slice((*nameRec)(unsafe.Pointer(&b[:1][0])), cap(b)/int(unsafe.Sizeof(nameRec{})))[:len(b)/int(unsafe.Sizeof(nameRec{}))]
+	}
+	t.nameArena = secs[secNameArena]
 	if !t.decodeSide(secs[secSide]) {
 		return false
 	}
-	return t.recordsOK(h)
+	crc, ok := t.recordsOK(h, secs[secRecs])
+	return ok && crc == h.secCRC[secRecs]
 }
 
-// recordsOK bounds-checks every record and slot against the arenas.
-func (t *Session) recordsOK(h *snapHeader) bool {
+// recordsOK bounds-checks every record and slot against the arenas, and
+// returns the CRC of raw, the records' bytes, taken chunk by chunk.
+func (t *Session) recordsOK(h *snapHeader, raw []byte) (uint32, bool) {
 	n := int32(len(t.recs))
+	const chunk = 1024
+	size := int(unsafe.Sizeof(refRec{}))
+	var crc uint32
+	nids, npool, covered := int64(len(t.ids)), int64(t.poolLen()), h.covered
 	for i := range t.recs {
+		if i%chunk == 0 {
+			crc = crc32.Update(crc, snapCRC, raw[i*size:min(i+chunk, len(t.recs))*size])
+		}
 		r := &t.recs[i]
 		calls, results := int64(r.nCalls), int64(r.nResults)
 		if r.nCalls == manyIDs || r.nResults == manyIDs {
 			big, ok := t.bigCounts[int32(i)]
 			if !ok || big[0] < 0 || big[1] < 0 {
-				return false
+				return 0, false
 			}
 			calls, results = int64(big[0]), int64(big[1])
 		}
-		if int64(r.idOff)+int64(r.idLen) > int64(len(t.ids)) || r.idLen == 0 ||
+		if int64(r.idOff)+int64(r.idLen) > nids || r.idLen == 0 ||
 			r.pred < MissingLink || r.pred >= n || r.caller < MissingLink || r.caller >= n ||
-			r.pool < 0 || int64(r.pool)+calls+results > int64(len(t.pool)) ||
-			int(r.role) >= len(roleNames) || r.offset < 0 || r.length < 0 || r.offset+int64(r.length) > h.covered {
-			return false
+			r.pool < 0 || int64(r.pool)+calls+results > npool ||
+			int(r.role) >= len(roleNames) || r.offset < 0 || r.length < 0 || r.offset+int64(r.length) > covered {
+			return 0, false
 		}
+	}
+	last := int32(-1)
+	for _, r := range t.names {
+		if r.node <= last || r.node >= n || int64(r.off)+int64(r.n) > int64(len(t.nameArena)) || r.n == 0 {
+			return 0, false
+		}
+		last = r.node
 	}
 	for _, v := range t.byID.slots {
 		if v < 0 || v > n {
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return crc, true
 }
 
 // sideReader reads encodeSide's uvarints and strings; ok turns false at
@@ -252,13 +287,6 @@ func (r *sideReader) idx() int32 {
 // or out-of-range entry.
 func (t *Session) decodeSide(b []byte) bool {
 	r := &sideReader{b: b, n: len(t.recs), ok: true}
-	for k := r.count(); k > 0 && r.ok; k-- {
-		if t.names == nil {
-			t.names = map[int32]string{}
-		}
-		i := r.idx()
-		t.names[i] = r.str()
-	}
 	for k := r.count(); k > 0 && r.ok; k-- {
 		i := r.idx()
 		ids := make([]string, r.count())

@@ -368,3 +368,73 @@ func TestSnapshotRejected(t *testing.T) {
 	}
 	sameIndex(t, s, fullOpen(t, dir))
 }
+
+// A rewind keeps the snapshot when it covers a prefix of the cut, and
+// drops it when it covers more.
+func TestRewindKeepsOrDropsSnapshot(t *testing.T) {
+	smallSnapshots(t, 2048)
+	dir := soundSession(t, 20)
+	if err := MarkCache(dir, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	_, st := openStats(t, dir)
+	if !st.Snapshot {
+		t.Fatalf("no snapshot: %+v", st)
+	}
+	// A commit after the snapshot, and more after it.
+	snapshotMin = 1 << 40
+	writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "keep", Role: RoleUser, Content: TextContent("k")}}, AppendOptions{})
+		return err
+	})
+	at, _ := readMeta(dir)
+	for i := range 3 {
+		writeTx(t, dir, func(tx *Tx) error {
+			_, err := tx.Append([]Node{{ID: fmt.Sprintf("drop%d", i), Role: RoleUser, Content: TextContent("d")}}, AppendOptions{})
+			return err
+		})
+	}
+	if err := RewindCache(context.Background(), dir, at, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	s, st := openStats(t, dir)
+	if !st.Snapshot || st.Covered > *at.NodesBytes {
+		t.Fatalf("after a rewind past the snapshot's end: %+v", st)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+	// A rewind below what the snapshot covers drops it.
+	first, _ := readMeta(dir)
+	*first.NodesBytes = 0
+	first.Head, first.ActiveSummaryID, first.ActiveSummaryText = "", "", ""
+	first.setChain(newChain())
+	if err := RewindCache(context.Background(), dir, first, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(snapshotPath(dir)); !os.IsNotExist(err) {
+		t.Fatalf("the snapshot past the cut is still there: %v", err)
+	}
+	if s, _ := openStats(t, dir); s.Len() != 0 {
+		t.Fatalf("%d nodes after a rewind to the empty session", s.Len())
+	}
+}
+
+// A snapshot of a hand-written file whose last line has no newline: the
+// next append ends that line first, and the snapshot still serves.
+func TestSnapshotOfUnterminatedLine(t *testing.T) {
+	smallSnapshots(t, 1)
+	dir := handSession(t, `{"id":"r0","predecessor":null,"role":"system","content":"root"}`+"\n"+`{"id":"a","predecessor":"r0","role":"user","content":"no newline"}`)
+	writeTx(t, dir, nil)
+	snapshotMin = 1 << 40
+	writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "b", Role: RoleAssistant, Content: TextContent("after")}}, AppendOptions{})
+		return err
+	})
+	s, st := openStats(t, dir)
+	if !st.Snapshot || st.Delta == 0 {
+		t.Fatalf("not opened via the snapshot: %+v", st)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+	if s.Len() != 3 {
+		t.Fatalf("%d nodes", s.Len())
+	}
+}

@@ -23,8 +23,38 @@ func (tx *Tx) maybeSnapshot() {
 	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < snapshotDelta {
 		return
 	}
-	if err := s.writeSnapshot(); err == nil {
-		s.stats.Written = true
+	if err := s.writeSnapshot(); err != nil {
+		return
+	}
+	s.stats.Written = true
+	tx.stampChain()
+}
+
+// stampChain records the chain in session.json when it does not vouch for
+// the committed bytes yet (a session from before the chain, or touched
+// since its last commit), so that opens through the new snapshot need not
+// hash the whole file. The meta is otherwise unchanged.
+func (tx *Tx) stampChain() {
+	s := tx.s
+	if s.f == nil {
+		return
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return
+	}
+	fp, ok := statOf(st)
+	if c, trusted := metaChain(s.Meta, s.CommittedBytes); trusted && c.sum() == s.chain.sum() && ok && s.Meta.NodesStat != nil && fp == *s.Meta.NodesStat {
+		return
+	}
+	m := s.Meta
+	m.setChain(s.chain)
+	m.NodesStat = nil
+	if ok && fp.Size == s.CommittedBytes {
+		m.NodesStat = &fp
+	}
+	if writeMeta(tx.dir, m) == nil {
+		s.Meta = m
 	}
 }
 
@@ -71,16 +101,26 @@ func (s *Session) snapSections() (snapHeader, [numSections][]byte) {
 	if len(s.byID.slots) > 0 {
 		secs[secSlots] = unsafe.Slice((*byte)(unsafe.Pointer(&s.byID.slots[0])), 4*len(s.byID.slots))
 	}
-	ends := make([]byte, 0, 4*len(s.pool))
-	var poolBytes []byte
-	for _, id := range s.pool {
+	ends := make([]byte, 0, 4*s.poolLen())
+	poolBytes := make([]byte, 0, len(s.poolBytes))
+	for p := range s.poolLen() {
+		var id string
+		if p < s.basePool {
+			id = s.basePoolID(p)
+		} else {
+			id = s.pool[p-s.basePool]
+		}
 		poolBytes = append(poolBytes, id...)
 		ends = binary.LittleEndian.AppendUint32(ends, uint32(len(poolBytes)))
 	}
 	secs[secPoolEnds], secs[secPoolBytes] = ends, poolBytes
+	if len(s.names) > 0 {
+		secs[secNames] = unsafe.Slice((*byte)(unsafe.Pointer(&s.names[0])), len(s.names)*int(unsafe.Sizeof(nameRec{})))
+	}
+	secs[secNameArena] = s.nameArena
 	secs[secSide] = s.encodeSide()
 
-	h := snapHeader{covered: s.CommittedBytes, nrecs: int64(len(s.recs)), npool: int64(len(s.pool)),
+	h := snapHeader{covered: s.CommittedBytes, nrecs: int64(len(s.recs)), npool: int64(s.poolLen()),
 		used: int64(s.byID.used), seed: s.byID.seed, longest: s.longestLine()}
 	copy(h.chain[:], s.chain)
 	if s.checkLinks() == nil && s.checkCycles() == nil {
@@ -111,19 +151,14 @@ func (s *Session) longestLine() int64 {
 	return int64(n) + 1
 }
 
-// encodeSide encodes the index's side tables: names, covers, big counts,
-// dangling links and duplicates, as uvarints and length-prefixed strings.
+// encodeSide encodes the index's side tables: covers, big counts,
+// dangling links and duplicates (rare, unlike names), as uvarints and length-prefixed strings.
 func (s *Session) encodeSide() []byte {
 	var b []byte
 	u := func(v int) { b = binary.AppendUvarint(b, uint64(v)) }
 	str := func(v string) {
 		u(len(v))
 		b = append(b, v...)
-	}
-	u(len(s.names))
-	for i, name := range s.names {
-		u(int(i))
-		str(name)
 	}
 	u(len(s.covers))
 	for i, ids := range s.covers {

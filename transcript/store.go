@@ -92,6 +92,9 @@ type Tx struct {
 	Warnings []Warning
 	// checked: the snapshot passed checkIntegrity.
 	checked bool
+	// chainChanged: the committed bytes no longer matched nodes_sha256
+	// when the transaction began (loadChain).
+	chainChanged bool
 }
 
 // interrupted checks the context every 4096 nodes of a batch: validating
@@ -134,7 +137,9 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	// the lock no other writer is using one, so any left is garbage.
 	stale, _ := filepath.Glob(filepath.Join(dir, "."+MetaFile+".tmp-*"))
 	lfStale, _ := filepath.Glob(filepath.Join(dir, LostFound, ".*.tmp-*"))
-	for _, p := range append(stale, lfStale...) {
+	stale = append(stale, lfStale...)
+	snapStale, _ := filepath.Glob(filepath.Join(dir, filepath.Dir(SnapshotFile), "."+filepath.Base(SnapshotFile)+".tmp-*"))
+	for _, p := range append(stale, snapStale...) {
 		_ = os.Remove(p)
 	}
 	tx := &Tx{ctx: ctx, dir: dir, opts: opts}
@@ -152,6 +157,11 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 	err = fn(tx)
 	if err == nil {
 		tx.maybeSnapshot()
+		if tx.chainChanged {
+			// Warned at the start: the chain restarts from the file as it
+			// is even when this write appended nothing.
+			tx.stampChain()
+		}
 	}
 	return tx.Warnings, err
 }
@@ -191,6 +201,7 @@ func (tx *Tx) loadChain() error {
 	}
 	if changed {
 		tx.Warnings = append(tx.Warnings, Warning{File: s.NodesPath(), Msg: changedMsg(s.CommittedBytes)})
+		tx.chainChanged = true
 	}
 	s.chain = c
 	return nil

@@ -51,8 +51,9 @@ var Categories = []Category{Structure, Summaries, Rendering, Tools, Events}
 // are. docs/VERIFY.md says what each means and how to fix it.
 const (
 	// Structure.
-	CodeHeadSpineBroken  = "head_spine_broken"
-	CodeInterruptedWrite = "interrupted_write" // warning
+	CodeHeadSpineBroken   = "head_spine_broken"
+	CodeInterruptedWrite  = "interrupted_write"   // warning
+	CodeNodesHashMismatch = "nodes_hash_mismatch" // warning
 
 	// Summaries (docs/FORMAT.md §4).
 	CodeSummaryShape          = "summary_shape"
@@ -288,6 +289,14 @@ func (c *checker) checkStructure() error {
 	}
 	for _, w := range c.s.Warnings {
 		c.buf = append(c.buf, Finding{Code: CodeInterruptedWrite, Severity: Warning, Category: Structure, File: w.File, Line: w.Line, Msg: w.Msg})
+	}
+	changed, err := c.s.CommittedBytesChanged()
+	if err != nil {
+		return err
+	}
+	if changed {
+		c.buf = append(c.buf, Finding{Code: CodeNodesHashMismatch, Severity: Warning, Category: Structure, File: c.s.NodesPath(),
+			Msg: fmt.Sprintf("the %d committed bytes no longer match nodes_sha256 in %s: they were changed outside ctxfold (the next write warns and restarts the hash chain from the file as it is)", c.s.CommittedBytes, transcript.MetaFile)})
 	}
 	c.order = depthOrder(g)
 	return nil

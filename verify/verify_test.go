@@ -51,6 +51,7 @@ func TestBrokenFixtures(t *testing.T) {
 		"active_summary_not_summary":    {"active_summary_not_summary"},
 		"head_spine_broken":             {"head_spine_broken", "missing_predecessor"},
 		"interrupted_write":             {"interrupted_write"},
+		"nodes_hash_mismatch":           {"nodes_hash_mismatch"},
 		"summary_shape":                 {"summary_shape"},
 		"summary_content_prefix":        {"summary_content_prefix"},
 		"summary_unflagged":             {"summary_unflagged"},
@@ -116,7 +117,7 @@ func TestBrokenFixtures(t *testing.T) {
 // render cross-check, which no data can trigger while render and the
 // rule agree) is produced alone by fixtures/broken/<code>.
 func TestEveryCodeHasAFixture(t *testing.T) {
-	all := []string{verify.CodeHeadSpineBroken, verify.CodeInterruptedWrite, verify.CodeSummaryShape,
+	all := []string{verify.CodeHeadSpineBroken, verify.CodeInterruptedWrite, verify.CodeNodesHashMismatch, verify.CodeSummaryShape,
 		verify.CodeSummaryContentPrefix, verify.CodeSummaryUnflagged, verify.CodeCoversEmpty, verify.CodeCoversMissing,
 		verify.CodeCoversSummary, verify.CodeCoversNotContiguous, verify.CodeCoversDeadFork, verify.CodeSpliceMismatch,
 		verify.CodeCoversSplitsToolCall, verify.CodeSummaryNotExtending, verify.CodeActiveSummaryUnset,
