@@ -180,6 +180,8 @@ func (st *state) restore(state []byte, f *os.File, opts Options, limit int64) (i
 		return 0, &transcript.ParseError{File: st.file, Msg: err.Error()}
 	}
 	st.lines = input.NewLinesAt(limited(f, s.Off, limit), st.file, opts, s.Off, s.Line)
+	// Until a line is read, the point is the one loaded.
+	st.readOff, st.readLine, st.unterminated = s.Off, s.Line, false
 	return s.Off, nil
 }
 

@@ -116,3 +116,50 @@ func TestResumableImportLimit(t *testing.T) {
 		}
 	}
 }
+
+// An import that resumes and finds only a torn line after the point keeps
+// the point where it was (the torn line is read again next time), and
+// the import after it still emits exactly what a plain import emits after
+// the point's nodes.
+func TestResumeThroughTornLine(t *testing.T) {
+	const src = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := load(t, src, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), filepath.Base(src))
+	var ends []int
+	for i, c := range full {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	for k := 1; k+1 < len(ends); k++ {
+		run := func(cut int, state []byte) (*input.Resume, *cpTarget) {
+			t.Helper()
+			if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, tg := &input.Resume{State: state, Limit: int64(cut)}, &cpTarget{}
+			if err := codex.ImportResumable(context.Background(), []string{file}, codex.Options{}, res, tg); err != nil {
+				t.Fatalf("cut %d: %v", cut, err)
+			}
+			return res, tg
+		}
+		first, _ := run(ends[k], nil)
+		torn, _ := run(ends[k]+(ends[k+1]-ends[k])/2, first.Point.State)
+		if torn.Point == nil || torn.Point.Offset != first.Point.Offset || torn.Point.Nodes != first.Point.Nodes {
+			t.Fatalf("line %d: the point moved over a torn line: %+v then %+v", k+1, first.Point, torn.Point)
+		}
+		last, tg := run(len(full), torn.Point.State)
+		want, _ := json.Marshal(plain.Nodes[first.Point.Nodes:])
+		got, _ := json.Marshal(tg.nodes)
+		if !bytes.Equal(got, want) || last.Parsed != int64(len(full)-ends[k]) {
+			t.Fatalf("line %d: after the torn line the resumed import differs from a plain one", k+1)
+		}
+	}
+}
