@@ -21,11 +21,11 @@ func refreshCuts(b []byte, most int) []int {
 	}
 	ends := cutPoints(b, most)
 	var out []int
-	for k, end := range ends {
+	for _, end := range ends {
 		out = append(out, end)
 		next := len(b)
-		if k+1 < len(ends) {
-			next = ends[k+1]
+		if i := bytes.IndexByte(b[end:], '\n'); i >= 0 {
+			next = end + i + 1
 		}
 		if mid := end + (next-end)/2; mid > end && mid < next {
 			out = append(out, mid)
