@@ -15,10 +15,12 @@ package claudecode
 //
 // Which line starts qualify is known only once the whole file is planned:
 // every line start is a candidate, and a change to node i drops every
-// candidate planned after node i was (touch). The import plans the tail
-// twice — once to find the last candidate standing, once more to save the
-// state there — which costs one more pass over the bytes after the old
-// resume point (the whole file on a first import).
+// candidate planned after node i was (touch); of those standing, the last
+// before the nodes the next lines are likely to change is taken (settle).
+// The import plans the tail twice — once to find the point, once more to
+// save the state there — which costs one more pass over the bytes after
+// the old resume point, or after a provisional point the first pass saved
+// 4 MiB before the end (provWindow), whichever is later.
 
 import (
 	"context"
