@@ -2,8 +2,9 @@
 # bench/live.sh BIN MB TURNS — the live-session figures of docs/BENCHMARKS.md:
 # a generated MB-megabyte Claude Code transcript (real turns replicated by
 # bench/claudecode-gen), cold `estimate FILE`, the same after appending one
-# turn, unchanged, and `statusline` after each of TURNS appended turns
-# (median and p95 wall). Caches live in a fresh XDG_CACHE_HOME under /tmp.
+# turn (with how many bytes of the file that refresh parsed), unchanged,
+# and `statusline` after each of TURNS appended turns (median and p95
+# wall). Caches live in a fresh XDG_CACHE_HOME under /tmp.
 #
 #   go build -o /tmp/ctxfold . && bench/live.sh /tmp/ctxfold 100 100
 set -euo pipefail
@@ -16,7 +17,8 @@ wall() { /usr/bin/time -f '%e' -o $work/t "$@" >/dev/null 2>$work/err || { cat $
 echo "file: $(stat -c %s "$f") bytes"
 echo "estimate FILE, cold: $(wall "$bin" estimate "$f" --json) s"
 go run ./bench/claudecode-gen -append 1 -o "$f"
-echo "estimate FILE after appending one turn: $(wall "$bin" estimate "$f" --json) s"
+/usr/bin/time -f '%e' -o $work/t "$bin" estimate "$f" --json >$work/out 2>$work/err || { cat $work/err >&2; exit 1; }
+echo "estimate FILE after appending one turn: $(cat $work/t) s ($(grep -o '"update":"[a-z]*"' $work/out), $(grep -o '"parsed_bytes":[0-9]*' $work/out) of $(stat -c %s "$f"))"
 echo "estimate FILE unchanged: $(wall "$bin" estimate "$f" --json) s"
 hook=$work/hook.json
 printf '{"transcript_path":"%s","model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"}}' "$f" > "$hook"

@@ -193,10 +193,13 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 				fmt.Fprintln(opts.IO.Out)
 			}
 			printed++
-			if e := opts.Live[dir]; e != nil {
+			e := opts.Live[dir]
+			if e != nil {
 				o.Result.File = e.File
 			}
 			switch {
+			case opts.JSON && e != nil:
+				return report.JSON(opts.IO.Out, estimateLive{o.Result, e})
 			case opts.JSON:
 				return report.JSON(opts.IO.Out, o.Result)
 			case opts.IO.StdoutTTY:
@@ -401,4 +404,12 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// estimateLive is estimate's --json object for a transcript file given as
+// the argument: the result and, under "live", how its cache session was
+// brought up to date (update, parsed_bytes: docs/LIVE.md).
+type estimateLive struct {
+	*estimate.Result
+	Live *live.Entry `json:"live"`
 }

@@ -77,6 +77,8 @@ type StatusLine struct {
 	File         string `json:"file"`
 	CacheSession string `json:"cache_session"`
 	Update       string `json:"update"`
+	// ParsedBytes is how many bytes of File the refresh parsed.
+	ParsedBytes int64 `json:"parsed_bytes"`
 	// ClientWindow, ClientPct and ClientTokens are the client's own
 	// figures, when the hook carried them (0 otherwise).
 	ClientWindow int     `json:"client_window,omitempty"`
@@ -207,7 +209,7 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 		return "", err
 	}
 	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, CacheSession: entry.Session,
-		Update: entry.Update, SessionID: hook.SessionID, Cwd: hook.Cwd}
+		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd}
 	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
 	so.Estimate.Model = opts.Model
 	if so.Estimate.Model == "" && hook.Model.ID != "" {

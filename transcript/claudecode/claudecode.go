@@ -22,6 +22,8 @@ type Options struct {
 	// transcript.DefaultMaxLineBytes. A longer line is a
 	// *transcript.ParseError, never an out-of-memory.
 	MaxLineBytes int
+	// Resume, when set, makes the import resumable (resume.go).
+	Resume *Resume
 }
 
 func (o Options) max() int {
@@ -100,6 +102,9 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 	if err != nil {
 		return input.RenameError(err, names)
 	}
+	if opts.Resume != nil && opts.Resume.State != nil && (len(convs) != 1 || len(files) != 1) {
+		return ErrCannotResume
+	}
 	for _, c := range convs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -108,9 +113,13 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 		if err != nil {
 			return err
 		}
-		p := newPlanner(ctx, sink, opts, names)
-		err = p.run(c)
-		p.close()
+		if opts.Resume != nil {
+			err = runResumable(ctx, c, sink, opts, names)
+		} else {
+			p := newPlanner(ctx, sink, opts, names)
+			err = p.run(c)
+			p.close()
+		}
 		if err != nil {
 			return err
 		}

@@ -50,7 +50,29 @@ func (p *planner) emit() error {
 	if err := p.readSent(); err != nil {
 		return err
 	}
-	for k, i := range p.emitOrder() {
+	order := p.emitOrder()
+	if !plannedFirst(order, p.emitFrom) {
+		// Cannot happen when the resume point stood (resume.go); the
+		// session would no longer be a fresh import's equal.
+		return fmt.Errorf("%w: the nodes before it are no longer emitted first", ErrCannotResume)
+	}
+	cp, _ := p.sink.(Checkpointer)
+	var point *Point
+	if p.res != nil && p.res.point != nil && cp != nil && plannedFirst(order, p.res.point.Nodes) {
+		point = p.res.point
+	} else if p.res != nil {
+		p.res.point = nil
+	}
+	for k := p.emitFrom; k <= len(order); k++ {
+		if point != nil && k == point.Nodes {
+			if err := cp.Checkpoint(); err != nil {
+				return err
+			}
+		}
+		if k == len(order) {
+			break
+		}
+		i := order[k]
 		n := p.nodes[i]
 		if k%1024 == 0 {
 			if err := p.ctx.Err(); err != nil {
@@ -106,6 +128,10 @@ func (p *planner) emit() error {
 // never swap contents.
 func (p *planner) readSent() error {
 	for _, g := range p.sent {
+		if !emitsAny(g.nodes, p.emitFrom) {
+			// Its nodes are in the sink already (a resumed import).
+			continue
+		}
 		var r fullRecord
 		if err := p.read(g.blob, &r, true); err != nil {
 			return err
@@ -158,6 +184,27 @@ func (p *planner) useSent(i int32, node *transcript.Node) (recorded string) {
 	}
 	node.Content = transcript.TextContent(sent)
 	return own
+}
+
+// plannedFirst: the first n nodes of order are the first n planned.
+func plannedFirst(order []int32, n int) bool {
+	for _, i := range order[:n] {
+		if int(i) >= n {
+			return false
+		}
+	}
+	return true
+}
+
+// emitsAny: one of nodes is emitted by an import that skips the first
+// from planned nodes.
+func emitsAny(nodes []int32, from int) bool {
+	for _, i := range nodes {
+		if int(i) >= from {
+			return true
+		}
+	}
+	return false
 }
 
 // emitOrder is plan order, except that a node planned before its

@@ -29,6 +29,14 @@ type memSink struct {
 	lines    int
 	warnings []string
 	order    error // first sink-contract violation
+	// checkpoints are how many nodes were sent at each Checkpoint.
+	checkpoints []int
+}
+
+// Checkpoint implements Checkpointer.
+func (s *memSink) Checkpoint() error {
+	s.checkpoints = append(s.checkpoints, len(s.nodes))
+	return nil
 }
 
 func (t *memTarget) Conversation(name string) (transcript.ImportSink, error) {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -32,10 +29,10 @@ type planner struct {
 	// uuidNode maps a line's uuid to the node it became or was merged
 	// into; skipParent maps a skipped line's uuid to its parentUuid, so
 	// its children hang from the nearest imported ancestor.
-	// Both are keyed by a seeded hash of the uuid (maphash: a crafted
-	// input cannot aim for collisions), so a long session's index stays
-	// small. A skipParent value of 0 is a root.
-	seed       maphash.Seed
+	// Both are keyed by a keyed hash of the uuid (SipHash, siphash.go: a
+	// crafted input cannot aim for collisions), so a long session's index
+	// stays small. A skipParent value of 0 is a root.
+	hkey       hashKey
 	uuidNode   map[key]int32
 	skipParent map[key]key
 	ids        map[key]bool
@@ -76,6 +73,13 @@ type planner struct {
 	agentFile  bool
 	warnedLink bool
 	lines      int // non-blank lines read from the current file
+	// res, in a resumable import, tracks the resume points (resume.go);
+	// emitFrom is how many nodes (the first in emit order) the sink
+	// already holds.
+	res      *resumer
+	emitFrom int
+	// lastAsst is the last assistant node planned (none before one).
+	lastAsst int32
 }
 
 type blobRef struct {
@@ -92,10 +96,10 @@ type sentGroup struct {
 
 func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options, names map[string]string) *planner {
 	return &planner{ctx: ctx, sink: sink, opts: opts, names: names,
-		seed: maphash.MakeSeed(), uuidNode: map[key]int32{}, skipParent: map[key]key{}, ids: map[key]bool{},
+		hkey: newHashKey(), uuidNode: map[key]int32{}, skipParent: map[key]key{}, ids: map[key]bool{},
 		msgs: map[key]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
 		promptUsed: map[string]bool{}, agentTool: map[string]string{}, boundaries: map[string]int32{},
-		lastBound: none, head: none, sys: none}
+		lastBound: none, head: none, sys: none, lastAsst: none}
 }
 
 func (p *planner) close() {
@@ -107,6 +111,14 @@ func (p *planner) close() {
 // run plans the session file, then its sub-agent files (their callers are
 // in the session), then emits every node.
 func (p *planner) run(c *conversation) error {
+	if err := p.planAll(c); err != nil {
+		return err
+	}
+	return p.finish(c)
+}
+
+// planAll plans the session file and its sub-agent files.
+func (p *planner) planAll(c *conversation) error {
 	if c.main != "" {
 		if err := p.planFile(c.main, false); err != nil {
 			return err
@@ -125,6 +137,11 @@ func (p *planner) run(c *conversation) error {
 			return p.emptyFile(a)
 		}
 	}
+	return nil
+}
+
+// finish completes the plan once every file is read and emits the nodes.
+func (p *planner) finish(c *conversation) error {
 	p.closeGroup()
 	p.reportAgentFiles(c)
 	if c.main == "" && p.model == "" {
@@ -141,80 +158,6 @@ func (p *planner) run(c *conversation) error {
 		}
 	}
 	return p.emit()
-}
-
-// openFile opens path (a regular file: Import spools anything else) for
-// reading by offset.
-func (p *planner) openFile(path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &transcript.ParseError{File: p.display(path), Msg: err.Error()}
-	}
-	return f, nil
-}
-
-// display is the name errors and warnings give a file: the name the
-// caller passed, not the temporary copy of a pipe.
-func (p *planner) display(path string) string {
-	if name, ok := p.names[path]; ok {
-		return name
-	}
-	return path
-}
-
-func (p *planner) planFile(path string, agent bool) error {
-	f, err := p.openFile(path)
-	if err != nil {
-		return err
-	}
-	p.files = append(p.files, p.display(path))
-	p.open = append(p.open, f)
-	p.fileIdx = int32(len(p.files) - 1)
-	p.agentFile = agent
-	p.fileCaller = none
-	p.fileSys = none
-	p.warnedLink = false
-	p.lines = 0
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return &transcript.ParseError{File: path, Msg: err.Error()}
-	}
-	if agent {
-		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "agent-"), ".jsonl")
-		if tool, ok := p.agentTool[id]; ok {
-			if n, ok := p.toolNode[tool]; ok {
-				p.fileCaller = n
-			}
-		}
-	}
-	lr := newLineReader(f, p.display(path), p.opts.max())
-	for {
-		body, off, complete, err := lr.next()
-		if err == io.EOF {
-			// A group never spans files: a sub-agent file is a chain of
-			// its own.
-			p.closeGroup()
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if lr.line%1024 == 0 {
-			if err := p.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		ref := lineRef{file: p.fileIdx, line: int32(lr.line), off: off, n: int32(len(body))}
-		if err := p.planLine(body, ref, complete); err != nil {
-			return err
-		}
-	}
-}
-
-// emptyFile is the error for a file with no line: like every other
-// importer, an empty file is refused rather than imported as an empty
-// session.
-func (p *planner) emptyFile(path string) error {
-	return &transcript.ParseError{File: p.display(path), Line: 1, Msg: "empty file; expected a Claude Code session"}
 }
 
 func (p *planner) errorf(ref lineRef, format string, args ...any) error {
@@ -290,14 +233,14 @@ func recordName(r *record) string {
 	return r.Type
 }
 
-// key is a seeded 64-bit hash of an id; 0 stands for no id.
+// key is a keyed 64-bit hash of an id; 0 stands for no id.
 type key uint64
 
 func (p *planner) key(s string) key {
 	if s == "" {
 		return 0
 	}
-	h := maphash.String(p.seed, s)
+	h := p.hkey.sum64(s)
 	if h == 0 {
 		h = 1
 	}
@@ -466,6 +409,7 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 	if i, ok := p.msgs[mk]; ok && mk != 0 {
 		// One API message streamed as several lines: merge.
 		n := p.nodes[i]
+		p.touch(i)
 		if n.more == nil {
 			n.more = new([]lineRef)
 		}
@@ -494,6 +438,7 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 	if !sidechain {
 		p.head = i
 	}
+	p.lastAsst = i
 	p.sink.Count(name, transcript.OutcomeImported, "")
 	return nil
 }
@@ -534,6 +479,7 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 		if len(n.results) > 0 {
 			n.group = group
 			if g := p.nodes[group]; g.tail == pred {
+				p.touch(group)
 				g.tail = int32(len(p.nodes))
 			}
 		}

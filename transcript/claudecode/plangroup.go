@@ -25,7 +25,11 @@ func (p *planner) noteRequest(r *record) {
 			return
 		}
 		if b.role == "user" {
-			p.sent = append(p.sent, sentGroup{nodes: p.groupOrder(p.grp), blob: b.ref})
+			g := p.groupOrder(p.grp)
+			for _, i := range g {
+				p.touch(i)
+			}
+			p.sent = append(p.sent, sentGroup{nodes: g, blob: b.ref})
 			return
 		}
 	}
@@ -61,7 +65,10 @@ func (p *planner) closeGroup() int32 {
 	order := p.groupOrder(g)
 	prev := p.grpBase
 	for _, i := range order {
-		p.nodes[i].pred = prev
+		if p.nodes[i].pred != prev {
+			p.touch(i)
+			p.nodes[i].pred = prev
+		}
 		prev = i
 	}
 	if p.head == g[len(g)-1] {

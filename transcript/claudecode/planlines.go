@@ -55,6 +55,7 @@ func (p *planner) planShape(r *record, ref lineRef) error {
 	// session resumed from 'ctxfold export', must not split the two.
 	for i, m := range p.nodes[:p.sys] {
 		if m.pred == none && !m.sidechain {
+			p.touch(int32(i))
 			p.nodes[i].pred = p.sys
 		}
 	}
@@ -84,6 +85,7 @@ func (p *planner) planAgentShape(r *record, ref lineRef) error {
 	n := &pnode{id: id, kind: kindSystem, sidechain: true, pred: none, caller: p.nodes[root].caller,
 		first: ref, group: none, tail: none}
 	p.fileSys = p.add(n)
+	p.touch(root)
 	p.nodes[root].pred = p.fileSys
 	if len(p.grp) > 0 && p.grp[0] == root {
 		p.grpBase = p.fileSys
@@ -171,6 +173,7 @@ func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error 
 			Message: r.Message, ToolUseResult: r.ToolUseResult}, ref)
 	}
 	n := p.nodes[s]
+	p.touch(s)
 	n.sum.text = ref
 	last := n.sum.cont
 	p.uuidNode[p.key(r.UUID)] = last

@@ -194,6 +194,12 @@ type state struct {
 	// reorderedAt names the first requests where it happened.
 	reordered   int
 	reorderedAt []string
+	// torn: the file ended in a torn line; unterminated: the last line
+	// read had no newline; readOff and readLine: where it ends and its
+	// number (next).
+	torn, unterminated bool
+	readOff            int64
+	readLine           int
 }
 
 func importFile(ctx context.Context, h head, opts Options, target transcript.ImportTarget, threads map[string]*thread) error {
@@ -282,11 +288,16 @@ func (st *state) openSink(h head, name string, target transcript.ImportTarget, t
 	return sink, nil
 }
 
-// readRecords handles the first record (already decoded into rec) and
-// every later line of the file.
+// readRecords handles the first record (already decoded into rec; with
+// first nil, the next line is read first) and every later line of the
+// file.
 func (st *state) readRecords(ctx context.Context, first []byte, rec record) error {
-	sink, file := st.sink, st.file
-	for line := first; ; {
+	if first == nil {
+		if ok, err := st.next(&rec); err != nil || !ok {
+			return err
+		}
+	}
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -297,25 +308,39 @@ func (st *state) readRecords(ctx context.Context, first []byte, rec record) erro
 		if err := st.record(rec); err != nil {
 			return err
 		}
-		var err error
-		line, err = st.lines.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if !json.Valid(line) && st.lines.Unterminated {
-			// A writer stopped mid-line: keep everything before it.
-			sink.Warn(file, st.lines.Line, "torn last line ignored (the file ends without a newline)")
-			sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line")
-			break
-		}
-		if err := st.decode(line, &rec); err != nil {
+		if ok, err := st.next(&rec); err != nil || !ok {
 			return err
 		}
 	}
-	return nil
+}
+
+// next reads and decodes the next record; false at the end of the file
+// and at a torn last line.
+func (st *state) next(rec *record) (bool, error) {
+	line, err := st.lines.Next()
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !json.Valid(line) && st.lines.Unterminated {
+		// A writer stopped mid-line: keep everything before it.
+		st.sink.Warn(st.file, st.lines.Line, "torn last line ignored (the file ends without a newline)")
+		st.sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line")
+		st.torn = true
+		return false, nil
+	}
+	if err := st.decode(line, rec); err != nil {
+		return false, err
+	}
+	st.read()
+	return true, nil
+}
+
+// read notes where the line just read ends (a resume point, resume.go).
+func (st *state) read() {
+	st.unterminated, st.readOff, st.readLine = st.lines.Unterminated, st.lines.Off, st.lines.Line
 }
 
 // finish reports what the file left unresolved and records the thread,

@@ -20,6 +20,8 @@ type batch struct {
 	nodes []transcript.Node
 	root  bool
 	final bool
+	// checkpoint: record the session's meta as committed so far.
+	checkpoint bool
 }
 
 // conv is the sink of one conversation. A goroutine holds the session's
@@ -56,6 +58,8 @@ type conv struct {
 	// media counts the references written in place of media bytes.
 	mediaRefs, mediaBytes int64
 	attached, missing     []string
+	// mark is the meta of the commit a Checkpoint asked for.
+	mark *transcript.Meta
 }
 
 // remapCovers names, in a summary's covers_ids, the copies standing for
@@ -84,6 +88,16 @@ func (c *conv) run() {
 		for b := range c.ch {
 			if b.final {
 				return c.commitEnd(tx)
+			}
+			if b.checkpoint {
+				m := tx.Session().Meta
+				m.Extra = maps.Clone(m.Extra)
+				if m.NodesBytes != nil {
+					n := *m.NodesBytes
+					m.NodesBytes = &n
+				}
+				c.mark = &m
+				continue
 			}
 			nodes := b.nodes
 			if c.inPlace {
@@ -262,6 +276,16 @@ func (c *conv) Node(n transcript.Node) error {
 		return c.flush()
 	}
 	return nil
+}
+
+// Checkpoint implements claudecode.Checkpointer: what the conversation
+// has handed over so far is committed, and that commit's meta kept for
+// the report (a resumable import, Options.Resume).
+func (c *conv) Checkpoint() error {
+	if err := c.flush(); err != nil {
+		return err
+	}
+	return c.send(batch{checkpoint: true})
 }
 
 func (c *conv) flush() error {

@@ -269,6 +269,11 @@ type Options struct {
 	Input  input.Options
 	// Chunk is the number of nodes per append (DefaultChunk when 0).
 	Chunk int
+	// Resume, when set, makes a Claude Code or Codex import resumable
+	// (input.Resume: transcript/live's incremental refresh); with a State,
+	// Out is the session the earlier import wrote, cut back to its
+	// checkpoint, and Append must be set. Other formats refuse it.
+	Resume *input.Resume
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).
 	Progress func(n int)
@@ -322,11 +327,16 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
 	}
+	run, err := runner(v, format, opts.Resume)
+	if err != nil {
+		return nil, err
+	}
 	t := newTarget(ctx, opts)
 	t.given = names
 	t.report.Format = format
-	err = input.RenameError(v.run(ctx, opts.Files, opts.Input, t), names)
-	if opts.From != "" && opts.From != Auto && t.importedNothing() {
+	err = input.RenameError(run(ctx, opts.Files, opts.Input, t), names)
+	resumed := opts.Resume != nil && opts.Resume.State != nil
+	if opts.From != "" && opts.From != Auto && !resumed && t.importedNothing() {
 		if werr := wrongFormat(format, opts.Files[0], opts.Input, err); werr != nil {
 			err = input.RenameError(werr, names)
 		}
@@ -346,6 +356,24 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	return renameReport(t.finalReport(), names), nil
+}
+
+// runner is the vendor's import, or its resumable one when resume is set
+// (Claude Code and Codex only).
+func runner(v vendor, format string, resume *input.Resume) (ImportFunc, error) {
+	switch {
+	case resume == nil:
+		return v.run, nil
+	case format == ClaudeCode:
+		return func(ctx context.Context, files []string, in input.Options, t transcript.ImportTarget) error {
+			return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: in.MaxLineBytes, Resume: resume}, t)
+		}, nil
+	case format == Codex:
+		return func(ctx context.Context, files []string, in input.Options, t transcript.ImportTarget) error {
+			return codex.ImportResumable(ctx, files, in, resume, t)
+		}, nil
+	}
+	return nil, fmt.Errorf("%s imports are not resumable", title(format))
 }
 
 // renameReport makes the report name the inputs the user gave, not the

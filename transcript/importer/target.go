@@ -50,6 +50,9 @@ type SessionReport struct {
 	// of the same input writes (transcript/live re-imports then).
 	Continued int `json:"-"`
 	Differing int `json:"-"`
+	// Checkpoint is the meta of the commit a resumable import made right
+	// after the nodes planned before its resume point (Options.Resume).
+	Checkpoint *transcript.Meta `json:"-"`
 }
 
 // RecordReport tallies one input record type.
@@ -297,7 +300,7 @@ func (t *target) finalReport() *Report {
 	for _, c := range t.convs {
 		r.Sessions = append(r.Sessions, SessionReport{Name: c.name, Dir: c.dir, Nodes: c.written, AlreadyPresent: c.present,
 			Head: c.finalHead, Model: c.model, Appended: c.inPlace, MediaReferences: int(c.mediaRefs), MediaBytes: c.mediaBytes,
-			AttachedFiles: c.attached, MissingFiles: c.missing, Continued: c.continued, Differing: len(c.differ)})
+			AttachedFiles: c.attached, MissingFiles: c.missing, Continued: c.continued, Differing: len(c.differ), Checkpoint: c.mark})
 	}
 	if r.Warnings == nil {
 		r.Warnings = []string{}

@@ -3,11 +3,13 @@
 // read-only commands and the status line run on it instead of asking the
 // user to import first. The cache entry is keyed by the file's absolute
 // path; its state records how many bytes of the file were consumed and a
-// SHA-256 of that prefix, so a file that only grew is re-imported with
-// import --append (the importer's grown-log completion, docs/FORMAT.md §1,
-// "Re-importing a grown log"), and a file whose consumed bytes changed or
-// that got shorter is imported afresh. The prefix is checked by its hash,
-// never trusted by size or mtime.
+// SHA-256 of that prefix. A Claude Code file that only grew is refreshed
+// from its saved resume point, parsing only the bytes after it
+// (resume.go); any other file that only grew is re-imported with import
+// --append (the importer's grown-log completion, docs/FORMAT.md §1,
+// "Re-importing a grown log"); a file whose consumed bytes changed or that
+// got shorter is imported afresh. The prefix is checked by its hash, never
+// trusted by size or mtime (docs/LIVE.md).
 package live
 
 import (
@@ -37,7 +39,8 @@ const (
 	// but the prefix to check its hash.
 	Unchanged = "unchanged"
 	// Appended: the file grew and its consumed prefix is intact; the
-	// session was extended with import --append.
+	// session was extended from the resume point (a Claude Code file) or
+	// with import --append.
 	Appended = "appended"
 	// Fresh: no cache yet, or the file was rewritten or truncated; the
 	// session was imported anew.
@@ -45,7 +48,7 @@ const (
 )
 
 // StateVersion is the version of state.json's layout.
-const StateVersion = 1
+const StateVersion = 2
 
 // Options say where the cache lives and how to import.
 type Options struct {
@@ -77,6 +80,10 @@ type Entry struct {
 	Reason string `json:"reason,omitempty"`
 	// NewNodes is how many nodes this Open wrote.
 	NewNodes int `json:"new_nodes"`
+	// ParsedBytes is how many bytes of File this Open parsed: the bytes
+	// after the resume point for an incremental refresh (resume.go), the
+	// whole file otherwise, 0 when unchanged.
+	ParsedBytes int64 `json:"parsed_bytes"`
 }
 
 // state is what the entry directory's state.json keeps between runs.
@@ -88,6 +95,11 @@ type state struct {
 	PrefixSHA256 string `json:"prefix_sha256"`
 	Dev          uint64 `json:"dev,omitempty"`
 	Inode        uint64 `json:"inode,omitempty"`
+	// Resume is where the next refresh of a Claude Code file can resume
+	// (nil: it parses the whole file); Sidecars the sub-agent files that
+	// may lie beside it, as they were.
+	Resume   *resumeState `json:"resume,omitempty"`
+	Sidecars []sidecar    `json:"sidecars,omitempty"`
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold.
@@ -158,19 +170,34 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	update, reason := classify(old, haveOld, prefixSum, size)
 	e.Consumed, e.PrefixSHA256, e.Format = size, fullSum, old.Format
+	cars, err := sidecarsOf(abs)
+	if err != nil {
+		return nil, err
+	}
+	if haveOld && update != Fresh {
+		switch sidecarChange(old.Sidecars, cars) {
+		case Fresh:
+			update, reason = Fresh, "a sub-agent file beside the session was rewritten or removed"
+		case Appended:
+			update = Appended
+		}
+	}
 	if update == Unchanged {
 		e.Update = Unchanged
 		return e, nil
 	}
-	rep, update, reason, err := importInto(ctx, e, dir, file, old, update, reason, opts)
+	rep, res, err := importInto(ctx, e, dir, old, update, reason, len(cars) > 0, opts)
 	if err != nil {
 		return nil, err
 	}
-	e.Update, e.Reason, e.Format = update, reason, rep.Format
+	e.Format = rep.Format
 	e.NewNodes = rep.Sessions[0].Nodes
-	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: size, PrefixSHA256: fullSum}
+	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: size, PrefixSHA256: fullSum, Sidecars: cars}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
+	}
+	if ns.Resume, err = saveResume(dir, rep, res, size); err != nil {
+		return nil, err
 	}
 	if err := writeState(dir, ns); err != nil {
 		return nil, err
@@ -194,10 +221,12 @@ func classify(old state, haveOld bool, prefixSum string, size int64) (update, re
 	return Appended, ""
 }
 
-// importInto brings the cache session up to the file: an append of what
-// grew, or a fresh import, which also replaces an append that could not
-// stay exactly a fresh import's equal.
-func importInto(ctx context.Context, e *Entry, dir, file string, old state, update, reason string, opts Options) (*importer.Report, string, string, error) {
+// importInto brings the cache session up to the file and sets e's
+// Update, Reason and ParsedBytes. A grown Claude Code file with a resume
+// point is refreshed from it (resume.go); any other grown file is
+// imported with --append, and a fresh import replaces an append that
+// could not stay exactly a fresh import's equal.
+func importInto(ctx context.Context, e *Entry, dir string, old state, update, reason string, sidecars bool, opts Options) (*importer.Report, *input.Resume, error) {
 	from := opts.From
 	if from == "" {
 		from = importer.Auto
@@ -205,6 +234,56 @@ func importInto(ctx context.Context, e *Entry, dir, file string, old state, upda
 	if update == Appended && old.Format != "" && from == importer.Auto {
 		from = old.Format
 	}
+	format := from
+	if format == importer.Auto {
+		format, _ = importer.DetectFile(e.File)
+	}
+	// Claude Code (without sub-agent files) and Codex imports resume.
+	resumable := format == importer.ClaudeCode && !sidecars || format == importer.Codex
+	e.ParsedBytes = e.Consumed
+	if update == Appended && resumable && old.Resume != nil {
+		rep, res, err := resumeImport(ctx, e, dir, old, opts)
+		if err == nil {
+			e.Update, e.ParsedBytes = Appended, res.Parsed
+			return rep, res, checkOne(rep, e.File)
+		}
+		if !cannotResume(err) {
+			return nil, nil, err
+		}
+		update, reason = Fresh, "the saved resume point no longer applies ("+err.Error()+"): re-imported"
+	} else if update == Appended && resumable {
+		// No resume point to go on: a fresh import parses as much as an
+		// append would and leaves one for the next refresh.
+		update, reason = Fresh, "no resume point was saved: re-imported"
+	}
+	var res *input.Resume
+	if resumable {
+		res = &input.Resume{Limit: e.Consumed}
+	}
+	rep, update, reason, err := importWhole(ctx, e, dir, from, update, reason, res, opts)
+	e.Update, e.Reason = update, reason
+	if err != nil {
+		return nil, nil, err
+	}
+	if update == Fresh {
+		if err := transcript.MarkCache(e.Session, opts.Store); err != nil {
+			return nil, nil, fmt.Errorf("cache: %w", err)
+		}
+	}
+	return rep, res, checkOne(rep, e.File)
+}
+
+func checkOne(rep *importer.Report, file string) error {
+	if len(rep.Sessions) != 1 {
+		return fmt.Errorf("%s holds %d conversations; give a session directory imported with ctxfold import instead", file, len(rep.Sessions))
+	}
+	return nil
+}
+
+// importWhole imports the whole file: an append of what grew, or a fresh
+// import, which also replaces an append that could not stay exactly a
+// fresh import's equal.
+func importWhole(ctx context.Context, e *Entry, dir, from, update, reason string, res *input.Resume, opts Options) (*importer.Report, string, string, error) {
 	if update == Fresh {
 		if err := dropSession(e, dir); err != nil {
 			return nil, update, reason, err
@@ -212,7 +291,7 @@ func importInto(ctx context.Context, e *Entry, dir, file string, old state, upda
 	}
 	rep, err := importer.Import(ctx, importer.Options{
 		From: from, Files: []string{e.File}, Out: e.Session, Append: update == Appended,
-		Store: opts.Store, Input: opts.Input,
+		Store: opts.Store, Input: opts.Input, Resume: res,
 	})
 	if err == nil && update == Appended && len(rep.Sessions) == 1 && rep.Sessions[0].Continued+rep.Sessions[0].Differing > 0 {
 		// The earlier import ended inside a streamed request (or a stored
@@ -225,15 +304,9 @@ func importInto(ctx context.Context, e *Entry, dir, file string, old state, upda
 			return nil, update, reason, err
 		}
 		rep, err = importer.Import(ctx, importer.Options{From: from, Files: []string{e.File}, Out: e.Session,
-			Store: opts.Store, Input: opts.Input})
+			Store: opts.Store, Input: opts.Input, Resume: res})
 	}
-	if err != nil {
-		return nil, update, reason, err
-	}
-	if len(rep.Sessions) != 1 {
-		return nil, update, reason, fmt.Errorf("%s holds %d conversations; give a session directory imported with ctxfold import instead", file, len(rep.Sessions))
-	}
-	return rep, update, reason, nil
+	return rep, update, reason, err
 }
 
 // dropSession removes the cache session before a fresh import. The state
@@ -294,29 +367,35 @@ func readState(dir string) (state, bool) {
 	return s, true
 }
 
-// writeState replaces state.json atomically (write, sync, rename).
+// writeState replaces state.json atomically.
 func writeState(dir string, s state) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".state-*.json")
+	return writeAtomic(dir, "state.json", append(b, '\n'), true)
+}
+
+// writeAtomic replaces dir/name with b: write, sync (unless !sync),
+// rename.
+func writeAtomic(dir, name string, b []byte, sync bool) error {
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return fmt.Errorf("cache: %w", err)
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := syncIf(tmp, sync); err != nil {
 		tmp.Close()
 		return fmt.Errorf("cache: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, "state.json")); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
@@ -340,4 +419,11 @@ func lockEntry(ctx context.Context, dir string, timeout time.Duration) (func(), 
 		return nil, fmt.Errorf("cache %s is locked by another ctxfold (waited %s): %w", dir, timeout, err)
 	}
 	return func() { _ = fl.Unlock() }, nil
+}
+
+func syncIf(f *os.File, sync bool) error {
+	if !sync {
+		return nil
+	}
+	return f.Sync()
 }

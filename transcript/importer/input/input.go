@@ -61,6 +61,10 @@ type Lines struct {
 	// raw keeps blank lines and the line's own spaces (a text format, where
 	// both carry meaning); only the line ending is removed.
 	raw bool
+	// Start is the byte offset where the line Next returned last begins,
+	// Off where it ends (after its newline): a resumable import's points
+	// (resume.go).
+	Start, Off int64
 }
 
 // NewRawLines reads a text file line by line with the same limits as
@@ -76,18 +80,28 @@ func NewLines(r io.Reader, file string, opts Options) *Lines {
 	return &Lines{File: file, max: opts.Max(), br: bufio.NewReaderSize(r, 1<<16)}
 }
 
+// NewLinesAt reads r, which is positioned at byte offset off of the file,
+// just after its line number line.
+func NewLinesAt(r io.Reader, file string, opts Options, off int64, line int) *Lines {
+	l := NewLines(r, file, opts)
+	l.Start, l.Off, l.Line = off, off, line
+	return l
+}
+
 // Next returns the next non-blank line without its newline, or io.EOF.
 // A line over the limit or with invalid UTF-8 is a *transcript.ParseError.
 func (l *Lines) Next() ([]byte, error) {
 	for !l.eof {
 		l.Line++
 		l.Unterminated = false
+		l.Start = l.Off
 		var out []byte
 		for {
 			chunk, err := l.br.ReadSlice('\n')
 			if len(out)+len(chunk) > l.max+1 {
 				return nil, Errorf(l.File, l.Line, "line is longer than the %d-byte limit (raise it with --max-line-bytes)", l.max)
 			}
+			l.Off += int64(len(chunk))
 			out = append(out, chunk...)
 			if err == bufio.ErrBufferFull {
 				continue

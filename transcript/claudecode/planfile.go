@@ -1,0 +1,123 @@
+package claudecode
+
+// This file reads the files of a conversation line by line for the first pass.
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// openFile opens path (a regular file: Import spools anything else) for
+// reading by offset.
+func (p *planner) openFile(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &transcript.ParseError{File: p.display(path), Msg: err.Error()}
+	}
+	return f, nil
+}
+
+// display is the name errors and warnings give a file: the name the
+// caller passed, not the temporary copy of a pipe.
+func (p *planner) display(path string) string {
+	if name, ok := p.names[path]; ok {
+		return name
+	}
+	return path
+}
+
+func (p *planner) planFile(path string, agent bool) error {
+	f, err := p.startFile(path, agent)
+	if err != nil {
+		return err
+	}
+	if agent {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "agent-"), ".jsonl")
+		if tool, ok := p.agentTool[id]; ok {
+			if n, ok := p.toolNode[tool]; ok {
+				p.fileCaller = n
+			}
+		}
+	}
+	return p.planLines(newLineReader(f, p.display(path), p.opts.max()))
+}
+
+// startFile opens the next file to plan, at its start.
+func (p *planner) startFile(path string, agent bool) (*os.File, error) {
+	f, err := p.openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p.files = append(p.files, p.display(path))
+	p.open = append(p.open, f)
+	p.fileIdx = int32(len(p.files) - 1)
+	p.agentFile = agent
+	p.fileCaller = none
+	p.fileSys = none
+	p.warnedLink = false
+	p.lines = 0
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	return f, nil
+}
+
+// planLines plans the lines lr reads to the end of the file. A resumable
+// import (resume.go) notes every line start of the session file as a
+// possible resume point, and saves the planner at the one it was asked
+// to.
+func (p *planner) planLines(lr *lineReader) error {
+	complete := true
+	for {
+		if p.res != nil && !p.agentFile {
+			if complete {
+				p.res.candidate(lr.off, len(p.nodes))
+			}
+			if lr.off == p.res.saveAt && p.res.point == nil {
+				if err := p.res.save(p, lr); err != nil {
+					return err
+				}
+			}
+			if p.res.provAt >= 0 && lr.off >= p.res.provAt && complete && p.res.prov == nil {
+				if err := p.res.save(p, lr); err != nil {
+					return err
+				}
+				p.res.prov, p.res.point = p.res.point, nil
+			}
+		}
+		body, off, lineComplete, err := lr.next()
+		if err == io.EOF {
+			if p.res != nil && !p.agentFile {
+				p.res.openGroup = append([]int32(nil), p.grp...)
+			}
+			// A group never spans files: a sub-agent file is a chain of
+			// its own.
+			p.closeGroup()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		complete = lineComplete
+		if lr.line%1024 == 0 {
+			if err := p.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ref := lineRef{file: p.fileIdx, line: int32(lr.line), off: off, n: int32(len(body))}
+		if err := p.planLine(body, ref, complete); err != nil {
+			return err
+		}
+	}
+}
+
+// emptyFile is the error for a file with no line: like every other
+// importer, an empty file is refused rather than imported as an empty
+// session.
+func (p *planner) emptyFile(path string) error {
+	return &transcript.ParseError{File: p.display(path), Line: 1, Msg: "empty file; expected a Claude Code session"}
+}

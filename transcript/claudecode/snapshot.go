@@ -1,0 +1,290 @@
+package claudecode
+
+// The planner state a resume point saves (resume.go), column by column:
+// gob encodes a slice of numbers or strings in one go, where a slice of
+// structs or a map costs a reflective step per element, and the state is
+// loaded at every refresh.
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type snap struct {
+	// The planned nodes.
+	ID                       []string
+	Kind                     []uint8
+	Side                     []bool
+	Pred, Caller, Group, Tal []int32
+	First                    refCols
+	// More lines merged into a node: MoreOf names the node of each.
+	MoreOf []int32
+	More   refCols
+	// Calls and results: a count per node, the ids one after the other.
+	CallsN, ResultsN []int32
+	CallIDs, Results []string
+	// Summaries: the node of each and its summaryInfo.
+	SumOf, SumLast, SumCont []int32
+	SumText                 refCols
+	// The uuid index, as parallel keys and values.
+	UUIDKeys []key
+	UUIDVals []int32
+	SkipKeys []key
+	SkipVals []key
+	IDKeys   []key
+	MsgKeys  []key
+	MsgVals  []int32
+	Rest     snapRest
+}
+
+// snapRest is the part of the state that stays small (or grows by the
+// turn, not by the line); it is encoded with gob.
+type snapRest struct {
+	Key        hashKey
+	Off        int64
+	Line       int
+	Lines      int
+	ToolNode   map[string]int32
+	Prompts    map[string]string
+	PromptUsed map[string]bool
+	AgentTool  map[string]string
+	AgentSeen  map[string]bool
+	Boundaries map[string]int32
+	LastBound  int32
+	LastTask   string
+	Head       int32
+	Model      string
+	Sys        int32
+	FileSys    int32
+	Grp        []int32
+	GrpBase    int32
+	GrpBroken  bool
+	Moved      map[int32]int32
+	BlobHash   []string
+	BlobRole   []string
+	Blob       refCols
+	SentN      []int32
+	SentNodes  []int32
+	SentBlob   refCols
+	SideModel  string
+	FileCaller int32
+	WarnedLink bool
+	LastAsst   int32
+}
+
+// refCols are line references of the session file (the only file of a
+// resumable conversation, so no file index).
+type refCols struct {
+	Line []int32
+	Off  []int64
+	N    []int32
+}
+
+func (c *refCols) add(r lineRef) {
+	c.Line = append(c.Line, r.line)
+	c.Off = append(c.Off, r.off)
+	c.N = append(c.N, r.n)
+}
+
+func (c *refCols) at(i int) lineRef { return lineRef{line: c.Line[i], off: c.Off[i], n: c.N[i]} }
+
+func (c *refCols) ok(n int) bool { return len(c.Line) == n && len(c.Off) == n && len(c.N) == n }
+
+// save records the planner's state at lr's position as the Point.
+func (r *resumer) save(p *planner, lr *lineReader) error {
+	s := snap{Rest: snapRest{Key: p.hkey, Off: lr.off, Line: lr.line, Lines: p.lines,
+		ToolNode: p.toolNode, Prompts: p.prompts, PromptUsed: p.promptUsed, AgentTool: p.agentTool, AgentSeen: p.agentSeen,
+		Boundaries: p.boundaries, LastBound: p.lastBound, LastTask: p.lastTask, Head: p.head, Model: p.model,
+		Sys: p.sys, FileSys: p.fileSys, Grp: p.grp, GrpBase: p.grpBase, GrpBroken: p.grpBroken, Moved: p.moved,
+		SideModel: p.sideModel, FileCaller: p.fileCaller, WarnedLink: p.warnedLink, LastAsst: p.lastAsst}}
+	n := len(p.nodes)
+	s.ID, s.Kind, s.Side = make([]string, n), make([]uint8, n), make([]bool, n)
+	s.Pred, s.Caller, s.Group, s.Tal = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	s.CallsN, s.ResultsN = make([]int32, n), make([]int32, n)
+	for i, nd := range p.nodes {
+		s.ID[i], s.Kind[i], s.Side[i] = nd.id, nd.kind, nd.sidechain
+		s.Pred[i], s.Caller[i], s.Group[i], s.Tal[i] = nd.pred, nd.caller, nd.group, nd.tail
+		s.First.add(nd.first)
+		if nd.more != nil {
+			for _, m := range *nd.more {
+				s.MoreOf = append(s.MoreOf, int32(i))
+				s.More.add(m)
+			}
+		}
+		s.CallsN[i], s.ResultsN[i] = int32(len(nd.calls)), int32(len(nd.results))
+		s.CallIDs = append(s.CallIDs, nd.calls...)
+		s.Results = append(s.Results, nd.results...)
+		if nd.sum != nil {
+			s.SumOf, s.SumLast, s.SumCont = append(s.SumOf, int32(i)), append(s.SumLast, nd.sum.last), append(s.SumCont, nd.sum.cont)
+			s.SumText.add(nd.sum.text)
+		}
+	}
+	s.UUIDKeys, s.UUIDVals = columns(p.uuidNode)
+	s.SkipKeys, s.SkipVals = columns(p.skipParent)
+	s.IDKeys, _ = columns(p.ids)
+	s.MsgKeys, s.MsgVals = columns(p.msgs)
+	rs := &s.Rest
+	for h, b := range p.blobs {
+		rs.BlobHash, rs.BlobRole = append(rs.BlobHash, h), append(rs.BlobRole, b.role)
+		rs.Blob.add(b.ref)
+	}
+	for _, g := range p.sent {
+		rs.SentN = append(rs.SentN, int32(len(g.nodes)))
+		rs.SentNodes = append(rs.SentNodes, g.nodes...)
+		rs.SentBlob.add(g.blob)
+	}
+	state, err := s.encode()
+	if err != nil {
+		return fmt.Errorf("claude code: saving the resume point: %w", err)
+	}
+	r.point = &Point{State: state, Offset: lr.off, Nodes: len(p.nodes)}
+	return nil
+}
+
+func columns[V any](m map[key]V) ([]key, []V) {
+	ks, vs := make([]key, 0, len(m)), make([]V, 0, len(m))
+	for k, v := range m {
+		ks, vs = append(ks, k), append(vs, v)
+	}
+	return ks, vs
+}
+
+func fromColumns[V any](ks []key, vs []V) map[key]V {
+	m := make(map[key]V, len(ks))
+	for i, k := range ks {
+		m[k] = vs[i]
+	}
+	return m
+}
+
+// decodeSnap reads a saved state and checks that its columns agree.
+func decodeSnap(state []byte) (*snap, error) {
+	var s snap
+	if err := s.decode(state); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCannotResume, err)
+	}
+	rs := &s.Rest
+	n := len(s.ID)
+	ok := len(s.Kind) == n && len(s.Side) == n && len(s.Pred) == n && len(s.Caller) == n && len(s.Group) == n &&
+		len(s.Tal) == n && s.First.ok(n) && len(s.CallsN) == n && len(s.ResultsN) == n &&
+		s.More.ok(len(s.MoreOf)) && len(s.SumLast) == len(s.SumOf) && len(s.SumCont) == len(s.SumOf) && s.SumText.ok(len(s.SumOf)) &&
+		len(s.UUIDVals) == len(s.UUIDKeys) && len(s.SkipVals) == len(s.SkipKeys) && len(s.MsgVals) == len(s.MsgKeys) &&
+		len(rs.BlobRole) == len(rs.BlobHash) && rs.Blob.ok(len(rs.BlobHash)) && rs.SentBlob.ok(len(rs.SentN))
+	var calls, results, sent int
+	for i := range n {
+		calls, results = calls+int(s.CallsN[i]), results+int(s.ResultsN[i])
+	}
+	for _, k := range rs.SentN {
+		sent += int(k)
+	}
+	for _, i := range append(append([]int32(nil), s.MoreOf...), s.SumOf...) {
+		ok = ok && i >= 0 && int(i) < n
+	}
+	// Every node index names a node, or none: a damaged state is refused
+	// here, never indexed out of range later.
+	for _, col := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.SumLast, s.SumCont, s.UUIDVals, s.MsgVals, rs.Grp, rs.SentNodes,
+		{rs.LastBound, rs.Head, rs.Sys, rs.FileSys, rs.FileCaller, rs.LastAsst}} {
+		ok = ok && inRange(col, n)
+	}
+	// The group's base means something only while a group is open.
+	ok = ok && (len(rs.Grp) == 0 || inRange([]int32{rs.GrpBase}, n))
+	for k, v := range rs.Moved {
+		ok = ok && inRange([]int32{k, v}, n)
+	}
+	for _, v := range rs.ToolNode {
+		ok = ok && inRange([]int32{v}, n)
+	}
+	for _, v := range rs.Boundaries {
+		ok = ok && inRange([]int32{v}, n)
+	}
+	if !ok || calls != len(s.CallIDs) || results != len(s.Results) || sent != len(rs.SentNodes) {
+		return nil, fmt.Errorf("%w: the saved state is inconsistent", ErrCannotResume)
+	}
+	return &s, nil
+}
+
+// load gives a fresh planner of the session file f the saved state and
+// returns the line reader positioned at its point. The planner gets its
+// own copies of everything it changes.
+func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
+	rs := &s.Rest
+	p.hkey, p.lines = rs.Key, rs.Lines
+	p.uuidNode, p.skipParent = fromColumns(s.UUIDKeys, s.UUIDVals), fromColumns(s.SkipKeys, s.SkipVals)
+	p.ids = make(map[key]bool, len(s.IDKeys))
+	for _, k := range s.IDKeys {
+		p.ids[k] = true
+	}
+	p.msgs = fromColumns(s.MsgKeys, s.MsgVals)
+	p.toolNode, p.prompts, p.promptUsed = cloneOr(rs.ToolNode), cloneOr(rs.Prompts), cloneOr(rs.PromptUsed)
+	p.agentTool, p.agentSeen, p.boundaries = cloneOr(rs.AgentTool), maps.Clone(rs.AgentSeen), cloneOr(rs.Boundaries)
+	p.lastBound, p.lastTask, p.head, p.model = rs.LastBound, rs.LastTask, rs.Head, rs.Model
+	p.sys, p.fileSys, p.grpBase, p.grpBroken = rs.Sys, rs.FileSys, rs.GrpBase, rs.GrpBroken
+	p.grp, p.moved = append([]int32(nil), rs.Grp...), maps.Clone(rs.Moved)
+	p.sideModel, p.fileCaller, p.warnedLink, p.lastAsst = rs.SideModel, rs.FileCaller, rs.WarnedLink, rs.LastAsst
+	n := len(s.ID)
+	all := make([]pnode, n)
+	p.nodes = make([]*pnode, n)
+	var c, r int
+	for i := range n {
+		nd := &all[i]
+		*nd = pnode{id: s.ID[i], kind: s.Kind[i], sidechain: s.Side[i], pred: s.Pred[i], caller: s.Caller[i],
+			group: s.Group[i], tail: s.Tal[i], first: s.First.at(i)}
+		// Full slice expressions: an append to one node's calls must not
+		// write over the next node's.
+		if k := int(s.CallsN[i]); k > 0 {
+			nd.calls, c = s.CallIDs[c:c+k:c+k], c+k
+		}
+		if k := int(s.ResultsN[i]); k > 0 {
+			nd.results, r = s.Results[r:r+k:r+k], r+k
+		}
+		p.nodes[i] = nd
+	}
+	for k, i := range s.MoreOf {
+		nd := p.nodes[i]
+		if nd.more == nil {
+			nd.more = new([]lineRef)
+		}
+		*nd.more = append(*nd.more, s.More.at(k))
+	}
+	for k, i := range s.SumOf {
+		p.nodes[i].sum = &summaryInfo{last: s.SumLast[k], cont: s.SumCont[k], text: s.SumText.at(k)}
+	}
+	for k, h := range rs.BlobHash {
+		if p.blobs == nil {
+			p.blobs = map[string]blobRef{}
+		}
+		p.blobs[h] = blobRef{rs.Blob.at(k), rs.BlobRole[k]}
+	}
+	at := 0
+	for k, m := range rs.SentN {
+		p.sent = append(p.sent, sentGroup{rs.SentNodes[at : at+int(m) : at+int(m)], rs.SentBlob.at(k)})
+		at += int(m)
+	}
+	if _, err := f.Seek(rs.Off, io.SeekStart); err != nil {
+		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
+	}
+	lr := newLineReader(p.limited(f, rs.Off), path, p.opts.max())
+	lr.off, lr.line = rs.Off, rs.Line
+	return lr, nil
+}
+
+// inRange: every value is a node index below n, or none (-1).
+func inRange(vals []int32, n int) bool {
+	for _, v := range vals {
+		if v < none || int(v) >= n {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneOr[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return maps.Clone(m)
+}
