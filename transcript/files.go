@@ -19,8 +19,12 @@ import (
 // follow a symlink to a regular file; writers never do (checkWritable).
 // A missing file is returned as the os error, so callers can test
 // errors.Is(err, os.ErrNotExist).
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func openRegular(path string) (*os.File, error) { return openRegularFlags(path, 0) }
+
+// openRegularFlags is openRegular with more open flags (O_NOFOLLOW for a
+// cache file no reader should follow out of the session).
+func openRegularFlags(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -149,16 +149,7 @@ func openSnapshot(dir string) (*os.File, error) {
 	if st, err := os.Lstat(cache); err != nil || !st.IsDir() {
 		return nil, errBadSnapshot
 	}
-	path := snapshotPath(dir)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := ensureRegular(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return openRegularFlags(snapshotPath(dir), syscall.O_NOFOLLOW)
 }
 
 // readSnapHeader reads and checks the header of dir's snapshot.
