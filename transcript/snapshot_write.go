@@ -20,7 +20,11 @@ func (tx *Tx) maybeSnapshot() {
 	if s == nil || s.chain == nil || s.chain.length() != s.CommittedBytes || s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != s.CommittedBytes {
 		return
 	}
-	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < snapshotDelta {
+	delta := snapshotDelta
+	if tx.rewound && s.Meta.Cache {
+		delta = snapshotRewindDelta
+	}
+	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < delta {
 		return
 	}
 	if err := s.writeSnapshot(); err != nil {
