@@ -464,6 +464,46 @@ func TestRewindSnapshotsAtTheCut(t *testing.T) {
 	}
 }
 
+// SnapshotAtCheckpoint snapshots in the middle of a write, at the commit
+// so far, once snapshotRewindDelta bytes lie past the snapshot, and the
+// end of the write then keeps it (the next rewind's cut).
+func TestSnapshotAtCheckpoint(t *testing.T) {
+	smallSnapshots(t, 2048)
+	dir := soundSession(t, 20)
+	oldRewind := snapshotRewindDelta
+	t.Cleanup(func() { snapshotRewindDelta = oldRewind })
+	for _, c := range []struct {
+		name  string
+		delta int64
+		moved bool
+	}{{"too little past the snapshot", 1 << 20, false}, {"enough", 1, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			snapshotDelta, snapshotRewindDelta = 1<<20, c.delta
+			_, before := openStats(t, dir)
+			var at int64
+			writeTx(t, dir, func(tx *Tx) error {
+				if _, err := tx.Append([]Node{{ID: "cp-" + c.name, Role: RoleUser, Content: TextContent("k")}}, AppendOptions{}); err != nil {
+					return err
+				}
+				at = tx.s.CommittedBytes
+				tx.SnapshotAtCheckpoint()
+				_, err := tx.Append([]Node{{ID: "tail-" + c.name, Role: RoleUser, Content: TextContent("t")}}, AppendOptions{})
+				return err
+			})
+			s, st := openStats(t, dir)
+			want := before.Covered
+			if c.moved {
+				want = at
+			}
+			if !st.Snapshot || st.Covered != want {
+				t.Fatalf("snapshot covers %d bytes, want %d (%+v)", st.Covered, want, st)
+			}
+			sameIndex(t, s, fullOpen(t, dir))
+			chainOK(t, dir)
+		})
+	}
+}
+
 // A snapshot of a hand-written file whose last line has no newline: the
 // next append ends that line first, and the snapshot still serves.
 func TestSnapshotOfUnterminatedLine(t *testing.T) {
