@@ -168,9 +168,10 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	var rep *importer.Report
 	var res *input.Resume
+	var point *resumeState
 	done := false
 	if haveOld && overlappable(old, cars, st.Size(), opts.From) {
-		if rep, res, done, err = refreshOverlapped(ctx, e, dir, old, st.Size(), opts); err != nil {
+		if rep, res, point, done, err = refreshOverlapped(ctx, e, dir, old, st.Size(), opts); err != nil {
 			return nil, err
 		}
 		if !done {
@@ -192,8 +193,11 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
 	}
-	if ns.Resume, err = saveResume(dir, rep, res, e.Consumed); err != nil {
-		return nil, err
+	ns.Resume = point
+	if !done {
+		if ns.Resume, err = saveResume(dir, rep, res, e.Consumed); err != nil {
+			return nil, err
+		}
 	}
 	if err := writeState(dir, ns); err != nil {
 		return nil, err

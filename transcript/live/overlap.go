@@ -45,7 +45,7 @@ type hashed struct {
 // the hash shows the consumed prefix changed (or the file got shorter
 // than size while it was read): the session is then dropped, e.Reason
 // says why, and the caller imports afresh.
-func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, size int64, opts Options) (rep *importer.Report, res *input.Resume, done bool, err error) {
+func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, size int64, opts Options) (rep *importer.Report, res *input.Resume, point *resumeState, done bool, err error) {
 	ch := make(chan hashed, 1)
 	go func() {
 		var h hashed
@@ -56,13 +56,19 @@ func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, siz
 	// the bytes hashed.
 	e.Consumed, e.Format = size, old.Format
 	rep, res, ierr := importInto(ctx, e, dir, old, Appended, "", false, opts)
+	if ierr == nil {
+		// resume.bin too is written while the hash runs: no state.json
+		// names it until the hash matched (it was removed before the
+		// rewind), and a fresh import writes its own.
+		point, ierr = saveResume(dir, rep, res, size)
+	}
 	h := <-ch
 	if h.err != nil {
-		return nil, nil, false, h.err
+		return nil, nil, nil, false, h.err
 	}
 	if h.size == size && h.prefix == old.PrefixSHA256 {
 		e.PrefixSHA256 = h.full
-		return rep, res, true, ierr
+		return rep, res, point, true, ierr
 	}
 	overlapDiscards.Add(1)
 	*e = Entry{File: e.File, Session: e.Session}
@@ -71,5 +77,5 @@ func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, siz
 	} else {
 		e.Reason = fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
 	}
-	return nil, nil, false, dropSession(e, dir)
+	return nil, nil, nil, false, dropSession(e, dir)
 }
