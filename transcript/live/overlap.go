@@ -4,12 +4,12 @@ package live
 // consumed prefix of a 100 MB file takes about as long as all the rest of
 // an incremental refresh, and the refresh reads only the bytes from the
 // resume point on. So the hash runs beside the refresh, and nothing the
-// next run trusts is written before it is known: resume.bin and
-// state.json are written only once the hash says the consumed prefix is
-// the one state.json named. Until then the cache session may hold the
-// refresh's nodes, but state.json, removed before the session is cut
-// back, vouches for none of it; when the hash disagrees the session is
-// dropped and the file imported afresh, as the serial path would.
+// next run trusts is written before it is known: state.json is written
+// only once the hash says the consumed prefix is the one it named. Until
+// then the cache session may hold the refresh's nodes and resume.bin its
+// new state, but state.json, removed before the session is cut back,
+// vouches for neither; when the hash disagrees the session is dropped and
+// the file imported afresh, as the serial path would.
 
 import (
 	"context"
