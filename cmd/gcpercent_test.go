@@ -22,3 +22,28 @@ func TestSetGCPercent(t *testing.T) {
 		t.Errorf("GOGC set: collector changed to %d%%", got)
 	}
 }
+
+// A live refresh runs with the collector at liveGCPercent and puts the
+// command's setting back; GOGC still wins.
+func TestLiveGC(t *testing.T) {
+	orig := debug.SetGCPercent(defaultGCPercent)
+	defer debug.SetGCPercent(orig)
+	restore := liveGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(liveGCPercent); got != liveGCPercent {
+		t.Errorf("during the refresh: collector at %d%%, want %d%%", got, liveGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(defaultGCPercent); got != defaultGCPercent {
+		t.Errorf("after the refresh: collector at %d%%, want %d%%", got, defaultGCPercent)
+	}
+	restore = liveGC(func(k string) string {
+		if k == "GOGC" {
+			return "300"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(defaultGCPercent); got != defaultGCPercent {
+		t.Errorf("GOGC set: collector changed to %d%%", got)
+	}
+	restore()
+}

@@ -27,8 +27,10 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 		if err != nil {
 			return nil, nil, err
 		}
+		restore := liveGC(f.Getenv)
 		e, err := live.Open(ctx, a, live.Options{CacheDir: dir, Store: f.writeOptions("import"),
 			Input: f.liveInput()})
+		restore()
 		if err != nil {
 			return nil, nil, err
 		}

@@ -232,6 +232,24 @@ func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([
 // few percent of CPU (docs/BENCHMARKS.md, "estimate"). GOGC, when set, wins.
 const defaultGCPercent = 25
 
+// liveGCPercent is the collector's target while a transcript file's cache
+// session is brought up to date (liveArgs). A refresh after one appended
+// turn keeps little live heap but allocates a few MB of planner state and
+// index snapshot; at 25% it spends more time collecting than refreshing
+// (docs/BENCHMARKS.md, "live sessions"). Even a cold import stays far
+// below the index the command then builds.
+const liveGCPercent = 100
+
+// liveGC sets the collector to liveGCPercent (unless GOGC is set) and
+// returns what puts it back.
+func liveGC(getenv func(string) string) (restore func()) {
+	if getenv != nil && getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(liveGCPercent)
+	return func() { debug.SetGCPercent(old) }
+}
+
 func setGCPercent(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)

@@ -107,6 +107,7 @@ func (tx *Tx) rewind(to Meta, cut int64) error {
 			return &ParseError{File: metaPath, Msg: err.Error()}
 		}
 	}
+	tx.rewound = true
 	// The transaction's snapshot is of the longer file: re-read it.
 	return tx.reload()
 }

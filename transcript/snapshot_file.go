@@ -31,6 +31,13 @@ var (
 	// about this much afresh; rewrites (O(N)) come once per this many
 	// bytes appended.
 	snapshotDelta int64 = 4 << 20
+	// snapshotRewindDelta is snapshotDelta for the rewind of a cache
+	// session (RewindCache): a live refresh opens the session three times
+	// (the rewind, the import, the command), each indexing what the
+	// snapshot does not cover, and the cut is the one point a snapshot
+	// survives the next rewind from (one written at the end of the import
+	// covers bytes the next rewind cuts, so it is dropped there).
+	snapshotRewindDelta int64 = 256 << 10
 )
 
 const (

@@ -419,6 +419,91 @@ func TestRewindKeepsOrDropsSnapshot(t *testing.T) {
 	}
 }
 
+// The rewind of a cache session snapshots at the cut once
+// snapshotRewindDelta bytes lie past what the snapshot covers (the live
+// refresh's next rewind keeps that one); other writes keep snapshotDelta.
+func TestRewindSnapshotsAtTheCut(t *testing.T) {
+	smallSnapshots(t, 2048)
+	dir := soundSession(t, 20)
+	if err := MarkCache(dir, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	oldRewind := snapshotRewindDelta
+	t.Cleanup(func() { snapshotRewindDelta = oldRewind })
+	snapshotDelta, snapshotRewindDelta = 1<<20, 1
+	writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "keep", Role: RoleUser, Content: TextContent("k")}}, AppendOptions{})
+		return err
+	})
+	at, _ := readMeta(dir)
+	for i := range 3 {
+		writeTx(t, dir, func(tx *Tx) error {
+			_, err := tx.Append([]Node{{ID: fmt.Sprintf("drop%d", i), Role: RoleUser, Content: TextContent("d")}}, AppendOptions{})
+			return err
+		})
+	}
+	if _, st := openStats(t, dir); !st.Snapshot || st.Covered >= *at.NodesBytes {
+		t.Fatalf("before the rewind: %+v", st)
+	}
+	if err := RewindCache(context.Background(), dir, at, snapWrite); err != nil {
+		t.Fatal(err)
+	}
+	s, st := openStats(t, dir)
+	if !st.Snapshot || st.Covered != *at.NodesBytes || st.Delta != 0 {
+		t.Fatalf("after the rewind: %+v, want a snapshot of the %d bytes kept", st, *at.NodesBytes)
+	}
+	sameIndex(t, s, fullOpen(t, dir))
+	chainOK(t, dir)
+	// An append is no rewind: it keeps the snapshotDelta of any session.
+	writeTx(t, dir, func(tx *Tx) error {
+		_, err := tx.Append([]Node{{ID: "more", Role: RoleUser, Content: TextContent("m")}}, AppendOptions{})
+		return err
+	})
+	if _, st := openStats(t, dir); st.Covered != *at.NodesBytes {
+		t.Fatalf("after an append: %+v, want the snapshot of the rewind", st)
+	}
+}
+
+// SnapshotAtCheckpoint snapshots in the middle of a write, at the commit
+// so far, once snapshotRewindDelta bytes lie past the snapshot, and the
+// end of the write then keeps it (the next rewind's cut).
+func TestSnapshotAtCheckpoint(t *testing.T) {
+	smallSnapshots(t, 2048)
+	dir := soundSession(t, 20)
+	oldRewind := snapshotRewindDelta
+	t.Cleanup(func() { snapshotRewindDelta = oldRewind })
+	for _, c := range []struct {
+		name  string
+		delta int64
+		moved bool
+	}{{"too little past the snapshot", 1 << 20, false}, {"enough", 1, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			snapshotDelta, snapshotRewindDelta = 1<<20, c.delta
+			_, before := openStats(t, dir)
+			var at int64
+			writeTx(t, dir, func(tx *Tx) error {
+				if _, err := tx.Append([]Node{{ID: "cp-" + c.name, Role: RoleUser, Content: TextContent("k")}}, AppendOptions{}); err != nil {
+					return err
+				}
+				at = tx.s.CommittedBytes
+				tx.SnapshotAtCheckpoint()
+				_, err := tx.Append([]Node{{ID: "tail-" + c.name, Role: RoleUser, Content: TextContent("t")}}, AppendOptions{})
+				return err
+			})
+			s, st := openStats(t, dir)
+			want := before.Covered
+			if c.moved {
+				want = at
+			}
+			if !st.Snapshot || st.Covered != want {
+				t.Fatalf("snapshot covers %d bytes, want %d (%+v)", st.Covered, want, st)
+			}
+			sameIndex(t, s, fullOpen(t, dir))
+			chainOK(t, dir)
+		})
+	}
+}
+
 // A snapshot of a hand-written file whose last line has no newline: the
 // next append ends that line first, and the snapshot still serves.
 func TestSnapshotOfUnterminatedLine(t *testing.T) {

@@ -20,13 +20,40 @@ func (tx *Tx) maybeSnapshot() {
 	if s == nil || s.chain == nil || s.chain.length() != s.CommittedBytes || s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != s.CommittedBytes {
 		return
 	}
-	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < snapshotDelta {
+	delta := snapshotDelta
+	if tx.rewound && s.Meta.Cache {
+		delta = snapshotRewindDelta
+	}
+	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < delta {
 		return
 	}
 	if err := s.writeSnapshot(); err != nil {
 		return
 	}
 	s.stats.Written = true
+	tx.stampChain()
+}
+
+// SnapshotAtCheckpoint writes the index snapshot now, in the middle of
+// the transaction, when snapshotRewindDelta committed bytes lie past what
+// it covers. A resumable import of a cache session calls it at its
+// checkpoint, the commit the next refresh rewinds to (RewindCache): a
+// snapshot written at the end of the import would cover bytes that rewind
+// cuts, and be dropped there.
+func (tx *Tx) SnapshotAtCheckpoint() {
+	s := tx.s
+	if s == nil || s.chain == nil || s.chain.length() != s.CommittedBytes || s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != s.CommittedBytes {
+		return
+	}
+	if s.CommittedBytes < snapshotMin || s.CommittedBytes-s.stats.Covered < snapshotRewindDelta {
+		return
+	}
+	if err := s.writeSnapshot(); err != nil {
+		return
+	}
+	s.stats.Written = true
+	// What the end of the transaction measures its delta from.
+	s.stats.Covered = s.CommittedBytes
 	tx.stampChain()
 }
 

@@ -95,6 +95,10 @@ type Tx struct {
 	// chainChanged: the committed bytes no longer matched nodes_sha256
 	// when the transaction began (loadChain).
 	chainChanged bool
+	// rewound: the transaction cut a cache session back (RewindCache), so
+	// a snapshot written at its end covers exactly the cut
+	// (snapshotRewindDelta).
+	rewound bool
 }
 
 // interrupted checks the context every 4096 nodes of a batch: validating

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"os"
@@ -91,6 +92,17 @@ func TestResumeDamagedState(t *testing.T) {
 	var s snap
 	if err := s.decode(state); err != nil {
 		t.Fatal(err)
+	}
+	// colSizes is exactly the columns' size: the gob rest starts there,
+	// and the state encodes again to the same columns.
+	again, err := s.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.colSizes()
+	var rest snapRest
+	if len(again) != len(state) || !bytes.Equal(again[:n], state[:n]) || gob.NewDecoder(bytes.NewReader(again[n:])).Decode(&rest) != nil {
+		t.Errorf("the state does not encode again to its columns of %d bytes and a gob rest", n)
 	}
 	s.Pred[len(s.Pred)-1] = int32(len(s.Pred) + 5)
 	enc, err := s.encode()

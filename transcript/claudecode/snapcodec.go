@@ -54,8 +54,37 @@ func (w *wbuf) strs(s []string) {
 
 func (w *wbuf) refs(c *refCols) { w.i32s(c.Line); w.i64s(c.Off); w.i32s(c.N) }
 
+// colSizes is the encoded size of the columns (encode writes them in
+// one buffer of that size: appending into a growing one copied the 5 MB
+// state of a 100 MB session several times, docs/BENCHMARKS.md "live").
+func (s *snap) colSizes() int {
+	strs := func(ss []string) int {
+		n := 8 + 4*len(ss)
+		for _, v := range ss {
+			n += len(v)
+		}
+		return n
+	}
+	refs := func(c *refCols) int { return 3*8 + 4*len(c.Line) + 8*len(c.Off) + 4*len(c.N) }
+	n := len(snapMagic) + strs(s.ID) + strs(s.CallIDs) + strs(s.Results) + 2*8 + len(s.Kind) + len(s.Side)
+	n += refs(&s.First) + refs(&s.More) + refs(&s.SumText)
+	for _, c := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.MoreOf, s.CallsN, s.ResultsN, s.SumOf, s.SumLast, s.SumCont, s.UUIDVals, s.MsgVals} {
+		n += 8 + 4*len(c)
+	}
+	for _, c := range [][]key{s.UUIDKeys, s.SkipKeys, s.SkipVals, s.IDKeys, s.MsgKeys} {
+		n += 8 + 8*len(c)
+	}
+	return n
+}
+
 func (s *snap) encode() ([]byte, error) {
-	w := wbuf(snapMagic)
+	// The rest first, so the one buffer can hold everything.
+	var rest bytes.Buffer
+	if err := gob.NewEncoder(&rest).Encode(&s.Rest); err != nil {
+		return nil, err
+	}
+	w := make(wbuf, 0, s.colSizes()+rest.Len())
+	w = append(w, snapMagic...)
 	w.strs(s.ID)
 	w.bytes(s.Kind)
 	side := make([]byte, len(s.Side))
@@ -86,10 +115,6 @@ func (s *snap) encode() ([]byte, error) {
 	w.keys(s.IDKeys)
 	w.keys(s.MsgKeys)
 	w.i32s(s.MsgVals)
-	var rest bytes.Buffer
-	if err := gob.NewEncoder(&rest).Encode(&s.Rest); err != nil {
-		return nil, err
-	}
 	return append(w, rest.Bytes()...), nil
 }
 

@@ -97,6 +97,7 @@ func (c *conv) run() {
 					m.NodesBytes = &n
 				}
 				c.mark = &m
+				tx.SnapshotAtCheckpoint()
 				continue
 			}
 			nodes := b.nodes

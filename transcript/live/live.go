@@ -162,18 +162,64 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
 		haveOld = false
 	}
-	// One pass over the file: the hash of the old consumed prefix on the
-	// way, the hash of everything at the end.
-	prefixSum, fullSum, size, err := hashFile(abs, old.Consumed, haveOld)
-	if err != nil {
-		return nil, err
-	}
-	update, reason := classify(old, haveOld, prefixSum, size)
-	e.Consumed, e.PrefixSHA256, e.Format = size, fullSum, old.Format
 	cars, err := sidecarsOf(abs)
 	if err != nil {
 		return nil, err
 	}
+	var rep *importer.Report
+	var res *input.Resume
+	var point *resumeState
+	done := false
+	if haveOld && overlappable(old, cars, st.Size(), opts.From) {
+		if rep, res, point, done, err = refreshOverlapped(ctx, e, dir, old, st.Size(), opts); err != nil {
+			return nil, err
+		}
+		if !done {
+			// The work was discarded: what follows sees no cache.
+			haveOld = false
+		}
+	}
+	if !done {
+		if rep, res, err = refreshSerial(ctx, e, dir, old, haveOld, cars, opts); err != nil {
+			return nil, err
+		}
+		if e.Update == Unchanged {
+			return e, nil
+		}
+	}
+	e.Format = rep.Format
+	e.NewNodes = rep.Sessions[0].Nodes
+	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixSHA256: e.PrefixSHA256, Sidecars: cars}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
+	}
+	ns.Resume = point
+	if !done {
+		if ns.Resume, err = saveResume(dir, rep, res, e.Consumed); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeState(dir, ns); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// refreshSerial hashes the file, then brings the cache session up to it:
+// the path of every refresh that cannot overlap the two (overlap.go).
+func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld bool, cars []sidecar, opts Options) (*importer.Report, *input.Resume, error) {
+	// One pass over the file: the hash of the old consumed prefix on the
+	// way, the hash of everything at the end.
+	prefixSum, fullSum, size, err := hashFile(e.File, old.Consumed, haveOld)
+	if err != nil {
+		return nil, nil, err
+	}
+	update, reason := classify(old, haveOld, prefixSum, size)
+	if e.Reason != "" && update == Fresh && reason == "" {
+		// The overlapped refresh found the change.
+		reason = e.Reason
+	}
+	e.Consumed, e.PrefixSHA256, e.Format = size, fullSum, old.Format
 	if haveOld && update != Fresh {
 		switch sidecarChange(old.Sidecars, cars) {
 		case Fresh:
@@ -184,25 +230,9 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	if update == Unchanged {
 		e.Update = Unchanged
-		return e, nil
+		return nil, nil, nil
 	}
-	rep, res, err := importInto(ctx, e, dir, old, update, reason, len(cars) > 0, opts)
-	if err != nil {
-		return nil, err
-	}
-	e.Format = rep.Format
-	e.NewNodes = rep.Sessions[0].Nodes
-	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: size, PrefixSHA256: fullSum, Sidecars: cars}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
-	}
-	if ns.Resume, err = saveResume(dir, rep, res, size); err != nil {
-		return nil, err
-	}
-	if err := writeState(dir, ns); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return importInto(ctx, e, dir, old, update, reason, len(cars) > 0, opts)
 }
 
 // classify says how the file relates to what the cache consumed: never
@@ -324,27 +354,66 @@ func dropSession(e *Entry, dir string) error {
 // (when wantPrefix and the file is that long), of all of it, and its size
 // as read.
 func hashFile(path string, cut int64, wantPrefix bool) (prefix, full string, size int64, err error) {
+	return hashUpTo(path, cut, wantPrefix, -1)
+}
+
+// hashUpTo is hashFile reading at most limit bytes (all when limit < 0).
+func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, full string, size int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", "", 0, err
 	}
 	defer f.Close()
 	h := sha256.New()
+	// io.Copy's 32 KiB buffer costs a read call per 32 KiB of a file of
+	// hundreds of MB.
+	buf := make([]byte, hashBuf)
 	if wantPrefix {
-		n, err := io.CopyN(h, f, cut)
+		n, err := copyBuf(h, f, cut, buf)
 		size = n
-		if err != nil && !errors.Is(err, io.EOF) {
+		if err != nil {
 			return "", "", 0, err
 		}
 		if n == cut {
 			prefix = sumHex(h)
 		}
 	}
-	n, err := io.Copy(h, f)
+	rest := int64(-1)
+	if limit >= 0 {
+		rest = max(limit-size, 0)
+	}
+	n, err := copyBuf(h, f, rest, buf)
 	if err != nil {
 		return "", "", 0, err
 	}
 	return prefix, sumHex(h), size + n, nil
+}
+
+// hashBuf is the read size of hashFile.
+const hashBuf = 2 << 20
+
+// copyBuf writes the next n bytes of r into w (all up to EOF when n < 0)
+// through buf, and says how many it copied; EOF before n is no error.
+func copyBuf(w io.Writer, r io.Reader, n int64, buf []byte) (int64, error) {
+	var done int64
+	for n < 0 || done < n {
+		b := buf
+		if n >= 0 && n-done < int64(len(b)) {
+			b = b[:n-done]
+		}
+		k, err := r.Read(b)
+		if k > 0 {
+			_, _ = w.Write(b[:k]) // a hash.Hash never fails a Write
+			done += int64(k)
+		}
+		if errors.Is(err, io.EOF) {
+			return done, nil
+		}
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
 }
 
 // sumHex is h's digest so far (Sum does not reset h).
