@@ -154,36 +154,24 @@ func (r *rbuf) i32s() []int32 {
 	return out
 }
 
-func (r *rbuf) u64s() []uint64 {
+// words reads a column of 64-bit little-endian words as T (an id key or
+// an offset), with no second copy.
+func words[T ~uint64 | ~int64](r *rbuf) []T {
 	n := r.n(8)
 	if n == 0 {
 		return nil
 	}
-	out := make([]uint64, n)
+	out := make([]T, n)
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(r.b[8*i:])
+		out[i] = T(binary.LittleEndian.Uint64(r.b[8*i:]))
 	}
 	r.b = r.b[8*n:]
 	return out
 }
 
-func (r *rbuf) i64s() []int64 {
-	u := r.u64s()
-	out := make([]int64, len(u))
-	for i, v := range u {
-		out[i] = int64(v)
-	}
-	return out
-}
+func (r *rbuf) i64s() []int64 { return words[int64](r) }
 
-func (r *rbuf) keys() []key {
-	u := r.u64s()
-	out := make([]key, len(u))
-	for i, v := range u {
-		out[i] = key(v)
-	}
-	return out
-}
+func (r *rbuf) keys() []key { return words[key](r) }
 
 func (r *rbuf) bytes() []byte {
 	n := r.n(1)

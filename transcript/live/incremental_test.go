@@ -48,6 +48,7 @@ func TestIncrementalRefreshes(t *testing.T) {
 	ctx := context.Background()
 	for _, src := range sharedTranscripts(t) {
 		t.Run(filepath.Base(src), func(t *testing.T) {
+			t.Parallel() // each file has its own work file and cache
 			full, err := os.ReadFile(src)
 			if err != nil {
 				t.Fatal(err)
