@@ -38,6 +38,8 @@ type statuslineOptions struct {
 	JSON         bool
 	Store        transcript.WriteOptions
 	Open         transcript.OpenOptions
+	// Getenv reads the environment (GOGC for the refresh's collector).
+	Getenv func(string) string
 }
 
 // statusHook is the part of Claude Code's statusLine JSON ctxfold reads.
@@ -93,7 +95,7 @@ const statuslineSchemaVersion = 1
 const statusPlaceholder = "ctxfold: n/a (statusline.log)"
 
 func newStatuslineCmd(f *Factory) *cobra.Command {
-	opts := &statuslineOptions{IO: f.IO}
+	opts := &statuslineOptions{IO: f.IO, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "statusline",
 		Short: "One-line context occupancy for Claude Code's statusLine hook",
@@ -204,7 +206,9 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	if opts.CacheDir == "" {
 		return "", errors.New("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir")
 	}
+	restore := liveGC(opts.Getenv) // as liveArgs: the refresh collects at 100%
 	entry, err := live.Open(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
+	restore()
 	if err != nil {
 		return "", err
 	}

@@ -57,7 +57,8 @@ type SessionResult struct {
 	Path     string
 	Fallback string
 	// Summaries is the number of summary nodes in the session (compactions
-	// so far), -1 when not known (a view stored by an earlier version).
+	// so far), -1 when not known (a stored view without the basis of an
+	// incremental run).
 	Summaries int
 }
 

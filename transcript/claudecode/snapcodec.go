@@ -141,32 +141,29 @@ func (r *rbuf) n(size int) int {
 	return int(v)
 }
 
-func (r *rbuf) i32s() []int32 {
-	n := r.n(4)
-	if n == 0 {
-		return nil
-	}
-	out := make([]int32, n)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(r.b[4*i:]))
-	}
-	r.b = r.b[4*n:]
-	return out
-}
-
-// words reads a column of 64-bit little-endian words as T (an id key or
-// an offset), with no second copy.
-func words[T ~uint64 | ~int64](r *rbuf) []T {
-	n := r.n(8)
+// column reads n values of size bytes each (n first, as r.n reads it),
+// each decoded by get.
+func column[T any](r *rbuf, size int, get func([]byte) T) []T {
+	n := r.n(size)
 	if n == 0 {
 		return nil
 	}
 	out := make([]T, n)
 	for i := range out {
-		out[i] = T(binary.LittleEndian.Uint64(r.b[8*i:]))
+		out[i] = get(r.b[size*i:])
 	}
-	r.b = r.b[8*n:]
+	r.b = r.b[size*n:]
 	return out
+}
+
+func (r *rbuf) i32s() []int32 {
+	return column(r, 4, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
+}
+
+// words reads a column of 64-bit little-endian words as T (an id key or
+// an offset).
+func words[T ~uint64 | ~int64](r *rbuf) []T {
+	return column(r, 8, func(b []byte) T { return T(binary.LittleEndian.Uint64(b)) })
 }
 
 func (r *rbuf) i64s() []int64 { return words[int64](r) }
