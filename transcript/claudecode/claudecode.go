@@ -37,7 +37,7 @@ func (o Options) max() int {
 // is fine) looks like a Claude Code session or sub-agent file: one of its
 // first complete lines is a JSON object with Claude Code's parentUuid
 // field, or one of its bookkeeping records (file-history-snapshot,
-// queue-operation, a summary with leafUuid).
+// queue-operation, mode, atis-latch, a summary with leafUuid).
 func Detect(head []byte) bool {
 	lines := bytes.Split(head, []byte("\n"))
 	if len(lines) == 1 && !json.Valid(bytes.TrimSpace(head)) {
@@ -70,7 +70,9 @@ func Detect(head []byte) bool {
 			return true
 		case typ == "summary" && m["leafUuid"] != nil:
 			return true
-		case typ == "queue-operation" && hasSession:
+		case (typ == "queue-operation" || typ == "mode" || typ == "atis-latch") && hasSession:
+			// Claude Code 2.1.3xx opens a forked or resumed session with
+			// its mode and latch records, before any message.
 			return true
 		}
 	}

@@ -394,6 +394,9 @@ func TestDetect(t *testing.T) {
 		`{"type":"file-history-snapshot","messageId":"m","snapshot":{},"isSnapshotUpdate":false}` + "\n" + `{"parentUuid":null,"type":"user","uuid":"u1"`,
 		`{"type":"summary","summary":"t","leafUuid":"x"}`,
 		`{"type":"queue-operation","operation":"enqueue","sessionId":"s"}` + "\n",
+		// How 2.1.328 starts a forked session (testdata/interop/claude-code/2.1.328/fork).
+		`{"type":"mode","mode":"normal","sessionId":"s"}` + "\n",
+		`{"type":"atis-latch","atis":"","sessionId":"s"}` + "\n",
 		`{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/w","sessionId":"s","version":"2.1.39","type":"user","message":{"role":"user","content":"a first line cut by the end of the he`,
 	}
 	no := []string{

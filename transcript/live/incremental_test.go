@@ -40,14 +40,31 @@ func refreshCuts(b []byte, most int) []int {
 // as it is then. A Claude Code session without sub-agent files and a Codex
 // rollout go through the incremental path: each refresh parses only the
 // bytes from the saved resume point on, fewer than the file holds.
-func TestIncrementalRefreshes(t *testing.T) {
+func TestIncrementalRefreshes(t *testing.T) { checkRefreshes(t, sharedTranscripts(t)) }
+
+// The same on what the real clients wrote (testdata/interop, recorded by
+// interop/<client>: compaction, a fork, resume, parallel and failing tool
+// calls, a sub-agent's caller file left aside).
+func TestIncrementalRefreshesRealClients(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"claude-code/*/*/transcript/*.jsonl", "codex/*/*/*.jsonl"} {
+		m, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "interop", pat))
+		files = append(files, m...)
+	}
+	if len(files) < 8 {
+		t.Fatalf("found %d real-client transcripts under testdata/interop", len(files))
+	}
+	checkRefreshes(t, files)
+}
+
+func checkRefreshes(t *testing.T, files []string) {
 	most := 40
 	if testing.Short() {
 		most = 8
 	}
 	ctx := context.Background()
-	for _, src := range sharedTranscripts(t) {
-		t.Run(filepath.Base(src), func(t *testing.T) {
+	for _, src := range files {
+		t.Run(strings.TrimPrefix(filepath.ToSlash(src), "../../testdata/interop/"), func(t *testing.T) {
 			t.Parallel() // each file has its own work file and cache
 			full, err := os.ReadFile(src)
 			if err != nil {
