@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/codex"
+	"github.com/ctxfold/ctxfold/transcript/importer/importtest"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
@@ -32,15 +33,7 @@ func (t *cpTarget) Checkpoint() error                                  { return 
 // ones emitted before that point; a damaged state, or another rollout's, is
 // input.ErrCannotResume.
 func TestResumedImport(t *testing.T) {
-	const src = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
-	full, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := load(t, src, codex.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, full, plain := toolRollout(t)
 	file := filepath.Join(t.TempDir(), filepath.Base(src))
 	ends := 0
 	for i, c := range full {
@@ -122,15 +115,7 @@ func TestResumableImportLimit(t *testing.T) {
 // the import after it still emits exactly what a plain import emits after
 // the point's nodes.
 func TestResumeThroughTornLine(t *testing.T) {
-	const src = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
-	full, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := load(t, src, codex.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, full, plain := toolRollout(t)
 	file := filepath.Join(t.TempDir(), filepath.Base(src))
 	var ends []int
 	for i, c := range full {
@@ -162,4 +147,19 @@ func TestResumeThroughTornLine(t *testing.T) {
 			t.Fatalf("line %d: after the torn line the resumed import differs from a plain one", k+1)
 		}
 	}
+}
+
+// toolRollout is the real Codex recording the resume tests cut: its path,
+// its bytes and what a plain import of it emits.
+func toolRollout(t *testing.T) (src string, full []byte, plain *importtest.Conv) {
+	t.Helper()
+	src = "../../testdata/interop/codex/0.169.0/tool/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err = load(t, src, codex.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return src, full, plain
 }
