@@ -187,3 +187,14 @@ func StoredNode(t testing.TB, dir, id string) *transcript.Node {
 	}
 	return n
 }
+
+// Long skips t unless CTXFOLD_LONG=1 asks for the long runs (every cut
+// point, crash loops, stress and soak tests) that .ci/run makes after the
+// plain go test ./...; what names the run in the skip message so a skip
+// always says why.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CTXFOLD_LONG") == "" {
+		t.Skipf("skipping %s: a long run; set CTXFOLD_LONG=1 to run it (.ci/run does)", what)
+	}
+}
