@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -219,7 +222,7 @@ func refLeftovers(m map[string]json.RawMessage, known []string) map[string]json.
 }
 
 func FuzzNodeDecode(f *testing.F) {
-	for _, s := range fuzzSeedLines() {
+	for _, s := range nodeSeedLines() {
 		f.Add([]byte(s))
 	}
 	for _, s := range []string{
@@ -270,4 +273,20 @@ func toNode(r refNode) Node {
 			CachedInputTokens: r.Usage.CachedInputTokens, Extra: r.Usage.Extra}
 	}
 	return n
+}
+
+// nodeSeedLines are the fixtures' node lines, the fuzz seeds (the same
+// seeds as the index's FuzzIndexRef, which lives with the store).
+func nodeSeedLines() []string {
+	var out []string
+	files, _ := filepath.Glob("../fixtures/*/nodes.jsonl")
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" && len(out) < 200 {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }

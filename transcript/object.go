@@ -173,3 +173,48 @@ func decodeArray[T any, PT interface {
 	}
 	return out, nil
 }
+
+// eachMember calls fn with the raw key (without quotes) and value of each
+// member of the object at data[i], which must be valid JSON, until fn
+// returns false.
+func eachMember(data []byte, i int, fn func(key, val []byte) bool) {
+	i = skipSpace(data, i+1)
+	if data[i] == '}' {
+		return
+	}
+	for {
+		kEnd := skipString(data, i)
+		key := data[i+1 : kEnd-1]
+		i = skipSpace(data, kEnd)
+		i = skipSpace(data, i+1) // the colon
+		vEnd := skipValue(data, i)
+		if !fn(key, data[i:vEnd]) {
+			return
+		}
+		i = skipSpace(data, vEnd)
+		if data[i] == '}' {
+			return
+		}
+		i = skipSpace(data, i+1) // the comma
+	}
+}
+
+// eachElement calls fn with each element of the valid JSON array arr
+// while it returns true, and reports whether all did.
+func eachElement(arr []byte, fn func(el []byte) bool) bool {
+	i := skipSpace(arr, 1)
+	if arr[i] == ']' {
+		return true
+	}
+	for {
+		end := skipValue(arr, i)
+		if !fn(arr[i:end]) {
+			return false
+		}
+		i = skipSpace(arr, end)
+		if arr[i] == ']' {
+			return true
+		}
+		i = skipSpace(arr, i+1)
+	}
+}

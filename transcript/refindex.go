@@ -377,3 +377,9 @@ func (s *Session) resolveLinks() {
 	}
 	s.pending = nil
 }
+
+// ToolFacts returns the indexed node's tool facts (no allocation: the id
+// lists are the ref's own).
+func (r NodeRef) ToolFacts() ToolFacts {
+	return ToolFacts{Role: r.Role, Calls: r.ToolCallIDs, Results: r.ResultIDs}
+}

@@ -13,10 +13,6 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxLineBytes bounds one line of nodes.jsonl or events.jsonl. A
-// longer line is a clear error, never an out-of-memory.
-const DefaultMaxLineBytes = 16 << 20
-
 // NodeRef is what the index keeps of a node: its structure and where its
 // line is, not its content. Content is read on demand with Session.Node.
 type NodeRef struct {
@@ -302,14 +298,6 @@ func parseLine(path string, body []byte, line int, offset int64) (NodeRef, *Pars
 	return ref, nil
 }
 
-func stripNodePrefix(msg, id string) string {
-	prefix := fmt.Sprintf("node %q: ", id)
-	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
-		return msg[len(prefix):]
-	}
-	return msg
-}
-
 // refOf keeps as little per node as it can: an index holds a million of
 // these. The role shares the constant's bytes instead of the decoded copy;
 // id lists are allocated at their exact size and stay nil when empty.
@@ -486,24 +474,5 @@ func (s *Session) ReadEvents(fn func(EventLine) error) ([]Warning, error) {
 		if !complete {
 			return warnings, nil
 		}
-	}
-}
-
-var errLineTooLong = errors.New("line is longer than the limit")
-
-// readLine returns one line including its newline; io.EOF with the last
-// unterminated bytes.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		out = append(out, chunk...)
-		if len(out) > max+1 {
-			return nil, fmt.Errorf("%w (%d bytes)", errLineTooLong, max)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return out, err
 	}
 }

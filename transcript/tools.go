@@ -36,12 +36,6 @@ func (n *Node) ToolFacts() ToolFacts {
 	return f
 }
 
-// ToolFacts returns the indexed node's tool facts (no allocation: the id
-// lists are the ref's own).
-func (r NodeRef) ToolFacts() ToolFacts {
-	return ToolFacts{Role: r.Role, Calls: r.ToolCallIDs, Results: r.ResultIDs}
-}
-
 // HasText reports whether the node carries content of its own beside tool
 // calls and results: text or an image block, or a non-empty string content
 // on a node that is not a tool node. NodeRef.HasText is the same.
