@@ -3,6 +3,7 @@ package transcript_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -95,7 +96,7 @@ func TestReadNodesNamesLine(t *testing.T) {
 	in := "{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"user\",\"content\":\"b\"}\n{\"role\":\"user\",\"content\":\n"
 	_, err := transcript.ReadNodes(strings.NewReader(in), "batch.jsonl", 0)
 	var pe *transcript.ParseError
-	if !errorsAs(err, &pe) || pe.Line != 4 || pe.File != "batch.jsonl" {
+	if !errors.As(err, &pe) || pe.Line != 4 || pe.File != "batch.jsonl" {
 		t.Fatalf("err = %v, want a ParseError at batch.jsonl:4", err)
 	}
 	nodes, err := transcript.ReadNodes(strings.NewReader(in[:strings.LastIndex(in, "{")]), "b", 0)
