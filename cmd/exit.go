@@ -21,6 +21,7 @@ const (
 	ExitCompactFailed = 3
 	ExitBusy          = 4
 	ExitDoesNotFit    = 5
+	ExitWriteFailed   = 74
 	ExitInternal      = 70
 	ExitInterrupted   = 130
 )
@@ -63,6 +64,7 @@ var exitRules = []exitRule{
 	{is[*compact.FailedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
+	{is[*transcript.WriteError], ExitWriteFailed},
 	// Bad input that is named as such even when the run was interrupted.
 	{is[*compact.BrokenError], ExitUsage},
 	{is[*estimate.UnknownModelError], ExitUsage},
@@ -83,6 +85,7 @@ var exitRules = []exitRule{
 //	*compact.FailedError         3
 //	*compact.ChangedError        4
 //	*fit.DoesNotFitError         5
+//	*transcript.WriteError       74 (the disk refused a write: full, read-only, I/O)
 //	*compact.BrokenError, *estimate.UnknownModelError,
 //	*estimate.UnknownEncodingError, *fit.OutputCapError,
 //	*fit.NoBudgetError, *graph.AroundError, *audit.NoSummaryError,

@@ -34,6 +34,8 @@ func TestExitCodeTable(t *testing.T) {
 		{&compactError{msg: "x", err: &compact.ChangedError{Msg: "x"}}, ExitBusy},
 		{&compact.ChangedError{Msg: "x"}, ExitBusy},
 		{&fit.DoesNotFitError{}, ExitDoesNotFit},
+		{&transcript.WriteError{File: "nodes.jsonl", Op: "fsync"}, ExitWriteFailed},
+		{fmt.Errorf("append: %w", &transcript.WriteError{File: "session.json"}), ExitWriteFailed},
 		{&compact.BrokenError{}, ExitUsage},
 		{&estimate.UnknownModelError{}, ExitUsage},
 		{&estimate.UnknownEncodingError{}, ExitUsage},

@@ -211,6 +211,7 @@ EXIT STATUS
   3    compaction failed
   4    session busy (locked) or changed underneath
   5    does not fit (render --fit)
+  74   a write failed on the way to disk (full, read-only, I/O error)
   70   internal error (a bug: please report it)
   130  interrupted`
 	if extra != "" {

@@ -22,7 +22,7 @@ func MarkCache(dir string, opts WriteOptions) error {
 		m := tx.s.Meta
 		m.Cache = true
 		if err := writeMeta(tx.dir, m); err != nil {
-			return &ParseError{File: filepath.Join(tx.dir, MetaFile), Msg: err.Error()}
+			return err
 		}
 		tx.s.Meta = m
 		return nil
@@ -73,7 +73,6 @@ func RewindCache(ctx context.Context, dir string, to Meta, opts WriteOptions) er
 // rewind commits to, then cuts nodes.jsonl to cut and re-stamps the
 // fingerprint.
 func (tx *Tx) rewind(to Meta, cut int64) error {
-	metaPath := filepath.Join(tx.dir, MetaFile)
 	path := tx.s.NodesPath()
 	m := to
 	m.Cache = true
@@ -81,7 +80,7 @@ func (tx *Tx) rewind(to Meta, cut int64) error {
 	// recorded once the cut is made. Until then a reader re-hashes.
 	m.NodesStat = nil
 	if err := writeMeta(tx.dir, m); err != nil {
-		return &ParseError{File: metaPath, Msg: err.Error()}
+		return err
 	}
 	if !snapshotCovers(tx.dir, cut) {
 		dropSnapshot(tx.dir)
@@ -92,10 +91,10 @@ func (tx *Tx) rewind(to Meta, cut int64) error {
 	}
 	defer f.Close()
 	if err := f.Truncate(cut); err != nil {
-		return &ParseError{File: path, Msg: "truncate: " + err.Error()}
+		return &WriteError{File: path, Op: "truncate", Err: err}
 	}
 	if err := f.Sync(); err != nil {
-		return &ParseError{File: path, Msg: "fsync: " + err.Error()}
+		return &WriteError{File: path, Op: "fsync", Err: err}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -104,7 +103,7 @@ func (tx *Tx) rewind(to Meta, cut int64) error {
 	if fp, ok := statOf(st); ok && fp.Size == cut {
 		m.NodesStat = &fp
 		if err := writeMeta(tx.dir, m); err != nil {
-			return &ParseError{File: metaPath, Msg: err.Error()}
+			return err
 		}
 	}
 	tx.rewound = true

@@ -32,6 +32,25 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s: %s", loc, e.Msg)
 }
 
+// WriteError is a write that failed on the way to disk (a full disk, a
+// read-only file system, an I/O error): the input was fine, the storage was
+// not. Op says which step ("write", "fsync", "truncate"; "" when the cause
+// names it). Its own exit code (74) tells it from bad input.
+type WriteError struct {
+	File string
+	Op   string
+	Err  error
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+func (e *WriteError) Error() string {
+	if e.Op != "" {
+		return fmt.Sprintf("%s: %s: %v", e.File, e.Op, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
 // ValidationError rejects a write: nothing was written.
 type ValidationError struct {
 	// Index is the 1-based position of the offending node in a batch (0 for

@@ -145,16 +145,15 @@ func writeMeta(dir string, m Meta) error {
 	return writeFileAtomic(dir, MetaFile, data)
 }
 
-// writeFileAtomic is the store's durable write. Its error is an
-// *os.PathError about the file, as the store's callers wrap it in a
-// ParseError naming the file already.
+// writeFileAtomic is the store's durable write. Its error is a
+// *WriteError naming the file.
 func writeFileAtomic(dir, name string, data []byte) error {
 	path := filepath.Join(dir, name)
 	if err := WriteBytesAtomic(path, AtomicOptions{Sync: true}, data); err != nil {
 		if cause := errors.Unwrap(err); cause != nil {
 			err = cause
 		}
-		return &os.PathError{Op: "write", Path: path, Err: err}
+		return &WriteError{File: path, Op: "write", Err: err}
 	}
 	return nil
 }

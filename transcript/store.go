@@ -60,7 +60,7 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 		}
 	}
 	if err := writeMeta(dir, m); err != nil {
-		return nil, &ParseError{File: filepath.Join(dir, MetaFile), Msg: err.Error()}
+		return nil, err
 	}
 	return &m, nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -199,11 +198,11 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 	}
 	if _, err := f.WriteAt(data, s.CommittedBytes); err != nil {
 		f.Close()
-		return &ParseError{File: path, Msg: "write: " + err.Error()}
+		return &WriteError{File: path, Op: "write", Err: err}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return &ParseError{File: path, Msg: "fsync: " + err.Error()}
+		return &WriteError{File: path, Op: "fsync", Err: err}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -211,7 +210,7 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 		return &ParseError{File: path, Msg: err.Error()}
 	}
 	if err := f.Close(); err != nil {
-		return &ParseError{File: path, Msg: err.Error()}
+		return &WriteError{File: path, Err: err}
 	}
 	size := s.CommittedBytes + int64(len(data))
 	meta.NodesBytes = &size
@@ -223,7 +222,7 @@ func (tx *Tx) writeNodes(data []byte, meta Meta, head string, refs []NodeRef) er
 		meta.NodesStat = &fp
 	}
 	if err := writeMeta(tx.dir, meta); err != nil {
-		return &ParseError{File: filepath.Join(tx.dir, MetaFile), Msg: err.Error()}
+		return err
 	}
 	// Extend the snapshot in place rather than re-reading the file, so a
 	// long import appending in chunks stays linear.

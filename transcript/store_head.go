@@ -80,9 +80,12 @@ func (tx *Tx) AppendEvent(ev any) error {
 	}
 	defer f.Close()
 	if _, err := f.Write(line.Bytes()); err != nil {
-		return &ParseError{File: path, Msg: err.Error()}
+		return &WriteError{File: path, Op: "write", Err: err}
 	}
-	return f.Sync()
+	if err := f.Sync(); err != nil {
+		return &WriteError{File: path, Op: "fsync", Err: err}
+	}
+	return nil
 }
 
 // repairEventsTail moves a torn last line of events.jsonl (a writer killed
