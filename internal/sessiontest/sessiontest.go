@@ -198,3 +198,13 @@ func Long(t testing.TB, what string) {
 		t.Skipf("skipping %s: a long run; set CTXFOLD_LONG=1 to run it (.ci/run does)", what)
 	}
 }
+
+// Sample is how many cases a sampling test takes: all n in the long run
+// (CTXFOLD_LONG=1), at most short otherwise, so go test ./... stays quick
+// while the long run still covers every case.
+func Sample(n, short int) int {
+	if os.Getenv("CTXFOLD_LONG") != "" || n <= short {
+		return n
+	}
+	return short
+}
