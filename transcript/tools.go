@@ -167,3 +167,37 @@ func ToolGroups(nodes []*Node) []ToolGroup {
 	}
 	return out
 }
+
+// CallChain keeps the tool facts of the nodes a format has built, in
+// order, so it can ask which calls the next node may answer by the same
+// rule the store applies (CallsBefore, OpenCalls) instead of tracking open
+// calls itself.
+type CallChain struct {
+	facts map[string]chainFacts
+}
+
+type chainFacts struct {
+	f    ToolFacts
+	pred string
+}
+
+// Add records n (after its content is final).
+func (c *CallChain) Add(n *Node) {
+	if c.facts == nil {
+		c.facts = map[string]chainFacts{}
+	}
+	c.facts[n.ID] = chainFacts{n.ToolFacts(), n.Predecessor}
+}
+
+// Open returns the calls still unanswered after the node pred (nil when
+// none is open, or pred is "").
+func (c *CallChain) Open(pred string) []string {
+	_, calls, answered, err := CallsBefore(pred, func(id string) (ToolFacts, string, bool) {
+		e, ok := c.facts[id]
+		return e.f, e.pred, ok
+	}, len(c.facts))
+	if err != nil {
+		return nil
+	}
+	return OpenCalls(calls, answered)
+}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -53,11 +54,11 @@ func Import(ctx context.Context, files []string, opts Options, target transcript
 }
 
 type state struct {
-	ids  input.ChainIDs
-	d    *input.Doc
-	sink transcript.ImportSink
-	prev string
-	open map[string]bool
+	ids   input.ChainIDs
+	d     *input.Doc
+	sink  transcript.ImportSink
+	prev  string
+	calls transcript.CallChain
 }
 
 func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
@@ -167,6 +168,7 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 			return st.d.Errorf("messages[%d]: content must be a string or an array of blocks", i)
 		}
 		out := transcript.Content{IsBlocks: true}
+		open := st.calls.Open(st.prev)
 		results := map[string]bool{}
 		for k, b := range blocks {
 			cb, err := b.Block("anthropic_block")
@@ -179,7 +181,7 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 					return st.d.Errorf("messages[%d].content[%d]: tool_use in a %s message", i, k, m.Role)
 				}
 			case transcript.BlockToolResult:
-				if m.Role != "user" || !st.open[cb.ToolCallID] || results[cb.ToolCallID] {
+				if m.Role != "user" || !slices.Contains(open, cb.ToolCallID) || results[cb.ToolCallID] {
 					return st.d.Errorf("messages[%d].content[%d]: tool_result for %q answers no open tool_use of the assistant message before it", i, k, cb.ToolCallID)
 				}
 				results[cb.ToolCallID] = true
@@ -188,14 +190,7 @@ func (st *state) message(i int, m msg, raw json.RawMessage) error {
 		}
 		n.Content = out
 	}
-	if n.Role == transcript.RoleAssistant {
-		st.open = map[string]bool{}
-		for _, c := range n.AllToolCalls() {
-			st.open[c.ID] = true
-		}
-	} else if len(n.ToolResults()) == 0 {
-		st.open = nil
-	}
+	st.calls.Add(&n)
 	if err := st.sink.Node(n); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -164,12 +165,12 @@ type request struct {
 }
 
 type task struct {
-	file string
-	d    *input.Doc
-	sink transcript.ImportSink
-	ids  input.ChainIDs
-	prev string
-	open map[string]bool
+	file  string
+	d     *input.Doc
+	sink  transcript.ImportSink
+	ids   input.ChainIDs
+	prev  string
+	calls transcript.CallChain
 	// assistant holds the assistant nodes in history order with their
 	// history index, until the usage of the requests is matched to them.
 	nodes    []transcript.Node
@@ -273,6 +274,7 @@ func (t *task) message(i int, m message, raw json.RawMessage) error {
 			return t.d.Errorf("message %d: content must be a string or an array of blocks", i+1)
 		}
 		out := transcript.Content{IsBlocks: true}
+		open := t.calls.Open(t.prev)
 		answered := map[string]bool{}
 		for k, b := range blocks {
 			cb, err := b.Block("cline_block")
@@ -286,7 +288,7 @@ func (t *task) message(i int, m message, raw json.RawMessage) error {
 					t.sink.Warn(t.file, t.d.Line(), fmt.Sprintf("message %d: a tool_use block in a user message is kept as text", i+1))
 				}
 			case transcript.BlockToolResult:
-				if n.Role != transcript.RoleUser || !t.open[cb.ToolCallID] || answered[cb.ToolCallID] {
+				if n.Role != transcript.RoleUser || !slices.Contains(open, cb.ToolCallID) || answered[cb.ToolCallID] {
 					// Cline sent it, so it is kept, as text: the store
 					// accepts a result only for an open call.
 					t.sink.Warn(t.file, t.d.Line(), fmt.Sprintf("message %d: tool_result for %q answers no open tool_use of the assistant message before it; kept as text", i+1, cb.ToolCallID))
@@ -299,14 +301,7 @@ func (t *task) message(i int, m message, raw json.RawMessage) error {
 		}
 		n.Content = out
 	}
-	if n.Role == transcript.RoleAssistant {
-		t.open = map[string]bool{}
-		for _, c := range n.AllToolCalls() {
-			t.open[c.ID] = true
-		}
-	} else if len(n.ToolResults()) == 0 {
-		t.open = nil
-	}
+	t.calls.Add(&n)
 	t.sink.Count("message/"+m.Role, transcript.OutcomeImported, "")
 	t.nodes = append(t.nodes, n)
 	t.indexOf = append(t.indexOf, i)
