@@ -56,7 +56,7 @@ func is[T error](err error) bool {
 // order matters where one chain could hold two: a lock or a failed
 // compaction outranks the cancellation it may wrap. The input errors
 // (bad usage, a ParseError, a rejected write, a NotSessionError, a
-// dag.IntegrityError, a render.HeadError) and anything unlisted get the
+// transcript.IntegrityError, a render.HeadError) and anything unlisted get the
 // default, ExitUsage; they are listed there, not here, because an
 // interruption while reading must still exit 130.
 var exitRules = []exitRule{
@@ -94,7 +94,7 @@ var exitRules = []exitRule{
 //	anything else                2 (*UsageError, *transcript.ParseError,
 //	                             *transcript.ValidationError,
 //	                             *transcript.NotSessionError,
-//	                             *dag.IntegrityError, *render.HeadError)
+//	                             *transcript.IntegrityError, *render.HeadError)
 //
 // A panic is 70 (Run's recover).
 func ExitCode(err error) int {

@@ -51,7 +51,7 @@ func TestCallerCycle(t *testing.T) {
 			_, errs := dag.New(s)
 			var got []string
 			for _, e := range errs {
-				if e.Code != dag.CodeCallerCycle {
+				if e.Code != transcript.CodeCallerCycle {
 					t.Fatalf("unexpected fault %v", e)
 				}
 				got = append(got, e.NodeID)

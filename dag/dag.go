@@ -5,46 +5,13 @@
 package dag
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Integrity codes (docs/VERIFY.md documents every code).
-const (
-	CodeDuplicateID          = "duplicate_id"
-	CodeMissingPredecessor   = "missing_predecessor"
-	CodeMissingCaller        = "missing_caller"
-	CodeCycle                = "cycle"
-	CodeCallerCycle          = "caller_cycle"
-	CodeHeadUnset            = "head_unset"
-	CodeHeadMissing          = "head_missing"
-	CodeHeadOnSummary        = "head_on_summary"
-	CodeActiveSummaryMissing = "active_summary_missing"
-	CodeActiveNotSummary     = "active_summary_not_summary"
-)
-
 // IntegrityError is a structural fault of a session that stops commands
-// from trusting its graph.
-type IntegrityError struct {
-	Code   string
-	File   string
-	Line   int
-	NodeID string
-	Msg    string
-}
-
-func (e *IntegrityError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.NodeID != "" {
-		return fmt.Sprintf("%s: node %q: %s", loc, e.NodeID, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
-}
+// from trusting its graph: the store's one integrity error (its codes are
+// transcript.Code*, docs/VERIFY.md).
+type IntegrityError = transcript.IntegrityError
 
 const (
 	none    = transcript.NoLink
@@ -67,48 +34,14 @@ type Graph struct {
 // New builds the graph and returns every integrity fault found. The graph
 // is usable for rendering only when no fault is returned.
 func New(s *transcript.Session) (*Graph, []*IntegrityError) {
-	n := s.Len()
-	g := &Graph{S: s, depth: make([]int32, n), head: none, active: none}
-	var errs []*IntegrityError
-	nodes, metaPath := s.NodesPath(), filepath.Join(s.Dir, transcript.MetaFile)
-	for _, d := range s.Duplicates {
-		errs = append(errs, &IntegrityError{Code: CodeDuplicateID, File: nodes, Line: d.Line, NodeID: d.ID,
-			Msg: fmt.Sprintf("duplicate id (first defined on line %d)", d.FirstLine)})
+	g := &Graph{S: s, depth: make([]int32, s.Len()), head: none, active: none}
+	errs := s.Faults()
+	g.computeDepths()
+	if i, ok := s.Lookup(s.Meta.Head); ok && s.Meta.Head != "" && !s.IsSummary(i) {
+		g.head = i
 	}
-	// The index resolved every link; a dangling one keeps its name.
-	for i := range s.Len() {
-		if s.PredIndex(i) == transcript.MissingLink {
-			r := s.Ref(i)
-			errs = append(errs, &IntegrityError{Code: CodeMissingPredecessor, File: nodes, Line: r.Line, NodeID: r.ID,
-				Msg: fmt.Sprintf("predecessor %q not found", r.Predecessor)})
-		}
-		if s.CallerIndex(i) == transcript.MissingLink {
-			r := s.Ref(i)
-			errs = append(errs, &IntegrityError{Code: CodeMissingCaller, File: nodes, Line: r.Line, NodeID: r.ID,
-				Msg: fmt.Sprintf("caller %q not found", r.Caller)})
-		}
-	}
-	errs = append(errs, g.computeDepths()...)
-	errs = append(errs, g.callerCycles()...)
-	if h := s.Meta.Head; h != "" {
-		if i, ok := s.Lookup(h); !ok {
-			errs = append(errs, &IntegrityError{Code: CodeHeadMissing, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD names a node that does not exist"})
-		} else if s.IsSummary(i) {
-			errs = append(errs, &IntegrityError{Code: CodeHeadOnSummary, File: metaPath, Line: s.MetaKeyLine("head"), NodeID: h, Msg: "HEAD is a summary node; HEAD never rests on a summary"})
-		} else {
-			g.head = i
-		}
-	} else if n > 0 {
-		errs = append(errs, &IntegrityError{Code: CodeHeadUnset, File: metaPath, Line: s.MetaKeyLine("head"), Msg: fmt.Sprintf("HEAD is unset but the session has %d nodes", n)})
-	}
-	if a := s.Meta.ActiveSummaryID; a != "" {
-		if i, ok := s.Lookup(a); !ok {
-			errs = append(errs, &IntegrityError{Code: CodeActiveSummaryMissing, File: metaPath, Line: s.MetaKeyLine("active_summary_id"), NodeID: a, Msg: "the active summary does not exist"})
-		} else if !s.IsSummary(i) {
-			errs = append(errs, &IntegrityError{Code: CodeActiveNotSummary, File: nodes, Line: s.Ref(i).Line, NodeID: a, Msg: "the active summary is not a summary node (metadata.compaction is not true)"})
-		} else {
-			g.active = i
-		}
+	if i, ok := s.Lookup(s.Meta.ActiveSummaryID); ok && s.Meta.ActiveSummaryID != "" && s.IsSummary(i) {
+		g.active = i
 	}
 	return g, errs
 }
@@ -123,13 +56,13 @@ func Load(s *transcript.Session) (*Graph, error) {
 }
 
 // computeDepths sets depth (root = 0) for every node whose predecessor chain
-// reaches a root, in O(n), and reports each cycle once.
-func (g *Graph) computeDepths() []*IntegrityError {
+// reaches a root, in O(n); a node on or below a cycle or a missing link
+// is marked broken (the store's Faults names those).
+func (g *Graph) computeDepths() {
 	const unknown, visiting, broken = -1, -2, -3
 	for i := range g.depth {
 		g.depth[i] = unknown
 	}
-	var errs []*IntegrityError
 	var stack []int32
 	for start := range g.depth {
 		if g.depth[start] != unknown {
@@ -148,9 +81,6 @@ func (g *Graph) computeDepths() []*IntegrityError {
 				break
 			}
 			if g.depth[cur] == visiting {
-				r := g.S.Ref(int(cur))
-				errs = append(errs, &IntegrityError{Code: CodeCycle, File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID,
-					Msg: "predecessor chain forms a cycle"})
 				base = broken
 				break
 			}
@@ -180,7 +110,6 @@ func (g *Graph) computeDepths() []*IntegrityError {
 			base++
 		}
 	}
-	return errs
 }
 
 // Len is the number of nodes.
@@ -387,59 +316,4 @@ func Open(dir string, opts transcript.OpenOptions) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
-}
-
-// callerCycles reports a spawned subtree that hangs, through its root's
-// caller, below itself: a root's caller must not lie in the tree that root
-// starts. Drawings and walks that follow "predecessor, else caller" up to
-// a root would otherwise never end. Predecessor cycles are reported by
-// computeDepths; this looks only at chains that reach a root. O(n).
-func (g *Graph) callerCycles() []*IntegrityError {
-	n := g.S.Len()
-	// anchor is a node's parent for the walk: its predecessor, or for a
-	// root its caller.
-	anchor := func(i int) int {
-		if p := g.predAt(i); p >= 0 {
-			return int(p)
-		}
-		if c := g.callerAt(i); c >= 0 {
-			return int(c)
-		}
-		return -1
-	}
-	const unknown, visiting, done = 0, 1, 2
-	state := make([]uint8, n)
-	var errs []*IntegrityError
-	var stack []int
-	for start := 0; start < n; start++ {
-		if state[start] != unknown || g.depth[start] < 0 {
-			continue
-		}
-		stack = stack[:0]
-		for cur := start; cur >= 0 && g.depth[cur] >= 0; cur = anchor(cur) {
-			if state[cur] == done {
-				break
-			}
-			if state[cur] == visiting {
-				// Report the root whose caller closes the loop.
-				at := cur
-				for k := len(stack) - 1; k >= 0; k-- {
-					if g.predAt(int(stack[k])) < 0 {
-						at = stack[k]
-						break
-					}
-				}
-				r := g.S.Ref(at)
-				errs = append(errs, &IntegrityError{Code: CodeCallerCycle, File: g.S.NodesPath(), Line: r.Line, NodeID: r.ID,
-					Msg: fmt.Sprintf("caller %q lies in the subtree this node starts (a caller cycle)", r.Caller)})
-				break
-			}
-			state[cur] = visiting
-			stack = append(stack, cur)
-		}
-		for _, k := range stack {
-			state[k] = done
-		}
-	}
-	return errs
 }

@@ -5,20 +5,38 @@ import (
 	"path/filepath"
 )
 
-// BrokenSessionError refuses a write to a session whose graph is broken: a
-// duplicate id, a link to a missing node, a predecessor or caller cycle,
-// HEAD or the active summary naming nothing. New nodes would inherit the
-// fault, so nothing is written. It names the first fault; 'ctxfold verify'
-// lists every one (dag.New is the reader's full check, with codes).
-type BrokenSessionError struct {
+// Integrity codes (docs/VERIFY.md documents every code).
+const (
+	CodeDuplicateID          = "duplicate_id"
+	CodeMissingPredecessor   = "missing_predecessor"
+	CodeMissingCaller        = "missing_caller"
+	CodeCycle                = "cycle"
+	CodeCallerCycle          = "caller_cycle"
+	CodeHeadUnset            = "head_unset"
+	CodeHeadMissing          = "head_missing"
+	CodeHeadOnSummary        = "head_on_summary"
+	CodeActiveSummaryMissing = "active_summary_missing"
+	CodeActiveNotSummary     = "active_summary_not_summary"
+)
+
+// IntegrityError is a structural fault of a session's graph: a duplicate
+// id, a link to a missing node, a predecessor or caller cycle, HEAD or the
+// active summary naming nothing. It is the one error of every integrity
+// check: a reader (dag.New, verify) gets every fault, a writer
+// (Tx.Append) refuses the write on the first one — new nodes would
+// inherit the fault — and says so (Refused).
+type IntegrityError struct {
+	Code   string
 	Dir    string
 	File   string
 	Line   int
 	NodeID string
 	Msg    string
+	// Refused is set when a write was refused for the fault.
+	Refused bool
 }
 
-func (e *BrokenSessionError) Error() string {
+func (e *IntegrityError) Error() string {
 	loc := e.File
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
@@ -29,24 +47,34 @@ func (e *BrokenSessionError) Error() string {
 	return fmt.Sprintf("%s: %s", loc, e.Msg)
 }
 
-// Hint says why nothing was written and names the command that lists
-// every fault.
-func (e *BrokenSessionError) Hint() string {
+// Hint, for a refused write, says why nothing was written and names the
+// command that lists every fault.
+func (e *IntegrityError) Hint() string {
+	if !e.Refused {
+		return ""
+	}
 	return fmt.Sprintf("nothing written: the session's graph is broken; 'ctxfold verify %s' lists every fault", e.Dir)
 }
 
-// checkIntegrity returns the first structural fault of the snapshot, or
-// nil. It is the write path's guard (Tx.Append runs it once per
-// transaction), so every writer — append, import --append, compact, a
-// library caller of Update — refuses a broken session alike.
+// Faults returns every structural fault of the snapshot, in the order a
+// reader reports them (dag.New, verify): duplicate ids, missing links node
+// by node, predecessor cycles (each once), caller cycles, then HEAD and the
+// active summary. O(n).
+func (s *Session) Faults() []*IntegrityError {
+	l := &faultList{s: s}
+	l.collect()
+	return l.out
+}
+
+// checkIntegrity returns the first fault of Faults' order, or nil. It is
+// the write path's guard (Tx.Append runs it once per transaction), so
+// every writer — append, import --append, compact, a library caller of
+// Update — refuses a broken session alike, naming the fault a reader
+// would name first.
 func (s *Session) checkIntegrity() error {
-	if err := s.checkLinks(); err != nil {
-		return err
-	}
-	if err := s.checkCycles(); err != nil {
-		return err
-	}
-	return s.checkMetaLinks()
+	l := &faultList{s: s, first: true}
+	l.collect()
+	return l.refused()
 }
 
 // writeCheck is checkIntegrity in O(new) when the index snapshot vouches
@@ -56,7 +84,9 @@ func (s *Session) checkIntegrity() error {
 // is the full check.
 func (s *Session) writeCheck() error {
 	if s.stats.Snapshot && s.snapSound && len(s.Duplicates) == 0 && s.deltaLinksBackward() {
-		return s.checkMetaLinks()
+		l := &faultList{s: s, first: true}
+		l.metaLinks()
+		return l.refused()
 	}
 	return s.checkIntegrity()
 }
@@ -71,112 +101,196 @@ func (s *Session) deltaLinksBackward() bool {
 	return true
 }
 
-// brokenSession is the error of every integrity fault: the file and line
-// to look at, and the node concerned.
-func (s *Session) brokenSession(file string, line int, id, format string, args ...any) error {
-	return &BrokenSessionError{Dir: s.Dir, File: file, Line: line, NodeID: id, Msg: fmt.Sprintf(format, args...)}
+// faultList collects faults; with first set it stops at the first one.
+type faultList struct {
+	s     *Session
+	first bool
+	out   []*IntegrityError
 }
 
-// checkLinks refuses a duplicate id and a predecessor or caller that names
-// no node.
-func (s *Session) checkLinks() error {
-	nodes := s.NodesPath()
-	if len(s.Duplicates) > 0 {
-		d := s.Duplicates[0]
-		return s.brokenSession(nodes, d.Line, d.ID, "duplicate id (first defined on line %d)", d.FirstLine)
+// refused is the first fault as a refused write's error, or nil.
+func (l *faultList) refused() error {
+	if len(l.out) == 0 {
+		return nil
+	}
+	l.out[0].Refused = true
+	return l.out[0]
+}
+
+// add records a fault and reports whether to stop.
+func (l *faultList) add(code, file string, line int, id, format string, args ...any) bool {
+	l.out = append(l.out, &IntegrityError{Code: code, Dir: l.s.Dir, File: file, Line: line, NodeID: id, Msg: fmt.Sprintf(format, args...)})
+	return l.first
+}
+
+func (l *faultList) collect() {
+	if !l.graph() {
+		l.metaLinks()
+	}
+}
+
+// graph checks the links and cycles, and reports whether to stop.
+func (l *faultList) graph() bool {
+	if l.links() {
+		return true
+	}
+	broken, stop := l.predCycles()
+	return stop || l.callerCycles(broken)
+}
+
+// graphSound reports whether the nodes form a sound graph (HEAD and the
+// active summary aside): what an index snapshot vouches for.
+func (s *Session) graphSound() bool {
+	l := &faultList{s: s, first: true}
+	l.graph()
+	return len(l.out) == 0
+}
+
+// links: a duplicate id, a predecessor or caller that names no node.
+func (l *faultList) links() bool {
+	s, nodes := l.s, l.s.NodesPath()
+	for _, d := range s.Duplicates {
+		if l.add(CodeDuplicateID, nodes, d.Line, d.ID, "duplicate id (first defined on line %d)", d.FirstLine) {
+			return true
+		}
 	}
 	for i := range s.Len() {
 		if s.PredIndex(i) == MissingLink {
 			r := s.Ref(i)
-			return s.brokenSession(nodes, r.Line, r.ID, "predecessor %q not found", r.Predecessor)
+			if l.add(CodeMissingPredecessor, nodes, r.Line, r.ID, "predecessor %q not found", r.Predecessor) {
+				return true
+			}
 		}
 		if s.CallerIndex(i) == MissingLink {
 			r := s.Ref(i)
-			return s.brokenSession(nodes, r.Line, r.ID, "caller %q not found", r.Caller)
+			if l.add(CodeMissingCaller, nodes, r.Line, r.ID, "caller %q not found", r.Caller) {
+				return true
+			}
 		}
 	}
-	return nil
+	return false
 }
 
-// checkCycles refuses a cycle of predecessor or caller links, which would
-// make every walk up the graph loop.
-func (s *Session) checkCycles() error {
-	nodes := s.NodesPath()
+// predCycles reports each cycle of predecessor links once (walks from each
+// node in index order; the node where a walk meets itself is named) and
+// returns which nodes never reach a root: on a cycle or below a missing
+// link or a cycle. A colouring walk, O(n).
+func (l *faultList) predCycles() (broken []bool, stop bool) {
+	s := l.s
 	n := s.Len()
-	// Predecessor cycles first, then caller cycles (dag.New's order and
-	// wording, so append and render name the same fault). A node's anchor
-	// for the second walk is its predecessor, or for a root its caller: a
-	// cycle of anchors through a caller link is a root spawned from inside
-	// its own subtree. Colouring walks, O(n) each.
 	const unknown, visiting, done = 0, 1, 2
 	state := make([]uint8, n)
+	broken = make([]bool, n)
 	var stack []int
-	walk := func(next func(int) int, report func(cur int, stack []int) error) error {
-		clear(state)
-		for start := range n {
-			stack = stack[:0]
-			for cur := start; cur >= 0 && state[cur] != done; cur = next(cur) {
-				if state[cur] == visiting {
-					return report(cur, stack)
-				}
-				state[cur] = visiting
-				stack = append(stack, cur)
-			}
-			for _, k := range stack {
-				state[k] = done
-			}
+	for start := range n {
+		if state[start] == done {
+			continue
 		}
-		return nil
+		stack = stack[:0]
+		bad := false
+		for cur := start; ; {
+			if state[cur] == done {
+				bad = broken[cur]
+				break
+			}
+			if state[cur] == visiting {
+				r := s.Ref(cur)
+				if l.add(CodeCycle, s.NodesPath(), r.Line, r.ID, "predecessor chain forms a cycle") {
+					return nil, true
+				}
+				bad = true
+				break
+			}
+			state[cur] = visiting
+			stack = append(stack, cur)
+			p := s.PredIndex(cur)
+			if p == MissingLink {
+				bad = true
+				break
+			}
+			if p < 0 {
+				break
+			}
+			cur = p
+		}
+		for _, k := range stack {
+			state[k] = done
+			broken[k] = bad
+		}
 	}
-	pred := func(i int) int { return max(s.PredIndex(i), -1) }
-	if err := walk(pred, func(cur int, _ []int) error {
-		r := s.Ref(cur)
-		return s.brokenSession(nodes, r.Line, r.ID, "predecessor chain forms a cycle")
-	}); err != nil {
-		return err
-	}
+	return broken, false
+}
+
+// callerCycles reports a spawned subtree that hangs, through its root's
+// caller, below itself: a root's caller must not lie in the tree that
+// root starts, or walks that follow "predecessor, else caller" up to a
+// root would never end. Only chains that reach a root are looked at
+// (predCycles reported the rest). O(n).
+func (l *faultList) callerCycles(broken []bool) bool {
+	s := l.s
+	n := s.Len()
 	anchor := func(i int) int {
 		if p := s.PredIndex(i); p >= 0 {
 			return p
 		}
 		return max(s.CallerIndex(i), -1)
 	}
-	if err := walk(anchor, func(cur int, stack []int) error {
-		at := cur
-		for k := len(stack) - 1; k >= 0; k-- {
-			if s.PredIndex(stack[k]) < 0 {
-				at = stack[k]
+	const unknown, visiting, done = 0, 1, 2
+	state := make([]uint8, n)
+	var stack []int
+	for start := range n {
+		if state[start] != unknown || broken[start] {
+			continue
+		}
+		stack = stack[:0]
+		for cur := start; cur >= 0 && !broken[cur]; cur = anchor(cur) {
+			if state[cur] == done {
 				break
 			}
+			if state[cur] == visiting {
+				// Name the root whose caller closes the loop.
+				at := cur
+				for k := len(stack) - 1; k >= 0; k-- {
+					if s.PredIndex(stack[k]) < 0 {
+						at = stack[k]
+						break
+					}
+				}
+				r := s.Ref(at)
+				if l.add(CodeCallerCycle, s.NodesPath(), r.Line, r.ID, "caller %q lies in the subtree this node starts (a caller cycle)", r.Caller) {
+					return true
+				}
+				break
+			}
+			state[cur] = visiting
+			stack = append(stack, cur)
 		}
-		r := s.Ref(at)
-		return s.brokenSession(nodes, r.Line, r.ID, "caller %q lies in the subtree this node starts (a caller cycle)", r.Caller)
-	}); err != nil {
-		return err
+		for _, k := range stack {
+			state[k] = done
+		}
 	}
-	return nil
+	return false
 }
 
-// checkMetaLinks refuses a HEAD or active summary in session.json that
-// names no node, or the wrong kind of node.
-func (s *Session) checkMetaLinks() error {
+// metaLinks: a HEAD or active summary in session.json that names no node,
+// or the wrong kind of node.
+func (l *faultList) metaLinks() {
+	s := l.s
 	nodes, meta := s.NodesPath(), filepath.Join(s.Dir, MetaFile)
-	n := s.Len()
 	if h := s.Meta.Head; h != "" {
 		if i, ok := s.Lookup(h); !ok {
-			return s.brokenSession(meta, s.MetaKeyLine("head"), h, "HEAD names a node that does not exist")
+			l.add(CodeHeadMissing, meta, s.MetaKeyLine("head"), h, "HEAD names a node that does not exist")
 		} else if s.IsSummary(i) {
-			return s.brokenSession(meta, s.MetaKeyLine("head"), h, "HEAD is a summary node; HEAD never rests on a summary")
+			l.add(CodeHeadOnSummary, meta, s.MetaKeyLine("head"), h, "HEAD is a summary node; HEAD never rests on a summary")
 		}
-	} else if n > 0 {
-		return s.brokenSession(meta, s.MetaKeyLine("head"), "", "HEAD is unset but the session has %d nodes", n)
+	} else if n := s.Len(); n > 0 {
+		l.add(CodeHeadUnset, meta, s.MetaKeyLine("head"), "", "HEAD is unset but the session has %d nodes", n)
 	}
 	if a := s.Meta.ActiveSummaryID; a != "" {
 		if i, ok := s.Lookup(a); !ok {
-			return s.brokenSession(meta, s.MetaKeyLine("active_summary_id"), a, "the active summary does not exist")
+			l.add(CodeActiveSummaryMissing, meta, s.MetaKeyLine("active_summary_id"), a, "the active summary does not exist")
 		} else if !s.IsSummary(i) {
-			return s.brokenSession(nodes, s.LineAt(i), a, "the active summary is not a summary node (metadata.compaction is not true)")
+			l.add(CodeActiveNotSummary, nodes, s.Ref(i).Line, a, "the active summary is not a summary node (metadata.compaction is not true)")
 		}
 	}
-	return nil
 }

@@ -92,7 +92,7 @@ func TestRefusedWriteLeavesSessionIdentical(t *testing.T) {
 	setNodesBytes(t, dir, "0")
 	before := tree(t, dir)
 	_, err := tryAppend(dir, transcript.AppendOptions{}, user("", "", "hi"))
-	var broken *transcript.BrokenSessionError
+	var broken *transcript.IntegrityError
 	if !errors.As(err, &broken) || !strings.Contains(err.Error(), `"a8": HEAD names a node that does not exist`) {
 		t.Fatalf("append: want a broken-session refusal naming HEAD, got %v", err)
 	}
@@ -228,9 +228,9 @@ func TestAppendRefusesBrokenGraph(t *testing.T) {
 			dir := sessiontest.CopyFixture(t, name)
 			before := tree(t, dir)
 			_, err := tryAppend(dir, transcript.AppendOptions{RootFirst: true, AsRecorded: true}, user("fresh", "", "hi"))
-			var broken *transcript.BrokenSessionError
+			var broken *transcript.IntegrityError
 			if !errors.As(err, &broken) {
-				t.Fatalf("want a *BrokenSessionError, got %T %v", err, err)
+				t.Fatalf("want a *IntegrityError, got %T %v", err, err)
 			}
 			if broken.Hint() != "nothing written: the session's graph is broken; 'ctxfold verify "+dir+"' lists every fault" {
 				t.Fatalf("hint %q", broken.Hint())

@@ -150,7 +150,7 @@ func (s *Session) snapSections() (snapHeader, [numSections][]byte) {
 	h := snapHeader{covered: s.CommittedBytes, nrecs: int64(len(s.recs)), npool: int64(s.poolLen()),
 		used: int64(s.byID.used), seed: s.byID.seed, longest: s.longestLine()}
 	copy(h.chain[:], s.chain)
-	if s.checkLinks() == nil && s.checkCycles() == nil {
+	if s.graphSound() {
 		h.flags |= snapSound
 	}
 	if s.unterminated {

@@ -47,7 +47,7 @@ const (
 var Categories = []Category{Structure, Summaries, Rendering, Tools, Events}
 
 // Check codes added by verify. The structural codes of dag.New
-// (dag.CodeDuplicateID, dag.CodeMissingPredecessor, …) are reported as they
+// (transcript.CodeDuplicateID, transcript.CodeMissingPredecessor, …) are reported as they
 // are. docs/VERIFY.md says what each means and how to fix it.
 const (
 	// Structure.
