@@ -206,7 +206,7 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 	if v.Head < 0 || s.Meta.NodesBytes == nil || s.TailBytes != 0 || s.CommittedBytes != *s.Meta.NodesBytes || s.CommittedBytes == 0 {
 		return nil, nil, nil
 	}
-	f, err := os.OpenFile(s.NodesPath(), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := transcript.OpenNodes(s.Dir)
 	if err != nil {
 		return nil, nil, err
 	}

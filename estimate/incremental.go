@@ -11,10 +11,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -47,7 +45,7 @@ type tailRun struct {
 	seamLen int
 	recs    nodeRecs
 	reqs    []MatchedRequest
-	f       *os.File
+	f       *transcript.NodesReader
 	// nodes are the appended nodes in file order, lines their stored
 	// bytes; chain indexes nodes from the previous HEAD's child to HEAD.
 	nodes []*transcript.Node
@@ -67,16 +65,14 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if err := json.Unmarshal(k.meta, &t.meta); err != nil || t.meta.NodesBytes == nil {
 		return nil, "session.json has no committed length"
 	}
-	// Never blocks on a FIFO put in its place (the check below refuses it).
-	f, err := os.OpenFile(filepath.Join(dir, transcript.NodesFile), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := transcript.OpenNodes(dir)
+	if errors.Is(err, transcript.ErrNotRegular) {
+		return nil, "nodes.jsonl is not a regular file"
+	}
 	if err != nil {
 		return nil, "nodes.jsonl: " + err.Error()
 	}
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, "nodes.jsonl is not a regular file"
-	}
+	st := f.Stat()
 	t.f = f
 	base, err := baseOf(k.meta, k.inputs, fileIdentity(st), maxLine)
 	b := t.basis

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 
 	"fmt"
-	"github.com/ctxfold/ctxfold/transcript"
 	"strconv"
 	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // How a model name was resolved (Resolution.Rule).

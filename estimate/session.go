@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -172,7 +171,7 @@ func storeFull(dir string, k viewKey, opts SessionOptions, v *render.View, st *v
 	if opts.Head != "" || st == nil {
 		return storeView(dir, vc, nil)
 	}
-	ident, err := os.Stat(v.Graph.S.NodesPath())
+	ident, err := transcript.StatNodes(v.Graph.S.Dir)
 	if err != nil {
 		return storeView(dir, vc, nil)
 	}

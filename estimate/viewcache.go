@@ -59,7 +59,7 @@ type viewKey struct {
 }
 
 func viewCacheKey(dir string, opts Options, extra ...string) (viewKey, error) {
-	meta, err := transcript.ReadRegularFile(filepath.Join(dir, transcript.MetaFile))
+	meta, err := transcript.ReadMetaBytes(dir)
 	if err != nil {
 		return viewKey{}, err
 	}
@@ -67,7 +67,7 @@ func viewCacheKey(dir string, opts Options, extra ...string) (viewKey, error) {
 	h.Write([]byte(rulesVersion + "/" + resultVersion))
 	h.Write([]byte{0})
 	h.Write(meta)
-	st, err := os.Stat(filepath.Join(dir, transcript.NodesFile))
+	st, err := transcript.StatNodes(dir)
 	switch {
 	case err == nil:
 		var b [16]byte

@@ -195,14 +195,14 @@ func (m *matcher) matchLine(raw []byte, lower *[]byte, context int) lineMatch {
 // (Session.RawLine) costs a system call each, which dominates a scan.
 type lineReader struct {
 	s   *transcript.Session
-	f   *os.File
+	f   *transcript.NodesReader
 	r   *bufio.Reader
 	pos int64
 	buf []byte
 }
 
 func newLineReader(s *transcript.Session) (*lineReader, error) {
-	f, err := os.Open(s.NodesPath())
+	f, err := transcript.OpenNodes(s.Dir)
 	if errors.Is(err, os.ErrNotExist) && s.Len() == 0 {
 		return &lineReader{s: s}, nil
 	}
