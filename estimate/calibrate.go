@@ -46,6 +46,10 @@ type Calibration struct {
 	// carries (Codex reasoning of the current turn).
 	Anchor        string `json:"anchor"`
 	CarriedTokens int    `json:"carried_tokens,omitempty"`
+	// PrefixTokens is the client's own prefix (system prompt, tool
+	// definitions): the smallest unrecorded part over the requests, what
+	// a view after a compaction is anchored on.
+	PrefixTokens int `json:"prefix_tokens"`
 	// Slope multiplies the view's own tokens (1 with MethodOffset);
 	// FittedSlope is the slope fitted on the session's requests, used or
 	// not (0 with fewer than two usable steps).
@@ -123,6 +127,11 @@ type Correction struct {
 	Method           string  `json:"method"`
 	UnrecordedTokens int     `json:"unrecorded_tokens"`
 	Slope            float64 `json:"slope"`
+	// CarriedTokens is the hidden output the next request carries;
+	// PrefixTokens the client's prefix, what a compacted view is anchored
+	// on (ApplyCompacted).
+	CarriedTokens int `json:"carried_tokens,omitempty"`
+	PrefixTokens  int `json:"prefix_tokens"`
 }
 
 // Correction is c's model, to apply to another view; nil for nil.
@@ -130,18 +139,28 @@ func (c *Calibration) Correction() *Correction {
 	if c == nil {
 		return nil
 	}
-	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope}
+	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope,
+		CarriedTokens: c.CarriedTokens, PrefixTokens: c.PrefixTokens}
 }
 
 // Apply is the calibrated figure of a raw total.
 func (c *Correction) Apply(total int) int {
+	return c.apply(total, c.UnrecordedTokens+c.CarriedTokens)
+}
+
+// ApplyCompacted is the calibrated figure of a view compacted since the
+// latest request: anchored on the client's prefix (docs/ESTIMATE.md, "The
+// anchor").
+func (c *Correction) ApplyCompacted(total int) int { return c.apply(total, c.PrefixTokens) }
+
+func (c *Correction) apply(total, offset int) int {
 	s := c.Slope
 	if s <= 0 {
 		s = 1
 	}
 	// A prefix inferred negative (the proxy overcounts) cannot take a
 	// small view below nothing.
-	return max(0, int(math.Round(s*float64(total)))+c.UnrecordedTokens)
+	return max(0, int(math.Round(s*float64(total)))+offset)
 }
 
 // RawBudget is the raw total that calibrates to budget: what a view's own
@@ -154,7 +173,7 @@ func (c *Correction) RawBudget(budget int) int {
 	if s <= 0 {
 		s = 1
 	}
-	return int(math.Floor(float64(budget-c.UnrecordedTokens) / s))
+	return int(math.Floor(float64(budget-c.UnrecordedTokens-c.CarriedTokens) / s))
 }
 
 // Fit is a calibration model fitted to matched requests in spine order.
@@ -363,7 +382,10 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //     lies, contiguous, inside spine[:p] (docs/FORMAT.md §4), else the view was raw.
 //
 // It also returns the matched requests, for an incremental run to extend.
-func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) (*Calibration, []MatchedRequest, headState) {
+//
+// substituted is the summary the view substitutes (-1 for none): written
+// after the latest request, it anchors the view on the client's prefix.
+func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b BudgetInfo, res *Result) (*Calibration, []MatchedRequest, headState) {
 	matches := matchRequests(g, spine, counts, b)
 	if len(matches) == 0 {
 		return nil, nil, headState{}
@@ -385,18 +407,9 @@ func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res 
 		}
 	}
 	last := matches[len(matches)-1]
-	h := headState{UserAfterLatest: users[len(spine)] > users[last.pos]}
-	// A summary written after the latest request that substitutes in
-	// HEAD's view: the view was compacted since.
-	for i := g.S.Len() - 1; i > last.node; i-- {
-		if !g.S.IsSummary(i) {
-			continue
-		}
-		if covered, ok := g.Covered(i); ok {
-			_, h.AfterCompaction = g.SegmentOnSpine(spine, covered, g.Pred(i))
-		}
-		break
-	}
+	// The view was compacted since the latest request when it substitutes
+	// a summary written after it (file order).
+	h := headState{UserAfterLatest: users[len(spine)] > users[last.pos], AfterCompaction: substituted > last.node}
 	return newCalibration(reqs, res, h), reqs, h
 }
 
@@ -493,6 +506,7 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	c.Method, c.Slope, c.FittedSlope, c.NextMedianError = f.Method, f.Slope, f.FittedSlope, f.NextMedianError
 	total, unrecorded, carried := f.predictAt(res.Total, h)
 	c.UnrecordedTokens, c.CarriedTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), total
+	c.PrefixTokens = int(math.Round(f.Prefix))
 	c.Anchor = AnchorLatest
 	if h.AfterCompaction {
 		c.Anchor = AnchorCompaction

@@ -390,7 +390,7 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 func calibrateView(v *render.View, spine []int, slims []slimCount, b BudgetInfo, opts Options, res *Result) *calibBasis {
 	var reqs []MatchedRequest
 	var h headState
-	res.Calibration, reqs, h = calibrate(v.Graph, spine, slims, b, res)
+	res.Calibration, reqs, h = calibrate(v.Graph, spine, v.Substitution.Summary, slims, b, res)
 	res.setBudget(b, opts)
 	c := newCalibBasis(v.Graph, spine, slims, reqs)
 	c.Head = h
