@@ -105,8 +105,8 @@ func contentSafe(st StatusLine) StatusLine {
 // system prompt and tool definitions) is not in a fresh transcript: after
 // /clear the next request carries it although the transcript holds a few
 // lines. The status line remembers, per working directory and model, the
-// prefix the latest calibrated session inferred (its unrecorded tokens,
-// docs/ESTIMATE.md "Calibration") in statusline-prefix.json in the cache
+// prefix the latest calibrated session inferred (its prefix_tokens,
+// docs/ESTIMATE.md "The anchor") in statusline-prefix.json in the cache
 // directory, and adds it to a session that has no recorded request yet
 // (budget_basis "inferred_prefix").
 const (
@@ -131,14 +131,14 @@ func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *Status
 	path := filepath.Join(opts.CacheDir, prefixFile)
 	known := readPrefixes(path)
 	if c := r.Calibration; c != nil {
-		if c.UnrecordedTokens <= 0 {
+		if c.PrefixTokens <= 0 {
 			return
 		}
 		k := prefixKey(hook.Cwd, st.Model)
-		if e, ok := known[k]; ok && e.Tokens == c.UnrecordedTokens {
+		if e, ok := known[k]; ok && e.Tokens == c.PrefixTokens {
 			return
 		}
-		known[k] = prefixEntry{Tokens: c.UnrecordedTokens, At: time.Now().Unix()}
+		known[k] = prefixEntry{Tokens: c.PrefixTokens, At: time.Now().Unix()}
 		known[prefixKey("", st.Model)] = known[k]
 		writePrefixes(path, known)
 		return
