@@ -3,11 +3,13 @@ package estimate
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // The anchor carries the latest request's hidden output into the next
@@ -101,5 +103,48 @@ func TestAnchorAfterClaudeCodeCompaction(t *testing.T) {
 	c, measured := predictAtCut(t, []string{"claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"}, "1e530b95-af80-4a6e-a749-f397fdc1b496")
 	if e := math.Abs(float64(c.CalibratedTotal)-float64(measured)) / float64(measured); e > 0.13 || c.Anchor != AnchorCompaction {
 		t.Errorf("predicted %d (anchor %s), recorded %d: %.1f%% off", c.CalibratedTotal, c.Anchor, measured, 100*e)
+	}
+}
+
+// The anchor is the main chain's latest request, never a sub-agent's: in
+// Claude Code 2.1.328's sub-agent recording the sub-agent's request (3,749
+// tokens, a node with a caller) is recorded after the main chain's
+// second, and is not matched.
+func TestAnchorIgnoresSubagentRequests(t *testing.T) {
+	src := filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "subagent", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
+	out := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{src}, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := dag.Open(out, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := View(context.Background(), v, Options{Model: g.S.Meta.Model, NodeDetail: true})
+	if err != nil || res.Calibration == nil {
+		t.Fatalf("%v %v", err, res)
+	}
+	subagent := 0
+	for i := range g.S.Len() {
+		n, err := g.S.Node(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Usage != nil && n.Caller != "" {
+			subagent++
+			for _, h := range res.Calibration.History {
+				if h.Node == n.ID {
+					t.Errorf("the sub-agent's request %s anchors the calibration", n.ID)
+				}
+			}
+		}
+	}
+	if subagent == 0 || res.Calibration.LatestNode == "" || res.Calibration.Measured != 5746 {
+		t.Errorf("sub-agent requests %d, latest %s measured %d; want the main chain's last, 5,746", subagent, res.Calibration.LatestNode, res.Calibration.Measured)
 	}
 }
