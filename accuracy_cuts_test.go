@@ -47,7 +47,8 @@ var cutExceptions = map[string]string{
 	"interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl#cx00000001-16": "" +
 		"predicted from request 1, for which the fake provider reported 900,000 input tokens to push Codex into its compaction",
 	"interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl#cx00000001-26": "" +
-		"the first request after Codex's compaction: 2.1k tokens more than the prefix inferred before it, which the rollout does not show",
+		"the first request after Codex's compaction, predicted from request 2, which is Codex's own compaction request (sent without tool definitions, " +
+		"requests/request-002.json): the rollout records its usage like a turn's, so the prefix inferred from it lacks the tool definitions request 3 carries again",
 }
 
 // cutExcluded says why a whole file's usage measures something else than
