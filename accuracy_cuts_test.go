@@ -248,6 +248,18 @@ func cutTable(files []cutFile, perFile map[string][]cutSample, all []cutSample) 
 	}
 	med, p90, worst := stats(pooled)
 	fmt.Fprintf(&b, "| **pooled** (without the exceptions below) | %d | %s | %s | %s |\n", len(pooled), pct(med), pct(p90), pct(worst))
+	var real, recorded []cutSample
+	for _, s := range pooled {
+		if strings.HasPrefix(s.file, "interop/") {
+			recorded = append(recorded, s)
+		} else {
+			real = append(real, s)
+		}
+	}
+	med, p90, worst = stats(real)
+	fmt.Fprintf(&b, "| of which the shared real transcripts | %d | %s | %s | %s |\n", len(real), pct(med), pct(p90), pct(worst))
+	med, p90, worst = stats(recorded)
+	fmt.Fprintf(&b, "| of which the real-client recordings (fake providers' usage) | %d | %s | %s | %s |\n", len(recorded), pct(med), pct(p90), pct(worst))
 	med, p90, worst = stats(all)
 	fmt.Fprintf(&b, "| pooled with the exceptions | %d | %s | %s | %s |\n", len(all), pct(med), pct(p90), pct(worst))
 	med, p90, worst = stats(append(append([]cutSample(nil), all...), excluded...))
