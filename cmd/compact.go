@@ -352,8 +352,9 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, opts
 		obj.BudgetPct, obj.BudgetBasis = &res.BudgetPct, res.BudgetBasis
 	}
 	if c := res.Correction; c != nil {
-		// The view after keeps the prefix and slope fitted before.
-		before, after := c.Apply(res.TokensBefore), c.Apply(res.TokensAfter)
+		// The view after keeps the slope fitted before and is anchored on
+		// the client's prefix, as estimate anchors it afterwards.
+		before, after := c.Apply(res.TokensBefore), c.ApplyCompacted(res.TokensAfter)
 		obj.Calibration, obj.CalibratedTokensBefore, obj.CalibratedTokensAfter = c, &before, &after
 	}
 	// newly_covered_count: how many of covers_ids this run folded (the

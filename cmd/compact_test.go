@@ -186,7 +186,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cal := e["calibration"].(map[string]any)
-	if cal["calibrated_total"] != m["calibrated_tokens_after"] || cal["unrecorded_tokens"] != m["calibration"].(map[string]any)["unrecorded_tokens"] {
+	if cal["calibrated_total"] != m["calibrated_tokens_after"] || cal["unrecorded_tokens"] != m["calibration"].(map[string]any)["prefix_tokens"] {
 		t.Fatalf("estimate after compact: calibrated %v (prefix %v); compact said %v (prefix %v)", cal["calibrated_total"], cal["unrecorded_tokens"],
 			m["calibrated_tokens_after"], m["calibration"])
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,11 +76,12 @@ type StatusLine struct {
 	Compactions int    `json:"compactions"`
 	SessionID   string `json:"session_id,omitempty"`
 	Cwd         string `json:"cwd,omitempty"`
-	// File is the transcript; CacheSession the session ctxfold keeps for
-	// it, and Update how it was brought up to date (live.Entry).
-	File         string `json:"file"`
-	CacheSession string `json:"cache_session"`
-	Update       string `json:"update"`
+	// File is the transcript; Session the cache session ctxfold keeps for
+	// it ("" before the first turn), and Update how it was brought up to
+	// date (live.Entry; "none" before the first turn).
+	File    string `json:"file"`
+	Session string `json:"session"`
+	Update  string `json:"update"`
 	// ParsedBytes is how many bytes of File the refresh parsed.
 	ParsedBytes int64 `json:"parsed_bytes"`
 	// ClientWindow, ClientPct and ClientTokens are the client's own
@@ -86,9 +89,15 @@ type StatusLine struct {
 	ClientWindow int     `json:"client_window,omitempty"`
 	ClientPct    float64 `json:"client_used_pct,omitempty"`
 	ClientTokens int     `json:"client_tokens,omitempty"`
+	// PrefixTokens is the prompt prefix added to a session that has no
+	// recorded request yet (budget_basis "inferred_prefix"; see
+	// statusline_start.go), 0 otherwise.
+	PrefixTokens int `json:"prefix_tokens,omitempty"`
 }
 
-const statuslineSchemaVersion = 1
+// statuslineSchemaVersion is the README's JSON contract, as for every
+// other command (report.JSON stamps it).
+const statuslineSchemaVersion = report.SchemaVersion
 
 // statusPlaceholder is printed instead of a line when anything failed: the
 // hook must never fail, and the error is in the log.
@@ -206,42 +215,39 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	if opts.CacheDir == "" {
 		return "", errors.New("no cache directory: set XDG_CACHE_HOME or HOME, or give --cache-dir")
 	}
+	if _, err := os.Stat(hook.TranscriptPath); errors.Is(err, fs.ErrNotExist) && hook.Model.ID != "" {
+		// Before the first turn Claude Code names a transcript it has not
+		// written yet: the model and what its first request will carry.
+		st, err := startOfSession(opts, hook)
+		if err != nil {
+			return "", err
+		}
+		return showStatus(opts, st)
+	}
 	restore := liveGC(opts.Getenv) // as liveArgs: the refresh collects at 100%
 	entry, err := live.Open(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
 	restore()
 	if err != nil {
 		return "", err
 	}
-	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, CacheSession: entry.Session,
+	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, Session: entry.Session,
 		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd}
 	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
-	so.Estimate.Model = opts.Model
-	if so.Estimate.Model == "" && hook.Model.ID != "" {
-		// The client names the model it is running now; the transcript
-		// only the one of its latest recorded reply.
-		so.Estimate.Model = hook.Model.ID
-	}
-	if cw := hook.ContextWindow; cw != nil {
-		st.ClientWindow = cw.Size
-		if cw.UsedPercentage != nil {
-			st.ClientPct = *cw.UsedPercentage
-		}
-		if u := cw.CurrentUsage; u != nil {
-			st.ClientTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
-		}
-		if so.Estimate.Window == 0 && cw.Size > 0 {
-			so.Estimate.Window = cw.Size
-		}
-	}
+	so.Estimate.Model = hookModel(opts, hook)
+	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
 	out := estimate.Session(ctx, entry.Session, so)
 	if out.Err != nil {
 		return "", out.Err
 	}
 	st.Status = estimate.StatusOf(out.Result, so.Estimate.CompactAt)
+	if hookWindow {
+		st.WindowSource = windowFromHook
+	}
 	st.DisplayName = hook.Model.DisplayName
 	if st.DisplayName == "" {
 		st.DisplayName = st.Model
 	}
+	rememberOrApplyPrefix(opts, hook, &st, out.Result)
 	// The estimate knows the session's summaries (compactions so far)
 	// without indexing it again, except from a view an earlier version
 	// stored.
@@ -251,13 +257,18 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 			return "", err
 		}
 	}
+	return showStatus(opts, st)
+}
+
+// showStatus is the line (or the JSON object) for st.
+func showStatus(opts *statuslineOptions, st StatusLine) (string, error) {
 	pal := statusPalette(opts.IO)
 	switch {
 	case opts.JSON:
-		b, err := json.Marshal(st)
+		b, err := report.JSONLine(st)
 		return string(b), err
 	case opts.Format != "":
-		return formatStatus(opts.Format, st, pal)
+		return formatStatus(opts.Format, contentSafe(st), pal)
 	}
 	return defaultStatus(st, pal, opts.Width), nil
 }
@@ -337,11 +348,24 @@ func shortCount(n int) string {
 
 func pctText(p float64) string { return fmt.Sprintf("%.0f%%", p) }
 
-// statusBar is an n-cell bar of the budget share, coloured as estimate's.
+// statusBar is an n-cell bar of the budget share, coloured as estimate's:
+// a cell is filled per 1/n of the budget, rounded to the nearest cell, so
+// 0% (and 1.45% of 8 cells) is an empty bar and no share reads as more
+// than it is (estimate's bar marks any occupancy with a cell; a status
+// line of 8 cells would show 12.5%).
 func statusBar(pal report.Palette, pct float64, n int) string {
-	b := occupancyBar(pal, pct/100, n)
-	// estimate's bar is bracketed; a status line has no room for it.
-	return strings.TrimSuffix(strings.TrimPrefix(b, "["), "]")
+	ratio := math.Max(0, math.Min(pct/100, 1))
+	filled := int(math.Round(ratio * float64(n)))
+	bar := strings.Repeat("█", filled)
+	switch {
+	case ratio >= 0.80:
+		bar = pal.Red(bar)
+	case ratio >= 0.60:
+		bar = pal.Yellow(bar)
+	case filled > 0:
+		bar = pal.Green(bar)
+	}
+	return bar + pal.Dim(strings.Repeat("░", n-filled))
 }
 
 // defaultStatus is "Model ███░░░░░ 43% 86k/200k ↻1 37→80%", shortened to
@@ -482,7 +506,10 @@ func logStatusError(cacheDir string, err error) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), strings.ReplaceAll(err.Error(), "\n", " "))
+	// The error may quote a hostile transcript_path or model id: escaped,
+	// so reading the log cannot drive the terminal.
+	msg := render.TextSafe(strings.ReplaceAll(err.Error(), "\n", " "))
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), msg)
 }
 
 // cacheDir is ctxfold's cache root from the factory's environment.

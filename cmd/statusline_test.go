@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ctxfold/ctxfold/report"
 )
 
 var updateStatusGolden = flag.Bool("update-statusline", false, "rewrite cmd/testdata/statusline.golden")
@@ -168,14 +170,14 @@ func TestStatuslineFormatAndJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || r.Code != 0 {
 		t.Fatalf("--json: %v exit %d %q", err, r.Code, r.Stdout)
 	}
-	if st.Compactions != 1 || st.ClientTokens != 5010 || st.ClientPct != 4 || st.Window != 200000 || st.Update != "fresh" || st.SchemaVersion != 1 {
+	if st.Compactions != 1 || st.ClientTokens != 5010 || st.ClientPct != 4 || st.Window != 200000 || st.Update != "fresh" || st.SchemaVersion != report.SchemaVersion {
 		t.Errorf("fields: %+v", st)
 	}
-	if st.Tokens <= 0 || st.Pct <= 0 || st.ToCompact != st.CompactAt-st.Pct || st.CacheSession == "" || !strings.HasSuffix(st.File, ".jsonl") {
+	if st.Tokens <= 0 || st.Pct <= 0 || st.ToCompact != st.CompactAt-st.Pct || st.Session == "" || !strings.HasSuffix(st.File, ".jsonl") {
 		t.Errorf("figures: %+v", st)
 	}
 	r = statusRun(t, cache, map[string]string{"NO_COLOR": "1"}, hook, "--format", "{{.DisplayName}}|{{pct .Pct}}|{{short .Tokens}}|{{.Compactions}}|{{bar 4}}|{{.Update}}\nsecond line")
-	want := fmt.Sprintf("Sonnet 4.5|%s|%s|1|%s|unchanged\n", pctText(st.Pct), shortCount(st.Tokens), "█░░░")
+	want := fmt.Sprintf("Sonnet 4.5|%s|%s|1|%s|unchanged\n", pctText(st.Pct), shortCount(st.Tokens), "░░░░")
 	if r.Stdout != want {
 		t.Errorf("--format: got %q, want %q", r.Stdout, want)
 	}

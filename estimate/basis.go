@@ -43,7 +43,9 @@ type calibBasis struct {
 	// Latest is the last summary in file order: the one in force for every
 	// node appended after it (matchRequests).
 	Latest *latestSummary `json:"latest,omitempty"`
-	reqs   []MatchedRequest
+	// Head is HEAD's state relative to the latest request (the anchor).
+	Head headState `json:"head"`
+	reqs []MatchedRequest
 }
 
 // latestSummary is what a request re-estimate needs of the summary in
@@ -178,7 +180,7 @@ func baseOf(meta []byte, inputs []byte, ident []byte, maxLine int) (string, erro
 		return "", err
 	}
 	h := sha256.New()
-	h.Write([]byte(rulesVersion + "/" + resultVersion + "/incr-1"))
+	h.Write([]byte(rulesVersion + "/" + resultVersion + "/incr-2"))
 	for _, part := range [][]byte{canon, inputs, ident, {byte(maxLine), byte(maxLine >> 8), byte(maxLine >> 16), byte(maxLine >> 24)}} {
 		h.Write([]byte{0})
 		h.Write(part)
@@ -249,7 +251,7 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 	return b, recs, nil
 }
 
-var incrMagic = []byte("CTXFINC1")
+var incrMagic = []byte("CTXFINC2")
 
 // encodeSidecar lays out the sidecar (little endian): magic, the view
 // cache key it belongs to, the node records, the matched requests, and a
@@ -257,7 +259,7 @@ var incrMagic = []byte("CTXFINC1")
 func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 	size := len(incrMagic) + 4 + len(key) + 8 + len(recs) + 4
 	for _, r := range reqs {
-		size += 18 + len(r.Node)
+		size += reqHeader + len(r.Node)
 	}
 	out := make([]byte, 0, size+4)
 	out = append(out, incrMagic...)
@@ -269,6 +271,8 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 	for _, r := range reqs {
 		out = binary.LittleEndian.AppendUint64(out, uint64(int64(r.Estimated)))
 		out = binary.LittleEndian.AppendUint64(out, uint64(r.Measured))
+		out = binary.LittleEndian.AppendUint64(out, uint64(r.Hidden))
+		out = append(out, b2u8(r.NewTurn))
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(r.Node)))
 		out = append(out, r.Node...)
 	}
@@ -276,6 +280,17 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 }
 
 var errSidecar = errors.New("sidecar does not match")
+
+// reqHeader is a matched request's fixed part in the sidecar: estimated,
+// measured, hidden (8 bytes each), new turn (1), the id's length (2).
+const reqHeader = 27
+
+func b2u8(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // decodeSidecar reads what encodeSidecar wrote for key.
 func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) {
@@ -316,15 +331,16 @@ func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) 
 	}
 	reqs := make([]MatchedRequest, binary.LittleEndian.Uint32(qb))
 	for k := range reqs {
-		h := take(18)
-		if h == nil {
+		h := take(reqHeader)
+		if h == nil || h[24] > 1 {
 			return nil, nil, errSidecar
 		}
-		id := take(int(binary.LittleEndian.Uint16(h[16:])))
-		if id == nil && binary.LittleEndian.Uint16(h[16:]) > 0 {
+		id := take(int(binary.LittleEndian.Uint16(h[25:])))
+		if id == nil && binary.LittleEndian.Uint16(h[25:]) > 0 {
 			return nil, nil, errSidecar
 		}
-		reqs[k] = MatchedRequest{Node: string(id), Estimated: int(int64(binary.LittleEndian.Uint64(h))), Measured: int64(binary.LittleEndian.Uint64(h[8:]))}
+		reqs[k] = MatchedRequest{Node: string(id), Estimated: int(int64(binary.LittleEndian.Uint64(h))), Measured: int64(binary.LittleEndian.Uint64(h[8:])),
+			Hidden: int64(binary.LittleEndian.Uint64(h[16:])), NewTurn: h[24] == 1}
 	}
 	if len(r) != 0 {
 		return nil, nil, errSidecar

@@ -96,6 +96,8 @@ const (
 
 type cacheKey [16]byte
 
+const measuredMask = 1<<40 - 1
+
 // keyer hashes nodes' stored lines together with what their counts depend
 // on (encoding and provider rules: the profile), reusing its SHA-256
 // state, so a goroutine keys a million lines without allocating.
@@ -124,7 +126,9 @@ func putEntry(e []byte, k cacheKey, p parts) {
 	for j, v := range [...]int32{p.Text, p.Thinking, p.Calls, p.Results, p.Images, p.ToolDefs, p.Overhead} {
 		binary.LittleEndian.PutUint32(e[16+4*j:], uint32(v))
 	}
-	binary.LittleEndian.PutUint64(e[44:], uint64(p.Measured))
+	// The measured input (40 bits: a trillion tokens) and the hidden
+	// output (24 bits) share one word.
+	binary.LittleEndian.PutUint64(e[44:], uint64(p.Measured)&measuredMask|uint64(p.Hidden)<<40)
 	binary.LittleEndian.PutUint32(e[52:], crc32.ChecksumIEEE(e[:52]))
 }
 
@@ -136,7 +140,7 @@ func entryOf(e []byte) (k cacheKey, p parts, ok bool) {
 	copy(k[:], e[:16])
 	u := func(j int) int32 { return int32(binary.LittleEndian.Uint32(e[16+4*j:])) }
 	p = parts{Text: u(0), Thinking: u(1), Calls: u(2), Results: u(3), Images: u(4), ToolDefs: u(5), Overhead: u(6),
-		Measured: int64(binary.LittleEndian.Uint64(e[44:]))}
+		Measured: int64(binary.LittleEndian.Uint64(e[44:]) & measuredMask), Hidden: int32(binary.LittleEndian.Uint64(e[44:]) >> 40)}
 	return k, p, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // Calibration compares the estimate with what the provider measured.
@@ -34,9 +35,21 @@ type Calibration struct {
 	Estimated  int     `json:"estimated"`
 	Ratio      float64 `json:"ratio"`
 	// UnrecordedTokens is the inferred part of the prompt the transcript
-	// does not hold: Measured − Slope × Estimated. Negative when the
-	// estimate counts more than the provider did.
+	// does not hold: Measured − Slope × Estimated (less the hidden output
+	// it carried). Negative when the estimate counts more than the provider
+	// did. After a compaction it is the prefix alone (Anchor).
 	UnrecordedTokens int `json:"unrecorded_tokens"`
+	// Anchor is AnchorLatest (the latest request's recorded input, plus
+	// what follows it) or AnchorCompaction (the client's prefix, plus the
+	// summary and the kept tail: a compaction came after the latest
+	// request). CarriedTokens is the hidden output the next request
+	// carries (Codex reasoning of the current turn).
+	Anchor        string `json:"anchor"`
+	CarriedTokens int    `json:"carried_tokens,omitempty"`
+	// PrefixTokens is the client's own prefix (system prompt, tool
+	// definitions): the smallest unrecorded part over the requests, what
+	// a view after a compaction is anchored on.
+	PrefixTokens int `json:"prefix_tokens"`
 	// Slope multiplies the view's own tokens (1 with MethodOffset);
 	// FittedSlope is the slope fitted on the session's requests, used or
 	// not (0 with fewer than two usable steps).
@@ -66,7 +79,30 @@ type MatchedRequest struct {
 	Node      string `json:"node"`
 	Estimated int    `json:"estimated"`
 	Measured  int64  `json:"measured"`
+	// Hidden is this request's output the transcript does not show but the
+	// next request of the same turn carries (Codex reasoning); NewTurn says
+	// a user message lies between the previous request and this one (the
+	// provider dropped the earlier turn's hidden output).
+	Hidden  int64 `json:"hidden,omitempty"`
+	NewTurn bool  `json:"new_turn,omitempty"`
 }
+
+// headState is where HEAD stands relative to the latest matched request
+// (docs/ESTIMATE.md, "The anchor").
+type headState struct {
+	// UserAfterLatest: a user message follows the latest request on the
+	// spine, so its turn's hidden output is no longer sent.
+	UserAfterLatest bool `json:"user_after_latest,omitempty"`
+	// AfterCompaction: the view substitutes a summary written after the
+	// latest request, so its recorded input no longer anchors the view.
+	AfterCompaction bool `json:"after_compaction,omitempty"`
+}
+
+// Anchors (Calibration.Anchor).
+const (
+	AnchorLatest     = "latest_request"
+	AnchorCompaction = "compaction_prefix"
+)
 
 // Calibration methods (Calibration.Method).
 const (
@@ -91,6 +127,11 @@ type Correction struct {
 	Method           string  `json:"method"`
 	UnrecordedTokens int     `json:"unrecorded_tokens"`
 	Slope            float64 `json:"slope"`
+	// CarriedTokens is the hidden output the next request carries;
+	// PrefixTokens the client's prefix, what a compacted view is anchored
+	// on (ApplyCompacted).
+	CarriedTokens int `json:"carried_tokens,omitempty"`
+	PrefixTokens  int `json:"prefix_tokens"`
 }
 
 // Correction is c's model, to apply to another view; nil for nil.
@@ -98,18 +139,28 @@ func (c *Calibration) Correction() *Correction {
 	if c == nil {
 		return nil
 	}
-	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope}
+	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope,
+		CarriedTokens: c.CarriedTokens, PrefixTokens: c.PrefixTokens}
 }
 
 // Apply is the calibrated figure of a raw total.
 func (c *Correction) Apply(total int) int {
+	return c.apply(total, c.UnrecordedTokens+c.CarriedTokens)
+}
+
+// ApplyCompacted is the calibrated figure of a view compacted since the
+// latest request: anchored on the client's prefix (docs/ESTIMATE.md, "The
+// anchor").
+func (c *Correction) ApplyCompacted(total int) int { return c.apply(total, c.PrefixTokens) }
+
+func (c *Correction) apply(total, offset int) int {
 	s := c.Slope
 	if s <= 0 {
 		s = 1
 	}
 	// A prefix inferred negative (the proxy overcounts) cannot take a
 	// small view below nothing.
-	return max(0, int(math.Round(s*float64(total)))+c.UnrecordedTokens)
+	return max(0, int(math.Round(s*float64(total)))+offset)
 }
 
 // RawBudget is the raw total that calibrates to budget: what a view's own
@@ -122,7 +173,7 @@ func (c *Correction) RawBudget(budget int) int {
 	if s <= 0 {
 		s = 1
 	}
-	return int(math.Floor(float64(budget-c.UnrecordedTokens) / s))
+	return int(math.Floor(float64(budget-c.UnrecordedTokens-c.CarriedTokens) / s))
 }
 
 // Fit is a calibration model fitted to matched requests in spine order.
@@ -134,10 +185,55 @@ type Fit struct {
 	Unrecorded float64
 	// NextMedianError: see Calibration.
 	NextMedianError float64
+	// Carried is the hidden output the request after the latest carries
+	// when it is in the same turn; Prefix is the smallest unrecorded part
+	// over the requests — the client's own prefix (system prompt, tools),
+	// what a view after a compaction starts from.
+	Carried float64
+	Prefix  float64
 }
 
-// Predict is the fitted measured input of a view whose estimate is est.
-func (f Fit) Predict(est int) int { return max(0, int(math.Round(f.Slope*float64(est)+f.Unrecorded))) }
+// Predict is the fitted measured input of a view whose estimate is est,
+// in the latest request's turn.
+func (f Fit) Predict(est int) int {
+	return max(0, int(math.Round(f.Slope*float64(est)+f.Unrecorded+f.Carried)))
+}
+
+// predictAt is Predict for HEAD's state: a new turn carries no hidden
+// output, a compaction since the latest request anchors on the prefix.
+func (f Fit) predictAt(est int, h headState) (total int, unrecorded, carried float64) {
+	unrecorded, carried = f.Unrecorded, f.Carried
+	if h.UserAfterLatest || h.AfterCompaction {
+		carried = 0
+	}
+	if h.AfterCompaction {
+		unrecorded = f.Prefix
+	}
+	return max(0, int(math.Round(f.Slope*float64(est)+unrecorded+carried))), unrecorded, carried
+}
+
+// withoutCarried is reqs with each measured input less the hidden output
+// the request carried from earlier requests of its turn, and that carry
+// for the request after the last: what the linear model fits.
+func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
+	out := make([]MatchedRequest, len(reqs))
+	var h int64
+	for k, r := range reqs {
+		if k > 0 {
+			if r.NewTurn {
+				h = 0
+			} else {
+				h += reqs[k-1].Hidden
+			}
+		}
+		out[k] = r
+		out[k].Measured = r.Measured - h
+	}
+	if n := len(reqs); n > 0 {
+		h += reqs[n-1].Hidden
+	}
+	return out, float64(h)
+}
 
 // FitRequests fits the calibration model to reqs (spine order, at least
 // one). The offset makes it exact at the last request. The slope is the
@@ -155,6 +251,7 @@ func FitRequests(reqs []MatchedRequest) Fit {
 	if n == 0 {
 		return f
 	}
+	reqs, f.Carried = withoutCarried(reqs)
 	slopeBefore, fitted, ok := prequentialSlopes(reqs)
 	if ok {
 		f.FittedSlope = fitted
@@ -174,6 +271,10 @@ func FitRequests(reqs []MatchedRequest) Fit {
 	f.NextMedianError = median(next)
 	last := reqs[n-1]
 	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
+	f.Prefix = f.Unrecorded
+	for _, r := range reqs {
+		f.Prefix = math.Min(f.Prefix, float64(r.Measured)-f.Slope*float64(r.Estimated))
+	}
 	return f
 }
 
@@ -281,17 +382,35 @@ func containsUsage(raw []byte) bool { return bytes.Contains(raw, []byte(`"usage"
 //     lies, contiguous, inside spine[:p] (docs/FORMAT.md §4), else the view was raw.
 //
 // It also returns the matched requests, for an incremental run to extend.
-func calibrate(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo, res *Result) (*Calibration, []MatchedRequest) {
+//
+// substituted is the summary the view substitutes (-1 for none): written
+// after the latest request, it anchors the view on the client's prefix.
+func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b BudgetInfo, res *Result) (*Calibration, []MatchedRequest, headState) {
 	matches := matchRequests(g, spine, counts, b)
 	if len(matches) == 0 {
-		return nil, nil
+		return nil, nil, headState{}
 	}
 	sort.SliceStable(matches, func(a, b int) bool { return matches[a].pos < matches[b].pos })
+	// users[k] counts user messages on spine[:k]: a turn starts at each.
+	users := make([]int32, len(spine)+1)
+	for k, i := range spine {
+		users[k+1] = users[k]
+		if g.S.RoleAt(i) == transcript.RoleUser && !g.S.IsSummary(i) {
+			users[k+1]++
+		}
+	}
 	reqs := make([]MatchedRequest, len(matches))
 	for k, m := range matches {
-		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Measured: m.measured}
+		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Measured: m.measured, Hidden: int64(counts[m.node].hidden)}
+		if k > 0 {
+			reqs[k].NewTurn = users[m.pos] > users[matches[k-1].pos]
+		}
 	}
-	return newCalibration(reqs, res), reqs
+	last := matches[len(matches)-1]
+	// The view was compacted since the latest request when it substitutes
+	// a summary written after it (file order).
+	h := headState{UserAfterLatest: users[len(spine)] > users[last.pos], AfterCompaction: substituted > last.node}
+	return newCalibration(reqs, res, h), reqs, h
 }
 
 // requestMatch is one recorded request and its re-estimate. Every matched
@@ -364,7 +483,7 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 // newCalibration summarizes matched requests (spine order, at least one)
 // into the latest and worst errors and the fitted correction applied to
 // res. reqs is kept as the History with NodeDetail.
-func newCalibration(reqs []MatchedRequest, res *Result) *Calibration {
+func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibration {
 	abs := make([]float64, len(reqs))
 	worst := 0
 	for k, m := range reqs {
@@ -385,8 +504,13 @@ func newCalibration(reqs []MatchedRequest, res *Result) *Calibration {
 	c.MedianRelError = median(abs)
 	f := FitRequests(reqs)
 	c.Method, c.Slope, c.FittedSlope, c.NextMedianError = f.Method, f.Slope, f.FittedSlope, f.NextMedianError
-	c.UnrecordedTokens = int(math.Round(f.Unrecorded))
-	c.CalibratedTotal = f.Predict(res.Total)
+	total, unrecorded, carried := f.predictAt(res.Total, h)
+	c.UnrecordedTokens, c.CarriedTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), total
+	c.PrefixTokens = int(math.Round(f.Prefix))
+	c.Anchor = AnchorLatest
+	if h.AfterCompaction {
+		c.Anchor = AnchorCompaction
+	}
 	if res.InputBudget > 0 {
 		c.CalibratedBudgetPct = 100 * float64(c.CalibratedTotal) / float64(res.InputBudget)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -36,6 +37,10 @@ var Categories = []string{CatSystem, CatTools, CatSummary, CatUser, CatAssistant
 type parts struct {
 	Text, Thinking, Calls, Results, Images, ToolDefs, Overhead int32
 	Measured                                                   int64
+	// Hidden is output the provider recorded for this node's request that
+	// the transcript does not show but the next request of the same turn
+	// carries (Codex's encrypted reasoning: usage.reasoning_output_tokens).
+	Hidden int32
 }
 
 func (p parts) content() int {
@@ -107,7 +112,10 @@ func countNode(c *counter, provider string, n *transcript.Node) parts {
 		p.ToolDefs = int32(toolDefTokens(c, provider, defs))
 	}
 	if n.Usage != nil && n.Role == transcript.RoleAssistant {
-		p.Measured = measuredInput(n.Usage)
+		if m := measuredInput(n.Usage); m > 0 && m <= measuredMask {
+			p.Measured = m
+		}
+		p.Hidden = hiddenOutput(n.Usage)
 	}
 	return p
 }
@@ -131,6 +139,28 @@ func ownMessage(n *transcript.Node) bool {
 // Anthropic's cache_read/cache_creation figures kept beside it are already
 // part of it.
 func measuredInput(u *transcript.Usage) int64 { return u.InputTokens }
+
+// hiddenOutput is the part of a request's output the transcript does not
+// hold but the provider feeds back with the next request of the same turn
+// (docs/ESTIMATE.md, "The anchor"): Codex's reasoning items are stored
+// encrypted, and the rollout's token_count gives their size as
+// reasoning_output_tokens. Claude's thinking is in the transcript (as text,
+// or as a signature only, which the provider strips), Gemini CLI's
+// thoughts are not sent back: nothing hidden for them.
+func hiddenOutput(u *transcript.Usage) int32 {
+	raw, ok := u.Extra["reasoning_output_tokens"]
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 32)
+	if err != nil || v < 0 || v > maxHidden {
+		return 0
+	}
+	return int32(v)
+}
+
+// maxHidden bounds Hidden to what the count cache's entry keeps (24 bits).
+const maxHidden = 1<<24 - 1
 
 // Image rules: with the image's size known (width/height on the block),
 // the provider's published formula; without it, a stated fixed estimate.

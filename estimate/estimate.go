@@ -358,7 +358,7 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 			}
 		}
 		if slims != nil {
-			slims[i] = slimCount{measured: p.Measured, total: int32(p.total()), tools: p.ToolDefs > 0}
+			slims[i] = slimCount{measured: p.Measured, hidden: p.Hidden, total: int32(p.total()), tools: p.ToolDefs > 0}
 		}
 	})
 	if err != nil {
@@ -389,14 +389,18 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 // an incremental run extends.
 func calibrateView(v *render.View, spine []int, slims []slimCount, b BudgetInfo, opts Options, res *Result) *calibBasis {
 	var reqs []MatchedRequest
-	res.Calibration, reqs = calibrate(v.Graph, spine, slims, b, res)
+	var h headState
+	res.Calibration, reqs, h = calibrate(v.Graph, spine, v.Substitution.Summary, slims, b, res)
 	res.setBudget(b, opts)
-	return newCalibBasis(v.Graph, spine, slims, reqs)
+	c := newCalibBasis(v.Graph, spine, slims, reqs)
+	c.Head = h
+	return c
 }
 
 // slimCount is what calibration needs of a node's count.
 type slimCount struct {
 	measured int64
+	hidden   int32
 	total    int32
 	tools    bool
 }

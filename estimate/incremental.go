@@ -309,7 +309,7 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 		return nil, nil, nil, why, nil
 	}
 	if len(reqs) > 0 {
-		res.Calibration = newCalibration(reqs, res)
+		res.Calibration = newCalibration(reqs, res, nb.Calib.Head)
 		res.setBudget(b, e)
 	}
 	vc := &viewCache{Key: key, Result: res, Basis: &nb}
@@ -335,6 +335,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 	}
 	c := *nb.Calib
 	reqs := t.reqs[:len(t.reqs):len(t.reqs)]
+	userSince := c.Head.UserAfterLatest
 	for k, ci := range t.chain {
 		p := c.SpineLen + k
 		if counts[k].Measured > 0 {
@@ -343,11 +344,17 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 				est, tools = est-ls.SegTokens+ls.Total, tools || ls.Tools
 			}
 			est += viewExtras(b.Provider, p, tools)
-			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est, Measured: counts[k].Measured})
+			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est, Measured: counts[k].Measured,
+				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0})
+			userSince, c.Head.AfterCompaction = false, false
+		}
+		if t.nodes[ci].Role == transcript.RoleUser {
+			userSince = true
 		}
 		c.SpineTotal += counts[k].total()
 		c.SpineTools = c.SpineTools || counts[k].ToolDefs > 0
 	}
+	c.Head.UserAfterLatest = userSince
 	c.SpineLen += len(t.chain)
 	c.reqs = reqs
 	nb.Calib = &c

@@ -231,6 +231,11 @@ func closestModels(name string, extra map[string]Model) []string {
 	}
 	var all []scored
 	lower := strings.ToLower(name)
+	if len(lower) > MaxModelName {
+		// The edit distance is quadratic: a 500 KB id would take seconds.
+		// Its first bytes say as much about the nearest names.
+		lower = strings.ToValidUTF8(lower[:MaxModelName], "")
+	}
 	for _, n := range names {
 		all = append(all, scored{n, editDistance(lower, strings.ToLower(n))})
 	}

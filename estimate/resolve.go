@@ -74,7 +74,9 @@ func isProviderWord(w string) bool {
 func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 	r := Resolution{Requested: name}
 	raw := strings.ToLower(strings.TrimSpace(name))
-	if raw == "" {
+	if raw == "" || len(raw) > MaxModelName {
+		// No model name is this long: a garbled or hostile id is unknown
+		// at once, not after a search quadratic in its words.
 		return r, false
 	}
 	if m, ok := findModel(raw, extra); ok {
@@ -125,6 +127,10 @@ func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 	}
 	return r, false
 }
+
+// MaxModelName bounds the model names ResolveModel and the closest-name
+// search consider (the longest known name is under 60 bytes).
+const MaxModelName = 256
 
 func findModel(k string, extra map[string]Model) (Model, bool) {
 	for n, m := range extra {
