@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,6 +166,9 @@ type snapshot struct {
 	head, active string
 	covers       []string
 	preds        map[string]string
+	// pins are the pinned ids among covers the summary was asked to
+	// quote (issue 30: a pin made during the run must not be lost).
+	pins []string
 }
 
 // Candidate is a validated summary node with its figures.
@@ -242,21 +246,38 @@ func checkSession(ctx context.Context, dir string, s *transcript.Session) error 
 	return nil
 }
 
-// diff says what changed since the plan was made, or "".
-func (sn snapshot) diff(s *transcript.Session) string {
+// diff says what changed since the plan was made, or "": HEAD, the
+// active summary, the covered nodes, or which of them are pinned (a pin
+// or unpin made while the summarizer ran; the summary quotes the pins of
+// the moment Request read them).
+func (sn snapshot) diff(s *transcript.Session) (string, error) {
 	if s.Meta.Head != sn.head {
-		return fmt.Sprintf("HEAD moved from %q to %q", sn.head, s.Meta.Head)
+		return fmt.Sprintf("HEAD moved from %q to %q", sn.head, s.Meta.Head), nil
 	}
 	if s.Meta.ActiveSummaryID != sn.active {
-		return fmt.Sprintf("the active summary changed from %q to %q", sn.active, s.Meta.ActiveSummaryID)
+		return fmt.Sprintf("the active summary changed from %q to %q", sn.active, s.Meta.ActiveSummaryID), nil
 	}
 	for _, id := range sn.covers {
 		r, ok := s.RefByID(id)
 		if !ok || r.Predecessor != sn.preds[id] {
-			return fmt.Sprintf("covered node %q changed", id)
+			return fmt.Sprintf("covered node %q changed", id), nil
 		}
 	}
-	return ""
+	pins, err := pinnedAmong(s, sn.covers)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(pins, sn.pins) {
+		return fmt.Sprintf("the pinned nodes among the covered ones changed from %v to %v", nonNil(sn.pins), nonNil(pins)), nil
+	}
+	return "", nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func stamp(now func() time.Time) string { return now().UTC().Format(time.RFC3339Nano) }

@@ -106,21 +106,36 @@ func firstRequest(s *transcript.Session, ids []string) (string, error) {
 // every later compaction (ctxfold pin; docs/FORMAT.md §8) — for the
 // summary to quote verbatim. A pinned node with no text of its own gives
 // its tool calls' commands or its results' text instead.
-func pinnedTexts(s *transcript.Session, covers []string) ([]string, error) {
+//
+// ids are the pinned ids among covers, in covers order: the snapshot
+// Persist re-checks under the lock (a pin made while the summarizer ran
+// is a changed source, never a pin silently left out).
+func pinnedTexts(s *transcript.Session, covers []string) (texts, ids []string, err error) {
+	ids, err = pinnedAmong(s, covers)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		n, err := s.NodeByID(id)
+		if err != nil {
+			return nil, nil, err
+		}
+		texts = append(texts, audit.PinnedTexts(n)...)
+	}
+	return texts, ids, nil
+}
+
+// pinnedAmong returns the ids of covers pinned now, in covers order.
+func pinnedAmong(s *transcript.Session, covers []string) ([]string, error) {
 	pins, err := s.Pins()
 	if err != nil || len(pins) == 0 {
 		return nil, err
 	}
 	var out []string
 	for _, id := range covers {
-		if !pins[id] {
-			continue
+		if pins[id] {
+			out = append(out, id)
 		}
-		n, err := s.NodeByID(id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, audit.PinnedTexts(n)...)
 	}
 	return out, nil
 }

@@ -38,6 +38,9 @@ type Run struct {
 	maxTok int
 	snap   snapshot
 	res    *Result
+	// pinIDs are the pinned ids among the covered ones when Request read
+	// them: the summary quotes exactly their texts.
+	pinIDs []string
 }
 
 // Measure opens the session, refuses one that fails verify, resolves the
@@ -183,7 +186,7 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 	if req.Recovered, err = recovered(g, plan, req.Previous); err != nil {
 		return summarize.Request{}, err
 	}
-	if req.Pinned, err = pinnedTexts(g.S, plan.CoversIDs); err != nil {
+	if req.Pinned, r.pinIDs, err = pinnedTexts(g.S, plan.CoversIDs); err != nil {
 		return summarize.Request{}, err
 	}
 	return req, nil
@@ -235,7 +238,7 @@ func (r *Run) Start(ctx context.Context) (started bool, err error) {
 			Summarizer: res.Summarizer, DurationMS: r.ms(),
 		})
 	}
-	r.snap = snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}}
+	r.snap = snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}, pins: r.pinIDs}
 	for _, id := range plan.CoversIDs {
 		if ref, ok := g.S.RefByID(id); ok {
 			r.snap.preds[id] = ref.Predecessor
@@ -294,8 +297,9 @@ func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 	res, plan, before := r.res, r.plan, r.before
 	changed := ""
 	w, err := transcript.Update(context.WithoutCancel(ctx), r.opts.Dir, r.opts.Store, func(tx *transcript.Tx) error {
-		if changed = r.snap.diff(tx.Session()); changed != "" {
-			return nil
+		var err error
+		if changed, err = r.snap.diff(tx.Session()); err != nil || changed != "" {
+			return err
 		}
 		if _, err := tx.Append([]transcript.Node{c.node}, transcript.AppendOptions{}); err != nil {
 			return err
