@@ -31,18 +31,12 @@ func summarizeKeepingPins(ctx context.Context, s summarize.Summarizer, req summa
 	return text, nil
 }
 
-// recoveredKinds are the fact kinds a re-compaction gives back to the
-// summarizer: the ones docs/COMPACT.md §7's acceptance table measures,
-// the user's requests and URLs.
-var recoveredKinds = map[audit.Kind]bool{audit.KindRequest: true, audit.KindInstruction: true,
-	audit.KindPath: true, audit.KindCommand: true, audit.KindError: true, audit.KindURL: true}
-
-// recovered returns the facts the summarizer would not see otherwise,
-// oldest first: those of the turns the previous summary covers that its
-// text lacks, and those of the caller subtrees (sub-agents) of every
-// covered turn, which are not on the spine the summarizer reads
-// (audit.Extract, audit.Subtrees, audit.Matcher; docs/COMPACT.md §3).
-func recovered(g *dag.Graph, plan *Plan, prevText string) ([]summarize.Fact, error) {
+// coveredFacts are the facts of every turn the new summary covers (the
+// previous summary's included) and of their caller subtrees (sub-agents):
+// what `ctxfold audit` measures the summary against (audit.Extract,
+// audit.Subtrees). The summarizer is asked to carry them all
+// (docs/COMPACT.md §3); the compaction reports how many it kept.
+func coveredFacts(g *dag.Graph, plan *Plan) ([]audit.Fact, error) {
 	s := g.S
 	load := func(idx []int) ([]*transcript.Node, error) {
 		out := make([]*transcript.Node, 0, len(idx))
@@ -55,33 +49,23 @@ func recovered(g *dag.Graph, plan *Plan, prevText string) ([]summarize.Fact, err
 		}
 		return out, nil
 	}
-	var prevIdx, allIdx []int
-	for k, id := range plan.CoversIDs {
+	var idx []int
+	for _, id := range plan.CoversIDs {
 		i, ok := s.Lookup(id)
 		if !ok {
 			return nil, fmt.Errorf("%s: covered node %q does not exist", s.Dir, id)
 		}
-		if k < len(plan.CoversIDs)-len(plan.NewIDs) {
-			prevIdx = append(prevIdx, i)
-		}
-		allIdx = append(allIdx, i)
+		idx = append(idx, i)
 	}
-	nodes, err := load(prevIdx)
+	nodes, err := load(idx)
 	if err != nil {
 		return nil, err
 	}
-	spawned, err := load(audit.Subtrees(g, allIdx))
+	spawned, err := load(audit.Subtrees(g, idx))
 	if err != nil {
 		return nil, err
 	}
-	m := audit.NewMatcher(prevText)
-	var out []summarize.Fact
-	for _, f := range audit.ExtractKinds(nodes, spawned, recoveredKinds) {
-		if !m.Has(f) {
-			out = append(out, summarize.Fact{Kind: string(f.Kind), Text: f.Text})
-		}
-	}
-	return out, nil
+	return audit.Extract(nodes, spawned), nil
 }
 
 // firstRequest is the text of the first request the user typed among ids

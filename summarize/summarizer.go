@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -48,28 +49,25 @@ type Request struct {
 	// "## Objective" heading (a client's own summary, imported): the
 	// objective stays the first request ever made. "" when unknown.
 	FirstRequest string
-	// Recovered are facts of the turns the previous summary covers that its
-	// text lacks (the facts `ctxfold audit` reports missing), oldest
-	// first: a re-compaction can give back what an earlier summary — a
-	// client's own, or one cut to a smaller budget — dropped, as far as
-	// the budget allows.
-	Recovered []Fact
+	// Facts are every fact the summary should carry: audit.Extract over
+	// every turn the new summary covers (the previous summary's included)
+	// and their caller subtrees — what `ctxfold audit` will measure. nil:
+	// the summarizer takes them from Nodes (and from the fact sections of
+	// Previous).
+	Facts []audit.Fact
 	// Pinned are texts the user pinned (ctxfold pin) among the turns to
 	// summarize; the summary quotes each verbatim.
 	Pinned []string
 	// MaxTokens is the summary's token budget.
 	MaxTokens int
+	// Ceiling is the most the summary may grow to, past MaxTokens, to hold
+	// every fact and the pinned texts (docs/COMPACT.md §3); 0: MaxTokens.
+	Ceiling int
 	// Encoding sizes text through estimate.Text.
 	Encoding string
 	// FullResults shows tool results unclipped: the caller has already cut
 	// long output into chunks it wants read whole (render --fit).
 	FullResults bool
-}
-
-// Fact is one recovered fact: Kind is request, instruction, path,
-// command, error or url (audit's kinds; others are not recovered).
-type Fact struct {
-	Kind, Text string
 }
 
 // Sections are the summary's headings, in order (docs/COMPACT.md §3's structured
