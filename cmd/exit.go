@@ -61,6 +61,7 @@ func is[T error](err error) bool {
 var exitRules = []exitRule{
 	{is[*transcript.LockedError], ExitBusy},
 	{is[*compact.FailedError], ExitCompactFailed},
+	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
 	// Bad input that is named as such even when the run was interrupted.
@@ -81,6 +82,7 @@ var exitRules = []exitRule{
 //	*SilentError                 its Code (a failed check, 1, printed its report)
 //	*transcript.LockedError      4
 //	*compact.FailedError         3
+//	*compact.RejectedError       3
 //	*compact.ChangedError        4
 //	*fit.DoesNotFitError         5
 //	*compact.BrokenError, *estimate.UnknownModelError,

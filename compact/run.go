@@ -178,12 +178,12 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 	}
 	req := summarize.Request{Nodes: plan.Covered(r.in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), max(maxTok-shell.Total, 1)), Encoding: r.before.Encoding}
 	// The summary may grow past its cap to hold every fact and the pins,
-	// up to the ceiling and to half of what it replaces (so it still
+	// up to the ceiling and to less than what it replaces (so it still
 	// folds); the result reports the growth (docs/COMPACT.md §3).
 	// A summary as large as what it replaces would not fold: the cap
 	// stays under it even where the floor (MinSummaryTokens) is more.
 	req.MaxTokens = max(min(req.MaxTokens, plan.ReplacedTokens-shell.Total-2), 1)
-	req.Ceiling = max(min(maxTok, plan.ReplacedTokens/2)-shell.Total, req.MaxTokens)
+	req.Ceiling = max(min(maxTok, plan.ReplacedTokens)-shell.Total-2, req.MaxTokens)
 	r.res.SummaryCap = req.MaxTokens + shell.Total
 	if plan.Previous != nil {
 		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)

@@ -204,10 +204,15 @@ func writeNode(b *strings.Builder, nd *transcript.Node, clipResults bool) {
 // Prompt is the instruction a model-backed summarizer (OpenAI, Exec) sends:
 // the same sections as the extractive summary, identifiers verbatim.
 func Prompt(req Request) string {
-	return promptFor(req.Previous, transcriptOf(req), req.MaxTokens)
+	return promptFor(req.Previous, transcriptOf(req), req.MaxTokens, req.Facts)
 }
 
-func promptFor(previous, transcriptText string, maxTokens int) string {
+// maxPromptFactBytes bounds the fact list a prompt carries: past it the
+// lowest-ranked facts are left to the ledger (compact appends the facts a
+// summary lacks).
+const maxPromptFactBytes = 48 << 10
+
+func promptFor(previous, transcriptText string, maxTokens int, facts []audit.Fact) string {
 	var b strings.Builder
 	b.WriteString(`You are compacting an LLM conversation. The turns below will be removed from the
 model's context and replaced by your summary, so it must carry everything needed to
@@ -227,6 +232,7 @@ Rules:
 - Media appears only as a reference notice; do not describe its content.
 - Stay under %d tokens. Output only the summary.
 `, maxTokens)
+	writeFactList(&b, facts)
 	if previous != "" {
 		b.WriteString("\nThe conversation was already summarized once; absorb this earlier summary:\n<previous-summary>\n")
 		b.WriteString(strings.TrimRight(previous, "\n"))
@@ -253,4 +259,30 @@ func Offline(s Summarizer) bool {
 		}
 	}
 	return false
+}
+
+// writeFactList asks for the facts explicitly (docs/COMPACT.md §3): every
+// fact `ctxfold audit` will look for, most valuable first, to be kept
+// verbatim. What the summary still lacks is appended as a ledger.
+func writeFactList(b *strings.Builder, facts []audit.Fact) {
+	if len(facts) == 0 {
+		return
+	}
+	b.WriteString(`
+Facts: the summary is checked for each fact below, verbatim (a path may be
+shortened to its last two components). Keep every one, the first ones above
+all: requests and the user's instructions (quoted), errors, commands, paths,
+URLs, identifiers, numbers. Put a fact that fits no section under a final
+"## Facts" section, one per line.
+<facts>
+`)
+	size := 0
+	for _, f := range audit.Rank(facts) {
+		line := "- " + string(f.Kind) + ": " + strings.ReplaceAll(f.Text, "\n", " ") + "\n"
+		if size += len(line); size > maxPromptFactBytes {
+			break
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("</facts>\n")
 }

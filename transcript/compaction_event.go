@@ -131,16 +131,16 @@ func (e CompactionEvent) MarshalJSON() ([]byte, error) {
 // kind, empty ones included (100%).
 type FactSurvival struct {
 	Kept        int                     `json:"kept"`
-	Total       int                     `json:"total"`
-	SurvivalPct float64                 `json:"survival_pct"`
 	Kinds       map[string]KindSurvival `json:"kinds"`
+	SurvivalPct float64                 `json:"survival_pct"`
+	Total       int                     `json:"total"`
 }
 
 // KindSurvival is one kind's kept/total.
 type KindSurvival struct {
 	Kept        int     `json:"kept"`
-	Total       int     `json:"total"`
 	SurvivalPct float64 `json:"survival_pct"`
+	Total       int     `json:"total"`
 }
 
 // MinKindPct is the lowest survival of a kind that has facts (100 when
