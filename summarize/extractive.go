@@ -23,7 +23,7 @@ func (Extractive) Name() string { return "extractive" }
 
 // CacheKey implements Summarizer. The rules are versioned: change the
 // version when they change what a summary says.
-func (Extractive) CacheKey() string { return "extractive/v2" }
+func (Extractive) CacheKey() string { return "extractive/v3" }
 
 // Section names used by the extractive summary besides the fact sections
 // (factledger.go).
@@ -91,6 +91,10 @@ type extraction struct {
 	// prevFacts are the fact lines of a previous summary, read back when
 	// the request brings no Facts of its own.
 	prevFacts []audit.Fact
+	// left are the facts that did not fit the ceiling, of total (the
+	// "Not kept" note).
+	left  []audit.Fact
+	total int
 }
 
 func newExtraction() *extraction {
@@ -296,10 +300,10 @@ func (x *extraction) absorbFact(sec, item string) {
 	if sec == secFactModified {
 		x.modified[text] = true
 	}
-	kind := map[string]audit.Kind{secFactRequests: audit.KindRequest, secFactConstr: audit.KindInstruction,
-		secFactErrors: audit.KindError, secFactCommands: audit.KindCommand, secFactModified: audit.KindPath,
-		secFactPaths: audit.KindPath, secInspectedV2: audit.KindPath, secFactURLs: audit.KindURL,
-		secFactIdents: audit.KindIdentifier, secFactNumbers: audit.KindNumber}[sec]
+	kind := kindOfSection[sec]
+	if sec == secInspectedV2 {
+		kind = audit.KindPath
+	}
 	if kind == "" {
 		return // the ledger's lines name no kind
 	}

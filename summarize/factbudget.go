@@ -115,7 +115,7 @@ func (x *extraction) fitObjective(b budget) error {
 		if c <= b.soft/2 || len(p) <= 200 {
 			break
 		}
-		p = clipText(p, len(p)*b.soft/2/c)
+		p = shrink(p, len(p)*b.soft/2/c)
 		x.paragraph[secObjective] = p
 	}
 	return nil
@@ -203,11 +203,22 @@ func (x *extraction) setFacts(picks []factPick, left []audit.Fact, total int) {
 	for _, p := range picks {
 		x.lists[p.sec] = append(x.lists[p.sec], p.line)
 	}
+	x.left, x.total = left, total
+	x.noteLeft()
+}
+
+// noteLeft writes the "Not kept" note for x.left.
+func (x *extraction) noteLeft() {
 	delete(x.paragraph, secNotKept)
-	if len(left) > 0 {
-		x.paragraph[secNotKept] = notKeptNote(left, total)
+	if len(x.left) > 0 {
+		x.paragraph[secNotKept] = notKeptNote(x.left, x.total)
 	}
 }
+
+// kindOfSection is the kind of fact a fact section lists.
+var kindOfSection = map[string]audit.Kind{secFactRequests: audit.KindRequest, secFactConstr: audit.KindInstruction,
+	secFactErrors: audit.KindError, secFactCommands: audit.KindCommand, secFactModified: audit.KindPath,
+	secFactPaths: audit.KindPath, secFactURLs: audit.KindURL, secFactIdents: audit.KindIdentifier, secFactNumbers: audit.KindNumber}
 
 // notKeptNote names how many facts of which kinds did not fit.
 func notKeptNote(left []audit.Fact, total int) string {
@@ -244,7 +255,7 @@ func (x *extraction) fitProse(b budget, order []string, room int) error {
 				return err
 			}
 			for c > room && len(p) > 80 {
-				p = clipText(p, len(p)*max(room, 0)/c)
+				p = shrink(p, len(p)*max(room, 0)/c)
 				if c, err = b.cost("## " + sec + "\n" + p + "\n\n"); err != nil {
 					return err
 				}
@@ -289,22 +300,30 @@ func (x *extraction) trim(b budget) (string, error) {
 		}
 		order := slices.Clone(proseOrder)
 		slices.Reverse(order)
-		if !x.dropLast(append(order, secFactNumbers, secFactIdents, secFactURLs, secFactPaths, secFactModified)) {
+		facts := slices.Clone(factSections)
+		slices.Reverse(facts)
+		if !x.dropOldest(append(order, facts...)) {
 			return text, nil // the caller's ceiling check rejects it
 		}
 	}
 }
 
-// dropLast removes the last item (or paragraph) of the first section of
-// order that has one.
-func (x *extraction) dropLast(order []string) bool {
+// dropOldest removes the oldest item (or the paragraph) of the first
+// section of order that has one: within a kind the budget keeps the most
+// recent.
+func (x *extraction) dropOldest(order []string) bool {
 	for _, sec := range order {
 		if x.paragraph[sec] != "" {
 			delete(x.paragraph, sec)
 			return true
 		}
 		if n := len(x.lists[sec]); n > 0 {
-			x.lists[sec] = x.lists[sec][:n-1]
+			x.lists[sec] = x.lists[sec][1:]
+			if k, ok := kindOfSection[sec]; ok {
+				// A fact line cut to fit: counted as not kept.
+				x.left = append(x.left, audit.Fact{Kind: k})
+				x.noteLeft()
+			}
 			return true
 		}
 	}
@@ -344,4 +363,13 @@ func (x *extraction) renderSections(order []string) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// shrink clips a paragraph (perhaps clipped already) to at most n bytes
+// of its text, and always by at least a tenth, so a loop that shrinks
+// until a paragraph fits ends.
+func shrink(p string, n int) string {
+	base := strings.TrimSuffix(p, " …[clipped]")
+	n = max(min(n, len(base)-len(base)/10-1), 0)
+	return clipText(base, n)
 }
