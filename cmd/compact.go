@@ -70,6 +70,18 @@ Summarizers:
   exec        --summarizer-cmd CMD runs through 'sh -c' with the prompt on
               stdin and prints the summary on stdout
 
+The summary spends its budget by value: the facts 'ctxfold audit' checks
+(requests, instructions, errors, commands, paths, URLs, identifiers,
+numbers) come first, one line each with the ids of the nodes they came
+from, the prose last; pinned texts are quoted on top of them, never instead.
+It may grow past its cap, up to --max-summary-tokens, to hold them; the
+report says by how much. A model's summary (openai, exec) is audited before
+it is stored, and the facts it dropped are appended as a fact ledger. The
+report prints the survival per kind of fact (also in --json and in the
+compaction_finished event); --min-survival PCT rejects a summary that keeps
+less than PCT percent of any kind (outcome rejected, exit 3, nothing
+written).
+
 The summary is validated before anything is written: empty, oversized or
 non-reducing summaries are rejected. If HEAD, the active summary or the covered
 turns change while the summarizer runs, nothing is written (exit 4). Events go
@@ -81,12 +93,13 @@ configured one; tokens_before is estimate's total under the same --encoding,
 no target: give --keep-tokens (or --model/--window); --if-above needs a budget.
 docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or no-op (--if-above not reached included), 2 no model
   or window to size the target or budget, or the session fails 'ctxfold verify'
-  (nothing written), 3 failed (nothing written), 4 the session changed during
+  (nothing written), 3 failed or rejected (nothing written), 4 the session changed during
   compaction (nothing written; run it again)`),
 		Example: `  ctxfold compact ./s
   ctxfold compact ./s --dry-run
   ctxfold compact ./s --keep-tokens 2000 --json
   ctxfold compact ./s --if-above 80            # only when the budget is 80% full
+  ctxfold compact ./s --min-survival 95 --json # CI: every kind of fact ≥ 95%
   ctxfold compact ./s --summarizer exec --summarizer-cmd 'llm -m local-model'
   CTXFOLD_API_KEY=… ctxfold compact ./s --summarizer openai --summary-model gpt-4o-mini`,
 		Args: exactArgs(1),
