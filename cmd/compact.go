@@ -11,11 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/summarize"
+	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
@@ -68,6 +70,18 @@ Summarizers:
   exec        --summarizer-cmd CMD runs through 'sh -c' with the prompt on
               stdin and prints the summary on stdout
 
+The summary spends its budget by value: the facts 'ctxfold audit' checks
+(requests, instructions, errors, commands, paths, URLs, identifiers,
+numbers) come first, one line each with the ids of the nodes they came
+from, the prose last; pinned texts are quoted on top of them, never instead.
+It may grow past its cap, up to --max-summary-tokens, to hold them; the
+report says by how much. A model's summary (openai, exec) is audited before
+it is stored, and the facts it dropped are appended as a fact ledger. The
+report prints the survival per kind of fact (also in --json and in the
+compaction_finished event); --min-survival PCT rejects a summary that keeps
+less than PCT percent of any kind (outcome rejected, exit 3, nothing
+written).
+
 The summary is validated before anything is written: empty, oversized or
 non-reducing summaries are rejected. If HEAD, the active summary or the covered
 turns change while the summarizer runs, nothing is written (exit 4). Events go
@@ -79,12 +93,13 @@ configured one; tokens_before is estimate's total under the same --encoding,
 no target: give --keep-tokens (or --model/--window); --if-above needs a budget.
 docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or no-op (--if-above not reached included), 2 no model
   or window to size the target or budget, or the session fails 'ctxfold verify'
-  (nothing written), 3 failed (nothing written), 4 the session changed during
+  (nothing written), 3 failed or rejected (nothing written), 4 the session changed during
   compaction (nothing written; run it again)`),
 		Example: `  ctxfold compact ./s
   ctxfold compact ./s --dry-run
   ctxfold compact ./s --keep-tokens 2000 --json
   ctxfold compact ./s --if-above 80            # only when the budget is 80% full
+  ctxfold compact ./s --min-survival 95 --json # CI: every kind of fact ≥ 95%
   ctxfold compact ./s --summarizer exec --summarizer-cmd 'llm -m local-model'
   CTXFOLD_API_KEY=… ctxfold compact ./s --summarizer openai --summary-model gpt-4o-mini`,
 		Args: exactArgs(1),
@@ -99,6 +114,10 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 			opts.Compact.KeepTokens = c.GetInt("keep-tokens")
 			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
 			opts.Compact.IfAbove = c.GetFloat64("if-above")
+			opts.Compact.MinSurvival = c.GetFloat64("min-survival")
+			if opts.Compact.MinSurvival < 0 || opts.Compact.MinSurvival > 100 {
+				return &UsageError{Err: fmt.Errorf("--min-survival is a percentage from 0 to 100, got %v", opts.Compact.MinSurvival)}
+			}
 			opts.DryRun = c.GetBool("dry-run")
 			// A dry run reads a transcript file through its cache session
 			// (docs/LIVE.md); a real compaction writes, so it needs a
@@ -151,6 +170,7 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
 	fl.Int("max-summary-tokens", 0, "ceiling on the summary's size (default: 5% of the window, 4000–16000)")
 	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and whether the extractive summary would be accepted; write nothing")
 	fl.Float64("if-above", 0, "compact only when the view fills at least this percentage of the input budget")
+	fl.Float64("min-survival", 0, "reject (exit 3, nothing written) a summary that keeps less than this percentage of any kind of fact")
 	addModelFlags(cmd)
 	fl.String("lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
 	_ = cmd.RegisterFlagCompletionFunc("lang", fixedCompletion("en", "zh"))
@@ -219,7 +239,18 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	}
 	var failed *compact.FailedError
 	var changed *compact.ChangedError
+	var rejected *compact.RejectedError
 	switch {
+	case errors.As(err, &rejected):
+		msg := "Context compaction rejected: " + rejected.Error()
+		if opts.JSON {
+			if jerr := writeCompactJSON(opts.IO.Out, res, co, opts, msg); jerr != nil {
+				return jerr
+			}
+		} else {
+			writeSurvival(opts.IO.ErrOut, res)
+		}
+		return &compactError{msg: lowerFirst(msg), hint: rejected.Hint(), err: err}
 	case errors.As(err, &failed):
 		msg := report.CompactionFailed(opts.Lang, failed.Err.Error())
 		if opts.JSON {
@@ -249,6 +280,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	fmt.Fprintln(opts.IO.Out, msg)
 	if res.Outcome == compact.OutcomeSucceeded {
 		fmt.Fprintf(opts.IO.Out, "summary: %s\n", res.SummaryID)
+		writeSurvival(opts.IO.Out, res)
 	} else if res.Reason == compact.ReasonNothingNew {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: note: %s\n", res.Reason)
 	}
@@ -317,8 +349,36 @@ func writePlan(w io.Writer, res *compact.Result, msg string) error {
 		fmt.Fprintf(w, "kept: %s\n", render.TextSafe(strings.Join(p.KeptIDs, " ")))
 		fmt.Fprintf(w, "kept tokens: %d\n", p.TailTokens)
 		fmt.Fprintf(w, "summary check: %s\n", summaryCheck(res))
+		writeSurvival(w, res)
 	}
 	return nil
+}
+
+// writeSurvival prints the survival of the summary's facts per kind, the
+// facts the ledger gave back, and the summary's growth past its cap
+// (docs/COMPACT.md §5): a CI job can read them without running audit.
+func writeSurvival(w io.Writer, res *compact.Result) {
+	sv := res.Survival
+	if sv == nil {
+		return
+	}
+	var kinds []string
+	for _, k := range audit.Kinds {
+		if ks := sv.Kinds[string(k)]; ks.Total > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d/%d", k, ks.Kept, ks.Total))
+		}
+	}
+	fmt.Fprintf(w, "survival: %d of %d facts (%.1f%%)", sv.Kept, sv.Total, sv.SurvivalPct)
+	if len(kinds) > 0 {
+		fmt.Fprintf(w, ": %s", strings.Join(kinds, ", "))
+	}
+	fmt.Fprintln(w)
+	if res.LedgerFacts > 0 {
+		fmt.Fprintf(w, "fact ledger: %d facts the summarizer left out were appended\n", res.LedgerFacts)
+	}
+	if g := res.Growth(); g > 0 {
+		fmt.Fprintf(w, "summary size: %d tokens, %d past its cap of %d (the ceiling allows growth for facts and pinned texts)\n", res.SummaryTokens, g, res.SummaryCap)
+	}
 }
 
 // summaryCheck says what the dry run knows about the summary: with an
@@ -350,6 +410,14 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, opts
 	}
 	if res.BudgetBasis != "" {
 		obj.BudgetPct, obj.BudgetBasis = &res.BudgetPct, res.BudgetBasis
+	}
+	if res.Survival != nil {
+		growth := res.Growth()
+		obj.Survival, obj.LedgerFacts = res.Survival, &res.LedgerFacts
+		obj.SummaryTokens, obj.SummaryCapTokens, obj.SummaryGrowthTokens = &res.SummaryTokens, &res.SummaryCap, &growth
+	}
+	if co.MinSurvival > 0 {
+		obj.MinSurvival = &co.MinSurvival
 	}
 	if c := res.Correction; c != nil {
 		// The view after keeps the slope fitted before and is anchored on
@@ -409,6 +477,15 @@ type compactResult struct {
 	SummaryAccepted *bool    `json:"summary_accepted,omitempty"`
 	SummaryTokens   *int     `json:"summary_tokens,omitempty"`
 	Rejection       string   `json:"rejection,omitempty"`
+	// survival is the survival of the covered turns' facts in the view
+	// with the summary, per kind (docs/COMPACT.md §6's kinds), with
+	// ledger_facts (facts the ledger appended), summary_cap_tokens and
+	// summary_growth_tokens (past the cap): set once a summary was checked.
+	Survival            *transcript.FactSurvival `json:"survival,omitempty"`
+	LedgerFacts         *int                     `json:"ledger_facts,omitempty"`
+	SummaryCapTokens    *int                     `json:"summary_cap_tokens,omitempty"`
+	SummaryGrowthTokens *int                     `json:"summary_growth_tokens,omitempty"`
+	MinSurvival         *float64                 `json:"min_survival,omitempty"`
 	// budget_pct is on the basis budget_basis names (calibrated when the
 	// session recorded usage); calibration is the correction applied, and
 	// the calibrated figures keep its prefix and slope after compaction.

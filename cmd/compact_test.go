@@ -69,7 +69,7 @@ func TestCompactExitCodes(t *testing.T) {
 		{"below --if-above, in Chinese", nil, []string{"compact", "DIR", "--if-above", "90", "--lang", "zh"}, 0,
 			`^上下文占预算的 0\.\d%，低于 --if-above 90%，未压缩。\n$`, `^$`},
 		{"succeeded", nil, []string{"compact", "DIR", "--keep-tokens", "300"}, 0,
-			`^Context compacted: covered 10 older messages, \d+ → \d+ tokens\nsummary: summary_[0-9a-f]{16}\n$`, `^$`},
+			`^Context compacted: covered 10 older messages, \d+ → \d+ tokens\nsummary: summary_[0-9a-f]{16}\nsurvival: 13 of 13 facts \(100\.0%\): request 1/1, instruction 1/1, path 3/3, command 2/2, error 3/3, identifier 2/2, number 1/1\n$`, `^$`},
 		{"succeeded in Chinese from the locale", map[string]string{"LANG": "zh_CN.UTF-8"}, []string{"compact", "DIR", "--keep-tokens", "300"}, 0,
 			`^上下文已压缩：覆盖 10 条较早消息，\d+ → \d+ tokens\n`, `^$`},
 		{"exec fails", nil, []string{"compact", "DIR", "--keep-tokens", "300", "--summarizer", "exec", "--summarizer-cmd", "echo nope >&2; exit 7"}, 3,
@@ -167,7 +167,8 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 	}
 	slices.Sort(keys)
 	want := []string{"budget_basis", "budget_pct", "calibrated_tokens_after", "calibrated_tokens_before", "calibration",
-		"covers_ids", "message", "newly_covered_count", "outcome", "schema_version", "session", "summarised_count", "summarizer", "summary_id", "tokens_after", "tokens_before"}
+		"covers_ids", "ledger_facts", "message", "newly_covered_count", "outcome", "schema_version", "session", "summarised_count", "summarizer",
+		"summary_cap_tokens", "summary_growth_tokens", "summary_id", "summary_tokens", "survival", "tokens_after", "tokens_before"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
@@ -347,27 +348,27 @@ func TestCompactNoOpMessages(t *testing.T) {
 }
 
 // The dry run says whether the summary would be accepted: the extractive
-// candidate is built and checked (fixtures/fork's would not shrink the
-// context, and the real run then fails with exit 3); another summarizer is
+// candidate is built and checked (fixtures/fork's is over a 20-token
+// ceiling, and the real run then fails with exit 3); another summarizer is
 // not run, and the output says the check happens only on a real run.
 func TestCompactDryRunSummaryCheck(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, filepath.Join("fork"))
-	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--dry-run")
-	if r.Code != 0 || !regexp.MustCompile(`(?m)^dry run: would cover 2 older messages, but the extractive summary would be rejected: the summary does not make the rendered context smaller \(\d+ → \d+ tokens\)$`).MatchString(r.Stdout) ||
+	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--max-summary-tokens", "20", "--dry-run")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^dry run: would cover 2 older messages, but the extractive summary would be rejected: the summary is over the size ceiling \(\d+ tokens, ceiling 20\)$`).MatchString(r.Stdout) ||
 		!regexp.MustCompile(`(?m)^summary check: would be rejected \(exit 3\): `).MatchString(r.Stdout) {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--dry-run", "--json")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--max-summary-tokens", "20", "--dry-run", "--json")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || m["summary_checked"] != true || m["summary_accepted"] != false ||
-		!strings.Contains(m["rejection"].(string), "does not make the rendered context smaller") {
+		!strings.Contains(m["rejection"].(string), "over the size ceiling") {
 		t.Fatalf("%v %s", err, r.Stdout)
 	}
-	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--dry-run", "--summarizer", "exec", "--summarizer-cmd", "exit 9")
+	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--max-summary-tokens", "20", "--dry-run", "--summarizer", "exec", "--summarizer-cmd", "exit 9")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "summary check: not done: the exec summarizer runs only on a real run") {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10"); r.Code != ExitCompactFailed {
+	if r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--max-summary-tokens", "20"); r.Code != ExitCompactFailed {
 		t.Fatalf("real run exit %d, the dry run predicted a rejection: %s", r.Code, r.Stderr)
 	}
 

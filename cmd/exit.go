@@ -62,6 +62,7 @@ func is[T error](err error) bool {
 var exitRules = []exitRule{
 	{is[*transcript.LockedError], ExitBusy},
 	{is[*compact.FailedError], ExitCompactFailed},
+	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
 	{is[*transcript.WriteError], ExitWriteFailed},
@@ -83,6 +84,7 @@ var exitRules = []exitRule{
 //	*SilentError                 its Code (a failed check, 1, printed its report)
 //	*transcript.LockedError      4
 //	*compact.FailedError         3
+//	*compact.RejectedError       3
 //	*compact.ChangedError        4
 //	*fit.DoesNotFitError         5
 //	*transcript.WriteError       74 (the disk refused a write: full, read-only, I/O)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,8 +66,11 @@ type Options struct {
 	MaxSummaryTokens int
 	// IfAbove compacts only when the view's budget percentage is at least
 	// this (0: always; Run.Triggered).
-	IfAbove    float64
-	Summarizer summarize.Summarizer
+	IfAbove float64
+	// MinSurvival rejects a summary that keeps less than this percentage
+	// of any kind of fact (0: no gate; OutcomeRejected, nothing written).
+	MinSurvival float64
+	Summarizer  summarize.Summarizer
 	// Now is the clock for event times and durations (nil: time.Now).
 	Now func() time.Time
 }
@@ -106,6 +110,23 @@ type Result struct {
 	// be accepted, and TokensAfter/SummaryTokens are its figures.
 	Checked  bool
 	Rejected error
+	// SummaryCap is what the summary node was asked to stay within
+	// (tokens, its prefix included); SummaryTokens past it is growth to
+	// hold facts and pins (Growth). 0 before Request.
+	SummaryCap int
+	// Survival is the survival of the covered turns' facts in the view
+	// with the summary (nil until a candidate was checked); LedgerFacts
+	// how many of them the fact ledger appended to the summarizer's text.
+	Survival    *transcript.FactSurvival
+	LedgerFacts int
+}
+
+// Growth is how many tokens the summary grew past its cap (0 within it).
+func (r *Result) Growth() int {
+	if r.SummaryCap == 0 || r.SummaryTokens <= r.SummaryCap {
+		return 0
+	}
+	return r.SummaryTokens - r.SummaryCap
 }
 
 // FailedError is a failed compaction: the summarizer failed or was
@@ -165,6 +186,9 @@ type snapshot struct {
 	head, active string
 	covers       []string
 	preds        map[string]string
+	// pins are the pinned ids among covers the summary was asked to
+	// quote (issue 30: a pin made during the run must not be lost).
+	pins []string
 }
 
 // Candidate is a validated summary node with its figures.
@@ -173,6 +197,12 @@ type Candidate struct {
 	// after is the rendered total with the summary substituted
 	// (tokens_after); tokens the summary node's own count.
 	after, tokens int
+	// view is the candidate view (what the model reads once it is
+	// stored); survival its facts' survival; ledger how many facts the
+	// fact ledger gave back (Run.check).
+	view     []*transcript.Node
+	survival *transcript.FactSurvival
+	ledger   int
 }
 
 // validate builds the summary node from text and applies docs/COMPACT.md §4
@@ -209,7 +239,7 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 	if err != nil {
 		return nil, err
 	}
-	c := &Candidate{node: summary, after: after.Total}
+	c := &Candidate{node: summary, after: after.Total, view: preview}
 	for _, nc := range after.Nodes {
 		if nc.ID == summary.ID {
 			c.tokens = nc.Tokens
@@ -242,21 +272,38 @@ func checkSession(ctx context.Context, dir string, s *transcript.Session) error 
 	return nil
 }
 
-// diff says what changed since the plan was made, or "".
-func (sn snapshot) diff(s *transcript.Session) string {
+// diff says what changed since the plan was made, or "": HEAD, the
+// active summary, the covered nodes, or which of them are pinned (a pin
+// or unpin made while the summarizer ran; the summary quotes the pins of
+// the moment Request read them).
+func (sn snapshot) diff(s *transcript.Session) (string, error) {
 	if s.Meta.Head != sn.head {
-		return fmt.Sprintf("HEAD moved from %q to %q", sn.head, s.Meta.Head)
+		return fmt.Sprintf("HEAD moved from %q to %q", sn.head, s.Meta.Head), nil
 	}
 	if s.Meta.ActiveSummaryID != sn.active {
-		return fmt.Sprintf("the active summary changed from %q to %q", sn.active, s.Meta.ActiveSummaryID)
+		return fmt.Sprintf("the active summary changed from %q to %q", sn.active, s.Meta.ActiveSummaryID), nil
 	}
 	for _, id := range sn.covers {
 		r, ok := s.RefByID(id)
 		if !ok || r.Predecessor != sn.preds[id] {
-			return fmt.Sprintf("covered node %q changed", id)
+			return fmt.Sprintf("covered node %q changed", id), nil
 		}
 	}
-	return ""
+	pins, err := pinnedAmong(s, sn.covers)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(pins, sn.pins) {
+		return fmt.Sprintf("the pinned nodes among the covered ones changed from %v to %v", nonNil(sn.pins), nonNil(pins)), nil
+	}
+	return "", nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func stamp(now func() time.Time) string { return now().UTC().Format(time.RFC3339Nano) }

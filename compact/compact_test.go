@@ -83,11 +83,15 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 		// a quoted constraint
 		`"Do not change the public API of ParseDuration."`,
 		// file paths and identifiers
-		"internal/timeutil/parse.go", "- internal/timeutil/parse.go", "`n/60`", "--- FAIL: TestParseDuration (0.00s)",
+		"internal/timeutil/parse.go", "## Files modified\n- internal/timeutil/parse.go [a2 a3]\n", "- --- FAIL: TestParseDuration (0.00s) [t1]\n",
 	} {
 		if !strings.Contains(text, fact) {
 			t.Errorf("summary lacks %q:\n%s", fact, text)
 		}
+	}
+	// Every fact audit counts survives, and the result says so per kind.
+	if sv := res.Survival; sv == nil || sv.Kept != sv.Total || sv.Total == 0 || sv.Kinds["error"].Total != 3 {
+		t.Errorf("survival %+v", sv)
 	}
 	if !strings.HasPrefix(text, transcript.SummaryPrefix) || n.Name != transcript.SummaryName || n.Predecessor != "sys" {
 		t.Fatalf("not a docs/FORMAT.md §4 summary node: %+v", n)

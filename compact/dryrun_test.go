@@ -17,16 +17,22 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 	for _, tc := range []struct {
 		fixture string
 		keep    int
+		maxSum  int
 		reject  error
 	}{
-		{"fork", 10, ErrNonReducing},
-		{"tools", 300, nil},
+		// The objective alone is over a 40-token ceiling.
+		{"tools", 300, 40, ErrOversized},
+		{"tools", 300, 0, nil},
+		// A summary is kept under what it replaces, so folding one short
+		// turn still reduces (it was non-reducing before the cap did).
+		{"fork", 10, 0, nil},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			dir := sessiontest.CopyFixture(t, tc.fixture)
 			files := snapshotFiles(t, dir)
 			nev := len(events(t, dir))
 			o := opts(dir, summarize.Extractive{}, tc.keep)
+			o.MaxSummaryTokens = tc.maxSum
 			dry, err := DryRun(ctx, o)
 			if err != nil || dry.Outcome != OutcomePlanned || !dry.Checked {
 				t.Fatalf("%v %+v", err, dry)
@@ -37,7 +43,7 @@ func TestDryRunChecksTheOfflineCandidate(t *testing.T) {
 			if snapshotFiles(t, dir) != files || len(events(t, dir)) != nev {
 				t.Fatal("a dry run wrote")
 			}
-			real, err := Compact(ctx, opts(dir, summarize.Extractive{}, tc.keep))
+			real, err := Compact(ctx, o)
 			if tc.reject != nil {
 				var fe *FailedError
 				if !errors.As(err, &fe) || !errors.Is(err, tc.reject) {

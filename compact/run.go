@@ -2,6 +2,7 @@ package compact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,6 +39,12 @@ type Run struct {
 	maxTok int
 	snap   snapshot
 	res    *Result
+	// pinIDs are the pinned ids among the covered ones when Request read
+	// them: the summary quotes exactly their texts.
+	pinIDs []string
+	// pending is compaction_started, written with the outcome's event(s)
+	// in one locked append (so a rejected summary writes nothing).
+	pending *transcript.CompactionEvent
 }
 
 // Measure opens the session, refuses one that fails verify, resolves the
@@ -170,6 +177,14 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 		return summarize.Request{}, err
 	}
 	req := summarize.Request{Nodes: plan.Covered(r.in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), max(maxTok-shell.Total, 1)), Encoding: r.before.Encoding}
+	// The summary may grow past its cap to hold every fact and the pins,
+	// up to the ceiling and to less than what it replaces (so it still
+	// folds); the result reports the growth (docs/COMPACT.md §3).
+	// A summary as large as what it replaces would not fold: the cap
+	// stays under it even where the floor (MinSummaryTokens) is more.
+	req.MaxTokens = max(min(req.MaxTokens, plan.ReplacedTokens-shell.Total-2), 1)
+	req.Ceiling = max(min(maxTok, plan.ReplacedTokens)-shell.Total-2, req.MaxTokens)
+	r.res.SummaryCap = req.MaxTokens + shell.Total
 	if plan.Previous != nil {
 		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
 		if !strings.Contains(req.Previous, "## Objective") {
@@ -180,10 +195,10 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 			}
 		}
 	}
-	if req.Recovered, err = recovered(g, plan, req.Previous); err != nil {
+	if req.Facts, err = coveredFacts(g, plan); err != nil {
 		return summarize.Request{}, err
 	}
-	if req.Pinned, err = pinnedTexts(g.S, plan.CoversIDs); err != nil {
+	if req.Pinned, r.pinIDs, err = pinnedTexts(g.S, plan.CoversIDs); err != nil {
 		return summarize.Request{}, err
 	}
 	return req, nil
@@ -210,9 +225,10 @@ func (r *Run) DryRun(ctx context.Context, req summarize.Request) (*Result, error
 	}
 	if err == nil {
 		var c *Candidate
-		c, err = r.validate(ctx, text, true)
+		c, err = r.check(ctx, req, text, true)
 		if c != nil {
 			res.TokensAfter, res.SummaryTokens = c.after, c.tokens
+			res.Survival, res.LedgerFacts = c.survival, c.ledger
 		}
 	}
 	res.Checked, res.Rejected = true, err
@@ -221,8 +237,9 @@ func (r *Run) DryRun(ctx context.Context, req summarize.Request) (*Result, error
 
 func (r *Run) ms() int64 { return r.now().Sub(r.start).Milliseconds() }
 
-// Start records the compaction's start: compaction_started, with the
-// source snapshot Persist re-checks. A plan that is a no-op needs no
+// Start records the compaction's start: compaction_started (held until
+// the outcome is written with it, docs/COMPACT.md §5), with the source
+// snapshot Persist re-checks. A plan that is a no-op needs no
 // summarizer call and writes only its compaction_finished; the result's
 // outcome is then no_op and started is false.
 func (r *Run) Start(ctx context.Context) (started bool, err error) {
@@ -235,16 +252,17 @@ func (r *Run) Start(ctx context.Context) (started bool, err error) {
 			Summarizer: res.Summarizer, DurationMS: r.ms(),
 		})
 	}
-	r.snap = snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}}
+	r.snap = snapshot{head: g.S.Meta.Head, active: g.S.Meta.ActiveSummaryID, covers: plan.CoversIDs, preds: map[string]string{}, pins: r.pinIDs}
 	for _, id := range plan.CoversIDs {
 		if ref, ok := g.S.RefByID(id); ok {
 			r.snap.preds[id] = ref.Predecessor
 		}
 	}
-	return true, r.event(ctx, transcript.CompactionEvent{
+	r.pending = &transcript.CompactionEvent{
 		Type: EventStarted, At: stamp(r.now), Summarizer: res.Summarizer,
 		TokensBefore: r.before.Total, Target: plan.Target, Covering: len(plan.CoversIDs),
-	})
+	}
+	return true, nil
 }
 
 // Summarize runs the summarizer on req, outside the lock, and makes sure
@@ -294,8 +312,12 @@ func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 	res, plan, before := r.res, r.plan, r.before
 	changed := ""
 	w, err := transcript.Update(context.WithoutCancel(ctx), r.opts.Dir, r.opts.Store, func(tx *transcript.Tx) error {
-		if changed = r.snap.diff(tx.Session()); changed != "" {
-			return nil
+		var err error
+		if changed, err = r.snap.diff(tx.Session()); err != nil || changed != "" {
+			return err
+		}
+		if err := r.writePending(tx); err != nil {
+			return err
 		}
 		if _, err := tx.Append([]transcript.Node{c.node}, transcript.AppendOptions{}); err != nil {
 			return err
@@ -304,7 +326,7 @@ func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 		return tx.AppendEvent(transcript.CompactionEvent{
 			Type: EventFinished, At: stamp(r.now), SummaryID: c.node.ID,
 			SummarisedCount: new(len(plan.CoversIDs)), TokensBefore: before.Total, TokensAfter: c.after,
-			RawHistoryTokens: plan.ReplacedTokens, SummaryTokens: res.SummaryTokens,
+			RawHistoryTokens: plan.ReplacedTokens, SummaryTokens: res.SummaryTokens, Survival: c.survival,
 			CompactedTurns: plan.CompactedTurns, NewlyCovered: len(plan.NewIDs), Summarizer: res.Summarizer, DurationMS: r.ms(),
 		})
 	})
@@ -333,14 +355,29 @@ func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 	return res, nil
 }
 
-// event appends one event under the session lock; its warnings join the
-// result's.
+// event appends one event under the session lock, after the pending
+// compaction_started; its warnings join the result's.
 func (r *Run) event(ctx context.Context, ev transcript.CompactionEvent) error {
 	w, err := transcript.Update(ctx, r.opts.Dir, r.opts.Store, func(tx *transcript.Tx) error {
+		if err := r.writePending(tx); err != nil {
+			return err
+		}
 		return tx.AppendEvent(ev)
 	})
 	r.res.Warnings = append(r.res.Warnings, w...)
 	return err
+}
+
+// writePending appends the held compaction_started, once.
+func (r *Run) writePending(tx *transcript.Tx) error {
+	if r.pending == nil {
+		return nil
+	}
+	if err := tx.AppendEvent(*r.pending); err != nil {
+		return err
+	}
+	r.pending = nil
+	return nil
 }
 
 // Compact is the steps composed for a real run: measure and plan, and
@@ -392,7 +429,19 @@ func (r *Run) Finish(ctx context.Context, req summarize.Request) (*Result, error
 	if err != nil {
 		return r.Fail(ctx, err)
 	}
-	c, err := r.Validate(ctx, text)
+	c, err := r.check(ctx, req, text, false)
+	if c != nil {
+		r.res.SummaryTokens = c.tokens
+		r.res.Survival, r.res.LedgerFacts = c.survival, c.ledger
+	}
+	var rejected *RejectedError
+	if errors.As(err, &rejected) {
+		// Below --min-survival: nothing written, not even the held
+		// compaction_started (docs/COMPACT.md §5).
+		r.pending = nil
+		r.res.Outcome, r.res.Err = OutcomeRejected, rejected
+		return r.res, rejected
+	}
 	if err != nil {
 		return r.Fail(ctx, err)
 	}

@@ -24,20 +24,22 @@ cell() {
   jq -r --arg k "$1" '.kinds[] | select(.kind==$k) | if .total==0 then "–" else "\(.kept)/\(.total) (\(.survival_pct)%)" end' <<<"$2"
 }
 
-# row NAME RUN JSON — one table row per audited summary.
+# row NAME RUN FILTER JSON [SIZE] — one table row per audited summary;
+# SIZE is the new summary's tokens against its cap.
 row() {
-  local name=$1 run=$2 s
+  local name=$1 run=$2 size=${5:-} s
   while IFS= read -r s; do
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s/%s (%s%%) |\n' "$name" "$run" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s (%s%%) | %s |\n' "$name" "$run" \
       "$(jq -r .source <<<"$s")" \
       "$(cell path "$s")" "$(cell command "$s")" "$(cell error "$s")" "$(cell instruction "$s")" "$(cell request "$s")" \
-      "$(jq -r .kept <<<"$s")" "$(jq -r .total <<<"$s")" "$(jq -r .survival_pct <<<"$s")"
+      "$(cell identifier "$s")" "$(cell url "$s")" "$(cell number "$s")" \
+      "$(jq -r .kept <<<"$s")" "$(jq -r .total <<<"$s")" "$(jq -r .survival_pct <<<"$s")" "$size"
   done < <(jq -c "$3" <<<"$4")
 }
 
 table() {
-  echo '| transcript | run | summary by | paths | commands | errors | instructions | requests | all facts |'
-  echo '|---|---|---|---|---|---|---|---|---|'
+  echo '| transcript | run | summary by | paths | commands | errors | instructions | requests | identifiers | URLs | numbers | all facts | summary tokens / cap |'
+  echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
   local f name dir win out
   while IFS= read -r f; do
     name=${f#"$shared"/}
@@ -46,7 +48,7 @@ table() {
     if [ -d "$f" ]; then
       cp -r "$f" "$dir"  # a shipped session (synthetic), not an import
     else
-      "$bin" import "$f" -o "$dir" >/dev/null 2>&1 || { echo "| $name | import failed | | | | | | | |"; continue; }
+      "$bin" import "$f" -o "$dir" >/dev/null 2>&1 || { echo "| $name | import failed | | | | | | | | | | | |"; continue; }
     fi
     # A model this build does not know (or none recorded) gets a 200k window.
     win=()
@@ -59,12 +61,13 @@ table() {
       cp -r "$dir" "$d"
       local flags=("${win[@]}")
       [ "$run" = keepsmall ] && flags+=(--keep-tokens 500)
-      out=$("$bin" compact "$d" "${flags[@]}" --json 2>/dev/null) || { echo "| $name | $run | compact failed | | | | | | |"; continue; }
+      out=$("$bin" compact "$d" "${flags[@]}" --json 2>/dev/null) || { echo "| $name | $run | compact failed | | | | | | | | | | |"; continue; }
       if [ "$(jq -r .outcome <<<"$out")" != succeeded ]; then
-        echo "| $name | ${run/keepsmall/--keep-tokens 500} | no-op: $(jq -r .reason <<<"$out") | | | | | | |"
+        echo "| $name | ${run/keepsmall/--keep-tokens 500} | no-op: $(jq -r .reason <<<"$out") | | | | | | | | | | |"
         continue
       fi
-      row "$name" "${run/keepsmall/--keep-tokens 500}" '.summaries[]' "$("$bin" audit "$d" --json)"
+      row "$name" "${run/keepsmall/--keep-tokens 500}" '.summaries[]' "$("$bin" audit "$d" --json)" \
+        "$(jq -r '"\(.summary_tokens) / \(.summary_cap_tokens)" + (if .summary_growth_tokens > 0 then " (+\(.summary_growth_tokens))" else "" end)' <<<"$out")"
     done
   done < <(find "$shared" -type f \( -name '*.jsonl' -o -name '*.json' \) ! -path '*/subagents/*' | LC_ALL=C sort
     # The real-client recordings (docs/INTEROP.md): each scenario's main

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -24,44 +23,44 @@ func (Extractive) Name() string { return "extractive" }
 
 // CacheKey implements Summarizer. The rules are versioned: change the
 // version when they change what a summary says.
-func (Extractive) CacheKey() string { return "extractive/v2" }
+func (Extractive) CacheKey() string { return "extractive/v3" }
 
-// Section names used by the extractive summary (a subset of Sections plus
-// the media notice).
+// Section names used by the extractive summary besides the fact sections
+// (factledger.go).
 const (
-	secObjective   = "Objective"
-	secEarlier     = "Earlier state"
-	secPinned      = "Pinned"
-	secRequests    = "User requests"
-	secTools       = "Other tool calls"
-	secURLs        = "URLs"
-	secState       = "Current state and plan"
-	secInspected   = "Files inspected"
-	secModified    = "Files modified"
-	secCommands    = "Commands run"
-	secDecisions   = "Key decisions"
-	secRejected    = "Rejected approaches"
-	secConstraints = "Constraints and user preferences"
-	secErrors      = "Errors and failing tests"
-	secQuestions   = "Open questions"
-	secLatest      = "Latest user request"
-	secMedia       = "Media (reference only)"
+	secObjective = "Objective"
+	secEarlier   = "Earlier state"
+	secPinned    = "Pinned"
+	secTools     = "Other tool calls"
+	secState     = "Current state and plan"
+	secDecisions = "Key decisions"
+	secRejected  = "Rejected approaches"
+	secQuestions = "Open questions"
+	secLatest    = "Latest user request"
+	secMedia     = "Media (reference only)"
+	// secNotKept says how many facts of the lowest ranks did not fit the
+	// ceiling: a drop is never silent.
+	secNotKept = "Not kept"
+	// secInspectedV2 is the paths section of summaries written before the
+	// fact sections (extractive/v2), read back when one is absorbed.
+	secInspectedV2 = "Files inspected"
 )
 
 // paragraph sections hold one text; the others are lists.
 var paragraphSections = map[string]bool{secObjective: true, secEarlier: true, secState: true, secLatest: true}
 
-// sectionOrder: the objective, then what an earlier summary said (a
-// client's own summary, carried forward whole), then the pinned texts,
-// then docs/COMPACT.md §3's sections.
-var sectionOrder = append(append([]string{secObjective, secEarlier, secPinned}, Sections[1:]...), secRequests, secURLs, secTools, secMedia)
+// proseOrder is the prose after the facts, in the order it is written and
+// given room: the budget goes to the facts first (docs/COMPACT.md §3).
+var proseOrder = []string{secEarlier, secState, secLatest, secDecisions, secRejected, secQuestions, secTools, secMedia}
 
-// dropOrder ranks the lists when the summary exceeds its cap: the first
-// listed loses items first, the oldest item of a section first (so the
-// most recent survive). What `ctxfold audit` counts — constraints, errors,
-// files modified, commands, files inspected — goes last, constraints
-// last of all; pinned texts are never dropped.
-var dropOrder = []string{secTools, secQuestions, secDecisions, secRejected, secMedia, secURLs, secInspected, secRequests, secCommands, secErrors, secModified, secConstraints}
+// sectionOrder is every section in the order it is written.
+var sectionOrder = append(append(append([]string{secObjective, secPinned}, factSections...), proseOrder...), secNotKept)
+
+// knownSection: a heading an extractive summary (this version or v2)
+// writes, so a previous summary holding one merges section by section.
+func knownSection(h string) bool {
+	return slices.Contains(sectionOrder, h) || h == secInspectedV2
+}
 
 var (
 	reConstraint = keywordRE{regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|without|keep|please|instead|stop|no longer|not allowed|required)\b`),
@@ -76,7 +75,6 @@ var (
 	reRejected = keywordRE{regexp.MustCompile(`(?i)(\bwon't work\b|\bdoesn't work\b|\bdidn't work\b|\bdoes not work\b|\bdid not work\b|\bnot going to\b|\brejected?\b|\babandon|\breverted?\b|\bgave up\b|\bno longer\b|\bdead end\b|\bruled out\b)`),
 		[]string{"won't work", "doesn't work", "didn't work", "does not work", "did not work", "not going to", "reject", "abandon", "revert", "gave up", "no longer", "dead end", "ruled out"}}
 	reTodoTool  = regexp.MustCompile(`(?i)(todo|plan)`)
-	reURL       = regexp.MustCompile(`https?://[^\s<>"'\x60)\]}]+`)
 	rePatchFile = regexp.MustCompile(`\*\*\* (?:Add|Update|Delete) File: ([^\n\\]+)`)
 	reWriteTool = regexp.MustCompile(`(?i)(edit|write|create|patch|apply|replace|insert|delete|remove|move|rename|mkdir)`)
 )
@@ -88,10 +86,19 @@ type extraction struct {
 	paragraph map[string]string
 	lists     map[string][]string
 	seen      map[string]map[string]bool
+	// modified are the paths a writing tool named (Files modified).
+	modified map[string]bool
+	// prevFacts are the fact lines of a previous summary, read back when
+	// the request brings no Facts of its own.
+	prevFacts []audit.Fact
+	// left are the facts that did not fit the ceiling, of total (the
+	// "Not kept" note).
+	left  []audit.Fact
+	total int
 }
 
 func newExtraction() *extraction {
-	return &extraction{paragraph: map[string]string{}, lists: map[string][]string{}, seen: map[string]map[string]bool{}}
+	return &extraction{paragraph: map[string]string{}, lists: map[string][]string{}, seen: map[string]map[string]bool{}, modified: map[string]bool{}}
 }
 
 func (x *extraction) add(sec, item string) {
@@ -120,38 +127,38 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 		}
 		text := strings.TrimSpace(nd.Content.PlainText())
 		x.message(nd, text, &lastAssistant, &slashCommand)
-		x.nodeExtras(nd, text)
+		x.nodeExtras(nd)
 	}
 	x.finish(lastAssistant, slashCommand)
-	return x.fit(req)
+	facts := req.Facts
+	if facts == nil {
+		facts = mergeFacts(x.prevFacts, audit.Extract(req.Nodes, nil))
+	}
+	return x.fit(req, facts)
+}
+
+// mergeFacts is a then the facts of b not in a (same kind and text).
+func mergeFacts(a, b []audit.Fact) []audit.Fact {
+	seen := map[[2]string]bool{}
+	out := make([]audit.Fact, 0, len(a)+len(b))
+	for _, f := range append(slices.Clip(a), b...) {
+		k := [2]string{string(f.Kind), f.Text}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // seed starts from what precedes the new turns: the previous summary, the
-// session's first request, the recovered facts and the pinned texts.
+// session's first request and the pinned texts.
 func (x *extraction) seed(req Request) {
 	if req.Previous != "" {
 		x.absorb(req.Previous)
 	}
 	if x.paragraph[secObjective] == "" && strings.TrimSpace(req.FirstRequest) != "" {
 		x.paragraph[secObjective] = clipText(strings.TrimSpace(req.FirstRequest), 2000)
-	}
-	// Recovered facts are older than every new turn: under the budget they
-	// go before the new turns' items of the same section.
-	for _, f := range req.Recovered {
-		switch f.Kind {
-		case "request":
-			x.add(secRequests, clipText(f.Text, 300))
-		case "instruction":
-			x.add(secConstraints, quote(f.Text))
-		case "path":
-			x.add(secInspected, f.Text)
-		case "command":
-			x.add(secCommands, clipText(f.Text, 300))
-		case "error":
-			x.add(secErrors, clipText(f.Text, 240))
-		case "url":
-			x.add(secURLs, f.Text)
-		}
 	}
 	for _, p := range req.Pinned {
 		// Not add: a pinned text is kept verbatim, whitespace included.
@@ -179,17 +186,9 @@ func (x *extraction) message(nd *transcript.Node, text string, lastAssistant, sl
 		if objective {
 			x.paragraph[secObjective] = clipText(text, 2000)
 		}
+		// Each request's opening and the user's constraints are facts
+		// (audit.Extract), listed by fit.
 		x.paragraph[secLatest] = clipText(text, 2000)
-		for k, s := range sentences(text) {
-			if k == 0 && !objective {
-				// Each later request's opening; the objective quotes
-				// the first whole.
-				x.add(secRequests, clipText(s, 300))
-			}
-			if reConstraint.MatchString(s) || reCorrection.MatchString(s) {
-				x.add(secConstraints, quote(s))
-			}
-		}
 	case nd.Role == transcript.RoleAssistant && text != "":
 		*lastAssistant = text
 		for _, s := range sentences(text) {
@@ -206,23 +205,12 @@ func (x *extraction) message(nd *transcript.Node, text string, lastAssistant, sl
 	}
 }
 
-// nodeExtras extracts what any node carries besides its prose: URLs, tool
-// calls and results, and media notices.
-func (x *extraction) nodeExtras(nd *transcript.Node, text string) {
-	if (nd.Role == transcript.RoleAssistant || (nd.IsTurnStart() && !nd.IsMeta())) && strings.Contains(text, "://") {
-		x.urls(text)
-	}
+// nodeExtras extracts what any node carries besides its prose and its
+// facts: which files its tool calls modify, the other tools it called,
+// media notices. (URLs, commands, paths and error lines are facts.)
+func (x *extraction) nodeExtras(nd *transcript.Node) {
 	for _, c := range nd.AllToolCalls() {
 		x.toolCall(c)
-		if argText := c.ArgumentsText(); strings.Contains(argText, "://") {
-			var v any
-			if json.Unmarshal([]byte(argText), &v) == nil {
-				x.urls(strings.Join(transcript.JSONStrings(v), "\n"))
-			}
-		}
-	}
-	for _, r := range nd.ToolResults() {
-		x.toolResult(r)
 	}
 	if nd.Content.IsBlocks {
 		for _, b := range nd.Content.Blocks {
@@ -269,24 +257,29 @@ func (x *extraction) absorb(prev string) {
 			h = strings.TrimSpace(h)
 			// A heading of the carried earlier state (a client's summary
 			// may use "## " itself) stays part of it; a known one ends it.
-			if sec != secEarlier || slices.Contains(sectionOrder, h) {
+			if sec != secEarlier || knownSection(h) {
 				flush()
 				sec = h
-				known = known || slices.Contains(sectionOrder, sec)
+				known = known || knownSection(sec)
 				continue
 			}
 		}
-		if sec == "" || sec == secPinned {
+		if sec == "" || sec == secPinned || sec == secNotKept {
 			// Pinned texts come again with every request (Request.Pinned),
 			// so an unpinned node's text leaves the next summary.
 			continue
 		}
-		if paragraphSections[sec] {
+		item := strings.TrimSpace(strings.TrimPrefix(line, "- "))
+		switch {
+		case paragraphSections[sec]:
 			// Paragraphs keep their blank lines: the earlier state is
 			// carried verbatim.
 			para = append(para, line)
-		} else if strings.TrimSpace(line) != "" && slices.Contains(sectionOrder, sec) {
-			x.add(sec, strings.TrimPrefix(line, "- "))
+		case item == "":
+		case slices.Contains(factSections, sec) || sec == secInspectedV2:
+			x.absorbFact(sec, item)
+		case knownSection(sec):
+			x.add(sec, item)
 		}
 	}
 	flush()
@@ -299,10 +292,30 @@ func (x *extraction) absorb(prev string) {
 	// they have any; the objective stays the first request ever made.
 }
 
+// absorbFact reads back one line of a previous summary's fact section:
+// a modified file stays one, and without Request.Facts the line is a fact
+// again (its ids cut off).
+func (x *extraction) absorbFact(sec, item string) {
+	text := stripFactIDs(item)
+	if sec == secFactModified {
+		x.modified[text] = true
+	}
+	kind := kindOfSection[sec]
+	if sec == secInspectedV2 {
+		kind = audit.KindPath
+	}
+	if kind == "" {
+		return // the ledger's lines name no kind
+	}
+	if kind == audit.KindInstruction && len(text) > 1 && strings.HasPrefix(text, `"`) && strings.HasSuffix(text, `"`) {
+		text = text[1 : len(text)-1]
+	}
+	x.prevFacts = append(x.prevFacts, audit.Fact{Kind: kind, Text: text})
+}
+
 func (x *extraction) toolCall(c transcript.ToolCall) {
-	if cmd := c.ShellCommand(); cmd != "" {
-		x.add(secCommands, clipText(cmd, 300))
-		return
+	if c.ShellCommand() != "" {
+		return // a command: a fact
 	}
 	var args map[string]any
 	argText := c.ArgumentsText()
@@ -330,12 +343,10 @@ func (x *extraction) toolCall(c transcript.ToolCall) {
 		paths = append(paths, strings.TrimSpace(m[1]))
 		write = true
 	}
-	sec := secInspected
-	if write {
-		sec = secModified
-	}
 	for _, p := range paths {
-		x.add(sec, p)
+		if write {
+			x.modified[strings.TrimSpace(p)] = true
+		}
 	}
 	if len(paths) > 0 {
 		return
@@ -370,112 +381,6 @@ func slashCommandOf(text string) string {
 		cmd += " " + a[1]
 	}
 	return cmd
-}
-
-// urls lists the http(s) URLs of text, trailing punctuation cut.
-func (x *extraction) urls(text string) {
-	for _, u := range reURL.FindAllString(text, -1) {
-		x.add(secURLs, strings.TrimRight(u, ".,:;!?'\""))
-	}
-}
-
-func (x *extraction) toolResult(r transcript.ToolResult) {
-	for _, line := range r.ErrorLines(5) {
-		x.add(secErrors, clipText(line, 240))
-	}
-}
-
-// fit renders the summary and drops items until it is within the cap,
-// sizing through estimate.Text.
-func (x *extraction) fit(req Request) (string, error) {
-	enc := req.Encoding
-	if enc == "" {
-		enc = estimate.O200kBase
-	}
-	text := x.render()
-	if req.MaxTokens <= 0 {
-		return text, nil
-	}
-	cost := func(s string) (int, error) { return estimate.Text(enc, s) }
-	total, err := cost(text)
-	if err != nil {
-		return "", err
-	}
-	// Drop by estimated arithmetic first (item costs are close to
-	// additive), then confirm with a real count.
-	for total > req.MaxTokens {
-		over := total - req.MaxTokens
-		dropped := false
-		for _, sec := range dropOrder {
-			for len(x.lists[sec]) > 0 && over > 0 {
-				c, err := cost(x.lists[sec][0])
-				if err != nil {
-					return "", err
-				}
-				x.lists[sec] = x.lists[sec][1:]
-				over -= c + 2
-				dropped = true
-			}
-			if over <= 0 {
-				break
-			}
-		}
-		if !dropped {
-			// Only the paragraphs are left: shorten them, the state first.
-			shrunk := false
-			// The earlier state is carried whole; it shrinks only when
-			// nothing else is left to give.
-			for _, sec := range []string{secState, secLatest, secObjective, secEarlier} {
-				if p := x.paragraph[sec]; len(p) > 200 {
-					x.paragraph[sec] = clipText(p, len(p)/2)
-					shrunk = true
-					break
-				}
-			}
-			if !shrunk {
-				break
-			}
-		}
-		text = x.render()
-		if total, err = cost(text); err != nil {
-			return "", err
-		}
-	}
-	return text, nil
-}
-
-func (x *extraction) render() string {
-	var b strings.Builder
-	for _, sec := range sectionOrder {
-		if paragraphSections[sec] {
-			if p := x.paragraph[sec]; p != "" {
-				b.WriteString("## " + sec + "\n" + p + "\n\n")
-			}
-			continue
-		}
-		items := x.lists[sec]
-		if len(items) == 0 {
-			continue
-		}
-		if sec == secPinned {
-			// Verbatim, newlines included: one block a pinned text.
-			b.WriteString("## " + sec + "\n")
-			for _, it := range items {
-				b.WriteString(it + "\n\n")
-			}
-			continue
-		}
-		if sec == secInspected || sec == secModified {
-			items = slices.Clone(items)
-			sort.Strings(items)
-		}
-		b.WriteString("## " + sec + "\n")
-		for _, it := range items {
-			b.WriteString("- " + strings.ReplaceAll(it, "\n", " ") + "\n")
-		}
-		b.WriteString("\n")
-	}
-	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
 func clipText(s string, n int) string {

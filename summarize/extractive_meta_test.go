@@ -39,8 +39,8 @@ func TestExtractiveIgnoresMetaLines(t *testing.T) {
 	}
 	for _, want := range []string{
 		"## Objective\nAdd validation to models.py. Never drop the legacy fields.\n",
-		`- "Never drop the legacy fields."`,
-		"## Commands run\n- python -m pytest tests/test_models.py\n\n",
+		`- "Never drop the legacy fields." [u1]`,
+		"## Commands run\n- python -m pytest tests/test_models.py [a1]\n\n",
 		"- ImportError: cannot import name 'Field'",
 	} {
 		if !strings.Contains(got, want) {
@@ -93,7 +93,7 @@ func TestExtractiveKeepsURLsAndListsOtherTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## URLs\n- https://example.com/spec.html\n- https://example.com/hooks.md\n", "## Other tool calls\n- WebFetch {"} {
+	for _, want := range []string{"## Objective\nFollow https://example.com/spec.html, please.\n", "## URLs\n- https://example.com/hooks.md [a1]\n", "## Other tool calls\n- WebFetch {"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}

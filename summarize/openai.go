@@ -175,7 +175,7 @@ func sameOriginRedirect(next func(*http.Request, []*http.Request) error) func(*h
 
 func (r *openaiRun) summarize(ctx context.Context, req Request) (string, error) {
 	transcriptText := transcriptOf(req)
-	out, err := r.call(ctx, promptFor(req.Previous, transcriptText, req.MaxTokens))
+	out, err := r.call(ctx, promptFor(req.Previous, transcriptText, req.MaxTokens, req.Facts))
 	if !errors.Is(err, ErrContextLength) {
 		return out, err
 	}
@@ -223,7 +223,7 @@ func (r *openaiRun) summarize(ctx context.Context, req Request) (string, error) 
 		for k, p := range partials {
 			fmt.Fprintf(&merged, "### part %d of %d (a partial summary)\n%s\n\n", k+1, len(partials), strings.TrimSpace(p))
 		}
-		return r.call(ctx, promptFor(req.Previous, merged.String(), req.MaxTokens))
+		return r.call(ctx, promptFor(req.Previous, merged.String(), req.MaxTokens, req.Facts))
 	}
 }
 

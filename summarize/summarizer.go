@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -48,28 +49,25 @@ type Request struct {
 	// "## Objective" heading (a client's own summary, imported): the
 	// objective stays the first request ever made. "" when unknown.
 	FirstRequest string
-	// Recovered are facts of the turns the previous summary covers that its
-	// text lacks (the facts `ctxfold audit` reports missing), oldest
-	// first: a re-compaction can give back what an earlier summary — a
-	// client's own, or one cut to a smaller budget — dropped, as far as
-	// the budget allows.
-	Recovered []Fact
+	// Facts are every fact the summary should carry: audit.Extract over
+	// every turn the new summary covers (the previous summary's included)
+	// and their caller subtrees — what `ctxfold audit` will measure. nil:
+	// the summarizer takes them from Nodes (and from the fact sections of
+	// Previous).
+	Facts []audit.Fact
 	// Pinned are texts the user pinned (ctxfold pin) among the turns to
 	// summarize; the summary quotes each verbatim.
 	Pinned []string
 	// MaxTokens is the summary's token budget.
 	MaxTokens int
+	// Ceiling is the most the summary may grow to, past MaxTokens, to hold
+	// every fact and the pinned texts (docs/COMPACT.md §3); 0: MaxTokens.
+	Ceiling int
 	// Encoding sizes text through estimate.Text.
 	Encoding string
 	// FullResults shows tool results unclipped: the caller has already cut
 	// long output into chunks it wants read whole (render --fit).
 	FullResults bool
-}
-
-// Fact is one recovered fact: Kind is request, instruction, path,
-// command, error or url (audit's kinds; others are not recovered).
-type Fact struct {
-	Kind, Text string
 }
 
 // Sections are the summary's headings, in order (docs/COMPACT.md §3's structured
@@ -206,10 +204,15 @@ func writeNode(b *strings.Builder, nd *transcript.Node, clipResults bool) {
 // Prompt is the instruction a model-backed summarizer (OpenAI, Exec) sends:
 // the same sections as the extractive summary, identifiers verbatim.
 func Prompt(req Request) string {
-	return promptFor(req.Previous, transcriptOf(req), req.MaxTokens)
+	return promptFor(req.Previous, transcriptOf(req), req.MaxTokens, req.Facts)
 }
 
-func promptFor(previous, transcriptText string, maxTokens int) string {
+// maxPromptFactBytes bounds the fact list a prompt carries: past it the
+// lowest-ranked facts are left to the ledger (compact appends the facts a
+// summary lacks).
+const maxPromptFactBytes = 48 << 10
+
+func promptFor(previous, transcriptText string, maxTokens int, facts []audit.Fact) string {
 	var b strings.Builder
 	b.WriteString(`You are compacting an LLM conversation. The turns below will be removed from the
 model's context and replaced by your summary, so it must carry everything needed to
@@ -229,6 +232,7 @@ Rules:
 - Media appears only as a reference notice; do not describe its content.
 - Stay under %d tokens. Output only the summary.
 `, maxTokens)
+	writeFactList(&b, facts)
 	if previous != "" {
 		b.WriteString("\nThe conversation was already summarized once; absorb this earlier summary:\n<previous-summary>\n")
 		b.WriteString(strings.TrimRight(previous, "\n"))
@@ -255,4 +259,30 @@ func Offline(s Summarizer) bool {
 		}
 	}
 	return false
+}
+
+// writeFactList asks for the facts explicitly (docs/COMPACT.md §3): every
+// fact `ctxfold audit` will look for, most valuable first, to be kept
+// verbatim. What the summary still lacks is appended as a ledger.
+func writeFactList(b *strings.Builder, facts []audit.Fact) {
+	if len(facts) == 0 {
+		return
+	}
+	b.WriteString(`
+Facts: the summary is checked for each fact below, verbatim (a path may be
+shortened to its last two components). Keep every one, the first ones above
+all: requests and the user's instructions (quoted), errors, commands, paths,
+URLs, identifiers, numbers. Put a fact that fits no section under a final
+"## Facts" section, one per line.
+<facts>
+`)
+	size := 0
+	for _, f := range audit.Rank(facts) {
+		line := "- " + string(f.Kind) + ": " + strings.ReplaceAll(f.Text, "\n", " ") + "\n"
+		if size += len(line); size > maxPromptFactBytes {
+			break
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("</facts>\n")
 }

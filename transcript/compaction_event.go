@@ -43,6 +43,10 @@ type CompactionEvent struct {
 	SummaryTokens    int    `json:"summary_tokens"`
 	CompactedTurns   int    `json:"compacted_turns"`
 	NewlyCovered     int    `json:"newly_covered"`
+	// Survival is how many of the covered turns' facts the summary's view
+	// keeps, per kind (finished with a summary; docs/COMPACT.md §6). nil
+	// in records written before it existed.
+	Survival *FactSurvival `json:"survival,omitempty"`
 	// Error is why a compaction failed (failed).
 	Error      string `json:"error"`
 	DurationMS int64  `json:"duration_ms"`
@@ -72,19 +76,20 @@ type (
 		Type            string `json:"type"`
 	}
 	finishedEvent struct {
-		At               string `json:"at"`
-		CompactedTurns   int    `json:"compacted_turns"`
-		DurationMS       int64  `json:"duration_ms"`
-		NewlyCovered     int    `json:"newly_covered"`
-		NoOp             bool   `json:"no_op"`
-		RawHistoryTokens int    `json:"raw_history_tokens"`
-		SummarisedCount  int    `json:"summarised_count"`
-		Summarizer       string `json:"summarizer"`
-		SummaryID        string `json:"summary_id"`
-		SummaryTokens    int    `json:"summary_tokens"`
-		TokensAfter      int    `json:"tokens_after"`
-		TokensBefore     int    `json:"tokens_before"`
-		Type             string `json:"type"`
+		At               string        `json:"at"`
+		CompactedTurns   int           `json:"compacted_turns"`
+		DurationMS       int64         `json:"duration_ms"`
+		NewlyCovered     int           `json:"newly_covered"`
+		NoOp             bool          `json:"no_op"`
+		RawHistoryTokens int           `json:"raw_history_tokens"`
+		SummarisedCount  int           `json:"summarised_count"`
+		Summarizer       string        `json:"summarizer"`
+		SummaryID        string        `json:"summary_id"`
+		SummaryTokens    int           `json:"summary_tokens"`
+		Survival         *FactSurvival `json:"survival,omitempty"`
+		TokensAfter      int           `json:"tokens_after"`
+		TokensBefore     int           `json:"tokens_before"`
+		Type             string        `json:"type"`
 	}
 	failedEvent struct {
 		At         string `json:"at"`
@@ -112,11 +117,40 @@ func (e CompactionEvent) MarshalJSON() ([]byte, error) {
 	case e.Type == EventCompactionFinished:
 		return json.Marshal(finishedEvent{At: e.At, CompactedTurns: e.CompactedTurns, DurationMS: e.DurationMS,
 			NewlyCovered: e.NewlyCovered, RawHistoryTokens: e.RawHistoryTokens, SummarisedCount: count,
-			Summarizer: e.Summarizer, SummaryID: e.SummaryID, SummaryTokens: e.SummaryTokens,
+			Summarizer: e.Summarizer, SummaryID: e.SummaryID, SummaryTokens: e.SummaryTokens, Survival: e.Survival,
 			TokensAfter: e.TokensAfter, TokensBefore: e.TokensBefore, Type: e.Type})
 	case e.Type == EventCompactionFailed:
 		return json.Marshal(failedEvent{At: e.At, DurationMS: e.DurationMS, Error: e.Error,
 			Summarizer: e.Summarizer, Type: e.Type})
 	}
 	return nil, fmt.Errorf("%q is not a compaction event type", e.Type)
+}
+
+// FactSurvival is the survival of a summary's facts, overall and per kind
+// (audit's figures; the kinds are docs/COMPACT.md §6's). Kinds holds every
+// kind, empty ones included (100%).
+type FactSurvival struct {
+	Kept        int                     `json:"kept"`
+	Kinds       map[string]KindSurvival `json:"kinds"`
+	SurvivalPct float64                 `json:"survival_pct"`
+	Total       int                     `json:"total"`
+}
+
+// KindSurvival is one kind's kept/total.
+type KindSurvival struct {
+	Kept        int     `json:"kept"`
+	SurvivalPct float64 `json:"survival_pct"`
+	Total       int     `json:"total"`
+}
+
+// MinKindPct is the lowest survival of a kind that has facts (100 when
+// none has): the figure --min-survival gates on.
+func (f *FactSurvival) MinKindPct() float64 {
+	low := 100.0
+	for _, k := range f.Kinds {
+		if k.Total > 0 && k.SurvivalPct < low {
+			low = k.SurvivalPct
+		}
+	}
+	return low
 }
