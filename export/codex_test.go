@@ -77,3 +77,31 @@ func TestCodexExportSendsInstructionsOnce(t *testing.T) {
 		t.Error("a re-import does not start from the base instructions session_meta carries")
 	}
 }
+
+// TestClaudeCodeExportLeavesClientContext (issue 29 #1): the attribution
+// reminder Claude Code 2.1.328 recorded as an attachment is its own session
+// context, which it adds again to a resumed session: the export must not
+// write it as a user line, or a resume sends it twice
+// (interop/claude-code TestLiveExportResume).
+func TestClaudeCodeExportLeavesClientContext(t *testing.T) {
+	file := filepath.Join(sessiontest.FixturesDir(), "..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript",
+		"00000000-0000-4000-8000-000000000001.jsonl")
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(context.Background(), importer.Options{From: "auto", Files: []string{file}, Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sessiontest.Rendered(t, dir, render.FormatText), "Attribution for git commits") {
+		t.Fatal("the fixture no longer holds the attribution reminder this test is about")
+	}
+	data, res := exportTo(t, dir, export.ClaudeCode, export.Options{})
+	if bytes.Contains(data, []byte("Attribution for git commits")) {
+		t.Error("the export writes Claude Code's attribution reminder as a user line")
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || w.Kind == "client_context"
+	}
+	if !found {
+		t.Errorf("no client_context warning: %+v", res.Warnings)
+	}
+}
