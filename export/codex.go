@@ -95,11 +95,18 @@ func writeCodex(out *countingWriter, b *branch, opts Options, ws *warnings) erro
 	item := func(n *transcript.Node, p any) {
 		out.line(cxLine{Timestamp: stamp(n, opts.Now), Type: "response_item", Payload: p})
 	}
+	inInitial := true
 	for k, n := range b.nodes {
 		if b.summary != nil && k == b.at+b.n {
 			codexCompacted(out, b, opts, ws)
 		}
-		if n != base {
+		inInitial = inInitial && !n.IsRealRequest()
+		switch {
+		case n == base:
+		case b.summary == nil && inInitial && codexOwnContext(n):
+			// Sent on resume: no compacted record follows to replace it.
+			ws.add("client_context", n.ID, "Codex's own initial context (skills, environment) is not exported: the client adds it again on resume")
+		default:
 			codexNode(n, item, ws)
 		}
 	}

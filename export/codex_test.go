@@ -28,9 +28,19 @@ func TestCodexExportSendsInstructionsOnce(t *testing.T) {
 	if _, err := importer.Import(context.Background(), importer.Options{From: "auto", Files: []string{rollout}, Out: dir}); err != nil {
 		t.Fatal(err)
 	}
+	const baseStart = "You are Codex, a coding agent"
+	// Uncompacted: every item is sent again on resume, so none may be what
+	// Codex sends itself.
+	raw, _ := exportTo(t, dir, export.Codex, export.Options{})
+	for i, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n"))[1:] {
+		for _, own := range []string{baseStart, "skills_instructions", "environment_context"} {
+			if bytes.Contains(line, []byte(own)) {
+				t.Errorf("uncompacted export, line %d: an item carries %q, which Codex sends itself", i+2, own)
+			}
+		}
+	}
 	compactSession(t, dir, 1)
 	data, _ := exportTo(t, dir, export.Codex, export.Options{})
-	const baseStart = "You are Codex, a coding agent"
 	var base string
 	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		var rec struct {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,9 @@ env_key = "FAKE_OPENAI_KEY"
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: rollouts, Out: session}); err != nil {
 		t.Fatal(err)
 	}
+	// The uncompacted session exported as it is, resumed below.
+	const resumedRaw = "019d0000-0000-7000-8000-0000000000e2"
+	exportCodex(ctx, t, session, codexHome, work, resumedRaw)
 	res, err := compact.Compact(ctx, compact.Options{Dir: session, Summarizer: summarize.Extractive{}, KeepTokens: 1,
 		Estimate: estimate.Options{NoCache: true, Model: "gpt-5", Window: 400000}})
 	if err != nil || res.Outcome != compact.OutcomeSucceeded {
@@ -105,19 +109,7 @@ env_key = "FAKE_OPENAI_KEY"
 	summary := strings.TrimPrefix(sessiontest.StoredNode(t, session, res.SummaryID).Content.PlainText(), transcript.SummaryPrefix)
 
 	const resumed = "019d0000-0000-7000-8000-0000000000e1"
-	g, err := dag.Open(session, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := export.CodexPath(codexHome, resumed, time.Now())
-	err = export.WriteFile(path, false, func(w io.Writer) error {
-		_, err := export.Export(ctx, g, w, export.Codex, export.Options{SessionID: resumed, CWD: work})
-		return err
-	})
-	g.S.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := exportCodex(ctx, t, session, codexHome, work, resumed)
 	// The reference: the same question on a plain resume of the original,
 	// which sends every covered turn again.
 	original := strings.TrimSuffix(filepath.Base(rollouts[0]), ".jsonl")
@@ -144,6 +136,16 @@ env_key = "FAKE_OPENAI_KEY"
 		t.Fatalf("the resumed request lacks the summary (at %d) or the kept tail", summaryAt)
 	}
 	compareWithPlainResume(t, plain, req, summaryAt, "alpha-8831")
+	raw := lastRequest(t, srv, func() { run("resume", resumedRaw, "Next question echo-8836.") }, "echo-8836")
+	if got, want := countItems(inputItems(t, raw)), countItems(inputItems(t, plain)); !reflect.DeepEqual(got, want) {
+		t.Errorf("the uncompacted export's resume sends other input items than a plain resume (%d and %d bytes)", len(raw), len(plain))
+		for it, n := range got {
+			if want[it] != n {
+				t.Logf("sent %d times (plain resume: %d): %.120s", n, want[it], it)
+			}
+		}
+	}
+	t.Logf("the uncompacted export's resume: %d bytes (the plain resume %d)", len(raw), len(plain))
 	t.Logf("the resumed request: %d input items, the summary at %d", len(body.Input), summaryAt)
 	back := filepath.Join(t.TempDir(), "back")
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{path}, Out: back}); err != nil {
@@ -168,6 +170,47 @@ func firstLine(s string) string {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
+}
+
+// exportCodex exports the session's HEAD where Codex looks for session
+// id, and returns the path.
+func exportCodex(ctx context.Context, t *testing.T, session, codexHome, work, id string) string {
+	t.Helper()
+	g, err := dag.Open(session, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	path := export.CodexPath(codexHome, id, time.Now())
+	err = export.WriteFile(path, false, func(w io.Writer) error {
+		_, err := export.Export(ctx, g, w, export.Codex, export.Options{SessionID: id, CWD: work})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// dropEmptyAnnotations removes the empty annotations Codex adds to the
+// output_text parts it recorded itself.
+func dropEmptyAnnotations(item map[string]any) {
+	parts, _ := item["content"].([]any)
+	for _, p := range parts {
+		if m, ok := p.(map[string]any); ok {
+			if a, ok := m["annotations"].([]any); ok && len(a) == 0 {
+				delete(m, "annotations")
+			}
+		}
+	}
+}
+
+func countItems(list []string) map[string]int {
+	n := map[string]int{}
+	for _, s := range list {
+		n[s]++
+	}
+	return n
 }
 
 // lastRequest runs a client command and returns the last Responses request
@@ -249,6 +292,7 @@ func inputItems(t *testing.T, req string) []string {
 	for _, it := range body.Input {
 		delete(it, "id")
 		delete(it, "status")
+		dropEmptyAnnotations(it)
 		b, _ := json.Marshal(it)
 		out = append(out, string(b))
 	}
