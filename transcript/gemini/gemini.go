@@ -130,6 +130,11 @@ type message struct {
 	// pred is the index of the message before it (-1 for the first).
 	pred    int
 	rewound bool
+	// covers marks the summary of the client's compression: the messages
+	// it compressed (compress.go); ack marks the model's acknowledgement
+	// the client sends after it, which the summary node carries.
+	covers []int
+	ack    bool
 }
 
 type fold struct {
