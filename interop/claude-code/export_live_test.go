@@ -272,15 +272,7 @@ func liveClient(t *testing.T) string {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") == "" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the installed Claude Code " + Version)
 	}
-	client := os.Getenv("CTXFOLD_CLAUDE_BIN")
-	if client == "" {
-		home, _ := os.UserHomeDir()
-		client = filepath.Join(home, ".cache", "ctxfold-interop", "claude-code-"+Version, "node_modules", ".bin", "claude")
-	}
-	if _, err := os.Stat(client); err != nil {
-		t.Fatalf("client %s: %v (run interop/claude-code/record.sh once to install it)", client, err)
-	}
-	return client
+	return claudeBin(t)
 }
 
 func countFiles(t *testing.T, dir string) int {

@@ -2,7 +2,10 @@ package codex_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,4 +32,25 @@ func interopCache() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".cache", "ctxfold-interop")
+}
+
+// committedVersion is the version whose committed fixtures a fresh
+// recording is compared with: the client's own when its recordings are
+// committed (Versions), else the pinned one's, which the log says.
+func committedVersion(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("CTXFOLD_CODEX_BIN")
+	if bin == "" {
+		return Version
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	v := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "codex-cli "))
+	if !slices.Contains(Versions, v) {
+		t.Logf("client %s has no committed recordings; comparing with %s's", v, Version)
+		return Version
+	}
+	return v
 }

@@ -365,6 +365,37 @@ func oracle(t *testing.T, dir string) {
 	}
 }
 
+// TestFixturesCarryNoInstallPath: the system prompt names the CLI's
+// built-in skills by their path under the installed package; record.sh
+// replaces that directory (issue 29 #8), so no fixture says where the
+// recording machine installed the client.
+func TestFixturesCarryNoInstallPath(t *testing.T) {
+	checkNoInstallPath(t, recordings)
+}
+
+func checkNoInstallPath(t *testing.T, root string) {
+	t.Helper()
+	n := 0
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if i := bytes.Index(data, []byte("node_modules/@google/gemini-cli")); i >= 0 {
+			start := max(0, i-60)
+			t.Errorf("%s carries the client's install path: …%s…", p, data[start:i+31])
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("%d files under %s: %v", n, root, err)
+	}
+}
+
 // A /chat save checkpoint is the history the CLI held (and would send
 // next): imported on its own, its render is that history.
 func TestCheckpointOracle(t *testing.T) {
