@@ -148,6 +148,28 @@ func answersAndCompression(t *testing.T, file string) (ids []string, beforeCompr
 	return out, before
 }
 
+// checkCompactionCommands: graph and audit see the compression as the
+// session's active summary, as they see Claude Code's and Codex's.
+func checkCompactionCommands(t *testing.T, sess string) {
+	t.Helper()
+	out, errOut, code := ctxfold(t, "graph", "--json", sess)
+	var g struct {
+		ActiveSummaryID string `json:"active_summary_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &g) != nil || g.ActiveSummaryID == "" {
+		t.Errorf("graph --json: exit %d, no active summary: %s", code, errOut)
+	}
+	out, errOut, code = ctxfold(t, "audit", "--json", sess)
+	var a struct {
+		Summaries []struct {
+			CoveredNodes int `json:"covered_nodes"`
+		} `json:"summaries"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Summaries) != 1 || a.Summaries[0].CoveredNodes == 0 {
+		t.Errorf("audit --json: exit %d, summaries %+v: %s", code, a.Summaries, errOut)
+	}
+}
+
 // snapshotIn reports whether the client compressed its history in file.
 func snapshotIn(t *testing.T, file string) bool {
 	t.Helper()
@@ -312,6 +334,9 @@ func oracle(t *testing.T, dir string) {
 	nodes := readNodes(t, sess)
 	if snapshotIn(t, file) != compressed(nodes) {
 		t.Errorf("the client's compression (a <state_snapshot> list: %v) and the imported summary nodes (%v) disagree", snapshotIn(t, file), compressed(nodes))
+	}
+	if compressed(nodes) {
+		checkCompactionCommands(t, sess)
 	}
 	for k, req := range reqs {
 		a, ok := nodes[ans[k]]
