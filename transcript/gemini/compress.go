@@ -26,7 +26,7 @@ const snapshotTag = "<state_snapshot>"
 // summary is what it sends from now on. It reports false, changing
 // nothing, when the list is not a compression.
 func (fo *fold) compress(full []int, k int, msgs []map[string]json.RawMessage, ids []string, line int, count func(string, string, string)) bool {
-	if k+1 >= len(msgs) || !isSnapshot(msgs[k]) || !isType(msgs[k+1], "gemini", "model") {
+	if fo.inSubtree || k+1 >= len(msgs) || !isSnapshot(msgs[k]) || !isType(msgs[k+1], "gemini", "model") {
 		return false
 	}
 	old, rest := full[k:], msgs[k+2:]

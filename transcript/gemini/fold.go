@@ -14,9 +14,11 @@ import (
 )
 
 // read folds one file; used holds the node ids taken so far (shared by a
-// session and its sub-agents, which land in one session).
-func read(ctx context.Context, file string, opts Options, used map[string]int) (*fold, map[[3]string]int, error) {
-	fo := &fold{file: file, byID: map[string]int{}, used: used, agents: map[string]string{}}
+// session and its sub-agents, which land in one session). A sub-agent's
+// file (subagent) sits in a caller subtree, where no summary node may be,
+// so its compressions stay rewrites (a branch).
+func read(ctx context.Context, file string, opts Options, used map[string]int, subagent bool) (*fold, map[[3]string]int, error) {
+	fo := &fold{file: file, byID: map[string]int{}, used: used, agents: map[string]string{}, inSubtree: subagent}
 	// Gemini CLI replays the whole file before the conversation exists, and
 	// so does this importer: the records are folded first, then emitted.
 	f, err := os.Open(file)

@@ -144,6 +144,9 @@ type fold struct {
 	// HEAD or the model.
 	sub    bool
 	caller string
+	// inSubtree marks a sub-agent's file at fold time: its nodes will
+	// carry a caller, and a summary node may not.
+	inSubtree bool
 	// agents maps a sub-agent's session id (toolCalls[].agentId) to the
 	// node whose call started it.
 	agents  map[string]string
@@ -172,7 +175,7 @@ func (fo *fold) settle(count func(string, string, string)) {
 }
 
 func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget, attached map[string]bool) error {
-	fo, counts, err := read(ctx, file, opts, map[string]int{})
+	fo, counts, err := read(ctx, file, opts, map[string]int{}, false)
 	if err != nil {
 		return err
 	}
@@ -190,7 +193,7 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		return err
 	}
 	for _, sub := range subagentFiles(file, fo.session) {
-		sf, counts, err := read(ctx, sub, opts, fo.used)
+		sf, counts, err := read(ctx, sub, opts, fo.used, true)
 		if err != nil {
 			return err
 		}
