@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -139,7 +140,7 @@ func codexOwnContext(n *transcript.Node) bool {
 		_, fromCodex := n.Metadata["codex_role"]
 		return fromCodex
 	}
-	return n.Role == transcript.RoleUser && n.IsMeta()
+	return n.Role == transcript.RoleUser && strings.HasPrefix(strings.TrimSpace(n.Content.PlainText()), "<environment_context>")
 }
 
 // codexCompacted writes the compacted record. What the view keeps before
