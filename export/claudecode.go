@@ -169,6 +169,15 @@ func (w *ccWriter) emit(l ccLine, uuid string) {
 	w.parent = strp(uuid)
 }
 
+// sessionContextAttachments are the user-role attachments Claude Code
+// builds for a session itself and adds again to a resumed one that does
+// not record them as its own attachment lines, as an export does (the
+// attribution reminder of 2.1.3xx): written as user lines, a resume
+// would send them twice (issue 29 #1, interop/claude-code
+// TestLiveExportResume). System-role attachments are system nodes, which
+// are not exported either.
+var sessionContextAttachments = map[string]bool{"remote_session_change": true}
+
 func (w *ccWriter) node(n *transcript.Node) {
 	if n.Role == transcript.RoleTool {
 		w.pending = append(w.pending, n)
@@ -179,6 +188,10 @@ func (w *ccWriter) node(n *transcript.Node) {
 	case transcript.RoleSystem:
 		w.ws.add("system", n.ID, "system prompts are not exported: Claude Code sends its own")
 	case transcript.RoleUser:
+		if sessionContextAttachments[ccMeta(n, "attachment")] {
+			w.ws.add("client_context", n.ID, "Claude Code's own session context is not exported: the client adds it again on resume")
+			return
+		}
 		w.user(n)
 	case transcript.RoleAssistant:
 		w.assistant(n)

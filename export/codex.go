@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -26,6 +27,13 @@ type cxMeta struct {
 	Originator string `json:"originator"`
 	CLIVersion string `json:"cli_version"`
 	Source     string `json:"source"`
+	// BaseInstructions are the instructions Codex sends first, as a
+	// developer message, on every request of the session (and on resume).
+	BaseInstructions *cxText `json:"base_instructions,omitempty"`
+}
+
+type cxText struct {
+	Text string `json:"text"`
 }
 
 type cxContent struct {
@@ -71,18 +79,37 @@ type cxCompacted struct {
 // replacement and then appends what follows, so it sends [summary, kept
 // tail, new turns], and an import reads the covered items as what the
 // summary covers.
+//
+// Codex sends its base instructions from session_meta and adds its own
+// initial context (skills, environment) to a resumed rollout that records
+// no world state, as an export does; so the base instructions go into
+// session_meta only, and neither they nor that context go into the
+// replacement history, as in Codex's own compacted record (issue 29 #1).
 func writeCodex(out *countingWriter, b *branch, opts Options, ws *warnings) error {
 	now := opts.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	out.line(cxLine{Timestamp: now, Type: "session_meta", Payload: cxMeta{ID: opts.SessionID, Timestamp: now, CWD: opts.CWD,
-		Originator: "codex_cli_rs", CLIVersion: CodexVersion, Source: "exec"}})
+	base := codexBase(b.nodes)
+	meta := cxMeta{ID: opts.SessionID, Timestamp: now, CWD: opts.CWD, Originator: "codex_cli_rs", CLIVersion: CodexVersion, Source: "exec"}
+	if base != nil {
+		meta.BaseInstructions = &cxText{Text: base.Content.PlainText()}
+	}
+	out.line(cxLine{Timestamp: now, Type: "session_meta", Payload: meta})
 	item := func(n *transcript.Node, p any) {
 		out.line(cxLine{Timestamp: stamp(n, opts.Now), Type: "response_item", Payload: p})
 	}
+	inInitial := true
 	for k, n := range b.nodes {
 		if b.summary != nil && k == b.at+b.n {
 			codexCompacted(out, b, opts, ws)
 		}
-		codexNode(n, item, ws)
+		inInitial = inInitial && !n.IsRealRequest()
+		switch {
+		case n == base:
+		case b.summary == nil && inInitial && codexOwnContext(n):
+			// Sent on resume: no compacted record follows to replace it.
+			ws.add("client_context", n.ID, "Codex's own initial context (skills, environment) is not exported: the client adds it again on resume")
+		default:
+			codexNode(n, item, ws)
+		}
 	}
 	if b.summary != nil && b.at+b.n == len(b.nodes) {
 		codexCompacted(out, b, opts, ws)
@@ -90,13 +117,45 @@ func writeCodex(out *countingWriter, b *branch, opts Options, ws *warnings) erro
 	return out.err
 }
 
+// codexBase is the node imported from session_meta.base_instructions, when
+// it leads the branch.
+func codexBase(nodes []*transcript.Node) *transcript.Node {
+	for _, n := range nodes {
+		if n.Role != transcript.RoleSystem {
+			return nil
+		}
+		if string(n.Metadata["codex_base_instructions"]) == "true" {
+			return n
+		}
+	}
+	return nil
+}
+
+// codexOwnContext reports whether n, before the first request the user
+// typed, is context Codex builds itself: its developer messages (skills,
+// permissions) and its <environment_context> user message. Codex sends a
+// fresh copy of them on resume.
+func codexOwnContext(n *transcript.Node) bool {
+	if n.Role == transcript.RoleSystem {
+		_, fromCodex := n.Metadata["codex_role"]
+		return fromCodex
+	}
+	return n.Role == transcript.RoleUser && strings.HasPrefix(strings.TrimSpace(n.Content.PlainText()), "<environment_context>")
+}
+
 // codexCompacted writes the compacted record. What the view keeps before
-// the summary (a system prompt) leads the replacement history, so the
-// client sends it first as the view does.
+// the summary leads the replacement history, so the client sends it first
+// as the view does, except what Codex sends itself: its base instructions
+// (from session_meta) and its own initial context before the first request.
 func codexCompacted(out *countingWriter, b *branch, opts Options, ws *warnings) {
 	text := summaryText(b.summary)
 	var history []any
+	inInitial := true
 	for _, n := range b.nodes[:b.at] {
+		inInitial = inInitial && !n.IsRealRequest()
+		if inInitial && codexOwnContext(n) {
+			continue
+		}
 		codexNode(n, func(_ *transcript.Node, p any) { history = append(history, p) }, ws)
 	}
 	history = append(history, cxMessage{Type: "message", Role: "user", Content: []cxContent{{Type: "input_text", Text: text}}})

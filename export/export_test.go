@@ -143,7 +143,6 @@ func TestRoundTrip(t *testing.T) {
 				}
 				back := importFile(t, data, "export.jsonl")
 				want, got := sessiontest.Rendered(t, dir, tc.format), sessiontest.Rendered(t, back, tc.format)
-				prefix := leadingSystem(t, sessiontest.Rendered(t, dir, render.FormatOpenAI))
 				switch tc.to {
 				case export.ClaudeCode:
 					// Claude Code sends its own system prompt: the export
@@ -165,9 +164,10 @@ func TestRoundTrip(t *testing.T) {
 				// Codex items have no ids, so a re-import mints them all:
 				// the coverage must agree in size; Claude Code keeps ids.
 				// A Codex re-import also covers the system prefix that the
-				// replacement history carries.
-				if tc.to == export.Codex {
-					wc = append(slices.Repeat([]string{"prefix"}, prefix), wc...)
+				// replacement history carries (not the base instructions,
+				// which session_meta carries and a re-import keeps first).
+				if tc.to == export.Codex && compacted {
+					wc = append(slices.Repeat([]string{"prefix"}, replacementPrefix(t, data)), wc...)
 				}
 				if compacted && (len(wc) != len(gc) || tc.to == export.ClaudeCode && !slices.Equal(mapIDs(wc), gc)) {
 					t.Fatalf("covers differ: %d vs %d ids", len(wc), len(gc))
@@ -211,17 +211,23 @@ func fromSummary(t *testing.T, openai string) string {
 
 // leadingSystem counts the system messages an OpenAI messages array
 // starts with.
-func leadingSystem(t *testing.T, openai string) int {
+// replacementPrefix counts the items a Codex export's compacted record
+// carries before the summary.
+func replacementPrefix(t *testing.T, rollout []byte) int {
 	t.Helper()
-	var msgs []struct{ Role string }
-	if err := json.Unmarshal([]byte(openai), &msgs); err != nil {
-		t.Fatal(err)
+	for _, line := range bytes.Split(rollout, []byte("\n")) {
+		var rec struct {
+			Type    string
+			Payload struct {
+				ReplacementHistory []json.RawMessage `json:"replacement_history"`
+			}
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Type == "compacted" {
+			return len(rec.Payload.ReplacementHistory) - 1
+		}
 	}
-	n := 0
-	for n < len(msgs) && msgs[n].Role == "system" {
-		n++
-	}
-	return n
+	t.Fatal("no compacted record")
+	return 0
 }
 
 // dropSystem removes the system field of an Anthropic body.

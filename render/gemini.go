@@ -76,15 +76,16 @@ func GeminiRequest(nodes []*transcript.Node) GeminiBody {
 			continue
 		}
 		leading = false
-		role, parts := geminiParts(n, names)
-		if len(parts) == 0 {
-			continue
+		for _, c := range geminiContents(n, names) {
+			if len(c.Parts) == 0 {
+				continue
+			}
+			if k := len(body.Contents) - 1; k >= 0 && body.Contents[k].Role == c.Role {
+				body.Contents[k].Parts = append(body.Contents[k].Parts, c.Parts...)
+				continue
+			}
+			body.Contents = append(body.Contents, c)
 		}
-		if k := len(body.Contents) - 1; k >= 0 && body.Contents[k].Role == role {
-			body.Contents[k].Parts = append(body.Contents[k].Parts, parts...)
-			continue
-		}
-		body.Contents = append(body.Contents, GeminiContent{Role: role, Parts: parts})
 	}
 	if body.Contents == nil {
 		body.Contents = []GeminiContent{}
@@ -94,6 +95,21 @@ func GeminiRequest(nodes []*transcript.Node) GeminiBody {
 		body.SystemInstruction = &GeminiContent{Parts: []GeminiPart{{Text: &text}}}
 	}
 	return body
+}
+
+// geminiContents converts one node: a summary imported from Gemini CLI's
+// own compression is the contents the client sent in its place
+// (metadata.gemini_contents: the snapshot and the model's acknowledgement);
+// any other node is one content.
+func geminiContents(n *transcript.Node, names map[string]string) []GeminiContent {
+	if n.IsSummary() {
+		var cs []GeminiContent
+		if raw, ok := n.Metadata[transcript.MetaGeminiContents]; ok && json.Unmarshal(raw, &cs) == nil && len(cs) > 0 {
+			return cs
+		}
+	}
+	role, parts := geminiParts(n, names)
+	return []GeminiContent{{Role: role, Parts: parts}}
 }
 
 func geminiParts(n *transcript.Node, names map[string]string) (string, []GeminiPart) {

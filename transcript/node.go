@@ -315,6 +315,12 @@ const ExtraCustom = "custom"
 // format and for estimate).
 const MetaResponsesInput = "responses_input"
 
+// MetaGeminiContents is the metadata key of a summary node imported from
+// Gemini CLI's own compression: the Gemini contents the client sent in
+// place of the compressed turns (its <state_snapshot> and the model's
+// acknowledgement), which render --format gemini emits as they are.
+const MetaGeminiContents = "gemini_contents"
+
 // Node is one line of nodes.jsonl. Field names are the public format
 // (docs/FORMAT.md). Fields this version does not know survive a
 // read/write round trip in Extra.

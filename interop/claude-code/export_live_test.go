@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -69,6 +70,10 @@ func TestLiveExportResume(t *testing.T) {
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{filepath.Join(projects, sessA+".jsonl")}, Out: session}); err != nil {
 		t.Fatal(err)
 	}
+	// The uncompacted session exported as it is: resumed, it must send
+	// what a plain resume sends, each context block once.
+	const resumedRaw = "5e55a0a0-0000-4000-8000-0000000000e2"
+	exportClaudeCode(ctx, t, session, filepath.Join(home, ".claude"), work, resumedRaw)
 	// Keep only the last turn: its user line and the reply.
 	res, err := compact.Compact(ctx, compact.Options{Dir: session, Summarizer: summarize.Extractive{}, KeepTokens: 1,
 		Estimate: estimate.Options{NoCache: true, Model: "claude-sonnet-4-5"}})
@@ -78,24 +83,31 @@ func TestLiveExportResume(t *testing.T) {
 	summaryText := sessiontest.StoredNode(t, session, res.SummaryID).Content.PlainText()
 
 	const resumed = "5e55a0a0-0000-4000-8000-0000000000e1"
-	g, err := dag.Open(session, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := export.ClaudeCodePath(filepath.Join(home, ".claude"), work, resumed)
-	err = export.WriteFile(path, false, func(w io.Writer) error {
-		_, err := export.Export(ctx, g, w, export.ClaudeCode, export.Options{SessionID: resumed, CWD: work})
-		return err
-	})
-	g.S.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := exportClaudeCode(ctx, t, session, filepath.Join(home, ".claude"), work, resumed)
+	// The reference: the same question on a plain resume of the original.
 	before := countFiles(t, reqs)
+	if err := runStep(ctx, cfg, srv.URL, home, work, printStep("Next question echo-7736.", "--resume", sessA)); err != nil {
+		t.Fatalf("the client did not resume the original: %v", err)
+	}
+	plain := mainRequest(t, reqs, before, "echo-7736")
+	before = countFiles(t, reqs)
 	if err := runStep(ctx, cfg, srv.URL, home, work, printStep("Next question echo-7736.", "--resume", resumed)); err != nil {
 		t.Fatalf("the client did not resume the export: %v", err)
 	}
 	req := mainRequest(t, reqs, before, "echo-7736")
+	compareWithPlainResume(t, plain, req, "alpha-7731")
+	before = countFiles(t, reqs)
+	if err := runStep(ctx, cfg, srv.URL, home, work, printStep("Next question echo-7736.", "--resume", resumedRaw)); err != nil {
+		t.Fatalf("the client did not resume the uncompacted export: %v", err)
+	}
+	raw := mainRequest(t, reqs, before, "echo-7736")
+	// The same text blocks, each as often; the client puts the context it
+	// adds again (environment, attribution) before the new question
+	// rather than before the first turn.
+	if got, want := countTexts(textBlocks(t, messagesOf(t, raw))), countTexts(textBlocks(t, messagesOf(t, plain))); !reflect.DeepEqual(got, want) {
+		t.Errorf("the uncompacted export's resume sends other text blocks than a plain resume:\nexport: %v\nplain:  %v", got, want)
+	}
+	t.Logf("the uncompacted export's resume: %d bytes (the plain resume %d)", len(raw), len(plain))
 	for _, want := range []string{strings.TrimPrefix(summaryText, transcript.SummaryPrefix)[:200], kept, "Next question echo-7736."} {
 		if !strings.Contains(req, jsonText(want)) {
 			t.Errorf("the resumed request lacks %q", want)
@@ -134,20 +146,133 @@ func TestLiveExportResume(t *testing.T) {
 	}
 }
 
+// compareWithPlainResume checks the resumed export's request against a
+// plain resume of the original with the same question (issue 29 item 1):
+// the same system prompt and tools; the same messages before the first
+// covered turn (firstCovered), minus that turn's own text: the context the
+// client adds (CLAUDE.md, reminders); every text block of the plain resume
+// that is sent at most once sent at most once (no instruction block
+// twice); and fewer bytes than the uncompacted request.
+func compareWithPlainResume(t *testing.T, plain, exported, firstCovered string) {
+	t.Helper()
+	var p, e struct {
+		System   []map[string]any
+		Tools    []map[string]any
+		Messages []struct {
+			Role    string
+			Content json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(plain), &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(exported), &e); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plain resume: %d bytes, %d messages; resumed export: %d bytes, %d messages", len(plain), len(p.Messages), len(exported), len(e.Messages))
+	if len(p.System) < 2 || len(e.System) != len(p.System) || !reflect.DeepEqual(e.System[1:], p.System[1:]) {
+		t.Errorf("the system prompt differs from the plain resume's (%d and %d blocks)", len(e.System), len(p.System))
+	}
+	if !reflect.DeepEqual(e.Tools, p.Tools) {
+		t.Errorf("the tools differ from the plain resume's (%d and %d)", len(e.Tools), len(p.Tools))
+	}
+	pb, eb := textBlocks(t, p.Messages), textBlocks(t, e.Messages)
+	for _, b := range pb {
+		t.Logf("plain resume, block: %.100q", b)
+	}
+	for _, b := range eb {
+		t.Logf("resumed export, block: %.100q", b)
+	}
+	for text, n := range countTexts(eb) {
+		if n > 1 && n > countTexts(pb)[text] {
+			t.Errorf("the resumed export sends %d copies of %.120q (the plain resume %d)", n, text, countTexts(pb)[text])
+		}
+	}
+	for _, b := range pb {
+		if strings.Contains(b, firstCovered) {
+			break
+		}
+		if countTexts(eb)[b] != 1 {
+			t.Errorf("the plain resume's context block %.120q is sent %d times by the resumed export", b, countTexts(eb)[b])
+		}
+	}
+	if len(exported) >= len(plain) {
+		t.Errorf("the resumed export's request (%d bytes) is not smaller than the uncompacted plain resume's (%d)", len(exported), len(plain))
+	}
+}
+
+// textBlocks are the texts of the messages' text blocks (string content
+// as one block), without cache markers.
+func textBlocks(t *testing.T, msgs []message) []string {
+	t.Helper()
+	var out []string
+	for _, m := range msgs {
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			out = append(out, s)
+			continue
+		}
+		var blocks []struct{ Type, Text string }
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if b.Type == "text" {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+func countTexts(list []string) map[string]int {
+	n := map[string]int{}
+	for _, s := range list {
+		n[s]++
+	}
+	return n
+}
+
+// exportClaudeCode exports the session's HEAD where Claude Code looks for
+// session id, and returns the path.
+func exportClaudeCode(ctx context.Context, t *testing.T, session, claudeHome, work, id string) string {
+	t.Helper()
+	g, err := dag.Open(session, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	path := export.ClaudeCodePath(claudeHome, work, id)
+	err = export.WriteFile(path, false, func(w io.Writer) error {
+		_, err := export.Export(ctx, g, w, export.ClaudeCode, export.Options{SessionID: id, CWD: work})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type message = struct {
+	Role    string
+	Content json.RawMessage
+}
+
+func messagesOf(t *testing.T, req string) []message {
+	t.Helper()
+	var body struct{ Messages []message }
+	if err := json.Unmarshal([]byte(req), &body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Messages
+}
+
 func liveClient(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") == "" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the installed Claude Code " + Version)
 	}
-	client := os.Getenv("CTXFOLD_CLAUDE_BIN")
-	if client == "" {
-		home, _ := os.UserHomeDir()
-		client = filepath.Join(home, ".cache", "ctxfold-interop", "claude-code-"+Version, "node_modules", ".bin", "claude")
-	}
-	if _, err := os.Stat(client); err != nil {
-		t.Fatalf("client %s: %v (run interop/claude-code/record.sh once to install it)", client, err)
-	}
-	return client
+	return claudeBin(t)
 }
 
 func countFiles(t *testing.T, dir string) int {

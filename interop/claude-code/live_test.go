@@ -22,14 +22,8 @@ func TestLiveRerecord(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") == "" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the installed Claude Code " + Version)
 	}
-	client := os.Getenv("CTXFOLD_CLAUDE_BIN")
-	if client == "" {
-		home, _ := os.UserHomeDir()
-		client = filepath.Join(home, ".cache", "ctxfold-interop", "claude-code-"+Version, "node_modules", ".bin", "claude")
-	}
-	if _, err := os.Stat(client); err != nil {
-		t.Fatalf("client %s: %v (run interop/claude-code/record.sh once to install it)", client, err)
-	}
+	client := claudeBin(t)
+	committed := fixtureRootOf(committedVersion(t, client))
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -44,7 +38,7 @@ func TestLiveRerecord(t *testing.T) {
 	t.Run("estimate", func(t *testing.T) { oracleEstimate(t, out) })
 	for _, sc := range Scenarios() {
 		t.Run("structure/"+sc.Name, func(t *testing.T) {
-			want, got := structure(t, filepath.Join(fixtureRoot(), sc.Name)), structure(t, filepath.Join(out, sc.Name))
+			want, got := structure(t, filepath.Join(committed, sc.Name)), structure(t, filepath.Join(out, sc.Name))
 			if want != got {
 				t.Errorf("structure differs from the committed fixtures (re-record with interop/claude-code/record.sh if the client changed):\n got %s\nwant %s", got, want)
 			}

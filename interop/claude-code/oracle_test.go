@@ -22,8 +22,19 @@ import (
 // transcripts and the requests it really sent, recorded against the fake
 // provider, decide whether import + render reproduce what the model read.
 
-func fixtureRoot() string {
-	return filepath.Join("..", "..", "testdata", "interop", "claude-code", Version)
+func fixtureRoot() string { return fixtureRootOf(Version) }
+
+// fixtureRootOf is the committed recordings of client version v.
+func fixtureRootOf(v string) string {
+	return filepath.Join("..", "..", "testdata", "interop", "claude-code", v)
+}
+
+// forEachVersion runs f on the committed recordings of every version in
+// Versions (the pinned client's and the newest).
+func forEachVersion(t *testing.T, f func(t *testing.T, root string)) {
+	for _, v := range Versions {
+		t.Run(v, func(t *testing.T) { f(t, fixtureRootOf(v)) })
+	}
 }
 
 // ctxfold runs one command in process and returns stdout, stderr and the
@@ -189,7 +200,7 @@ func renderedAttachments(t *testing.T, session string) int {
 	return n
 }
 
-func TestOracleImportVerify(t *testing.T) { oracleImportVerify(t, fixtureRoot()) }
+func TestOracleImportVerify(t *testing.T) { forEachVersion(t, oracleImportVerify) }
 
 func oracleImportVerify(t *testing.T, root string) {
 	for _, scen := range scenarioDirs(t, root) {
@@ -405,7 +416,7 @@ func answering(t *testing.T, dir string) map[string]answer {
 	return out
 }
 
-func TestOracleRenderEqualsRequests(t *testing.T) { oracleRender(t, fixtureRoot()) }
+func TestOracleRenderEqualsRequests(t *testing.T) { forEachVersion(t, oracleRender) }
 
 func oracleRender(t *testing.T, root string) {
 	for _, scen := range scenarioDirs(t, root) {
@@ -492,7 +503,11 @@ func compareMessages(t *testing.T, k string, want, got []json.RawMessage) {
 // the summary in the render, as in the client's next request (oracle 3; the
 // request comparison itself is TestOracleRenderEqualsRequests/compact).
 func TestOracleCompactionKeepsPreservedTail(t *testing.T) {
-	s := importAll(t, fixtureRoot(), "compact")[0]
+	forEachVersion(t, compactionKeepsPreservedTail)
+}
+
+func compactionKeepsPreservedTail(t *testing.T, root string) {
+	s := importAll(t, root, "compact")[0]
 	var preserved []string
 	b, err := os.ReadFile(s.session)
 	if err != nil {
@@ -559,19 +574,17 @@ func TestOracleCompactionKeepsPreservedTail(t *testing.T) {
 // TestOracleEstimateCountsRecordedPrefix: estimate runs on every imported
 // scenario and counts the system prompt and tool definitions the client
 // recorded (oracle 4).
-func TestOracleEstimateCountsRecordedPrefix(t *testing.T) { oracleEstimate(t, fixtureRoot()) }
+func TestOracleEstimateCountsRecordedPrefix(t *testing.T) { forEachVersion(t, oracleEstimate) }
 
 func oracleEstimate(t *testing.T, root string) {
 	for _, scen := range scenarioDirs(t, root) {
 		t.Run(scen, func(t *testing.T) {
 			for _, s := range importAll(t, root, scen) {
+				// No flags: the recorded model (claude-opus-5-5) is in the
+				// model table, without a warning.
 				out, errOut, code := ctxfold(t, "estimate", s.dir, "--json")
-				if code == 2 && strings.Contains(errOut, "unknown model") {
-					// The model table that knows Claude Code 2.1.328's
-					// default model comes with another change; until then
-					// the nearest known one stands in.
-					t.Logf("recorded model unknown here (%s); retrying with --model claude-opus-4-5", strings.TrimSpace(errOut))
-					out, errOut, code = ctxfold(t, "estimate", s.dir, "--json", "--model", "claude-opus-4-5")
+				if strings.Contains(errOut, "not in the model table") {
+					t.Errorf("estimate warns: %s", strings.TrimSpace(errOut))
 				}
 				if code != 0 {
 					t.Fatalf("estimate: exit %d: %s", code, errOut)

@@ -24,6 +24,11 @@ import (
 // Version is the pinned client version the committed fixtures come from.
 const Version = "2.1.328"
 
+// Versions are the client versions whose recordings are committed; the
+// oracle tests run on each (the pinned one and the newest,
+// docs/INTEROP-claude-code.md).
+var Versions = []string{Version, "2.1.332"}
+
 // Step is one run of the client.
 type Step struct {
 	// Args follow the client binary; Prompt, when set, goes last.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -35,11 +36,7 @@ func TestLiveExportResume(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Codex CLI " + Version)
 	}
-	home, _ := os.UserHomeDir()
-	bin := filepath.Join(home, ".cache", "ctxfold-interop", "codex-"+Version, "node_modules", ".bin", "codex")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("client %s: %v (run interop/codex/record.sh once to install it)", bin, err)
-	}
+	bin := codexBin(t)
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +98,9 @@ env_key = "FAKE_OPENAI_KEY"
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: rollouts, Out: session}); err != nil {
 		t.Fatal(err)
 	}
+	// The uncompacted session exported as it is, resumed below.
+	const resumedRaw = "019d0000-0000-7000-8000-0000000000e2"
+	exportCodex(ctx, t, session, codexHome, work, resumedRaw)
 	res, err := compact.Compact(ctx, compact.Options{Dir: session, Summarizer: summarize.Extractive{}, KeepTokens: 1,
 		Estimate: estimate.Options{NoCache: true, Model: "gpt-5", Window: 400000}})
 	if err != nil || res.Outcome != compact.OutcomeSucceeded {
@@ -109,30 +109,13 @@ env_key = "FAKE_OPENAI_KEY"
 	summary := strings.TrimPrefix(sessiontest.StoredNode(t, session, res.SummaryID).Content.PlainText(), transcript.SummaryPrefix)
 
 	const resumed = "019d0000-0000-7000-8000-0000000000e1"
-	g, err := dag.Open(session, transcript.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := export.CodexPath(codexHome, resumed, time.Now())
-	err = export.WriteFile(path, false, func(w io.Writer) error {
-		_, err := export.Export(ctx, g, w, export.Codex, export.Options{SessionID: resumed, CWD: work})
-		return err
-	})
-	g.S.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := len(srv.Requests())
-	run("resume", resumed, "Next question echo-8836.")
-	var req string
-	for _, r := range srv.Requests()[before:] {
-		if strings.HasSuffix(r.Path, "/responses") && bytes.Contains(r.Body, []byte("echo-8836")) {
-			req = string(r.Body)
-		}
-	}
-	if req == "" {
-		t.Fatal("Codex sent no request with the next question")
-	}
+	path := exportCodex(ctx, t, session, codexHome, work, resumed)
+	// The reference: the same question on a plain resume of the original,
+	// which sends every covered turn again.
+	original := strings.TrimSuffix(filepath.Base(rollouts[0]), ".jsonl")
+	original = original[len(original)-36:]
+	plain := lastRequest(t, srv, func() { run("resume", original, "Next question echo-8836.") }, "echo-8836")
+	req := lastRequest(t, srv, func() { run("resume", resumed, "Next question echo-8836.") }, "echo-8836")
 	var body struct{ Input []json.RawMessage }
 	if err := json.Unmarshal([]byte(req), &body); err != nil {
 		t.Fatal(err)
@@ -152,6 +135,17 @@ env_key = "FAKE_OPENAI_KEY"
 	if summaryAt < 0 || !strings.Contains(req, "Kept turn delta-8835.") {
 		t.Fatalf("the resumed request lacks the summary (at %d) or the kept tail", summaryAt)
 	}
+	compareWithPlainResume(t, plain, req, summaryAt, "alpha-8831")
+	raw := lastRequest(t, srv, func() { run("resume", resumedRaw, "Next question echo-8836.") }, "echo-8836")
+	if got, want := countItems(inputItems(t, raw)), countItems(inputItems(t, plain)); !reflect.DeepEqual(got, want) {
+		t.Errorf("the uncompacted export's resume sends other input items than a plain resume (%d and %d bytes)", len(raw), len(plain))
+		for it, n := range got {
+			if want[it] != n {
+				t.Logf("sent %d times (plain resume: %d): %.120s", n, want[it], it)
+			}
+		}
+	}
+	t.Logf("the uncompacted export's resume: %d bytes (the plain resume %d)", len(raw), len(plain))
 	t.Logf("the resumed request: %d input items, the summary at %d", len(body.Input), summaryAt)
 	back := filepath.Join(t.TempDir(), "back")
 	if _, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{path}, Out: back}); err != nil {
@@ -176,4 +170,141 @@ func firstLine(s string) string {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
+}
+
+// exportCodex exports the session's HEAD where Codex looks for session
+// id, and returns the path.
+func exportCodex(ctx context.Context, t *testing.T, session, codexHome, work, id string) string {
+	t.Helper()
+	g, err := dag.Open(session, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	path := export.CodexPath(codexHome, id, time.Now())
+	err = export.WriteFile(path, false, func(w io.Writer) error {
+		_, err := export.Export(ctx, g, w, export.Codex, export.Options{SessionID: id, CWD: work})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// dropEmptyAnnotations removes the empty annotations Codex adds to the
+// output_text parts it recorded itself.
+func dropEmptyAnnotations(item map[string]any) {
+	parts, _ := item["content"].([]any)
+	for _, p := range parts {
+		if m, ok := p.(map[string]any); ok {
+			if a, ok := m["annotations"].([]any); ok && len(a) == 0 {
+				delete(m, "annotations")
+			}
+		}
+	}
+}
+
+func countItems(list []string) map[string]int {
+	n := map[string]int{}
+	for _, s := range list {
+		n[s]++
+	}
+	return n
+}
+
+// lastRequest runs a client command and returns the last Responses request
+// it sent that carries marker.
+func lastRequest(t *testing.T, srv *openai.Server, run func(), marker string) string {
+	t.Helper()
+	before := len(srv.Requests())
+	run()
+	var req string
+	for _, r := range srv.Requests()[before:] {
+		if strings.HasSuffix(r.Path, "/responses") && bytes.Contains(r.Body, []byte(marker)) {
+			req = string(r.Body)
+		}
+	}
+	if req == "" {
+		t.Fatalf("Codex sent no request with %q", marker)
+	}
+	return req
+}
+
+// compareWithPlainResume checks the resumed export's request against a
+// plain resume of the original with the same question (issue 29 item 1).
+// The plain resume sends a prefix before the first covered turn
+// (firstCovered): the base instructions, then the context Codex builds
+// itself (skills, environment). The resumed export must send the same base
+// instructions first, then the summary; every item of that prefix exactly
+// once (Codex adds its own context again to a rollout that records no
+// world state, as an export does, just before the new question); no
+// developer message twice (compared by its first line: a copy may differ
+// in its plan paragraphs); and fewer bytes than the uncompacted request.
+func compareWithPlainResume(t *testing.T, plain, exported string, summaryAt int, firstCovered string) {
+	t.Helper()
+	p, e := inputItems(t, plain), inputItems(t, exported)
+	var prefix []string
+	for _, it := range p {
+		if strings.Contains(it, firstCovered) {
+			break
+		}
+		prefix = append(prefix, it)
+	}
+	t.Logf("plain resume: %d bytes, %d input items (%d before the first covered turn); resumed export: %d bytes, %d input items, the summary at %d",
+		len(plain), len(p), len(prefix), len(exported), len(e), summaryAt)
+	for i, it := range e {
+		t.Logf("resumed export, item %d: %.100s", i, it)
+	}
+	if len(prefix) == 0 || summaryAt != 1 || e[0] != prefix[0] {
+		t.Errorf("the resumed export does not send the plain resume's base instructions and then the summary (summary at %d)", summaryAt)
+	}
+	for _, it := range prefix {
+		if n := count(e, it); n != 1 {
+			t.Errorf("the plain resume's prefix item %.100s is sent %d times", it, n)
+		}
+	}
+	firstLines := map[string]int{}
+	for i, it := range e {
+		if !strings.Contains(it, `"role":"developer"`) {
+			continue
+		}
+		first := strings.SplitN(it, `\n`, 2)[0]
+		if j, dup := firstLines[first]; dup {
+			t.Errorf("developer messages %d and %d are copies of one instruction block (%.100s)", j, i, first)
+		}
+		firstLines[first] = i
+	}
+	if len(exported) >= len(plain) {
+		t.Errorf("the resumed export's request (%d bytes) is not smaller than the uncompacted plain resume's (%d)", len(exported), len(plain))
+	}
+}
+
+// inputItems are a request's input items, re-encoded with sorted keys and
+// without Codex's item bookkeeping (id, status).
+func inputItems(t *testing.T, req string) []string {
+	t.Helper()
+	var body struct{ Input []map[string]any }
+	if err := json.Unmarshal([]byte(req), &body); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, it := range body.Input {
+		delete(it, "id")
+		delete(it, "status")
+		dropEmptyAnnotations(it)
+		b, _ := json.Marshal(it)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
 }

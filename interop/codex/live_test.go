@@ -36,7 +36,7 @@ func TestLive(t *testing.T) {
 	}
 	t.Logf("record.sh took %s", time.Since(start).Round(time.Second))
 	committed := map[string]scenario{}
-	for _, s := range scenarios(t, fixtures) {
+	for _, s := range scenarios(t, fixturesOf(committedVersion(t))) {
 		committed[s.name] = s
 	}
 	fresh := scenarios(t, out)

@@ -23,10 +23,32 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// Version is the pinned client the fixtures were recorded with.
+// Version is the pinned client: record.sh installs it, and its fixtures
+// are the default the live test compares with.
 const Version = "0.169.0"
 
-var fixtures = filepath.Join("..", "..", "testdata", "interop", "codex", Version)
+// Versions are the client versions whose recordings are committed; the
+// oracle runs on each (the pinned one and the newest, docs/INTEROP-codex.md).
+var Versions = []string{Version, "0.171.0"}
+
+// fixturesOf is the committed recordings of client version v.
+func fixturesOf(v string) string {
+	return filepath.Join("..", "..", "testdata", "interop", "codex", v)
+}
+
+// allScenarios is every committed scenario of every version, named
+// "<version>/<scenario>".
+func allScenarios(t *testing.T) []scenario {
+	t.Helper()
+	var out []scenario
+	for _, v := range Versions {
+		for _, s := range scenarios(t, fixturesOf(v)) {
+			s.name = v + "/" + s.name
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // notSent lists the record types the importer may skip, each with why the
 // model never reads it. A skipped type missing here fails the test: decide
@@ -280,7 +302,7 @@ func short(v any) string {
 // every captured request k, render --head (the node before the k-th
 // assistant node) --format responses equals the request's input.
 func TestOracle(t *testing.T) {
-	for _, s := range scenarios(t, fixtures) {
+	for _, s := range allScenarios(t) {
 		t.Run(s.name, func(t *testing.T) { checkRenders(t, s) })
 	}
 }
@@ -404,8 +426,14 @@ func toolsNotRecorded(t *testing.T, s scenario) {
 // as a summary covering everything but the base instructions, and the
 // requests after it render through the summary (TestOracle compares them).
 func TestCompactionSummary(t *testing.T) {
+	for _, v := range Versions {
+		t.Run(v, func(t *testing.T) { compactionSummary(t, v) })
+	}
+}
+
+func compactionSummary(t *testing.T, v string) {
 	var s scenario
-	for _, sc := range scenarios(t, fixtures) {
+	for _, sc := range scenarios(t, fixturesOf(v)) {
 		if sc.name == "compaction" {
 			s = sc
 		}
@@ -450,12 +478,12 @@ func TestCompactionSummary(t *testing.T) {
 	}
 }
 
-// TestEstimate is oracle test 4: estimate runs on every imported scenario
-// and counts the recorded base instructions as system. The model Codex
-// sends (gpt-5.5) is not in this branch's model table, so the test passes
-// the window the transcript records (usage.context_window) as --window.
+// TestEstimate is oracle test 4: estimate runs without flags on every
+// imported scenario, budgets against the window the transcript records
+// (usage.context_window, which beats the model table) and counts the
+// recorded base instructions as system.
 func TestEstimate(t *testing.T) {
-	for _, s := range scenarios(t, fixtures) {
+	for _, s := range allScenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
 			dir := importScenario(t, s)
 			nodes := spine(t, dir)
@@ -476,7 +504,7 @@ func TestEstimate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := must(t, "estimate", dir, "--json", "--window", fmt.Sprint(window))
+			out := must(t, "estimate", dir, "--json")
 			var est struct {
 				Window     int64          `json:"window"`
 				Categories map[string]int `json:"categories"`

@@ -8,20 +8,26 @@
 # Usage: interop/codex/record.sh [scenario...]   (default: all)
 # Env:   OUT=dir   write there instead of testdata (the live test does this)
 #        KEEP=1    keep the temporary directory for inspection
+#        CTXFOLD_CODEX_BIN=path   record with that client (a newer one) instead
+#                  of the pinned one; the fixtures go under its version
 set -euo pipefail
 
-VERSION=0.169.0
+VERSION=0.169.0 # the pinned client
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -n "${CTXFOLD_CODEX_BIN:-}" ]; then
+	CODEX=$CTXFOLD_CODEX_BIN
+	VERSION=$("$CODEX" --version | sed 's/^codex-cli //')
+else
+	CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
+	CODEX=$CACHE/node_modules/.bin/codex
+	if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
+		mkdir -p "$CACHE"
+		npm install --no-audit --no-fund --prefix "$CACHE" "@openai/codex@$VERSION" >&2
+	fi
+fi
 OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
-CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/codex-$VERSION
-CODEX=$CACHE/node_modules/.bin/codex
 ALL="chat tool tool-error parallel compaction reasoning fork subagent patch"
 SCENARIOS=${*:-$ALL}
-
-if [ ! -x "$CODEX" ] || [ "$("$CODEX" --version 2>/dev/null)" != "codex-cli $VERSION" ]; then
-	mkdir -p "$CACHE"
-	npm install --no-audit --no-fund --prefix "$CACHE" "@openai/codex@$VERSION" >&2
-fi
 
 TMP=$(mktemp -d /tmp/ctxfold-codex-XXXXXX)
 FAKEPID=

@@ -36,6 +36,7 @@ func TestLive(t *testing.T) {
 		t.Fatalf("record.sh: %v\n%s", err, log.String())
 	}
 	t.Logf("recorded in %s:\n%s", time.Since(start).Round(time.Second), log.String())
+	checkNoInstallPath(t, out)
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			fresh, committed := filepath.Join(out, sc), filepath.Join(recordings, sc)

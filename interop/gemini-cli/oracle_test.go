@@ -107,6 +107,16 @@ func sessionFile(t *testing.T, dir string) string {
 // like the compression's acknowledgement, answers none).
 func answers(t *testing.T, file string) []string {
 	t.Helper()
+	out, _ := answersAndCompression(t, file)
+	return out
+}
+
+// answersAndCompression is answers, and the ones the client wrote before
+// its compression (a rewritten list holding a <state_snapshot>): those
+// requests were made from the uncompressed history, which render --raw
+// shows, as Claude Code's oracle does for requests before /compact.
+func answersAndCompression(t *testing.T, file string) (ids []string, beforeCompression map[string]bool) {
+	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
@@ -114,23 +124,79 @@ func answers(t *testing.T, file string) []string {
 	defer f.Close()
 	var out []string
 	seen := map[string]bool{}
+	before := map[string]bool{}
+	compressed := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
-		var rec struct{ ID, Type string }
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Type == "gemini" && !seen[rec.ID] {
+		var rec struct {
+			ID, Type string
+			Set      *struct{ Messages []json.RawMessage } `json:"$set"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		if rec.Set != nil && bytes.Contains(sc.Bytes(), []byte(`"text":"<state_snapshot>`)) {
+			compressed = true
+		}
+		if rec.Type == "gemini" && !seen[rec.ID] {
 			seen[rec.ID] = true
 			out = append(out, rec.ID)
+			before[rec.ID] = !compressed
 		}
 	}
-	return out
+	return out, before
+}
+
+// checkCompactionCommands: graph and audit see the compression as the
+// session's active summary, as they see Claude Code's and Codex's.
+func checkCompactionCommands(t *testing.T, sess string) {
+	t.Helper()
+	out, errOut, code := ctxfold(t, "graph", "--json", sess)
+	var g struct {
+		ActiveSummaryID string `json:"active_summary_id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &g) != nil || g.ActiveSummaryID == "" {
+		t.Errorf("graph --json: exit %d, no active summary: %s", code, errOut)
+	}
+	out, errOut, code = ctxfold(t, "audit", "--json", sess)
+	var a struct {
+		Summaries []struct {
+			CoveredNodes int `json:"covered_nodes"`
+		} `json:"summaries"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Summaries) != 1 || a.Summaries[0].CoveredNodes == 0 {
+		t.Errorf("audit --json: exit %d, summaries %+v: %s", code, a.Summaries, errOut)
+	}
+}
+
+// snapshotIn reports whether the client compressed its history in file.
+func snapshotIn(t *testing.T, file string) bool {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(data, []byte(`"text":"<state_snapshot>`))
+}
+
+// compressed reports whether the session holds a summary node (the
+// client's compression).
+func compressed(nodes map[string]node) bool {
+	for _, n := range nodes {
+		if n.Metadata.Compaction {
+			return true
+		}
+	}
+	return false
 }
 
 type node struct {
-	ID          string  `json:"id"`
-	Predecessor *string `json:"predecessor"`
-	Caller      string  `json:"caller"`
-	ToolCalls   []any   `json:"tool_calls"`
+	Metadata    struct{ Compaction bool } `json:"metadata"`
+	ID          string                    `json:"id"`
+	Predecessor *string                   `json:"predecessor"`
+	Caller      string                    `json:"caller"`
+	ToolCalls   []any                     `json:"tool_calls"`
 }
 
 func readNodes(t *testing.T, dir string) map[string]node {
@@ -250,7 +316,7 @@ func oracle(t *testing.T, dir string) {
 	// 2. The render at the last node each main-model request read equals
 	// the request's contents.
 	reqs, agentReqs := mainRequests(t, dir, readRequests(t, dir))
-	ans := answers(t, file)
+	ans, beforeCompression := answersAndCompression(t, file)
 	if len(ans) != len(reqs) {
 		t.Fatalf("%d model answers in the transcript for %d main-model requests", len(ans), len(reqs))
 	}
@@ -266,6 +332,12 @@ func oracle(t *testing.T, dir string) {
 	}
 	reqs, ans = append(reqs, agentReqs...), append(ans, agentAns...)
 	nodes := readNodes(t, sess)
+	if snapshotIn(t, file) != compressed(nodes) {
+		t.Errorf("the client's compression (a <state_snapshot> list: %v) and the imported summary nodes (%v) disagree", snapshotIn(t, file), compressed(nodes))
+	}
+	if compressed(nodes) {
+		checkCompactionCommands(t, sess)
+	}
 	for k, req := range reqs {
 		a, ok := nodes[ans[k]]
 		if !ok || a.Predecessor == nil {
@@ -278,7 +350,11 @@ func oracle(t *testing.T, dir string) {
 		if calls != (len(a.ToolCalls) > 0) {
 			t.Errorf("request %d (%s): answer %s has %d tool calls", req.Seq, req.Kind, a.ID, len(a.ToolCalls))
 		}
-		out, errOut, code := ctxfold(t, "render", sess, "--head", *a.Predecessor, "--format", "gemini")
+		args := []string{"render", sess, "--head", *a.Predecessor, "--format", "gemini"}
+		if beforeCompression[a.ID] && compressed(nodes) {
+			args = append(args, "--raw")
+		}
+		out, errOut, code := ctxfold(t, args...)
 		if code != 0 {
 			t.Fatalf("render --head %s: exit %d: %s", *a.Predecessor, code, errOut)
 		}
@@ -311,6 +387,37 @@ func oracle(t *testing.T, dir string) {
 	var est map[string]any
 	if err := json.Unmarshal([]byte(out), &est); err != nil {
 		t.Fatalf("estimate --json: %v\n%s", err, out)
+	}
+}
+
+// TestFixturesCarryNoInstallPath: the system prompt names the CLI's
+// built-in skills by their path under the installed package; record.sh
+// replaces that directory (issue 29 #8), so no fixture says where the
+// recording machine installed the client.
+func TestFixturesCarryNoInstallPath(t *testing.T) {
+	checkNoInstallPath(t, recordings)
+}
+
+func checkNoInstallPath(t *testing.T, root string) {
+	t.Helper()
+	n := 0
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if i := bytes.Index(data, []byte("node_modules/@google/gemini-cli")); i >= 0 {
+			start := max(0, i-60)
+			t.Errorf("%s carries the client's install path: …%s…", p, data[start:i+31])
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("%d files under %s: %v", n, root, err)
 	}
 }
 

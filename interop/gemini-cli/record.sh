@@ -12,18 +12,27 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
 
-VERSION=0.61.0
-CLI_DIR=${CTXFOLD_GEMINI_CLI_DIR:-${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/gemini-cli-$VERSION}
-OUT=${OUT:-$repo/testdata/interop/gemini-cli/$VERSION}
+VERSION=0.61.0 # the pinned client
 # Every client run is bounded; a hung client fails the recording.
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 
-gemini_bin=$CLI_DIR/node_modules/.bin/gemini
-if [ ! -x "$gemini_bin" ] || [ "$("$gemini_bin" --version 2>/dev/null)" != "$VERSION" ]; then
-  echo "installing @google/gemini-cli@$VERSION under $CLI_DIR" >&2
-  mkdir -p "$CLI_DIR"
-  npm install --prefix "$CLI_DIR" --no-audit --no-fund --silent "@google/gemini-cli@$VERSION" >/dev/null
+if [ -n "${CTXFOLD_GEMINI_BIN:-}" ]; then
+  # A given client (a newer one): the fixtures go under its version.
+  gemini_bin=$CTXFOLD_GEMINI_BIN
+  VERSION=$("$gemini_bin" --version)
+else
+  CLI_DIR=${CTXFOLD_GEMINI_CLI_DIR:-${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/gemini-cli-$VERSION}
+  gemini_bin=$CLI_DIR/node_modules/.bin/gemini
+  if [ ! -x "$gemini_bin" ] || [ "$("$gemini_bin" --version 2>/dev/null)" != "$VERSION" ]; then
+    echo "installing @google/gemini-cli@$VERSION under $CLI_DIR" >&2
+    mkdir -p "$CLI_DIR"
+    npm install --prefix "$CLI_DIR" --no-audit --no-fund --silent "@google/gemini-cli@$VERSION" >/dev/null
+  fi
 fi
+OUT=${OUT:-$repo/testdata/interop/gemini-cli/$VERSION}
+# The installed package (its bin links to <package>/bundle/gemini.js): the
+# system prompt names its built-in skills by path, which normalize replaces.
+client_pkg=$(cd "$(dirname "$(readlink -f "$gemini_bin")")/.." && pwd)
 
 work=$(mktemp -d /tmp/ctxfold-gemini.XXXXXXXX)
 fake_pid=
@@ -70,7 +79,7 @@ gem_command() {
 finish() {
   kill "$fake_pid"; wait "$fake_pid" 2>/dev/null || true; fake_pid=
   chats=$(find "$root/home/.gemini/tmp" -maxdepth 2 -type d -name chats | head -1)
-  "$work/normalize" -root "$root" -chats "$chats" -requests "$root/requests.jsonl" -out "$OUT/$name" -blobs "$OUT/blobs" \
+  "$work/normalize" -client "$client_pkg" -root "$root" -chats "$chats" -requests "$root/requests.jsonl" -out "$OUT/$name" -blobs "$OUT/blobs" \
     -checkpoints "$(dirname "$chats")"
   echo "recorded $name: $(wc -l <"$OUT/$name/requests.jsonl") requests" >&2
 }

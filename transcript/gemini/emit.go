@@ -89,9 +89,16 @@ func parseParts(raw, parts json.RawMessage) []part {
 // one's predecessor (the last node of the message before it) exists.
 func (fo *fold) emit() error {
 	tails := make([]string, len(fo.msgs))
+	emitted := make([][]string, len(fo.msgs))
 	answered := fo.answeredCalls()
 	model := ""
 	for i, m := range fo.msgs {
+		if done, err := fo.emitCompression(m, tails, emitted, i); done || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		pred := ""
 		if m.pred >= 0 {
 			pred = tails[m.pred]
@@ -124,6 +131,9 @@ func (fo *fold) emit() error {
 			return err
 		}
 		tails[i] = pred
+		for _, n := range nodes {
+			emitted[i] = append(emitted[i], n.ID)
+		}
 	}
 	if fo.sub {
 		return nil

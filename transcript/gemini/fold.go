@@ -14,9 +14,11 @@ import (
 )
 
 // read folds one file; used holds the node ids taken so far (shared by a
-// session and its sub-agents, which land in one session).
-func read(ctx context.Context, file string, opts Options, used map[string]int) (*fold, map[[3]string]int, error) {
-	fo := &fold{file: file, byID: map[string]int{}, used: used, agents: map[string]string{}}
+// session and its sub-agents, which land in one session). A sub-agent's
+// file (subagent) sits in a caller subtree, where no summary node may be,
+// so its compressions stay rewrites (a branch).
+func read(ctx context.Context, file string, opts Options, used map[string]int, subagent bool) (*fold, map[[3]string]int, error) {
+	fo := &fold{file: file, byID: map[string]int{}, used: used, agents: map[string]string{}, inSubtree: subagent}
 	// Gemini CLI replays the whole file before the conversation exists, and
 	// so does this importer: the records are folded first, then emitted.
 	f, err := os.Open(file)
@@ -219,6 +221,9 @@ func (fo *fold) sync(raw json.RawMessage, line int, count func(string, string, s
 	if k > 0 {
 		count("$set", transcript.OutcomeMerged, "the client's rewritten message list repeats imported messages: their latest form replaces them")
 	}
+	if fo.compress(full, k, msgs, ids, line, count) {
+		return nil
+	}
 	fo.path, fo.cut = full[:k:k], append([]int(nil), full[k:]...)
 	if k < len(msgs) {
 		fo.settle(count)
@@ -352,6 +357,16 @@ func (fo *fold) upsert(m map[string]json.RawMessage, line int, count func(string
 // one id twice: Gemini CLI 0.61 repeats a resumed function response, and
 // sends both).
 func (fo *fold) add(id string, m map[string]json.RawMessage, line int) {
+	pred := -1
+	if len(fo.path) > 0 {
+		pred = fo.path[len(fo.path)-1]
+	}
+	fo.path = append(fo.path, fo.newMessage(id, m, line, pred))
+}
+
+// newMessage records a message after message pred (-1: a root) and
+// returns its index; it does not touch the current list.
+func (fo *fold) newMessage(id string, m map[string]json.RawMessage, line, pred int) int {
 	raw, _ := json.Marshal(m)
 	key := input.ID(id, fmt.Sprintf("g%d", line))
 	if n := fo.used[key]; n > 0 {
@@ -360,11 +375,7 @@ func (fo *fold) add(id string, m map[string]json.RawMessage, line int) {
 	} else {
 		fo.used[key] = 1
 	}
-	pred := -1
-	if len(fo.path) > 0 {
-		pred = fo.path[len(fo.path)-1]
-	}
 	fo.msgs = append(fo.msgs, &message{key: key, id: id, raw: raw, line: line, pred: pred})
 	fo.byID[id] = len(fo.msgs) - 1
-	fo.path = append(fo.path, len(fo.msgs)-1)
+	return len(fo.msgs) - 1
 }

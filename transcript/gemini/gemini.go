@@ -130,6 +130,11 @@ type message struct {
 	// pred is the index of the message before it (-1 for the first).
 	pred    int
 	rewound bool
+	// covers marks the summary of the client's compression: the messages
+	// it compressed (compress.go); ack marks the model's acknowledgement
+	// the client sends after it, which the summary node carries.
+	covers []int
+	ack    bool
 }
 
 type fold struct {
@@ -139,6 +144,9 @@ type fold struct {
 	// HEAD or the model.
 	sub    bool
 	caller string
+	// inSubtree marks a sub-agent's file at fold time: its nodes will
+	// carry a caller, and a summary node may not.
+	inSubtree bool
 	// agents maps a sub-agent's session id (toolCalls[].agentId) to the
 	// node whose call started it.
 	agents  map[string]string
@@ -167,7 +175,7 @@ func (fo *fold) settle(count func(string, string, string)) {
 }
 
 func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget, attached map[string]bool) error {
-	fo, counts, err := read(ctx, file, opts, map[string]int{})
+	fo, counts, err := read(ctx, file, opts, map[string]int{}, false)
 	if err != nil {
 		return err
 	}
@@ -185,7 +193,7 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		return err
 	}
 	for _, sub := range subagentFiles(file, fo.session) {
-		sf, counts, err := read(ctx, sub, opts, fo.used)
+		sf, counts, err := read(ctx, sub, opts, fo.used, true)
 		if err != nil {
 			return err
 		}

@@ -123,26 +123,63 @@ func TestInteropResumeIsNoBranch(t *testing.T) {
 }
 
 // Gemini CLI's compression rewrites the list: the snapshot and its
-// acknowledgement, then the kept turn under new ids. The old messages stay
-// as a branch; HEAD's spine is what the client sends next.
+// acknowledgement, then the kept turn under new ids. It imports as the
+// client's own compaction (issue 29 #10), as Claude Code's and Codex's do:
+// one summary node covering the compressed turns, carrying the contents
+// sent in their place; the spine is what the client sent before, the kept
+// turn stays on it, and nothing becomes a branch.
 func TestInteropCompression(t *testing.T) {
 	c := session(t, "compression")
 	sp := spine(c)
-	if len(sp) != 7 || !strings.HasPrefix(sp[1].Content.Text, "<state_snapshot>") || sp[2].Content.Text != "Got it. Thanks for the additional context!" {
-		t.Fatalf("spine %+v", sp)
+	var texts []string
+	for _, n := range sp {
+		texts = append(texts, string(n.Role)+":"+firstLine(n.Content.PlainText()))
 	}
-	if len(sp[4].ToolCalls) != 1 || sp[5].ToolCallID != sp[4].ToolCalls[0].ID {
-		t.Errorf("kept call (only a functionCall part after the rewrite) %+v / %+v", sp[4], sp[5])
+	want := "user:<session_context> user:List the files here. RUN: ls -1 assistant: tool:<untrusted_context> " +
+		"assistant:The command run_shell_command returned: Output: notes.txt user:Now read the notes. RUN: cat notes.txt " +
+		"assistant: tool:<untrusted_context> assistant:The command run_shell_command returned: Output: hello from the interop fixture"
+	if got := strings.Join(texts, " "); got != want {
+		t.Fatalf("spine\n got %s\nwant %s", got, want)
 	}
-	rewound := 0
+	if len(sp[6].ToolCalls) != 1 || sp[7].ToolCallID != sp[6].ToolCalls[0].ID {
+		t.Errorf("kept call (only a functionCall part after the rewrite) %+v / %+v", sp[6], sp[7])
+	}
+	var summaries []transcript.Node
 	for _, n := range c.Nodes {
-		if string(n.Metadata["gemini_rewound"]) == "true" {
-			rewound++
+		if n.IsSummary() {
+			summaries = append(summaries, n)
+		}
+		if n.Metadata["gemini_rewound"] != nil {
+			t.Errorf("node %s is flagged rewound: a compression is no branch", n.ID)
 		}
 	}
-	if rewound != len(c.Nodes)-len(sp) || tips(c) != 2 {
-		t.Errorf("%d rewound of %d off-spine nodes, %d tips", rewound, len(c.Nodes)-len(sp), tips(c))
+	if len(summaries) != 1 {
+		t.Fatalf("%d summary nodes, want 1", len(summaries))
 	}
+	s := summaries[0]
+	var covered []string
+	for _, n := range sp[1:5] {
+		covered = append(covered, n.ID)
+	}
+	if got := s.CoversIDs(); strings.Join(got, " ") != strings.Join(covered, " ") || s.Predecessor != sp[0].ID {
+		t.Errorf("summary covers %v after %s, want %v after %s", got, s.Predecessor, covered, sp[0].ID)
+	}
+	if !strings.HasPrefix(s.Content.PlainText(), transcript.SummaryPrefix+"<state_snapshot>") {
+		t.Errorf("summary text %.80q", s.Content.PlainText())
+	}
+	var contents []struct {
+		Role  string
+		Parts []map[string]any
+	}
+	if err := json.Unmarshal(s.Metadata[transcript.MetaGeminiContents], &contents); err != nil || len(contents) != 2 ||
+		contents[0].Role != "user" || contents[1].Role != "model" || contents[1].Parts[0]["text"] != "Got it. Thanks for the additional context!" {
+		t.Errorf("gemini_contents %s (%v)", s.Metadata[transcript.MetaGeminiContents], err)
+	}
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
 
 // A call kept only as a functionCall part, answered by a user message

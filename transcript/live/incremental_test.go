@@ -47,7 +47,13 @@ func TestIncrementalRefreshes(t *testing.T) { checkRefreshes(t, sharedTranscript
 // calls, a sub-agent's caller file left aside).
 func TestIncrementalRefreshesRealClients(t *testing.T) {
 	var files []string
-	for _, pat := range []string{"claude-code/*/*/transcript/*.jsonl", "codex/*/*/*.jsonl"} {
+	// The pinned clients' recordings; the newer versions' (the same record
+	// types, docs/INTEROP.md) only in the long run.
+	pats := []string{"claude-code/2.1.328/*/transcript/*.jsonl", "codex/0.169.0/*/*.jsonl"}
+	if os.Getenv("CTXFOLD_LONG") == "1" {
+		pats = []string{"claude-code/*/*/transcript/*.jsonl", "codex/*/*/*.jsonl"}
+	}
+	for _, pat := range pats {
 		m, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "interop", pat))
 		files = append(files, m...)
 	}

@@ -31,6 +31,7 @@ func main() {
 	out := flag.String("out", "", "the scenario's fixture directory")
 	blobs := flag.String("blobs", "", "where shared system instructions and tool declarations go")
 	checkpoints := flag.String("checkpoints", "", "the CLI's project directory, whose checkpoint-*.json (/chat save) are kept too")
+	flag.StringVar(&clientDir, "client", "", "the CLI's installed package directory (replaced by "+clientPlaceholder+"): its built-in skills' paths are in the system prompt")
 	flag.Parse()
 	if err := run(*root, *chats, *reqs, *out, *blobs, *checkpoints); err != nil {
 		fmt.Fprintln(os.Stderr, "normalize:", err)
@@ -64,7 +65,17 @@ func (m *mapper) id(kind, old string, format func(int) string) string {
 	return v
 }
 
+// clientDir is where the CLI is installed on this machine; the system
+// prompt names its built-in skills by path, which the fixtures must not
+// carry (issue 29 #8).
+var clientDir string
+
+const clientPlaceholder = "/interop/gemini-cli"
+
 func (m *mapper) text(b []byte, root string) []byte {
+	if clientDir != "" {
+		b = bytes.ReplaceAll(b, []byte(clientDir), []byte(clientPlaceholder))
+	}
 	if root != "" {
 		b = bytes.ReplaceAll(b, []byte(root), []byte("/tmp/ctxfold-interop"))
 	}
