@@ -219,10 +219,10 @@ type StatusInput struct{}
 
 // StatusOutput is context_status' result.
 type StatusOutput struct {
-	File          string  `json:"file"`
-	Model         string  `json:"model"`
-	Window        int     `json:"window"`
-	InputBudget   int     `json:"input_budget"`
+	File        string `json:"file"`
+	Model       string `json:"model"`
+	Window      int    `json:"window"`
+	InputBudget int    `json:"input_budget"`
 	// Tokens is what BudgetPct measures: calibrated on the client's
 	// recorded usage when Basis is "calibrated" (estimate.StatusOf).
 	Tokens        int     `json:"tokens"`
