@@ -184,3 +184,35 @@ func TestUnknownEventDoesNothing(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
+
+// What Claude Code really sent to its hooks in the acceptance run
+// (interop/claude-code/hooks.sh): every input parses, in the order the
+// hook relies on — PreCompact, SessionStart compact and PostCompact before
+// the record is written, the next prompt's UserPromptSubmit after.
+func TestRecordedHookInputs(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "hook", "claude-code", "*", "hook-inputs", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no recorded hook inputs")
+	}
+	var order []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := Parse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if in.TranscriptPath == "" || in.SessionID == "" {
+			t.Fatalf("%s: %+v", f, in)
+		}
+		if strings.Contains(f, "2.1.328") {
+			order = append(order, in.Event)
+		}
+	}
+	got := strings.Join(order, ",")
+	if !strings.Contains(got, "PreCompact,SessionStart,PostCompact,UserPromptSubmit") {
+		t.Fatalf("recorded order %s", got)
+	}
+}
