@@ -18,5 +18,5 @@ got=$("$client" --version | cut -d' ' -f1)
 out=testdata/hook/claude-code/$got
 rm -rf "$out" && mkdir -p "$out"
 CTXFOLD_CLAUDE_BIN=$client CTXFOLD_HOOKS_RECORD=$PWD/$out CTXFOLD_INTEROP_LIVE=1 \
-	go test ./interop/claude-code -run 'TestLiveHooks$' -count=1 -v | grep -E 'ctxfold:|PASS|FAIL|ok'
+	go test ./interop/claude-code -run 'TestLiveHooks$' -count=1 -v | grep -E 'planted facts|^(--- )?(PASS|FAIL)|^ok'
 echo "wrote $out"
