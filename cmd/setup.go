@@ -20,6 +20,7 @@ type setupOptions struct {
 	Scope     setup.Scope
 	Home      string
 	Project   string
+	CodexHome string
 	Command   string
 	DryRun    bool
 	Uninstall bool
@@ -30,7 +31,7 @@ func newSetupCmd(f *Factory) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}
 	var user, project bool
 	cmd := &cobra.Command{
-		Use:   "setup claude-code",
+		Use:   "setup claude-code|codex",
 		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
 		Long: `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
 
@@ -50,14 +51,22 @@ nothing. --uninstall removes exactly ctxfold's entries: when the file is
 otherwise as it was at install time, the backup's bytes come back; otherwise
 ctxfold's entries are taken out and the file is re-indented as Claude Code
 writes it (two spaces). A file that is not valid JSON is left untouched and
-named with its line. --dry-run prints the change as a diff and writes nothing.` +
+named with its line. --dry-run prints the change as a diff and writes nothing.
+
+codex (--user only): $CODEX_HOME/hooks.json (else ~/.codex) gets the same
+hooks ('ctxfold hook --client Codex' on PreCompact, PostCompact, SessionStart,
+UserPromptSubmit), merged as above; config.toml gets a marked block with
+[mcp_servers.ctxfold] appended, which --uninstall removes (the original bytes
+come back). Codex runs new hooks only after the user trusted them when it
+asks at its next interactive start; setup cannot do that for the user.` +
 			exitStatusHelp("  setup: 2 a settings file is not valid JSON, a link or unreadable (nothing written)"),
 		Example: `  ctxfold setup claude-code --dry-run
   ctxfold setup claude-code
   ctxfold setup claude-code --project --dir ~/src/app
-  ctxfold setup claude-code --uninstall`,
+  ctxfold setup claude-code --uninstall
+  ctxfold setup codex`,
 		Args:      exactArgs(1),
-		ValidArgs: []string{"claude-code"},
+		ValidArgs: []string{"claude-code", "codex"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Client = args[0]
 			if user && project {
@@ -68,6 +77,9 @@ named with its line. --dry-run prints the change as a diff and writes nothing.` 
 				opts.Scope = setup.ScopeProject
 			}
 			opts.Home = f.Getenv("HOME")
+			if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
+				opts.CodexHome = filepath.Join(opts.Home, ".codex")
+			}
 			if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
 				return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
 			}
@@ -121,8 +133,11 @@ func runSetup(opts *setupOptions) error {
 	case "claude-code":
 		changes, err = setup.ClaudeCode(setup.Options{Scope: opts.Scope, Home: opts.Home, Project: opts.Project,
 			Command: opts.Command, Uninstall: opts.Uninstall})
+	case "codex":
+		changes, err = setup.Codex(setup.Options{Scope: opts.Scope, Home: opts.Home, Command: opts.Command,
+			Uninstall: opts.Uninstall}, opts.CodexHome)
 	default:
-		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code)", opts.Client)}
+		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code or codex)", opts.Client)}
 	}
 	if err != nil {
 		return err
@@ -145,6 +160,9 @@ func runSetup(opts *setupOptions) error {
 	}
 	for _, c := range changes {
 		writeSetupChange(opts.IO.Out, c, opts.DryRun)
+	}
+	if opts.Client == "codex" && !opts.Uninstall && !opts.DryRun {
+		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: Codex runs new hooks only once you trust them: review them when Codex asks at its next interactive start; 'codex exec' runs untrusted hooks only with --dangerously-bypass-hook-trust (docs/HOOKS.md)")
 	}
 	return nil
 }

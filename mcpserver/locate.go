@@ -41,6 +41,9 @@ func (l Locate) file() (string, error) {
 	if t := getenv("CTXFOLD_TRANSCRIPT"); t != "" {
 		return t, nil
 	}
+	if getenv("CTXFOLD_CLIENT") == "codex" {
+		return l.codexRollout(getenv)
+	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {
 		if m, _ := filepath.Glob(filepath.Join(projects, "*", id+".jsonl")); len(m) > 0 {
@@ -92,4 +95,28 @@ func slug(dir string) string {
 		}
 	}
 	return b.String()
+}
+
+// codexRollout is the most recently written rollout of Codex's sessions
+// folder ($CODEX_HOME/sessions, else ~/.codex/sessions): the session that
+// started the server writes it.
+func (l Locate) codexRollout(getenv func(string) string) (string, error) {
+	home := getenv("CODEX_HOME")
+	if home == "" {
+		home = filepath.Join(l.Home, ".codex")
+	}
+	best, bestTime := "", int64(0)
+	_ = filepath.WalkDir(filepath.Join(home, "sessions"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().UnixNano() > bestTime {
+			best, bestTime = p, fi.ModTime().UnixNano()
+		}
+		return nil
+	})
+	if best == "" {
+		return "", errNoTranscript
+	}
+	return best, nil
 }

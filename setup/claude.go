@@ -10,7 +10,7 @@ import (
 // the turns about to be folded, SessionStart compact and PostCompact note
 // the compaction, UserPromptSubmit injects what its summary dropped once
 // the record is in the transcript.
-var claudeHooks = []struct{ event, matcher string }{
+var claudeHooks = []hookSpec{
 	{"PreCompact", ""},
 	{"SessionStart", "compact"},
 	{"PostCompact", ""},
@@ -72,32 +72,7 @@ func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) []strin
 		}{"command", bin + " statusline", 0}))
 		did = append(did, "added the status line")
 	}
-	hooks, _ := o.child("hooks")
-	changed := false
-	for _, h := range claudeHooks {
-		groups := array(hooks.vals[h.event])
-		kept, found := dropOurHooks(groups, bin)
-		switch {
-		case remove && found:
-			did = append(did, "removed the "+h.event+" hook")
-			groups = kept
-		case !remove && !found:
-			groups = append(groups, marshal(hookGroup{Matcher: h.matcher,
-				Hooks: []hookCommand{{Type: "command", Command: bin + " hook", Timeout: hookTimeout}}}))
-			did = append(did, "added the "+h.event+" hook")
-		default:
-			continue
-		}
-		changed = true
-		if len(groups) == 0 {
-			hooks.del(h.event)
-		} else {
-			hooks.set(h.event, rawArray(groups))
-		}
-	}
-	if changed {
-		setOrDrop(o, "hooks", hooks)
-	}
+	did = append(did, mergeHooks(o, bin, bin+" hook", remove, claudeHooks)...)
 	if approveMCP {
 		did = append(did, mergeList(o, "enabledMcpjsonServers", ServerName, remove)...)
 	}
@@ -133,6 +108,44 @@ func mergeList(o *object, key, item string, remove bool) []string {
 		return []string{"removed " + item + " from " + key}
 	}
 	return []string{"added " + item + " to " + key}
+}
+
+// hookSpec is one hook ctxfold installs: the event and its matcher.
+type hookSpec struct{ event, matcher string }
+
+// mergeHooks adds (or removes) ctxfold's command hook (command, recognised
+// by bin and the hook sub-command) for each event under
+// the object's "hooks" key: Claude Code's settings.json and Codex's
+// hooks.json share the layout (event → matcher groups → command hooks).
+func mergeHooks(o *object, bin, command string, remove bool, specs []hookSpec) []string {
+	var did []string
+	hooks, _ := o.child("hooks")
+	changed := false
+	for _, h := range specs {
+		groups := array(hooks.vals[h.event])
+		kept, found := dropOurHooks(groups, bin)
+		switch {
+		case remove && found:
+			did = append(did, "removed the "+h.event+" hook")
+			groups = kept
+		case !remove && !found:
+			groups = append(groups, marshal(hookGroup{Matcher: h.matcher,
+				Hooks: []hookCommand{{Type: "command", Command: command, Timeout: hookTimeout}}}))
+			did = append(did, "added the "+h.event+" hook")
+		default:
+			continue
+		}
+		changed = true
+		if len(groups) == 0 {
+			hooks.del(h.event)
+		} else {
+			hooks.set(h.event, rawArray(groups))
+		}
+	}
+	if changed {
+		setOrDrop(o, "hooks", hooks)
+	}
+	return did
 }
 
 // dropOurHooks returns the matcher groups without ctxfold's hook commands

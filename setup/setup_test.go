@@ -222,3 +222,50 @@ func TestProjectScopeAndOwnStatusLine(t *testing.T) {
 		t.Fatal("uninstall left the .mcp.json setup created")
 	}
 }
+
+func TestCodexInstallIdempotentUninstall(t *testing.T) {
+	codexHome := filepath.Join(t.TempDir(), ".codex")
+	_ = os.MkdirAll(codexHome, 0o755)
+	cfg := "model = \"gpt-5.5\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"" // no final newline
+	hooksJSON := `{"hooks":{"PreCompact":[{"hooks":[{"type":"command","command":"notify"}]}]}}`
+	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600)
+	_ = os.WriteFile(filepath.Join(codexHome, "hooks.json"), []byte(hooksJSON), 0o600)
+	o := Options{Scope: ScopeUser, Command: "/opt/ctxfold"}
+	run := func(o Options) []*Change {
+		cs, err := Codex(o, codexHome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Apply(cs); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	run(o)
+	got, _ := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+	if !strings.HasPrefix(string(got), cfg+"\n") || !strings.Contains(string(got), `command = "/opt/ctxfold"`) {
+		t.Fatalf("config.toml:\n%s", got)
+	}
+	h := decode(t, filepath.Join(codexHome, "hooks.json"))["hooks"].(map[string]any)
+	pre, _ := json.Marshal(h["PreCompact"])
+	if !strings.Contains(string(pre), "notify") || !strings.Contains(string(pre), "/opt/ctxfold hook --client Codex") || h["SessionStart"] == nil {
+		t.Fatalf("hooks.json: %v", h)
+	}
+	for _, c := range run(o) {
+		if c.Action != "unchanged" {
+			t.Fatalf("second run changed %s", c.Path)
+		}
+	}
+	o.Uninstall = true
+	run(o)
+	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); string(b) != cfg {
+		t.Fatalf("config.toml after uninstall:\n%q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(codexHome, "hooks.json")); string(b) != hooksJSON {
+		t.Fatalf("hooks.json after uninstall:\n%s", b)
+	}
+	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \n"), 0o600)
+	if _, err := Codex(Options{Scope: ScopeUser}, codexHome); err == nil || !strings.Contains(err.Error(), "not valid TOML") {
+		t.Fatalf("bad TOML accepted: %v", err)
+	}
+}
