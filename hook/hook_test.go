@@ -172,9 +172,11 @@ func TestParseRejectsBadInput(t *testing.T) {
 			t.Errorf("Parse(%.20q) accepted", in)
 		}
 	}
-	in, err := Parse([]byte(`{"hook_event_name":"pre_compact","transcript_path":"x"}`))
-	if err != nil || in.Event != EventPreCompact {
-		t.Fatalf("snake-case event: %+v %v", in, err)
+	for _, name := range []string{"pre_compact", "PreCompress"} {
+		in, err := Parse([]byte(`{"hook_event_name":"` + name + `","transcript_path":"x"}`))
+		if err != nil || in.Event != EventPreCompact {
+			t.Fatalf("%s: %+v %v", name, in, err)
+		}
 	}
 }
 

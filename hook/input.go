@@ -62,7 +62,7 @@ func Parse(b []byte) (Input, error) {
 // (snake case or lower case as some clients write them).
 func normalEvent(e string) string {
 	switch strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(e, "_", ""), "-", "")) {
-	case "precompact":
+	case "precompact", "precompress": // Gemini CLI 0.61 names it PreCompress
 		return EventPreCompact
 	case "postcompact":
 		return EventPostCompact
