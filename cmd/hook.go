@@ -77,7 +77,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 	})
 	fl := cmd.Flags()
 	fl.StringVar(&opts.CacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
-	fl.DurationVar(&opts.Timeout, "timeout", 20*time.Second, "give up (printing nothing) after this long")
+	fl.DurationVar(&opts.Timeout, "timeout", 50*time.Second, "give up (printing nothing) after this long")
 	fl.IntVar(&opts.Budget, "budget", 0, "tokens the injected facts may take (default --budget-share of the window)")
 	fl.Float64Var(&opts.Share, "budget-share", 100*hook.DefaultBudgetShare, "percentage of the model's window the injected facts may take when --budget is not given")
 	fl.StringVar(&opts.Model, "model", "", "model whose window and tokenizer size the budget (default the hook's, else the session's)")
@@ -102,7 +102,7 @@ func runHook(ctx context.Context, opts *hookOptions) {
 // the deadline is abandoned (the process exits right after).
 func hookOutput(ctx context.Context, opts *hookOptions) (out []byte, err error) {
 	if opts.Timeout <= 0 {
-		opts.Timeout = 20 * time.Second
+		opts.Timeout = 50 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()

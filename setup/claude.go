@@ -31,8 +31,8 @@ type hookCommand struct {
 }
 
 // hookTimeout is the seconds Claude Code gives the hook; ctxfold hook
-// bounds itself below it (--timeout 20s).
-const hookTimeout = 30
+// bounds itself below it (--timeout 50s by default).
+const hookTimeout = 60
 
 // ServerName is the MCP server's name in the client's configuration.
 const ServerName = "ctxfold"
