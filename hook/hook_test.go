@@ -187,34 +187,39 @@ func TestUnknownEventDoesNothing(t *testing.T) {
 	}
 }
 
-// What Claude Code really sent to its hooks in the acceptance run
-// (interop/claude-code/hooks.sh): every input parses, in the order the
-// hook relies on — PreCompact, SessionStart compact and PostCompact before
-// the record is written, the next prompt's UserPromptSubmit after.
+// What Claude Code and Codex really sent to their hooks in the acceptance
+// runs (interop/claude-code/hooks.sh, interop/codex TestLiveHooks): every
+// input parses, in the order the hook relies on — Claude Code runs
+// PreCompact, SessionStart compact and PostCompact before it writes its
+// record (the next prompt's UserPromptSubmit injects); Codex runs
+// PreCompact, PostCompact, then SessionStart compact with the record written.
 func TestRecordedHookInputs(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", "hook", "claude-code", "*", "hook-inputs", "*.json"))
-	if len(files) == 0 {
-		t.Fatal("no recorded hook inputs")
+	want := map[string]string{
+		"claude-code/2.1.328": "PreCompact/,SessionStart/compact,PostCompact/,UserPromptSubmit/",
+		"codex/0.169.0":       "PreCompact/,PostCompact/,SessionStart/compact",
 	}
-	var order []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for dir, order := range want {
+		files, _ := filepath.Glob(filepath.Join("..", "testdata", "hook", dir, "hook-inputs", "*.json"))
+		if len(files) == 0 {
+			t.Fatalf("%s: no recorded hook inputs", dir)
 		}
-		in, err := Parse(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+		var got []string
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := Parse(b)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if in.TranscriptPath == "" || in.SessionID == "" {
+				t.Fatalf("%s: %+v", f, in)
+			}
+			got = append(got, in.Event+"/"+in.Source)
 		}
-		if in.TranscriptPath == "" || in.SessionID == "" {
-			t.Fatalf("%s: %+v", f, in)
+		if !strings.Contains(strings.Join(got, ","), order) {
+			t.Errorf("%s: recorded order %v, want %s in it", dir, got, order)
 		}
-		if strings.Contains(f, "2.1.328") {
-			order = append(order, in.Event)
-		}
-	}
-	got := strings.Join(order, ",")
-	if !strings.Contains(got, "PreCompact,SessionStart,PostCompact,UserPromptSubmit") {
-		t.Fatalf("recorded order %s", got)
 	}
 }

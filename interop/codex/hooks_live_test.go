@@ -2,6 +2,8 @@ package codex_test
 
 import (
 	"bytes"
+	"fmt"
+	"sort"
 	"context"
 	"encoding/json"
 	"os"
@@ -34,7 +36,9 @@ var codexPlanted = []struct{ Kind, Text string }{
 // an inflated usage), without and with ctxfold installed by
 // 'ctxfold setup codex'. Codex runs untrusted hooks only with
 // --dangerously-bypass-hook-trust, which the "with" run passes (a user
-// trusts them once, interactively). CTXFOLD_CODEX_BIN picks another client.
+// trusts them once, interactively). CTXFOLD_CODEX_BIN picks another client;
+// CTXFOLD_HOOKS_RECORD=DIR writes what Codex sent to the hooks under DIR
+// (testdata/hook/codex/<version>/).
 func TestLiveHooks(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Codex CLI " + Version)
@@ -103,6 +107,10 @@ env_key = "FAKE_OPENAI_KEY"
 			t.Fatalf("setup codex: %v\n%s", err, out)
 		}
 		extra = []string{"--dangerously-bypass-hook-trust"}
+		if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+			teeHooks(t, codexHome, filepath.Join(tmp, "inputs"))
+			defer saveInputs(t, filepath.Join(tmp, "inputs"), filepath.Join(dir, "hook-inputs"), tmp)
+		}
 	}
 	run := func(args ...string) {
 		t.Helper()
@@ -150,4 +158,61 @@ env_key = "FAKE_OPENAI_KEY"
 		injected = "; hook.log: " + strings.TrimSpace(string(log))
 	}
 	return kept, len(codexPlanted), len(req), injected
+}
+
+// teeHooks adds, beside ctxfold's, a hook that copies every hook input.
+func teeHooks(t *testing.T, codexHome, inputs string) {
+	t.Helper()
+	_ = os.MkdirAll(inputs, 0o755)
+	script := filepath.Join(inputs, "..", "tee-hook.sh")
+	_ = os.WriteFile(script, []byte("#!/bin/sh\ncat > \""+inputs+"/$(date +%s%N).json\"\n"), 0o755)
+	path := filepath.Join(codexHome, "hooks.json")
+	b, _ := os.ReadFile(path)
+	var doc struct {
+		Hooks map[string][]any `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range doc.Hooks {
+		doc.Hooks[ev] = append(doc.Hooks[ev], map[string]any{"hooks": []any{map[string]any{"type": "command", "command": script}}})
+	}
+	b, _ = json.Marshal(doc)
+	_ = os.WriteFile(path, b, 0o644)
+}
+
+// saveInputs writes the recorded hook inputs in order, with the temporary
+// directory, ids and dates of the rollout path normalised.
+func saveInputs(t *testing.T, from, to, tmp string) {
+	_ = os.RemoveAll(to)
+	_ = os.MkdirAll(to, 0o755)
+	es, _ := os.ReadDir(from)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		b, _ := os.ReadFile(filepath.Join(from, n))
+		var v map[string]any
+		if json.Unmarshal(bytes.ReplaceAll(b, []byte(tmp), []byte("/interop")), &v) != nil {
+			continue
+		}
+		for _, k := range []string{"session_id", "turn_id"} {
+			if _, ok := v[k]; ok {
+				v[k] = "<" + k + ">"
+			}
+		}
+		if p, ok := v["transcript_path"].(string); ok {
+			if i := strings.Index(p, "/sessions/"); i >= 0 {
+				v["transcript_path"] = p[:i] + "/sessions/YYYY/MM/DD/rollout-<session_id>.jsonl"
+			}
+		}
+		var out bytes.Buffer
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(v)
+		_ = os.WriteFile(filepath.Join(to, fmt.Sprintf("%02d-%s.json", i+1, v["hook_event_name"])), out.Bytes(), 0o644)
+	}
 }
