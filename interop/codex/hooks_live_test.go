@@ -2,13 +2,13 @@ package codex_test
 
 import (
 	"bytes"
-	"fmt"
-	"sort"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
