@@ -46,6 +46,8 @@ func BenchmarkCompactionOnLargeTranscript(b *testing.B) {
 			b.Fatalf("nothing injected (update %s)", res.Update)
 		}
 		b.ReportMetric(float64(res.Injected.Facts), "facts")
+		b.ReportMetric(float64(res.Injected.Missing), "missing")
+		b.ReportMetric(float64(res.Injected.Budget), "budget-tokens")
 		b.ReportMetric(float64(res.Injected.Tokens), "injected-tokens")
 		if fi, err := os.Stat(file); err == nil {
 			b.ReportMetric(float64(fi.Size())/1e6, "file-MB")

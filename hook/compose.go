@@ -130,7 +130,7 @@ func Compose(items []Item, o ComposeOptions) (Composed, error) {
 			covered++ // quoted inside an earlier item
 			continue
 		}
-		line := fmt.Sprintf("- %s [%s]: %s\n", it.Label, strings.Join(it.NodeIDs, ","), text)
+		line := fmt.Sprintf("- %s [%s]: %s\n", it.Label, idList(it.NodeIDs), text)
 		n, err := estimate.Text(o.Encoding, line)
 		if err != nil {
 			return Composed{}, err
@@ -169,4 +169,15 @@ func clipRunes(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// maxIDs is how many node ids an item names: a fact repeated all over a
+// long session would otherwise carry thousands.
+const maxIDs = 3
+
+func idList(ids []string) string {
+	if len(ids) <= maxIDs {
+		return strings.Join(ids, ",")
+	}
+	return strings.Join(ids[:maxIDs], ",") + fmt.Sprintf(",+%d more", len(ids)-maxIDs)
 }

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"encoding/json"
 	"os"
@@ -160,6 +161,14 @@ func TestComposeRespectsBudgetAndOrder(t *testing.T) {
 	}
 	if !strings.Contains(small.Text, "the most important follow") {
 		t.Errorf("header of a cut list:\n%s", small.Text)
+	}
+	many := make([]string, 5000)
+	for i := range many {
+		many[i] = fmt.Sprintf("node-%d", i)
+	}
+	rep, err := Compose([]Item{{Label: "path", Text: "internal/x.go", NodeIDs: many}}, ComposeOptions{Encoding: estimate.O200kBase, Budget: 200, Total: 1, Missing: 1})
+	if err != nil || rep.Shown != 1 || !strings.Contains(rep.Text, "[node-0,node-1,node-2,+4997 more]") {
+		t.Fatalf("a fact repeated in 5000 nodes must still fit a small budget: %+v %v", rep, err)
 	}
 	if none, _ := Compose(nil, ComposeOptions{Encoding: estimate.O200kBase, Budget: 100}); none.Text != "" {
 		t.Fatal("nothing dropped must compose nothing")
