@@ -232,6 +232,8 @@ type Block struct {
 	Name    string          `json:"name,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
+	// Content is a tool_result's content (a string or text blocks).
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // Blocks decodes a message's content, a plain string becoming one text block.
@@ -356,6 +358,16 @@ const (
 	// MarkAgent asks for a sub-agent through the Agent tool (Task in older
 	// clients), whose own request gets a short reply.
 	MarkAgent = "[[agent]]"
+	// MarkRecall asks for ctxfold's MCP recall (docs/HOOKS.md): a
+	// search_history call for the text up to "]]", then read_turns on the
+	// first hit its result says is covered by a summary, then a short reply.
+	MarkRecall = "[[recall:"
+)
+
+// The MCP tools MarkRecall calls, as Claude Code names a server's tools.
+const (
+	toolSearchHistory = "mcp__ctxfold__search_history"
+	toolReadTurns     = "mcp__ctxfold__read_turns"
 )
 
 // Script decides the answer to a request from its messages alone, so a
@@ -374,6 +386,9 @@ func Script(req Request) Reply {
 		}
 	}
 	blocks := last.Blocks()
+	if r, ok := recallStep(req, blocks); ok {
+		return r
+	}
 	var all strings.Builder
 	for _, b := range blocks {
 		if b.Type == "tool_result" {
@@ -407,6 +422,12 @@ func Script(req Request) Reply {
 		return Reply{StopReason: "tool_use", Content: []Block{
 			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": "Reply with one short sentence: the sub-agent ran.", "subagent_type": "general-purpose"}),
 		}}
+	case strings.Contains(t, MarkRecall) && hasTool(req, toolSearchHistory):
+		q := t[strings.Index(t, MarkRecall)+len(MarkRecall):]
+		if end := strings.Index(q, "]]"); end >= 0 {
+			q = q[:end]
+		}
+		return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolSearchHistory, map[string]any{"query": q})}}
 	case strings.Contains(t, MarkBash):
 		cmd := t[strings.Index(t, MarkBash)+len(MarkBash):]
 		if end := strings.Index(cmd, "]]"); end >= 0 {
@@ -459,4 +480,75 @@ func hasTool(req Request, name string) bool {
 		}
 	}
 	return false
+}
+
+// recallStep continues MarkRecall when the newest message answers one of
+// its calls: after search_history, read_turns on the first hit covered by
+// a summary (the hit lines of ctxfold's result: "- ID · role · covered by
+// summary S …"); after read_turns, a closing reply.
+func recallStep(req Request, blocks []Block) (Reply, bool) {
+	var result *Block
+	for i := range blocks {
+		if blocks[i].Type == "tool_result" {
+			result = &blocks[i]
+		}
+	}
+	if result == nil || len(req.Messages) < 2 {
+		return Reply{}, false
+	}
+	called := ""
+	for i := len(req.Messages) - 2; i >= 0 && called == ""; i-- {
+		if req.Messages[i].Role != "assistant" {
+			continue
+		}
+		for _, b := range req.Messages[i].Blocks() {
+			if b.Type == "tool_use" {
+				called = b.Name
+			}
+		}
+	}
+	switch called {
+	case toolSearchHistory:
+		// Claude Code sends the tool's structured result (JSON) when there
+		// is one, else its text.
+		var structured struct {
+			Hits []struct {
+				ID     string `json:"id"`
+				Status string `json:"status"`
+			} `json:"hits"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(resultText(result.Content))), &structured) == nil {
+			for _, h := range structured.Hits {
+				if h.Status == "covered" {
+					return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolReadTurns, map[string]any{"ids": []string{h.ID}})}}, true
+				}
+			}
+		}
+		for _, line := range strings.Split(resultText(result.Content), "\n") {
+			if strings.HasPrefix(line, "- ") && strings.Contains(line, "covered by summary") {
+				id := strings.TrimSpace(strings.SplitN(strings.TrimPrefix(line, "- "), " · ", 2)[0])
+				return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolReadTurns, map[string]any{"ids": []string{id}})}}, true
+			}
+		}
+		return text("Recall found no covered turn."), true
+	case toolReadTurns:
+		return text("Recalled the covered turn."), true
+	}
+	return Reply{}, false
+}
+
+// resultText is a tool_result's text: a string or a list of text blocks.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var bs []Block
+	_ = json.Unmarshal(raw, &bs)
+	var b strings.Builder
+	for _, x := range bs {
+		b.WriteString(x.Text)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

@@ -174,3 +174,34 @@ func TestServerPlainJSON(t *testing.T) {
 		t.Errorf("tool_use ids %q %q: want distinct ids", m.Content[1].ID, m.Content[2].ID)
 	}
 }
+
+// MarkRecall drives ctxfold's MCP recall: search_history, then read_turns
+// on the first covered hit of its (structured) result, then a reply.
+func TestScriptRecall(t *testing.T) {
+	tools := []struct {
+		Name string `json:"name"`
+	}{{Name: toolSearchHistory}, {Name: toolReadTurns}}
+	user := func(content string) Message { return Message{Role: "user", Content: json.RawMessage(content)} }
+	asst := func(name string) Message {
+		return Message{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"t1","name":"` + name + `","input":{}}]`)}
+	}
+	r := Script(Request{Tools: tools, Messages: []Message{user(`"Find it. [[recall:needle]]"`)}})
+	if len(r.Content) != 1 || r.Content[0].Name != toolSearchHistory || string(r.Content[0].Input) != `{"query":"needle"}` {
+		t.Fatalf("first step: %+v", r)
+	}
+	hits := `{"hits":[{"id":"n9","status":"visible"},{"id":"n2","status":"covered"}]}`
+	b, _ := json.Marshal(hits)
+	r = Script(Request{Tools: tools, Messages: []Message{user(`"x"`), asst(toolSearchHistory),
+		user(`[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":` + string(b) + `}]}]`)}})
+	if len(r.Content) != 1 || r.Content[0].Name != toolReadTurns || string(r.Content[0].Input) != `{"ids":["n2"]}` {
+		t.Fatalf("second step: %+v", r)
+	}
+	r = Script(Request{Tools: tools, Messages: []Message{user(`"x"`), asst(toolReadTurns),
+		user(`[{"type":"tool_result","tool_use_id":"t1","content":"=== n2"}]`)}})
+	if r.StopReason != "end_turn" {
+		t.Fatalf("third step: %+v", r)
+	}
+	if r := Script(Request{Messages: []Message{user(`"[[recall:needle]]"`)}}); r.StopReason != "end_turn" {
+		t.Fatalf("without the tools the marker must not call them: %+v", r)
+	}
+}

@@ -1,0 +1,195 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/hook"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+type hookOptions struct {
+	IO *report.IOStreams
+	// In is the hook's JSON (stdin).
+	In       io.Reader
+	CacheDir string
+	Timeout  time.Duration
+	Budget   int
+	Share    float64
+	Model    string
+	Client   string
+	Store    transcript.WriteOptions
+	Open     transcript.OpenOptions
+}
+
+func newHookCmd(f *Factory) *cobra.Command {
+	opts := &hookOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "hook",
+		Short: "Claude Code / Codex hook: keep what the client's compaction drops",
+		Long: `Run as a client hook (docs/HOOKS.md; 'ctxfold setup claude-code' installs it).
+Reads the hook's JSON on stdin and:
+
+  PreCompact        brings the transcript's cache session up to date, so every
+                    turn the client is about to fold stays recallable
+  SessionStart      (source compact), PostCompact: notes the compaction; once
+                    the client's compaction record is in the transcript it is
+                    audited against the turns it covers
+  UserPromptSubmit  while a compaction is pending: audits its record and adds,
+                    as hookSpecificOutput.additionalContext, the facts its
+                    summary dropped — pinned text, the user's requests and
+                    instructions verbatim, corrections, errors, commands,
+                    paths, URLs, identifiers, numbers — cut to --budget
+                    tokens, with one line saying how to recall the rest
+
+Each compaction's facts are injected once (state in the cache folder). The
+hook never breaks the client: on any error, bad input or timeout it prints
+nothing, exits 0 and appends the error to hook.log in the cache folder.` +
+			exitStatusHelp("  hook itself always exits 0."),
+		Example: `  echo '{"hook_event_name":"PreCompact","transcript_path":"s.jsonl"}' | ctxfold hook
+  ctxfold hook --budget 2000 < hook.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.In = f.IO.In
+			if opts.CacheDir == "" {
+				opts.CacheDir, _ = f.cacheDir()
+			}
+			opts.Store = f.writeOptions("hook")
+			opts.Open = f.openOptions()
+			runHook(cmd.Context(), opts)
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		dir, _ := f.cacheDir()
+		appendCacheLog(dir, "hook.log", fmt.Errorf("hook: %w", err))
+		return nil
+	})
+	fl := cmd.Flags()
+	fl.StringVar(&opts.CacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
+	fl.DurationVar(&opts.Timeout, "timeout", 50*time.Second, "give up (printing nothing) after this long")
+	fl.IntVar(&opts.Budget, "budget", 0, "tokens the injected facts may take (default --budget-share of the window)")
+	fl.Float64Var(&opts.Share, "budget-share", 100*hook.DefaultBudgetShare, "percentage of the model's window the injected facts may take when --budget is not given")
+	fl.StringVar(&opts.Model, "model", "", "model whose window and tokenizer size the budget (default the hook's, else the session's)")
+	fl.StringVar(&opts.Client, "client", "Claude Code", "client name used in the injected line")
+	_ = cmd.MarkFlagDirname("cache-dir")
+	return cmd
+}
+
+// runHook prints the hook's output, or nothing, whatever happens.
+func runHook(ctx context.Context, opts *hookOptions) {
+	out, err := hookOutput(ctx, opts)
+	if err != nil {
+		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("hook: %w", err))
+		return
+	}
+	if len(out) > 0 {
+		fmt.Fprintln(opts.IO.Out, string(out))
+	}
+}
+
+// hookOutput runs the hook within its time bound; a run still working at
+// the deadline is abandoned (the process exits right after).
+func hookOutput(ctx context.Context, opts *hookOptions) (out []byte, err error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 50 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: fmt.Errorf("internal error: %v", p)}
+			}
+			done <- r
+		}()
+		r.out, r.err = hookRun(ctx, opts)
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("gave up after %s", opts.Timeout)
+	}
+}
+
+func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
+	if opts.In == nil {
+		return nil, errors.New("no stdin")
+	}
+	b, err := readAllCtx(ctx, io.LimitReader(opts.In, hook.MaxInput+1))
+	if err != nil {
+		return nil, err
+	}
+	in, err := hook.Parse(b)
+	if err != nil {
+		return nil, err
+	}
+	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open,
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
+	}
+	if inj := res.Injected; inj != nil {
+		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: summary %s: %d of %d facts dropped, %d injected in %d tokens (budget %d)",
+			in.Event, in.TranscriptPath, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
+	}
+	return res.Output, nil
+}
+
+// readAllCtx reads r until EOF or ctx ends (a client that never closes
+// stdin is not waited for).
+func readAllCtx(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, errors.New("no hook JSON on stdin before the deadline")
+	}
+}
+
+// appendCacheLog appends err to name in the cache directory, keeping the
+// log under 1 MiB; failing to log is silent (a hook must not fail).
+func appendCacheLog(cacheDir, name string, err error) {
+	if cacheDir == "" {
+		return
+	}
+	if os.MkdirAll(cacheDir, 0o700) != nil {
+		return
+	}
+	p := filepath.Join(cacheDir, name)
+	if st, e := os.Lstat(p); e == nil && st.Size() > 1<<20 {
+		_ = os.Rename(p, p+".1")
+	}
+	f, e := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if e != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), strings.ReplaceAll(err.Error(), "\n", " "))
+}

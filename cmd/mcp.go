@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/mcpserver"
+	"github.com/ctxfold/ctxfold/report"
+)
+
+type mcpOptions struct {
+	IO     *report.IOStreams
+	Server mcpserver.Options
+}
+
+func newMCPCmd(f *Factory) *cobra.Command {
+	opts := &mcpOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "MCP server over stdio: recall of the turns a compaction folded",
+		Long: `Serve the Model Context Protocol on stdin/stdout (docs/HOOKS.md; 'ctxfold setup
+claude-code' registers it) with three tools over the conversation of the
+session it was started in:
+
+  search_history  every turn, covered ones included; each hit names the
+                  summary that covers it
+  read_turns      the verbatim text of node ids, or of a range, bounded in size
+  context_status  calibrated occupancy of the context and compactions so far
+
+The transcript is --transcript, else CTXFOLD_TRANSCRIPT, else Claude Code's
+session (CLAUDE_CODE_SESSION_ID) or the newest transcript of the project
+directory (CLAUDE_PROJECT_DIR, else the working directory) under
+~/.claude/projects; --session serves a session directory instead. It is read
+through its cache session (docs/LIVE.md); nothing else is written.` + exitStatusHelp(""),
+		Example: `  ctxfold mcp
+  ctxfold mcp --transcript ~/.claude/projects/-home-me-app/3f2a….jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := &opts.Server
+			o.Locate.Getenv = f.Getenv
+			o.Locate.Home = f.Getenv("HOME")
+			o.Locate.Cwd, _ = os.Getwd()
+			if o.CacheDir == "" {
+				o.CacheDir, _ = f.cacheDir()
+			}
+			o.Store = f.writeOptions("mcp")
+			o.Open = f.openOptions()
+			o.Version = strings.Fields(versionLine())[1]
+			return runMCP(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Server.Locate.Transcript, "transcript", "", "the transcript file to serve")
+	fl.StringVar(&opts.Server.Locate.Session, "session", "", "a session directory to serve instead of a transcript")
+	fl.StringVar(&opts.Server.CacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
+	fl.StringVar(&opts.Server.Model, "model", "", "model that sizes context_status (default the session's)")
+	_ = cmd.MarkFlagFilename("transcript", "jsonl")
+	_ = cmd.MarkFlagDirname("session")
+	return cmd
+}
+
+func runMCP(ctx context.Context, opts *mcpOptions) error {
+	s := mcpserver.New(opts.Server)
+	t := &mcp.IOTransport{Reader: io.NopCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out}}
+	err := s.Run(ctx, t)
+	if err == io.EOF || ctx.Err() != nil {
+		return nil // the client closed the pipe: a normal end
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

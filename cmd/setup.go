@@ -1,0 +1,231 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/setup"
+)
+
+type setupOptions struct {
+	IO        *report.IOStreams
+	Client    string
+	Scope     setup.Scope
+	Home      string
+	Project   string
+	CodexHome string
+	Command   string
+	DryRun    bool
+	Uninstall bool
+	JSON      bool
+}
+
+func newSetupCmd(f *Factory) *cobra.Command {
+	opts := &setupOptions{IO: f.IO}
+	var user, project bool
+	cmd := &cobra.Command{
+		Use:   "setup claude-code|codex",
+		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
+		Long: `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
+
+  --user (default)  ~/.claude/settings.json: the status line ('ctxfold
+                    statusline') and the hooks ('ctxfold hook' on PreCompact,
+                    SessionStart compact, PostCompact, UserPromptSubmit);
+                    ~/.claude.json: the MCP server ('ctxfold mcp') under
+                    mcpServers
+  --project         .claude/settings.json of --dir (the hooks, the status line
+                    and enabledMcpjsonServers) and its .mcp.json
+
+Every other key, hook and server stays as it was, in its place; a status line
+or MCP server named ctxfold that is not ctxfold's is kept and reported. Each
+file is copied to NAME.ctxfold.bak before it is replaced (atomically; a
+symbolic link is refused, never written through). A second run changes
+nothing. --uninstall removes exactly ctxfold's entries: when the file is
+otherwise as it was at install time, the backup's bytes come back; otherwise
+ctxfold's entries are taken out and the file is re-indented as Claude Code
+writes it (two spaces). A file that is not valid JSON is left untouched and
+named with its line. --dry-run prints the change as a diff and writes nothing.
+
+codex (--user only): $CODEX_HOME/hooks.json (else ~/.codex) gets the same
+hooks ('ctxfold hook --client Codex' on PreCompact, PostCompact, SessionStart,
+UserPromptSubmit), merged as above; config.toml gets a marked block with
+[mcp_servers.ctxfold] appended, which --uninstall removes (the original bytes
+come back). Codex runs new hooks only after the user trusted them when it
+asks at its next interactive start; setup cannot do that for the user.` +
+			exitStatusHelp("  setup: 2 a settings file is not valid JSON, a link or unreadable (nothing written)"),
+		Example: `  ctxfold setup claude-code --dry-run
+  ctxfold setup claude-code
+  ctxfold setup claude-code --project --dir ~/src/app
+  ctxfold setup claude-code --uninstall
+  ctxfold setup codex`,
+		Args:      exactArgs(1),
+		ValidArgs: []string{"claude-code", "codex"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Client = args[0]
+			if user && project {
+				return &UsageError{Err: errors.New("--user and --project exclude each other")}
+			}
+			opts.Scope = setup.ScopeUser
+			if project {
+				opts.Scope = setup.ScopeProject
+			}
+			opts.Home = f.Getenv("HOME")
+			if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
+				opts.CodexHome = filepath.Join(opts.Home, ".codex")
+			}
+			if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
+				return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
+			}
+			if opts.Project == "" {
+				opts.Project, _ = os.Getwd()
+			}
+			if opts.Command == "" {
+				opts.Command = defaultCommand()
+			}
+			opts.JSON = f.Config.GetBool("json")
+			return runSetup(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&user, "user", false, "the user's settings (default)")
+	fl.BoolVar(&project, "project", false, "the project's settings (--dir)")
+	fl.StringVar(&opts.Project, "dir", "", "project directory for --project (default the working directory)")
+	fl.StringVar(&opts.Command, "command", "", "how the client runs ctxfold (default this executable's absolute path)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the change as a diff, write nothing")
+	fl.BoolVar(&opts.Uninstall, "uninstall", false, "remove ctxfold's entries")
+	_ = cmd.MarkFlagDirname("dir")
+	return cmd
+}
+
+// defaultCommand is this executable's absolute path when it is a real
+// install (not a go run build), else "ctxfold" on PATH.
+func defaultCommand() string {
+	exe, err := os.Executable()
+	if err != nil || strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.ContainsAny(exe, " \t'\"") {
+		return "ctxfold"
+	}
+	return exe
+}
+
+type setupJSON struct {
+	Client  string           `json:"client"`
+	Scope   setup.Scope      `json:"scope"`
+	DryRun  bool             `json:"dry_run"`
+	Changes []*setupJSONFile `json:"changes"`
+}
+
+type setupJSONFile struct {
+	*setup.Change
+	Diff string `json:"diff,omitempty"`
+}
+
+func runSetup(opts *setupOptions) error {
+	var changes []*setup.Change
+	var err error
+	switch opts.Client {
+	case "claude-code":
+		changes, err = setup.ClaudeCode(setup.Options{Scope: opts.Scope, Home: opts.Home, Project: opts.Project,
+			Command: opts.Command, Uninstall: opts.Uninstall})
+	case "codex":
+		changes, err = setup.Codex(setup.Options{Scope: opts.Scope, Home: opts.Home, Command: opts.Command,
+			Uninstall: opts.Uninstall}, opts.CodexHome)
+	default:
+		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code or codex)", opts.Client)}
+	}
+	if err != nil {
+		return err
+	}
+	if !opts.DryRun {
+		if err := setup.Apply(changes); err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		out := setupJSON{Client: opts.Client, Scope: opts.Scope, DryRun: opts.DryRun}
+		for _, c := range changes {
+			j := &setupJSONFile{Change: c}
+			if opts.DryRun {
+				j.Diff = lineDiff(c.Path, c.Before, c.After)
+			}
+			out.Changes = append(out.Changes, j)
+		}
+		return report.JSON(opts.IO.Out, out)
+	}
+	for _, c := range changes {
+		writeSetupChange(opts.IO.Out, c, opts.DryRun)
+	}
+	if opts.Client == "codex" && !opts.Uninstall && !opts.DryRun {
+		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: Codex runs new hooks only once you trust them: review them when Codex asks at its next interactive start; 'codex exec' runs untrusted hooks only with --dangerously-bypass-hook-trust (docs/HOOKS.md)")
+	}
+	return nil
+}
+
+func writeSetupChange(w io.Writer, c *setup.Change, dry bool) {
+	verb := c.Action
+	if dry && c.Action != "unchanged" {
+		verb = "would " + c.Action
+	}
+	fmt.Fprintf(w, "%s: %s", c.Path, verb)
+	if len(c.Did) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(c.Did, "; "))
+	}
+	if c.Backup != "" && !dry {
+		fmt.Fprintf(w, ", backup %s", c.Backup)
+	}
+	fmt.Fprintln(w)
+	if dry && c.Action != "unchanged" {
+		fmt.Fprint(w, lineDiff(c.Path, c.Before, c.After))
+	}
+}
+
+// lineDiff is a unified-style diff of two small files (whole-file
+// context): settings files are a few hundred lines at most.
+func lineDiff(path string, a, b []byte) string {
+	x, y := splitLines(a), splitLines(b)
+	// lcs[i][j] is the longest common subsequence of x[i:] and y[j:].
+	lcs := make([][]int, len(x)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(y)+1)
+	}
+	for i := len(x) - 1; i >= 0; i-- {
+		for j := len(y) - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
+	i, j := 0, 0
+	for i < len(x) || j < len(y) {
+		switch {
+		case i < len(x) && j < len(y) && x[i] == y[j]:
+			out.WriteString("  " + x[i] + "\n")
+			i, j = i+1, j+1
+		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
+			out.WriteString("+ " + y[j] + "\n")
+			j++
+		default:
+			out.WriteString("- " + x[i] + "\n")
+			i++
+		}
+	}
+	return out.String()
+}
+
+func splitLines(b []byte) []string {
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,211 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/ctxfold/ctxfold/audit"
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
+)
+
+// Options configure Run.
+type Options struct {
+	// CacheDir is ctxfold's cache root (live.DefaultCacheDir).
+	CacheDir string
+	Store    transcript.WriteOptions
+	Open     transcript.OpenOptions
+	// BudgetTokens caps the injected context; 0: BudgetShare of the
+	// model's window.
+	BudgetTokens int
+	// BudgetShare is the share of the window used when BudgetTokens is 0
+	// (DefaultBudgetShare when 0).
+	BudgetShare float64
+	// Model overrides the model the budget and the tokenizer come from
+	// (else the hook's model, else the session's).
+	Model string
+	// Client names the client in the injected line ("Claude Code").
+	Client string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// DefaultBudgetShare is the default budget of the injected facts: 2% of
+// the window (4,000 tokens of a 200k window).
+const DefaultBudgetShare = 0.02
+
+// minBudget is the least budget a window share gives.
+const minBudget = 256
+
+// Injection is one compaction whose dropped facts were injected.
+type Injection struct {
+	SummaryID string    `json:"summary_id"`
+	At        time.Time `json:"at"`
+	Event     string    `json:"event"`
+	// Facts is how many facts the covered turns hold, Missing how many the
+	// client's summary (and the kept tail) dropped, Shown how many of those
+	// (and pinned texts) the context carries, in Tokens of Budget.
+	Facts   int `json:"facts"`
+	Missing int `json:"missing"`
+	Shown   int `json:"shown"`
+	Tokens  int `json:"tokens"`
+	Budget  int `json:"budget"`
+}
+
+// Result is what one hook run did.
+type Result struct {
+	Event string
+	// Output is the JSON to print on stdout (nil: print nothing).
+	Output []byte
+	// Update is how the cache session was brought up to date ("" not
+	// touched).
+	Update string
+	// Injected is set when this run injected a compaction's facts.
+	Injected *Injection
+	// Context is the injected text.
+	Context string
+}
+
+// Run handles one hook event:
+//   - PreCompact: the cache session is brought up to date, so every turn
+//     the client is about to fold is in ctxfold's store; a compaction is
+//     pending.
+//   - SessionStart with source compact, PostCompact: a compaction is
+//     pending; if the client already wrote its record, it is audited and its
+//     dropped facts injected (SessionStart only).
+//   - UserPromptSubmit: only while a compaction is pending, its record is
+//     audited and its dropped facts injected. Claude Code 2.1.328 writes the
+//     record after SessionStart and PostCompact ran (docs/HOOKS.md), so this
+//     is where they reach the model there.
+//
+// Any other event does nothing. Run never prints; the caller prints
+// Result.Output.
+func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
+	res := &Result{Event: in.Event}
+	relevant := in.Event == EventPreCompact || in.Event == EventPostCompact ||
+		in.Event == EventUserPromptSubmit || (in.Event == EventSessionStart && in.Source == "compact")
+	if !relevant {
+		return res, nil
+	}
+	if in.TranscriptPath == "" {
+		return nil, errors.New("hook input has no transcript_path")
+	}
+	if opts.CacheDir == "" {
+		return nil, errors.New("no cache directory")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	abs, err := filepath.Abs(in.TranscriptPath)
+	if err != nil {
+		return nil, err
+	}
+	sp := statePath(opts.CacheDir, abs)
+	st := loadState(sp, abs)
+	if in.Event == EventUserPromptSubmit && !st.Pending {
+		return res, nil // the common case: nothing to do, nothing read
+	}
+	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
+	if err != nil {
+		return nil, err
+	}
+	res.Update = entry.Update
+	g, err := dag.Open(entry.Session, opts.Open)
+	if err != nil {
+		return nil, err
+	}
+	defer g.S.Close()
+	active := ""
+	if a := g.ActiveSummary(); a >= 0 {
+		if n, err := g.S.Node(a); err == nil {
+			active = n.ID
+		}
+	}
+	if !st.Pending {
+		st.Pending, st.Before, st.PendingSince = true, active, opts.Now().UTC()
+	}
+	if in.Event == EventPreCompact || in.Event == EventPostCompact || active == "" || active == st.Before {
+		return res, st.save(sp)
+	}
+	st.Pending = false
+	if st.injected(active) {
+		return res, st.save(sp)
+	}
+	inj, text, err := inject(ctx, g, entry.Session, active, in, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.Injected = append(st.Injected, *inj)
+	if err := st.save(sp); err != nil {
+		return nil, err // not printed: it would be injected again next time
+	}
+	res.Injected, res.Context = inj, text
+	if text != "" {
+		res.Output, err = json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
+			"hookEventName": in.Event, "additionalContext": text}})
+	}
+	return res, err
+}
+
+// inject audits summary id and composes the context of what it dropped.
+func inject(ctx context.Context, g *dag.Graph, dir, id string, in Input, opts Options) (*Injection, string, error) {
+	pins, err := g.S.Pins()
+	if err != nil {
+		return nil, "", err
+	}
+	results, err := audit.Run(ctx, g, audit.Options{SummaryID: id, Pinned: pins})
+	if err != nil {
+		return nil, "", err
+	}
+	r := results[0]
+	enc, budget := budgetFor(ctx, dir, in, opts)
+	items, err := dropped(g, r)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := Compose(items, ComposeOptions{Encoding: enc, Budget: budget, Total: r.Total,
+		Missing: r.Total - r.Kept, Client: opts.Client, Transcript: in.TranscriptPath})
+	if err != nil {
+		return nil, "", err
+	}
+	return &Injection{SummaryID: id, At: opts.Now().UTC(), Event: in.Event, Facts: r.Total,
+		Missing: r.Total - r.Kept, Shown: c.Shown, Tokens: c.Tokens, Budget: budget}, c.Text, nil
+}
+
+// budgetFor resolves the tokenizer and the budget from the model's window
+// through estimate (the calibrated window the status line uses); a model
+// estimate cannot resolve falls back to o200k_base and a 200k window.
+func budgetFor(ctx context.Context, dir string, in Input, opts Options) (string, int) {
+	share := opts.BudgetShare
+	if share <= 0 {
+		share = DefaultBudgetShare
+	}
+	so := estimate.SessionOptions{Open: opts.Open}
+	so.Estimate.Model = opts.Model
+	if so.Estimate.Model == "" {
+		so.Estimate.Model = in.Model
+	}
+	enc, window := estimate.O200kBase, 200_000
+	out := estimate.Session(ctx, dir, so)
+	if out.Err != nil && so.Estimate.Model != "" {
+		so.Estimate.Model = "" // a model name the table does not know: the session's
+		out = estimate.Session(ctx, dir, so)
+	}
+	if out.Err == nil && out.Result != nil {
+		if out.Result.Encoding != "" {
+			enc = out.Result.Encoding
+		}
+		if out.Result.Window > 0 {
+			window = out.Result.Window
+		}
+	}
+	if opts.BudgetTokens > 0 {
+		return enc, opts.BudgetTokens
+	}
+	return enc, max(minBudget, int(share*float64(window)))
+}

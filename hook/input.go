@@ -1,0 +1,75 @@
+package hook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Input is the part of a client's hook JSON the hook reads. Claude Code
+// 2.1.328 sends session_id, transcript_path, cwd, prompt_id and
+// hook_event_name to every hook; PreCompact adds trigger ("manual",
+// "auto") and custom_instructions, PostCompact trigger and
+// compact_summary, SessionStart source ("startup", "resume", "clear",
+// "compact") and model, UserPromptSubmit prompt (recorded under
+// testdata/hook/claude-code).
+type Input struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	Event          string `json:"hook_event_name"`
+	Trigger        string `json:"trigger"`
+	Source         string `json:"source"`
+	CompactSummary string `json:"compact_summary"`
+	Model          string `json:"model"`
+	Prompt         string `json:"prompt"`
+}
+
+// Event names, as Claude Code spells them; Codex's are mapped onto them
+// (normalEvent).
+const (
+	EventPreCompact       = "PreCompact"
+	EventPostCompact      = "PostCompact"
+	EventSessionStart     = "SessionStart"
+	EventUserPromptSubmit = "UserPromptSubmit"
+)
+
+// MaxInput bounds the hook JSON read from stdin.
+const MaxInput = 1 << 20
+
+// Parse decodes a hook's JSON. Unknown fields are ignored; a document that
+// is not one JSON object, or names no event, is an error.
+func Parse(b []byte) (Input, error) {
+	var in Input
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return in, errors.New("empty hook input")
+	}
+	if len(b) > MaxInput {
+		return in, fmt.Errorf("hook input over %d bytes", MaxInput)
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, fmt.Errorf("hook input: %w", err)
+	}
+	in.Event = normalEvent(in.Event)
+	if in.Event == "" {
+		return in, errors.New("hook input: no hook_event_name")
+	}
+	return in, nil
+}
+
+// normalEvent maps the spellings clients use onto Claude Code's names
+// (snake case or lower case as some clients write them).
+func normalEvent(e string) string {
+	switch strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(e, "_", ""), "-", "")) {
+	case "precompact", "precompress": // Gemini CLI 0.61 names it PreCompress
+		return EventPreCompact
+	case "postcompact":
+		return EventPostCompact
+	case "sessionstart":
+		return EventSessionStart
+	case "userpromptsubmit":
+		return EventUserPromptSubmit
+	}
+	return e
+}

@@ -1,0 +1,327 @@
+package claudecodeinterop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/internal/fake/anthropic"
+)
+
+// planted are the facts the scripted session plants, one or more of every
+// kind audit knows (docs/COMPACT.md §6), each a string the request after
+// the compaction either carries or not.
+var planted = []struct{ Kind, Text string }{
+	{"request", "Please migrate the session store to SQLite"},
+	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
+	{"instruction", "keep the WAL under 64 MB"},
+	{"path", "internal/store/open_store.go"},
+	{"identifier", "openStoreWithRetry"},
+	{"url", "https://sqlite.org/wal.html"},
+	{"command", "ls /nonexistent-ctxfold-dir"},
+	{"error", "No such file or directory"},
+	{"correction", "use the flock-based lock instead of the pid file"},
+	{"number", "250 ms"},
+}
+
+var hookTurns = []string{
+	"Please migrate the session store to SQLite. Never touch /etc/ctxfold/prod.toml and keep the WAL under 64 MB " +
+		"(see https://sqlite.org/wal.html). The entry point is `openStoreWithRetry` in internal/store/open_store.go.",
+	"Check the old store directory first. [[bash:ls /nonexistent-ctxfold-dir]]",
+	"No, actually use the flock-based lock instead of the pid file; the lock timeout is 250 ms.",
+}
+
+const nextPrompt = "What should I do next?"
+
+// recallQuery is text only a covered turn holds: the fake's reply to the
+// first turn (assistant text is no fact, so the hook does not inject it;
+// Claude Code keeps only the last reply verbatim after its summary).
+const recallQuery = "Fake reply to: Please migrate the session"
+
+// HooksRun is one acceptance run: the request after the client's own
+// /compact, without or with ctxfold installed by ctxfold setup.
+type HooksRun struct {
+	Mode         string          `json:"mode"`
+	Kept         map[string]bool `json:"kept"`
+	KeptCount    int             `json:"kept_count"`
+	Planted      int             `json:"planted"`
+	SurvivalPct  float64         `json:"survival_pct"`
+	RequestBytes int             `json:"request_bytes"`
+	// Injection is the hook state's record (tokens counted by estimate).
+	Injection json.RawMessage `json:"injection,omitempty"`
+	Context   string          `json:"context,omitempty"`
+}
+
+// TestLiveHooks is the headline measurement of docs/HOOKS.md. With
+// CTXFOLD_HOOKS_RECORD=DIR it writes the figures and what the hooks
+// received there (interop/claude-code/hooks.sh commits them under
+// testdata/hook/claude-code/<version>/).
+func TestLiveHooks(t *testing.T) {
+	client := liveClient(t)
+	bin := buildCtxfold(t)
+	var runs []HooksRun
+	var recall map[string]any
+	for _, mode := range []string{"without", "with"} {
+		r, rec := hooksRun(t, client, bin, mode)
+		runs = append(runs, r)
+		if rec != nil {
+			recall = rec
+		}
+		t.Logf("%s ctxfold: %d of %d planted facts in the request after /compact (%.0f%%), request %d bytes",
+			mode, r.KeptCount, r.Planted, r.SurvivalPct, r.RequestBytes)
+	}
+	if runs[1].SurvivalPct < 95 {
+		t.Errorf("with ctxfold only %.0f%% of the planted facts reach the model after /compact:\n%s", runs[1].SurvivalPct, runs[1].Context)
+	}
+	if runs[0].SurvivalPct >= runs[1].SurvivalPct {
+		t.Errorf("the fake's lossy summary kept as much as ctxfold (%v%% vs %v%%): the test proves nothing", runs[0].SurvivalPct, runs[1].SurvivalPct)
+	}
+	if recall["verbatim"] != true || recall["query_visible_before_recall"] != false {
+		t.Errorf("recall: the read_turns result the client sent back does not carry the covered turn verbatim: %v", recall)
+	}
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"client": "claude-code", "version": clientVersion(t, client), "runs": runs, "recall": recall})
+		if err := os.WriteFile(filepath.Join(dir, "figures.json"), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func clientVersion(t *testing.T, client string) string {
+	out, err := exec.Command(client, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(out))[0]
+}
+
+func buildCtxfold(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ctxfold")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// hooksRun drives one session; with ctxfold it also runs the recall.
+func hooksRun(t *testing.T, client, bin, mode string) (HooksRun, map[string]any) {
+	t.Helper()
+	tmp, _ := filepath.EvalSymlinks(t.TempDir())
+	home, work, reqs := filepath.Join(tmp, "home"), filepath.Join(tmp, "work"), filepath.Join(tmp, "requests")
+	inputs := filepath.Join(tmp, "hook-inputs")
+	for _, d := range []string{home, work, inputs} {
+		_ = os.MkdirAll(d, 0o755)
+	}
+	srv, err := anthropic.Start(anthropic.Options{RecordDir: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if mode == "with" {
+		setup := exec.Command(bin, "setup", "claude-code", "--command", bin)
+		setup.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		if out, err := setup.CombinedOutput(); err != nil {
+			t.Fatalf("setup: %v\n%s", err, out)
+		}
+		// A project-level hook beside ctxfold's records what the client
+		// sends to every hook (docs/HOOKS.md, "What Claude Code sends").
+		recordHooks(t, work, inputs)
+	}
+	cfg := Config{Client: client, StepTimeout: 3 * time.Minute, Log: testLog{t}}
+	mcpAllowed := []string{"--allowedTools", "mcp__ctxfold__search_history,mcp__ctxfold__read_turns"}
+	steps := []Step{printStep(hookTurns[0], "--session-id", sessA)}
+	for _, p := range hookTurns[1:] {
+		steps = append(steps, printStep(p, "--resume", sessA))
+	}
+	steps = append(steps, printStep("/compact", "--resume", sessA), printStep(nextPrompt, "--resume", sessA))
+	if mode == "with" {
+		steps = append(steps, printStep("Find what you said about the lock. [[recall:"+recallQuery+"]]", append([]string{"--resume", sessA}, mcpAllowed...)...))
+	}
+	ctx := context.Background()
+	for i, st := range steps {
+		if err := runStep(ctx, cfg, srv.URL, home, work, st); err != nil {
+			t.Fatalf("%s step %d: %v", mode, i+1, err)
+		}
+	}
+	next := mainRequest(t, reqs, 0, jsonText(nextPrompt))
+	r := HooksRun{Mode: mode, Kept: map[string]bool{}, Planted: len(planted), RequestBytes: len(next)}
+	msgs := messagesOnly(t, next)
+	for _, f := range planted {
+		k := strings.Contains(msgs, jsonText(f.Text))
+		r.Kept[f.Kind+": "+f.Text] = k
+		if k {
+			r.KeptCount++
+		}
+	}
+	r.SurvivalPct = float64(r.KeptCount*1000/r.Planted) / 10
+	if mode != "with" {
+		return r, nil
+	}
+	states, _ := filepath.Glob(filepath.Join(home, ".cache", "ctxfold", "hook", "*.json"))
+	if len(states) == 1 {
+		b, _ := os.ReadFile(states[0])
+		var st struct {
+			Injected []json.RawMessage `json:"injected"`
+		}
+		if json.Unmarshal(b, &st) == nil && len(st.Injected) > 0 {
+			var inj map[string]any
+			_ = json.Unmarshal(st.Injected[0], &inj)
+			delete(inj, "at") // a re-recording differs only where it must
+			inj["summary_id"] = "<summary_id>"
+			r.Injection, _ = json.Marshal(inj)
+		}
+	}
+	r.Context = strings.ReplaceAll(strings.ReplaceAll(injectedContext(msgs), tmp, "/interop"), slug(tmp), "-interop")
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		saveHookInputs(t, inputs, filepath.Join(dir, "hook-inputs"), tmp)
+	}
+	rec := recallResult(t, reqs)
+	rec["query_visible_before_recall"] = strings.Contains(msgs, jsonText(recallQuery))
+	if i := strings.Index(msgs, jsonText(recallQuery)); i >= 0 {
+		t.Logf("the recall query is visible before the recall: …%s…", msgs[max(0, i-600):min(len(msgs), i+200)])
+	}
+	return r, rec
+}
+
+// messagesOnly is the request's messages array as JSON text (what the
+// conversation carries, not the system prompt or tool definitions).
+func messagesOnly(t *testing.T, body string) string {
+	t.Helper()
+	var req struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	return string(req.Messages)
+}
+
+// injectedContext cuts ctxfold's lines out of the request's JSON text.
+func injectedContext(msgs string) string {
+	i := strings.Index(msgs, "ctxfold: ")
+	if i < 0 {
+		return ""
+	}
+	end := strings.Index(msgs[i:], `"`)
+	var s string
+	_ = json.Unmarshal([]byte(`"`+msgs[i:i+end]+`"`), &s)
+	return s
+}
+
+// recallResult finds the request that answers read_turns and checks that
+// its tool result carries the covered turn verbatim.
+func recallResult(t *testing.T, reqs string) map[string]any {
+	t.Helper()
+	es, _ := os.ReadDir(reqs)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	out := map[string]any{"verbatim": false}
+	for _, n := range names {
+		b, _ := os.ReadFile(filepath.Join(reqs, n))
+		var req anthropic.Request
+		if json.Unmarshal(b, &req) != nil || len(req.Messages) < 2 {
+			continue
+		}
+		last := req.Messages[len(req.Messages)-1]
+		for _, blk := range last.Blocks() {
+			if blk.Type != "tool_result" {
+				continue
+			}
+			if bytes.Contains(blk.Content, []byte("covered_by")) && bytes.Contains(blk.Content, []byte("hits")) && out["search_request"] == nil {
+				out["search_request"] = n
+			}
+			if bytes.Contains(blk.Content, []byte(`turns`)) && bytes.Contains(blk.Content, []byte(`cut_at`)) || bytes.Contains(blk.Content, []byte(`\"turns\"`)) {
+				out["read_request"] = n
+				out["verbatim"] = bytes.Contains(blk.Content, []byte(jsonText(recallQuery)))
+			}
+		}
+	}
+	if out["verbatim"] != true {
+		for _, n := range names[max(0, len(names)-4):] {
+			b, _ := os.ReadFile(filepath.Join(reqs, n))
+			var req struct {
+				Messages []json.RawMessage `json:"messages"`
+			}
+			_ = json.Unmarshal(b, &req)
+			for _, m := range req.Messages[max(0, len(req.Messages)-3):] {
+				t.Logf("%s: %s", n, tail(m, 700))
+			}
+		}
+	}
+	return out
+}
+
+// recordHooks adds a project-level hook that copies every hook input.
+func recordHooks(t *testing.T, work, inputs string) {
+	t.Helper()
+	script := filepath.Join(inputs, "..", "tee-hook.sh")
+	_ = os.WriteFile(script, []byte("#!/bin/sh\ncat > \""+inputs+"/$(date +%s%N).json\"\n"), 0o755)
+	cmd := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": script}}}
+	settings := map[string]any{"hooks": map[string]any{
+		"PreCompact": []any{cmd}, "PostCompact": []any{cmd}, "UserPromptSubmit": []any{cmd},
+		"SessionStart": []any{map[string]any{"matcher": "compact", "hooks": cmd["hooks"]}},
+	}}
+	b, _ := json.Marshal(settings)
+	_ = os.MkdirAll(filepath.Join(work, ".claude"), 0o755)
+	if err := os.WriteFile(filepath.Join(work, ".claude", "settings.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveHookInputs writes the recorded hook inputs, in order, with the
+// temporary directory replaced by /interop.
+func saveHookInputs(t *testing.T, from, to, tmp string) {
+	t.Helper()
+	_ = os.MkdirAll(to, 0o755)
+	es, _ := os.ReadDir(from)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		b, _ := os.ReadFile(filepath.Join(from, n))
+		b = bytes.ReplaceAll(b, []byte(tmp), []byte("/interop"))
+		b = bytes.ReplaceAll(b, []byte(slug(tmp)), []byte("-interop"))
+		var v map[string]any
+		if json.Unmarshal(b, &v) != nil {
+			continue
+		}
+		for _, k := range []string{"prompt_id", "session_id"} {
+			if _, ok := v[k]; ok {
+				v[k] = "<" + k + ">"
+			}
+		}
+		ev, _ := v["hook_event_name"].(string)
+		var out bytes.Buffer
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(v)
+		_ = os.WriteFile(filepath.Join(to, fmt.Sprintf("%02d-%s.json", i+1, ev)), out.Bytes(), 0o644)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

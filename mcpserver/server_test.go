@@ -1,0 +1,121 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recorded is Claude Code 2.1.328's transcript of two turns, /compact and
+// two more (testdata/interop): the turns before /compact are covered.
+var recorded = filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "compact", "transcript",
+	"00000000-0000-4000-8000-000000000001.jsonl")
+
+func connect(t *testing.T, opts Options) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := New(opts).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args any, out any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: %v", tool, res.Content[0].(*mcp.TextContent).Text)
+	}
+	if out != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// The recall the issue asks for: a fact only a covered turn holds is found,
+// the hit names the summary that covers it, and read_turns quotes the turn
+// verbatim.
+func TestRecallOfACoveredTurn(t *testing.T) {
+	cs := connect(t, Options{Locate: Locate{Transcript: recorded}, CacheDir: t.TempDir()})
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 3 {
+		t.Fatalf("tools %v %v", tools, err)
+	}
+	var found SearchOutput
+	text := call(t, cs, ToolSearch, map[string]any{"query": "Before compaction, turn two"}, &found)
+	var covered *SearchHit
+	for i, h := range found.Hits {
+		if h.Status == "covered" && h.Field == "content" {
+			covered = &found.Hits[i]
+		}
+	}
+	if covered == nil || !strings.HasPrefix(covered.CoveredBy, "summary_") || !strings.Contains(text, "covered by summary "+covered.CoveredBy) {
+		t.Fatalf("no covered hit naming its summary:\n%s", text)
+	}
+	var read ReadOutput
+	text = call(t, cs, ToolRead, map[string]any{"ids": []string{covered.ID}}, &read)
+	if len(read.Turns) != 1 || !strings.Contains(read.Turns[0].Text, "Before compaction, turn two. [[bash:echo kept-by-compaction]]") || read.Turns[0].CoveredBy != covered.CoveredBy {
+		t.Fatalf("read_turns: %+v\n%s", read, text)
+	}
+	var rng ReadOutput
+	call(t, cs, ToolRead, map[string]any{"from": covered.ID, "max_bytes": 300}, &rng)
+	if rng.Cut == "" || len(rng.Turns) == 0 {
+		t.Fatalf("a 300-byte bound did not cut the range: %+v", rng)
+	}
+	var st StatusOutput
+	call(t, cs, ToolStatus, map[string]any{}, &st)
+	if st.Compactions != 1 || st.ActiveSummary != covered.CoveredBy || st.Tokens <= 0 || st.Window <= 0 {
+		t.Fatalf("context_status %+v", st)
+	}
+}
+
+func TestErrorsAreToolResults(t *testing.T) {
+	cs := connect(t, Options{Locate: Locate{Home: t.TempDir(), Cwd: t.TempDir()}, CacheDir: t.TempDir()})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolSearch, Arguments: map[string]any{"query": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "--transcript") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	cs = connect(t, Options{Locate: Locate{Transcript: recorded}, CacheDir: t.TempDir()})
+	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolRead, Arguments: map[string]any{"ids": []string{"nope"}}})
+	if !res.IsError {
+		t.Fatal("an unknown id is not an error")
+	}
+}
+
+// Without a flag the server finds the newest transcript of the project
+// directory in Claude Code's projects folder.
+func TestLocateProjectTranscript(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	proj, _ = filepath.EvalSymlinks(proj)
+	dir := filepath.Join(home, ".claude", "projects", slug(proj))
+	_ = os.MkdirAll(dir, 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "a.jsonl"), nil, 0o644)
+	f, err := Locate{Home: home, Cwd: proj}.file()
+	if err != nil || f != filepath.Join(dir, "a.jsonl") {
+		t.Fatalf("%q %v", f, err)
+	}
+	env := map[string]string{"CLAUDE_CODE_SESSION_ID": "b"}
+	_ = os.WriteFile(filepath.Join(dir, "b.jsonl"), nil, 0o644)
+	if f, _ := (Locate{Home: home, Getenv: func(k string) string { return env[k] }}).file(); f != filepath.Join(dir, "b.jsonl") {
+		t.Fatalf("session id: %q", f)
+	}
+}

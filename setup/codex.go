@@ -1,0 +1,132 @@
+package setup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// codexHooks are the Codex CLI hooks (recorded with 0.169: PreCompact,
+// PostCompact, then SessionStart with source compact once the compacted
+// record is written; UserPromptSubmit on the next prompt). SessionStart has
+// no matcher: the hook itself ignores sources other than compact at once.
+var codexHooks = []hookSpec{
+	{"PreCompact", ""},
+	{"PostCompact", ""},
+	{"SessionStart", ""},
+	{"UserPromptSubmit", ""},
+}
+
+// The block setup appends to Codex's config.toml; uninstall removes it,
+// which gives back the original bytes.
+const (
+	codexBlockStart = "# >>> ctxfold: added by 'ctxfold setup codex'; 'ctxfold setup codex --uninstall' removes this block\n"
+	codexBlockEnd   = "# <<< ctxfold\n"
+)
+
+// Codex plans the changes to Codex CLI's files in CodexHome
+// ($CODEX_HOME, else ~/.codex): the hooks in hooks.json, the MCP server
+// in config.toml. Codex asks the user to review new hooks before it runs
+// them (docs/HOOKS.md); setup cannot vouch for them.
+func Codex(o Options, codexHome string) ([]*Change, error) {
+	if o.Scope != ScopeUser {
+		return nil, fmt.Errorf("codex: only --user is supported (the hooks live in %s)", filepath.Join(codexHome, "hooks.json"))
+	}
+	if o.Command == "" {
+		o.Command = "ctxfold"
+	}
+	hooks, err := plan(filepath.Join(codexHome, "hooks.json"), o.Uninstall, func(obj *object) []string {
+		return mergeHooks(obj, o.Command, o.Command+" hook --client Codex", o.Uninstall, codexHooks)
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := planCodexConfig(filepath.Join(codexHome, "config.toml"), o.Command, o.Uninstall)
+	if err != nil {
+		return nil, err
+	}
+	return []*Change{hooks, cfg}, nil
+}
+
+func codexBlock(bin string) []byte {
+	var b bytes.Buffer
+	b.WriteString(codexBlockStart)
+	b.WriteString("[mcp_servers.ctxfold]\n")
+	fmt.Fprintf(&b, "command = %s\n", strconv.Quote(bin))
+	b.WriteString("args = [\"mcp\"]\n")
+	b.WriteString("env = { CTXFOLD_CLIENT = \"codex\" }\n")
+	b.WriteString(codexBlockEnd)
+	return b.Bytes()
+}
+
+// planCodexConfig appends (or removes) ctxfold's block in config.toml. A
+// file that is not valid TOML, or already defines mcp_servers.ctxfold
+// itself, is left untouched.
+func planCodexConfig(path, bin string, uninstall bool) (*Change, error) {
+	c := &Change{Path: path, Action: "unchanged"}
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, &FileError{path, errors.New("not a regular file (a symbolic link?): ctxfold does not write through links")}
+	case err == nil:
+		c.exists = true
+		if c.Before, err = os.ReadFile(path); err != nil {
+			return nil, &FileError{path, err}
+		}
+	case !os.IsNotExist(err):
+		return nil, &FileError{path, err}
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(c.Before, &doc); err != nil {
+		return nil, &FileError{path, fmt.Errorf("not valid TOML, left untouched: %w", err)}
+	}
+	start := bytes.Index(c.Before, []byte(codexBlockStart))
+	end := -1
+	if start >= 0 {
+		if e := bytes.Index(c.Before[start:], []byte(codexBlockEnd)); e >= 0 {
+			end = start + e + len(codexBlockEnd)
+		}
+	}
+	switch {
+	case uninstall && end > 0:
+		c.After = append(append([]byte(nil), c.Before[:start]...), c.Before[end:]...)
+		c.Action, c.Did = "update", []string{"removed the MCP server"}
+	case uninstall, end > 0:
+		return c, nil
+	default:
+		if servers, ok := doc["mcp_servers"].(map[string]any); ok && servers[ServerName] != nil {
+			c.Did = []string{"kept your own MCP server named " + ServerName + " (ctxfold's not installed)"}
+			return c, nil
+		}
+		c.After = append([]byte(nil), c.Before...)
+		if len(c.After) > 0 && !bytes.HasSuffix(c.After, []byte("\n")) {
+			c.After = append(c.After, '\n')
+		}
+		c.After = append(c.After, codexBlock(bin)...)
+		if err := toml.Unmarshal(c.After, &doc); err != nil {
+			return nil, &FileError{path, fmt.Errorf("adding [mcp_servers.ctxfold] would make it invalid (%v); left untouched", err)}
+		}
+		c.Action, c.Did = "update", []string{"added the MCP server"}
+		if !c.exists {
+			c.Action = "create"
+		}
+	}
+	if c.exists {
+		c.Backup = path + BackupSuffix
+	}
+	if uninstall {
+		bak, err := os.ReadFile(c.Backup)
+		switch {
+		case err == nil && bytes.Equal(bytes.TrimRight(bak, "\n"), bytes.TrimRight(c.After, "\n")):
+			c.After, c.Action, c.Backup = bak, "restore", "" // the newline setup added goes too
+		case err != nil && len(bytes.TrimSpace(c.After)) == 0:
+			c.After, c.Action, c.Backup = nil, "remove", "" // a file setup created
+		}
+	}
+	return c, nil
+}
