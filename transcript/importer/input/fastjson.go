@@ -1,4 +1,4 @@
-package claudecode
+package input
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// unmarshal decodes a JSON value into v exactly as encoding/json would,
+// Unmarshal decodes a JSON value into v exactly as encoding/json would,
 // at about three times its speed (docs/BENCHMARKS.md, "decoding
 // transcripts"): the first try is github.com/go-json-experiment/json's
 // v1-compatible decoder (the code Go ships as encoding/json/v2; it
@@ -17,9 +17,10 @@ import (
 // folding '_' or '-', the last duplicate name wins, invalid UTF-8 becomes
 // U+FFFD, UnmarshalJSON methods. Any error sends the value back to
 // encoding/json, from zero: error types, fields and messages, and what a
-// type error leaves decoded (decodeRecord reads past one), are then its
-// own, so only well-formed lines take the fast path.
-func unmarshal(data []byte, v any) error {
+// type error leaves decoded (the Claude Code importer reads past one), are then its
+// own, so only well-formed lines take the fast path. The importers'
+// hot decode paths (Claude Code, Codex, Lines.Unmarshal) use it.
+func Unmarshal(data []byte, v any) error {
 	if jsonv1.Unmarshal(data, v) == nil {
 		return nil
 	}
