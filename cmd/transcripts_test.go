@@ -174,3 +174,27 @@ func listTree(t *testing.T, dir string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// audit over a folder: each file named, the never-compacted ones said so,
+// the compacted one audited, one JSON object per file, a summary line.
+func TestAuditFolderOfTranscripts(t *testing.T) {
+	dir, files := claudeFolder(t)
+	env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}
+	r := runEnv(t, env, "audit", dir)
+	if !strings.Contains(r.Stdout, filepath.Join(dir, "chat.jsonl")+": never compacted") {
+		t.Errorf("no never-compacted line for chat.jsonl:\n%s", r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, filepath.Join(dir, "compact.jsonl")+"\nsummary ") {
+		t.Errorf("the compacted transcript is not audited under its name:\n%s", r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, plural(len(files), "transcript")+": 1 audited, ") || !strings.Contains(r.Stdout, ", 1 unreadable · survival median ") {
+		t.Errorf("no summary line:\n%s", r.Stdout)
+	}
+	if r.Code != ExitUsage || strings.Contains(r.Stdout+r.Stderr, "ctxfold compact") {
+		t.Errorf("exit %d (want the unreadable file's 2); stderr %q", r.Code, r.Stderr)
+	}
+	r = runEnv(t, env, "audit", dir, "--json")
+	if n := strings.Count(r.Stdout, "\n"); n != len(files) {
+		t.Errorf("%d JSON lines, want %d:\n%s", n, len(files), r.Stdout)
+	}
+}
