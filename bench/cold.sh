@@ -12,7 +12,9 @@ old=$1; new=$2; rounds=${3:-3}
 work=$(mktemp -d /tmp/cold-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/gen" ./bench/claudecode-gen
-"$work/gen" -mb 100 -o "$work/s.jsonl"
+src=/work/shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl
+[ -f "$src" ] || src=$(pwd)/../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl
+"$work/gen" -src "$src" -mb 100 -o "$work/s.jsonl"
 echo "file: $(stat -c %s "$work/s.jsonl") bytes; uptime: $(uptime)"
 measure() { # label bin args...: one line "label wall user sys rssKB"
 	local label=$1; shift
