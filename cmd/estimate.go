@@ -88,11 +88,23 @@ Per-node counts are cached in DIR/cache/estimate and the last result in
 DIR/cache/estimate.view (both safe to delete; --no-cache bypasses them). Several
 sessions are measured in parallel and printed in argument order; with --json,
 one object per line and per argument ({session, read_error} for a session that
-cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
+cannot be read).
+
+A client's transcript file is measured through its cache session
+(docs/LIVE.md). A folder that is not a ctxfold session — such as
+~/.claude/projects/<project>/ or ~/.codex/sessions/ — stands for the
+transcripts under it (*.jsonl, Gemini CLI's chats/session-*.json; Claude Code's
+sub-agent files go with their session), and a quoted pattern is expanded:
+each file is imported and measured in its own parallel run, named by its file,
+one --json line each ({file, read_error} for one that cannot be read, the
+others go on), a bar on a terminal's stderr, and a summary line (how many, the
+median and fullest budget, how many should compact, how many were compacted).
+Nothing is written into the folder.` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
 		Example: `  ctxfold estimate ./s
   ctxfold estimate ./s --model claude-sonnet-4 --nodes
   ctxfold estimate ./s --window 32768 --output-cap 4096 --json
-  ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate`,
+  ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate
+  ctxfold estimate ~/.claude/projects/-home-me-proj/  # every transcript of a project`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Transcript files are measured through their cache sessions

@@ -47,8 +47,10 @@ segment, no dead forks, no tool call separated from its result), rendering
 views, and compaction events. docs/VERIFY.md explains every code and how to
 fix it.
 
-Several sessions are checked in parallel and reported in argument order; with
---json, one object per session per line:
+Several sessions are checked in parallel and reported in argument order (a
+folder of transcripts or a quoted pattern, as for estimate: file by file, each
+named by its file, then a summary line); with --json, one object per session
+per line:
 {schema_version, session, ok, num_errors, num_warnings, errors, warnings},
 each finding {code, node_id, file, line, message}. --strict counts warnings
 (an interrupted write, a pending tool call, a stale active summary) as errors.` + exitStatusHelp(`  verify exits 1 when any session has an error, and 2 when any session cannot
