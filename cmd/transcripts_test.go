@@ -198,3 +198,15 @@ func TestAuditFolderOfTranscripts(t *testing.T) {
 		t.Errorf("%d JSON lines, want %d:\n%s", n, len(files), r.Stdout)
 	}
 }
+
+// Issue 29 item 3: a command that needs a session, given a client's
+// folder of transcripts, never hints to init a session there.
+func TestClientFolderNeverHintsInit(t *testing.T) {
+	dir, _ := claudeFolder(t)
+	for _, args := range [][]string{{"render", dir}, {"graph", dir}, {"search", dir, "x"}} {
+		r := runEnv(t, cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}, args...)
+		if r.Code == 0 || strings.Contains(r.Stderr, "ctxfold init") || !strings.Contains(r.Stderr, "holds transcripts") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
+		}
+	}
+}
