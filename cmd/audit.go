@@ -37,7 +37,7 @@ type auditOptions struct {
 func newAuditCmd(f *Factory) *cobra.Command {
 	opts := &auditOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "audit DIR",
+		Use:   "audit DIR|FILE|FOLDER...",
 		Short: "Show which facts of the folded turns the model no longer reads",
 		Long: `Audit a summary: take the facts of the turns it covers and of their caller
 subtrees (the sub-agents they ran) — the user's requests and instructions, file
@@ -52,13 +52,20 @@ included. Each summary reports, per kind, the facts found, kept and missing
 (with the node ids they came from) and the overall survival; facts of pinned
 nodes ('ctxfold pin') are reported again on their own. --fail-below PCT exits 1
 when an audited summary keeps less than PCT percent of its facts, for CI.
-docs/COMPACT.md §6 defines every kind.` + exitStatusHelp(`  audit: 1 a summary's survival is below --fail-below, 2 no summary to audit
+docs/COMPACT.md §6 defines every kind.
+
+Several transcript files, a folder of them (such as a Claude Code project
+folder) or a quoted pattern are audited file by file in parallel: each block
+is named by its file, a transcript never compacted says so, --json gives one
+object per file ({file, read_error} for one that cannot be read or holds no
+summary), and a summary line ends the text output.` + exitStatusHelp(`  audit: 1 a summary's survival is below --fail-below, 2 no summary to audit
   (never compacted, or --summary names no summary)`),
 		Example: `  ctxfold audit ./s
   ctxfold audit ./s --all
   ctxfold audit ./s --json | jq '.summaries[0].kinds[] | {kind, survival_pct}'
-  ctxfold audit ./s --fail-below 90            # CI gate`,
-		Args: exactArgs(1),
+  ctxfold audit ./s --fail-below 90            # CI gate
+  ctxfold audit ~/.claude/projects/-home-me-proj/`,
+		Args: minArgs(1),
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) == 0 {
 				return nil, cobra.ShellCompDirectiveFilterDirs
@@ -66,14 +73,22 @@ docs/COMPACT.md §6 defines every kind.` + exitStatusHelp(`  audit: 1 a summary'
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
-			// A transcript file is read through its cache session (docs/LIVE.md).
-			var lerr error
-			var entry *live.Entry
-			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
-				return lerr
+			args, many, lerr := expandArgs(args)
+			if lerr != nil {
+				return &UsageError{Err: lerr}
 			}
-			opts.File = fileOf(entry)
+			if len(args) > 1 && !many {
+				return &UsageError{Err: fmt.Errorf("audit takes one session directory, or transcript files and folders of them; got %d sessions", len(args))}
+			}
+			if !many {
+				opts.Dir = args[0]
+				// A transcript file is read through its cache session (docs/LIVE.md).
+				var entry *live.Entry
+				if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
+					return lerr
+				}
+				opts.File = fileOf(entry)
+			}
 			opts.JSON = f.Config.GetBool("json")
 			opts.Open = f.openOptions()
 			if !cmd.Flags().Changed("fail-below") {
@@ -86,6 +101,9 @@ docs/COMPACT.md §6 defines every kind.` + exitStatusHelp(`  audit: 1 a summary'
 			}
 			if opts.Missing < 0 {
 				return &UsageError{Err: fmt.Errorf("--missing must not be negative")}
+			}
+			if many {
+				return runAuditMany(cmd.Context(), f, opts, args)
 			}
 			return runAudit(cmd.Context(), opts)
 		},
@@ -111,17 +129,7 @@ type auditJSON struct {
 }
 
 func runAudit(ctx context.Context, opts *auditOptions) error {
-	g, err := dag.Open(opts.Dir, opts.Open)
-	if err != nil {
-		return err
-	}
-	defer g.S.Close()
-	printWarnings(opts.IO.ErrOut, g.S.Warnings)
-	pins, err := g.S.Pins()
-	if err != nil {
-		return err
-	}
-	results, err := audit.Run(ctx, g, audit.Options{SummaryID: opts.SummaryID, All: opts.All, Pinned: pins})
+	results, err := auditDir(ctx, opts.Dir, opts, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -149,6 +157,21 @@ func runAudit(ctx context.Context, opts *auditOptions) error {
 		return &SilentError{Code: ExitCheckFailed}
 	}
 	return nil
+}
+
+// auditDir audits the summaries of one session directory.
+func auditDir(ctx context.Context, dir string, opts *auditOptions, warn io.Writer) ([]*audit.Result, error) {
+	g, err := dag.Open(dir, opts.Open)
+	if err != nil {
+		return nil, err
+	}
+	defer g.S.Close()
+	printWarnings(warn, g.S.Warnings)
+	pins, err := g.S.Pins()
+	if err != nil {
+		return nil, err
+	}
+	return audit.Run(ctx, g, audit.Options{SummaryID: opts.SummaryID, All: opts.All, Pinned: pins})
 }
 
 // writeAuditText prints, per summary, a header, one row per kind and the

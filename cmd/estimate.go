@@ -32,6 +32,14 @@ type estimateOptions struct {
 	Open      transcript.OpenOptions
 	// Live maps a cache session to the transcript file it stands for.
 	Live map[string]*live.Entry
+	// Many: the arguments were a folder, a pattern or several (expandArgs):
+	// each transcript file is opened inside its own parallel run (OpenArg),
+	// an unreadable one is reported and the others go on, and a summary
+	// line ends the text output.
+	Many    bool
+	OpenArg func(ctx context.Context, arg string) (string, *live.Entry, error)
+	// LiveGC sets the collector for the imports of a many-file run.
+	LiveGC func() (restore func())
 }
 
 func newEstimateCmd(f *Factory) *cobra.Command {
@@ -80,17 +88,35 @@ Per-node counts are cached in DIR/cache/estimate and the last result in
 DIR/cache/estimate.view (both safe to delete; --no-cache bypasses them). Several
 sessions are measured in parallel and printed in argument order; with --json,
 one object per line and per argument ({session, read_error} for a session that
-cannot be read).` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
+cannot be read).
+
+A client's transcript file is measured through its cache session
+(docs/LIVE.md). A folder that is not a ctxfold session — such as
+~/.claude/projects/<project>/ or ~/.codex/sessions/ — stands for the
+transcripts under it (*.jsonl, Gemini CLI's chats/session-*.json; Claude Code's
+sub-agent files go with their session), and a quoted pattern is expanded:
+each file is imported and measured in its own parallel run, named by its file,
+one --json line each ({file, read_error} for one that cannot be read, the
+others go on), a bar on a terminal's stderr, and a summary line (how many, the
+median and fullest budget, how many should compact, how many were compacted).
+Nothing is written into the folder.` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
 		Example: `  ctxfold estimate ./s
   ctxfold estimate ./s --model claude-sonnet-4 --nodes
   ctxfold estimate ./s --window 32768 --output-cap 4096 --json
-  ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate`,
+  ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate
+  ctxfold estimate ~/.claude/projects/-home-me-proj/  # every transcript of a project`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Transcript files are measured through their cache sessions
 			// (docs/LIVE.md); --json names the file beside the session.
 			var lerr error
-			if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
+			if args, opts.Many, lerr = expandArgs(args); lerr != nil {
+				return &UsageError{Err: lerr}
+			}
+			if opts.Many {
+				opts.Dirs, opts.OpenArg = args, f.openArg
+				opts.LiveGC = func() func() { return liveGC(f.Getenv) }
+			} else if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
 				return lerr
 			}
 			fl := cmd.Flags()
@@ -149,25 +175,46 @@ func validEncoding(e string) bool {
 	return false
 }
 
+// estimateRun is one argument's outcome: the result, and the cache
+// session entry when the argument was a transcript file.
+type estimateRun struct {
+	estimate.SessionResult
+	entry *live.Entry
+}
+
 func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	// Many sessions take a while: a bar on a terminal's stderr (never with
 	// --json or when piped).
 	// The bar counts nodes, within and across sessions: each session adds
-	// its own as it is opened, so one large session moves it too.
+	// its own as it is opened, so one large session moves it too. Over a
+	// folder of transcripts it counts files instead: an import moves no
+	// node count until it is done.
 	progress := report.NewProgress(opts.IO, "estimating", 0)
 	defer progress.Done()
 	so := opts.Session
-	so.Estimate.Counting, so.Estimate.Counted = progress.AddTotal, progress.Add
+	if opts.Many {
+		progress.SetTotal(len(opts.Dirs))
+		restore := opts.LiveGC()
+		defer restore()
+	} else {
+		so.Estimate.Counting, so.Estimate.Counted = progress.AddTotal, progress.Add
+	}
 	// Sessions run in parallel (each also tokenizes on all cores).
-	runs := fanOut(ctx, len(opts.Dirs), max(2, runtime.GOMAXPROCS(0)),
-		func(i int) estimate.SessionResult { return estimate.Session(ctx, opts.Dirs[i], so) },
-		func(err error) estimate.SessionResult { return estimate.SessionResult{Err: err} })
+	runs := fanOut(ctx, len(opts.Dirs), fanJobs(runtime.GOMAXPROCS(0)),
+		func(i int) estimateRun { return estimateOne(ctx, opts, so, opts.Dirs[i], progress) },
+		func(err error) estimateRun { return estimateRun{SessionResult: estimate.SessionResult{Err: err}} })
 	var firstErr error
 	var over []string
 	printed := 0
 	pal := report.NewPalette(opts.IO)
+	var sum fanSummary
 	for i, dir := range opts.Dirs {
 		o := runs.get(i)
+		e := opts.Live[dir]
+		if opts.Many {
+			e = o.entry
+		}
+		sum.add(dir, e, o.Err, o.Result, o.Summaries)
 		if ctx.Err() != nil {
 			runs.wait()
 			return ctx.Err()
@@ -185,7 +232,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 				if opts.JSON {
 					// One object per argument, always: a script reading the
 					// stream sees which session failed and why.
-					return report.JSON(opts.IO.Out, estimateReadError{Session: dir, ReadError: o.Err.Error()})
+					return report.JSON(opts.IO.Out, readErrorOf(dir, e, opts.Many, o.Err))
 				}
 				return nil
 			}
@@ -193,7 +240,6 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 				fmt.Fprintln(opts.IO.Out)
 			}
 			printed++
-			e := opts.Live[dir]
 			if e != nil {
 				o.Result.File = e.File
 			}
@@ -223,6 +269,9 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	}
 	runs.wait()
 	progress.Done()
+	if opts.Many {
+		sum.print(opts.IO, opts.JSON)
+	}
 	if firstErr != nil {
 		return &SilentError{Code: ExitCode(firstErr)}
 	}
@@ -235,11 +284,39 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	return nil
 }
 
+// estimateOne measures one argument; in a many-file run it first brings a
+// transcript file's cache session up to date, in this run.
+func estimateOne(ctx context.Context, opts *estimateOptions, so estimate.SessionOptions, arg string, progress *report.Progress) estimateRun {
+	if !opts.Many {
+		return estimateRun{SessionResult: estimate.Session(ctx, arg, so)}
+	}
+	defer progress.Add(1)
+	dir, e, err := opts.OpenArg(ctx, arg)
+	if err != nil {
+		return estimateRun{SessionResult: estimate.SessionResult{Err: err}}
+	}
+	return estimateRun{SessionResult: estimate.Session(ctx, dir, so), entry: e}
+}
+
 // estimateReadError is estimate's --json object for a session it could
-// not measure (as verify's read_error).
+// not measure (as verify's read_error); file names the transcript file
+// when the argument was one.
 type estimateReadError struct {
-	Session   string `json:"session"`
+	File      string `json:"file,omitempty"`
+	Session   string `json:"session,omitempty"`
 	ReadError string `json:"read_error"`
+}
+
+// readErrorOf: in a many-file run an argument that is a transcript file
+// may fail before it has a cache session; it is named as the file.
+func readErrorOf(arg string, e *live.Entry, many bool, err error) estimateReadError {
+	switch {
+	case e != nil:
+		return estimateReadError{File: e.File, Session: e.Session, ReadError: err.Error()}
+	case many && live.IsTranscriptFile(arg):
+		return estimateReadError{File: arg, ReadError: err.Error()}
+	}
+	return estimateReadError{Session: arg, ReadError: err.Error()}
 }
 
 // categoryLabels are the breakdown's row names for people.
@@ -279,7 +356,13 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	line := func(format string, args ...any) {
 		fmt.Fprintln(w, report.Wrap(fmt.Sprintf(format, args...), width))
 	}
-	line("%s  %s · %s%s", pal.Bold(r.Session), r.Model, encodingLabel(r), head)
+	// A transcript file's block is named by the file, not by its cache
+	// session (issue 29: with several files, which is which).
+	name := r.Session
+	if r.File != "" {
+		name = render.TextSafe(r.File)
+	}
+	line("%s  %s · %s%s", pal.Bold(name), r.Model, encodingLabel(r), head)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
@@ -365,6 +448,9 @@ func occupancyBar(pal report.Palette, ratio float64, width int) string {
 func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 	var b strings.Builder
 	kv := func(k string, v any) { fmt.Fprintf(&b, "%s\t%v\n", k, v) }
+	if r.File != "" {
+		kv("file", render.TextSafe(r.File))
+	}
 	kv("session", r.Session)
 	if r.Head != "" {
 		kv("head", render.TextSafe(r.Head))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/live"
@@ -26,6 +27,10 @@ type verifyOptions struct {
 	// Live maps a cache session in Dirs to the transcript file it came
 	// from (docs/LIVE.md).
 	Live map[string]*live.Entry
+	// Many and OpenArg: as estimate's (a folder, a pattern or several
+	// arguments: each transcript file opened in its own parallel run).
+	Many    bool
+	OpenArg func(ctx context.Context, arg string) (string, *live.Entry, error)
 }
 
 func newVerifyCmd(f *Factory) *cobra.Command {
@@ -42,8 +47,10 @@ segment, no dead forks, no tool call separated from its result), rendering
 views, and compaction events. docs/VERIFY.md explains every code and how to
 fix it.
 
-Several sessions are checked in parallel and reported in argument order; with
---json, one object per session per line:
+Several sessions are checked in parallel and reported in argument order (a
+folder of transcripts or a quoted pattern, as for estimate: file by file, each
+named by its file, then a summary line); with --json, one object per session
+per line:
 {schema_version, session, ok, num_errors, num_warnings, errors, warnings},
 each finding {code, node_id, file, line, message}. --strict counts warnings
 (an interrupted write, a pending tool call, a stale active summary) as errors.` + exitStatusHelp(`  verify exits 1 when any session has an error, and 2 when any session cannot
@@ -56,7 +63,12 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
 			// Transcript files are read through their cache sessions
 			// (docs/LIVE.md).
 			var lerr error
-			if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
+			if args, opts.Many, lerr = expandArgs(args); lerr != nil {
+				return &UsageError{Err: lerr}
+			}
+			if opts.Many {
+				opts.Dirs, opts.OpenArg = args, f.openArg
+			} else if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
 				return lerr
 			}
 			opts.Strict, _ = cmd.Flags().GetBool("strict")
@@ -77,39 +89,66 @@ type sessionCheck struct {
 	Findings []verify.Finding
 	// ReadErr is set when the session cannot be read at all.
 	ReadErr error
+	// entry is the cache session's when the argument was a transcript
+	// file opened in this run (Many).
+	entry *live.Entry
 }
 
 func runVerify(ctx context.Context, opts *verifyOptions) error {
+	progress := report.NewProgress(opts.IO, "verifying", 0)
+	defer progress.Done()
+	if opts.Many {
+		progress.SetTotal(len(opts.Dirs))
+	}
 	checks := fanOut(ctx, len(opts.Dirs), opts.Jobs,
-		func(i int) *sessionCheck { return checkSession(ctx, opts.Dirs[i], opts) },
+		func(i int) *sessionCheck { return checkArg(ctx, opts.Dirs[i], opts, progress) },
 		func(err error) *sessionCheck { return &sessionCheck{ReadErr: err} })
 	defer checks.wait()
 	code := ExitOK
 	w := bufio.NewWriter(opts.IO.Out)
+	var ok, failed, unreadable int
 	for i, dir := range opts.Dirs {
 		c := checks.get(i)
 		c.Dir = dir
+		e := opts.Live[dir]
+		file := fileOf(e)
+		if opts.Many {
+			e = c.entry
+			if file = fileOf(e); file == "" && live.IsTranscriptFile(dir) {
+				file = dir // it failed before it had a cache session
+			}
+		}
 		if c.ReadErr != nil && ctx.Err() != nil {
 			w.Flush()
 			return ctx.Err()
 		}
-		var err error
-		if opts.JSON {
-			err = writeVerifyJSON(w, c, fileOf(opts.Live[c.Dir]))
-		} else {
-			err = writeVerifyText(w, report.NewPalette(opts.IO), c)
-		}
+		err := progress.Interrupt(func() error {
+			if opts.JSON {
+				return writeVerifyJSON(w, c, file)
+			}
+			return writeVerifyText(w, report.NewPalette(opts.IO), c, file)
+		})
 		if err != nil {
 			return err
 		}
 		switch {
 		case c.ReadErr != nil:
+			unreadable++
 			w.Flush()
-			printError(opts.IO.ErrOut, c.ReadErr)
+			_ = progress.Interrupt(func() error { printError(opts.IO.ErrOut, c.ReadErr); return nil })
 			code = ExitUsage
-		case !c.Result.OK() && code == ExitOK:
-			code = ExitCheckFailed
+		case !c.Result.OK():
+			failed++
+			if code == ExitOK {
+				code = ExitCheckFailed
+			}
+		default:
+			ok++
 		}
+	}
+	progress.Done()
+	if opts.Many && !opts.JSON {
+		fmt.Fprintf(w, "\n%s: %d ok, %d with errors, %d unreadable\n", plural(len(opts.Dirs), "transcript"), ok, failed, unreadable)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -118,6 +157,22 @@ func runVerify(ctx context.Context, opts *verifyOptions) error {
 		return &SilentError{Code: code}
 	}
 	return nil
+}
+
+// checkArg checks one argument; in a many-file run it first brings a
+// transcript file's cache session up to date, in this run.
+func checkArg(ctx context.Context, arg string, opts *verifyOptions, progress *report.Progress) *sessionCheck {
+	if !opts.Many {
+		return checkSession(ctx, arg, opts)
+	}
+	defer progress.Add(1)
+	dir, e, err := opts.OpenArg(ctx, arg)
+	if err != nil {
+		return &sessionCheck{ReadErr: err}
+	}
+	c := checkSession(ctx, dir, opts)
+	c.entry = e
+	return c
 }
 
 func checkSession(ctx context.Context, dir string, opts *verifyOptions) *sessionCheck {
@@ -184,9 +239,16 @@ type verifyResult struct {
 
 // writeVerifyText prints one session's report: a status line, then its
 // findings grouped by category.
-func writeVerifyText(w io.Writer, p report.Palette, c *sessionCheck) error {
+//
+// A transcript file's block is named by the file, not by its cache
+// session (issue 29).
+func writeVerifyText(w io.Writer, p report.Palette, c *sessionCheck, file string) error {
+	name := c.Dir
+	if file != "" {
+		name = render.TextSafe(file)
+	}
 	if c.ReadErr != nil {
-		_, err := fmt.Fprintf(w, "%s: %s\n", c.Dir, p.Red("cannot be read"))
+		_, err := fmt.Fprintf(w, "%s: %s\n", name, p.Red("cannot be read"))
 		return err
 	}
 	r := c.Result
@@ -198,7 +260,7 @@ func writeVerifyText(w io.Writer, p report.Palette, c *sessionCheck) error {
 	if r.Warnings > 0 {
 		status += ", " + p.Yellow(plural(r.Warnings, "warning"))
 	}
-	fmt.Fprintf(w, "%s: %s (%s)\n", c.Dir, status, shape)
+	fmt.Fprintf(w, "%s: %s (%s)\n", name, status, shape)
 	for _, cat := range verify.Categories {
 		header := false
 		for _, f := range c.Findings {

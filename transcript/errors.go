@@ -3,6 +3,7 @@ package transcript
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -152,7 +153,24 @@ func (e *FileGivenError) Hint() string {
 	return fmt.Sprintf("commands that write need a session directory; if it is a transcript, import it first: 'ctxfold import %s -o DIR' (estimate, render, graph, verify, search, audit and compact --dry-run take the file itself)", e.Path)
 }
 
-// Hint suggests creating the session.
+// Hint suggests creating the session — unless the directory holds
+// transcripts (a client's folder such as ~/.claude/projects/<project>/):
+// ctxfold never suggests writing a session into a client's folder (issue
+// 29); its transcripts are read file by file.
 func (e *NotSessionError) Hint() string {
+	if holdsTranscripts(e.Dir) {
+		return fmt.Sprintf("%s holds transcripts, not a ctxfold session: give one file (estimate, render, graph, verify, search and audit take it), estimate, verify or audit the whole folder, or 'ctxfold import FILE -o DIR' into a directory of your own", e.Dir)
+	}
 	return fmt.Sprintf("create one with 'ctxfold init %s' or 'ctxfold import FILE -o %s'", e.Dir, e.Dir)
+}
+
+// holdsTranscripts: the directory has a *.jsonl file at its top or one
+// level down (a client's project folder, or the folder of projects).
+func holdsTranscripts(dir string) bool {
+	for _, pattern := range []string{"*.jsonl", "*/*.jsonl"} {
+		if m, _ := filepath.Glob(filepath.Join(filepath.Clean(dir), pattern)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -21,7 +20,7 @@ import (
 
 // indexRef returns the NodeRef of a valid UTF-8 line, or ok=false.
 func indexRef(line []byte) (ref NodeRef, ok bool) {
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		return NodeRef{}, false
 	}
 	i := skipSpace(line, 0)

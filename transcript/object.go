@@ -34,7 +34,7 @@ func (ms members) get(key string) (json.RawMessage, bool) {
 // values alias data, and members go into buf (which a caller keeps on its
 // stack). An empty object gives an empty, non-nil slice.
 func decodeMembers(data []byte, buf members) (members, error) {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		var m map[string]json.RawMessage
 		return nil, json.Unmarshal(data, &m) // the precise syntax error
 	}
@@ -151,7 +151,7 @@ func decodeArray[T any, PT interface {
 	UnmarshalJSON([]byte) error
 }](data []byte) ([]T, error) {
 	data = bytes.TrimSpace(data)
-	if !json.Valid(data) || data[0] != '[' {
+	if !validJSON(data) || data[0] != '[' {
 		var out []T
 		if err := json.Unmarshal(data, &out); err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
 // record is the part of a Claude Code line the first pass reads.
@@ -51,7 +53,7 @@ func (r *rendered) UnmarshalJSON(b []byte) error {
 	var v struct {
 		Content json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := input.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	text, blocks, _, err := decodeContent[scanBlock](v.Content)
@@ -95,7 +97,7 @@ type progressData struct {
 // fields are read, as hints); a message of the wrong shape is an error
 // only where a message is needed, so it is noted in bad.
 func decodeRecord(body []byte, v any, bad *string) error {
-	err := json.Unmarshal(body, v)
+	err := input.Unmarshal(body, v)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// Through fullRecord the path starts with the embedded "record.".
@@ -169,10 +171,10 @@ func decodeContent[B any](raw json.RawMessage) (text string, blocks []B, isBlock
 	case len(raw) == 0 || string(raw) == "null":
 		return "", nil, false, nil
 	case raw[0] == '"':
-		err = json.Unmarshal(raw, &text)
+		err = input.Unmarshal(raw, &text)
 		return text, nil, false, err
 	case raw[0] == '[':
-		err = json.Unmarshal(raw, &blocks)
+		err = input.Unmarshal(raw, &blocks)
 		return "", blocks, true, err
 	}
 	return "", nil, false, fmt.Errorf("message.content: expected a string or an array of blocks")

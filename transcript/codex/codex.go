@@ -244,7 +244,7 @@ func threadName(file string, rec record) string {
 		var m struct {
 			ID string `json:"id"`
 		}
-		_ = json.Unmarshal(rec.Payload, &m)
+		_ = input.Unmarshal(rec.Payload, &m)
 		if m.ID != "" {
 			name = m.ID
 		}
@@ -324,7 +324,7 @@ func (st *state) next(rec *record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !json.Valid(line) && st.lines.Unterminated {
+	if st.lines.Unterminated && !json.Valid(line) {
 		// A writer stopped mid-line: keep everything before it.
 		st.sink.Warn(st.file, st.lines.Line, "torn last line ignored (the file ends without a newline)")
 		st.sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line")
@@ -417,7 +417,7 @@ func (st *state) record(rec record) error {
 		var tc struct {
 			Model string `json:"model"`
 		}
-		_ = json.Unmarshal(rec.Payload, &tc)
+		_ = input.Unmarshal(rec.Payload, &tc)
 		if tc.Model != "" {
 			st.model = tc.Model
 		}
@@ -430,7 +430,7 @@ func (st *state) record(rec record) error {
 		return st.usageRecord(rec)
 	case "response_item":
 		var it item
-		if err := json.Unmarshal(rec.Payload, &it); err != nil {
+		if err := input.Unmarshal(rec.Payload, &it); err != nil {
 			return st.lines.Errorf("response_item payload: %s", input.JSONErrorText(err))
 		}
 		return st.item(it, rec)
@@ -455,7 +455,7 @@ func (st *state) sessionMeta(rec record) error {
 			Text string `json:"text"`
 		} `json:"base_instructions"`
 	}
-	_ = json.Unmarshal(rec.Payload, &m)
+	_ = input.Unmarshal(rec.Payload, &m)
 	if st.meta != nil || st.prev != "" || st.g != nil || m.Base == nil || m.Base.Text == "" {
 		if st.meta == nil {
 			st.meta = rec.Payload

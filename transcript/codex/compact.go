@@ -23,7 +23,7 @@ func (st *state) compacted(rec record) error {
 		Message     string            `json:"message"`
 		Replacement []json.RawMessage `json:"replacement_history"`
 	}
-	if err := json.Unmarshal(rec.Payload, &c); err != nil {
+	if err := input.Unmarshal(rec.Payload, &c); err != nil {
 		return st.lines.Errorf("compacted payload: %s", input.JSONErrorText(err))
 	}
 	if err := st.flush(); err != nil {

@@ -129,7 +129,7 @@ func (st *state) emit(n transcript.Node) error {
 
 func (st *state) event(rec record) error {
 	var ev event
-	if err := json.Unmarshal(rec.Payload, &ev); err != nil {
+	if err := input.Unmarshal(rec.Payload, &ev); err != nil {
 		return st.lines.Errorf("event_msg payload: %s", input.JSONErrorText(err))
 	}
 	kind := "event_msg/" + ev.Type
@@ -200,7 +200,7 @@ func (st *state) usageRecord(rec record) error {
 	var r struct {
 		Usage *tokenUsage `json:"usage"`
 	}
-	if err := json.Unmarshal(rec.Payload, &r); err != nil {
+	if err := input.Unmarshal(rec.Payload, &r); err != nil {
 		return st.lines.Errorf("token_usage_record payload: %s", input.JSONErrorText(err))
 	}
 	if r.Usage == nil {

@@ -48,7 +48,7 @@ const (
 )
 
 // StateVersion is the version of state.json's layout.
-const StateVersion = 2
+const StateVersion = 3
 
 // Options say where the cache lives and how to import.
 type Options struct {
@@ -70,10 +70,10 @@ type Entry struct {
 	// Session is the cache session directory.
 	Session string `json:"session"`
 	Format  string `json:"format"`
-	// Consumed is how many bytes of File the session holds; PrefixSHA256
+	// Consumed is how many bytes of File the session holds; PrefixHash
 	// is the hash of exactly those bytes.
-	Consumed     int64  `json:"consumed_bytes"`
-	PrefixSHA256 string `json:"prefix_sha256"`
+	Consumed   int64  `json:"consumed_bytes"`
+	PrefixHash string `json:"prefix_xxh64"`
 	// Update is Unchanged, Appended or Fresh; Reason says why a fresh
 	// import replaced an existing cache session.
 	Update string `json:"update"`
@@ -88,13 +88,13 @@ type Entry struct {
 
 // state is what the entry directory's state.json keeps between runs.
 type state struct {
-	Version      int    `json:"schema_version"`
-	File         string `json:"file"`
-	Format       string `json:"format"`
-	Consumed     int64  `json:"consumed_bytes"`
-	PrefixSHA256 string `json:"prefix_sha256"`
-	Dev          uint64 `json:"dev,omitempty"`
-	Inode        uint64 `json:"inode,omitempty"`
+	Version    int    `json:"schema_version"`
+	File       string `json:"file"`
+	Format     string `json:"format"`
+	Consumed   int64  `json:"consumed_bytes"`
+	PrefixHash string `json:"prefix_xxh64"`
+	Dev        uint64 `json:"dev,omitempty"`
+	Inode      uint64 `json:"inode,omitempty"`
 	// Resume is where the next refresh of a Claude Code file can resume
 	// (nil: it parses the whole file); Sidecars the sub-agent files that
 	// may lie beside it, as they were.
@@ -189,7 +189,7 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	e.Format = rep.Format
 	e.NewNodes = rep.Sessions[0].Nodes
-	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixSHA256: e.PrefixSHA256, Sidecars: cars}
+	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixHash: e.PrefixHash, Sidecars: cars}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
 	}
@@ -219,7 +219,7 @@ func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld
 		// The overlapped refresh found the change.
 		reason = e.Reason
 	}
-	e.Consumed, e.PrefixSHA256, e.Format = size, fullSum, old.Format
+	e.Consumed, e.PrefixHash, e.Format = size, fullSum, old.Format
 	if haveOld && update != Fresh {
 		switch sidecarChange(old.Sidecars, cars) {
 		case Fresh:
@@ -243,7 +243,7 @@ func classify(old state, haveOld bool, prefixSum string, size int64) (update, re
 		return Fresh, ""
 	case size < old.Consumed:
 		return Fresh, fmt.Sprintf("the file is shorter than the %d bytes consumed (truncated or rewritten)", old.Consumed)
-	case prefixSum != old.PrefixSHA256:
+	case prefixSum != old.PrefixHash:
 		return Fresh, fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
 	case size == old.Consumed:
 		return Unchanged, ""
@@ -364,7 +364,7 @@ func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, ful
 		return "", "", 0, err
 	}
 	defer f.Close()
-	h := sha256.New()
+	h := newPrefixHash()
 	// io.Copy's 32 KiB buffer costs a read call per 32 KiB of a file of
 	// hundreds of MB.
 	buf := make([]byte, hashBuf)

@@ -66,8 +66,8 @@ func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, siz
 	if h.err != nil {
 		return nil, nil, nil, false, h.err
 	}
-	if h.size == size && h.prefix == old.PrefixSHA256 {
-		e.PrefixSHA256 = h.full
+	if h.size == size && h.prefix == old.PrefixHash {
+		e.PrefixHash = h.full
 		return rep, res, point, true, ierr
 	}
 	overlapDiscards.Add(1)

@@ -144,7 +144,7 @@ func (l *Lines) Errorf(format string, args ...any) error {
 // Unmarshal decodes the current line into v; a failure names file:line
 // and what was expected.
 func (l *Lines) Unmarshal(line []byte, v any, what string) error {
-	if err := json.Unmarshal(line, v); err != nil {
+	if err := Unmarshal(line, v); err != nil {
 		return l.Errorf("expected %s: %s", what, JSONErrorText(err))
 	}
 	return nil

@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+
+	"github.com/ctxfold/ctxfold/audit"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript/live"
+)
+
+// auditRun is one file's outcome in a many-file audit.
+type auditRun struct {
+	results []*audit.Result
+	entry   *live.Entry
+	err     error
+}
+
+// auditReadError is audit's --json object for a file it could not audit
+// (read_error: unreadable, or no summary to audit).
+type auditReadError struct {
+	File      string `json:"file,omitempty"`
+	Session   string `json:"session,omitempty"`
+	ReadError string `json:"read_error"`
+}
+
+// runAuditMany audits transcript files (and session directories found in
+// a folder) in parallel, reported in argument order, each block named by
+// its file (issue 28 item 3, issue 29 items 3 and 4). A file never
+// compacted is no failure: it is counted, not audited.
+func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions, args []string) error {
+	progress := report.NewProgress(opts.IO, "auditing", len(args))
+	defer progress.Done()
+	restore := liveGC(f.Getenv)
+	defer restore()
+	runs := fanOut(ctx, len(args), fanJobs(runtime.GOMAXPROCS(0)), func(i int) auditRun {
+		defer progress.Add(1)
+		dir, e, err := f.openArg(ctx, args[i])
+		if err != nil {
+			return auditRun{err: err}
+		}
+		res, err := auditDir(ctx, dir, opts, io.Discard)
+		return auditRun{results: res, entry: e, err: err}
+	}, func(err error) auditRun { return auditRun{err: err} })
+	defer runs.wait()
+	w := bufio.NewWriter(opts.IO.Out)
+	var audited, notCompacted, unreadable, below int
+	var pcts []float64
+	code := ExitOK
+	for i, arg := range args {
+		r := runs.get(i)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		name, file := arg, fileOf(r.entry)
+		if file != "" {
+			name = file
+		}
+		var none *audit.NoSummaryError
+		err := progress.Interrupt(func() error {
+			switch {
+			case r.err != nil && opts.JSON:
+				return report.JSON(w, auditReadError{File: file, Session: sessionOf(r.entry, arg), ReadError: r.err.Error()})
+			case errors.As(r.err, &none):
+				_, err := fmt.Fprintf(w, "%s: never compacted (no summary to audit)\n", render.TextSafe(name))
+				return err
+			case r.err != nil:
+				printError(opts.IO.ErrOut, fmt.Errorf("%s: %w", name, r.err))
+				return nil
+			}
+			passed := true
+			for _, s := range r.results {
+				passed = passed && (opts.FailBelow < 0 || s.SurvivalPct >= opts.FailBelow)
+			}
+			if opts.JSON {
+				out := auditJSON{File: file, Session: sessionOf(r.entry, arg), Passed: passed, Summaries: r.results}
+				if opts.FailBelow >= 0 {
+					out.FailBelow = &opts.FailBelow
+				}
+				return report.JSON(w, out)
+			}
+			fmt.Fprintf(w, "%s\n", report.NewPalette(opts.IO).Bold(render.TextSafe(name)))
+			writeAuditText(w, r.results, opts.Missing)
+			_, err := fmt.Fprintln(w)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case errors.As(r.err, &none):
+			notCompacted++
+		case r.err != nil:
+			unreadable++
+			code = max(code, ExitCode(r.err))
+		default:
+			audited++
+			for _, s := range r.results {
+				pcts = append(pcts, s.SurvivalPct)
+				if opts.FailBelow >= 0 && s.SurvivalPct < opts.FailBelow {
+					below++
+				}
+			}
+		}
+	}
+	progress.Done()
+	if !opts.JSON {
+		fmt.Fprintf(w, "%s: %d audited, %d never compacted, %d unreadable%s\n",
+			plural(len(args), "transcript"), audited, notCompacted, unreadable, survivalLine(pcts))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if below > 0 && code == ExitOK {
+		code = ExitCheckFailed
+	}
+	if code != ExitOK {
+		return &SilentError{Code: code}
+	}
+	return nil
+}
+
+func sessionOf(e *live.Entry, arg string) string {
+	if e != nil {
+		return e.Session
+	}
+	if live.IsTranscriptFile(arg) {
+		return ""
+	}
+	return arg
+}
+
+// survivalLine is " · survival median X%, min Y% over N summaries", or "".
+func survivalLine(pcts []float64) string {
+	if len(pcts) == 0 {
+		return ""
+	}
+	s := append([]float64(nil), pcts...)
+	sort.Float64s(s)
+	return fmt.Sprintf(" · survival median %.1f%%, min %.1f%% over %s", s[len(s)/2], s[0], plural(len(s), "summary"))
+}
