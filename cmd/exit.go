@@ -21,8 +21,11 @@ const (
 	ExitCompactFailed = 3
 	ExitBusy          = 4
 	ExitDoesNotFit    = 5
-	ExitInternal      = 70
-	ExitInterrupted   = 130
+	// ExitCacheSession: a write to a cache session (ctxfold's copy of a
+	// transcript file, docs/LIVE.md) was refused; nothing was written.
+	ExitCacheSession = 6
+	ExitInternal     = 70
+	ExitInterrupted  = 130
 )
 
 // UsageError is a bad command line.
@@ -63,6 +66,7 @@ var exitRules = []exitRule{
 	{is[*compact.FailedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
+	{is[*transcript.CacheSessionError], ExitCacheSession},
 	// Bad input that is named as such even when the run was interrupted.
 	{is[*compact.BrokenError], ExitUsage},
 	{is[*estimate.UnknownModelError], ExitUsage},
@@ -83,6 +87,7 @@ var exitRules = []exitRule{
 //	*compact.FailedError         3
 //	*compact.ChangedError        4
 //	*fit.DoesNotFitError         5
+//	*transcript.CacheSessionError 6
 //	*compact.BrokenError, *estimate.UnknownModelError,
 //	*estimate.UnknownEncodingError, *fit.OutputCapError,
 //	*fit.NoBudgetError, *graph.AroundError, *audit.NoSummaryError,

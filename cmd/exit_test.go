@@ -34,6 +34,7 @@ func TestExitCodeTable(t *testing.T) {
 		{&compactError{msg: "x", err: &compact.ChangedError{Msg: "x"}}, ExitBusy},
 		{&compact.ChangedError{Msg: "x"}, ExitBusy},
 		{&fit.DoesNotFitError{}, ExitDoesNotFit},
+		{&transcript.CacheSessionError{}, ExitCacheSession},
 		{&compact.BrokenError{}, ExitUsage},
 		{&estimate.UnknownModelError{}, ExitUsage},
 		{&estimate.UnknownEncodingError{}, ExitUsage},

@@ -150,7 +150,11 @@ func handSession(t *testing.T, lines string) string {
 // opens, which still leaves a snapshot when one is due).
 func writeTx(t *testing.T, dir string, fn func(tx *Tx) error) []Warning {
 	t.Helper()
-	w, err := Update(context.Background(), dir, snapWrite, func(tx *Tx) error {
+	opts := snapWrite
+	if m, err := ReadMeta(dir); err == nil && m.Cache {
+		opts.CacheWriter = true // as the live cache writes its sessions
+	}
+	w, err := Update(context.Background(), dir, opts, func(tx *Tx) error {
 		if fn == nil {
 			return nil
 		}
