@@ -58,7 +58,7 @@ func (f *Factory) fileHints(err error) error {
 	newMsg, newHint := msg, hint
 	for session, file := range f.liveFiles {
 		newMsg = namePath(newMsg, session, file)
-		newHint = fileHint(newHint, session, file)
+		newHint = fileHint(newHint, session, file, len(f.liveFiles) == 1)
 	}
 	if newMsg == msg && newHint == hint {
 		return err
@@ -69,14 +69,18 @@ func (f *Factory) fileHints(err error) error {
 // fileHint rewrites one hint: a writing command on session becomes the
 // import of file first, then that command on the new directory; any other
 // mention of session (a read-only command) names file, which those
-// commands take.
-func fileHint(hint, session, file string) string {
-	if !strings.Contains(hint, session) {
-		return hint
-	}
+// commands take. A writing command named without a path ("compact the
+// session ('ctxfold compact')") is the file's only when it is the one
+// file the command was given (only).
+func fileHint(hint, session, file string, only bool) string {
 	for _, w := range writingCommands {
-		hint = strings.ReplaceAll(hint, "'ctxfold "+w+" "+session+"'",
-			"'ctxfold import "+file+" -o DIR', then 'ctxfold "+w+" DIR'")
+		cmds := []string{"'ctxfold " + w + " " + session + "'"}
+		if only {
+			cmds = append(cmds, "'ctxfold "+w+"'")
+		}
+		for _, cmd := range cmds {
+			hint = strings.ReplaceAll(hint, cmd, "'ctxfold import "+file+" -o DIR', then 'ctxfold "+w+" DIR'")
+		}
 	}
 	return namePath(hint, session, file)
 }

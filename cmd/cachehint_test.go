@@ -37,6 +37,12 @@ func TestWritingCommandsRefuseACacheSession(t *testing.T) {
 		t.Errorf("audit FILE: exit %d, stderr %q: want the hint to import %s, never the cache", r.Code, r.Stderr, file)
 	}
 
+	// A hint that suggests compacting without a path: the file's import.
+	r = runEnv(t, env, "render", file, "--fit", "--window", "1000")
+	if r.Code != ExitDoesNotFit || !strings.Contains(r.Stderr, "'ctxfold import "+file+" -o DIR', then 'ctxfold compact DIR'") {
+		t.Errorf("render FILE --fit: exit %d, stderr %q: want the hint to import %s first", r.Code, r.Stderr, file)
+	}
+
 	snap := dirSnapshot(t, session)
 	batch := filepath.Join(t.TempDir(), "batch.jsonl")
 	os.WriteFile(batch, []byte(`{"messages":[{"role":"user","content":"x"}]}`), 0o644)
