@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,10 +46,7 @@ type accuracyRow struct {
 }
 
 func TestAccuracyNextRequest(t *testing.T) {
-	root, _ := filepath.Abs(filepath.Join("..", "shared", "fixtures", "external"))
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("no ../shared/fixtures/external")
-	}
+	root := sessiontest.External(t)
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {

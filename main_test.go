@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,11 +23,13 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs every end-to-end script. $FIXTURES points at fixtures/
-// and $SHARED at ../shared (scripts needing it skip when it is absent).
+// and $SHARED at the shared real transcripts' directory (../shared, or
+// $CTXFOLD_SHARED_DIR: sessiontest.SharedRoot); the scripts needing it
+// skip when it is absent, saying so ([!shared] skip '…').
 // Refresh expected output with: go test -run TestScripts -update
 func TestScripts(t *testing.T) {
 	fixtures, _ := filepath.Abs("fixtures")
-	shared, _ := filepath.Abs(filepath.Join("..", "shared"))
+	shared := sessiontest.SharedRoot()
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
@@ -39,8 +42,7 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "shared" {
-				_, err := os.Stat(filepath.Join(shared, "fixtures", "external"))
-				return err == nil, nil
+				return shared != "", nil
 			}
 			return false, nil
 		},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"math"
 	"os"
 	"os/exec"
@@ -38,10 +39,7 @@ func TestClaudeProxyTracking(t *testing.T) {
 	if err != nil {
 		t.Skip("no node")
 	}
-	root, _ := filepath.Abs(filepath.Join("..", "shared", "fixtures", "external", "claude-code"))
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("no ../shared/fixtures/external")
-	}
+	root := sessiontest.External(t, "claude-code")
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {

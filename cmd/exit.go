@@ -21,9 +21,12 @@ const (
 	ExitCompactFailed = 3
 	ExitBusy          = 4
 	ExitDoesNotFit    = 5
-	ExitWriteFailed   = 74
-	ExitInternal      = 70
-	ExitInterrupted   = 130
+	// ExitCacheSession: a write to a cache session (ctxfold's copy of a
+	// transcript file, docs/LIVE.md) was refused; nothing was written.
+	ExitCacheSession = 6
+	ExitWriteFailed  = 74
+	ExitInternal     = 70
+	ExitInterrupted  = 130
 )
 
 // UsageError is a bad command line.
@@ -65,6 +68,7 @@ var exitRules = []exitRule{
 	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
+	{is[*transcript.CacheSessionError], ExitCacheSession},
 	{is[*transcript.WriteError], ExitWriteFailed},
 	// Bad input that is named as such even when the run was interrupted.
 	{is[*compact.BrokenError], ExitUsage},
@@ -87,6 +91,7 @@ var exitRules = []exitRule{
 //	*compact.RejectedError       3
 //	*compact.ChangedError        4
 //	*fit.DoesNotFitError         5
+//	*transcript.CacheSessionError 6
 //	*transcript.WriteError       74 (the disk refused a write: full, read-only, I/O)
 //	*compact.BrokenError, *estimate.UnknownModelError,
 //	*estimate.UnknownEncodingError, *fit.OutputCapError,

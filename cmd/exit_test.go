@@ -34,6 +34,7 @@ func TestExitCodeTable(t *testing.T) {
 		{&compactError{msg: "x", err: &compact.ChangedError{Msg: "x"}}, ExitBusy},
 		{&compact.ChangedError{Msg: "x"}, ExitBusy},
 		{&fit.DoesNotFitError{}, ExitDoesNotFit},
+		{&transcript.CacheSessionError{}, ExitCacheSession},
 		{&transcript.WriteError{File: "nodes.jsonl", Op: "fsync"}, ExitWriteFailed},
 		{fmt.Errorf("append: %w", &transcript.WriteError{File: "session.json"}), ExitWriteFailed},
 		{&compact.BrokenError{}, ExitUsage},

@@ -38,6 +38,7 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 			entries = map[string]*live.Entry{}
 		}
 		entries[e.Session] = e
+		f.rememberLive(e.Session, e.File)
 		out[i] = e.Session
 		noteLive(f.IO, a, e)
 	}

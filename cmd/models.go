@@ -40,8 +40,9 @@ models: their tokenizers are not public), and where the figures come from.
 A name that is not listed still resolves when it is another spelling of a
 listed model (a provider prefix such as anthropic/ or openai/, a date suffix,
 a [1m] long-context variant) or by family (claude-opus-5-7 budgets as the
-newest listed claude-opus not above it; aide-gpt-5 as gpt-5), with one
-warning naming the model used. A window the session records (Codex's
+newest listed claude-opus not above it; my-gpt-5 as gpt-5), with one
+warning naming the model used; an editor's prefix (aide-gpt-5, aide:gpt-4o)
+is another spelling, without a warning. A window the session records (Codex's
 model_context_window) beats the table; --window beats both.
 docs/ESTIMATE.md documents the rules.` + exitStatusHelp(""),
 		Example: `  ctxfold models

@@ -41,6 +41,9 @@ type Factory struct {
 	ConfigWarnings []string
 	// ctx is Run's context, for the session opens of openOptions.
 	ctx context.Context
+	// liveFiles maps the cache sessions of this run's transcript file
+	// arguments to their files, for errors to name the file (fileHints).
+	liveFiles map[string]string
 }
 
 // interruptGrace is how long a command has to stop after Ctrl-C or SIGTERM.
@@ -128,6 +131,7 @@ func Run(ctx context.Context, f *Factory, args []string) (code int) {
 		fmt.Fprintln(f.IO.ErrOut, "ctxfold: interrupted")
 		return ExitInterrupted
 	}
+	err = f.fileHints(err)
 	printError(f.IO.ErrOut, err)
 	return ExitCode(err)
 }
@@ -214,6 +218,8 @@ EXIT STATUS
   3    compaction failed
   4    session busy (locked) or changed underneath
   5    does not fit (render --fit)
+  6    refused: a command that writes was given a cache session (ctxfold's
+       copy of a transcript file; import the file into a directory first)
   74   a write failed on the way to disk (full, read-only, I/O error)
   70   internal error (a bug: please report it)
   130  interrupted`

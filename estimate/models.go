@@ -39,9 +39,11 @@ const (
 	srcClaudeCode = "Claude Code 2.1.328 model registry (context.window, max_output_tokens.upper)"
 	srcAnthropic  = "Anthropic models overview (context window, max output)"
 	srcCodex      = "Codex 0.169.0 model catalog (context_window: the input limit; OpenAI publishes 400,000 incl. 128,000 output)"
+	srcCodex171   = "Codex 0.171.0 model catalog (context_window: the input limit)"
 	srcOpenAI     = "OpenAI model pages (context window, max output tokens)"
 	srcGeminiCLI  = "Gemini CLI 0.61.0 tokenLimits.ts (1,048,576 for every Gemini model); max output from Google's model cards"
 	srcGemmaCLI   = "Gemini CLI 0.61.0 tokenLimits.ts (GEMMA_4_TOKEN_LIMIT)"
+	srcGeminiNew  = "Gemini CLI 0.61.0 models.ts and tokenLimits.ts (1,048,576, DEFAULT_TOKEN_LIMIT); max output as gemini-3.5-flash (no model card read)"
 	srcOpenModel  = "publisher's model card"
 	srcConfig     = "config file (models:)"
 )
@@ -73,8 +75,14 @@ var builtinModels = func() map[string]Model {
 	add(ProviderOpenAI, O200kBase, false, 128000, 16384, srcOpenAI, "gpt-5-chat-latest")
 	// gpt-6: Codex lists it; its tokenizer is not published, so o200k is
 	// a proxy until it is.
-	add(ProviderOpenAI, O200kBase, true, 272000, 128000, srcCodex, "gpt-6-astra", "gpt-6-sol", "gpt-6-luna", "gpt-6.1-sol")
+	add(ProviderOpenAI, O200kBase, true, 272000, 128000, srcCodex, "gpt-6-astra", "gpt-6-sol", "gpt-6-luna")
 	add(ProviderOpenAI, O200kBase, true, 500000, 128000, srcCodex, "gpt-6.1-terra")
+	// Codex 0.171.0: gpt-6.1-sol's input limit went from 272,000 to
+	// 500,000; gpt-6.2 is new; the hidden reviewer and "daybreak" models
+	// are listed too, since a rollout can name them.
+	add(ProviderOpenAI, O200kBase, true, 500000, 128000, srcCodex171, "gpt-6.1-sol", "gpt-6.2-sol")
+	add(ProviderOpenAI, O200kBase, true, 272000, 128000, srcCodex171, "gpt-6.2-astra", "codex-auto-review", "gpt-daybreak-blue-latest")
+	add(ProviderOpenAI, O200kBase, true, 372000, 128000, srcCodex171, "gpt-daybreak-red-latest")
 	add(ProviderOpenAI, O200kBase, false, 200000, 100000, srcOpenAI, "o1", "o3", "o3-mini", "o4-mini", "o3-pro", "o1-pro")
 	add(ProviderOpenAI, O200kBase, false, 128000, 65536, srcOpenAI, "o1-mini")
 	add(ProviderOpenAI, O200kBase, false, 131072, 131072, srcOpenAI, "gpt-oss-20b", "gpt-oss-120b")
@@ -99,6 +107,9 @@ var builtinModels = func() map[string]Model {
 	add(ProviderGemini, O200kBase, true, 1048576, 65536, srcGeminiCLI, "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite",
 		"gemini-3-pro-preview", "gemini-3-flash-preview", "gemini-3.1-pro-preview", "gemini-3.1-pro-preview-customtools",
 		"gemini-3.1-flash-lite-preview", "gemini-3.5-flash", "gemini-3.5-flash-lite")
+	// Gemini CLI 0.61.0's default flash model (LATEST_GEMINI_FLASH_MODEL),
+	// its base flash-lite and the legacy name it still accepts.
+	add(ProviderGemini, O200kBase, true, 1048576, 65536, srcGeminiNew, "gemini-3.8-flash", "gemini-3.1-flash-lite", "gemini-3-flash")
 	add(ProviderGemini, O200kBase, true, 256000, 0, srcGemmaCLI, "gemma-4-31b-it", "gemma-4-26b-a4b-it")
 	// Common open models (their own tokenizers; o200k_base as a proxy).
 	add(ProviderOpen, O200kBase, true, 131072, 8192, srcOpenModel, "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b",
@@ -113,6 +124,20 @@ var builtinModels = func() map[string]Model {
 	add(ProviderOpen, O200kBase, true, 128000, 32768, srcOpenModel, "deepseek-r1", "deepseek-reasoner")
 	return m
 }()
+
+// EditorPrefixes are words an editor or gateway puts before a provider's
+// model name ("aide-gpt-5", "aide:gpt-4o"): ResolveModel drops one as an
+// alias, without the family warning, when the rest of the name is known.
+var EditorPrefixes = []string{"aide", "cursor", "copilot", "windsurf", "zed", "cline", "roo", "kilo"}
+
+func isEditorPrefix(w string) bool {
+	for _, p := range EditorPrefixes {
+		if w == p {
+			return true
+		}
+	}
+	return false
+}
 
 // ClaudeEncoding is the proxy that counts Claude models. On real Claude
 // Code transcripts o200k_base, cl100k_base and the vocabulary of npm

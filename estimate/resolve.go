@@ -70,7 +70,8 @@ func isProviderWord(w string) bool {
 //     ("claude-opus-5-7" → claude-opus-5-5), or the oldest if every known
 //     one is newer; a major version more than one above the newest known is
 //     not sensible ("gpt-9000" does not resolve);
-//   - a known name or family inside a custom name ("aide-gpt-5" → gpt-5).
+//   - a known name or family inside a custom name ("my-gpt-5" → gpt-5),
+//     except after one of EditorPrefixes ("aide-gpt-5" is gpt-5, an alias).
 func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 	r := Resolution{Requested: name}
 	raw := strings.ToLower(strings.TrimSpace(name))
@@ -108,7 +109,7 @@ func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 		if !ok {
 			continue
 		}
-		if start > 0 {
+		if start > 1 || (start == 1 && !isEditorPrefix(toks[0])) {
 			rule = RuleFamily
 		}
 		r.Model, r.Rule = setLong(m), rule

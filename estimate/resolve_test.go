@@ -19,7 +19,22 @@ func TestResolveModelFamilies(t *testing.T) {
 		{"gemini-3-flash-preview", "gemini-3-flash-preview", RuleExact, 1048576},
 		{"gemini-3.1-pro-preview", "gemini-3.1-pro-preview", RuleExact, 1048576},
 		{"gemini-3.1-pro-preview-customtools", "gemini-3.1-pro-preview-customtools", RuleExact, 1048576},
-		{"aide-gpt-5", "gpt-5", RuleFamily, 272000},
+		// Issue 29: Gemini CLI 0.61's default, Codex 0.171's new and
+		// changed models.
+		{"gemini-3.8-flash", "gemini-3.8-flash", RuleExact, 1048576},
+		{"gemini-3.1-flash-lite", "gemini-3.1-flash-lite", RuleExact, 1048576},
+		{"gemini-3-flash", "gemini-3-flash", RuleExact, 1048576},
+		{"gpt-6.1-sol", "gpt-6.1-sol", RuleExact, 500000},
+		{"gpt-6.2-sol", "gpt-6.2-sol", RuleExact, 500000},
+		{"gpt-6.2-astra", "gpt-6.2-astra", RuleExact, 272000},
+		{"codex-auto-review", "codex-auto-review", RuleExact, 272000},
+		// An editor's prefix is an alias (no warning), a custom word is not.
+		{"aide-gpt-5", "gpt-5", RuleAlias, 272000},
+		{"aide:gpt-4o", "gpt-4o", RuleAlias, 128000},
+		{"cursor-claude-sonnet-4-5", "claude-sonnet-4-5", RuleAlias, 200000},
+		{"aide-gemini-3.8-flash", "gemini-3.8-flash", RuleAlias, 1048576},
+		{"acme-gpt-5", "gpt-5", RuleFamily, 272000},
+		{"aide-my-gpt-5", "gpt-5", RuleFamily, 272000},
 		// Aliases: the same model spelled otherwise.
 		{"claude-sonnet-4-5-20250929", "claude-sonnet-4-5", RuleAlias, 200000},
 		{"claude-sonnet-4-20250514", "claude-sonnet-4", RuleAlias, 200000},

@@ -95,10 +95,7 @@ func compactSession(t *testing.T, dir string, keep int) {
 
 func importShared(t *testing.T, rel string) string {
 	t.Helper()
-	src := filepath.Join(sessiontest.FixturesDir(), "..", "..", "shared", "fixtures", "external", rel)
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("shared fixture %s not present", rel)
-	}
+	src := sessiontest.External(t, rel)
 	out := filepath.Join(t.TempDir(), "s")
 	if _, err := importer.Import(context.Background(), importer.Options{From: "auto", Files: []string{src}, Out: out}); err != nil {
 		t.Fatal(err)
@@ -403,7 +400,7 @@ func TestClientPaths(t *testing.T) {
 // fixtures exports to both clients (issue "export": or is refused with one
 // clear line; none is refused today).
 func TestExportEverySharedTranscript(t *testing.T) {
-	root := filepath.Join(sessiontest.FixturesDir(), "..", "..", "shared", "fixtures", "external")
+	root := sessiontest.External(t)
 	var files []string
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && !strings.Contains(p, "subagents") && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {

@@ -15,6 +15,7 @@ import (
 // MarkCache marks dir (a session directory ctxfold created) as a cache
 // session; only those can be rewound. Marking one twice is a no-op.
 func MarkCache(dir string, opts WriteOptions) error {
+	opts.CacheWriter = true
 	_, err := update(context.Background(), dir, opts, nil, func(tx *Tx) error {
 		if tx.s.Meta.Cache {
 			return nil
@@ -41,6 +42,7 @@ func MarkCache(dir string, opts WriteOptions) error {
 // reads only those bytes). The index snapshot survives when it covers a
 // prefix of the cut. events.jsonl is left as it is.
 func RewindCache(ctx context.Context, dir string, to Meta, opts WriteOptions) error {
+	opts.CacheWriter = true // a cache-only operation: it refuses any other session
 	_, err := update(ctx, dir, opts, nil, func(tx *Tx) error {
 		s := tx.s
 		metaPath := filepath.Join(dir, MetaFile)

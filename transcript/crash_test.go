@@ -78,6 +78,7 @@ func TestStoreHelperProcess(t *testing.T) {
 	case "rewind":
 		// Append two nodes on root, then rewind the cache session to the
 		// commit holding only root, forever.
+		opts.CacheWriter = true // as the live cache writes its sessions
 		data, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "root-meta.json"))
 		var root transcript.Meta
 		if err == nil {

@@ -153,6 +153,37 @@ func (e *FileGivenError) Hint() string {
 	return fmt.Sprintf("commands that write need a session directory; if it is a transcript, import it first: 'ctxfold import %s -o DIR' (estimate, render, graph, verify, search, audit and compact --dry-run take the file itself)", e.Path)
 }
 
+// CacheSessionError is a write to a cache session (MarkCache) by anyone
+// but the live cache: ctxfold's copy of a transcript file is rebuilt from
+// the file at its next refresh, so what a command wrote there would
+// answer for the file until it vanished (docs/LIVE.md, "Writing").
+type CacheSessionError struct {
+	Dir string
+	// Command is the refused writer ("compact", "pin", …; "" if unknown).
+	Command string
+	// File is the transcript the cache session stands for, when the
+	// caller knows it (cmd does; the store does not read the cache's
+	// state).
+	File string
+}
+
+func (e *CacheSessionError) Error() string {
+	what := "writing"
+	if e.Command != "" {
+		what = e.Command
+	}
+	return fmt.Sprintf("%s: is a cache session (ctxfold's read-only copy of a transcript file); %s refused: it would be lost at the next refresh of the file", e.Dir, what)
+}
+
+// Hint gives the import that makes a session of one's own.
+func (e *CacheSessionError) Hint() string {
+	file := "FILE"
+	if e.File != "" {
+		file = e.File
+	}
+	return fmt.Sprintf("import the transcript into a directory first: 'ctxfold import %s -o DIR', then write to DIR", file)
+}
+
 // Hint suggests creating the session — unless the directory holds
 // transcripts (a client's folder such as ~/.claude/projects/<project>/):
 // ctxfold never suggests writing a session into a client's folder (issue

@@ -38,9 +38,19 @@ func mustAppend(t testing.TB, dir string, opts transcript.AppendOptions, nodes .
 	return res
 }
 
+// writerOf is testWrite, as the live cache's writer for a cache session
+// (the only writer the store lets write one).
+func writerOf(dir string) transcript.WriteOptions {
+	opts := testWrite
+	if m, err := transcript.ReadMeta(dir); err == nil && m.Cache {
+		opts.CacheWriter = true
+	}
+	return opts
+}
+
 func tryAppend(dir string, opts transcript.AppendOptions, nodes ...transcript.Node) (*transcript.AppendResult, error) {
 	var res *transcript.AppendResult
-	_, err := transcript.Update(context.Background(), dir, testWrite, func(tx *transcript.Tx) error {
+	_, err := transcript.Update(context.Background(), dir, writerOf(dir), func(tx *transcript.Tx) error {
 		var err error
 		res, err = tx.Append(nodes, opts)
 		return err

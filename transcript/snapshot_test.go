@@ -150,7 +150,11 @@ func handSession(t *testing.T, lines string) string {
 // opens, which still leaves a snapshot when one is due).
 func writeTx(t *testing.T, dir string, fn func(tx *Tx) error) []Warning {
 	t.Helper()
-	w, err := Update(context.Background(), dir, snapWrite, func(tx *Tx) error {
+	opts := snapWrite
+	if m, err := ReadMeta(dir); err == nil && m.Cache {
+		opts.CacheWriter = true // as the live cache writes its sessions
+	}
+	w, err := Update(context.Background(), dir, opts, func(tx *Tx) error {
 		if fn == nil {
 			return nil
 		}
@@ -540,8 +544,14 @@ func TestSnapshotCraftedNeverPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	base, err := Open(dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refIDs(base)
+	base.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
-	served, rounds := 0, 120
+	served, refused, rounds := 0, 0, 120
 	if testing.Short() {
 		rounds = 30
 	}
@@ -572,10 +582,30 @@ func TestSnapshotCraftedNeverPanics(t *testing.T) {
 			}
 			s.Lookup("ghost")
 			_ = s.checkIntegrity()
+		} else {
+			// Refused: the index is read from nodes.jsonl, as it is.
+			refused++
+			if got := refIDs(s); !reflect.DeepEqual(got, want) {
+				t.Fatalf("a refused snapshot left the index %d nodes, want the file's %d", len(got), len(want))
+			}
 		}
 		s.Close()
 	}
-	t.Logf("%d of %d crafted snapshots were within bounds and served", served, rounds)
+	t.Logf("%d of %d crafted snapshots were within bounds and served, %d refused", served, rounds, refused)
+	// Both paths ran: some flips land where only bounds checks can catch
+	// them (and must not panic), others are refused by the checks.
+	if served == 0 || refused == 0 {
+		t.Fatalf("%d crafted snapshots served, %d refused: both paths must be exercised", served, refused)
+	}
+}
+
+// refIDs is the session's node ids in file order, from its index.
+func refIDs(s *Session) []string {
+	out := make([]string, s.Len())
+	for i := range out {
+		out[i] = s.Ref(i).ID
+	}
+	return out
 }
 
 // A touch changes the stat but not the bytes: the next write records the

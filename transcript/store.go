@@ -22,6 +22,13 @@ type WriteOptions struct {
 	Command string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// CacheWriter says the writer is the live cache (transcript/live), the
+	// one writer of a cache session (MarkCache). Every other write to a
+	// cache session is refused with a *CacheSessionError: the session is
+	// rebuilt from its transcript file at the next refresh, so a summary
+	// or a moved HEAD written there would be lost or, worse, answer for
+	// the file until then (docs/LIVE.md).
+	CacheWriter bool
 }
 
 func (o WriteOptions) now() time.Time {
@@ -113,7 +120,7 @@ func Update(ctx context.Context, dir string, opts WriteOptions, fn func(tx *Tx) 
 func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func() ([]Warning, error), fn func(tx *Tx) error) ([]Warning, error) {
 	// Refuse a non-session, and session files that are symlinks or not
 	// regular files, before creating a lock file in it.
-	if _, err := readMeta(dir); err != nil {
+	if err := refuseCache(dir, opts); err != nil {
 		return nil, err
 	}
 	if err := checkWritable(dir); err != nil {
@@ -157,6 +164,20 @@ func update(ctx context.Context, dir string, opts WriteOptions, beforeOpen func(
 		}
 	}
 	return tx.Warnings, err
+}
+
+// refuseCache reads dir's session.json and refuses a cache session unless
+// the writer is the live cache itself (WriteOptions.CacheWriter). It runs
+// before the lock is taken, so a refused write creates no file.
+func refuseCache(dir string, opts WriteOptions) error {
+	m, err := readMeta(dir)
+	if err != nil {
+		return err
+	}
+	if m.Cache && !opts.CacheWriter {
+		return &CacheSessionError{Dir: dir, Command: opts.Command}
+	}
+	return nil
 }
 
 func (tx *Tx) reload() error {

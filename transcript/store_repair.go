@@ -31,6 +31,9 @@ type RepairOptions struct {
 // last complete node. A malformed line in the middle is not repaired: it
 // is reported, and the session is left as it is.
 func Repair(ctx context.Context, dir string, opts RepairOptions) ([]Warning, error) {
+	if err := refuseCache(dir, opts.WriteOptions); err != nil {
+		return nil, err
+	}
 	if opts.Unlock {
 		// The lock is a kernel flock: it dies with its holder, so a "stale"
 		// lock is only a stale holder record. Clearing it means taking the

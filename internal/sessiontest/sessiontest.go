@@ -135,17 +135,34 @@ func CopyFixture(t testing.TB, name string) string {
 // test is skipped when the transcripts are absent.
 func External(t testing.TB, rel ...string) string {
 	t.Helper()
-	roots := []string{filepath.Join(FixturesDir(), "..", "..", "shared")}
-	if d := os.Getenv("CTXFOLD_SHARED_DIR"); d != "" {
-		roots = append(roots, d)
-	}
-	for _, root := range roots {
+	if root := SharedRoot(); root != "" {
 		p := filepath.Join(append([]string{root, "fixtures", "external"}, rel...)...)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 	}
-	t.Skipf("skipping: the shared real transcripts are absent (../shared/fixtures/external/%s)", filepath.Join(rel...))
+	t.Skipf("skipping: the shared real transcripts are absent (../shared/fixtures/external/%s; set CTXFOLD_SHARED_DIR to another copy of shared/)", filepath.Join(rel...))
+	return ""
+}
+
+// SharedRoot is the shared directory that holds fixtures/external: the
+// repository's sibling ../shared, else $CTXFOLD_SHARED_DIR; "" when
+// neither holds it (a plain clone). Tests reach it only through External
+// (and the end-to-end scripts' $SHARED), so each skip says why.
+func SharedRoot() string {
+	roots := []string{filepath.Join(FixturesDir(), "..", "..", "shared")}
+	if d := os.Getenv("CTXFOLD_SHARED_DIR"); d != "" {
+		roots = append(roots, d)
+	}
+	for _, root := range roots {
+		if st, err := os.Stat(filepath.Join(root, "fixtures", "external")); err == nil && st.IsDir() {
+			abs, err := filepath.Abs(root)
+			if err != nil {
+				return root
+			}
+			return abs
+		}
+	}
 	return ""
 }
 

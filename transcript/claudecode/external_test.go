@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,11 +16,7 @@ import (
 // (../shared/fixtures/external/MANIFEST.md); read in place, never copied.
 func externalDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "external", "claude-code")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("skipping: the real transcripts are not here (%s is absent)", dir)
-	}
-	return dir
+	return sessiontest.External(t, "claude-code")
 }
 
 // independentCount counts, straight from the raw JSON of a session's

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"errors"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // the provisional point the first pass saved near the end (then it tallies
 // only the lines after that point), and it leaves a resume point.
 func TestResumableImportEqualsPlain(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "fixtures", "external", "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+	src := sessiontest.External(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 	full, err := os.ReadFile(src)
 	if err != nil {
 		t.Skipf("shared real transcript not present: %v", err)
@@ -64,7 +65,7 @@ func TestResumableImportEqualsPlain(t *testing.T) {
 
 // A damaged saved state is refused with ErrCannotResume, never a panic.
 func TestResumeDamagedState(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "fixtures", "external", "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	src := sessiontest.External(t, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
 	full, err := os.ReadFile(src)
 	if err != nil {
 		t.Skipf("shared real transcript not present: %v", err)
@@ -120,7 +121,7 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 // what a client appended after the bytes the caller hashed is left for
 // the next import.
 func TestResumableImportLimit(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "fixtures", "external", "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	src := sessiontest.External(t, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
 	full, err := os.ReadFile(src)
 	if err != nil {
 		t.Skipf("shared real transcript not present: %v", err)

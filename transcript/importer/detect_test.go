@@ -200,8 +200,22 @@ func TestDetectOneLineDocumentOverTheLineLimit(t *testing.T) {
 	b.WriteString(`]}`)
 	path := filepath.Join(t.TempDir(), "body.json")
 	os.WriteFile(path, []byte(b.String()), 0o644)
-	_, err := importer.Import(t.Context(), importer.Options{Files: []string{path}, Out: filepath.Join(t.TempDir(), "s"), Input: input.Options{MaxLineBytes: 32 << 10}})
+	out := filepath.Join(t.TempDir(), "s")
+	rep, err := importer.Import(t.Context(), importer.Options{Files: []string{path}, Out: out, Input: input.Options{MaxLineBytes: 32 << 10}})
 	if err != nil {
 		t.Fatalf("a %d-byte one-line body with a 32 KB line limit: %v", b.Len(), err)
+	}
+	// Detected as what it is, and read whole: every message a node.
+	if rep.Format != importer.OpenAI || len(rep.Sessions) != 1 || rep.Sessions[0].Nodes != 2000 {
+		t.Fatalf("detected %q with %d sessions (%+v), want one OpenAI body of 2000 nodes", rep.Format, len(rep.Sessions), rep.Sessions)
+	}
+	s, err := transcript.Open(rep.Sessions[0].Dir, transcript.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	last, err := s.Node(s.Len() - 1)
+	if err != nil || last.Content.PlainText() != "message number 1999 of a long one-line body" {
+		t.Fatalf("last node %+v (%v), want the body's last message", last, err)
 	}
 }

@@ -3,6 +3,7 @@ package importer_test
 import (
 	"bytes"
 	"context"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,9 +24,7 @@ import (
 // the cut had not, holds every node of a fresh import, reads from HEAD
 // exactly as a fresh import does, and a second --append adds nothing.
 func TestAppendGrownLog(t *testing.T) {
-	if _, err := os.Stat(external); err != nil {
-		t.Skipf("%s is absent: the shared external fixtures are not available", external)
-	}
+	external := sessiontest.External(t)
 	files, _ := filepath.Glob(filepath.Join(external, "codex", "*", "*.jsonl"))
 	cc, _ := filepath.Glob(filepath.Join(external, "claude-code", "*", "*.jsonl"))
 	files = append(files, cc...)

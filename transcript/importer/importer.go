@@ -33,6 +33,7 @@ import (
 	"github.com/ctxfold/ctxfold/transcript/openaibody"
 	"github.com/ctxfold/ctxfold/transcript/opencode"
 	"github.com/ctxfold/ctxfold/transcript/openhands"
+	"github.com/ctxfold/ctxfold/transcript/specstory"
 )
 
 // Format names.
@@ -208,6 +209,11 @@ func detectFile(path string, opts input.Options) (string, error) {
 	if name := DetectBytes(head); name != "" {
 		return name, nil
 	}
+	// Known, and refused by name: a rendering of a transcript, not one.
+	if specstory.Detect(head) {
+		h := specstory.ReadHeader(head)
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: h.Refusal()}, hint: h.Original()}
+	}
 	for _, v := range vendors {
 		if v.near == nil {
 			continue
@@ -219,8 +225,8 @@ func detectFile(path string, opts input.Options) (string, error) {
 	if len(bytes.TrimSpace(head)) == 0 {
 		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "file is empty"}, hint: "nothing to import"}
 	}
-	return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: "not a supported export (supported: " + supported() + ")"},
-		hint: "if it is one of these, name it with --from"}
+	return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: "not a supported export (supported: " + supported() + "; recognised but not imported: " + specstory.Title + "s, which render a transcript for people)"},
+		hint: "if it is one of these, name it with --from; for a rendering (a SpecStory export), import the client's transcript it came from"}
 }
 
 // supported lists the formats for messages, from the registry, so a new

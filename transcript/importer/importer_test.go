@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,8 +23,6 @@ import (
 )
 
 const fixtures = "../../fixtures/import/"
-
-var external = filepath.Join("..", "..", "..", "shared", "fixtures", "external")
 
 func run(t *testing.T, from, out string, files ...string) (*importer.Report, error) {
 	t.Helper()
@@ -169,9 +168,7 @@ func codexCount(t *testing.T, path string) (nodes, user, pairs, summaries int) {
 }
 
 func TestExternal(t *testing.T) {
-	if _, err := os.Stat(external); err != nil {
-		t.Skipf("%s is absent: the shared external fixtures are not available", external)
-	}
+	external := sessiontest.External(t)
 	codexFiles, _ := filepath.Glob(filepath.Join(external, "codex", "*", "*.jsonl"))
 	type want struct {
 		nodes, user, pairs, summaries, tips int
@@ -253,9 +250,7 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 }
 
 func TestExternalClaudeCode(t *testing.T) {
-	if _, err := os.Stat(external); err != nil {
-		t.Skipf("%s is absent: the shared external fixtures are not available", external)
-	}
+	external := sessiontest.External(t)
 	// Tool pairs from the fixtures' MANIFEST.md; the node shapes are the
 	// claudecode package's own tests.
 	for file, pairs := range map[string]int{

@@ -2,9 +2,9 @@ package live
 
 import (
 	"context"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -23,7 +23,7 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 	if file == "" || gen == "" {
 		b.Skip("set CTXFOLD_LIVE_BENCH_FILE and CTXFOLD_LIVE_BENCH_GEN (see the comment)")
 	}
-	src, _ := filepath.Abs("../../../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	src := sessiontest.External(b, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
 	cache := b.TempDir()
 	ctx := context.Background()
 	if _, err := Open(ctx, file, Options{CacheDir: cache}); err != nil {

@@ -147,6 +147,8 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 			return nil, err
 		}
 	}
+	// The cache is the one writer of its sessions (transcript.CacheSessionError).
+	opts.Store.CacheWriter = true
 	dir := EntryDir(opts.CacheDir, abs)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)

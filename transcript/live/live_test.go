@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,10 +16,7 @@ import (
 // copied into the repository); the test skips when they are absent.
 func sharedTranscripts(t *testing.T) []string {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "fixtures", "external")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared real transcripts not present: %v", err)
-	}
+	root := sessiontest.External(t)
 	var files []string
 	for _, pat := range []string{"claude-code/*/*.jsonl", "codex/*/*.jsonl", "gemini-cli/*/*.jsonl"} {
 		m, _ := filepath.Glob(filepath.Join(root, pat))

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds ctxfold for linux and darwin (amd64 and arm64) with go
+# build alone, as .goreleaser.yaml does (CGO off, -trimpath, -s -w), into
+# ${1:-dist-go}/ with a checksums.txt (sha256) — for a machine without
+# GoReleaser. Usage: scripts/release-build.sh [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-dist-go}
+rm -rf "$out"
+mkdir -p "$out"
+# windows is left out until ctxfold builds there (.goreleaser.yaml says why).
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  os=${target%/*} arch=${target#*/}
+  ext=""
+  [ "$os" = windows ] && ext=.exe
+  name="ctxfold_${os}_${arch}${ext}"
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w" -o "$out/$name" .
+  echo "built $out/$name"
+done
+(cd "$out" && sha256sum ctxfold_* > checksums.txt && sha256sum -c --quiet checksums.txt)
+echo "checksums: $out/checksums.txt"
