@@ -220,8 +220,8 @@ EXIT STATUS
   5    does not fit (render --fit)
   6    refused: a command that writes was given a cache session (ctxfold's
        copy of a transcript file; import the file into a directory first)
-  74   a write failed on the way to disk (full, read-only, I/O error)
   70   internal error (a bug: please report it)
+  74   a write failed on the way to disk (full, read-only, I/O error)
   130  interrupted`
 	if extra != "" {
 		s += "\n\n" + extra
