@@ -109,8 +109,13 @@ func checkRefreshes(t *testing.T, files []string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := freshNodes(t, file); !bytes.Equal(got, want) {
+				fresh := freshImport(t, file)
+				if want := readNodes(t, fresh); !bytes.Equal(got, want) {
 					t.Fatalf("cut %d (%s, parsed %d): nodes.jsonl differs from a fresh import (%d vs %d bytes)", cut, e.Update, e.ParsedBytes, len(got), len(want))
+				}
+				// session.json too: HEAD, the model and the recorded window.
+				if g, w := metaJSON(t, e.Session), metaJSON(t, fresh); g != w {
+					t.Fatalf("cut %d (%s): session.json %s, a fresh import's %s", cut, e.Update, g, w)
 				}
 			}
 			// Whole parses are due only where no turn is complete yet (the

@@ -77,11 +77,22 @@ func workFile(t *testing.T, src string, sidecar bool) string {
 
 func freshNodes(t *testing.T, file string) []byte {
 	t.Helper()
+	return readNodes(t, freshImport(t, file))
+}
+
+// freshImport imports file into a new session directory and returns it.
+func freshImport(t *testing.T, file string) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "fresh")
 	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: out}); err != nil {
 		t.Fatalf("fresh import of %s: %v", file, err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "nodes.jsonl"))
+	return out
+}
+
+func readNodes(t *testing.T, dir string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
