@@ -38,6 +38,7 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 			entries = map[string]*live.Entry{}
 		}
 		entries[e.Session] = e
+		f.liveEntries = append(f.liveEntries, e)
 		out[i] = e.Session
 		noteLive(f.IO, a, e)
 	}

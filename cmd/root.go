@@ -24,6 +24,7 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // Factory holds what every command needs injected: streams, configuration
@@ -41,6 +42,10 @@ type Factory struct {
 	ConfigWarnings []string
 	// ctx is Run's context, for the session opens of openOptions.
 	ctx context.Context
+	// liveEntries are the cache entries of transcript-file arguments,
+	// held shared until the command ends (transcript/live: a refresh by
+	// another process waits for the readers of its session).
+	liveEntries []*live.Entry
 }
 
 // interruptGrace is how long a command has to stop after Ctrl-C or SIGTERM.
@@ -106,6 +111,12 @@ func Run(ctx context.Context, f *Factory, args []string) (code int) {
 		}
 	}()
 	f.ctx = ctx
+	defer func() {
+		for _, e := range f.liveEntries {
+			e.Close()
+		}
+		f.liveEntries = nil
+	}()
 	if f.Getenv == nil {
 		f.Getenv = func(string) string { return "" }
 	}

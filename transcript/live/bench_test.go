@@ -26,7 +26,7 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 	src, _ := filepath.Abs("../../../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
 	cache := b.TempDir()
 	ctx := context.Background()
-	if _, err := Open(ctx, file, Options{CacheDir: cache}); err != nil {
+	if _, err := openClosed(ctx, file, Options{CacheDir: cache}); err != nil {
 		b.Fatal(err)
 	}
 	var parsed, size int64
@@ -37,7 +37,7 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 			b.Fatalf("%v: %s", err, out)
 		}
 		b.StartTimer()
-		e, err := Open(ctx, file, Options{CacheDir: cache})
+		e, err := openClosed(ctx, file, Options{CacheDir: cache})
 		if err != nil {
 			b.Fatal(err)
 		}

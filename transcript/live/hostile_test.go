@@ -50,7 +50,7 @@ func TestIncrementalCodexKeepsRecordedWindow(t *testing.T) {
 		if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e, err := Open(context.Background(), file, Options{CacheDir: cache})
+		e, err := openClosed(context.Background(), file, Options{CacheDir: cache})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func checkRefreshes(t *testing.T, files []string) {
 				if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err := Open(ctx, file, Options{CacheDir: cache})
+				e, err := openClosed(ctx, file, Options{CacheDir: cache})
 				if err != nil {
 					if !opened && (strings.Contains(err.Error(), "no ") || strings.Contains(err.Error(), "nothing") || strings.Contains(err.Error(), "empty")) {
 						continue // a prefix that holds no conversation yet
@@ -192,7 +192,7 @@ func TestSubagentFileChanges(t *testing.T) {
 		if err := os.WriteFile(agentFile, s.agent, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e, err := Open(ctx, file, Options{CacheDir: cache})
+		e, err := openClosed(ctx, file, Options{CacheDir: cache})
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -273,7 +273,7 @@ func TestDamagedResumePoint(t *testing.T) {
 			if err := os.WriteFile(file, full[:half], 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e, err := Open(context.Background(), file, Options{CacheDir: cache})
+			e, err := openClosed(context.Background(), file, Options{CacheDir: cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,7 +281,7 @@ func TestDamagedResumePoint(t *testing.T) {
 			if err := os.WriteFile(file, full, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if e, err = Open(context.Background(), file, Options{CacheDir: cache}); err != nil {
+			if e, err = openClosed(context.Background(), file, Options{CacheDir: cache}); err != nil {
 				t.Fatal(err)
 			}
 			if e.Update != Fresh || !strings.Contains(e.Reason, "resume point") {

@@ -26,8 +26,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
@@ -84,6 +82,9 @@ type Entry struct {
 	// after the resume point for an incremental refresh (resume.go), the
 	// whole file otherwise, 0 when unchanged.
 	ParsedBytes int64 `json:"parsed_bytes"`
+
+	// release ends the shared hold of the entry (Close).
+	release func()
 }
 
 // state is what the entry directory's state.json keeps between runs.
@@ -151,12 +152,40 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	unlock, err := lockEntry(ctx, dir, opts.LockTimeout)
+	mu := entryMutex(dir)
+	mu.Lock()
+	defer mu.Unlock()
+	if e := heldEntry(dir); e != nil {
+		return e, nil
+	}
+	f, err := lockEntry(ctx, dir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	e, err := refresh(ctx, abs, dir, st, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := shareEntry(ctx, dir, f, e, opts.LockTimeout); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
 
+// Close lets the entry be refreshed again: until every Entry of it this
+// process holds is closed, other processes' refreshes wait and this
+// process's Opens of it return the same commit (entrylock.go). The
+// process's exit closes it too.
+func (e *Entry) Close() {
+	if e != nil && e.release != nil {
+		e.release()
+	}
+}
+
+// refresh brings the cache session in dir up to the file at abs (st its
+// stat), under the entry's exclusive lock.
+func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options) (*Entry, error) {
 	e := &Entry{File: abs, Session: filepath.Join(dir, "session")}
 	old, haveOld := readState(dir)
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
@@ -359,7 +388,7 @@ func hashFile(path string, cut int64, wantPrefix bool) (prefix, full string, siz
 
 // hashUpTo is hashFile reading at most limit bytes (all when limit < 0).
 func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, full string, size int64, err error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return "", "", 0, err
 	}
@@ -387,6 +416,28 @@ func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, ful
 		return "", "", 0, err
 	}
 	return prefix, sumHex(h), size + n, nil
+}
+
+// maxStateBytes bounds state.json (it lists the sub-agent files; a few KB).
+const maxStateBytes = 16 << 20
+
+// openInput opens a transcript or sub-agent file for reading: it never
+// blocks on a FIFO and refuses anything but a regular file (a device such
+// as /dev/zero would read forever), as every input is checked.
+func openInput(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // hashBuf is the read size of hashFile.
@@ -425,7 +476,7 @@ func isDir(p string) bool {
 }
 
 func readState(dir string) (state, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	b, err := transcript.ReadCacheFile(filepath.Join(dir, "state.json"), maxStateBytes)
 	if err != nil {
 		return state{}, false
 	}
@@ -468,26 +519,6 @@ func writeAtomic(dir, name string, b []byte, sync bool) error {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
-}
-
-// lockEntry serialises refreshes of one entry: a status line and an
-// estimate on the same file must not import into the same directory at
-// once.
-func lockEntry(ctx context.Context, dir string, timeout time.Duration) (func(), error) {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	fl := flock.New(filepath.Join(dir, "lock"), flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW))
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
-	if err != nil || !ok {
-		if err == nil {
-			err = ctx.Err()
-		}
-		return nil, fmt.Errorf("cache %s is locked by another ctxfold (waited %s): %w", dir, timeout, err)
-	}
-	return func() { _ = fl.Unlock() }, nil
 }
 
 func syncIf(f *os.File, sync bool) error {

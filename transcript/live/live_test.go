@@ -143,7 +143,7 @@ func testGrown(t *testing.T, sidecar bool) {
 				if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err := Open(ctx, file, Options{CacheDir: cache})
+				e, err := openClosed(ctx, file, Options{CacheDir: cache})
 				if err != nil {
 					// A prefix that holds no conversation yet (only a
 					// header) is not an error of the cache.
@@ -158,7 +158,7 @@ func testGrown(t *testing.T, sidecar bool) {
 				if err := os.WriteFile(file, full, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err = Open(ctx, file, Options{CacheDir: cache})
+				e, err = openClosed(ctx, file, Options{CacheDir: cache})
 				if err != nil {
 					t.Fatalf("cut %d: grown: %v", cut, err)
 				}
@@ -175,7 +175,7 @@ func testGrown(t *testing.T, sidecar bool) {
 				} else if !bytes.Equal(got, want) {
 					t.Errorf("cut %d (%s): nodes.jsonl differs from a fresh import (%d vs %d bytes)", cut, e.Update, len(got), len(want))
 				}
-				if e2, err := Open(ctx, file, Options{CacheDir: cache}); err != nil || e2.Update != Unchanged {
+				if e2, err := openClosed(ctx, file, Options{CacheDir: cache}); err != nil || e2.Update != Unchanged {
 					t.Errorf("cut %d: third open %+v %v, want unchanged", cut, e2, err)
 				}
 			}
@@ -260,7 +260,7 @@ func TestPrefixCheck(t *testing.T) {
 			if err := os.WriteFile(file, a[:half], 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Open(ctx, file, Options{CacheDir: cache}); err != nil {
+			if _, err := openClosed(ctx, file, Options{CacheDir: cache}); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(file, c.now, 0o644); err != nil {
@@ -269,7 +269,7 @@ func TestPrefixCheck(t *testing.T) {
 			// The edit keeps the size, and the mtime may well be the same:
 			// only the hash can tell.
 			discards := overlapDiscards.Load()
-			e, err := Open(ctx, file, Options{CacheDir: cache})
+			e, err := openClosed(ctx, file, Options{CacheDir: cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,4 +288,13 @@ func TestPrefixCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openClosed is Open for a test that reads the session before its next
+// Open in the same goroutine: the hold is released at once, so the next
+// Open refreshes (no other process refreshes meanwhile).
+func openClosed(ctx context.Context, file string, opts Options) (*Entry, error) {
+	e, err := Open(ctx, file, opts)
+	e.Close()
+	return e, err
 }
