@@ -1,11 +1,14 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
@@ -57,6 +60,126 @@ func TestIncrementalCodexKeepsRecordedWindow(t *testing.T) {
 		gb, wb := metaJSON(t, e.Session), metaJSON(t, freshImport(t, file))
 		if gb != wb {
 			t.Errorf("cut %d (%s): session.json %s, a fresh import says %s", cut, e.Update, gb, wb)
+		}
+	}
+}
+
+// interopClaude is a real Claude Code session recorded by interop/.
+func interopClaude(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "00000000-0000-4000-8000-000000000001.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// bounded runs f and fails the test when it does not return within 20 s
+// (a FIFO or /dev/zero read would never return).
+func bounded(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: still running after 20 s", what)
+	}
+}
+
+// hostileFile puts a FIFO or a symlink to /dev/zero at path.
+func hostileFile(t *testing.T, kind, path string) {
+	t.Helper()
+	_ = os.RemoveAll(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch kind {
+	case "fifo":
+		err = syscall.Mkfifo(path, 0o644)
+	case "devzero":
+		err = os.Symlink("/dev/zero", path)
+	case "dir":
+		err = os.Mkdir(path, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 30, item 4: a FIFO or a symlink to /dev/zero where a sub-agent
+// file may lie (beside the session, or under <session>/subagents/) is no
+// sub-agent file, as the importer already holds: Open returns at once and
+// the cache session is a fresh import's equal.
+func TestHostileSubagentFiles(t *testing.T) {
+	body := interopClaude(t)
+	for _, kind := range []string{"fifo", "devzero"} {
+		for _, where := range []string{"agent-x.jsonl", filepath.Join("s", "subagents", "agent-x.jsonl")} {
+			t.Run(kind+"/"+where, func(t *testing.T) {
+				dir := t.TempDir()
+				file := filepath.Join(dir, "s.jsonl")
+				if err := os.WriteFile(file, body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				hostileFile(t, kind, filepath.Join(dir, where))
+				bounded(t, "Open", func() {
+					e, err := openClosed(context.Background(), file, Options{CacheDir: t.TempDir()})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !bytes.Equal(readNodes(t, e.Session), freshNodes(t, file)) {
+						t.Error("the cache session differs from a fresh import")
+					}
+				})
+			})
+		}
+	}
+}
+
+// Issue 30, item 5: state.json and resume.bin are ctxfold's own files: a
+// FIFO, a symlink to /dev/zero or a directory in their place is not read
+// (no hang, no unbounded memory); the file is imported afresh, the entry
+// works again, and the next refresh is incremental again.
+func TestHostileCacheFiles(t *testing.T) {
+	body := interopClaude(t)
+	half := bytes.LastIndexByte(body[:len(body)/2], '\n') + 1
+	for _, kind := range []string{"fifo", "devzero", "dir"} {
+		for _, name := range []string{"state.json", resumeFile} {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				file := filepath.Join(t.TempDir(), "s.jsonl")
+				cache := t.TempDir()
+				if err := os.WriteFile(file, body[:half], 0o644); err != nil {
+					t.Fatal(err)
+				}
+				e, err := openClosed(context.Background(), file, Options{CacheDir: cache})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hostileFile(t, kind, filepath.Join(filepath.Dir(e.Session), name))
+				if err := os.WriteFile(file, body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for i := range 2 {
+					bounded(t, "Open", func() {
+						e, err = openClosed(context.Background(), file, Options{CacheDir: cache})
+					})
+					if err != nil {
+						t.Fatalf("open %d: %v", i, err)
+					}
+					if !bytes.Equal(readNodes(t, e.Session), freshNodes(t, file)) {
+						t.Fatalf("open %d (%s): the cache session differs from a fresh import", i, e.Update)
+					}
+				}
+				// The entry was repaired: a grown file resumes again.
+				if err := os.WriteFile(file, append(append([]byte{}, body...), body[half:]...), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if e, err = openClosed(context.Background(), file, Options{CacheDir: cache}); err != nil || e.Update != Appended {
+					t.Fatalf("after repair: %v, %+v", err, e)
+				}
+			})
 		}
 	}
 }

@@ -515,7 +515,13 @@ func writeAtomic(dir, name string, b []byte, sync bool) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+	target := filepath.Join(dir, name)
+	if st, err := os.Lstat(target); err == nil && !st.Mode().IsRegular() {
+		// Not what ctxfold wrote (a directory, a FIFO, a symlink): the
+		// cache is ours, so it goes.
+		_ = os.RemoveAll(target)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
