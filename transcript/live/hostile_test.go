@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -181,5 +182,90 @@ func TestHostileCacheFiles(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Issue 30, item 6: the unchanged path does not trust the cache session.
+// Whatever was done to it — a changed byte of the same length (mtime put
+// back), a hand-edited HEAD, model, window or format_version, a deleted or
+// truncated file, a directory in place of a file — the next Open
+// re-imports it (fresh, with a reason), the answer is a fresh import's,
+// and the Open after that is unchanged again.
+func TestUntrustedCacheSession(t *testing.T) {
+	body := interopClaude(t)
+	editMeta := func(key string, v any) func(t *testing.T, s string) {
+		return func(t *testing.T, s string) {
+			p := filepath.Join(s, "session.json")
+			b, _ := os.ReadFile(p)
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			m[key] = v
+			b, _ = json.Marshal(m)
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cases := map[string]func(t *testing.T, s string){
+		"changed byte": func(t *testing.T, s string) {
+			p := filepath.Join(s, "nodes.jsonl")
+			st, _ := os.Stat(p)
+			b, _ := os.ReadFile(p)
+			i := bytes.Index(b, []byte(`"text":"`)) + len(`"text":"`)
+			b[i] ^= 1
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.Chtimes(p, st.ModTime(), st.ModTime())
+		},
+		"head":           editMeta("head", "x"),
+		"model":          editMeta("model", "gpt-2"),
+		"window":         editMeta("model_context_window", 1000),
+		"format_version": editMeta("format_version", 99),
+		"nodes deleted":  func(t *testing.T, s string) { _ = os.Remove(filepath.Join(s, "nodes.jsonl")) },
+		"meta deleted":   func(t *testing.T, s string) { _ = os.Remove(filepath.Join(s, "session.json")) },
+		"nodes truncated": func(t *testing.T, s string) {
+			_ = os.Truncate(filepath.Join(s, "nodes.jsonl"), 100)
+		},
+		"lock directory":       func(t *testing.T, s string) { hostileFile(t, "dir", filepath.Join(s, "lock")) },
+		"entry lock directory": func(t *testing.T, s string) { hostileFile(t, "dir", filepath.Join(filepath.Dir(s), "lock")) },
+		"resume.bin directory": func(t *testing.T, s string) { hostileFile(t, "dir", filepath.Join(filepath.Dir(s), resumeFile)) },
+		"nodes fifo":           func(t *testing.T, s string) { hostileFile(t, "fifo", filepath.Join(s, "nodes.jsonl")) },
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "s.jsonl")
+			cache := t.TempDir()
+			if err := os.WriteFile(file, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, err := openClosed(context.Background(), file, Options{CacheDir: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			damage(t, e.Session)
+			fresh := freshImport(t, file)
+			wants := []string{Fresh, Unchanged}
+			if strings.HasPrefix(name, "entry lock") || strings.HasPrefix(name, "resume.bin") {
+				// Neither is part of the session: the entry is locked
+				// through its directory, and resume.bin is read only when
+				// the file grew (TestHostileCacheFiles).
+				wants[0] = Unchanged
+			}
+			for i, want := range wants {
+				bounded(t, "Open", func() { e, err = openClosed(context.Background(), file, Options{CacheDir: cache}) })
+				if err != nil {
+					t.Fatalf("open %d: %v", i, err)
+				}
+				if e.Update != want {
+					t.Errorf("open %d: %s (%s), want %s", i, e.Update, e.Reason, want)
+				}
+				if !bytes.Equal(readNodes(t, e.Session), readNodes(t, fresh)) || metaJSON(t, e.Session) != metaJSON(t, fresh) {
+					t.Fatalf("open %d (%s): the cache session is not a fresh import's", i, e.Update)
+				}
+			}
+		})
 	}
 }

@@ -101,6 +101,10 @@ type state struct {
 	// may lie beside it, as they were.
 	Resume   *resumeState `json:"resume,omitempty"`
 	Sidecars []sidecar    `json:"sidecars,omitempty"`
+	// SessionSHA256 is the hash of the cache session's session.json as
+	// this refresh left it: the next use checks the session against it
+	// (transcript.CheckCache) and re-imports one that does not check out.
+	SessionSHA256 string `json:"session_sha256"`
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold.
@@ -191,6 +195,14 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
 		haveOld = false
 	}
+	if haveOld {
+		// The cache is ctxfold's own copy: anything in it that does not
+		// check out is re-imported, never trusted or failed on forever.
+		if why := transcript.CheckCache(e.Session, old.SessionSHA256); why != "" {
+			haveOld = false
+			e.Reason = "the cache session does not check out (" + why + "): re-imported"
+		}
+	}
 	cars, err := sidecarsOf(abs)
 	if err != nil {
 		return nil, err
@@ -227,6 +239,9 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 		if ns.Resume, err = saveResume(dir, rep, res, e.Consumed); err != nil {
 			return nil, err
 		}
+	}
+	if ns.SessionSHA256, err = transcript.MetaSHA256(e.Session); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
 	}
 	if err := writeState(dir, ns); err != nil {
 		return nil, err
