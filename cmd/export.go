@@ -146,7 +146,7 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 		path = clientPath
 		if opts.To == export.Codex {
 			// One rollout per id: --force replaces the one there is.
-			if have := export.CodexRollouts(opts.ClientHome, opts.Export.SessionID); len(have) == 1 && opts.Force {
+			if have := export.CodexRollouts(opts.ClientHome, opts.Export.SessionID); len(have) == 1 && opts.Force && strings.HasSuffix(have[0], ".jsonl") {
 				clientPath, path = have[0], have[0]
 			} else if len(have) > 0 {
 				return &export.ExistsError{Path: have[0]}
