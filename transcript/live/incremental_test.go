@@ -284,7 +284,9 @@ func TestDamagedResumePoint(t *testing.T) {
 			if e, err = openClosed(context.Background(), file, Options{CacheDir: cache}); err != nil {
 				t.Fatal(err)
 			}
-			if e.Update != Fresh || !strings.Contains(e.Reason, "resume point") {
+			// A replaced session is caught before the rewind: its
+			// session.json is not the one the last refresh left.
+			if e.Update != Fresh || !strings.Contains(e.Reason, "resume point") && !strings.Contains(e.Reason, "does not check out") {
 				t.Errorf("update %q (%s), want fresh because of the resume point", e.Update, e.Reason)
 			}
 			got, err := os.ReadFile(filepath.Join(e.Session, "nodes.jsonl"))
