@@ -75,13 +75,13 @@ func workFile(t *testing.T, src string, sidecar bool) string {
 	return filepath.Join(dir, base)
 }
 
-func freshNodes(t *testing.T, file string) []byte {
+func freshNodes(t testing.TB, file string) []byte {
 	t.Helper()
 	return readNodes(t, freshImport(t, file))
 }
 
 // freshImport imports file into a new session directory and returns it.
-func freshImport(t *testing.T, file string) string {
+func freshImport(t testing.TB, file string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "fresh")
 	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: out}); err != nil {
@@ -90,7 +90,7 @@ func freshImport(t *testing.T, file string) string {
 	return out
 }
 
-func readNodes(t *testing.T, dir string) []byte {
+func readNodes(t testing.TB, dir string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
 	if err != nil {
