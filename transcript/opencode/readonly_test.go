@@ -1,8 +1,8 @@
 package opencode_test
 
 import (
-	"crypto/sha256"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"fmt"
