@@ -14,10 +14,11 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	fail := func(format string, args ...any) error {
 		return &ValidationError{Index: pos, NodeID: n.ID, Msg: fmt.Sprintf(format, args...)}
 	}
-	if i := strings.IndexFunc(n.ID, isControl); i >= 0 {
+	if i := strings.IndexAny(n.ID, "\n\r"); i >= 0 {
 		// An id is printed one per line (render --format ids, graph):
-		// a newline in it would split the output.
-		return fail("the id holds the control character %q at byte %d; ids are printed one per line", n.ID[i:i+1], i)
+		// a line break in it would split the output. (Other control
+		// characters are escaped where an id is printed.)
+		return fail("the id holds a line break (%q at byte %d); ids are printed one per line", n.ID[i:i+1], i)
 	}
 	if err := tx.validateLinks(n, batch, fail); err != nil {
 		return err
@@ -237,6 +238,3 @@ func (tx *Tx) validateSummary(n *Node, batch map[string]*Node, fail func(string,
 	}
 	return nil
 }
-
-// isControl: a C0 or C1 control character or DEL, never part of an id.
-func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r < 0xa0 }
