@@ -124,6 +124,10 @@ func clientHome(t export.Target, getenv func(string) string) string {
 }
 
 func runExport(ctx context.Context, opts *exportOptions) error {
+	// The id names the client's file: check it before anything is made.
+	if err := export.CheckSessionID(opts.Export.SessionID); err != nil {
+		return err
+	}
 	g, err := dag.Open(opts.Dir, opts.Open)
 	if err != nil {
 		return err
@@ -140,6 +144,14 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	path := opts.Output
 	if path == "" {
 		path = clientPath
+		if opts.To == export.Codex {
+			// One rollout per id: --force replaces the one there is.
+			if have := export.CodexRollouts(opts.ClientHome, opts.Export.SessionID); len(have) == 1 && opts.Force && strings.HasSuffix(have[0], ".jsonl") {
+				clientPath, path = have[0], have[0]
+			} else if len(have) > 0 {
+				return &export.ExistsError{Path: have[0]}
+			}
+		}
 	}
 	var res *export.Result
 	write := func(w io.Writer) error {

@@ -26,8 +26,10 @@ type importOptions struct {
 	Append bool
 	// Session picks one session of a file holding several (0: all).
 	Session int
-	JSON    bool
-	Store   transcript.WriteOptions
+	// MaxDecompressed bounds a zstd input's decompressed size.
+	MaxDecompressed int64
+	JSON            bool
+	Store           transcript.WriteOptions
 	// Models is the config's models: table (for the model warning).
 	Models map[string]estimate.Model
 }
@@ -106,6 +108,10 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 			opts.Out, _ = fl.GetString("out")
 			opts.Append, _ = fl.GetBool("append")
 			opts.Session, _ = fl.GetInt("session")
+			opts.MaxDecompressed, _ = fl.GetInt64("max-decompressed-bytes")
+			if opts.MaxDecompressed <= 0 {
+				return &UsageError{Err: fmt.Errorf("--max-decompressed-bytes must be positive, got %d", opts.MaxDecompressed)}
+			}
 			if opts.Session < 0 {
 				return &UsageError{Err: fmt.Errorf("--session must be a session number from 1, got %d", opts.Session)}
 			}
@@ -131,6 +137,7 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 	fl.String("from", importer.Auto, "format: "+strings.Join(importer.Formats(), ", "))
 	fl.StringP("out", "o", "", "session directory (or parent directory for several conversations)")
 	fl.Bool("append", false, "add to an existing session instead of refusing it")
+	fl.Int64("max-decompressed-bytes", input.DefaultMaxDecompressedBytes, "largest size a zstd-compressed input may decompress to")
 	fl.Int("session", 0, "import only the Nth session of a file holding several (an aider chat history); 0 imports all")
 	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
 	_ = cmd.MarkFlagDirname("out")
@@ -142,7 +149,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 	progress := report.NewProgress(opts.IO, "importing (nodes)", 0)
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
-		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: opts.Session},
+		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: opts.Session, MaxDecompressedBytes: opts.MaxDecompressed},
 		Progress: progress.Add,
 	})
 	progress.Done()

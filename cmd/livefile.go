@@ -39,6 +39,7 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 		}
 		entries[e.Session] = e
 		f.rememberLive(e.Session, e.File)
+		f.liveEntries = append(f.liveEntries, e)
 		out[i] = e.Session
 		noteLive(f.IO, a, e)
 	}

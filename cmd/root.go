@@ -24,6 +24,7 @@ import (
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // Factory holds what every command needs injected: streams, configuration
@@ -44,6 +45,10 @@ type Factory struct {
 	// liveFiles maps the cache sessions of this run's transcript file
 	// arguments to their files, for errors to name the file (fileHints).
 	liveFiles map[string]string
+	// liveEntries are the cache entries of transcript-file arguments,
+	// held shared until the command ends (transcript/live: a refresh by
+	// another process waits for the readers of its session).
+	liveEntries []*live.Entry
 }
 
 // interruptGrace is how long a command has to stop after Ctrl-C or SIGTERM.
@@ -109,6 +114,12 @@ func Run(ctx context.Context, f *Factory, args []string) (code int) {
 		}
 	}()
 	f.ctx = ctx
+	defer func() {
+		for _, e := range f.liveEntries {
+			e.Close()
+		}
+		f.liveEntries = nil
+	}()
 	if f.Getenv == nil {
 		f.Getenv = func(string) string { return "" }
 	}

@@ -230,6 +230,7 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer entry.Close() // the session stays this commit while it is read
 	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, Session: entry.Session,
 		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd}
 	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}

@@ -349,7 +349,7 @@ func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) 
 }
 
 func readSidecar(dir, key string) (nodeRecs, []MatchedRequest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, CacheDir, IncrementalFile))
+	data, err := transcript.ReadCacheFile(filepath.Join(dir, CacheDir, IncrementalFile), maxCacheRead)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // CacheFile is the per-node count cache inside a session directory. It is
@@ -28,6 +30,11 @@ import (
 // positional, the cache is read and written in step with the nodes, a run
 // of entries at a time, and is never held whole in memory.
 const CacheFile = "estimate"
+
+// maxCacheRead bounds a cache file read whole (the view, the incremental
+// sidecar): a bigger one is not what estimate wrote and is recomputed
+// (issue 30: a cache file must never be read without bound).
+const maxCacheRead = 1 << 30
 
 // CacheDir is the directory of a session's caches, DIR/cache/
 // (docs/FORMAT.md §1); CacheFile and ViewCacheFile live in it.
@@ -175,11 +182,11 @@ type countCache struct {
 func openCache(dir, profile string, n int, warn func(string)) *countCache {
 	c := &countCache{dir: dir, profile: profile, warn: warn, n: int64(n)}
 	path := CachePath(dir, CacheFile)
-	f, err := os.Open(path)
+	f, err := transcript.OpenCacheFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Read the counts an earlier version left at the top once; the
 		// replacement goes to cache/ and the legacy file is removed.
-		if lf, lerr := os.Open(filepath.Join(dir, LegacyCacheFile)); lerr == nil {
+		if lf, lerr := transcript.OpenCacheFile(filepath.Join(dir, LegacyCacheFile)); lerr == nil {
 			path, f, err, c.legacy = filepath.Join(dir, LegacyCacheFile), lf, nil, true
 		}
 	}

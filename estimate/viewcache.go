@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -122,7 +121,7 @@ func CachedView(dir, key string) (*Result, bool) {
 
 // readViewCache reads the stored view, whatever its key.
 func readViewCache(dir string) (*viewCache, bool) {
-	data, err := os.ReadFile(CachePath(dir, ViewCacheFile))
+	data, err := transcript.ReadCacheFile(CachePath(dir, ViewCacheFile), maxCacheRead)
 	if err != nil {
 		return nil, false
 	}

@@ -43,3 +43,29 @@ func WriteFile(path string, force bool, fn func(io.Writer) error) (err error) {
 	}
 	return err
 }
+
+// CheckSessionID refuses a --session-id that is not a UUID, before any
+// path is made from it (an id such as ../../x would otherwise name
+// directories outside the client's folder).
+func CheckSessionID(id string) error {
+	if id != "" && !uuidRE.MatchString(id) {
+		return fmt.Errorf("--session-id %q: expected a UUID like %s", id, NewUUID())
+	}
+	return nil
+}
+
+// CodexRollouts lists the rollouts under codexHome (sessions/ and
+// archived_sessions/) that carry sessionID: Codex names a rollout after
+// its start time and id, so a second export with the same id would write
+// a second rollout beside the first instead of replacing it.
+func CodexRollouts(codexHome, sessionID string) []string {
+	var out []string
+	for _, pat := range []string{
+		filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*-"+sessionID+".jsonl*"),
+		filepath.Join(codexHome, "archived_sessions", "rollout-*-"+sessionID+".jsonl*"),
+	} {
+		m, _ := filepath.Glob(pat)
+		out = append(out, m...)
+	}
+	return out
+}

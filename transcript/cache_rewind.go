@@ -7,9 +7,13 @@ package transcript
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // MarkCache marks dir (a session directory ctxfold created) as a cache
@@ -118,4 +122,84 @@ func bytesOrNone(n *int64) string {
 		return "no"
 	}
 	return fmt.Sprint(*n)
+}
+
+// maxMetaBytes bounds a cache session's session.json read by CheckCache
+// (ctxfold writes a few hundred bytes; an active summary's text at most a
+// few MB).
+const maxMetaBytes = 64 << 20
+
+// CheckCache says why the cache session in dir does not check out, ""
+// when it does: its session files must be regular files (no symlink, no
+// directory, no FIFO), session.json must be the bytes whose SHA-256 is
+// metaSHA256 (what the cache recorded after its last refresh: a hand-
+// edited HEAD, model, window or format_version fails here), and the
+// committed bytes of nodes.jsonl must be the ones session.json records —
+// trusted by the stat fingerprint of the commit, re-hashed when the stat
+// differs (one changed byte of the same length changes the ctime). It
+// costs a few stats and a read of session.json unless the file was
+// touched. transcript/live re-imports a session that does not check out.
+func CheckCache(dir, metaSHA256 string) string {
+	for _, name := range []string{MetaFile, NodesFile, EventsFile, LockFile} {
+		st, err := os.Lstat(filepath.Join(dir, name))
+		switch {
+		case errors.Is(err, os.ErrNotExist) && (name == EventsFile || name == LockFile):
+		case err != nil:
+			return name + ": " + err.Error()
+		case !st.Mode().IsRegular():
+			return name + " is not a regular file"
+		}
+	}
+	data, err := ReadCacheFile(filepath.Join(dir, MetaFile), maxMetaBytes)
+	if err != nil {
+		return MetaFile + ": " + err.Error()
+	}
+	sum := sha256.Sum256(data)
+	if metaSHA256 == "" || hex.EncodeToString(sum[:]) != metaSHA256 {
+		return MetaFile + " changed since the last refresh"
+	}
+	m, err := readMeta(dir)
+	if err != nil {
+		return err.Error()
+	}
+	if !m.Cache || m.NodesBytes == nil || m.NodesSHA256 == "" {
+		return MetaFile + " is not a cache session's with its hash chain"
+	}
+	return checkCommitted(dir, m)
+}
+
+// checkCommitted: the first nodes_bytes of nodes.jsonl hash to
+// nodes_sha256 (re-read only when the file's stat is not the commit's).
+func checkCommitted(dir string, m Meta) string {
+	f, err := openRegularFlags(filepath.Join(dir, NodesFile), syscall.O_NOFOLLOW)
+	if err != nil {
+		return NodesFile + ": " + err.Error()
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return NodesFile + ": " + err.Error()
+	}
+	if st.Size() < *m.NodesBytes {
+		return fmt.Sprintf("%s is shorter than the %d bytes committed", NodesFile, *m.NodesBytes)
+	}
+	_, _, changed, err := committedChain(m, f, st, *m.NodesBytes)
+	switch {
+	case err != nil:
+		return err.Error()
+	case changed:
+		return fmt.Sprintf("the %d committed bytes of %s changed since they were written", *m.NodesBytes, NodesFile)
+	}
+	return ""
+}
+
+// MetaSHA256 is the hex SHA-256 of the session.json of the cache session
+// in dir, for CheckCache.
+func MetaSHA256(dir string) (string, error) {
+	data, err := ReadCacheFile(filepath.Join(dir, MetaFile), maxMetaBytes)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }

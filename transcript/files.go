@@ -138,3 +138,40 @@ func fileErr(path string, err error) error {
 	}
 	return &ParseError{File: path, Msg: err.Error(), Err: err}
 }
+
+// OpenCacheFile opens a file ctxfold keeps for itself (a cache under a
+// session's cache/, the live cache's state.json and resume.bin) for
+// reading: never through a symlink (a link to /dev/zero would read
+// forever), never blocking on a FIFO, and only a regular file. A missing
+// file is the os error (errors.Is(err, os.ErrNotExist)).
+func OpenCacheFile(path string) (*os.File, error) {
+	f, err := openRegularFlags(path, syscall.O_NOFOLLOW)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &ParseError{File: path, Msg: notRegularMsg(os.ModeSymlink), Err: ErrNotRegular}
+	}
+	return f, err
+}
+
+// ReadCacheFile reads a file through OpenCacheFile, refusing one over
+// limit bytes (a cache file is never larger than what it caches, so a
+// bigger one is not ours) without reading it.
+func ReadCacheFile(path string, limit int64) ([]byte, error) {
+	f, err := OpenCacheFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, &ParseError{File: path, Msg: fmt.Sprintf("is %d bytes, over the %d a cache file of this session may hold", st.Size(), limit)}
+	}
+	b := make([]byte, st.Size())
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	return b[:n], nil
+}

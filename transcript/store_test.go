@@ -124,6 +124,8 @@ func TestAppendRejects(t *testing.T) {
 		{"unknown predecessor", []transcript.Node{user("x", "ghost", "")}, `node "x": predecessor "ghost" not found`},
 		{"unknown caller", []transcript.Node{withCaller}, `caller "ghost" not found`},
 		{"duplicate id", []transcript.Node{user("u1", "", "")}, `node "u1": duplicate id: the session already has a node "u1"`},
+		// Issue 30: an id is printed one per line; a newline would split it.
+		{"newline in the id", []transcript.Node{toolFor("x\ny", "t1", "c2")}, `the id holds a line break ("\n" at byte 1)`},
 		{"duplicate in batch", []transcript.Node{user("x", "u1", ""), user("x", "", "")}, `batch node 2 ("x"): duplicate id: the batch holds "x" twice`},
 		{"text turn after an unanswered call", []transcript.Node{user("x", "t1", "next")}, `node "x": tool call(s) "c2" of "a1" have no result yet`},
 		{"assistant turn after an unanswered call", []transcript.Node{asst("x", "", "more")}, `node "x": tool call(s) "c2" of "a1" have no result yet`},

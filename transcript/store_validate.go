@@ -14,6 +14,12 @@ func (tx *Tx) validate(n *Node, batch map[string]*Node, pos int, opts AppendOpti
 	fail := func(format string, args ...any) error {
 		return &ValidationError{Index: pos, NodeID: n.ID, Msg: fmt.Sprintf(format, args...)}
 	}
+	if i := strings.IndexAny(n.ID, "\n\r"); i >= 0 {
+		// An id is printed one per line (render --format ids, graph):
+		// a line break in it would split the output. (Other control
+		// characters are escaped where an id is printed.)
+		return fail("the id holds a line break (%q at byte %d); ids are printed one per line", n.ID[i:i+1], i)
+	}
 	if err := tx.validateLinks(n, batch, fail); err != nil {
 		return err
 	}

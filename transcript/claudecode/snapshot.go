@@ -209,7 +209,7 @@ func decodeSnap(state []byte) (*snap, error) {
 	for _, v := range rs.Boundaries {
 		ok = ok && inRange([]int32{v}, n)
 	}
-	if !ok || calls != len(s.CallIDs) || results != len(s.Results) || sent != len(rs.SentNodes) {
+	if !ok || calls != len(s.CallIDs) || results != len(s.Results) || sent != len(rs.SentNodes) || !snapSound(&s) {
 		return nil, fmt.Errorf("%w: the saved state is inconsistent", ErrCannotResume)
 	}
 	return &s, nil

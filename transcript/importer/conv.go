@@ -96,6 +96,19 @@ func (c *conv) run() {
 					n := *m.NodesBytes
 					m.NodesBytes = &n
 				}
+				// The checkpoint is what a resumed import rewinds to: it
+				// carries the model and the window recorded so far, which
+				// the nodes after it may not repeat (a fresh import's
+				// commitEnd writes them from every node).
+				if c.model != "" {
+					m.Model = c.model
+				}
+				if c.window > 0 {
+					if m.Extra == nil {
+						m.Extra = map[string]json.RawMessage{}
+					}
+					m.Extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(c.window))
+				}
 				c.mark = &m
 				tx.SnapshotAtCheckpoint()
 				continue

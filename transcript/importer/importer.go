@@ -302,7 +302,13 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	if st, err := os.Stat(spoolDir); err != nil || !st.IsDir() {
 		spoolDir = ""
 	}
-	files, names, cleanup, err := input.Spool(opts.Files, spoolDir)
+	// What a killed import left here: its copies and its half-written
+	// session directory (input/stale.go).
+	input.RemoveStale(spoolDir, ".ctxfold-input-")
+	if parent := filepath.Dir(filepath.Clean(opts.Out)); isDirPath(parent) {
+		input.RemoveStale(parent, "."+filepath.Base(filepath.Clean(opts.Out))+".import-")
+	}
+	files, names, cleanup, err := input.SpoolLimit(opts.Files, spoolDir, opts.Input.MaxDecompressedBytes)
 	defer cleanup()
 	if err != nil {
 		return nil, err
@@ -469,4 +475,9 @@ func SafeName(s string) string {
 		return ""
 	}
 	return out
+}
+
+func isDirPath(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
 // Report is what an import did.
@@ -78,6 +79,7 @@ type target struct {
 	ctx     context.Context
 	opts    Options
 	tmpRoot string
+	tmpLock *input.TempLock
 	convs   []*conv
 	names   map[string]bool
 	cur     *conv
@@ -133,6 +135,7 @@ func (t *target) Conversation(name string) (transcript.ImportSink, error) {
 				return nil, err
 			}
 			t.tmpRoot = dir
+			t.tmpLock = input.LockTemp(dir)
 		}
 		c.dir = filepath.Join(t.tmpRoot, fmt.Sprint(len(t.convs)))
 		if _, err := transcript.Init(c.dir, "", t.opts.Store); err != nil {
@@ -240,6 +243,7 @@ func (t *target) cleanup() {
 	if t.tmpRoot != "" {
 		os.RemoveAll(t.tmpRoot)
 	}
+	t.tmpLock.Release()
 }
 
 func (t *target) count(record, outcome, reason string) {

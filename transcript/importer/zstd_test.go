@@ -2,15 +2,18 @@ package importer_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/transcript/importer/input"
 )
 
 // A Codex rollout compressed as .jsonl.zst imports exactly as the plain
@@ -66,5 +69,75 @@ func TestZstdRollout(t *testing.T) {
 	_, err = run(t, importer.Codex, filepath.Join(tmp, "bad"), bad)
 	if err == nil || !strings.HasPrefix(err.Error(), bad+":2:") {
 		t.Errorf("error %v, want one naming %s:2", err, bad)
+	}
+}
+
+// Issue 30, item 8: a zstd bomb is refused once it decompressed past the
+// limit (--max-decompressed-bytes), having written no more than that, and
+// nothing is left behind. The bomb here is 64 MiB of valid Codex lines
+// (a few KB compressed) against a 1 MiB limit.
+func TestZstdBomb(t *testing.T) {
+	line := []byte(`{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"agent_message","message":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}` + "\n")
+	var buf bytes.Buffer
+	enc, _ := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
+	enc.Write([]byte(`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"00000000-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}}` + "\n"))
+	for written := 0; written < 64<<20; written += len(line) {
+		enc.Write(line)
+	}
+	enc.Close()
+	tmp := t.TempDir()
+	bomb := filepath.Join(tmp, "rollout-bomb.jsonl.zst")
+	os.WriteFile(bomb, buf.Bytes(), 0o644)
+	_, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{bomb}, Out: filepath.Join(tmp, "s"),
+		Input: input.Options{MaxDecompressedBytes: 1 << 20}})
+	if err == nil || !strings.Contains(err.Error(), "decompresses to more than 1048576 bytes") || !strings.Contains(err.Error(), "--max-decompressed-bytes") {
+		t.Fatalf("error %v, want the decompressed-size limit", err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+}
+
+// Issue 30, item 8: what a killed import left beside -o (its copies of
+// the inputs, its half-written session directory) is removed by the next
+// import there — only ours (by name, not a symlink), only stale (older
+// than input.StaleAfter and locked by no running import).
+func TestStaleTemporariesRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	old := time.Now().Add(-2 * input.StaleAfter)
+	mk := func(name string, dir bool) string {
+		p := filepath.Join(tmp, name)
+		if dir {
+			os.MkdirAll(filepath.Join(p, "0"), 0o755)
+			os.WriteFile(filepath.Join(p, "0", "nodes.jsonl"), []byte("x\n"), 0o644)
+		} else {
+			os.WriteFile(p, []byte("x"), 0o644)
+		}
+		os.Chtimes(p, old, old)
+		return p
+	}
+	killedCopy := mk(".ctxfold-input-123", false)
+	killedZst := mk(".ctxfold-input-456", true)
+	killedOut := mk(".s.import-789", true)
+	running := mk(".s.import-999", true)
+	lock := input.LockTemp(running)
+	defer lock.Release()
+	young := filepath.Join(tmp, ".ctxfold-input-new")
+	os.WriteFile(young, []byte("x"), 0o644)
+	other := mk(".t.import-1", true) // another output's, left to its own imports
+	link := filepath.Join(tmp, ".ctxfold-input-link")
+	os.Symlink(other, link)
+	if _, err := run(t, importer.Auto, filepath.Join(tmp, "s"), fixtures+"codex/rollout-compacted.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{killedCopy, killedZst, killedOut} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s: a killed import's temporary was left", filepath.Base(p))
+		}
+	}
+	for _, p := range []string{running, young, other, link, filepath.Join(other, "0", "nodes.jsonl")} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: removed, but it is not a stale temporary of this output", filepath.Base(p))
+		}
 	}
 }

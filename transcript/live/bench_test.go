@@ -2,10 +2,12 @@ package live
 
 import (
 	"context"
-	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // BenchmarkOpenAfterOneTurn is the import side of the live figures in
@@ -26,7 +28,7 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 	src := sessiontest.External(b, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
 	cache := b.TempDir()
 	ctx := context.Background()
-	if _, err := Open(ctx, file, Options{CacheDir: cache}); err != nil {
+	if _, err := openClosed(ctx, file, Options{CacheDir: cache}); err != nil {
 		b.Fatal(err)
 	}
 	var parsed, size int64
@@ -37,7 +39,7 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 			b.Fatalf("%v: %s", err, out)
 		}
 		b.StartTimer()
-		e, err := Open(ctx, file, Options{CacheDir: cache})
+		e, err := openClosed(ctx, file, Options{CacheDir: cache})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -48,4 +50,28 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 	}
 	b.ReportMetric(float64(parsed)/float64(b.N), "parsed-bytes/op")
 	b.ReportMetric(float64(size), "file-bytes")
+}
+
+// BenchmarkOpenUnchanged is the status line's hot path: Open of a file
+// that did not change since the last refresh (the prefix hashed, the
+// cache session checked). The shared 2.7 MB Claude Code session:
+//
+//	go test ./transcript/live -run '^$' -bench OpenUnchanged -benchtime 200x
+func BenchmarkOpenUnchanged(b *testing.B) {
+	src, _ := filepath.Abs("../../../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("the shared real transcripts are absent")
+	}
+	cache := b.TempDir()
+	ctx := context.Background()
+	if _, err := openClosed(ctx, src, Options{CacheDir: cache}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		e, err := openClosed(ctx, src, Options{CacheDir: cache})
+		if err != nil || e.Update != Unchanged {
+			b.Fatalf("%v %+v", err, e)
+		}
+	}
 }

@@ -87,7 +87,7 @@ func checkRefreshes(t *testing.T, files []string) {
 				if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err := Open(ctx, file, Options{CacheDir: cache})
+				e, err := openClosed(ctx, file, Options{CacheDir: cache})
 				if err != nil {
 					if !opened && (strings.Contains(err.Error(), "no ") || strings.Contains(err.Error(), "nothing") || strings.Contains(err.Error(), "empty")) {
 						continue // a prefix that holds no conversation yet
@@ -115,8 +115,13 @@ func checkRefreshes(t *testing.T, files []string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := freshNodes(t, file); !bytes.Equal(got, want) {
+				fresh := freshImport(t, file)
+				if want := readNodes(t, fresh); !bytes.Equal(got, want) {
 					t.Fatalf("cut %d (%s, parsed %d): nodes.jsonl differs from a fresh import (%d vs %d bytes)", cut, e.Update, e.ParsedBytes, len(got), len(want))
+				}
+				// session.json too: HEAD, the model and the recorded window.
+				if g, w := metaJSON(t, e.Session), metaJSON(t, fresh); g != w {
+					t.Fatalf("cut %d (%s): session.json %s, a fresh import's %s", cut, e.Update, g, w)
 				}
 			}
 			// Whole parses are due only where no turn is complete yet (the
@@ -193,7 +198,7 @@ func TestSubagentFileChanges(t *testing.T) {
 		if err := os.WriteFile(agentFile, s.agent, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e, err := Open(ctx, file, Options{CacheDir: cache})
+		e, err := openClosed(ctx, file, Options{CacheDir: cache})
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
@@ -274,7 +279,7 @@ func TestDamagedResumePoint(t *testing.T) {
 			if err := os.WriteFile(file, full[:half], 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e, err := Open(context.Background(), file, Options{CacheDir: cache})
+			e, err := openClosed(context.Background(), file, Options{CacheDir: cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,10 +287,12 @@ func TestDamagedResumePoint(t *testing.T) {
 			if err := os.WriteFile(file, full, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if e, err = Open(context.Background(), file, Options{CacheDir: cache}); err != nil {
+			if e, err = openClosed(context.Background(), file, Options{CacheDir: cache}); err != nil {
 				t.Fatal(err)
 			}
-			if e.Update != Fresh || !strings.Contains(e.Reason, "resume point") {
+			// A replaced session is caught before the rewind: its
+			// session.json is not the one the last refresh left.
+			if e.Update != Fresh || !strings.Contains(e.Reason, "resume point") && !strings.Contains(e.Reason, "does not check out") {
 				t.Errorf("update %q (%s), want fresh because of the resume point", e.Update, e.Reason)
 			}
 			got, err := os.ReadFile(filepath.Join(e.Session, "nodes.jsonl"))

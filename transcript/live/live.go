@@ -26,8 +26,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/transcript/importer"
 	"github.com/ctxfold/ctxfold/transcript/importer/input"
@@ -84,6 +82,9 @@ type Entry struct {
 	// after the resume point for an incremental refresh (resume.go), the
 	// whole file otherwise, 0 when unchanged.
 	ParsedBytes int64 `json:"parsed_bytes"`
+
+	// release ends the shared hold of the entry (Close).
+	release func()
 }
 
 // state is what the entry directory's state.json keeps between runs.
@@ -100,6 +101,10 @@ type state struct {
 	// may lie beside it, as they were.
 	Resume   *resumeState `json:"resume,omitempty"`
 	Sidecars []sidecar    `json:"sidecars,omitempty"`
+	// SessionSHA256 is the hash of the cache session's session.json as
+	// this refresh left it: the next use checks the session against it
+	// (transcript.CheckCache) and re-imports one that does not check out.
+	SessionSHA256 string `json:"session_sha256"`
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold.
@@ -153,16 +158,52 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	unlock, err := lockEntry(ctx, dir, opts.LockTimeout)
+	mu := entryMutex(dir)
+	mu.Lock()
+	defer mu.Unlock()
+	if e := heldEntry(dir); e != nil {
+		return e, nil
+	}
+	f, err := lockEntry(ctx, dir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	e, err := refresh(ctx, abs, dir, st, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := shareEntry(ctx, dir, f, e, opts.LockTimeout); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
 
+// Close lets the entry be refreshed again: until every Entry of it this
+// process holds is closed, other processes' refreshes wait and this
+// process's Opens of it return the same commit (entrylock.go). The
+// process's exit closes it too.
+func (e *Entry) Close() {
+	if e != nil && e.release != nil {
+		e.release()
+	}
+}
+
+// refresh brings the cache session in dir up to the file at abs (st its
+// stat), under the entry's exclusive lock.
+func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options) (*Entry, error) {
 	e := &Entry{File: abs, Session: filepath.Join(dir, "session")}
 	old, haveOld := readState(dir)
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
 		haveOld = false
+	}
+	if haveOld {
+		// The cache is ctxfold's own copy: anything in it that does not
+		// check out is re-imported, never trusted or failed on forever.
+		if why := transcript.CheckCache(e.Session, old.SessionSHA256); why != "" {
+			haveOld = false
+			e.Reason = "the cache session does not check out (" + why + "): re-imported"
+		}
 	}
 	cars, err := sidecarsOf(abs)
 	if err != nil {
@@ -200,6 +241,9 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 		if ns.Resume, err = saveResume(dir, rep, res, e.Consumed); err != nil {
 			return nil, err
 		}
+	}
+	if ns.SessionSHA256, err = transcript.MetaSHA256(e.Session); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
 	}
 	if err := writeState(dir, ns); err != nil {
 		return nil, err
@@ -361,7 +405,7 @@ func hashFile(path string, cut int64, wantPrefix bool) (prefix, full string, siz
 
 // hashUpTo is hashFile reading at most limit bytes (all when limit < 0).
 func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, full string, size int64, err error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return "", "", 0, err
 	}
@@ -389,6 +433,28 @@ func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, ful
 		return "", "", 0, err
 	}
 	return prefix, sumHex(h), size + n, nil
+}
+
+// maxStateBytes bounds state.json (it lists the sub-agent files; a few KB).
+const maxStateBytes = 16 << 20
+
+// openInput opens a transcript or sub-agent file for reading: it never
+// blocks on a FIFO and refuses anything but a regular file (a device such
+// as /dev/zero would read forever), as every input is checked.
+func openInput(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // hashBuf is the read size of hashFile.
@@ -427,7 +493,7 @@ func isDir(p string) bool {
 }
 
 func readState(dir string) (state, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	b, err := transcript.ReadCacheFile(filepath.Join(dir, "state.json"), maxStateBytes)
 	if err != nil {
 		return state{}, false
 	}
@@ -466,30 +532,16 @@ func writeAtomic(dir, name string, b []byte, sync bool) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+	target := filepath.Join(dir, name)
+	if st, err := os.Lstat(target); err == nil && !st.Mode().IsRegular() {
+		// Not what ctxfold wrote (a directory, a FIFO, a symlink): the
+		// cache is ours, so it goes.
+		_ = os.RemoveAll(target)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
-}
-
-// lockEntry serialises refreshes of one entry: a status line and an
-// estimate on the same file must not import into the same directory at
-// once.
-func lockEntry(ctx context.Context, dir string, timeout time.Duration) (func(), error) {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	fl := flock.New(filepath.Join(dir, "lock"), flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW))
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
-	if err != nil || !ok {
-		if err == nil {
-			err = ctx.Err()
-		}
-		return nil, fmt.Errorf("cache %s is locked by another ctxfold (waited %s): %w", dir, timeout, err)
-	}
-	return func() { _ = fl.Unlock() }, nil
 }
 
 func syncIf(f *os.File, sync bool) error {

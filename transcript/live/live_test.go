@@ -73,13 +73,24 @@ func workFile(t *testing.T, src string, sidecar bool) string {
 	return filepath.Join(dir, base)
 }
 
-func freshNodes(t *testing.T, file string) []byte {
+func freshNodes(t testing.TB, file string) []byte {
+	t.Helper()
+	return readNodes(t, freshImport(t, file))
+}
+
+// freshImport imports file into a new session directory and returns it.
+func freshImport(t testing.TB, file string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "fresh")
 	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: out}); err != nil {
 		t.Fatalf("fresh import of %s: %v", file, err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "nodes.jsonl"))
+	return out
+}
+
+func readNodes(t testing.TB, dir string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "nodes.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +141,7 @@ func testGrown(t *testing.T, sidecar bool) {
 				if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err := Open(ctx, file, Options{CacheDir: cache})
+				e, err := openClosed(ctx, file, Options{CacheDir: cache})
 				if err != nil {
 					// A prefix that holds no conversation yet (only a
 					// header) is not an error of the cache.
@@ -145,7 +156,7 @@ func testGrown(t *testing.T, sidecar bool) {
 				if err := os.WriteFile(file, full, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err = Open(ctx, file, Options{CacheDir: cache})
+				e, err = openClosed(ctx, file, Options{CacheDir: cache})
 				if err != nil {
 					t.Fatalf("cut %d: grown: %v", cut, err)
 				}
@@ -162,7 +173,7 @@ func testGrown(t *testing.T, sidecar bool) {
 				} else if !bytes.Equal(got, want) {
 					t.Errorf("cut %d (%s): nodes.jsonl differs from a fresh import (%d vs %d bytes)", cut, e.Update, len(got), len(want))
 				}
-				if e2, err := Open(ctx, file, Options{CacheDir: cache}); err != nil || e2.Update != Unchanged {
+				if e2, err := openClosed(ctx, file, Options{CacheDir: cache}); err != nil || e2.Update != Unchanged {
 					t.Errorf("cut %d: third open %+v %v, want unchanged", cut, e2, err)
 				}
 			}
@@ -247,7 +258,7 @@ func TestPrefixCheck(t *testing.T) {
 			if err := os.WriteFile(file, a[:half], 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Open(ctx, file, Options{CacheDir: cache}); err != nil {
+			if _, err := openClosed(ctx, file, Options{CacheDir: cache}); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(file, c.now, 0o644); err != nil {
@@ -256,7 +267,7 @@ func TestPrefixCheck(t *testing.T) {
 			// The edit keeps the size, and the mtime may well be the same:
 			// only the hash can tell.
 			discards := overlapDiscards.Load()
-			e, err := Open(ctx, file, Options{CacheDir: cache})
+			e, err := openClosed(ctx, file, Options{CacheDir: cache})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,4 +286,13 @@ func TestPrefixCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openClosed is Open for a test that reads the session before its next
+// Open in the same goroutine: the hold is released at once, so the next
+// Open refreshes (no other process refreshes meanwhile).
+func openClosed(ctx context.Context, file string, opts Options) (*Entry, error) {
+	e, err := Open(ctx, file, opts)
+	e.Close()
+	return e, err
 }

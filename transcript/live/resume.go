@@ -64,7 +64,9 @@ func sidecarsOf(abs string) ([]sidecar, error) {
 	sort.Strings(paths)
 	var out []sidecar
 	for _, p := range paths {
-		if p == abs {
+		if p == abs || !regularNoLink(p) {
+			// What the importer skips too (claudecode.discover): a
+			// symlink, a FIFO or a device is no sub-agent file.
 			continue
 		}
 		sum, size, err := hashWhole(p)
@@ -76,8 +78,14 @@ func sidecarsOf(abs string) ([]sidecar, error) {
 	return out, nil
 }
 
+// regularNoLink: path is a regular file, not a symlink to one.
+func regularNoLink(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
 func hashWhole(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return "", 0, err
 	}
@@ -122,7 +130,7 @@ func sidecarChange(old, now []sidecar) string {
 }
 
 func prefixSum(path string, n int64) (string, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return "", err
 	}
@@ -138,7 +146,8 @@ func prefixSum(path string, n int64) (string, error) {
 // from the saved resume point. input.ErrCannotResume (or a refused
 // rewind, wrapped in it) means the caller imports afresh.
 func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Options) (*importer.Report, *input.Resume, error) {
-	b, err := os.ReadFile(filepath.Join(dir, resumeFile))
+	// The state grows with the nodes, never past the bytes they came from.
+	b, err := transcript.ReadCacheFile(filepath.Join(dir, resumeFile), maxStateBytes+old.Consumed)
 	if err != nil || sha256Hex(b) != old.Resume.StateSHA256 {
 		return nil, nil, fmt.Errorf("%w: %s is missing or not the one state.json names", input.ErrCannotResume, resumeFile)
 	}

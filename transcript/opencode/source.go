@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -156,6 +155,9 @@ type database struct {
 	db   *sql.DB
 	// columns of each table, for the schema's versions.
 	cols map[string]map[string]bool
+	// copyDir holds the copy read when the database's folder is read-only
+	// (readonly.go), removed by close.
+	copyDir string
 }
 
 func (d *database) errorf(format string, args ...any) error {
@@ -170,17 +172,16 @@ func (d *database) open(ctx context.Context) error {
 	if err != nil {
 		return d.errorf("%v", err)
 	}
-	// mode=ro: never written, never created; query_only refuses any write
-	// a statement might attempt.
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&_pragma=query_only(1)"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return d.errorf("opening the database: %v", err)
+	db, rows, err := queryTables(ctx, abs)
+	if err != nil && cannotOpen(err) {
+		// A WAL database in a folder this user cannot write: SQLite
+		// cannot make its -shm file beside it (readonly.go).
+		if db, rows, err = d.openCopy(ctx, abs, db); err != nil {
+			return d.errorf("not a readable SQLite database (its folder is read-only, and a copy failed): %s", oneLine(err))
+		}
 	}
-	db.SetMaxOpenConns(1)
 	d.db = db
 	d.cols = map[string]map[string]bool{}
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
 	if err != nil {
 		return d.errorf("not a readable SQLite database: %s", oneLine(err))
 	}
@@ -227,6 +228,9 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " 
 func (d *database) close() {
 	if d.db != nil {
 		d.db.Close()
+	}
+	if d.copyDir != "" {
+		os.RemoveAll(d.copyDir)
 	}
 }
 

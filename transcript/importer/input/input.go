@@ -32,6 +32,10 @@ type Options struct {
 	// Session picks one conversation (1-based) of a file that holds several
 	// (an aider chat history); 0 imports them all (ctxfold import --session).
 	Session int
+	// MaxDecompressedBytes bounds what a zstd input decompresses to; 0
+	// means DefaultMaxDecompressedBytes (ctxfold import
+	// --max-decompressed-bytes).
+	MaxDecompressedBytes int64
 }
 
 // Max returns the effective line limit.
