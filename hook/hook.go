@@ -114,6 +114,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer entry.Close()
 	res.Update = entry.Update
 	g, err := dag.Open(entry.Session, opts.Open)
 	if err != nil {

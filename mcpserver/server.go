@@ -65,29 +65,31 @@ func New(opts Options) *mcp.Server {
 type handlers struct{ opts Options }
 
 // open brings the served transcript's cache session up to date and opens
-// its graph.
-func (h *handlers) open(ctx context.Context) (*dag.Graph, string, error) {
+// its graph; done closes both (the cache entry is held shared while the
+// graph is read, so a refresh by another process waits: docs/LIVE.md).
+func (h *handlers) open(ctx context.Context) (g *dag.Graph, file string, done func(), err error) {
 	dir := h.opts.Locate.Session
-	file := ""
+	var entry *live.Entry
 	if dir == "" {
 		f, err := h.opts.Locate.file()
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
-		e, err := live.Open(ctx, f, live.Options{CacheDir: h.opts.CacheDir, Store: h.opts.Store})
+		entry, err = live.Open(ctx, f, live.Options{CacheDir: h.opts.CacheDir, Store: h.opts.Store})
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
-		dir, file = e.Session, e.File
+		dir, file = entry.Session, entry.File
 	}
-	g, err := dag.Open(dir, h.opts.Open)
+	g, err = dag.Open(dir, h.opts.Open)
 	if err != nil {
-		return nil, "", err
+		entry.Close()
+		return nil, "", nil, err
 	}
 	if file == "" {
 		file = dir
 	}
-	return g, file, nil
+	return g, file, func() { g.S.Close(); entry.Close() }, nil
 }
 
 func textResult(s string) *mcp.CallToolResult {

@@ -54,11 +54,11 @@ func (h *handlers) search(ctx context.Context, _ *mcp.CallToolRequest, in Search
 		limit = defaultLimit
 	}
 	limit = min(limit, maxLimit)
-	g, file, err := h.open(ctx)
+	g, file, done, err := h.open(ctx)
 	if err != nil {
 		return errorResult(err), out, nil
 	}
-	defer g.S.Close()
+	defer done()
 	out.File, out.Hits = file, []SearchHit{}
 	view, err := render.Build(g, "", false)
 	if err != nil {
@@ -128,11 +128,11 @@ func (h *handlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadInpu
 		bound = defaultReadBytes
 	}
 	bound = min(bound, maxReadBytes)
-	g, file, err := h.open(ctx)
+	g, file, done, err := h.open(ctx)
 	if err != nil {
 		return errorResult(err), out, nil
 	}
-	defer g.S.Close()
+	defer done()
 	out.File, out.Turns = file, []Turn{}
 	idx, err := selectNodes(g, in)
 	if err != nil {
@@ -235,10 +235,11 @@ type StatusOutput struct {
 
 func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusInput) (*mcp.CallToolResult, StatusOutput, error) {
 	var out StatusOutput
-	g, file, err := h.open(ctx)
+	g, file, done, err := h.open(ctx)
 	if err != nil {
 		return errorResult(err), out, nil
 	}
+	defer done()
 	dir := g.S.Dir
 	out.File, out.Nodes = file, g.Len()
 	for i := 0; i < g.Len(); i++ {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
@@ -58,10 +57,7 @@ func BenchmarkOpenAfterOneTurn(b *testing.B) {
 //
 //	go test ./transcript/live -run '^$' -bench OpenUnchanged -benchtime 200x
 func BenchmarkOpenUnchanged(b *testing.B) {
-	src, _ := filepath.Abs("../../../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
-	if _, err := os.Stat(src); err != nil {
-		b.Skip("the shared real transcripts are absent")
-	}
+	src := sessiontest.External(b, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
 	cache := b.TempDir()
 	ctx := context.Background()
 	if _, err := openClosed(ctx, src, Options{CacheDir: cache}); err != nil {
