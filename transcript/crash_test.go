@@ -125,6 +125,10 @@ func TestStoreHelperProcess(t *testing.T) {
 			fmt.Fprintln(w, id)
 		}
 		w.Flush()
+	case "fsize":
+		// One append past a small file size limit (as a full disk would
+		// refuse it), printing the error's type.
+		fmt.Fprintln(out, appendPastSizeLimit(dir))
 	}
 	os.Exit(0)
 }
