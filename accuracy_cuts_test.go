@@ -12,10 +12,10 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // The pooled next-request check of docs/ACCURACY.md ("Every cut, pooled"):
@@ -154,7 +154,7 @@ func accuracyCutFiles(t *testing.T) []cutFile {
 // cutSamples predicts every recorded request k ≥ 2 of the session in dir.
 func cutSamples(t *testing.T, ctx context.Context, dir, name string) []cutSample {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,11 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
+
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // The next-request check of docs/ACCURACY.md, over every real transcript
@@ -103,7 +104,7 @@ func accuracyOf(t *testing.T, ctx context.Context, dir, name string) (accuracyRo
 		return o
 	}
 	view := func(head string, detail bool) *estimate.Result {
-		g, err := dag.Open(dir, transcript.OpenOptions{})
+		g, err := dag.Open(dir, store.OpenOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -125,7 +126,7 @@ func accuracyOf(t *testing.T, ctx context.Context, dir, name string) (accuracyRo
 		return accuracyRow{}, false
 	}
 	hist := full.Calibration.History
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

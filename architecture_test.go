@@ -19,9 +19,9 @@ import (
 const modulePath = "github.com/ctxfold/ctxfold"
 
 // layerTable reads the layer table of docs/ARCHITECTURE.md: each row is a
-// layer number and the packages in it, as `pkg` or `pkg/...` (the package
-// and everything below it). The document is the specification, so the test
-// and the page cannot drift apart.
+// layer number and the packages in it, each named exactly (no `pkg/...`:
+// a new package gets a row of its own choosing). The document is the
+// specification, so the test and the page cannot drift apart.
 func layerTable(t *testing.T) map[string]int {
 	t.Helper()
 	f, err := os.Open(filepath.Join("docs", "ARCHITECTURE.md"))
@@ -40,6 +40,9 @@ func layerTable(t *testing.T) map[string]int {
 		}
 		n, _ := strconv.Atoi(m[1])
 		for _, p := range name.FindAllStringSubmatch(m[2], -1) {
+			if strings.HasSuffix(p[1], "/...") {
+				t.Fatalf("docs/ARCHITECTURE.md: layer %d names %s: name every package on a row of its own choosing", n, p[1])
+			}
 			layers[p[1]] = n
 		}
 	}
@@ -49,27 +52,14 @@ func layerTable(t *testing.T) map[string]int {
 	return layers
 }
 
-// layerOf finds a package's layer: an exact row entry wins over the
-// longest `dir/...` entry that contains it.
+// layerOf finds a package's layer: its row in the table.
 func layerOf(layers map[string]int, pkg string) (int, bool) {
-	if n, ok := layers[pkg]; ok {
-		return n, true
-	}
-	best, found := "", false
-	for k := range layers {
-		dir, ok := strings.CutSuffix(k, "/...")
-		if ok && (pkg == dir || strings.HasPrefix(pkg, dir+"/")) && len(dir) > len(best) {
-			best, found = dir, true
-		}
-	}
-	if !found {
-		return 0, false
-	}
-	return layers[best+"/..."], true
+	n, ok := layers[pkg]
+	return n, ok
 }
 
 // checkLayers returns every import that goes against the table: a package
-// the table does not list, an import of a lower layer, and any import of
+// the table does not list, an import of its own or a lower layer, and any import of
 // internal/ (test support) from a package outside it. imports maps a
 // module-relative package path ("main" for the root) to the module-relative
 // packages it imports.
@@ -90,7 +80,9 @@ func checkLayers(layers map[string]int, imports map[string][]string) []string {
 				continue
 			}
 			to, ok := layerOf(layers, dep)
-			if ok && to > from {
+			if ok && to >= from {
+				// Same row included: a row is one step of the flow, and an
+				// import between two of its packages is one running back up.
 				bad = append(bad, fmt.Sprintf("%s (layer %d) imports %s (layer %d)", pkg, from, dep, to))
 			}
 		}
@@ -153,22 +145,29 @@ func TestLayers(t *testing.T) {
 }
 
 // TestLayerCheckerRejects shows the checker failing on the imports it must
-// refuse: render reaching up into compact, a library importing test
-// support, and a package the table does not list.
+// refuse: render reaching up into compact, a format reaching into the
+// store, one format importing another (same row), a library importing test
+// support, and packages the table does not list.
 func TestLayerCheckerRejects(t *testing.T) {
 	layers := layerTable(t)
 	got := checkLayers(layers, map[string][]string{
-		"render":       {"dag", "compact"},
-		"estimate":     {"internal/sessiontest"},
-		"newthing":     {"transcript"},
-		"transcript":   {},
-		"cmd":          {"verify", "fit", "report/graph"},
-		"transcript/x": {"transcript"},
+		"render":        {"dag", "compact"},
+		"estimate":      {"internal/sessiontest"},
+		"newthing":      {"transcript"},
+		"transcript":    {},
+		"cmd":           {"verify", "fit", "report/graph"},
+		"format/codex":  {"transcript", "format/input", "store"},
+		"format/gemini": {"format/claudecode"},
+		"format/x":      {"transcript"},
+		"importer":      {"store", "format/codex"},
 	})
 	want := []string{
 		"estimate imports test support internal/sessiontest",
+		"format/codex (layer 2) imports store (layer 3)",
+		"format/gemini (layer 2) imports format/claudecode (layer 2)",
+		"format/x is in no layer of docs/ARCHITECTURE.md",
 		"newthing is in no layer of docs/ARCHITECTURE.md",
-		"render (layer 2) imports compact (layer 5)",
+		"render (layer 7) imports compact (layer 11)",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("checker found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

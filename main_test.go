@@ -2,10 +2,11 @@ package main
 
 import (
 	"flag"
-	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 
 	"github.com/rogpeppe/go-internal/testscript"
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"math"
 	"os"
 	"os/exec"
@@ -14,11 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
+
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // TestClaudeProxyTracking measures which encoding tracks Claude's own
@@ -116,7 +117,7 @@ func TestClaudeProxyTracking(t *testing.T) {
 // view it read as text, with its recorded input.
 func requestTexts(t *testing.T, ctx context.Context, dir string) ([]string, []int64) {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

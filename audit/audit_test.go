@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -13,16 +14,16 @@ import (
 func session(t *testing.T, nodes []transcript.Node) *dag.Graph {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "s")
-	if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, "gpt-4o", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append(nodes, transcript.AppendOptions{})
+	if _, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append(nodes, store.AppendOptions{})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -23,7 +24,7 @@ type appendOptions struct {
 	Root  bool
 	File  string
 	JSON  bool
-	Store transcript.WriteOptions
+	Store store.WriteOptions
 }
 
 func newAppendCmd(f *Factory) *cobra.Command {
@@ -118,16 +119,16 @@ func runAppend(ctx context.Context, opts *appendOptions) error {
 	} else {
 		nodes = []transcript.Node{opts.Node}
 	}
-	var res *transcript.AppendResult
-	warnings, err := transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+	var res *store.AppendResult
+	warnings, err := store.Update(ctx, opts.Dir, opts.Store, func(tx *store.Tx) error {
 		// The store refuses a session whose graph is broken (a duplicate
 		// id, a cycle, HEAD pointing nowhere) before writing anything.
 		var err error
-		res, err = tx.Append(nodes, transcript.AppendOptions{RootFirst: opts.Root, Roots: roots, StampTime: true})
+		res, err = tx.Append(nodes, store.AppendOptions{RootFirst: opts.Root, Roots: roots, StampTime: true})
 		return err
 	})
 	printWarnings(opts.IO.ErrOut, warnings)
-	var ve *transcript.ValidationError
+	var ve *store.ValidationError
 	if errors.As(err, &ve) && opts.File != "" && ve.File == "" {
 		// Name the batch file's line rather than the node's position.
 		k := ve.Index

@@ -10,10 +10,10 @@ import (
 
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type auditOptions struct {
@@ -31,7 +31,7 @@ type auditOptions struct {
 	// Missing is how many missing facts of each kind the text output lists
 	// (0: all).
 	Missing int
-	Open    transcript.OpenOptions
+	Open    store.OpenOptions
 }
 
 func newAuditCmd(f *Factory) *cobra.Command {

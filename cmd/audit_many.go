@@ -10,9 +10,9 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/audit"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // auditRun is one file's outcome in a many-file audit.

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // A command given a transcript file runs on the file's cache session
@@ -43,7 +43,7 @@ func (f *Factory) rememberLive(session, file string) {
 // fileHints returns err told in terms of the transcript files the command
 // was given instead of their cache sessions (unchanged when it names none).
 func (f *Factory) fileHints(err error) error {
-	var refused *transcript.CacheSessionError
+	var refused *store.CacheSessionError
 	if errors.As(err, &refused) && refused.File == "" {
 		refused.File = f.liveFiles[refused.Dir]
 		if refused.File == "" {

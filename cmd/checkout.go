@@ -8,7 +8,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type checkoutOptions struct {
@@ -16,8 +16,8 @@ type checkoutOptions struct {
 	Dir   string
 	ID    string
 	JSON  bool
-	Store transcript.WriteOptions
-	Open  transcript.OpenOptions
+	Store store.WriteOptions
+	Open  store.OpenOptions
 }
 
 func newCheckoutCmd(f *Factory) *cobra.Command {
@@ -53,7 +53,7 @@ Without ID, print the current HEAD.` + exitStatusHelp(""),
 
 func runCheckout(ctx context.Context, opts *checkoutOptions) error {
 	if opts.ID == "" {
-		s, err := transcript.Open(opts.Dir, opts.Open)
+		s, err := store.Open(opts.Dir, opts.Open)
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func runCheckout(ctx context.Context, opts *checkoutOptions) error {
 		return nil
 	}
 	var previous string
-	warnings, err := transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+	warnings, err := store.Update(ctx, opts.Dir, opts.Store, func(tx *store.Tx) error {
 		previous = tx.Session().Meta.Head
 		return tx.SetHead(opts.ID)
 	})

@@ -14,11 +14,11 @@ import (
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 type compactOptions struct {

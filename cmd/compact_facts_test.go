@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -83,7 +84,7 @@ func TestPinAddsToTheFactsNeverInstead(t *testing.T) {
 				t.Errorf("pin %s: %s %v, without the pin %v", pin, k, got[k], w)
 			}
 		}
-		n, err := transcript.Open(dir, transcript.OpenOptions{})
+		n, err := store.Open(dir, store.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,12 +126,12 @@ func pinnedTextsOf(n *transcript.Node) []string {
 func TestPinsThatDisplaceFactsFailClearly(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	cliRun(t, nil, false, "pin", dir, "t2")
-	before := readSessionFile(t, dir, transcript.NodesFile)
+	before := readSessionFile(t, dir, store.NodesFile)
 	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "200", "--max-summary-tokens", "300")
 	if r.Code != 3 || !strings.Contains(r.Stderr, "the pinned texts (") || !strings.Contains(r.Stderr, "raise --max-summary-tokens or unpin") {
 		t.Fatalf("%d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
-	if readSessionFile(t, dir, transcript.NodesFile) != before {
+	if readSessionFile(t, dir, store.NodesFile) != before {
 		t.Fatal("a summary was written")
 	}
 }
@@ -188,7 +189,7 @@ func TestExecSummaryGetsAFactLedger(t *testing.T) {
 func TestExecSummaryBelowMinSurvivalWritesNothing(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	files := map[string]string{}
-	for _, f := range []string{transcript.NodesFile, transcript.MetaFile, "events.jsonl"} {
+	for _, f := range []string{store.NodesFile, store.MetaFile, "events.jsonl"} {
 		files[f] = readSessionFile(t, dir, f)
 	}
 	args := append([]string{"compact", dir, "--json", "--keep-tokens", "200", "--max-summary-tokens", "300", "--min-survival", "95"}, execSummarizer(t, "filler.sh")...)

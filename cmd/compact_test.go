@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -119,8 +120,8 @@ type slowChanger struct{ dir string }
 func (s slowChanger) Name() string     { return "slow" }
 func (s slowChanger) CacheKey() string { return "slow" }
 func (s slowChanger) Summarize(ctx context.Context, _ summarize.Request) (string, error) {
-	_, err := transcript.Update(ctx, s.dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append([]transcript.Node{{ID: "late", Role: transcript.RoleUser, Content: transcript.TextContent("wait")}}, transcript.AppendOptions{})
+	_, err := store.Update(ctx, s.dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append([]transcript.Node{{ID: "late", Role: transcript.RoleUser, Content: transcript.TextContent("wait")}}, store.AppendOptions{})
 		return err
 	})
 	return "## Objective\nx", err
@@ -283,7 +284,7 @@ func TestCompactRefusesBrokenSessionExitsTwo(t *testing.T) {
 func oneTurnSession(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "one")
-	if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, "gpt-4o", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	nodes := []transcript.Node{
@@ -302,8 +303,8 @@ func oneTurnSession(t *testing.T) string {
 	for i := 1; i < len(nodes); i++ {
 		nodes[i].Predecessor = nodes[i-1].ID
 	}
-	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append(nodes, transcript.AppendOptions{})
+	if _, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append(nodes, store.AppendOptions{})
 		return err
 	}); err != nil {
 		t.Fatal(err)

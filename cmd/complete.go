@@ -5,12 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // completeNodeIDs offers the non-summary node ids of the session in dir.
 func completeNodeIDs(f *Factory, dir, prefix string) ([]string, cobra.ShellCompDirective) {
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

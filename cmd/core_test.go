@@ -16,7 +16,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 func (r cliResult) check(t *testing.T, stdout, stderr string, code int) {
@@ -32,7 +32,7 @@ func coreFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == transcript.LockFile {
+		if err != nil || d.IsDir() || d.Name() == store.LockFile {
 			return err
 		}
 		data, _ := os.ReadFile(path)
@@ -57,7 +57,7 @@ func coreSame(t *testing.T, before, after map[string]string) {
 func TestCoreInit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	runEnv(t, cliEnv{}, "init", dir, "--model", "gpt-4o").check(t, "initialized empty session in "+dir+"\n", "", 0)
-	meta, _ := os.ReadFile(filepath.Join(dir, transcript.MetaFile))
+	meta, _ := os.ReadFile(filepath.Join(dir, store.MetaFile))
 	// The hash chain (docs/FORMAT.md §1) starts at the empty file's digest;
 	// the stat fingerprint after it differs per run.
 	want := "{\n  \"format_version\": 1,\n  \"head\": \"\",\n  \"model\": \"gpt-4o\",\n  \"created_at\": \"2026-11-30T12:00:00Z\",\n  \"nodes_bytes\": 0,\n  \"nodes_sha256\": \"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\n"
@@ -159,7 +159,7 @@ func TestCoreAppendRejects(t *testing.T) {
 	empty := t.TempDir()
 	runEnv(t, cliEnv{}, "append", empty, "--role", "user", "--content", "x").
 		check(t, "", fmt.Sprintf("ctxfold: error: %s: not a ctxfold session (no session.json)\nctxfold: hint: create one with 'ctxfold init %s' or 'ctxfold import FILE -o %s'\n", empty, empty, empty), 2)
-	if _, err := os.Stat(filepath.Join(empty, transcript.LockFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(empty, store.LockFile)); err == nil {
 		t.Fatal("append created a lock file in a non-session")
 	}
 }
@@ -172,7 +172,7 @@ func TestCoreLockTimeout(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{Command: "holder", Now: func() time.Time { return coreNow }}, func(*transcript.Tx) error {
+		_, err := store.Update(context.Background(), dir, store.WriteOptions{Command: "holder", Now: func() time.Time { return coreNow }}, func(*store.Tx) error {
 			close(held)
 			<-release
 			return nil
@@ -266,7 +266,7 @@ func TestCoreBadCorpus(t *testing.T) {
 				runEnv(t, cliEnv{}, "render", dir, "--format", "ids").check(t, "sys\nu1\na1\nu2\na2\n", "ctxfold: warning: "+msg+"\n", 0)
 				runEnv(t, cliEnv{}, "checkout", dir).check(t, "a2\n", "ctxfold: warning: "+msg+"\n", 0)
 				r := runEnv(t, cliEnv{}, "repair", dir)
-				lost, _ := filepath.Glob(filepath.Join(dir, transcript.LostFound, "nodes-*.jsonl"))
+				lost, _ := filepath.Glob(filepath.Join(dir, store.LostFound, "nodes-*.jsonl"))
 				if r.Code != 0 || len(lost) != 1 || !strings.Contains(r.Stdout, "moved 40 bytes of an interrupted write to "+lost[0]) {
 					t.Fatalf("repair: %+v, lost+found %v", r, lost)
 				}
@@ -303,7 +303,7 @@ func TestCoreHugeLine(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "s")
 	runEnv(t, cliEnv{}, "init", dir)
-	f, err := os.Create(filepath.Join(dir, transcript.NodesFile))
+	f, err := os.Create(filepath.Join(dir, store.NodesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestCoreHugeLine(t *testing.T) {
 	}
 	f.WriteString("\"}\n")
 	f.Close()
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u1"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(`{"format_version":1,"head":"u1"}`), 0o644)
 	want := fmt.Sprintf("ctxfold: error: %s/nodes.jsonl:1: line is longer than the 16777216-byte limit (raise it with --max-line-bytes)\n", dir)
 	runEnv(t, cliEnv{}, "render", dir).check(t, "", want, 2)
 	// A higher limit reads it.
@@ -414,7 +414,7 @@ func TestCoreInterruptedWhileWaiting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	runEnv(t, cliEnv{}, "init", dir)
 	held, release := make(chan struct{}), make(chan struct{})
-	go transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(*transcript.Tx) error {
+	go store.Update(context.Background(), dir, store.WriteOptions{}, func(*store.Tx) error {
 		close(held)
 		<-release
 		return nil

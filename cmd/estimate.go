@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type estimateOptions struct {
@@ -29,7 +29,7 @@ type estimateOptions struct {
 	JSON    bool
 	// FailAbove is the --fail-above percentage; < 0 means off.
 	FailAbove float64
-	Open      transcript.OpenOptions
+	Open      store.OpenOptions
 	// Live maps a cache session to the transcript file it stands for.
 	Live map[string]*live.Entry
 	// Many: the arguments were a folder, a pattern or several (expandArgs):

@@ -9,7 +9,7 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/fit"
 	"github.com/ctxfold/ctxfold/report/graph"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // Exit codes: the one table (README "Exit codes" and every command's EXIT
@@ -59,17 +59,17 @@ func is[T error](err error) bool {
 // order matters where one chain could hold two: a lock or a failed
 // compaction outranks the cancellation it may wrap. The input errors
 // (bad usage, a ParseError, a rejected write, a NotSessionError, a
-// transcript.IntegrityError, a render.HeadError) and anything unlisted get the
+// store.IntegrityError, a render.HeadError) and anything unlisted get the
 // default, ExitUsage; they are listed there, not here, because an
 // interruption while reading must still exit 130.
 var exitRules = []exitRule{
-	{is[*transcript.LockedError], ExitBusy},
+	{is[*store.LockedError], ExitBusy},
 	{is[*compact.FailedError], ExitCompactFailed},
 	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
-	{is[*transcript.CacheSessionError], ExitCacheSession},
-	{is[*transcript.WriteError], ExitWriteFailed},
+	{is[*store.CacheSessionError], ExitCacheSession},
+	{is[*store.WriteError], ExitWriteFailed},
 	// Bad input that is named as such even when the run was interrupted.
 	{is[*compact.BrokenError], ExitUsage},
 	{is[*estimate.UnknownModelError], ExitUsage},
@@ -78,7 +78,7 @@ var exitRules = []exitRule{
 	{is[*fit.NoBudgetError], ExitUsage},
 	{is[*graph.AroundError], ExitUsage},
 	{is[*audit.NoSummaryError], ExitUsage},
-	{is[*transcript.PinError], ExitUsage},
+	{is[*store.PinError], ExitUsage},
 	{func(err error) bool { return errors.Is(err, context.Canceled) }, ExitInterrupted},
 }
 
@@ -86,22 +86,22 @@ var exitRules = []exitRule{
 //
 //	nil                          0
 //	*SilentError                 its Code (a failed check, 1, printed its report)
-//	*transcript.LockedError      4
+//	*store.LockedError      4
 //	*compact.FailedError         3
 //	*compact.RejectedError       3
 //	*compact.ChangedError        4
 //	*fit.DoesNotFitError         5
-//	*transcript.CacheSessionError 6
-//	*transcript.WriteError       74 (the disk refused a write: full, read-only, I/O)
+//	*store.CacheSessionError 6
+//	*store.WriteError       74 (the disk refused a write: full, read-only, I/O)
 //	*compact.BrokenError, *estimate.UnknownModelError,
 //	*estimate.UnknownEncodingError, *fit.OutputCapError,
 //	*fit.NoBudgetError, *graph.AroundError, *audit.NoSummaryError,
-//	*transcript.PinError         2
+//	*store.PinError         2
 //	context.Canceled             130
 //	anything else                2 (*UsageError, *transcript.ParseError,
-//	                             *transcript.ValidationError,
-//	                             *transcript.NotSessionError,
-//	                             *transcript.IntegrityError, *render.HeadError)
+//	                             *store.ValidationError,
+//	                             *store.NotSessionError,
+//	                             *store.IntegrityError, *render.HeadError)
 //
 // A panic is 70 (Run's recover).
 func ExitCode(err error) int {

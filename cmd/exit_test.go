@@ -13,6 +13,7 @@ import (
 	"github.com/ctxfold/ctxfold/fit"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report/graph"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -28,15 +29,15 @@ func TestExitCodeTable(t *testing.T) {
 	}{
 		{nil, ExitOK},
 		{&SilentError{Code: ExitCheckFailed}, ExitCheckFailed},
-		{&transcript.LockedError{}, ExitBusy},
+		{&store.LockedError{}, ExitBusy},
 		{&compact.FailedError{Err: errors.New("x")}, ExitCompactFailed},
 		{&compactError{msg: "x", err: &compact.FailedError{Err: errors.New("x")}}, ExitCompactFailed},
 		{&compactError{msg: "x", err: &compact.ChangedError{Msg: "x"}}, ExitBusy},
 		{&compact.ChangedError{Msg: "x"}, ExitBusy},
 		{&fit.DoesNotFitError{}, ExitDoesNotFit},
-		{&transcript.CacheSessionError{}, ExitCacheSession},
-		{&transcript.WriteError{File: "nodes.jsonl", Op: "fsync"}, ExitWriteFailed},
-		{fmt.Errorf("append: %w", &transcript.WriteError{File: "session.json"}), ExitWriteFailed},
+		{&store.CacheSessionError{}, ExitCacheSession},
+		{&store.WriteError{File: "nodes.jsonl", Op: "fsync"}, ExitWriteFailed},
+		{fmt.Errorf("append: %w", &store.WriteError{File: "session.json"}), ExitWriteFailed},
 		{&compact.BrokenError{}, ExitUsage},
 		{&estimate.UnknownModelError{}, ExitUsage},
 		{&estimate.UnknownEncodingError{}, ExitUsage},
@@ -44,16 +45,16 @@ func TestExitCodeTable(t *testing.T) {
 		{&fit.NoBudgetError{}, ExitUsage},
 		{&graph.AroundError{}, ExitUsage},
 		{&audit.NoSummaryError{}, ExitUsage},
-		{&transcript.PinError{}, ExitUsage},
+		{&store.PinError{}, ExitUsage},
 		{&UsageError{Err: errors.New("x")}, ExitUsage},
 		{&transcript.ParseError{}, ExitUsage},
-		{&transcript.ValidationError{}, ExitUsage},
+		{&store.ValidationError{}, ExitUsage},
 		{&dag.IntegrityError{}, ExitUsage},
 		{&render.HeadError{}, ExitUsage},
 		{errors.New("anything"), ExitUsage},
 		{context.Canceled, ExitInterrupted},
 		{&compact.FailedError{Err: context.Canceled}, ExitCompactFailed},
-		{errors.Join(&transcript.LockedError{}, context.Canceled), ExitBusy},
+		{errors.Join(&store.LockedError{}, context.Canceled), ExitBusy},
 		{&UsageError{Err: context.Canceled}, ExitInterrupted},
 	}
 	for _, tc := range cases {

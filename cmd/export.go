@@ -14,7 +14,7 @@ import (
 	"github.com/ctxfold/ctxfold/export"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type exportOptions struct {
@@ -30,7 +30,7 @@ type exportOptions struct {
 	// $CODEX_HOME or ~/.codex (Codex).
 	ClientHome string
 	Export     export.Options
-	Open       transcript.OpenOptions
+	Open       store.OpenOptions
 }
 
 func newExportCmd(f *Factory) *cobra.Command {

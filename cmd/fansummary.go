@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // fanSummary is the line that ends estimate over a folder or many

@@ -10,10 +10,10 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/report/graph"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type graphOptions struct {
@@ -28,7 +28,7 @@ type graphOptions struct {
 	Expand bool
 	Around string
 	Depth  int
-	Open   transcript.OpenOptions
+	Open   store.OpenOptions
 	// Estimate comes from the model flags and the config's models:; its
 	// Model is the explicit --model only. DefaultModel is the env/config
 	// model, used when neither --model nor the session names one.

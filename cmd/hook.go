@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/hook"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type hookOptions struct {
@@ -28,8 +28,8 @@ type hookOptions struct {
 	Share    float64
 	Model    string
 	Client   string
-	Store    transcript.WriteOptions
-	Open     transcript.OpenOptions
+	Store    store.WriteOptions
+	Open     store.OpenOptions
 }
 
 func newHookCmd(f *Factory) *cobra.Command {

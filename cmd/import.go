@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
-	"github.com/ctxfold/ctxfold/transcript/importer/input"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type importOptions struct {
@@ -29,7 +29,7 @@ type importOptions struct {
 	// MaxDecompressed bounds a zstd input's decompressed size.
 	MaxDecompressed int64
 	JSON            bool
-	Store           transcript.WriteOptions
+	Store           store.WriteOptions
 	// Models is the config's models: table (for the model warning).
 	Models map[string]estimate.Model
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type initOptions struct {
@@ -16,7 +16,7 @@ type initOptions struct {
 	Dir    string
 	Model  string
 	JSON   bool
-	Store  transcript.WriteOptions
+	Store  store.WriteOptions
 	Models map[string]estimate.Model
 }
 
@@ -44,7 +44,7 @@ func newInitCmd(f *Factory) *cobra.Command {
 }
 
 func runInit(_ context.Context, opts *initOptions) error {
-	meta, err := transcript.Init(opts.Dir, opts.Model, opts.Store)
+	meta, err := store.Init(opts.Dir, opts.Model, opts.Store)
 	if err != nil {
 		return err
 	}

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript/importer/input"
-	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // liveArgs replaces every argument that names a regular file (a
 // transcript a client is writing) by its cache session, brought up to date
-// first (transcript/live, docs/LIVE.md); directories pass through. The
+// first (live, docs/LIVE.md); directories pass through. The
 // entries are keyed by the cache session they gave, for --json to name the
 // file beside it. A line on a terminal's stderr says what the refresh did.
 func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[string]*live.Entry, error) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -19,7 +20,7 @@ func TestFormatManPageMatchesTheCode(t *testing.T) {
 	}
 	// roff escapes dashes; compare against the text a reader sees.
 	page := strings.ReplaceAll(string(b), `\-`, "-")
-	want := []string{transcript.MetaFile, transcript.NodesFile, transcript.EventsFile, transcript.LockFile, transcript.LostFound,
+	want := []string{store.MetaFile, store.NodesFile, store.EventsFile, store.LockFile, store.LostFound,
 		transcript.BlockText, transcript.BlockThinking, transcript.BlockImage, transcript.BlockToolCall, transcript.BlockToolResult,
 		strings.TrimSuffix(transcript.SummaryPrefix, "\n"), transcript.SummaryName, transcript.SummaryIDPrefix, string(transcript.SummaryRole),
 		"compaction", "covers_ids"}
@@ -31,7 +32,7 @@ func TestFormatManPageMatchesTheCode(t *testing.T) {
 		ToolCalls: []transcript.ToolCall{{ID: "c1", Name: "n", Arguments: json.RawMessage(`{}`)}}, ToolCallID: "c0", Name: "n",
 		Caller: "k", CreatedAt: "2026-01-01T00:00:00Z", Usage: &transcript.Usage{InputTokens: 1, OutputTokens: 1, CachedInputTokens: 1},
 		Metadata: map[string]json.RawMessage{"m": json.RawMessage(`1`)}}
-	fullMeta := transcript.Meta{FormatVersion: 1, Head: "h", ActiveSummaryID: "s", ActiveSummaryText: "t", Model: "m", CreatedAt: "c", NodesBytes: &n}
+	fullMeta := store.Meta{FormatVersion: 1, Head: "h", ActiveSummaryID: "s", ActiveSummaryText: "t", Model: "m", CreatedAt: "c", NodesBytes: &n}
 	for _, v := range []any{fullNode, fullMeta, *fullNode.Usage, fullNode.ToolCalls[0]} {
 		raw, err := json.Marshal(v)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type pinOptions struct {
@@ -20,8 +20,8 @@ type pinOptions struct {
 	Unpin bool
 	JSON  bool
 	Now   func() time.Time
-	Store transcript.WriteOptions
-	Open  transcript.OpenOptions
+	Store store.WriteOptions
+	Open  store.OpenOptions
 }
 
 func newPinCmd(f *Factory) *cobra.Command   { return newPinCmdFor(f, false) }
@@ -86,7 +86,7 @@ func runPin(ctx context.Context, opts *pinOptions) error {
 		if now == nil {
 			now = time.Now
 		}
-		warnings, err := transcript.Update(ctx, opts.Dir, opts.Store, func(tx *transcript.Tx) error {
+		warnings, err := store.Update(ctx, opts.Dir, opts.Store, func(tx *store.Tx) error {
 			return tx.Pin(opts.IDs, !opts.Unpin, now().UTC().Format(time.RFC3339Nano))
 		})
 		printWarnings(opts.IO.ErrOut, warnings)
@@ -96,7 +96,7 @@ func runPin(ctx context.Context, opts *pinOptions) error {
 	} else {
 		action = "list"
 	}
-	s, err := transcript.Open(opts.Dir, opts.Open)
+	s, err := store.Open(opts.Dir, opts.Open)
 	if err != nil {
 		return err
 	}

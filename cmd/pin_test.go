@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 func summaryText(t *testing.T, dir, id string) string {
 	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/fit"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type renderOptions struct {
@@ -28,7 +28,7 @@ type renderOptions struct {
 	Raw    bool
 	Format render.Format
 	JSON   bool
-	Open   transcript.OpenOptions
+	Open   store.OpenOptions
 	// Fit builds a request that fits the model's window (render --fit);
 	// JSONReport names the file its report goes to.
 	Fit        bool

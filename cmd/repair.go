@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type repairOptions struct {
@@ -15,7 +15,7 @@ type repairOptions struct {
 	Dir    string
 	Unlock bool
 	JSON   bool
-	Store  transcript.WriteOptions
+	Store  store.WriteOptions
 }
 
 func newRepairCmd(f *Factory) *cobra.Command {
@@ -48,7 +48,7 @@ in DIR/lock (it takes and releases the lock, so it waits for a live writer).` + 
 }
 
 func runRepair(ctx context.Context, opts *repairOptions) error {
-	actions, err := transcript.Repair(ctx, opts.Dir, transcript.RepairOptions{WriteOptions: opts.Store, Unlock: opts.Unlock})
+	actions, err := store.Repair(ctx, opts.Dir, store.RepairOptions{WriteOptions: opts.Store, Unlock: opts.Unlock})
 	if err != nil {
 		return err
 	}

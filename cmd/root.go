@@ -21,10 +21,11 @@ import (
 	"github.com/spf13/viper"
 	"golang.org/x/term"
 
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // Factory holds what every command needs injected: streams, configuration
@@ -46,7 +47,7 @@ type Factory struct {
 	// arguments to their files, for errors to name the file (fileHints).
 	liveFiles map[string]string
 	// liveEntries are the cache entries of transcript-file arguments,
-	// held shared until the command ends (transcript/live: a refresh by
+	// held shared until the command ends (live: a refresh by
 	// another process waits for the readers of its session).
 	liveEntries []*live.Entry
 }
@@ -182,7 +183,7 @@ its invariants.` + exitStatusHelp(""),
 	pf.Bool("json", false, "print one JSON object (per session) instead of text")
 	pf.String("color", "auto", "colour output: auto, always or never")
 	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/ctxfold/config.yaml)")
-	pf.Duration("lock-timeout", transcript.DefaultLockTimeout, "how long a write waits for another writer")
+	pf.Duration("lock-timeout", store.DefaultLockTimeout, "how long a write waits for another writer")
 	pf.Int("max-line-bytes", transcript.DefaultMaxLineBytes, "longest JSONL line accepted")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: err}

@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type searchOptions struct {
@@ -25,7 +25,7 @@ type searchOptions struct {
 	Regexp bool
 	Head   string
 	JSON   bool
-	Open   transcript.OpenOptions
+	Open   store.OpenOptions
 }
 
 func newSearchCmd(f *Factory) *cobra.Command {

@@ -20,10 +20,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 type statuslineOptions struct {
@@ -38,8 +38,8 @@ type statuslineOptions struct {
 	Model        string
 	DefaultModel string
 	JSON         bool
-	Store        transcript.WriteOptions
-	Open         transcript.OpenOptions
+	Store        store.WriteOptions
+	Open         store.OpenOptions
 	// Getenv reads the environment (GOGC for the refresh's collector).
 	Getenv func(string) string
 }
@@ -305,8 +305,8 @@ func readHook(in io.Reader) (*statusHook, error) {
 	return &h, nil
 }
 
-func countSummaries(dir string, o transcript.OpenOptions) (int, error) {
-	s, err := transcript.Open(dir, o)
+func countSummaries(dir string, o store.OpenOptions) (int, error) {
+	s, err := store.Open(dir, o)
 	if err != nil {
 		return 0, err
 	}

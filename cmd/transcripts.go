@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // expandArgs turns the read-only commands' arguments (estimate, verify,
@@ -70,7 +70,7 @@ func expandArgs(args []string) (out []string, many bool, err error) {
 }
 
 func isSessionDir(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, transcript.MetaFile))
+	_, err := os.Stat(filepath.Join(dir, store.MetaFile))
 	return err == nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
@@ -41,8 +41,8 @@ func minArgs(n int) cobra.PositionalArgs {
 }
 
 // writeOptions are the store settings shared by every writing command.
-func (f *Factory) writeOptions(command string) transcript.WriteOptions {
-	return transcript.WriteOptions{
+func (f *Factory) writeOptions(command string) store.WriteOptions {
+	return store.WriteOptions{
 		LockTimeout:  f.Config.GetDuration("lock-timeout"),
 		MaxLineBytes: f.Config.GetInt("max-line-bytes"),
 		Command:      command,
@@ -50,9 +50,9 @@ func (f *Factory) writeOptions(command string) transcript.WriteOptions {
 	}
 }
 
-func (f *Factory) openOptions() transcript.OpenOptions {
+func (f *Factory) openOptions() store.OpenOptions {
 	// Run's context: Ctrl-C stops indexing a large session at once.
-	return transcript.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes"), Context: f.ctx}
+	return store.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes"), Context: f.ctx}
 }
 
 // warnf is the one warning printer of the commands: "ctxfold: warning: "
@@ -63,7 +63,7 @@ func warnf(w io.Writer, format string, args ...any) {
 }
 
 // printWarnings writes store warnings, one line each.
-func printWarnings(w io.Writer, warnings []transcript.Warning) {
+func printWarnings(w io.Writer, warnings []store.Warning) {
 	for _, wn := range warnings {
 		warnf(w, "%s", wn.String())
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/verify"
 )
 
@@ -23,7 +23,7 @@ type verifyOptions struct {
 	Strict bool
 	// Jobs bounds how many sessions are checked at once.
 	Jobs int
-	Open transcript.OpenOptions
+	Open store.OpenOptions
 	// Live maps a cache session in Dirs to the transcript file it came
 	// from (docs/LIVE.md).
 	Live map[string]*live.Entry

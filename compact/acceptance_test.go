@@ -12,10 +12,10 @@ import (
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // Issue 25's acceptance, as scripts/audit-table.sh measures it for
@@ -75,7 +75,7 @@ func TestEveryRealTranscriptKeeps95PercentOfEveryKind(t *testing.T) {
 
 func checkSurvival(t *testing.T, f string, keep int, dir string, res *Result) {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

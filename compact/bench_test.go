@@ -10,8 +10,8 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
-	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // BenchmarkMakePlan: the pure plan over a 1,000-node tool-heavy view.
@@ -54,7 +54,7 @@ func BenchmarkVerifyGate(b *testing.B) {
 		nodes := sessiontest.Generate(sessiontest.NewRand(), turns)
 		dir := newSession(b, "gpt-4o", nodes)
 		b.Run(fmt.Sprintf("nodes=%d", len(nodes)), func(b *testing.B) {
-			g, err := dag.Open(dir, transcript.OpenOptions{})
+			g, err := dag.Open(dir, store.OpenOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

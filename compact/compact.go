@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/verify"
@@ -53,8 +54,8 @@ func SummaryCeiling(window int) int {
 // Options configure one compaction.
 type Options struct {
 	Dir   string
-	Open  transcript.OpenOptions
-	Store transcript.WriteOptions
+	Open  store.OpenOptions
+	Store store.WriteOptions
 	// Estimate selects the model; an empty Model means the session's, then
 	// DefaultModel (the order `ctxfold estimate` resolves it in).
 	Estimate     estimate.Options
@@ -101,7 +102,7 @@ type Result struct {
 	// its prefix and slope, so Correction.Apply(TokensAfter) is the
 	// calibrated total after.
 	Correction *estimate.Correction
-	Warnings   []transcript.Warning
+	Warnings   []store.Warning
 	// Err is the failure (Outcome failed or changed).
 	Err error
 	// Checked is true when a dry run also built and validated the
@@ -223,7 +224,7 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 	}
 	summary.SetMeta("compaction", true)
 	summary.SetMeta("covers_ids", plan.CoversIDs)
-	summary.ID = transcript.NewID(&summary)
+	summary.ID = store.NewID(&summary)
 	// Render the candidate in memory and require a strictly smaller total
 	// through the same entry point. Its total is tokens_after (what
 	// `ctxfold estimate` prints once it is stored), and the summary node's
@@ -256,7 +257,7 @@ func validate(ctx context.Context, view *render.View, plan *Plan, text string, b
 
 // checkSession runs the verify engine and returns a *BrokenError for the
 // first error finding, or nil.
-func checkSession(ctx context.Context, dir string, s *transcript.Session) error {
+func checkSession(ctx context.Context, dir string, s *store.Session) error {
 	var first *verify.Finding
 	vr, err := verify.Session(ctx, s, verify.Options{}, func(f verify.Finding) {
 		if first == nil && f.Severity == verify.Error {
@@ -276,7 +277,7 @@ func checkSession(ctx context.Context, dir string, s *transcript.Session) error 
 // active summary, the covered nodes, or which of them are pinned (a pin
 // or unpin made while the summarizer ran; the summary quotes the pins of
 // the moment Request read them).
-func (sn snapshot) diff(s *transcript.Session) (string, error) {
+func (sn snapshot) diff(s *store.Session) (string, error) {
 	if s.Meta.Head != sn.head {
 		return fmt.Sprintf("HEAD moved from %q to %q", sn.head, s.Meta.Head), nil
 	}

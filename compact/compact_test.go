@@ -13,6 +13,7 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/verify"
@@ -31,7 +32,7 @@ func opts(dir string, s summarize.Summarizer, keep int) Options {
 // measure is what `ctxfold estimate` reports for the session at HEAD.
 func measure(t testing.TB, dir string) int {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func measure(t testing.TB, dir string) int {
 
 func renderIDs(t testing.TB, dir string) []string {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 		t.Errorf("duration_ms %v from the injected clock", fin["duration_ms"])
 	}
 	// HEAD never moves.
-	s, _ := transcript.Open(dir, transcript.OpenOptions{})
+	s, _ := store.Open(dir, store.OpenOptions{})
 	defer s.Close()
 	if s.Meta.Head != "a7" || s.Meta.ActiveSummaryID != res.SummaryID {
 		t.Fatalf("meta %+v", s.Meta)
@@ -270,7 +271,7 @@ func TestCompactChangedUnderneath(t *testing.T) {
 	if !errors.As(err, &changed) || res.Outcome != OutcomeChanged {
 		t.Fatalf("%v %+v", err, res)
 	}
-	st, _ := transcript.Open(dir, transcript.OpenOptions{})
+	st, _ := store.Open(dir, store.OpenOptions{})
 	defer st.Close()
 	for _, r := range st.All() {
 		if r.Summary {
@@ -323,7 +324,7 @@ func TestCompactTwiceExtendsCoverage(t *testing.T) {
 	if !slices.Equal(second.CoversIDs, wantCovers) {
 		t.Fatalf("covers %v, want %v", second.CoversIDs, wantCovers)
 	}
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +364,7 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 			if err != nil {
 				t.Fatalf("session %d keep %d: %v", s, keep, err)
 			}
-			g, err := dag.Open(dir, transcript.OpenOptions{})
+			g, err := dag.Open(dir, store.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,7 +385,7 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 			}
 			// The verifier passes the compacted session: tool adjacency,
 			// the summary's shape and coverage, the event log.
-			vr, err := verify.Dir(context.Background(), dir, transcript.OpenOptions{}, verify.Options{}, func(f verify.Finding) {
+			vr, err := verify.Dir(context.Background(), dir, store.OpenOptions{}, verify.Options{}, func(f verify.Finding) {
 				if f.Severity == verify.Error {
 					t.Errorf("session %d keep %d: verify: %s %s", s, keep, f.Code, f)
 				}
@@ -399,7 +400,7 @@ func TestCompactStoredSessionsKeepAdjacency(t *testing.T) {
 // viewNodeTokens is estimate's count of one node of the view at HEAD.
 func viewNodeTokens(t testing.TB, dir, id string) int {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,11 @@ import (
 
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // importExternal imports one shared real transcript (read in place) into
@@ -43,7 +44,7 @@ func TestRecompactMarotKeepsTheRequestAndTheImportedSummary(t *testing.T) {
 			t.Errorf("the new summary lacks %q", want)
 		}
 	}
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestRecompactMarotKeepsTheRequestAndTheImportedSummary(t *testing.T) {
 // (the client's summary) is carried whole as the earlier state.
 func TestRecompactMadshnKeepsTheCodexSummary(t *testing.T) {
 	dir := importExternal(t, "codex", "madshn-localpush", "rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl")
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestRecompactMadshnKeepsTheCodexSummary(t *testing.T) {
 func TestMetaLinesNeverBecomeTheObjective(t *testing.T) {
 	for _, f := range []string{"1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"} {
 		dir := importExternal(t, "claude-code", "d-kimuson-claude-code-viewer", f)
-		g, err := dag.Open(dir, transcript.OpenOptions{})
+		g, err := dag.Open(dir, store.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

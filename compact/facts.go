@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -70,7 +71,7 @@ func coveredFacts(g *dag.Graph, plan *Plan) ([]audit.Fact, error) {
 
 // firstRequest is the text of the first request the user typed among ids
 // (transcript.Node.IsRealRequest), "" when there is none.
-func firstRequest(s *transcript.Session, ids []string) (string, error) {
+func firstRequest(s *store.Session, ids []string) (string, error) {
 	for _, id := range ids {
 		n, err := s.NodeByID(id)
 		if err != nil {
@@ -94,7 +95,7 @@ func firstRequest(s *transcript.Session, ids []string) (string, error) {
 // ids are the pinned ids among covers, in covers order: the snapshot
 // Persist re-checks under the lock (a pin made while the summarizer ran
 // is a changed source, never a pin silently left out).
-func pinnedTexts(s *transcript.Session, covers []string) (texts, ids []string, err error) {
+func pinnedTexts(s *store.Session, covers []string) (texts, ids []string, err error) {
 	ids, err = pinnedAmong(s, covers)
 	if err != nil {
 		return nil, nil, err
@@ -110,7 +111,7 @@ func pinnedTexts(s *transcript.Session, covers []string) (texts, ids []string, e
 }
 
 // pinnedAmong returns the ids of covers pinned now, in covers order.
-func pinnedAmong(s *transcript.Session, covers []string) ([]string, error) {
+func pinnedAmong(s *store.Session, covers []string) ([]string, error) {
 	pins, err := s.Pins()
 	if err != nil || len(pins) == 0 {
 		return nil, err

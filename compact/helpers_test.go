@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -65,7 +66,7 @@ func checkAdjacencyWith(view []*transcript.Node, resultOf map[string]bool) error
 func newSession(t testing.TB, model string, nodes []transcript.Node) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "s")
-	if _, err := transcript.Init(dir, model, transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, model, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	appendNodes(t, dir, nodes)
@@ -74,8 +75,8 @@ func newSession(t testing.TB, model string, nodes []transcript.Node) string {
 
 func appendNodes(t testing.TB, dir string, nodes []transcript.Node) {
 	t.Helper()
-	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: tx.Session().Meta.Head == ""})
+	_, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append(nodes, store.AppendOptions{RootFirst: tx.Session().Meta.Head == ""})
 		return err
 	})
 	if err != nil {
@@ -87,7 +88,7 @@ func appendNodes(t testing.TB, dir string, nodes []transcript.Node) {
 func snapshotFiles(t testing.TB, dir string) string {
 	t.Helper()
 	var all []byte
-	for _, f := range []string{transcript.NodesFile, transcript.MetaFile} {
+	for _, f := range []string{store.NodesFile, store.MetaFile} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -100,13 +101,13 @@ func snapshotFiles(t testing.TB, dir string) string {
 // events returns the events of a session, decoded.
 func events(t testing.TB, dir string) []map[string]any {
 	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	var out []map[string]any
-	if _, err := s.ReadEvents(func(e transcript.EventLine) error {
+	if _, err := s.ReadEvents(func(e store.EventLine) error {
 		var m map[string]any
 		if err := json.Unmarshal(e.Raw, &m); err != nil {
 			return err

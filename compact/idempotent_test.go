@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
-	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // A second compaction with the same options and no new turns is a no-op
@@ -17,11 +17,11 @@ func TestCompactTwiceIsANoOp(t *testing.T) {
 	nodes := sessiontest.Generate(sessiontest.NewRand(), 30)
 	for _, keep := range []int{50, 300, 1000, 3000, 8000} {
 		dir := filepath.Join(t.TempDir(), "s")
-		if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+		if _, err := store.Init(dir, "gpt-4o", store.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-			_, err := tx.Append(nodes, transcript.AppendOptions{})
+		if _, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+			_, err := tx.Append(nodes, store.AppendOptions{})
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // A pin made while the summarizer runs (issue 30, item 3) is not lost:
@@ -18,7 +18,7 @@ func TestPinDuringCompactionIsNotLost(t *testing.T) {
 	ctx := context.Background()
 	dir := sessiontest.CopyFixture(t, "tools")
 	s := &stubSummarizer{text: "## Objective\nshort", fn: func(context.Context) error {
-		_, err := transcript.Update(ctx, dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+		_, err := store.Update(ctx, dir, store.WriteOptions{}, func(tx *store.Tx) error {
 			return tx.Pin([]string{"u1"}, true, "2026-11-30T12:00:00Z")
 		})
 		return err
@@ -28,7 +28,7 @@ func TestPinDuringCompactionIsNotLost(t *testing.T) {
 	if !errors.As(err, &changed) || res.Outcome != OutcomeChanged {
 		t.Fatalf("a pin during the summarizer's run: %v %+v", err, res)
 	}
-	st, err := transcript.Open(dir, transcript.OpenOptions{})
+	st, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

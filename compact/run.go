@@ -10,6 +10,7 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -86,7 +87,7 @@ func (r *Run) measure(ctx context.Context) error {
 	r.eopts = eopts
 	res.Model = eopts.Model
 	if rm, ok := estimate.ResolveModel(eopts.Model, eopts.Models); ok && rm.Warning() != "" {
-		res.Warnings = append(res.Warnings, transcript.Warning{File: opts.Dir, Msg: rm.Warning()})
+		res.Warnings = append(res.Warnings, store.Warning{File: opts.Dir, Msg: rm.Warning()})
 	}
 	if eopts.Model == "" && eopts.Window <= 0 && (opts.KeepTokens <= 0 || opts.IfAbove > 0) {
 		// Without a window there is neither a target nor a budget
@@ -311,7 +312,7 @@ func (r *Run) Fail(ctx context.Context, cause error) (*Result, error) {
 func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 	res, plan, before := r.res, r.plan, r.before
 	changed := ""
-	w, err := transcript.Update(context.WithoutCancel(ctx), r.opts.Dir, r.opts.Store, func(tx *transcript.Tx) error {
+	w, err := store.Update(context.WithoutCancel(ctx), r.opts.Dir, r.opts.Store, func(tx *store.Tx) error {
 		var err error
 		if changed, err = r.snap.diff(tx.Session()); err != nil || changed != "" {
 			return err
@@ -319,7 +320,7 @@ func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 		if err := r.writePending(tx); err != nil {
 			return err
 		}
-		if _, err := tx.Append([]transcript.Node{c.node}, transcript.AppendOptions{}); err != nil {
+		if _, err := tx.Append([]transcript.Node{c.node}, store.AppendOptions{}); err != nil {
 			return err
 		}
 		res.TokensAfter = c.after
@@ -358,7 +359,7 @@ func (r *Run) Persist(ctx context.Context, c *Candidate) (*Result, error) {
 // event appends one event under the session lock, after the pending
 // compaction_started; its warnings join the result's.
 func (r *Run) event(ctx context.Context, ev transcript.CompactionEvent) error {
-	w, err := transcript.Update(ctx, r.opts.Dir, r.opts.Store, func(tx *transcript.Tx) error {
+	w, err := store.Update(ctx, r.opts.Dir, r.opts.Store, func(tx *store.Tx) error {
 		if err := r.writePending(tx); err != nil {
 			return err
 		}
@@ -369,7 +370,7 @@ func (r *Run) event(ctx context.Context, ev transcript.CompactionEvent) error {
 }
 
 // writePending appends the held compaction_started, once.
-func (r *Run) writePending(tx *transcript.Tx) error {
+func (r *Run) writePending(tx *store.Tx) error {
 	if r.pending == nil {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // naiveIsAncestor walks b's predecessor chain; ok is false when the chain
@@ -44,7 +44,7 @@ func TestIsAncestorRandom(t *testing.T) {
 		for i := range lines {
 			lines[i] = node(fmt.Sprintf("n%d", i), preds[i], "user")
 		}
-		s, err := transcript.Open(writeSession(t, "n0", "", lines...), transcript.OpenOptions{})
+		s, err := store.Open(writeSession(t, "n0", "", lines...), store.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestIsAncestorDeepChain(t *testing.T) {
 }
 
 func ExampleGraph_IsAncestor() {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // A spawned side chain hangs from its caller; a root whose caller lies in
@@ -43,7 +43,7 @@ func TestCallerCycle(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := transcript.Open(dgWrite(t, "r", "", tc.lines...), transcript.OpenOptions{})
+			s, err := store.Open(dgWrite(t, "r", "", tc.lines...), store.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestCallerCycle(t *testing.T) {
 			_, errs := dag.New(s)
 			var got []string
 			for _, e := range errs {
-				if e.Code != transcript.CodeCallerCycle {
+				if e.Code != store.CodeCallerCycle {
 					t.Fatalf("unexpected fault %v", e)
 				}
 				got = append(got, e.NodeID)

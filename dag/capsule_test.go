@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // writeSession writes a hand-made session directory (bypassing the store's
@@ -24,10 +24,10 @@ func writeSession(t testing.TB, head, active string, lines ...string) string {
 		meta["active_summary_id"] = active
 	}
 	raw, _ := json.Marshal(meta)
-	if err := os.WriteFile(filepath.Join(dir, transcript.MetaFile), raw, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.MetaFile), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -56,7 +56,7 @@ func summary(id, pred string, covers ...string) string {
 
 func openGraph(t testing.TB, dir string) *dag.Graph {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func strconvAtoi(s string) (int, error) {
 }
 
 func ExampleGraph_Fold() {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,23 +5,23 @@
 package dag
 
 import (
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // IntegrityError is a structural fault of a session that stops commands
 // from trusting its graph: the store's one integrity error (its codes are
 // transcript.Code*, docs/VERIFY.md).
-type IntegrityError = transcript.IntegrityError
+type IntegrityError = store.IntegrityError
 
 const (
-	none    = transcript.NoLink
-	missing = transcript.MissingLink
+	none    = store.NoLink
+	missing = store.MissingLink
 )
 
 // Graph is the structure of one session snapshot. Node indexes are those of
-// the session's index (transcript.Session.Ref).
+// the session's index (store.Session.Ref).
 type Graph struct {
-	S      *transcript.Session
+	S      *store.Session
 	depth  []int32
 	head   int
 	active int
@@ -33,7 +33,7 @@ type Graph struct {
 
 // New builds the graph and returns every integrity fault found. The graph
 // is usable for rendering only when no fault is returned.
-func New(s *transcript.Session) (*Graph, []*IntegrityError) {
+func New(s *store.Session) (*Graph, []*IntegrityError) {
 	g := &Graph{S: s, depth: make([]int32, s.Len()), head: none, active: none}
 	errs := s.Faults()
 	g.computeDepths()
@@ -47,7 +47,7 @@ func New(s *transcript.Session) (*Graph, []*IntegrityError) {
 }
 
 // Load builds the graph and fails on the first integrity fault.
-func Load(s *transcript.Session) (*Graph, error) {
+func Load(s *store.Session) (*Graph, error) {
 	g, errs := New(s)
 	if len(errs) > 0 {
 		return nil, errs[0]
@@ -116,7 +116,7 @@ func (g *Graph) computeDepths() {
 func (g *Graph) Len() int { return g.S.Len() }
 
 // Ref is the index entry of node i.
-func (g *Graph) Ref(i int) transcript.NodeRef { return g.S.Ref(i) }
+func (g *Graph) Ref(i int) store.NodeRef { return g.S.Ref(i) }
 
 // predAt and callerAt are the links as the index resolved them: a node
 // index, none, or missing (the same values as transcript's NoLink and
@@ -305,8 +305,8 @@ func (g *Graph) View(head int, raw bool) ([]int, Substitution) {
 // Open reads a session directory and builds its graph, failing on the
 // first parse or integrity error. The caller closes g.S. Read warnings
 // (a torn last line) are in g.S.Warnings.
-func Open(dir string, opts transcript.OpenOptions) (*Graph, error) {
-	s, err := transcript.Open(dir, opts)
+func Open(dir string, opts store.OpenOptions) (*Graph, error) {
+	s, err := store.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // dgOpen opens a session directory's graph, failing on any fault.
 func dgOpen(t testing.TB, dir string) *dag.Graph {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +48,10 @@ func dgWrite(t testing.TB, head, active string, lines ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	meta := fmt.Sprintf(`{"format_version":1,"head":%q,"active_summary_id":%q}`, head, active)
-	if err := os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(meta), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -165,13 +166,13 @@ func TestRenderingIsHeadIndependent(t *testing.T) {
 			baseline[g.ID(i)] = dgView(t, g, g.ID(i), false)
 		}
 	}
-	src, _ := os.ReadFile(filepath.Join(compacted, transcript.MetaFile))
-	nodes, _ := os.ReadFile(filepath.Join(compacted, transcript.NodesFile))
+	src, _ := os.ReadFile(filepath.Join(compacted, store.MetaFile))
+	nodes, _ := os.ReadFile(filepath.Join(compacted, store.NodesFile))
 	for head := range baseline {
 		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, transcript.NodesFile), nodes, 0o644)
+		os.WriteFile(filepath.Join(dir, store.NodesFile), nodes, 0o644)
 		meta := strings.Replace(string(src), `"head": "a8"`, fmt.Sprintf(`"head": %q`, head), 1)
-		os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644)
+		os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(meta), 0o644)
 		g2 := dgOpen(t, dir)
 		if g2.ID(g2.Head()) != head {
 			t.Fatalf("HEAD not moved to %s", head)
@@ -256,7 +257,7 @@ func TestIntegrityErrors(t *testing.T) {
 		dgNode("c2", "c1"),
 		`{"id":"k","predecessor":"r","role":"user","caller":"nobody"}`,
 	)
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestLongChain(t *testing.T) {
 	}
 	b.WriteString(dgSummary("summary_s", "n0", covers...) + "\n")
 	dir := dgWrite(t, fmt.Sprintf("n%d", n-1), "summary_s")
-	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(b.String()), 0o644)
 	g := dgOpen(t, dir)
 	v, sub := g.View(g.Head(), false)
 	if len(v) != n-1000+1 || sub.At != 1 || g.ID(v[1]) != "summary_s" {
@@ -325,7 +326,7 @@ func BenchmarkViewLongChain(b *testing.B) {
 	}
 	sb.WriteString(dgSummary("summary_s", "n0", "n1", "n2", "n3") + "\n")
 	dir := dgWrite(b, fmt.Sprintf("n%d", n-1), "summary_s")
-	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(sb.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(sb.String()), 0o644)
 	g := dgOpen(b, dir)
 	h := g.Head()
 	for b.Loop() {
@@ -336,7 +337,7 @@ func BenchmarkViewLongChain(b *testing.B) {
 // ExampleGraph_View renders the compacted fixture from HEAD and from a
 // fork inside the covered range.
 func ExampleGraph_View() {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // The anchor carries the latest request's hidden output into the next
@@ -61,7 +61,7 @@ func TestAnchorAfterCompactionIsThePrefix(t *testing.T) {
 func predictAtCut(t *testing.T, rel []string, id string) (*Calibration, int64) {
 	t.Helper()
 	dir := importExternal(t, rel...)
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestAnchorIgnoresSubagentRequests(t *testing.T) {
 	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{src}, Out: out}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := dag.Open(out, transcript.OpenOptions{})
+	g, err := dag.Open(out, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

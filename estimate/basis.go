@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -193,7 +194,7 @@ func seamHash(b []byte) string {
 	return hex.EncodeToString(s[:16])
 }
 
-func effectiveMaxLine(o transcript.OpenOptions) int {
+func effectiveMaxLine(o store.OpenOptions) int {
 	if o.MaxLineBytes <= 0 {
 		return transcript.DefaultMaxLineBytes
 	}
@@ -208,7 +209,7 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 	if v.Head < 0 || s.Meta.NodesBytes == nil || s.TailBytes != 0 || s.CommittedBytes != *s.Meta.NodesBytes || s.CommittedBytes == 0 {
 		return nil, nil, nil
 	}
-	f, err := transcript.OpenNodes(s.Dir)
+	f, err := store.OpenNodes(s.Dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,7 +350,7 @@ func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) 
 }
 
 func readSidecar(dir, key string) (nodeRecs, []MatchedRequest, error) {
-	data, err := transcript.ReadCacheFile(filepath.Join(dir, CacheDir, IncrementalFile), maxCacheRead)
+	data, err := store.ReadCacheFile(filepath.Join(dir, CacheDir, IncrementalFile), maxCacheRead)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // Benchmarks (figures in docs/BENCHMARKS.md; bench/estimate.sh runs the
@@ -184,6 +184,6 @@ func BenchmarkViewWarm(b *testing.B) {
 	benchView(b, dir, Options{Model: "gpt-4.1"}, false)
 }
 
-func dagOpen(dir string) (*dag.Graph, error) { return dag.Open(dir, transcript.OpenOptions{}) }
+func dagOpen(dir string) (*dag.Graph, error) { return dag.Open(dir, store.OpenOptions{}) }
 
 func renderBuild(g *dag.Graph) (*render.View, error) { return render.Build(g, "", false) }

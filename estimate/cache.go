@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // CacheFile is the per-node count cache inside a session directory. It is
@@ -182,11 +182,11 @@ type countCache struct {
 func openCache(dir, profile string, n int, warn func(string)) *countCache {
 	c := &countCache{dir: dir, profile: profile, warn: warn, n: int64(n)}
 	path := CachePath(dir, CacheFile)
-	f, err := transcript.OpenCacheFile(path)
+	f, err := store.OpenCacheFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Read the counts an earlier version left at the top once; the
 		// replacement goes to cache/ and the legacy file is removed.
-		if lf, lerr := transcript.OpenCacheFile(filepath.Join(dir, LegacyCacheFile)); lerr == nil {
+		if lf, lerr := store.OpenCacheFile(filepath.Join(dir, LegacyCacheFile)); lerr == nil {
 			path, f, err, c.legacy = filepath.Join(dir, LegacyCacheFile), lf, nil, true
 		}
 	}

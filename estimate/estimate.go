@@ -14,6 +14,7 @@ import (
 	"runtime"
 
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -407,7 +408,7 @@ type slimCount struct {
 
 // anyUsage reports whether an assistant node on spine recorded usage, by
 // looking for the key in the stored line (no decoding).
-func anyUsage(s *transcript.Session, spine []int) bool {
+func anyUsage(s *store.Session, spine []int) bool {
 	for _, i := range spine {
 		if s.RoleAt(i) != transcript.RoleAssistant {
 			continue
@@ -439,7 +440,7 @@ func unionIndexes(n int, lists ...[]int) []int {
 // PerNode counts arbitrary stored nodes (graph shows a count on every node,
 // covered ones too), cached like View. The result is in the order of
 // indexes.
-func PerNode(ctx context.Context, s *transcript.Session, indexes []int, opts Options) ([]NodeCount, error) {
+func PerNode(ctx context.Context, s *store.Session, indexes []int, opts Options) ([]NodeCount, error) {
 	b, err := resolve(opts)
 	if err != nil {
 		return nil, err

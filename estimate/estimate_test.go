@@ -18,12 +18,13 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
 func openView(t *testing.T, dir, head string, raw bool) *render.View {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func TestCalibrationArithmetic(t *testing.T) {
 // though the summary is active now.
 func TestCalibrationHonoursSummaryOrder(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "compacted")
-	nodesPath := filepath.Join(dir, transcript.NodesFile)
+	nodesPath := filepath.Join(dir, store.NodesFile)
 	data, err := os.ReadFile(nodesPath)
 	if err != nil {
 		t.Fatal(err)
@@ -359,12 +360,12 @@ func TestCalibrationHonoursSummaryOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var meta map[string]any
-	mdata, _ := os.ReadFile(filepath.Join(dir, transcript.MetaFile))
+	mdata, _ := os.ReadFile(filepath.Join(dir, store.MetaFile))
 	_ = json.Unmarshal(mdata, &meta)
 	delete(meta, "nodes_bytes") // hand-edited: every complete line counts
 	meta["head"] = "a9"
 	mdata, _ = json.Marshal(meta)
-	if err := os.WriteFile(filepath.Join(dir, transcript.MetaFile), mdata, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.MetaFile), mdata, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	v := openView(t, dir, "", false)
@@ -439,11 +440,11 @@ func TestCacheAfterAppendCountsOnlyNewNodes(t *testing.T) {
 	if _, err := View(context.Background(), openView(t, dir, "", false), opts); err != nil {
 		t.Fatal(err)
 	}
-	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+	_, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
 		_, err := tx.Append([]transcript.Node{
 			{ID: "u3", Role: transcript.RoleUser, Content: transcript.TextContent("Thanks, commit it.")},
 			{ID: "a8", Role: transcript.RoleAssistant, Content: transcript.TextContent("Committed.")},
-		}, transcript.AppendOptions{})
+		}, store.AppendOptions{})
 		return err
 	})
 	if err != nil {
@@ -468,7 +469,7 @@ func TestCacheChangedDeletedCorrupt(t *testing.T) {
 	cachePath := CachePath(dir, CacheFile)
 
 	// A changed node is recounted (a hand-edited session).
-	nodesPath := filepath.Join(dir, transcript.NodesFile)
+	nodesPath := filepath.Join(dir, store.NodesFile)
 	data, _ := os.ReadFile(nodesPath)
 	edited := strings.Replace(string(data), `"Great. Also add a test`, `"Great, thanks. Also add one more test`, 1)
 	if edited == string(data) {
@@ -476,11 +477,11 @@ func TestCacheChangedDeletedCorrupt(t *testing.T) {
 	}
 	os.WriteFile(nodesPath, []byte(edited), 0o644)
 	var meta map[string]any
-	mdata, _ := os.ReadFile(filepath.Join(dir, transcript.MetaFile))
+	mdata, _ := os.ReadFile(filepath.Join(dir, store.MetaFile))
 	json.Unmarshal(mdata, &meta)
 	delete(meta, "nodes_bytes")
 	mdata, _ = json.Marshal(meta)
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), mdata, 0o644)
+	os.WriteFile(filepath.Join(dir, store.MetaFile), mdata, 0o644)
 	before := bpeNodes.Load()
 	changed, err := View(context.Background(), openView(t, dir, "", false), opts)
 	if err != nil {
@@ -658,7 +659,7 @@ func TestViewCacheKey(t *testing.T) {
 		t.Error("--head not in the key")
 	}
 	// A compaction that leaves HEAD where it was: session.json changes.
-	metaPath := filepath.Join(dir, transcript.MetaFile)
+	metaPath := filepath.Join(dir, store.MetaFile)
 	meta, _ := os.ReadFile(metaPath)
 	os.WriteFile(metaPath, []byte(strings.Replace(string(meta), `"summary_second"`, `"summary_first"`, 1)), 0o644)
 	if k, _ := ViewCacheKey(dir, opts, ""); k == key {
@@ -669,8 +670,8 @@ func TestViewCacheKey(t *testing.T) {
 		t.Error("the key is not a function of the session state")
 	}
 	// An append changes it too.
-	_, err = transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append([]transcript.Node{{ID: "u9", Role: transcript.RoleUser, Content: transcript.TextContent("more")}}, transcript.AppendOptions{})
+	_, err = store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append([]transcript.Node{{ID: "u9", Role: transcript.RoleUser, Content: transcript.TextContent("more")}}, store.AppendOptions{})
 		return err
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -37,7 +38,7 @@ type tailRun struct {
 	dir   string
 	vc    *viewCache
 	basis *incrBasis
-	meta  transcript.Meta
+	meta  store.Meta
 	// metaBytes is session.json as the key read it.
 	metaBytes []byte
 	// data is the old seam followed by the appended bytes.
@@ -45,7 +46,7 @@ type tailRun struct {
 	seamLen int
 	recs    nodeRecs
 	reqs    []MatchedRequest
-	f       *transcript.NodesReader
+	f       *store.NodesReader
 	// nodes are the appended nodes in file order, lines their stored
 	// bytes; chain indexes nodes from the previous HEAD's child to HEAD.
 	nodes []*transcript.Node
@@ -65,8 +66,8 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if err := json.Unmarshal(k.meta, &t.meta); err != nil || t.meta.NodesBytes == nil {
 		return nil, "session.json has no committed length"
 	}
-	f, err := transcript.OpenNodes(dir)
-	if errors.Is(err, transcript.ErrNotRegular) {
+	f, err := store.OpenNodes(dir)
+	if errors.Is(err, store.ErrNotRegular) {
 		return nil, "nodes.jsonl is not a regular file"
 	}
 	if err != nil {
@@ -97,7 +98,7 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	if seamHash(t.data[:t.seamLen]) != b.Seam {
 		return t.fail("the committed bytes before the append changed")
 	}
-	if why := transcript.ChainExtends(t.meta, b.HashState, t.data[t.seamLen:], st); why != "" {
+	if why := store.ChainExtends(t.meta, b.HashState, t.data[t.seamLen:], st); why != "" {
 		return t.fail(why)
 	}
 	if t.recs, t.reqs, err = readSidecar(dir, vc.Key); err != nil || t.recs.len() != b.Nodes {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -36,12 +37,12 @@ func BenchmarkAfterAppend(b *testing.B) {
 		}
 		saved[name] = data
 	}
-	_, err := transcript.Update(ctx, dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+	_, err := store.Update(ctx, dir, store.WriteOptions{}, func(tx *store.Tx) error {
 		_, err := tx.Append([]transcript.Node{
 			{Role: transcript.RoleUser, Content: transcript.TextContent("One more thing: run the race detector on pkg/store and fix what it finds.")},
 			{Role: transcript.RoleAssistant, Content: transcript.TextContent("Ran `go test -race ./pkg/store`: one data race in the flusher, fixed by taking the lock in Close."),
 				Usage: &transcript.Usage{InputTokens: 1 << 20, OutputTokens: 40}},
-		}, transcript.AppendOptions{})
+		}, store.AppendOptions{})
 		return err
 	})
 	if err != nil {

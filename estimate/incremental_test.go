@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
-	"github.com/ctxfold/ctxfold/transcript/live"
 )
 
 // grower replays a source session into a new one a few lines at a time,
@@ -43,7 +44,7 @@ type grower struct {
 }
 
 func newGrower(t testing.TB, src string) *grower {
-	s, err := transcript.Open(src, transcript.OpenOptions{})
+	s, err := store.Open(src, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func newGrower(t testing.TB, src string) *grower {
 			g.onSpine[s.ID(cur)] = true
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(src, transcript.MetaFile))
+	data, err := os.ReadFile(filepath.Join(src, store.MetaFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func (g *grower) grow(k int, anyHead bool) bool {
 	if g.n >= len(g.lines) {
 		return false
 	}
-	f, err := os.OpenFile(filepath.Join(g.dir, transcript.NodesFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(g.dir, store.NodesFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func (g *grower) set(key string, v any) {
 		}
 	}
 	data, _ := json.MarshalIndent(g.meta, "", "  ")
-	if err := transcript.WriteBytesAtomic(filepath.Join(g.dir, transcript.MetaFile), transcript.AtomicOptions{}, data); err != nil {
+	if err := store.WriteBytesAtomic(filepath.Join(g.dir, store.MetaFile), store.AtomicOptions{}, data); err != nil {
 		g.t.Fatal(err)
 	}
 }
@@ -274,7 +275,7 @@ func TestIncrementalEquivalence(t *testing.T) {
 func generatedSession(t *testing.T) string {
 	nodes := sessiontest.Generate(sessiontest.NewRand(), 40)
 	dir := filepath.Join(t.TempDir(), "gen")
-	if _, err := transcript.Init(dir, "claude-sonnet-4-5", transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, "claude-sonnet-4-5", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	measured := int64(100)
@@ -292,12 +293,12 @@ func generatedSession(t *testing.T) string {
 				transcript.Node{ID: "sub2", Predecessor: "sub1", Role: transcript.RoleAssistant, Caller: caller, Content: transcript.TextContent("sub-agent done")})
 		}
 	}
-	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+	_, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
 		roots := make([]bool, len(all))
 		for i, n := range all {
 			roots[i] = n.ID == "sys" || n.ID == "sub1"
 		}
-		_, err := tx.Append(all, transcript.AppendOptions{Roots: roots})
+		_, err := tx.Append(all, store.AppendOptions{Roots: roots})
 		if err != nil {
 			return err
 		}
@@ -326,7 +327,7 @@ func measuredFixture(t *testing.T, name string, so SessionOptions) *session {
 // appendLines appends raw node lines and commits them: nodes_bytes covers
 // them and HEAD moves to head ("" keeps it).
 func (s *session) appendLines(head string, lines ...string) {
-	f, err := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(filepath.Join(s.dir, store.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func (s *session) appendLines(head string, lines ...string) {
 }
 
 func (s *session) setMeta(fn func(m map[string]any)) {
-	path := filepath.Join(s.dir, transcript.MetaFile)
+	path := filepath.Join(s.dir, store.MetaFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		s.t.Fatal(err)
@@ -397,14 +398,14 @@ func TestIncrementalFallbacks(t *testing.T) {
 			s.setMeta(func(m map[string]any) { m["model"] = "claude-sonnet-4-5" })
 		}},
 		{name: "edit before the append", why: "committed bytes before the append changed", change: func(s *session) {
-			path := filepath.Join(s.dir, transcript.NodesFile)
+			path := filepath.Join(s.dir, store.NodesFile)
 			data, _ := os.ReadFile(path)
 			data = bytes.Replace(data, []byte("Both cases pass"), []byte("Both cases PASS"), 1)
 			os.WriteFile(path, data, 0o644)
 			s.appendLines("u9", userLine)
 		}},
 		{name: "rewritten file", why: "identity", change: func(s *session) {
-			path := filepath.Join(s.dir, transcript.NodesFile)
+			path := filepath.Join(s.dir, store.NodesFile)
 			data, _ := os.ReadFile(path)
 			os.WriteFile(path+".new", data, 0o644)
 			os.Rename(path+".new", path)
@@ -412,7 +413,7 @@ func TestIncrementalFallbacks(t *testing.T) {
 		}},
 		{name: "uncommitted tail", why: "past the committed length", change: func(s *session) {
 			s.appendLines("u9", userLine)
-			f, _ := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+			f, _ := os.OpenFile(filepath.Join(s.dir, store.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
 			f.WriteString(asstLine + "\n")
 			f.Close()
 		}},
@@ -429,7 +430,7 @@ func TestIncrementalFallbacks(t *testing.T) {
 			s.appendLines("a7", `{"id":"u9","role":"wizard","content":"x"}`)
 		}},
 		{name: "line without newline", why: "no newline", change: func(s *session) {
-			f, _ := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
+			f, _ := os.OpenFile(filepath.Join(s.dir, store.NodesFile), os.O_WRONLY|os.O_APPEND, 0)
 			f.WriteString(userLine)
 			st, _ := f.Stat()
 			f.Close()
@@ -585,7 +586,7 @@ func TestIncrementalOddLines(t *testing.T) {
 // writeChain records the hash chain of nodes.jsonl in session.json as the
 // store does (docs/FORMAT.md §1, "The hash chain"), over the file as it is.
 func (s *session) writeChain() {
-	path := filepath.Join(s.dir, transcript.NodesFile)
+	path := filepath.Join(s.dir, store.NodesFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		s.t.Fatal(err)
@@ -598,7 +599,7 @@ func (s *session) writeChain() {
 	s.setMeta(func(m map[string]any) {
 		m["nodes_sha256"] = hex.EncodeToString(h.Sum(nil))
 		m["nodes_hash_state"] = base64.StdEncoding.EncodeToString(state)
-		m["nodes_stat"] = transcript.FileStat{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), CtimeNs: sys.Ctim.Nano(), Dev: sys.Dev, Ino: sys.Ino}
+		m["nodes_stat"] = store.FileStat{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), CtimeNs: sys.Ctim.Nano(), Dev: sys.Dev, Ino: sys.Ino}
 	})
 }
 
@@ -632,7 +633,7 @@ func TestIncrementalHashChain(t *testing.T) {
 	// The first line edited (same length), then an append whose commit
 	// hashes the file as it is: the seam is intact, the chain is not.
 	s = fresh()
-	path := filepath.Join(s.dir, transcript.NodesFile)
+	path := filepath.Join(s.dir, store.NodesFile)
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, bytes.Replace(data, []byte("careful"), []byte("CAREFUL"), 1), 0o644)
 	s.appendLines("u9", userLine)
@@ -647,7 +648,7 @@ func TestIncrementalHashChain(t *testing.T) {
 	s.writeChain()
 	// Past the file system's timestamp granularity.
 	time.Sleep(20 * time.Millisecond)
-	f, _ := os.OpenFile(filepath.Join(s.dir, transcript.NodesFile), os.O_WRONLY, 0)
+	f, _ := os.OpenFile(filepath.Join(s.dir, store.NodesFile), os.O_WRONLY, 0)
 	f.WriteAt([]byte("{"), 0)
 	f.Close()
 	if r := Session(context.Background(), s.dir, SessionOptions{}); r.Path != PathFull || !strings.Contains(r.Fallback, "written since") {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // How a model name was resolved (Resolution.Rule).
@@ -402,7 +402,7 @@ const RecordedWindowKey = "model_context_window"
 
 // RecordedWindow is the window a session records in its metadata, 0 when
 // it records none (or something that is not a positive integer).
-func RecordedWindow(meta transcript.Meta) int {
+func RecordedWindow(meta store.Meta) int {
 	raw, ok := meta.Extra[RecordedWindowKey]
 	if !ok {
 		return 0

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 func TestResolveModelFamilies(t *testing.T) {
@@ -115,7 +115,7 @@ func TestBudgetRecordedWindowBeatsTable(t *testing.T) {
 	if _, err := Budget(Options{Model: "nonsense-model"}); err == nil {
 		t.Fatal("unknown model without a window budgeted")
 	}
-	meta := transcript.Meta{Extra: map[string]json.RawMessage{RecordedWindowKey: json.RawMessage("258400")}}
+	meta := store.Meta{Extra: map[string]json.RawMessage{RecordedWindowKey: json.RawMessage("258400")}}
 	if got := RecordedWindow(meta); got != 258400 {
 		t.Fatalf("RecordedWindow = %d", got)
 	}

@@ -8,14 +8,14 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // ForSession resolves the model a command budgets a session for: o.Model
 // (an explicit choice), else the model the session records, else fallback
 // (the configured model) — the one order every command and compact use.
 // The window the session records is filled in unless o sets one.
-func (o Options) ForSession(meta transcript.Meta, fallback string) Options {
+func (o Options) ForSession(meta store.Meta, fallback string) Options {
 	switch {
 	case o.Model != "":
 	case meta.Model != "":
@@ -39,7 +39,7 @@ type SessionOptions struct {
 	DefaultModel string
 	// Head measures the view from this node instead of HEAD.
 	Head string
-	Open transcript.OpenOptions
+	Open store.OpenOptions
 }
 
 // SessionResult is one session's measurement, or why there is none.
@@ -171,7 +171,7 @@ func storeFull(dir string, k viewKey, opts SessionOptions, v *render.View, st *v
 	if opts.Head != "" || st == nil {
 		return storeView(dir, vc, nil)
 	}
-	ident, err := transcript.StatNodes(v.Graph.S.Dir)
+	ident, err := store.StatNodes(v.Graph.S.Dir)
 	if err != nil {
 		return storeView(dir, vc, nil)
 	}
@@ -182,7 +182,7 @@ func storeFull(dir string, k viewKey, opts SessionOptions, v *render.View, st *v
 	// The key was taken from session.json before Open read it again: the
 	// basis must describe the state measured, in every field the Result
 	// depends on.
-	var km transcript.Meta
+	var km store.Meta
 	sm := v.Graph.S.Meta
 	if json.Unmarshal(k.meta, &km) != nil || km.Head != sm.Head || km.NodesBytes == nil || sm.NodesBytes == nil ||
 		*km.NodesBytes != *sm.NodesBytes || km.ActiveSummaryID != sm.ActiveSummaryID || km.Model != sm.Model ||

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 func TestForSession(t *testing.T) {
 	win, _ := json.Marshal(4096)
-	meta := func(model string, window bool) transcript.Meta {
-		m := transcript.Meta{Model: model}
+	meta := func(model string, window bool) store.Meta {
+		m := store.Meta{Model: model}
 		if window {
 			m.Extra = map[string]json.RawMessage{RecordedWindowKey: win}
 		}

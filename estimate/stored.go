@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 const (
@@ -24,7 +24,7 @@ const (
 // i. A node whose cache entry matches its line costs no BPE work. Lines and
 // cache entries are read a run of consecutive nodes at a time, so memory
 // does not grow with the session.
-func countStored(ctx context.Context, s *transcript.Session, idx []int, b BudgetInfo, opts Options, nw int, visit func(w, k, i int, p parts)) error {
+func countStored(ctx context.Context, s *store.Session, idx []int, b BudgetInfo, opts Options, nw int, visit func(w, k, i int, p parts)) error {
 	warn := opts.Warn
 	if warn == nil {
 		warn = func(string) {}
@@ -58,7 +58,7 @@ func countStored(ctx context.Context, s *transcript.Session, idx []int, b Budget
 // each worker uses only its own bufs entry and disjoint entries of visited,
 // so only the flags and the first write error need synchronizing.
 type storedCount struct {
-	s     *transcript.Session
+	s     *store.Session
 	idx   []int
 	b     BudgetInfo
 	opts  Options

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // ViewCacheFile holds the last Result computed for a session, so that
@@ -58,7 +58,7 @@ type viewKey struct {
 }
 
 func viewCacheKey(dir string, opts Options, extra ...string) (viewKey, error) {
-	meta, err := transcript.ReadMetaBytes(dir)
+	meta, err := store.ReadMetaBytes(dir)
 	if err != nil {
 		return viewKey{}, err
 	}
@@ -66,7 +66,7 @@ func viewCacheKey(dir string, opts Options, extra ...string) (viewKey, error) {
 	h.Write([]byte(rulesVersion + "/" + resultVersion))
 	h.Write([]byte{0})
 	h.Write(meta)
-	st, err := transcript.StatNodes(dir)
+	st, err := store.StatNodes(dir)
 	switch {
 	case err == nil:
 		var b [16]byte
@@ -121,7 +121,7 @@ func CachedView(dir, key string) (*Result, bool) {
 
 // readViewCache reads the stored view, whatever its key.
 func readViewCache(dir string) (*viewCache, bool) {
-	data, err := transcript.ReadCacheFile(CachePath(dir, ViewCacheFile), maxCacheRead)
+	data, err := store.ReadCacheFile(CachePath(dir, ViewCacheFile), maxCacheRead)
 	if err != nil {
 		return nil, false
 	}
@@ -157,14 +157,14 @@ func storeView(dir string, vc viewCache, sidecar []byte) error {
 	}
 	// A cache: no fsync, a lost one is only cold.
 	if vc.Basis != nil {
-		if err := transcript.WriteBytesAtomic(filepath.Join(cd, IncrementalFile), transcript.AtomicOptions{}, sidecar); err != nil {
+		if err := store.WriteBytesAtomic(filepath.Join(cd, IncrementalFile), store.AtomicOptions{}, sidecar); err != nil {
 			if errors.Is(err, fs.ErrPermission) {
 				return nil
 			}
 			return err
 		}
 	}
-	if err := transcript.WriteBytesAtomic(filepath.Join(cd, ViewCacheFile), transcript.AtomicOptions{}, data); err != nil {
+	if err := store.WriteBytesAtomic(filepath.Join(cd, ViewCacheFile), store.AtomicOptions{}, data); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil
 		}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/export"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // TestCodexExportSendsInstructionsOnce (issue 29 #1): on a rollout the real

@@ -29,6 +29,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -196,7 +197,7 @@ func (b *branch) checkAnswered() error {
 // compactionFigures reads the token figures compact recorded for summary
 // id (0, 0 when none were).
 func compactionFigures(dir, id string) (before, after int) {
-	data, err := os.ReadFile(filepath.Join(dir, transcript.EventsFile))
+	data, err := os.ReadFile(filepath.Join(dir, store.EventsFile))
 	if err != nil {
 		return 0, 0
 	}

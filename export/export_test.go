@@ -17,11 +17,12 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/export"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 var fixedNow = func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
@@ -30,7 +31,7 @@ const sessionID = "0b7e8a52-3c1d-4e2f-9a6b-7c8d9e0f1a2b"
 
 func exportTo(t *testing.T, dir string, to export.Target, opts export.Options) ([]byte, *export.Result) {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func importFile(t *testing.T, data []byte, name string) string {
 // activeCovers is the active summary's covers_ids.
 func activeCovers(t *testing.T, dir string) []string {
 	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,16 +326,16 @@ func TestUnansweredCallRefused(t *testing.T) {
 		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("list files")},
 		{ID: "a1", Predecessor: "u1", Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "call_1", Name: "bash", Arguments: json.RawMessage(`{"cmd":"ls"}`)}}},
 	}
-	if _, err := transcript.Init(dir, "", transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append(nodes, transcript.AppendOptions{AsRecorded: true})
+	if _, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append(nodes, store.AppendOptions{AsRecorded: true})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

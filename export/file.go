@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // ExistsError refuses to replace a transcript that is already there.
@@ -37,7 +37,7 @@ func WriteFile(path string, force bool, fn func(io.Writer) error) (err error) {
 		}
 	}
 	// Private like a client's own transcripts.
-	err = transcript.WriteFileAtomic(path, transcript.AtomicOptions{Perm: 0o600, Sync: true, NoClobber: !force}, fn)
+	err = store.WriteFileAtomic(path, store.AtomicOptions{Perm: 0o600, Sync: true, NoClobber: !force}, fn)
 	if !force && errors.Is(err, fs.ErrExist) {
 		return &ExistsError{Path: path}
 	}

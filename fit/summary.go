@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -244,5 +245,5 @@ func (f *fitter) cachePut(key, s string) {
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}
-	_ = transcript.WriteBytesAtomic(filepath.Join(dir, key+".txt"), transcript.AtomicOptions{}, []byte(s))
+	_ = store.WriteBytesAtomic(filepath.Join(dir, key+".txt"), store.AtomicOptions{}, []byte(s))
 }

@@ -10,16 +10,16 @@ import (
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // Options configure Run.
 type Options struct {
 	// CacheDir is ctxfold's cache root (live.DefaultCacheDir).
 	CacheDir string
-	Store    transcript.WriteOptions
-	Open     transcript.OpenOptions
+	Store    store.WriteOptions
+	Open     store.OpenOptions
 	// BudgetTokens caps the injected context; 0: BudgetShare of the
 	// model's window.
 	BudgetTokens int

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // state is what the hook remembers about one transcript between runs, in
@@ -79,7 +79,7 @@ func (st *state) save(path string) error {
 		return err
 	}
 	b = append(b, '\n')
-	return transcript.WriteFileAtomic(path, transcript.AtomicOptions{Perm: 0o600}, func(w io.Writer) error {
+	return store.WriteFileAtomic(path, store.AtomicOptions{Perm: 0o600}, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

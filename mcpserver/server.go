@@ -16,16 +16,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/live"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // Options configure the server.
 type Options struct {
 	Locate   Locate
 	CacheDir string
-	Store    transcript.WriteOptions
-	Open     transcript.OpenOptions
+	Store    store.WriteOptions
+	Open     store.OpenOptions
 	// Model sizes context_status (else the session's).
 	Model string
 	// Version is ctxfold's, reported to the client.

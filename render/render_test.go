@@ -15,10 +15,11 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-var rtWrite = transcript.WriteOptions{LockTimeout: time.Second, Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }}
+var rtWrite = store.WriteOptions{LockTimeout: time.Second, Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }}
 
 // rtRich is one of every kind of node and block, in the native schema.
 const rtRich = `{"id":"sys","role":"system","content":"Be brief."}
@@ -35,15 +36,15 @@ const rtRich = `{"id":"sys","role":"system","content":"Be brief."}
 func rtSession(t testing.TB, jsonl string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "s")
-	if _, err := transcript.Init(dir, "", rtWrite); err != nil {
+	if _, err := store.Init(dir, "", rtWrite); err != nil {
 		t.Fatal(err)
 	}
 	nodes, err := transcript.ReadNodes(strings.NewReader(jsonl), "rich.jsonl", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transcript.Update(context.Background(), dir, rtWrite, func(tx *transcript.Tx) error {
-		_, err := tx.Append(nodes, transcript.AppendOptions{})
+	if _, err := store.Update(context.Background(), dir, rtWrite, func(tx *store.Tx) error {
+		_, err := tx.Append(nodes, store.AppendOptions{})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func rtSession(t testing.TB, jsonl string) string {
 
 func rtRender(t testing.TB, dir, head string, raw bool, f render.Format) string {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestIDsAndJSONLFormats(t *testing.T) {
 		t.Fatalf("ids from u2: %q", got)
 	}
 	got := rtRender(t, dir, "t1", false, render.FormatJSONL)
-	stored, _ := os.ReadFile(filepath.Join(dir, transcript.NodesFile))
+	stored, _ := os.ReadFile(filepath.Join(dir, store.NodesFile))
 	lines := strings.SplitAfter(string(stored), "\n")
 	if got != strings.Join(lines[:4], "") {
 		t.Fatalf("jsonl is not the stored lines:\n%s", got)
@@ -311,7 +312,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestBuildHeadErrors(t *testing.T) {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestBuildHeadErrors(t *testing.T) {
 	}
 	// An empty session renders nothing, successfully.
 	dir := filepath.Join(t.TempDir(), "e")
-	transcript.Init(dir, "", rtWrite)
+	store.Init(dir, "", rtWrite)
 	for _, f := range render.Formats {
 		out := rtRender(t, dir, "", false, f)
 		want := map[render.Format]string{render.FormatOpenAI: "[\n]\n", render.FormatResponses: "[\n]\n", render.FormatAnthropic: "{\n  \"messages\": []\n}\n", render.FormatGemini: "{\n  \"contents\": []\n}\n"}[f]
@@ -347,7 +348,7 @@ func TestPreviewMatchesStoredSummary(t *testing.T) {
 	src := "../fixtures/tools"
 	dir := filepath.Join(t.TempDir(), "s")
 	os.MkdirAll(dir, 0o755)
-	for _, name := range []string{transcript.MetaFile, transcript.NodesFile} {
+	for _, name := range []string{store.MetaFile, store.NodesFile} {
 		data, _ := os.ReadFile(filepath.Join(src, name))
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
@@ -356,7 +357,7 @@ func TestPreviewMatchesStoredSummary(t *testing.T) {
 	cand.SetMeta("compaction", true)
 	cand.SetMeta("covers_ids", []string{"u1", "a1", "t1", "a2", "t2", "a3", "t3", "a4", "t4", "a5"})
 
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,8 +372,8 @@ func TestPreviewMatchesStoredSummary(t *testing.T) {
 		previewIDs = append(previewIDs, n.ID)
 	}
 
-	if _, err := transcript.Update(context.Background(), dir, rtWrite, func(tx *transcript.Tx) error {
-		_, err := tx.Append([]transcript.Node{cand}, transcript.AppendOptions{})
+	if _, err := store.Update(context.Background(), dir, rtWrite, func(tx *store.Tx) error {
+		_, err := tx.Append([]transcript.Node{cand}, store.AppendOptions{})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func TestPreviewMatchesStoredSummary(t *testing.T) {
 	// A candidate off HEAD's spine is refused.
 	bad := cand
 	bad.SetMeta("covers_ids", []string{"u1", "a2"})
-	g, _ = dag.Open(dir, transcript.OpenOptions{})
+	g, _ = dag.Open(dir, store.OpenOptions{})
 	defer g.S.Close()
 	v, _ = render.Build(g, "", false)
 	if _, err := v.Preview(&bad); err == nil {
@@ -393,7 +394,7 @@ func TestPreviewMatchesStoredSummary(t *testing.T) {
 }
 
 func ExampleWrite() {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -416,7 +417,7 @@ func ExampleWrite() {
 
 // A Style decorates only the text format's headers, with the node's label.
 func TestWriteStyled(t *testing.T) {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

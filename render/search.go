@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -194,15 +195,15 @@ func (m *matcher) matchLine(raw []byte, lower *[]byte, context int) lineMatch {
 // buffered pass: index order is file order, and one read per node
 // (Session.RawLine) costs a system call each, which dominates a scan.
 type lineReader struct {
-	s   *transcript.Session
-	f   *transcript.NodesReader
+	s   *store.Session
+	f   *store.NodesReader
 	r   *bufio.Reader
 	pos int64
 	buf []byte
 }
 
-func newLineReader(s *transcript.Session) (*lineReader, error) {
-	f, err := transcript.OpenNodes(s.Dir)
+func newLineReader(s *store.Session) (*lineReader, error) {
+	f, err := store.OpenNodes(s.Dir)
 	if errors.Is(err, os.ErrNotExist) && s.Len() == 0 {
 		return &lineReader{s: s}, nil
 	}

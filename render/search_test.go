@@ -12,13 +12,13 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // Recall over a compacted session: turns folded into the active summary
 // are still found, marked covered.
 func ExampleSearch() {
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -43,7 +43,7 @@ type hitRow struct {
 
 func search(t *testing.T, dir, head string, opts render.SearchOptions) []hitRow {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestSearchRegexpAndErrors(t *testing.T) {
 	if got := search(t, "../fixtures/compacted", "", render.SearchOptions{Query: `copy [0-9]+`, Regexp: true}); len(got) != 0 {
 		t.Fatalf("hits = %+v, want none", got)
 	}
-	g, err := dag.Open("../fixtures/compacted", transcript.OpenOptions{})
+	g, err := dag.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestSearchMatchesThroughJSONEscapes(t *testing.T) {
 		{`grep {`, "n3", "tool_call"},
 		{`GREP   {`, "", ""},
 	} {
-		g, err := dag.Open(dir, transcript.OpenOptions{})
+		g, err := dag.Open(dir, store.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestSearchSnippetIsOneLineWithEllipses(t *testing.T) {
 	line := fmt.Sprintf(`{"id":"n1","predecessor":null,"role":"user","content":%q}`, long)
 	os.WriteFile(filepath.Join(dir, "nodes.jsonl"), []byte(line+"\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"n1"}`), 0o644)
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func BenchmarkSearch(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir, size := benchSession(b, 100_000)
-			g, err := dag.Open(dir, transcript.OpenOptions{})
+			g, err := dag.Open(dir, store.OpenOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -286,7 +286,7 @@ func TestSearchAcrossBatches(t *testing.T) {
 		var got []string
 		scanned := 0
 		opts.Progress = func(n int) { scanned += n }
-		g, err := dag.Open(dir, transcript.OpenOptions{})
+		g, err := dag.Open(dir, store.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 func TestTextSafe(t *testing.T) {
@@ -59,7 +59,7 @@ func TestTextOutputNeutralisesControls(t *testing.T) {
 
 func TestSearchSnippetNeutralisesControls(t *testing.T) {
 	dir := rtSession(t, hostileJSONL)
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // Scope is where the entries go.
@@ -194,7 +194,7 @@ func writeAtomic(path string, b []byte, perm fs.FileMode) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return &FileError{path, errors.New("not a regular file (a link?): not written")}
 	}
-	return transcript.WriteFileAtomic(path, transcript.AtomicOptions{Perm: perm, Sync: true}, func(w io.Writer) error {
+	return store.WriteFileAtomic(path, store.AtomicOptions{Perm: perm, Sync: true}, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

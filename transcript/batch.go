@@ -33,7 +33,7 @@ func ReadBatch(r io.Reader, name string, maxLine int) (nodes []Node, lines []int
 	br := bufio.NewReaderSize(r, 1<<16)
 	var buf [16]member
 	for line := 1; ; line++ {
-		data, err := readLine(br, maxLine)
+		data, err := ReadLine(br, maxLine)
 		if err != nil && err != io.EOF {
 			return nil, nil, nil, &ParseError{File: name, Line: line, Msg: err.Error()}
 		}
@@ -44,7 +44,7 @@ func ReadBatch(r io.Reader, name string, maxLine int) (nodes []Node, lines []int
 			}
 			var n Node
 			if uerr := n.UnmarshalJSON(body); uerr != nil {
-				return nil, nil, nil, &ParseError{File: name, Line: line, NodeID: n.ID, Msg: stripNodePrefix(uerr.Error(), n.ID)}
+				return nil, nil, nil, &ParseError{File: name, Line: line, NodeID: n.ID, Msg: StripNodePrefix(uerr.Error(), n.ID)}
 			}
 			root := false
 			if m, derr := decodeMembers(body, buf[:0]); derr == nil {

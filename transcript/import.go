@@ -1,8 +1,8 @@
 package transcript
 
-// Import interfaces: vendor importers (transcript/claudecode, transcript/codex,
+// Import interfaces: vendor importers (format/claudecode, format/codex,
 // …) turn an export into nodes and hand them to an ImportSink; the importer
-// registry (transcript/importer) owns writing them to session directories.
+// registry (importer) owns writing them to session directories.
 // Keeping the interfaces here lets each vendor package stay independent of
 // the registry.
 

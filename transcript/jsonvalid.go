@@ -12,4 +12,4 @@ var validOpts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.
 // encoding/json/v2; docs/BENCHMARKS.md "decoding transcripts"): the index
 // and the node decoder check each line with it before walking it in
 // place. Both follow RFC 8259; FuzzValidJSON holds them equal.
-func validJSON(data []byte) bool { return jsontext.Value(data).IsValid(validOpts...) }
+func ValidJSON(data []byte) bool { return jsontext.Value(data).IsValid(validOpts...) }

@@ -15,7 +15,7 @@ const DefaultMaxLineBytes = 16 << 20
 
 // stripNodePrefix drops the "node <id>: " a decode error already starts
 // with, so that an error message names the node once.
-func stripNodePrefix(msg, id string) string {
+func StripNodePrefix(msg, id string) string {
 	prefix := fmt.Sprintf("node %q: ", id)
 	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
 		return msg[len(prefix):]
@@ -23,17 +23,17 @@ func stripNodePrefix(msg, id string) string {
 	return msg
 }
 
-var errLineTooLong = errors.New("line is longer than the limit")
+var ErrLineTooLong = errors.New("line is longer than the limit")
 
 // readLine returns one line including its newline; io.EOF with the last
 // unterminated bytes.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
+func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
 	var out []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
 		out = append(out, chunk...)
 		if len(out) > max+1 {
-			return nil, fmt.Errorf("%w (%d bytes)", errLineTooLong, max)
+			return nil, fmt.Errorf("%w (%d bytes)", ErrLineTooLong, max)
 		}
 		if err == bufio.ErrBufferFull {
 			continue

@@ -136,7 +136,7 @@ func leftovers(ms members, known []string) map[string]json.RawMessage {
 }
 
 // leftoversMap is leftovers for a decoded map (session.json's meta).
-func leftoversMap(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
+func LeftoversMap(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
 	for _, k := range known {
 		delete(m, k)
 	}

@@ -34,11 +34,11 @@ func (ms members) get(key string) (json.RawMessage, bool) {
 // values alias data, and members go into buf (which a caller keeps on its
 // stack). An empty object gives an empty, non-nil slice.
 func decodeMembers(data []byte, buf members) (members, error) {
-	if !validJSON(data) {
+	if !ValidJSON(data) {
 		var m map[string]json.RawMessage
 		return nil, json.Unmarshal(data, &m) // the precise syntax error
 	}
-	i := skipSpace(data, 0)
+	i := SkipJSONSpace(data, 0)
 	if data[i] != '{' {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(data, &m); err != nil {
@@ -50,7 +50,7 @@ func decodeMembers(data []byte, buf members) (members, error) {
 	if ms == nil {
 		ms = members{}
 	}
-	i = skipSpace(data, i+1)
+	i = SkipJSONSpace(data, i+1)
 	if data[i] == '}' {
 		return ms, nil
 	}
@@ -65,15 +65,15 @@ func decodeMembers(data []byte, buf members) (members, error) {
 		} else if err := unmarshalString(raw, &key); err != nil {
 			return nil, err
 		}
-		i = skipSpace(data, kEnd)
-		i = skipSpace(data, i+1) // the colon
+		i = SkipJSONSpace(data, kEnd)
+		i = SkipJSONSpace(data, i+1) // the colon
 		vEnd := skipValue(data, i)
 		ms = append(ms, member{key: key, val: json.RawMessage(data[i:vEnd])})
-		i = skipSpace(data, vEnd)
+		i = SkipJSONSpace(data, vEnd)
 		if data[i] == '}' {
 			return ms, nil
 		}
-		i = skipSpace(data, i+1) // the comma
+		i = SkipJSONSpace(data, i+1) // the comma
 	}
 }
 
@@ -95,7 +95,7 @@ func internKey(b []byte) string {
 	return string(b)
 }
 
-func skipSpace(data []byte, i int) int {
+func SkipJSONSpace(data []byte, i int) int {
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
 		i++
 	}
@@ -151,7 +151,7 @@ func decodeArray[T any, PT interface {
 	UnmarshalJSON([]byte) error
 }](data []byte) ([]T, error) {
 	data = bytes.TrimSpace(data)
-	if !validJSON(data) || data[0] != '[' {
+	if !ValidJSON(data) || data[0] != '[' {
 		var out []T
 		if err := json.Unmarshal(data, &out); err != nil {
 			return nil, err
@@ -159,11 +159,11 @@ func decodeArray[T any, PT interface {
 		return out, nil // null
 	}
 	n := 0
-	eachElement(data, func([]byte) bool { n++; return true })
+	EachJSONElement(data, func([]byte) bool { n++; return true })
 	out := make([]T, n)
 	k := 0
 	var err error
-	eachElement(data, func(el []byte) bool {
+	EachJSONElement(data, func(el []byte) bool {
 		err = PT(&out[k]).UnmarshalJSON(el)
 		k++
 		return err == nil
@@ -177,32 +177,32 @@ func decodeArray[T any, PT interface {
 // eachMember calls fn with the raw key (without quotes) and value of each
 // member of the object at data[i], which must be valid JSON, until fn
 // returns false.
-func eachMember(data []byte, i int, fn func(key, val []byte) bool) {
-	i = skipSpace(data, i+1)
+func EachJSONMember(data []byte, i int, fn func(key, val []byte) bool) {
+	i = SkipJSONSpace(data, i+1)
 	if data[i] == '}' {
 		return
 	}
 	for {
 		kEnd := skipString(data, i)
 		key := data[i+1 : kEnd-1]
-		i = skipSpace(data, kEnd)
-		i = skipSpace(data, i+1) // the colon
+		i = SkipJSONSpace(data, kEnd)
+		i = SkipJSONSpace(data, i+1) // the colon
 		vEnd := skipValue(data, i)
 		if !fn(key, data[i:vEnd]) {
 			return
 		}
-		i = skipSpace(data, vEnd)
+		i = SkipJSONSpace(data, vEnd)
 		if data[i] == '}' {
 			return
 		}
-		i = skipSpace(data, i+1) // the comma
+		i = SkipJSONSpace(data, i+1) // the comma
 	}
 }
 
 // eachElement calls fn with each element of the valid JSON array arr
 // while it returns true, and reports whether all did.
-func eachElement(arr []byte, fn func(el []byte) bool) bool {
-	i := skipSpace(arr, 1)
+func EachJSONElement(arr []byte, fn func(el []byte) bool) bool {
+	i := SkipJSONSpace(arr, 1)
 	if arr[i] == ']' {
 		return true
 	}
@@ -211,10 +211,10 @@ func eachElement(arr []byte, fn func(el []byte) bool) bool {
 		if !fn(arr[i:end]) {
 			return false
 		}
-		i = skipSpace(arr, end)
+		i = SkipJSONSpace(arr, end)
 		if arr[i] == ']' {
 			return true
 		}
-		i = skipSpace(arr, i+1)
+		i = SkipJSONSpace(arr, i+1)
 	}
 }

@@ -35,7 +35,7 @@ func InvalidUTF8Msg(pos int) string {
 
 // invalidUTF8Field names the first field of n that holds invalid UTF-8,
 // or "". Encoding would replace such bytes with U+FFFD.
-func invalidUTF8Field(n *Node) string {
+func InvalidUTF8Field(n *Node) string {
 	strs := []struct{ name, v string }{{"id", n.ID}, {"predecessor", n.Predecessor}, {"caller", n.Caller}, {"name", n.Name},
 		{"tool_call_id", n.ToolCallID}, {"created_at", n.CreatedAt}, {"content", n.Content.Text}}
 	for _, b := range n.Content.Blocks {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/verify"
 )
 
@@ -30,7 +30,7 @@ func benchNodes() int {
 func writeLargeSession(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
-	f, err := os.Create(filepath.Join(dir, transcript.NodesFile))
+	f, err := os.Create(filepath.Join(dir, store.NodesFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,11 +74,11 @@ func writeLargeSession(b *testing.B, n int) string {
 	}
 	f.Close()
 	meta := fmt.Sprintf(`{"format_version":1,"head":%q,"active_summary_id":"summary_half","active_summary_text":"steps"}`, main[len(main)-1])
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644)
+	os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(meta), 0o644)
 	events := fmt.Sprintf(`{"type":"compaction_finished","no_op":false,"summary_id":"summary_quarter","summarised_count":%d}
 {"type":"compaction_finished","no_op":false,"summary_id":"summary_half","summarised_count":%d}
 `, quarter, half)
-	os.WriteFile(filepath.Join(dir, transcript.EventsFile), []byte(events), 0o644)
+	os.WriteFile(filepath.Join(dir, store.EventsFile), []byte(events), 0o644)
 	return dir
 }
 
@@ -88,7 +88,7 @@ func writeLargeSession(b *testing.B, n int) string {
 //	go test ./verify -run '^$' -bench VerifySession -benchtime 3x
 func BenchmarkVerifySession(b *testing.B) {
 	dir := writeLargeSession(b, benchNodes())
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func BenchmarkVerifyDir(b *testing.B) {
 	dir := writeLargeSession(b, benchNodes())
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := verify.Dir(context.Background(), dir, transcript.OpenOptions{}, verify.Options{Strict: true}, nil)
+		res, err := verify.Dir(context.Background(), dir, store.OpenOptions{}, verify.Options{Strict: true}, nil)
 		if err != nil || !res.OK() {
 			b.Fatalf("res %+v, err %v", res, err)
 		}
@@ -148,9 +148,9 @@ func BenchmarkVerifyManySummaries(b *testing.B) {
 		last = fmt.Sprintf("summary_%d", k)
 		fmt.Fprintf(&sb, `{"id":%q,"predecessor":"n%d","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["n%d"]}}`+"\n", last, c-1, c)
 	}
-	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(sb.String()), 0o644)
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(fmt.Sprintf(`{"format_version":1,"head":"n%d","active_summary_id":%q,"active_summary_text":"x"}`, n-1, last)), 0o644)
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(sb.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(fmt.Sprintf(`{"format_version":1,"head":"n%d","active_summary_id":%q,"active_summary_text":"x"}`, n-1, last)), 0o644)
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

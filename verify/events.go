@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -29,7 +30,7 @@ func (c *checker) checkEvents() error {
 		c.buf = append(c.buf, f)
 		open = 0
 	}
-	warnings, err := s.ReadEvents(func(ev transcript.EventLine) error {
+	warnings, err := s.ReadEvents(func(ev store.EventLine) error {
 		var head struct {
 			Type string `json:"type"`
 		}

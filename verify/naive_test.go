@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -127,7 +128,7 @@ func TestLinearChecksAgreeWithRenderingEveryTip(t *testing.T) {
 	substituted, compared := 0, 0
 	for seed := uint64(1); seed <= 60; seed++ {
 		dir := randomSession(t, seed, 40+int(seed%5)*20)
-		s, err := transcript.Open(dir, transcript.OpenOptions{})
+		s, err := store.Open(dir, store.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +226,7 @@ func TestRandomDamage(t *testing.T) {
 		var runs [2]string
 		for k := range runs {
 			var b strings.Builder
-			_, err := Dir(context.Background(), dir, transcript.OpenOptions{}, Options{}, func(f Finding) {
+			_, err := Dir(context.Background(), dir, store.OpenOptions{}, Options{}, func(f Finding) {
 				fmt.Fprintln(&b, f.Code, f)
 				seen[f.Code] = true
 			})
@@ -252,7 +253,7 @@ func TestRandomDamage(t *testing.T) {
 // the rule disagree, so the checker is pointed at the relic instead of the
 // active summary.
 func TestRenderMismatchIsDetected(t *testing.T) {
-	s, err := transcript.Open("../fixtures/compacted", transcript.OpenOptions{})
+	s, err := store.Open("../fixtures/compacted", store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/verify"
 )
@@ -118,14 +119,14 @@ func damage(r *rand.Rand, nodes []transcript.Node) (out []transcript.Node, mixed
 func storeAccepts(t *testing.T, nodes []transcript.Node) bool {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "s")
-	if _, err := transcript.Init(dir, "", transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append(slices.Clone(nodes), transcript.AppendOptions{RootFirst: true})
+	_, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append(slices.Clone(nodes), store.AppendOptions{RootFirst: true})
 		return err
 	})
-	var invalid *transcript.ValidationError
+	var invalid *store.ValidationError
 	if err != nil && !errors.As(err, &invalid) {
 		t.Fatal(err)
 	}

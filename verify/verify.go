@@ -21,6 +21,7 @@ import (
 	"sort"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -47,7 +48,7 @@ const (
 var Categories = []Category{Structure, Summaries, Rendering, Tools, Events}
 
 // Check codes added by verify. The structural codes of dag.New
-// (transcript.CodeDuplicateID, transcript.CodeMissingPredecessor, …) are reported as they
+// (store.CodeDuplicateID, store.CodeMissingPredecessor, …) are reported as they
 // are. docs/VERIFY.md says what each means and how to fix it.
 const (
 	// Structure.
@@ -134,8 +135,8 @@ func (r *Result) OK() bool { return r.Errors == 0 }
 // Dir opens the session in dir and checks it. A session that cannot be
 // read (a line that does not parse, a bad session.json) is returned as the
 // error — it is not a finding.
-func Dir(ctx context.Context, dir string, open transcript.OpenOptions, opts Options, fn func(Finding)) (*Result, error) {
-	s, err := transcript.Open(dir, open)
+func Dir(ctx context.Context, dir string, open store.OpenOptions, opts Options, fn func(Finding)) (*Result, error) {
+	s, err := store.Open(dir, open)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func Dir(ctx context.Context, dir string, open transcript.OpenOptions, opts Opti
 // Session checks an open session and passes every finding to fn, category
 // by category in report order, each category in file order. The error is
 // non-nil only when ctx is done or a node cannot be re-read.
-func Session(ctx context.Context, s *transcript.Session, opts Options, fn func(Finding)) (*Result, error) {
+func Session(ctx context.Context, s *store.Session, opts Options, fn func(Finding)) (*Result, error) {
 	c := &checker{ctx: ctx, s: s, opts: opts, res: &Result{Nodes: s.Len()}, fn: fn, subLast: -1}
 	if err := c.run(); err != nil {
 		return c.res, err
@@ -156,7 +157,7 @@ func Session(ctx context.Context, s *transcript.Session, opts Options, fn func(F
 
 type checker struct {
 	ctx  context.Context
-	s    *transcript.Session
+	s    *store.Session
 	g    *dag.Graph
 	opts Options
 	res  *Result
@@ -296,7 +297,7 @@ func (c *checker) checkStructure() error {
 	}
 	if changed {
 		c.buf = append(c.buf, Finding{Code: CodeNodesHashMismatch, Severity: Warning, Category: Structure, File: c.s.NodesPath(),
-			Msg: fmt.Sprintf("the %d committed bytes no longer match nodes_sha256 in %s: they were changed outside ctxfold (the next write warns and restarts the hash chain from the file as it is)", c.s.CommittedBytes, transcript.MetaFile)})
+			Msg: fmt.Sprintf("the %d committed bytes no longer match nodes_sha256 in %s: they were changed outside ctxfold (the next write warns and restarts the hash chain from the file as it is)", c.s.CommittedBytes, store.MetaFile)})
 	}
 	c.order = depthOrder(g)
 	return nil
@@ -304,7 +305,7 @@ func (c *checker) checkStructure() error {
 
 // metaPath is session.json's path, spelled as dag.New spells it (findings
 // from both sort and print alike, whatever trailing slash DIR had).
-func (c *checker) metaPath() string { return filepath.Join(c.s.Dir, transcript.MetaFile) }
+func (c *checker) metaPath() string { return filepath.Join(c.s.Dir, store.MetaFile) }
 
 // depthOrder lists every node whose chain reaches a root, roots first, by
 // a counting sort on depth: O(n).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/ctxfold/ctxfold/verify"
 )
@@ -19,7 +20,7 @@ const fixtures = "../fixtures"
 func check(t *testing.T, dir string, opts verify.Options) (*verify.Result, []verify.Finding) {
 	t.Helper()
 	var got []verify.Finding
-	res, err := verify.Dir(context.Background(), dir, transcript.OpenOptions{}, opts, func(f verify.Finding) { got = append(got, f) })
+	res, err := verify.Dir(context.Background(), dir, store.OpenOptions{}, opts, func(f verify.Finding) { got = append(got, f) })
 	if err != nil {
 		t.Fatalf("%s: %v", dir, err)
 	}
@@ -178,16 +179,16 @@ func TestMetaFindingsPathAndLine(t *testing.T) {
 {"id":"u1","predecessor":"ghost","role":"user","content":"x"}
 {"id":"a2","predecessor":"u1","role":"assistant","content":"x"}
 `
-	if err := os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(meta), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(nodes), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(nodes), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, got := check(t, dir+"/", verify.Options{})
-	metaPath := filepath.Join(dir, transcript.MetaFile)
+	metaPath := filepath.Join(dir, store.MetaFile)
 	want := []string{
-		filepath.Join(dir, transcript.NodesFile) + `:2: node "u1": predecessor "ghost" not found`,
+		filepath.Join(dir, store.NodesFile) + `:2: node "u1": predecessor "ghost" not found`,
 		metaPath + `:3: node "summary_gone": the active summary does not exist`,
 		metaPath + `:4: node "a2": HEAD's predecessor chain does not reach a root (a missing predecessor or a cycle above it)`,
 	}
@@ -212,7 +213,7 @@ func TestUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "session.json"), []byte(`{"format_version":1,"head":"a"}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "nodes.jsonl"), []byte("{\"id\":\"a\",\"role\":\"user\"}\nnot json\n"), 0o644)
-	_, err := verify.Dir(context.Background(), dir, transcript.OpenOptions{}, verify.Options{}, nil)
+	_, err := verify.Dir(context.Background(), dir, store.OpenOptions{}, verify.Options{}, nil)
 	var perr *transcript.ParseError
 	if !errors.As(err, &perr) || perr.Line != 2 {
 		t.Fatalf("err = %v, want a ParseError on line 2", err)
@@ -222,7 +223,7 @@ func TestUnreadable(t *testing.T) {
 func TestCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := verify.Dir(ctx, filepath.Join(fixtures, "compacted"), transcript.OpenOptions{}, verify.Options{}, nil)
+	_, err := verify.Dir(ctx, filepath.Join(fixtures, "compacted"), store.OpenOptions{}, verify.Options{}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -237,7 +238,7 @@ func dump(fs []verify.Finding) string {
 }
 
 func ExampleSession() {
-	s, err := transcript.Open("../fixtures/broken/covers_splits_tool_call", transcript.OpenOptions{})
+	s, err := store.Open("../fixtures/broken/covers_splits_tool_call", store.OpenOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -147,7 +148,7 @@ func generate(dir string, n int, seed uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, transcript.NodesFile))
+	f, err := os.Create(filepath.Join(dir, store.NodesFile))
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func generate(dir string, n int, seed uint64) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	meta := transcript.Meta{FormatVersion: transcript.FormatVersion, Head: prev, Model: "gpt-4.1", CreatedAt: "2026-11-30T00:00:00Z", NodesBytes: &written}
+	meta := store.Meta{FormatVersion: store.FormatVersion, Head: prev, Model: "gpt-4.1", CreatedAt: "2026-11-30T00:00:00Z", NodesBytes: &written}
 	if last := n - 1; last >= 0 {
 		// HEAD never rests on a pending tool call's assistant: the spine
 		// simply ends where it ends.
@@ -216,5 +217,5 @@ func generate(dir string, n int, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, transcript.MetaFile), append(data, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, store.MetaFile), append(data, '\n'), 0o644)
 }

@@ -2,7 +2,7 @@
 // hot path (issue 28; docs/BENCHMARKS.md "decoding transcripts") side by
 // side on the lines of a Claude Code transcript: each line decoded into the
 // importer's first-pass record and its content blocks, as
-// transcript/claudecode does; then json.Valid against jsontext's check; then
+// format/claudecode does; then json.Valid against jsontext's check; then
 // which decoders agree with encoding/json on malformed and odd lines
 // (error or not, and the same value when both succeed).
 //

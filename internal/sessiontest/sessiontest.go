@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -170,7 +171,7 @@ func SharedRoot() string {
 // prints it.
 func Rendered(t testing.TB, dir string, f render.Format) string {
 	t.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func Rendered(t testing.TB, dir string, f render.Format) string {
 // StoredNode reads node id of the session in dir.
 func StoredNode(t testing.TB, dir, id string) *transcript.Node {
 	t.Helper()
-	s, err := transcript.Open(dir, transcript.OpenOptions{})
+	s, err := store.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,13 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/export"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/fake/anthropic"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
-	"github.com/ctxfold/ctxfold/transcript/importer"
 )
 
 // TestLiveExportResume is issue "export"'s acceptance with the real client:
@@ -237,7 +238,7 @@ func countTexts(list []string) map[string]int {
 // session id, and returns the path.
 func exportClaudeCode(ctx context.Context, t *testing.T, session, claudeHome, work, id string) string {
 	t.Helper()
-	g, err := dag.Open(session, transcript.OpenOptions{})
+	g, err := dag.Open(session, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxfold/ctxfold/cmd"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -314,12 +315,12 @@ func checkRenders(t *testing.T, s scenario) {
 	// Each request's answer: the next assistant node of its thread (the
 	// request's client_metadata.thread_id, else its prompt_cache_key, is
 	// the thread id; node ids start with "cx" and the thread id's last 8
-	// hex digits, transcript/codex).
-	data, err := os.ReadFile(filepath.Join(dir, transcript.NodesFile))
+	// hex digits, format/codex).
+	data, err := os.ReadFile(filepath.Join(dir, store.NodesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := transcript.ReadNodes(bytes.NewReader(data), transcript.NodesFile, 0)
+	all, err := transcript.ReadNodes(bytes.NewReader(data), store.NodesFile, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -66,7 +67,7 @@ type Options struct {
 	// File is the transcript file Session is the cache session of, "" for
 	// a session directory (the json format's "file").
 	File string
-	// Pinned are the node ids the user pinned (transcript.Session.Pins):
+	// Pinned are the node ids the user pinned (store.Session.Pins):
 	// the tree and the diagrams say "pinned", JSON rows carry pinned: true.
 	Pinned map[string]bool
 }
@@ -296,7 +297,7 @@ func fullText(n *transcript.Node) string {
 }
 
 // roleLabel is "tool(bash)" for a named tool result, else the role.
-func roleLabel(r transcript.NodeRef) string {
+func roleLabel(r store.NodeRef) string {
 	if r.Role == transcript.RoleTool && r.Name != "" {
 		return "tool(" + sanitize(r.Name) + ")"
 	}

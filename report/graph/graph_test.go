@@ -17,7 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
-	"github.com/ctxfold/ctxfold/transcript"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // hostileID is the node id of fixtures/hostile that carries markup.
@@ -25,7 +25,7 @@ const hostileID = `x"><img src=x onerror=window.__pwned='id'>`
 
 func open(t testing.TB, name string) *dag.Graph {
 	t.Helper()
-	g, err := dag.Open(filepath.Join("..", "..", "fixtures", name), transcript.OpenOptions{})
+	g, err := dag.Open(filepath.Join("..", "..", "fixtures", name), store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,8 +280,8 @@ func TestJSONRows(t *testing.T) {
 // --caller allows it) and so is the first kept node.
 func TestJSONCoversNothingHeadReads(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"u3","active_summary_id":"summary_s"}`), 0o644)
-	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join([]string{
+	os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(`{"format_version":1,"head":"u3","active_summary_id":"summary_s"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(strings.Join([]string{
 		`{"id":"r","predecessor":null,"role":"system","content":"sys"}`,
 		`{"id":"u1","predecessor":"r","role":"user","content":"go"}`,
 		`{"id":"a1","predecessor":"u1","role":"assistant","content":"done"}`,
@@ -365,7 +365,7 @@ func TestJSONModelIsTheCountingModel(t *testing.T) {
 func TestJSONHeadIndependent(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join("..", "..", "fixtures", "compacted")
-	for _, f := range []string{transcript.MetaFile, transcript.NodesFile} {
+	for _, f := range []string{store.MetaFile, store.NodesFile} {
 		raw, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
@@ -390,12 +390,12 @@ func TestJSONHeadIndependent(t *testing.T) {
 		return rows
 	}
 	before := strip(draw(t, open(t, "compacted"), testOptions(FormatJSON)))
-	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
+	if _, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
 		return tx.SetHead("a4x")
 	}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestMermaidParses(t *testing.T) {
 }
 
 func ExampleWrite() {
-	g, err := dag.Open("../../fixtures/fork", transcript.OpenOptions{})
+	g, err := dag.Open("../../fixtures/fork", store.OpenOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -582,8 +582,8 @@ func TestTreeCallerSubtrees(t *testing.T) {
 		`{"id":"z1","predecessor":null,"caller":"u2","role":"user","content":"kept spawn"}`,
 		`{"id":"summary_s","predecessor":"r","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["u1","a1","a2"]}}`,
 	}
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(meta), 0o644)
-	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join(nodes, "\n")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(meta), 0o644)
+	os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(strings.Join(nodes, "\n")+"\n"), 0o644)
 	g := openDir(t, dir)
 	opts := testOptions(FormatTree)
 	got := skeleton(draw(t, g, opts))
@@ -607,8 +607,8 @@ func TestTreeCallerSubtrees(t *testing.T) {
 // ids that still exist.
 func TestSummaryApplyingNowhere(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, transcript.MetaFile), []byte(`{"format_version":1,"head":"a2","active_summary_id":"summary_s"}`), 0o644)
-	os.WriteFile(filepath.Join(dir, transcript.NodesFile), []byte(strings.Join([]string{
+	os.WriteFile(filepath.Join(dir, store.MetaFile), []byte(`{"format_version":1,"head":"a2","active_summary_id":"summary_s"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, store.NodesFile), []byte(strings.Join([]string{
 		`{"id":"r","predecessor":null,"role":"system","content":"sys"}`,
 		`{"id":"u1","predecessor":"r","role":"user","content":"go"}`,
 		`{"id":"a2","predecessor":"u1","role":"assistant","content":"done"}`,

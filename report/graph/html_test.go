@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -237,7 +238,7 @@ func BenchmarkHTMLOpen(b *testing.B) {
 func bigSession(tb testing.TB, n int) string {
 	tb.Helper()
 	dir := filepath.Join(tb.TempDir(), "big")
-	if _, err := transcript.Init(dir, "gpt-4o", transcript.WriteOptions{}); err != nil {
+	if _, err := store.Init(dir, "gpt-4o", store.WriteOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	nodes := make([]transcript.Node, 0, n)
@@ -273,8 +274,8 @@ func bigSession(tb testing.TB, n int) string {
 	sum.SetMeta("compaction", true)
 	sum.SetMeta("covers_ids", covers)
 	nodes = append(nodes, sum)
-	if _, err := transcript.Update(context.Background(), dir, transcript.WriteOptions{}, func(tx *transcript.Tx) error {
-		_, err := tx.Append(nodes, transcript.AppendOptions{RootFirst: true})
+	if _, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append(nodes, store.AppendOptions{RootFirst: true})
 		return err
 	}); err != nil {
 		tb.Fatal(err)
@@ -284,7 +285,7 @@ func bigSession(tb testing.TB, n int) string {
 
 func openDir(tb testing.TB, dir string) *dag.Graph {
 	tb.Helper()
-	g, err := dag.Open(dir, transcript.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}

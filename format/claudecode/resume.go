@@ -1,0 +1,262 @@
+package claudecode
+
+// A resumable import (live keeps a cache session of a file
+// Claude Code is still writing, docs/LIVE.md). The planner is a
+// whole-file planner: a later line can merge into an earlier node (a
+// streamed request), answer its calls, reorder its turn (closeGroup) or
+// give it the text the client sent. A resume point B is a line start of
+// the session file such that no line from B on changes a node planned
+// before B; the planner's state at B is saved, and the next import of the
+// grown file restores it, plans only the lines from B on and emits only
+// the nodes planned from B on. The nodes planned before B are exactly the
+// first ones emitted (emitOrder), and the sink is asked to commit right
+// after them (a checkpoint), so the caller can cut its session back to
+// that commit and append the rest.
+//
+// Which line starts qualify is known only once the whole file is planned:
+// every line start is a candidate, and a change to node i drops every
+// candidate planned after node i was (touch); of those standing, the last
+// before the nodes the next lines are likely to change is taken (settle).
+// The import plans the tail twice — once to find the point, once more to
+// save the state there — which costs one more pass over the bytes after
+// the old resume point, or after a provisional point the first pass saved
+// 4 MiB before the end (provWindow), whichever is later.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Resume, Point, ErrCannotResume and Checkpointer are the importers'
+// shared resume types (input/resume.go).
+type (
+	Resume       = input.Resume
+	Point        = input.Point
+	Checkpointer = input.Checkpointer
+)
+
+// ErrCannotResume: the saved state does not apply to the file as it is
+// now (a line after the resume point changes a node planned before it, a
+// sub-agent file appeared, or the state is unreadable).
+var ErrCannotResume = input.ErrCannotResume
+
+// resumer is a planner's resume bookkeeping.
+type resumer struct {
+	// cands are the candidate points still standing, in file order.
+	cands []cand
+	// base is the point the planning started from; lost when a later line
+	// changed a node planned before it.
+	base cand
+	lost bool
+	// saveAt is the offset whose state is to be saved (-1: none).
+	saveAt int64
+	point  *Point
+	// openGroup is the turn group still open at the end of the file.
+	openGroup []int32
+	// provAt is where the pass that finds the point saves a provisional
+	// one (-1: none), so the second pass need not plan the whole file
+	// again; prov is that point, lost once a later line changes a node
+	// planned before it.
+	provAt   int64
+	prov     *Point
+	provLost bool
+	// parsed is how many bytes of the file were planned.
+	parsed int64
+}
+
+type cand struct {
+	off   int64
+	nodes int
+}
+
+func (r *resumer) candidate(off int64, nodes int) {
+	if n := len(r.cands); n > 0 && r.cands[n-1].nodes == nodes {
+		// No node between the two: the later one is as good and is kept.
+		r.cands[n-1].off = off
+		return
+	}
+	r.cands = append(r.cands, cand{off, nodes})
+}
+
+// touch notes that the current line changes node i: no point planned
+// after node i stands.
+func (p *planner) touch(i int32) {
+	r := p.res
+	if r == nil || i < 0 || p.agentFile {
+		return
+	}
+	for n := len(r.cands); n > 0 && r.cands[n-1].nodes > int(i); n-- {
+		r.cands = r.cands[:n-1]
+	}
+	if int(i) < r.base.nodes {
+		r.lost = true
+	}
+	if r.prov != nil && int(i) < r.prov.Nodes {
+		r.provLost = true
+	}
+}
+
+// settle returns the offset to save the state at: the last candidate
+// standing that precedes the nodes the next lines are likely to change —
+// the last assistant message (it may still be streaming, its calls
+// await results), the turn still open (closing it reorders it) and a
+// summary still waiting for its text. A point after them would be lost at
+// the next refresh (touch), which then imports the whole file again.
+func (p *planner) settle() int64 {
+	r := p.res
+	risk := int32(len(p.nodes))
+	lower := func(i int32) {
+		if i >= 0 && i < risk {
+			risk = i
+		}
+	}
+	lower(p.lastAsst)
+	for _, i := range r.openGroup {
+		lower(i)
+	}
+	if p.lastBound >= 0 && p.nodes[p.lastBound].sum.text.line == 0 {
+		lower(p.lastBound)
+	}
+	for n := len(r.cands); n > 0 && r.cands[n-1].nodes > int(risk); n-- {
+		r.cands = r.cands[:n-1]
+	}
+	if len(r.cands) == 0 {
+		// Everything at risk was planned before the point the import
+		// started from, which still stands.
+		return r.base.off
+	}
+	return r.cands[len(r.cands)-1].off
+}
+
+// runResumable imports conversation c for Import with opts.Resume: it
+// plans from the saved point (or the start) to find the last point that
+// stands, plans again from the saved point saving the state there, and
+// emits the nodes the sink does not hold yet.
+func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSink, opts Options, names map[string]string) error {
+	res := opts.Resume
+	res.Point = nil
+	if c.main == "" || len(c.agents) > 0 {
+		// Sub-agent files are planned after the session file and their
+		// nodes emitted after its own: nothing of the session file is
+		// final before they are read. They are imported whole.
+		if res.State != nil {
+			return fmt.Errorf("%w: sub-agent files lie beside the session", ErrCannotResume)
+		}
+		if c.main != "" {
+			if st, err := os.Stat(c.main); err == nil {
+				res.Parsed = st.Size()
+			}
+		}
+		p := newPlanner(ctx, sink, opts, names)
+		defer p.close()
+		return p.run(c)
+	}
+	var s *snap
+	if res.State != nil {
+		var err error
+		if s, err = decodeSnap(res.State); err != nil {
+			return err
+		}
+	}
+	find := newPlanner(ctx, discard{}, opts, names)
+	defer find.close()
+	provAt := int64(-1)
+	if st, err := os.Stat(c.main); err == nil {
+		size := st.Size()
+		if res.Limit > 0 && res.Limit < size {
+			size = res.Limit
+		}
+		if size-provWindow > 0 {
+			provAt = size - provWindow
+		}
+	}
+	r, err := find.resumeFrom(c.main, s, -1, provAt, -1)
+	if err != nil {
+		return err
+	}
+	if r.lost {
+		return fmt.Errorf("%w: a line after it changes a node planned before it", ErrCannotResume)
+	}
+	saveAt := find.settle()
+	emitFrom, parsed := r.base.nodes, r.parsed
+	if r.prov != nil && !r.provLost && r.prov.Offset <= saveAt {
+		// The second pass starts from the provisional point: the nodes
+		// before it are the same in both passes.
+		if s, err = decodeSnap(r.prov.State); err != nil {
+			return err
+		}
+	}
+	p := newPlanner(ctx, sink, opts, names)
+	defer p.close()
+	r, err = p.resumeFrom(c.main, s, saveAt, -1, emitFrom)
+	if err != nil {
+		return err
+	}
+	if p.lines == 0 {
+		return p.emptyFile(c.main)
+	}
+	// What the import parsed is what the first pass read: the second one
+	// reads the same bytes again, or fewer from a provisional point.
+	res.Parsed = parsed
+	if err := p.finish(c); err != nil {
+		return err
+	}
+	res.Point = r.point
+	return nil
+}
+
+// provWindow is how far before the end of the file the first pass saves a
+// provisional point: the last turn is rarely longer.
+var provWindow int64 = 4 << 20
+
+// resumeFrom plans the session file from the saved state (its start when
+// nil), saving the state at offset saveAt (none when -1) and a
+// provisional one at the first line start from provAt on (none when -1).
+// The sink holds the first emitFrom nodes (-1: those of the state).
+func (p *planner) resumeFrom(path string, state *snap, saveAt, provAt int64, emitFrom int) (*resumer, error) {
+	f, err := p.startFile(path, false)
+	if err != nil {
+		return nil, err
+	}
+	lr := newLineReader(p.limited(f, 0), p.display(path), p.opts.max())
+	if state != nil {
+		if lr, err = p.load(state, f, p.display(path)); err != nil {
+			return nil, err
+		}
+	}
+	p.emitFrom = emitFrom
+	if emitFrom < 0 {
+		p.emitFrom = len(p.nodes)
+	}
+	p.res = &resumer{saveAt: saveAt, provAt: provAt, base: cand{lr.off, len(p.nodes)}}
+	from := lr.off
+	if err := p.planLines(lr); err != nil {
+		return nil, err
+	}
+	p.res.parsed = lr.off - from
+	return p.res, nil
+}
+
+// discard is the sink of the planning pass that only finds the resume
+// point: its counts and warnings are the second pass's to give.
+type discard struct{}
+
+func (discard) Node(transcript.Node) error   { return nil }
+func (discard) SetHead(string)               {}
+func (discard) SetModel(string)              {}
+func (discard) Count(string, string, string) {}
+func (discard) Warn(string, int, string)     {}
+
+// limited is f, positioned at off, read no further than the resume's
+// Limit when it has one.
+func (p *planner) limited(f *os.File, off int64) io.Reader {
+	if r := p.opts.Resume; r != nil && r.Limit > 0 {
+		return io.LimitReader(f, max(r.Limit-off, 0))
+	}
+	return f
+}

@@ -1,0 +1,151 @@
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+)
+
+// A resumable first import emits exactly the nodes, HEAD and model of a
+// plain one, whether its second pass plans the whole file or starts from
+// the provisional point the first pass saved near the end (then it tallies
+// only the lines after that point), and it leaves a resume point.
+func TestResumableImportEqualsPlain(t *testing.T) {
+	src := sessiontest.External(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("shared real transcript not present: %v", err)
+	}
+	defer func(w int64) { provWindow = w }(provWindow)
+	provWindow = 64 << 10
+	// Beside no sub-agent files: those make an import not resumable.
+	file := filepath.Join(t.TempDir(), filepath.Base(src))
+	var ends []int
+	for i, c := range full {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	fromProv := 0
+	for k := 1; k <= 12; k++ {
+		cut := ends[k*(len(ends)-1)/12]
+		if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		plain := importMem(t, file).convs[0]
+		var tgt memTarget
+		res := &Resume{}
+		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &tgt); err != nil {
+			t.Fatalf("cut %d: resumable import: %v", cut, err)
+		}
+		got := tgt.convs[0]
+		a, _ := json.Marshal(plain.nodes)
+		b, _ := json.Marshal(got.nodes)
+		if !bytes.Equal(a, b) || got.head != plain.head || got.model != plain.model || got.order != nil {
+			t.Fatalf("cut %d: the resumable import differs from a plain one (%d vs %d nodes, head %q vs %q, %v)", cut, len(got.nodes), len(plain.nodes), got.head, plain.head, got.order)
+		}
+		if res.Point == nil || res.Point.Offset <= 0 || res.Point.Offset > int64(cut) || res.Parsed != int64(cut) ||
+			len(got.checkpoints) != 1 || got.checkpoints[0] != res.Point.Nodes {
+			t.Fatalf("cut %d: point at %v, parsed %d, checkpoints %v", cut, res.Point != nil, res.Parsed, got.checkpoints)
+		}
+		if got.lines < plain.lines {
+			fromProv++
+		}
+	}
+	if fromProv == 0 {
+		t.Error("no import started its second pass from the provisional point")
+	}
+}
+
+// A damaged saved state is refused with ErrCannotResume, never a panic.
+func TestResumeDamagedState(t *testing.T) {
+	src := sessiontest.External(t, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("shared real transcript not present: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(file, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := &Resume{}
+	if err := Import(context.Background(), []string{file}, Options{Resume: res}, &memTarget{}); err != nil || res.Point == nil {
+		t.Fatalf("import: %v, point %+v", err, res.Point)
+	}
+	state := res.Point.State
+	for _, bad := range [][]byte{nil, []byte("x"), state[:len(state)/2], append(bytes.Clone(state[:len(state)-9]), 0xff)} {
+		if bad == nil {
+			continue
+		}
+		r := &Resume{State: bad}
+		err := Import(context.Background(), []string{file}, Options{Resume: r}, &memTarget{})
+		if err == nil || !errorsIs(err, ErrCannotResume) {
+			t.Errorf("damaged state (%d bytes): %v, want ErrCannotResume", len(bad), err)
+		}
+	}
+	// Node indexes out of range are refused before any use.
+	var s snap
+	if err := s.decode(state); err != nil {
+		t.Fatal(err)
+	}
+	// colSizes is exactly the columns' size: the gob rest starts there,
+	// and the state encodes again to the same columns.
+	again, err := s.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.colSizes()
+	var rest snapRest
+	if len(again) != len(state) || !bytes.Equal(again[:n], state[:n]) || gob.NewDecoder(bytes.NewReader(again[n:])).Decode(&rest) != nil {
+		t.Errorf("the state does not encode again to its columns of %d bytes and a gob rest", n)
+	}
+	s.Pred[len(s.Pred)-1] = int32(len(s.Pred) + 5)
+	enc, err := s.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Import(context.Background(), []string{file}, Options{Resume: &Resume{State: enc}}, &memTarget{}); !errorsIs(err, ErrCannotResume) {
+		t.Errorf("out-of-range predecessor: %v, want ErrCannotResume", err)
+	}
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// With a Limit, a resumable import reads the file as if it ended there:
+// what a client appended after the bytes the caller hashed is left for
+// the next import.
+func TestResumableImportLimit(t *testing.T) {
+	src := sessiontest.External(t, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("shared real transcript not present: %v", err)
+	}
+	dir := t.TempDir()
+	whole, cutFile := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "cut.jsonl")
+	if err := os.WriteFile(whole, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{len(full) / 3, len(full) / 2, 2 * len(full) / 3} {
+		if err := os.WriteFile(cutFile, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		plain := importMem(t, cutFile).convs[0]
+		var tgt memTarget
+		res := &Resume{Limit: int64(cut)}
+		if err := Import(context.Background(), []string{whole}, Options{Resume: res}, &tgt); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(plain.nodes)
+		b, _ := json.Marshal(tgt.convs[0].nodes)
+		if !bytes.Equal(a, b) || res.Parsed != int64(cut) || res.Point == nil || res.Point.Offset > int64(cut) {
+			t.Errorf("limit %d: %d nodes vs %d of the cut file, parsed %d", cut, len(tgt.convs[0].nodes), len(plain.nodes), res.Parsed)
+		}
+	}
+}

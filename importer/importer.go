@@ -1,0 +1,484 @@
+// Package importer is the registry of vendor importers: it detects an
+// export's format (--from auto), runs the vendor package over the files and
+// writes each conversation it yields as a session directory through the
+// store (store.Init, then store.Update with chunked tx.Append),
+// and tallies the report: per input record type, how many were imported,
+// merged and skipped, and why. It owns where sessions land: a new import
+// is written into a temporary directory beside the target and renamed into
+// place only when everything succeeded, so a failed import leaves no
+// half-written session. It does not parse any vendor format itself.
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/format/aider"
+	"github.com/ctxfold/ctxfold/format/anthropicbody"
+	"github.com/ctxfold/ctxfold/format/chatgpt"
+	"github.com/ctxfold/ctxfold/format/claudecode"
+	"github.com/ctxfold/ctxfold/format/cline"
+	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/gemini"
+	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/format/openaibody"
+	"github.com/ctxfold/ctxfold/format/opencode"
+	"github.com/ctxfold/ctxfold/format/openhands"
+	"github.com/ctxfold/ctxfold/format/specstory"
+	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Format names.
+const (
+	Auto       = "auto"
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+	Gemini     = "gemini"
+	ChatGPT    = "chatgpt"
+	OpenAI     = "openai"
+	Anthropic  = "anthropic"
+	Aider      = "aider"
+	Cline      = "cline"
+	OpenHands  = "openhands"
+	OpenCode   = "opencode"
+)
+
+// ImportFunc is the signature every vendor package exports as Import.
+type ImportFunc func(ctx context.Context, files []string, opts input.Options, target transcript.ImportTarget) error
+
+type vendor struct {
+	name   string
+	detect func(head []byte) bool
+	run    ImportFunc
+	// near, when set, says why an undetected input looks like this format
+	// but is not quite it ("" when it does not), so the error can say more
+	// than "cannot tell".
+	near func(path string, head []byte) string
+	// path, when set, recognises the format from the path itself (a file
+	// name the format always uses, a directory layout); it is asked first.
+	path func(path string) bool
+}
+
+// vendors in detection order: the most specific signatures first, and the
+// Anthropic body before the OpenAI one (both hold "messages").
+var vendors = []vendor{
+	{ClaudeCode, claudecode.Detect, func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
+	}, nil, nil},
+	{Codex, codex.Detect, codex.Import, nil, nil},
+	{Gemini, gemini.Detect, gemini.Import, nil, nil},
+	{ChatGPT, chatgpt.Detect, chatgpt.Import, nil, nil},
+	// Before the bodies: a Cline history is also a messages array.
+	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
+	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
+	{OpenCode, opencode.Detect, opencode.Import, opencode.Near, opencode.DetectPath},
+	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
+	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
+	// Text, not JSON: last, so a JSON export quoting an aider header is
+	// never taken for one.
+	{Aider, aider.Detect, aider.Import, func(_ string, head []byte) string { return aider.Near(head) }, nil},
+}
+
+// Formats lists the names --from accepts.
+func Formats() []string {
+	out := []string{Auto}
+	for _, v := range vendors {
+		out = append(out, v.name)
+	}
+	sort.Strings(out[1:])
+	return out
+}
+
+func lookup(name string) (vendor, bool) {
+	for _, v := range vendors {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return vendor{}, false
+}
+
+// DetectBytes names the format of an export from its first bytes, or "".
+func DetectBytes(head []byte) string {
+	for _, v := range vendors {
+		if v.detect(head) {
+			return v.name
+		}
+	}
+	return ""
+}
+
+// headBytes is how much of the first file detection looks at, beyond its
+// first line.
+const headBytes = 64 << 10
+
+// titles are the formats' names as their vendors write them, for messages;
+// a format without one is named by its --from name.
+var titles = map[string]string{
+	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
+	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+}
+
+func title(format string) string {
+	if t, ok := titles[format]; ok {
+		return t
+	}
+	return format
+}
+
+// FormatError says an input is not an export ctxfold reads, or not the one
+// --from named; nothing was written.
+type FormatError struct {
+	Parse *transcript.ParseError
+	hint  string
+}
+
+func (e *FormatError) Error() string { return e.Parse.Error() }
+
+// Unwrap exposes the ParseError (file and line, exit status 2).
+func (e *FormatError) Unwrap() error { return e.Parse }
+
+// Hint says what would work instead.
+func (e *FormatError) Hint() string { return e.hint }
+
+// DetectFile names the format of a file from its name or its content, or
+// of a directory from its layout.
+func DetectFile(path string) (string, error) {
+	return detectFile(path, input.Options{})
+}
+
+// detectFile tries the formats known by name or layout first; a file's
+// content is then read: the first headBytes, then, if they do not decide,
+// the first line whole (up to the line limit, so a long first record is
+// still recognised) and headBytes after it.
+func detectFile(path string, opts input.Options) (string, error) {
+	for _, v := range vendors {
+		if v.path != nil && v.path(path) {
+			return v.name, nil
+		}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		for _, v := range vendors {
+			if v.near != nil {
+				if why := v.near(path, nil); why != "" {
+					return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: why}, hint: "if it is one of these, name it with --from"}
+				}
+			}
+		}
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "is a directory, but not one whose layout names an export format (supported: " + supported() + ")"},
+			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "is a directory, not an export file"},
+			hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}
+	}
+	br := bufio.NewReaderSize(f, headBytes)
+	// The first headBytes decide most files, a JSON document written on
+	// one line (longer than any line limit) included.
+	peek, err := br.Peek(headBytes)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	if name := DetectBytes(bytes.TrimPrefix(peek, []byte{0xEF, 0xBB, 0xBF})); name != "" {
+		return name, nil
+	}
+	first, err := readFirstLine(br, opts.Max())
+	if err != nil {
+		return "", &transcript.ParseError{File: path, Line: 1, Msg: err.Error()}
+	}
+	rest := make([]byte, headBytes)
+	n, err := io.ReadFull(br, rest)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", &transcript.ParseError{File: path, Msg: err.Error(), Err: err}
+	}
+	head := append(first, rest[:n]...)
+	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
+	if name := DetectBytes(head); name != "" {
+		return name, nil
+	}
+	// Known, and refused by name: a rendering of a transcript, not one.
+	if specstory.Detect(head) {
+		h := specstory.ReadHeader(head)
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: h.Refusal()}, hint: h.Original()}
+	}
+	for _, v := range vendors {
+		if v.near == nil {
+			continue
+		}
+		if why := v.near(path, head); why != "" {
+			return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: why}, hint: "if it is one of these, name it with --from"}
+		}
+	}
+	if len(bytes.TrimSpace(head)) == 0 {
+		return "", &FormatError{Parse: &transcript.ParseError{File: path, Msg: "file is empty"}, hint: "nothing to import"}
+	}
+	return "", &FormatError{Parse: &transcript.ParseError{File: path, Line: 1, Msg: "not a supported export (supported: " + supported() + "; recognised but not imported: " + specstory.Title + "s, which render a transcript for people)"},
+		hint: "if it is one of these, name it with --from; for a rendering (a SpecStory export), import the client's transcript it came from"}
+}
+
+// supported lists the formats for messages, from the registry, so a new
+// importer appears in them by its row alone.
+func supported() string {
+	return strings.Join(Formats()[1:], ", ")
+}
+
+// readFirstLine returns the first line with its newline; a line longer
+// than max is the line-limit error every reader gives. A document that is
+// one long line (a JSON export without newlines) ends at EOF or at max.
+func readFirstLine(br *bufio.Reader, max int) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > max+1 {
+			return nil, fmt.Errorf("line is longer than the %d-byte limit (raise it with --max-line-bytes)", max)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == nil, errors.Is(err, io.EOF):
+			return out, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// DefaultChunk is how many nodes one tx.Append takes: large enough to
+// amortise the fsync and meta commit, small enough to bound memory.
+const DefaultChunk = 5000
+
+// Options tune an import.
+type Options struct {
+	// From is a format name or Auto.
+	From  string
+	Files []string
+	// Out is the session directory (one conversation) or the parent of one
+	// session per conversation (several).
+	Out string
+	// Append adds to an existing session instead of refusing it.
+	Append bool
+	Store  store.WriteOptions
+	Input  input.Options
+	// Chunk is the number of nodes per append (DefaultChunk when 0).
+	Chunk int
+	// Resume, when set, makes a Claude Code or Codex import resumable
+	// (input.Resume: live's incremental refresh); with a State,
+	// Out is the session the earlier import wrote, cut back to its
+	// checkpoint, and Append must be set. Other formats refuse it.
+	Resume *input.Resume
+	// Progress, when set, receives the number of nodes handed over so far
+	// by the importer, every 1024 nodes (a progress reporter's Add).
+	Progress func(n int)
+}
+
+// Import reads the files and writes the sessions; the report says what
+// happened to every input record. On error nothing new is left in Out
+// (with Append, chunks already committed to an existing session stay, and
+// re-running the same --append skips the nodes already there).
+func Import(ctx context.Context, opts Options) (*Report, error) {
+	if len(opts.Files) == 0 {
+		return nil, errors.New("no input file")
+	}
+	if opts.Out == "" {
+		return nil, errors.New("no output directory (-o)")
+	}
+	// A pipe is copied beside the output first: detection reads its head,
+	// and the importer must still see every byte of it.
+	spoolDir := filepath.Dir(filepath.Clean(opts.Out))
+	if st, err := os.Stat(spoolDir); err != nil || !st.IsDir() {
+		spoolDir = ""
+	}
+	// What a killed import left here: its copies and its half-written
+	// session directory (input/stale.go).
+	input.RemoveStale(spoolDir, ".ctxfold-input-")
+	if parent := filepath.Dir(filepath.Clean(opts.Out)); isDirPath(parent) {
+		input.RemoveStale(parent, "."+filepath.Base(filepath.Clean(opts.Out))+".import-")
+	}
+	files, names, cleanup, err := input.SpoolLimit(opts.Files, spoolDir, opts.Input.MaxDecompressedBytes)
+	defer cleanup()
+	if err != nil {
+		return nil, err
+	}
+	opts.Files = files
+	format := opts.From
+	if format == "" || format == Auto {
+		if format, err = detectFile(opts.Files[0], opts.Input); err != nil {
+			return nil, input.RenameError(err, names)
+		}
+	}
+	v, ok := lookup(format)
+	if !ok {
+		return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats(), ", "))
+	}
+	if opts.Input.Session > 0 && format != Aider {
+		return nil, fmt.Errorf("--session picks a session of an aider chat history; this input is %s", format)
+	}
+	if v.path == nil {
+		// Only formats laid out as a directory take one.
+		for _, f := range opts.Files {
+			if st, err := os.Stat(f); err == nil && st.IsDir() {
+				return nil, input.RenameError(&FormatError{Parse: &transcript.ParseError{File: f, Msg: "is a directory, not an export file"},
+					hint: "give the transcript file itself (for Claude Code, a session's .jsonl; for Codex, a rollout-*.jsonl)"}, names)
+			}
+		}
+	}
+	if !opts.Append && isSession(opts.Out) {
+		return nil, &ExistsError{Dir: opts.Out}
+	}
+	run, err := runner(v, format, opts.Resume)
+	if err != nil {
+		return nil, err
+	}
+	t := newTarget(ctx, opts)
+	t.given = names
+	t.report.Format = format
+	err = input.RenameError(run(ctx, opts.Files, opts.Input, t), names)
+	resumed := opts.Resume != nil && opts.Resume.State != nil
+	if opts.From != "" && opts.From != Auto && !resumed && t.importedNothing() {
+		if werr := wrongFormat(format, opts.Files[0], opts.Input, err); werr != nil {
+			err = input.RenameError(werr, names)
+		}
+	}
+	if err != nil {
+		// Nothing more is written: the chunk in hand and the end of the
+		// conversation (its HEAD) are dropped, not committed.
+		t.abortCurrent()
+	} else {
+		err = t.finishCurrent()
+	}
+	if err == nil {
+		err = t.place()
+	}
+	t.cleanup()
+	if err != nil {
+		return nil, err
+	}
+	return renameReport(t.finalReport(), names), nil
+}
+
+// runner is the vendor's import, or its resumable one when resume is set
+// (Claude Code and Codex only).
+func runner(v vendor, format string, resume *input.Resume) (ImportFunc, error) {
+	switch {
+	case resume == nil:
+		return v.run, nil
+	case format == ClaudeCode:
+		return func(ctx context.Context, files []string, in input.Options, t transcript.ImportTarget) error {
+			return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: in.MaxLineBytes, Resume: resume}, t)
+		}, nil
+	case format == Codex:
+		return func(ctx context.Context, files []string, in input.Options, t transcript.ImportTarget) error {
+			return codex.ImportResumable(ctx, files, in, resume, t)
+		}, nil
+	}
+	return nil, fmt.Errorf("%s imports are not resumable", title(format))
+}
+
+// renameReport makes the report name the inputs the user gave, not the
+// spooled or decompressed copies read in their place.
+func renameReport(r *Report, names map[string]string) *Report {
+	if len(names) == 0 {
+		return r
+	}
+	for i, f := range r.Files {
+		if name, ok := names[f]; ok {
+			r.Files[i] = name
+		}
+	}
+	for i, w := range r.Warnings {
+		for tmp, name := range names {
+			if rest, ok := strings.CutPrefix(w, tmp); ok {
+				r.Warnings[i] = name + rest
+				break
+			}
+		}
+	}
+	return r
+}
+
+// wrongFormat explains an import under --from that found not one record
+// of its format: a success with nodes=0 would create an empty session that
+// the right --from then refuses to overwrite.
+// The same holds when the importer failed before a single record: its
+// error would be about a format the file is not. runErr is the importer's
+// error, kept (nil returned) when the file does not look like another
+// format.
+func wrongFormat(format, file string, opts input.Options, runErr error) error {
+	pe := &transcript.ParseError{File: file, Msg: "no " + title(format) + " records found"}
+	detected, _ := detectFile(file, opts)
+	if detected != "" && detected != format {
+		pe.Msg += "; the file looks like " + title(detected)
+		return &FormatError{Parse: pe, hint: "import it with --from " + detected + " (or --from auto)"}
+	}
+	if runErr != nil {
+		return nil
+	}
+	return &FormatError{Parse: pe, hint: "the supported formats are " + supported()}
+}
+
+// ExistsError refuses to overwrite a session.
+type ExistsError struct{ Dir string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s: already a session; refusing to overwrite it", e.Dir)
+}
+
+// Hint says how to add to it instead.
+func (e *ExistsError) Hint() string {
+	return "add to it with --append, or choose another -o"
+}
+
+func isSession(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, store.MetaFile))
+	return err == nil
+}
+
+// SafeName turns a conversation id into a directory name: only letters,
+// digits, '.', '_' and '-', no "..", no leading dot, at most 80 bytes, so a crafted
+// id can never name a path outside the output directory. "" when nothing
+// usable is left.
+func SafeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		case r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() >= 80 {
+			break
+		}
+	}
+	out := b.String()
+	for strings.Contains(out, "..") {
+		out = strings.ReplaceAll(out, "..", "_")
+	}
+	out = strings.TrimLeft(out, ".")
+	if strings.Trim(out, "_") == "" {
+		return ""
+	}
+	return out
+}
+
+func isDirPath(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

@@ -1,0 +1,98 @@
+// Package importtest is an in-memory transcript.ImportTarget for the tests
+// of vendor importers: it keeps what an importer hands over and checks the
+// ordering contract (every predecessor, caller and covered id precedes the
+// node naming it; ids are unique), so fuzz targets catch a broken emitter
+// without touching the disk.
+package importtest
+
+import (
+	"fmt"
+
+	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Target records conversations.
+type Target struct {
+	Convs []*Conv
+}
+
+// Conv is one conversation as handed over.
+type Conv struct {
+	Name     string
+	Nodes    []transcript.Node
+	Head     string
+	Model    string
+	Counts   map[[2]string]int // {record, outcome} → count
+	Warnings []string
+	seen     map[string]bool
+}
+
+// Conversation starts a conversation.
+func (t *Target) Conversation(name string) (transcript.ImportSink, error) {
+	c := &Conv{Name: name, Counts: map[[2]string]int{}, seen: map[string]bool{}}
+	t.Convs = append(t.Convs, c)
+	return c, nil
+}
+
+// Node checks the ordering contract and keeps n.
+func (c *Conv) Node(n transcript.Node) error {
+	if n.ID == "" {
+		return fmt.Errorf("node %d has no id", len(c.Nodes)+1)
+	}
+	if c.seen[n.ID] {
+		return fmt.Errorf("node %q handed over twice", n.ID)
+	}
+	for _, ref := range append([]string{n.Predecessor, n.Caller}, n.CoversIDs()...) {
+		if ref != "" && !c.seen[ref] {
+			return fmt.Errorf("node %q names %q before it was handed over", n.ID, ref)
+		}
+	}
+	if !n.Role.Valid() {
+		return fmt.Errorf("node %q: invalid role %q", n.ID, n.Role)
+	}
+	c.seen[n.ID] = true
+	c.Nodes = append(c.Nodes, n)
+	return nil
+}
+
+func (c *Conv) SetHead(id string)     { c.Head = id }
+func (c *Conv) SetModel(model string) { c.Model = model }
+func (c *Conv) Count(record, outcome, reason string) {
+	c.Counts[[2]string{record, outcome}]++
+}
+func (c *Conv) Warn(file string, line int, msg string) {
+	c.Warnings = append(c.Warnings, store.Warning{File: file, Line: line, Msg: msg}.String())
+}
+
+// Stats are the counts the importer tests compare with an independent
+// count of the input.
+type Stats struct {
+	Nodes, Summaries, User, Assistant, Tool, System int
+	// Calls are tool calls made; Results tool results carried.
+	Calls, Results int
+}
+
+// StatsOf counts the nodes of a conversation.
+func StatsOf(nodes []transcript.Node) Stats {
+	var s Stats
+	for i := range nodes {
+		n := &nodes[i]
+		s.Nodes++
+		switch {
+		case n.IsSummary():
+			s.Summaries++
+		case n.Role == transcript.RoleUser:
+			s.User++
+		case n.Role == transcript.RoleAssistant:
+			s.Assistant++
+		case n.Role == transcript.RoleTool:
+			s.Tool++
+		case n.Role == transcript.RoleSystem:
+			s.System++
+		}
+		s.Calls += len(n.AllToolCalls())
+		s.Results += len(n.ToolResults())
+	}
+	return s
+}

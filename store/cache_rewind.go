@@ -1,0 +1,207 @@
+// Cache sessions: the sessions ctxfold keeps for a transcript file
+// (live) and the one write that may shrink one, RewindCache
+// (docs/FORMAT.md §1, "Cache sessions"). A user's session is never
+// rewound: its files are append-only.
+
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// MarkCache marks dir (a session directory ctxfold created) as a cache
+// session; only those can be rewound. Marking one twice is a no-op.
+func MarkCache(dir string, opts WriteOptions) error {
+	opts.CacheWriter = true
+	_, err := update(context.Background(), dir, opts, nil, func(tx *Tx) error {
+		if tx.s.Meta.Cache {
+			return nil
+		}
+		m := tx.s.Meta
+		m.Cache = true
+		if err := writeMeta(tx.dir, m); err != nil {
+			return err
+		}
+		tx.s.Meta = m
+		return nil
+	})
+	return err
+}
+
+// RewindCache cuts a cache session back to an earlier commit: nodes.jsonl
+// to to.NodesBytes and session.json to to (as ReadMeta read it right
+// after that commit), under the lock. session.json is written first, then
+// the file truncated: a crash in between leaves bytes after the committed
+// length, which readers ignore and the next write moves to lost+found/.
+// It refuses a session not marked with MarkCache, and a to that is not an
+// earlier commit of this session: its digest state, extended by the bytes
+// between, must give the session's current nodes_sha256 (so the check
+// reads only those bytes). The index snapshot survives when it covers a
+// prefix of the cut. events.jsonl is left as it is.
+func RewindCache(ctx context.Context, dir string, to Meta, opts WriteOptions) error {
+	opts.CacheWriter = true // a cache-only operation: it refuses any other session
+	_, err := update(ctx, dir, opts, nil, func(tx *Tx) error {
+		s := tx.s
+		metaPath := filepath.Join(dir, MetaFile)
+		if !s.Meta.Cache {
+			return &ValidationError{Msg: fmt.Sprintf("%s: not a cache session (only ctxfold's own cache sessions can be rewound; a session's nodes are append-only)", dir)}
+		}
+		if to.NodesBytes == nil || *to.NodesBytes > s.CommittedBytes || to.FormatVersion != s.Meta.FormatVersion {
+			return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), s.CommittedBytes)}
+		}
+		cut := *to.NodesBytes
+		toChain, ok := metaChain(to, cut)
+		if !ok {
+			return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to carries no hash chain for its %d bytes (read it with ReadMeta after a commit of this ctxfold)", metaPath, cut)}
+		}
+		ext, err := toChain.extend(s.f, cut, s.CommittedBytes-cut)
+		if err != nil {
+			return &transcript.ParseError{File: s.NodesPath(), Msg: "reading: " + err.Error()}
+		}
+		if ext.sum() != s.chain.sum() {
+			return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit of this session (its nodes_sha256 does not lead to the current one)", metaPath)}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return tx.rewind(to, cut)
+	})
+	return err
+}
+
+// rewind commits to, then cuts nodes.jsonl to cut and re-stamps the
+// fingerprint.
+func (tx *Tx) rewind(to Meta, cut int64) error {
+	path := tx.s.NodesPath()
+	m := to
+	m.Cache = true
+	// to's fingerprint is of the file before the cut; the one after it is
+	// recorded once the cut is made. Until then a reader re-hashes.
+	m.NodesStat = nil
+	if err := writeMeta(tx.dir, m); err != nil {
+		return err
+	}
+	if !snapshotCovers(tx.dir, cut) {
+		dropSnapshot(tx.dir)
+	}
+	f, err := openForWrite(path, os.O_RDWR, 0)
+	if err != nil {
+		return fileErr(path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(cut); err != nil {
+		return &WriteError{File: path, Op: "truncate", Err: err}
+	}
+	if err := f.Sync(); err != nil {
+		return &WriteError{File: path, Op: "fsync", Err: err}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fileErr(path, err)
+	}
+	if fp, ok := statOf(st); ok && fp.Size == cut {
+		m.NodesStat = &fp
+		if err := writeMeta(tx.dir, m); err != nil {
+			return err
+		}
+	}
+	tx.rewound = true
+	// The transaction's snapshot is of the longer file: re-read it.
+	return tx.reload()
+}
+
+func bytesOrNone(n *int64) string {
+	if n == nil {
+		return "no"
+	}
+	return fmt.Sprint(*n)
+}
+
+// maxMetaBytes bounds a cache session's session.json read by CheckCache
+// (ctxfold writes a few hundred bytes; an active summary's text at most a
+// few MB).
+const maxMetaBytes = 64 << 20
+
+// CheckCache says why the cache session in dir does not check out, ""
+// when it does: its session files must be regular files (no symlink, no
+// directory, no FIFO), session.json must be the bytes whose SHA-256 is
+// metaSHA256 (what the cache recorded after its last refresh: a hand-
+// edited HEAD, model, window or format_version fails here), and the
+// committed bytes of nodes.jsonl must be the ones session.json records —
+// trusted by the stat fingerprint of the commit, re-hashed when the stat
+// differs (one changed byte of the same length changes the ctime). It
+// costs a few stats and a read of session.json unless the file was
+// touched. live re-imports a session that does not check out.
+func CheckCache(dir, metaSHA256 string) string {
+	for _, name := range []string{MetaFile, NodesFile, EventsFile, LockFile} {
+		st, err := os.Lstat(filepath.Join(dir, name))
+		switch {
+		case errors.Is(err, os.ErrNotExist) && (name == EventsFile || name == LockFile):
+		case err != nil:
+			return name + ": " + err.Error()
+		case !st.Mode().IsRegular():
+			return name + " is not a regular file"
+		}
+	}
+	data, err := ReadCacheFile(filepath.Join(dir, MetaFile), maxMetaBytes)
+	if err != nil {
+		return MetaFile + ": " + err.Error()
+	}
+	sum := sha256.Sum256(data)
+	if metaSHA256 == "" || hex.EncodeToString(sum[:]) != metaSHA256 {
+		return MetaFile + " changed since the last refresh"
+	}
+	m, err := readMeta(dir)
+	if err != nil {
+		return err.Error()
+	}
+	if !m.Cache || m.NodesBytes == nil || m.NodesSHA256 == "" {
+		return MetaFile + " is not a cache session's with its hash chain"
+	}
+	return checkCommitted(dir, m)
+}
+
+// checkCommitted: the first nodes_bytes of nodes.jsonl hash to
+// nodes_sha256 (re-read only when the file's stat is not the commit's).
+func checkCommitted(dir string, m Meta) string {
+	f, err := openRegularFlags(filepath.Join(dir, NodesFile), syscall.O_NOFOLLOW)
+	if err != nil {
+		return NodesFile + ": " + err.Error()
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return NodesFile + ": " + err.Error()
+	}
+	if st.Size() < *m.NodesBytes {
+		return fmt.Sprintf("%s is shorter than the %d bytes committed", NodesFile, *m.NodesBytes)
+	}
+	_, _, changed, err := committedChain(m, f, st, *m.NodesBytes)
+	switch {
+	case err != nil:
+		return err.Error()
+	case changed:
+		return fmt.Sprintf("the %d committed bytes of %s changed since they were written", *m.NodesBytes, NodesFile)
+	}
+	return ""
+}
+
+// MetaSHA256 is the hex SHA-256 of the session.json of the cache session
+// in dir, for CheckCache.
+func MetaSHA256(dir string) (string, error) {
+	data, err := ReadCacheFile(filepath.Join(dir, MetaFile), maxMetaBytes)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// mapSections maps each section of the snapshot f privately (MAP_PRIVATE:
+// copy on write, nothing written back), each followed by extra[i] bytes
+// of anonymous memory, so a writer appends to the index in place instead
+// of copying it. The mapping is never unmapped: ids handed out by the
+// Session point into it and may outlive Close (a process maps a session's
+// snapshot once per open; the pages are the page cache's).
+func mapSections(f *os.File, h *snapHeader, extra [numSections]int64) ([numSections][]byte, error) {
+	var out [numSections][]byte
+	if os.Getpagesize() != snapPage {
+		return out, errBadSnapshot
+	}
+	var at [numSections]int64
+	var total int64
+	for i := range numSections {
+		at[i] = total
+		total += roundPage(h.secLen[i]) + roundPage(extra[i])
+	}
+	if total == 0 {
+		return out, nil
+	}
+	res, err := syscall.Mmap(-1, 0, int(total), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	if err != nil {
+		return out, err
+	}
+	fd := f.Fd()
+	for i := range numSections {
+		n := roundPage(h.secLen[i])
+		if n > 0 {
+			addr := uintptr(unsafe.Pointer(&res[at[i]]))
+			_, _, errno := syscall.Syscall6(syscall.SYS_MMAP, addr, uintptr(n), syscall.PROT_READ|syscall.PROT_WRITE,
+				syscall.MAP_PRIVATE|syscall.MAP_FIXED, fd, uintptr(h.secOff[i]))
+			if errno != 0 {
+				_ = syscall.Munmap(res)
+				return out, errno
+			}
+		}
+		out[i] = res[at[i] : at[i]+h.secLen[i] : at[i]+n+roundPage(extra[i])]
+	}
+	return out, nil
+}
