@@ -298,7 +298,7 @@ func TestCoreBadCorpus(t *testing.T) {
 // A 50 MB single line is refused with file:line, not read into memory
 // whole and never a crash.
 func TestCoreHugeLine(t *testing.T) {
-	if testing.Short() {
+	if !longRun() {
 		t.Skip("writes 50 MB")
 	}
 	dir := filepath.Join(t.TempDir(), "s")

@@ -190,8 +190,10 @@ const (
 
 func replay(t *testing.T, src string, step int, anyHead bool) map[string]int {
 	paths := map[string]int{}
-	// One session per option set: the view cache holds one view.
-	for o, so := range optionSets {
+	// One session per option set: the view cache holds one view. The
+	// short run takes the first two (calibrated, with and without node
+	// detail); the long run all of them.
+	for o, so := range optionSets[:sessiontest.Sample(len(optionSets), 2)] {
 		g := newGrower(t, src)
 		for g.grow(step, anyHead) {
 			r := measureBoth(t, g.dir, so, fmt.Sprintf("%s after %d lines, options %d", filepath.Base(src), g.n, o))

@@ -48,7 +48,7 @@ func TestAppendGrownLog(t *testing.T) {
 			wantBody := rawBody(t, full)
 			// Every line for short logs; a spread of about 20 cuts for long
 			// ones, plus the cut the issue names.
-			step := max(1, len(lines)/20)
+			step := max(1, len(lines)/sessiontest.Sample(20, 5))
 			cuts := []int{}
 			for k := 1; k < len(lines); k += step {
 				cuts = append(cuts, k)

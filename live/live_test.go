@@ -118,7 +118,7 @@ func testGrown(t *testing.T, sidecar bool) {
 	if sidecar {
 		most = 12
 	}
-	if testing.Short() {
+	if !longRun() {
 		most = 6
 	}
 	ctx := context.Background()

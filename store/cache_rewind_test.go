@@ -167,7 +167,7 @@ func TestRewindCacheRefuses(t *testing.T) {
 // the next append works.
 func TestRewindCrashAtRandomMoments(t *testing.T) {
 	rounds := 60
-	if testing.Short() {
+	if !longRun() {
 		rounds = 20
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))

@@ -140,7 +140,7 @@ func TestStoreHelperProcess(t *testing.T) {
 // is all or none, and the next append works.
 func TestCrashAtRandomMoments(t *testing.T) {
 	rounds := 200
-	if testing.Short() {
+	if !longRun() {
 		rounds = 40
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
@@ -302,7 +302,7 @@ func batchTime(t *testing.T) time.Duration {
 // writer's order, and HEAD on a tip.
 func TestConcurrentWriters(t *testing.T) {
 	n := 1000
-	if testing.Short() {
+	if !longRun() {
 		n = 200
 	}
 	// On tmpfs when there is one: this test is about the lock and the

@@ -263,7 +263,7 @@ func TestIndexParallelLongLines(t *testing.T) {
 // that depends on its 1 MiB buffer: an unterminated last line of exactly
 // max_line_bytes+1 bytes is refused only when the buffer fills first.
 func TestIndexParallelBufferBoundary(t *testing.T) {
-	if testing.Short() {
+	if !longRun() {
 		t.Skip("writes a 2 MiB session")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))

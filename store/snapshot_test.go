@@ -554,7 +554,7 @@ func TestSnapshotCraftedNeverPanics(t *testing.T) {
 	base.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
 	served, refused, rounds := 0, 0, 120
-	if testing.Short() {
+	if !longRun() {
 		rounds = 30
 	}
 	for range rounds {

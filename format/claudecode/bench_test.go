@@ -100,7 +100,7 @@ func makeSession(tb testing.TB, size int64) (string, int) {
 // under the file's size (structure, not content). The live heap is
 // measured, so the figure does not depend on when the collector runs.
 func TestStreamingMemory(t *testing.T) {
-	if testing.Short() {
+	if !longRun() {
 		t.Skip("skipping the 40 MB import in -short mode")
 	}
 	const size = 40 << 20
