@@ -226,3 +226,6 @@ func Sample(n, short int) int {
 	}
 	return short
 }
+
+// LongRun reports whether this is the long run (CTXFOLD_LONG=1).
+func LongRun() bool { return os.Getenv("CTXFOLD_LONG") != "" }
