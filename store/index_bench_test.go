@@ -16,7 +16,7 @@ import (
 // bench/estimate-gen's). Run with -cpu 1,2: on one P the index is
 // sequential, on more it is decoded on GOMAXPROCS workers.
 //
-//	go test ./transcript -run '^$' -bench BenchmarkOpenIndex -cpu 1,2 -benchmem
+//	go test ./store -run '^$' -bench BenchmarkOpenIndex -cpu 1,2 -benchmem
 func BenchmarkOpenIndex(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		dir := writeBenchSession(b, n)
@@ -88,7 +88,7 @@ func writeBenchSession(b *testing.B, n int) string {
 // a no-op write leaves the snapshot in it), e.g. the 1M-node session of
 // `go run ./bench/estimate-gen -n 1000000 -o /tmp/bench/s1m`:
 //
-//	go test ./transcript -run '^$' -bench BenchmarkOpenSnapshot -benchtime 5x
+//	go test ./store -run '^$' -bench BenchmarkOpenSnapshot -benchtime 5x
 func BenchmarkOpenSnapshot(b *testing.B) {
 	dir := os.Getenv("CTXFOLD_BENCH_SESSION")
 	if dir == "" {

@@ -21,7 +21,7 @@ import (
 // onto N index workers with tiny chunks, so the whole suite (crash,
 // concurrency, store tests) can be run against the parallel path:
 //
-//	CTXFOLD_TEST_INDEX_WORKERS=3 go test ./transcript/
+//	CTXFOLD_TEST_INDEX_WORKERS=3 go test ./store/
 func init() {
 	if n, err := strconv.Atoi(os.Getenv("CTXFOLD_TEST_INDEX_WORKERS")); err == nil && n > 0 {
 		indexWorkersOverride = n
@@ -355,7 +355,7 @@ func TestIndexParallelAppendAfterOpen(t *testing.T) {
 // FuzzIndexParallel: whatever the bytes, the parallel index equals the
 // sequential one.
 //
-//	go test ./transcript -run '^$' -fuzz '^FuzzIndexParallel$' -fuzztime 30s
+//	go test ./store -run '^$' -fuzz '^FuzzIndexParallel$' -fuzztime 30s
 func FuzzIndexParallel(f *testing.F) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	clean := joinLines(genLines(rng, 40))
