@@ -163,11 +163,11 @@ func TestLayerCheckerRejects(t *testing.T) {
 	})
 	want := []string{
 		"estimate imports test support internal/sessiontest",
-		"format/codex (layer 2) imports store (layer 3)",
-		"format/gemini (layer 2) imports format/claudecode (layer 2)",
+		"format/codex (layer 3) imports store (layer 4)",
+		"format/gemini (layer 3) imports format/claudecode (layer 3)",
 		"format/x is in no layer of docs/ARCHITECTURE.md",
 		"newthing is in no layer of docs/ARCHITECTURE.md",
-		"render (layer 7) imports compact (layer 11)",
+		"render (layer 8) imports compact (layer 12)",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("checker found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/hook"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/store"
 )
@@ -186,7 +186,7 @@ func appendCacheLog(cacheDir, name string, err error) {
 	if st, e := os.Lstat(p); e == nil && st.Size() > 1<<20 {
 		_ = os.Rename(p, p+".1")
 	}
-	f, e := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, e := osfile.OpenNoFollow(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if e != nil {
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/template"
 	"time"
 	"unicode/utf8"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/store"
@@ -502,7 +502,7 @@ func logStatusError(cacheDir string, err error) {
 	if st, e := os.Lstat(p); e == nil && st.Size() > 1<<20 {
 		_ = os.Rename(p, p+".1")
 	}
-	f, e := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, e := osfile.OpenNoFollow(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if e != nil {
 		return
 	}

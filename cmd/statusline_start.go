@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
 )
 
@@ -165,7 +166,7 @@ func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *Status
 // file, no symlink, bounded.
 func readPrefixes(path string) map[string]prefixEntry {
 	out := map[string]prefixEntry{}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := osfile.OpenNoFollow(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return out
 	}

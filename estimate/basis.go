@@ -14,9 +14,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -157,9 +157,9 @@ func idHash(id string) uint64 {
 // replaced by a rename is another file.
 func fileIdentity(st os.FileInfo) []byte {
 	var b [16]byte
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		putInt64(b[:8], int64(sys.Dev))
-		putInt64(b[8:], int64(sys.Ino))
+	if id, ok := osfile.IdentityOf(st); ok {
+		putInt64(b[:8], int64(id.Dev))
+		putInt64(b[8:], int64(id.Ino))
 	}
 	return b[:]
 }

@@ -3,9 +3,10 @@ package estimate
 import (
 	"context"
 	"os"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // Issue 30, item 5: the caches estimate keeps under a session's cache/
@@ -22,7 +23,7 @@ func TestHostileEstimateCaches(t *testing.T) {
 				_ = os.Remove(path)
 				var err error
 				if kind == "fifo" {
-					err = syscall.Mkfifo(path, 0o644)
+					err = sessiontest.MakeFIFO(t, path, 0o644)
 				} else {
 					err = os.Symlink("/dev/zero", path)
 				}

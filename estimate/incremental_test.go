@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -601,11 +600,10 @@ func (s *session) writeChain() {
 	h.Write(data)
 	state, _ := h.(encoding.BinaryMarshaler).MarshalBinary()
 	st, _ := os.Stat(path)
-	sys := st.Sys().(*syscall.Stat_t)
 	s.setMeta(func(m map[string]any) {
 		m["nodes_sha256"] = hex.EncodeToString(h.Sum(nil))
 		m["nodes_hash_state"] = base64.StdEncoding.EncodeToString(state)
-		m["nodes_stat"] = store.FileStat{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), CtimeNs: sys.Ctim.Nano(), Dev: sys.Dev, Ino: sys.Ino}
+		m["nodes_stat"] = recordedStat(st)
 	})
 }
 

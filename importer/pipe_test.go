@@ -3,10 +3,10 @@ package importer_test
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/importer"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // An export read from a pipe (cat x | ctxfold import /dev/stdin) is
@@ -35,7 +35,7 @@ func TestPipedInputImportsWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			fifo := filepath.Join(t.TempDir(), "pipe")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			if err := sessiontest.MakeFIFO(t, fifo, 0o600); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
 			}
 			go func() {

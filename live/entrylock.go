@@ -22,8 +22,9 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/ctxfold/ctxfold/osfile"
 )
 
 // held is this process's shared hold of an entry: the open directory,
@@ -70,11 +71,11 @@ func heldEntry(dir string) *Entry {
 // lockEntry opens the entry directory and locks it exclusively (bounded
 // by timeout, polled so that ctx ends the wait).
 func lockEntry(ctx context.Context, dir string, timeout time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	f, err := osfile.OpenDirNoFollow(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	if err := flockWait(ctx, f, syscall.LOCK_EX, orDefault(timeout)); err != nil {
+	if err := flockWait(ctx, f, osfile.Exclusive, orDefault(timeout)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("cache %s is being refreshed or read by another ctxfold (waited %s): %w", dir, orDefault(timeout), err)
 	}
@@ -86,7 +87,7 @@ func lockEntry(ctx context.Context, dir string, timeout time.Duration) (*os.File
 // process's refresh may run in between: the session is then that
 // refresh's commit, as consistent as this one's.
 func shareEntry(ctx context.Context, dir string, f *os.File, e *Entry, timeout time.Duration) error {
-	if err := flockWait(ctx, f, syscall.LOCK_SH, orDefault(timeout)); err != nil {
+	if err := flockWait(ctx, f, osfile.Shared, orDefault(timeout)); err != nil {
 		f.Close()
 		return fmt.Errorf("cache %s: %w", dir, err)
 	}
@@ -122,16 +123,16 @@ func orDefault(timeout time.Duration) time.Duration {
 	return timeout
 }
 
-// flockWait takes how (LOCK_EX or LOCK_SH) on f, polling until timeout
+// flockWait takes kind (exclusive or shared) on f, polling until timeout
 // or ctx ends.
-func flockWait(ctx context.Context, f *os.File, how int, timeout time.Duration) error {
+func flockWait(ctx context.Context, f *os.File, kind osfile.LockKind, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		err := osfile.TryLock(f, kind)
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if !osfile.IsLockBusy(err) {
 			return err
 		}
 		if time.Now().After(deadline) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,7 +97,7 @@ func hostileFile(t *testing.T, kind, path string) {
 	var err error
 	switch kind {
 	case "fifo":
-		err = syscall.Mkfifo(path, 0o644)
+		err = sessiontest.MakeFIFO(t, path, 0o644)
 	case "devzero":
 		err = os.Symlink("/dev/zero", path)
 	case "dir":

@@ -28,6 +28,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/importer"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/store"
 )
 
@@ -233,8 +234,8 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	e.Format = rep.Format
 	e.NewNodes = rep.Sessions[0].Nodes
 	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixHash: e.PrefixHash, Sidecars: cars}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ns.Dev, ns.Inode = uint64(sys.Dev), sys.Ino //nolint:unconvert // Dev's type differs by platform
+	if id, ok := osfile.IdentityOf(st); ok {
+		ns.Dev, ns.Inode = id.Dev, id.Ino
 	}
 	ns.Resume = point
 	if !done {

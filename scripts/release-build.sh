@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds ctxfold for linux and darwin (amd64 and arm64) with go
+# Builds ctxfold for linux, darwin and windows (amd64 and arm64) with go
 # build alone, as .goreleaser.yaml does (CGO off, -trimpath, -s -w), into
 # ${1:-dist-go}/ with a checksums.txt (sha256) — for a machine without
 # GoReleaser. Usage: scripts/release-build.sh [OUTDIR]
@@ -8,8 +8,7 @@ cd "$(dirname "$0")/.."
 out=${1:-dist-go}
 rm -rf "$out"
 mkdir -p "$out"
-# windows is left out until ctxfold builds there (.goreleaser.yaml says why).
-for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do
   os=${target%/*} arch=${target#*/}
   ext=""
   [ "$os" = windows ] && ext=.exe

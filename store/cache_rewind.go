@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -173,7 +172,7 @@ func CheckCache(dir, metaSHA256 string) string {
 // checkCommitted: the first nodes_bytes of nodes.jsonl hash to
 // nodes_sha256 (re-read only when the file's stat is not the commit's).
 func checkCommitted(dir string, m Meta) string {
-	f, err := openRegularFlags(filepath.Join(dir, NodesFile), syscall.O_NOFOLLOW)
+	f, err := openRegularNoFollow(filepath.Join(dir, NodesFile), true)
 	if err != nil {
 		return NodesFile + ": " + err.Error()
 	}

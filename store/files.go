@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -21,12 +22,19 @@ import (
 // follow a symlink to a regular file; writers never do (checkWritable).
 // A missing file is returned as the os error, so callers can test
 // errors.Is(err, os.ErrNotExist).
-func openRegular(path string) (*os.File, error) { return openRegularFlags(path, 0) }
+func openRegular(path string) (*os.File, error) { return openRegularNoFollow(path, false) }
 
-// openRegularFlags is openRegular with more open flags (O_NOFOLLOW for a
-// cache file no reader should follow out of the session).
-func openRegularFlags(path string, flags int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
+// openRegularNoFollow is openRegular that, with noFollow, refuses a
+// symlink (O_NOFOLLOW, osfile.OpenNoFollow) for a cache file no reader
+// should follow out of the session.
+func openRegularNoFollow(path string, noFollow bool) (*os.File, error) {
+	var f *os.File
+	var err error
+	if noFollow {
+		f, err = osfile.OpenNoFollow(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	} else {
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +64,7 @@ func ReadRegularFile(path string) ([]byte, error) { return readRegular(path) }
 // symlink (O_NOFOLLOW fails with ELOOP on one) and without blocking on a
 // FIFO; the result must be a regular file.
 func openForWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	f, err := osfile.OpenNoFollow(path, flag|syscall.O_NONBLOCK, perm)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &transcript.ParseError{File: path, Msg: notRegularMsg(os.ModeSymlink), Err: ErrNotRegular}
 	}
@@ -147,7 +155,7 @@ func fileErr(path string, err error) error {
 // forever), never blocking on a FIFO, and only a regular file. A missing
 // file is the os error (errors.Is(err, os.ErrNotExist)).
 func OpenCacheFile(path string) (*os.File, error) {
-	f, err := openRegularFlags(path, syscall.O_NOFOLLOW)
+	f, err := openRegularNoFollow(path, true)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &transcript.ParseError{File: path, Msg: notRegularMsg(os.ModeSymlink), Err: ErrNotRegular}
 	}

@@ -1,19 +1,18 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/ctxfold/ctxfold/transcript"
 	"github.com/gofrs/flock"
+
+	"github.com/ctxfold/ctxfold/osfile"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // DefaultLockTimeout is how long a writer waits for another one.
@@ -32,8 +31,11 @@ func acquireLock(ctx context.Context, dir string, timeout time.Duration, command
 		timeout = DefaultLockTimeout
 	}
 	path := filepath.Join(dir, LockFile)
-	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK))
-	ok, err := fl.TryLock()
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR|osfile.NoFollow|syscall.O_NONBLOCK))
+	ok, err := false, osfile.RefuseSymlink(path)
+	if err == nil {
+		ok, err = fl.TryLock()
+	}
 	if err == nil && !ok {
 		ok, err = waitLock(ctx, fl, timeout)
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -91,27 +93,10 @@ func holderIsDead(h *LockHolder) bool {
 	return processGone(h.PID)
 }
 
-// processGone reports whether pid names no running process: none at all,
-// or a zombie, a writer that was killed and not yet reaped by its parent.
-// A zombie still answers kill(pid, 0), but it holds no lock and will write
-// nothing more, so its leftover tail is an interrupted write.
-func processGone(pid int) bool {
-	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		return true
-	}
-	// /proc/PID/stat: "pid (comm) S …"; comm may hold spaces and
-	// parentheses, so the state is the field after the last ')'.
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return false
-	}
-	fields := bytes.Fields(data[i+1:])
-	return len(fields) > 0 && (fields[0][0] == 'Z' || fields[0][0] == 'X')
-}
+// processGone reports whether pid names no running process (none, or a
+// zombie: a killed writer not yet reaped holds no lock and will write
+// nothing more, so its leftover tail is an interrupted write).
+func processGone(pid int) bool { return osfile.ProcessGone(pid) }
 
 // writerActive reports whether the lock record names a live process: a
 // write is in progress. It takes no lock, so readers never delay writers.

@@ -187,7 +187,7 @@ func TestFIFORefused(t *testing.T) {
 			dir := sessiontest.CopyFixture(t, "compacted")
 			path := filepath.Join(dir, name)
 			os.Remove(path)
-			if err := syscall.Mkfifo(path, 0o644); err != nil {
+			if err := sessiontest.MakeFIFO(t, path, 0o644); err != nil {
 				t.Skipf("mkfifo: %v", err)
 			}
 			done := make(chan error, 2)
@@ -355,7 +355,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 // refuses a FIFO at once instead of blocking on it.
 func TestReadRegularFileRefusesFIFO(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "session.json")
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
+	if err := sessiontest.MakeFIFO(t, path, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	done := make(chan error, 1)

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"unsafe"
 )
 
@@ -156,7 +155,7 @@ func openSnapshot(dir string) (*os.File, error) {
 	if st, err := os.Lstat(cache); err != nil || !st.IsDir() {
 		return nil, errBadSnapshot
 	}
-	return openRegularFlags(snapshotPath(dir), syscall.O_NOFOLLOW)
+	return openRegularNoFollow(snapshotPath(dir), true)
 }
 
 // readSnapHeader reads and checks the header of dir's snapshot.

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ctxfold/ctxfold/osfile"
 )
 
 // StaleAfter is how old an unlocked temporary must be to be removed: a
@@ -28,11 +30,11 @@ type TempLock struct{ f *os.File }
 // LockTemp takes the exclusive flock of the temporary at path (a file or
 // a directory) that this process just made.
 func LockTemp(path string) *TempLock {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := osfile.OpenNoFollow(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return &TempLock{}
 	}
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+	if osfile.TryLock(f, osfile.Exclusive) != nil {
 		f.Close()
 		return &TempLock{}
 	}
@@ -81,6 +83,6 @@ func RemoveStale(dir, prefix string) int {
 }
 
 func ownedByMe(info os.FileInfo) bool {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return !ok || int(st.Uid) == os.Getuid()
+	uid, ok := osfile.OwnerOf(info)
+	return !ok || uid == os.Getuid()
 }

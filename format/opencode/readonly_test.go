@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/format/opencode"
@@ -108,7 +107,7 @@ func childImport(t *testing.T, path string, unprivileged bool) string {
 		os.Chmod(path, 0o644)
 		cmd = exec.Command(bin, "-test.run=^TestReadOnlyFolderWAL$")
 		cmd.Env = append(os.Environ(), readOnlyChild+"="+path, "TMPDIR=/tmp", "HOME=/tmp")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		runAsNobody(cmd)
 	}
 	out, err := cmd.Output()
 	if err != nil {
