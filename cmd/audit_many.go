@@ -32,7 +32,7 @@ type auditReadError struct {
 
 // runAuditMany audits transcript files (and session directories found in
 // a folder) in parallel, reported in argument order, each block named by
-// its file (issue 28 item 3, issue 29 items 3 and 4). A file never
+// its file. A file never
 // compacted is no failure: it is counted, not audited.
 func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions, args []string) error {
 	progress := report.NewProgress(opts.IO, "auditing", len(args))

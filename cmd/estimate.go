@@ -357,7 +357,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		fmt.Fprintln(w, report.Wrap(fmt.Sprintf(format, args...), width))
 	}
 	// A transcript file's block is named by the file, not by its cache
-	// session (issue 29: with several files, which is which).
+	// session (with several files, which is which).
 	name := r.Session
 	if r.File != "" {
 		name = render.TextSafe(r.File)

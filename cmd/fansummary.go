@@ -13,7 +13,7 @@ import (
 
 // fanSummary is the line that ends estimate over a folder or many
 // transcripts: how many were measured, how full they are, how many should
-// be compacted and how many already were (issue 28).
+// be compacted and how many already were.
 type fanSummary struct {
 	total, failed, shouldCompact, compacted int
 	// pcts are the budget percentages of the results that have a budget.

@@ -22,7 +22,7 @@ import (
 //     ~/.claude/projects/<project>/ or ~/.codex/sessions/ — stands for the
 //     transcripts under it (transcriptsIn), each measured on its own
 //     through its cache session. Nothing is ever written into such a folder
-//     (issue 29: no hint to `ctxfold init` it);
+//     (no hint to `ctxfold init` it);
 //   - an argument that does not exist but holds a glob pattern (quoted, so
 //     the shell left it) is expanded, sorted; a pattern that matches
 //     nothing is an error.

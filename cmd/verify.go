@@ -241,7 +241,7 @@ type verifyResult struct {
 // findings grouped by category.
 //
 // A transcript file's block is named by the file, not by its cache
-// session (issue 29).
+// session.
 func writeVerifyText(w io.Writer, p report.Palette, c *sessionCheck, file string) error {
 	name := c.Dir
 	if file != "" {

@@ -188,7 +188,7 @@ type snapshot struct {
 	covers       []string
 	preds        map[string]string
 	// pins are the pinned ids among covers the summary was asked to
-	// quote (issue 30: a pin made during the run must not be lost).
+	// quote (docs/COMPACT.md §4: a pin made during the run must not be lost).
 	pins []string
 }
 

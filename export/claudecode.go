@@ -173,7 +173,7 @@ func (w *ccWriter) emit(l ccLine, uuid string) {
 // builds for a session itself and adds again to a resumed one that does
 // not record them as its own attachment lines, as an export does (the
 // attribution reminder of 2.1.3xx): written as user lines, a resume
-// would send them twice (issue 29 #1, interop/claude-code
+// would send them twice (docs/EXPORT.md, interop/claude-code
 // TestLiveExportResume). System-role attachments are system nodes, which
 // are not exported either.
 var sessionContextAttachments = map[string]bool{"remote_session_change": true}

@@ -84,7 +84,7 @@ type cxCompacted struct {
 // initial context (skills, environment) to a resumed rollout that records
 // no world state, as an export does; so the base instructions go into
 // session_meta only, and neither they nor that context go into the
-// replacement history, as in Codex's own compacted record (issue 29 #1).
+// replacement history, as in Codex's own compacted record (docs/EXPORT.md).
 func writeCodex(out *countingWriter, b *branch, opts Options, ws *warnings) error {
 	now := opts.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	base := codexBase(b.nodes)

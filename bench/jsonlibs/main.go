@@ -1,5 +1,5 @@
 // Command jsonlibs measures the JSON decoders considered for the importers'
-// hot path (issue 28; docs/BENCHMARKS.md "decoding transcripts") side by
+// hot path (docs/BENCHMARKS.md "decoding transcripts") side by
 // side on the lines of a Claude Code transcript: each line decoded into the
 // importer's first-pass record and its content blocks, as
 // format/claudecode does; then json.Valid against jsontext's check; then

@@ -1,6 +1,6 @@
 package claudecode
 
-// What decodeSnap checks beyond lengths and index ranges (issue 30: a
+// What decodeSnap checks beyond lengths and index ranges (docs/LIVE.md, \"Hostile files\": a
 // crafted resume.bin whose hash state.json was made to name): counts are
 // never negative, ids are unique, the predecessor and caller links hold no
 // cycle (the planner walks them to a root), and a group names a node that

@@ -6,7 +6,7 @@ package opencode
 // cannot create it. Opening with immutable=1 would skip what the -wal
 // file holds (the newest messages), so instead the database and its -wal
 // are copied to a temporary folder and the copy is read: the same rows,
-// the original untouched (issue 30).
+// the original untouched (docs/FORMAT.md §8).
 
 import (
 	"context"

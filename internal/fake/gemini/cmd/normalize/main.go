@@ -67,7 +67,7 @@ func (m *mapper) id(kind, old string, format func(int) string) string {
 
 // clientDir is where the CLI is installed on this machine; the system
 // prompt names its built-in skills by path, which the fixtures must not
-// carry (issue 29 #8).
+// carry (docs/INTEROP-gemini-cli.md).
 var clientDir string
 
 const clientPlaceholder = "/interop/gemini-cli"
