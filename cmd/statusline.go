@@ -42,6 +42,9 @@ type statuslineOptions struct {
 	Open         store.OpenOptions
 	// Getenv reads the environment (GOGC for the refresh's collector).
 	Getenv func(string) string
+	// TailMinBytes is the transcript size from which the status line
+	// answers from its tail (statusline_tail.go); 0 never does.
+	TailMinBytes int64
 }
 
 // statusHook is the part of Claude Code's statusLine JSON ctxfold reads.
@@ -84,6 +87,10 @@ type StatusLine struct {
 	Update  string `json:"update"`
 	// ParsedBytes is how many bytes of File the refresh parsed.
 	ParsedBytes int64 `json:"parsed_bytes"`
+	// Read is "full" (File's whole cache session) or "tail" (a cache
+	// session of File's tail from byte TailFrom on, statusline_tail.go).
+	Read     string `json:"read"`
+	TailFrom int64  `json:"tail_from,omitempty"`
 	// ClientWindow, ClientPct and ClientTokens are the client's own
 	// figures, when the hook carried them (0 otherwise).
 	ClientWindow int     `json:"client_window,omitempty"`
@@ -144,6 +151,7 @@ Claude Code's ~/.claude/settings.json:
 			opts.In = f.IO.In
 			fl := cmd.Flags()
 			opts.Format, _ = fl.GetString("format")
+			opts.TailMinBytes, _ = fl.GetInt64("tail-min-bytes")
 			opts.Width, _ = fl.GetInt("width")
 			opts.CacheDir, _ = fl.GetString("cache-dir")
 			if opts.CacheDir == "" {
@@ -177,6 +185,7 @@ Claude Code's ~/.claude/settings.json:
 	addModelFlags(cmd)
 	fl.String("format", "", "a Go text/template over the status fields instead of the default line")
 	fl.Int("width", 40, "never print more than this many columns")
+	fl.Int64("tail-min-bytes", tailMinFile, "answer from the transcript's tail when it is at least this big (0: never)")
 	fl.String("cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
 	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which a session should compact")
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
@@ -224,6 +233,9 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 		}
 		return showStatus(opts, st)
 	}
+	if st, ok := tailStatusline(ctx, opts, hook); ok {
+		return showStatus(opts, st)
+	}
 	restore := liveGC(opts.Getenv) // as liveArgs: the refresh collects at 100%
 	entry, err := live.Open(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
 	restore()
@@ -232,7 +244,7 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	}
 	defer entry.Close() // the session stays this commit while it is read
 	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, Session: entry.Session,
-		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd}
+		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd, Read: readFull}
 	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
 	so.Estimate.Model = hookModel(opts, hook)
 	hookWindow := applyClientWindow(&st, hook, &so.Estimate)

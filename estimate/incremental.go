@@ -346,7 +346,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 			}
 			est += viewExtras(b.Provider, p, tools)
 			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est, Measured: counts[k].Measured,
-				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0})
+				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0, Segment: nb.Summaries})
 			userSince, c.Head.AfterCompaction = false, false
 		}
 		if t.nodes[ci].Role == transcript.RoleUser {
