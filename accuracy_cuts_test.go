@@ -43,7 +43,8 @@ type cutSample struct {
 // reach, by file and node, with the reason (docs/ACCURACY.md).
 var cutExceptions = map[string]string{
 	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl#1e530b95-af80-4a6e-a749-f397fdc1b496": "" +
-		"the first request after Claude Code's compaction: 3.9k tokens more than the prefix and the summary, which the transcript does not show",
+		"the first request after Claude Code's compaction: its SessionStart:compact hooks ran (bd prime among them; hook_progress lines, without their output) and their context, " +
+		"about 3.9k tokens more than the prefix and the summary, is in the request but not in the transcript",
 	"interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl#cx00000001-16": "" +
 		"predicted from request 1, for which the fake provider reported 900,000 input tokens to push Codex into its compaction",
 	"interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl#cx00000001-26": "" +
