@@ -63,6 +63,12 @@ const (
 	tailSeam = 4096
 )
 
+// A tail longer than tailRebase and tailRebaseFactor times the bytes asked
+// for starts again from the end of the file (a variable: tests lower it).
+var tailRebase int64 = 16 << 20
+
+const tailRebaseFactor = 8
+
 // compactBoundary is how a Claude Code compaction boundary's subtype is
 // written; a string inside a JSON value has its quotes escaped, so only
 // the key itself matches.
@@ -75,8 +81,8 @@ func TailDir(cacheDir, abs string) string { return EntryDir(cacheDir, abs) + ".t
 // of its end (the whole file when smaller), starting at a line. A file
 // that only grew since the last Open has its new bytes appended to the
 // copy, which the copy's live entry imports incrementally; a file whose
-// tail or the bytes just before it changed, or a tail shorter than
-// minBytes, is copied afresh. When the copy does not import, the error
+// tail or the bytes just before it changed, a tail shorter than
+// minBytes, or one grown past 16 MiB and 8 × minBytes, is copied afresh. When the copy does not import, the error
 // comes with the tail's extent (te without Entry).
 func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*TailEntry, error) {
 	abs, err := filepath.Abs(file)
@@ -134,7 +140,10 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 	size := st.Size()
 	copyPath := filepath.Join(dir, tailCopyFile)
 	old, ok := readTailState(dir)
-	if ok && old.File == abs && old.Size <= size && old.Start <= max(0, size-minBytes) && sameFile(st, old) {
+	// A tail that grew far past what was asked is copied afresh, so the
+	// copy and its session stay small however long the client writes.
+	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*minBytes)
+	if ok && old.File == abs && old.Size <= size && old.Start <= max(0, size-minBytes) && bounded && sameFile(st, old) {
 		if grown, err := extendTail(in, copyPath, old, size); err == nil {
 			if err := writeTailState(dir, grown); err != nil {
 				return nil, err
