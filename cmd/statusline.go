@@ -42,6 +42,9 @@ type statuslineOptions struct {
 	Open         store.OpenOptions
 	// Getenv reads the environment (GOGC for the refresh's collector).
 	Getenv func(string) string
+	// The flags Est, Model and DefaultModel are resolved from.
+	ModelFlags   modelFlags
+	CompactAtPct float64
 }
 
 // statusHook is the part of Claude Code's statusLine JSON ctxfold reads.
@@ -103,12 +106,7 @@ const statuslineSchemaVersion = report.SchemaVersion
 // hook must never fail, and the error is in the log.
 const statusPlaceholder = "ctxfold: n/a (statusline.log)"
 
-func newStatuslineCmd(f *Factory) *cobra.Command {
-	opts := &statuslineOptions{IO: f.IO, Getenv: f.Getenv}
-	cmd := &cobra.Command{
-		Use:   "statusline",
-		Short: "One-line context occupancy for Claude Code's statusLine hook",
-		Long: `Read Claude Code's statusLine JSON on stdin (transcript_path, model,
+const statuslineLong = `Read Claude Code's statusLine JSON on stdin (transcript_path, model,
 session_id, cwd and, when present, the client's own context_window figures),
 bring a cache session for the transcript up to date (imported afresh the
 first time, then with import --append while the file only grows; a file whose
@@ -134,7 +132,14 @@ them: .DisplayName .Pct .Tokens .Window .InputBudget .Compactions .ToCompact
 coloured), short N (86k, 1.2M) and pct F (43%).
 
 Claude Code's ~/.claude/settings.json:
-  {"statusLine": {"type": "command", "command": "ctxfold statusline", "padding": 0}}` +
+  {"statusLine": {"type": "command", "command": "ctxfold statusline", "padding": 0}}`
+
+func newStatuslineCmd(f *Factory, runF func(*statuslineOptions) error) *cobra.Command {
+	opts := &statuslineOptions{IO: f.IO, Getenv: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   "statusline",
+		Short: "One-line context occupancy for Claude Code's statusLine hook",
+		Long: statuslineLong +
 			exitStatusHelp("  statusline itself always exits 0: a failure prints the placeholder and is\n  logged, since the hook must not fail."),
 		Example: `  echo '{"transcript_path":"s.jsonl","model":{"id":"claude-sonnet-4-5"}}' | ctxfold statusline
   ctxfold statusline --format '{{.DisplayName}} {{pct .Pct}} ({{.Compactions}} compactions)'
@@ -142,19 +147,16 @@ Claude Code's ~/.claude/settings.json:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.In = f.IO.In
-			fl := cmd.Flags()
-			opts.Format, _ = fl.GetString("format")
-			opts.Width, _ = fl.GetInt("width")
-			opts.CacheDir, _ = fl.GetString("cache-dir")
 			if opts.CacheDir == "" {
 				opts.CacheDir, _ = f.cacheDir()
 			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("statusline")
 			opts.Open = f.openOptions()
-			est, fallback, err := f.resolveModelOptions(cmd)
+			opts.ModelFlags.changed(cmd)
+			est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
 			if err == nil {
-				compactAt := f.Config.GetFloat64("compact-at")
+				compactAt := opts.CompactAtPct
 				if compactAt <= 0 || compactAt > 100 {
 					err = errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)
 				}
@@ -163,6 +165,12 @@ Claude Code's ~/.claude/settings.json:
 			opts.Model, opts.DefaultModel = est.Model, fallback
 			est.Model = ""
 			opts.Est = est
+			if runF != nil {
+				if err != nil {
+					return err
+				}
+				return runF(opts)
+			}
 			runStatusline(cmd.Context(), opts, err)
 			return nil
 		},
@@ -174,11 +182,11 @@ Claude Code's ~/.claude/settings.json:
 		return nil
 	})
 	fl := cmd.Flags()
-	addModelFlags(cmd)
-	fl.String("format", "", "a Go text/template over the status fields instead of the default line")
-	fl.Int("width", 40, "never print more than this many columns")
-	fl.String("cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
-	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which a session should compact")
+	addModelFlags(cmd, &opts.ModelFlags)
+	fl.StringVar(&opts.Format, "format", "", "a Go text/template over the status fields instead of the default line")
+	fl.IntVar(&opts.Width, "width", 40, "never print more than this many columns")
+	fl.StringVar(&opts.CacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
+	fl.Float64Var(&opts.CompactAtPct, "compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which a session should compact")
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
 	_ = cmd.MarkFlagDirname("cache-dir")
 	return cmd
