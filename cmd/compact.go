@@ -164,7 +164,7 @@ func (f *Factory) resolveCompact(cmd *cobra.Command, args []string, opts *compac
 	}
 	// The model resolves as in estimate: --model, else the session's
 	// (compact.Compact reads it), else the configured default.
-	opts.ModelFlags.changed(cmd)
+	opts.ModelFlags.recordExplicit(cmd)
 	var err error
 	if opts.Compact.Estimate, opts.Compact.DefaultModel, err = f.resolveModelOptions(opts.ModelFlags); err != nil {
 		return err

@@ -151,7 +151,7 @@ func (f *Factory) resolveEstimate(cmd *cobra.Command, args []string, opts *estim
 		opts.OpenArg = f.openArg
 		opts.LiveGC = func() func() { return liveGC(f.Getenv) }
 	}
-	opts.ModelFlags.changed(cmd)
+	opts.ModelFlags.recordExplicit(cmd)
 	est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
 	if err != nil {
 		return err

@@ -251,7 +251,14 @@ func TestImportFlags(t *testing.T) {
 }
 
 func TestRenderFlags(t *testing.T) {
+	file := transcriptFile(t)
+	cache := t.TempDir()
 	runFlagCases(t, newRenderCmd, []flagCase[renderOptions]{
+		{name: "a transcript file", args: []string{"render", file, "--format", "ids"}, env: map[string]string{"XDG_CACHE_HOME": cache}, check: func(t *testing.T, o *renderOptions) {
+			same(t, "File", o.File, file)
+			same(t, "Dir is a cache session", strings.HasPrefix(o.Dir, cache), true)
+			same(t, "Format", o.Format, render.FormatIDs)
+		}},
 		{name: "defaults", args: []string{"render", "s"}, check: func(t *testing.T, o *renderOptions) {
 			same(t, "Dir, File, Head", []string{o.Dir, o.File, o.Head}, []string{"s", "", ""})
 			same(t, "Format", o.Format, render.FormatText)
@@ -302,7 +309,13 @@ func TestRenderFlags(t *testing.T) {
 }
 
 func TestGraphFlags(t *testing.T) {
+	file := transcriptFile(t)
+	cache := t.TempDir()
 	runFlagCases(t, newGraphCmd, []flagCase[graphOptions]{
+		{name: "a transcript file", args: []string{"graph", file}, env: map[string]string{"XDG_CACHE_HOME": cache}, check: func(t *testing.T, o *graphOptions) {
+			same(t, "File", o.File, file)
+			same(t, "Dir is a cache session", strings.HasPrefix(o.Dir, cache), true)
+		}},
 		{name: "defaults", args: []string{"graph", "s"}, check: func(t *testing.T, o *graphOptions) {
 			same(t, "Dir, File, Output, Around", []string{o.Dir, o.File, o.Output, o.Around}, []string{"s", "", "", ""})
 			same(t, "Format", o.Format, graph.FormatTree)

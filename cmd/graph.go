@@ -132,7 +132,7 @@ func (f *Factory) resolveGraph(cmd *cobra.Command, args []string, opts *graphOpt
 	// A negative --depth and an unknown --around id are
 	// graph.AroundError (exit 2), checked where the drawing is made.
 	opts.Open = f.openOptions()
-	opts.ModelFlags.changed(cmd)
+	opts.ModelFlags.recordExplicit(cmd)
 	opts.Estimate, opts.DefaultModel, err = f.resolveModelOptions(opts.ModelFlags)
 	return err
 }

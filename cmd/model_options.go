@@ -38,8 +38,8 @@ func addModelFlags(cmd *cobra.Command, mf *modelFlags) {
 	// (the model list includes the config's models:).
 }
 
-// changed records which of the model flags were given on the command line.
-func (mf *modelFlags) changed(cmd *cobra.Command) {
+// recordExplicit notes whether --model was given on the command line.
+func (mf *modelFlags) recordExplicit(cmd *cobra.Command) {
 	mf.ExplicitModel = cmd.Flags().Changed("model")
 }
 

@@ -140,7 +140,7 @@ func (f *Factory) resolveRender(cmd *cobra.Command, args []string, opts *renderO
 	}
 	opts.JSON = f.IO.JSON
 	opts.Open = f.openOptions()
-	opts.ModelFlags.changed(cmd)
+	opts.ModelFlags.recordExplicit(cmd)
 	if opts.Diff {
 		return f.diffOptions(cmd.Flags().Changed, opts)
 	}

@@ -153,7 +153,7 @@ func newStatuslineCmd(f *Factory, runF func(*statuslineOptions) error) *cobra.Co
 			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("statusline")
 			opts.Open = f.openOptions()
-			opts.ModelFlags.changed(cmd)
+			opts.ModelFlags.recordExplicit(cmd)
 			est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
 			if err == nil {
 				compactAt := opts.CompactAtPct
