@@ -125,6 +125,9 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 		}
 		f.Settings[k.Name] = s
 	}
+	// --color and --json are read back through viper, not f.global: under
+	// shell completion (cobra's __complete parses no flags) a CTXFOLD_*
+	// or config-file value reaches viper only.
 	f.IO.ColorMode = v.GetString("color")
 	switch f.IO.ColorMode {
 	case "auto", "always", "never":

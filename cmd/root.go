@@ -57,7 +57,8 @@ type Factory struct {
 
 // globalFlags are the persistent flags every command inherits. loadConfig
 // writes an environment or config-file value into the flag itself, so
-// these fields hold the resolved setting.
+// these fields hold the resolved setting (of a command that parses its
+// flags: shell completion does not, see loadConfig).
 type globalFlags struct {
 	JSON         bool
 	Color        string
