@@ -32,7 +32,7 @@ type hookOptions struct {
 	Open     store.OpenOptions
 }
 
-func newHookCmd(f *Factory) *cobra.Command {
+func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
 	opts := &hookOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "hook",
@@ -66,6 +66,9 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			}
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
+			if runF != nil {
+				return runF(opts)
+			}
 			runHook(cmd.Context(), opts)
 			return nil
 		},

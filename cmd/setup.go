@@ -15,21 +15,23 @@ import (
 )
 
 type setupOptions struct {
-	IO        *report.IOStreams
-	Client    string
-	Scope     setup.Scope
-	Home      string
-	Project   string
-	CodexHome string
-	Command   string
-	DryRun    bool
-	Uninstall bool
-	JSON      bool
+	IO     *report.IOStreams
+	Client string
+	// UserScope and ProjectScope are --user and --project, which Scope
+	// is resolved from.
+	UserScope, ProjectScope bool
+	Scope                   setup.Scope
+	Home                    string
+	Project                 string
+	CodexHome               string
+	Command                 string
+	DryRun                  bool
+	Uninstall               bool
+	JSON                    bool
 }
 
-func newSetupCmd(f *Factory) *cobra.Command {
+func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}
-	var user, project bool
 	cmd := &cobra.Command{
 		Use:   "setup claude-code|codex",
 		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
@@ -69,11 +71,11 @@ asks at its next interactive start; setup cannot do that for the user.` +
 		ValidArgs: []string{"claude-code", "codex"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Client = args[0]
-			if user && project {
+			if opts.UserScope && opts.ProjectScope {
 				return &UsageError{Err: errors.New("--user and --project exclude each other")}
 			}
 			opts.Scope = setup.ScopeUser
-			if project {
+			if opts.ProjectScope {
 				opts.Scope = setup.ScopeProject
 			}
 			opts.Home = f.Getenv("HOME")
@@ -89,13 +91,16 @@ asks at its next interactive start; setup cannot do that for the user.` +
 			if opts.Command == "" {
 				opts.Command = defaultCommand()
 			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
+			if runF != nil {
+				return runF(opts)
+			}
 			return runSetup(opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&user, "user", false, "the user's settings (default)")
-	fl.BoolVar(&project, "project", false, "the project's settings (--dir)")
+	fl.BoolVar(&opts.UserScope, "user", false, "the user's settings (default)")
+	fl.BoolVar(&opts.ProjectScope, "project", false, "the project's settings (--dir)")
 	fl.StringVar(&opts.Project, "dir", "", "project directory for --project (default the working directory)")
 	fl.StringVar(&opts.Command, "command", "", "how the client runs ctxfold (default this executable's absolute path)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the change as a diff, write nothing")
