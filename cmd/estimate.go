@@ -46,6 +46,10 @@ type estimateOptions struct {
 	CompactAtPct float64
 	Nodes        bool
 	NoCache      bool
+	// Tail: each argument is a transcript file answered from its tail
+	// where it can be (estimate_tail.go), through TailLive's cache.
+	Tail     bool
+	TailLive live.Options
 }
 
 const estimateLong = `Measure how full the context window is: exact offline token counts of the
@@ -100,7 +104,15 @@ each file is imported and measured in its own parallel run, named by its file,
 one --json line each ({file, read_error} for one that cannot be read, the
 others go on), a bar on a terminal's stderr, and a summary line (how many, the
 median and fullest budget, how many should compact, how many were compacted).
-Nothing is written into the folder.`
+Nothing is written into the folder.
+
+--tail answers each transcript file from its tail, as the status line does for
+a big one (docs/LIVE.md, "The tail"): the calibrated occupancy only (tokens,
+budget_pct, should_compact, the window, compactions; raw_tokens is 0), the
+number the whole file gives, in a fraction of a second on a 100 MB Claude Code
+transcript that was never imported. Where the tail cannot answer (another
+client's file, no recorded request, right after a compaction) the whole file
+is measured ("read": "full" instead of "tail").`
 
 func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Command {
 	opts := &estimateOptions{IO: f.IO}
@@ -112,7 +124,8 @@ func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Comman
   ctxfold estimate ./s --model claude-sonnet-4 --nodes
   ctxfold estimate ./s --window 32768 --output-cap 4096 --json
   ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate
-  ctxfold estimate ~/.claude/projects/-home-me-proj/  # every transcript of a project`,
+  ctxfold estimate ~/.claude/projects/-home-me-proj/  # every transcript of a project
+  ctxfold estimate --tail ~/.claude/projects/-home-me-proj/SESSION.jsonl --json`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.resolveEstimate(cmd, args, opts); err != nil {
@@ -120,6 +133,9 @@ func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Comman
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.Tail {
+				return runEstimateTail(cmd.Context(), opts)
 			}
 			return runEstimate(cmd.Context(), opts)
 		},
@@ -129,6 +145,7 @@ func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Comman
 	fl.StringVar(&opts.Session.Head, "head", "", "measure the view from this node instead of HEAD")
 	fl.BoolVar(&opts.Nodes, "nodes", false, "also list every rendered node's count")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "neither read nor write the count caches in DIR")
+	fl.BoolVar(&opts.Tail, "tail", false, "answer a transcript file from its tail: the calibrated occupancy only, without importing it whole")
 	fl.Float64Var(&opts.FailAbove, "fail-above", 0, "exit 1 when budget_pct ≥ PCT (calibrated when recorded usage allows; a CI gate)")
 	fl.Float64Var(&opts.CompactAtPct, "compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which should_compact is true")
 	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
@@ -140,16 +157,8 @@ func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Comman
 // resolveEstimate is the file-argument step, then the model, the budget
 // flags and the CI gate.
 func (f *Factory) resolveEstimate(cmd *cobra.Command, args []string, opts *estimateOptions) error {
-	// Transcript files are measured through their cache sessions
-	// (docs/LIVE.md); --json names the file beside the session.
-	sa, err := f.sessionArgs(cmd.Context(), args)
-	if err != nil {
+	if err := f.estimateArgs(cmd.Context(), args, opts); err != nil {
 		return err
-	}
-	opts.Dirs, opts.Live, opts.Many = sa.Dirs, sa.Live, sa.Many
-	if opts.Many {
-		opts.OpenArg = f.openArg
-		opts.LiveGC = func() func() { return liveGC(f.Getenv) }
 	}
 	opts.ModelFlags.recordExplicit(cmd)
 	est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
@@ -174,6 +183,25 @@ func (f *Factory) resolveEstimate(cmd *cobra.Command, args []string, opts *estim
 	}
 	opts.JSON = f.IO.JSON
 	so.Open = f.openOptions()
+	return nil
+}
+
+// estimateArgs is the file-argument step: transcript files are measured
+// through their cache sessions (docs/LIVE.md; --json names the file
+// beside the session), or with --tail from their tails.
+func (f *Factory) estimateArgs(ctx context.Context, args []string, opts *estimateOptions) error {
+	if opts.Tail {
+		return f.resolveEstimateTail(args, opts)
+	}
+	sa, err := f.sessionArgs(ctx, args)
+	if err != nil {
+		return err
+	}
+	opts.Dirs, opts.Live, opts.Many = sa.Dirs, sa.Live, sa.Many
+	if opts.Many {
+		opts.OpenArg = f.openArg
+		opts.LiveGC = func() func() { return liveGC(f.Getenv) }
+	}
 	return nil
 }
 

@@ -104,6 +104,7 @@ func TestEstimateFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	tail := transcriptFile(t)
 	runFlagCases(t, newEstimateCmd, []flagCase[estimateOptions]{
 		{name: "defaults", args: []string{"estimate", "s"}, check: func(t *testing.T, o *estimateOptions) {
 			same(t, "Dirs", o.Dirs, []string{"s"})
@@ -158,6 +159,14 @@ func TestEstimateFlags(t *testing.T) {
 			same(t, "Many", o.Many, true)
 			same(t, "OpenArg and LiveGC set", o.OpenArg != nil && o.LiveGC != nil, true)
 		}},
+		{name: "tail", args: []string{"estimate", "--tail", tail}, env: map[string]string{"XDG_CACHE_HOME": "/cache"}, check: func(t *testing.T, o *estimateOptions) {
+			same(t, "Tail, Many", []bool{o.Tail, o.Many}, []bool{true, false})
+			same(t, "Dirs", o.Dirs, []string{tail})
+			same(t, "TailLive.CacheDir", o.TailLive.CacheDir, "/cache/ctxfold")
+			same(t, "Live (nothing imported)", len(o.Live), 0)
+		}},
+		{name: "tail of a directory", args: []string{"estimate", "--tail", folder}, refused: "--tail reads a transcript file; " + folder + " is not one"},
+		{name: "tail with nodes", args: []string{"estimate", "--tail", "--nodes", tail}, refused: "not with --head or --nodes"},
 		{name: "compact-at 0", args: []string{"estimate", "s", "--compact-at", "0"}, refused: "--compact-at must be a percentage in (0, 100], got 0"},
 		{name: "negative fail-above", args: []string{"estimate", "s", "--fail-above", "-1"}, refused: "--fail-above must be a percentage ≥ 0"},
 		{name: "head of two sessions", args: []string{"estimate", "a", "b", "--head", "n1"}, refused: "--head names a node of one session; got 2 sessions"},
