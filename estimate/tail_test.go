@@ -38,7 +38,7 @@ func TestTailEqualsFull(t *testing.T) {
 		ends := lineEnds(data)
 		step := max(1, len(ends)/sessiontest.Sample(len(ends), 4))
 		if sessiontest.LongRun() {
-			step = max(1, len(ends)/150)
+			step = max(1, len(ends)/60)
 		}
 		fullCache := t.TempDir() // cuts in file order: the full path refreshes incrementally
 		for k := len(ends) % step; k < len(ends); k += step {
