@@ -1,9 +1,13 @@
 package mcpserver
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -97,26 +101,69 @@ func slug(dir string) string {
 	return b.String()
 }
 
-// codexRollout is the most recently written rollout of Codex's sessions
-// folder ($CODEX_HOME/sessions, else ~/.codex/sessions): the session that
-// started the server writes it.
+// codexRollout is the session's rollout in Codex's sessions folder
+// ($CODEX_HOME, which setup names in the server's environment, else
+// ~/.codex): the most recently written one whose session was started in
+// the server's working directory (Codex starts its MCP servers in the
+// session's cwd, and passes them no session id), else the most recently
+// written one.
 func (l Locate) codexRollout(getenv func(string) string) (string, error) {
 	home := getenv("CODEX_HOME")
 	if home == "" {
 		home = filepath.Join(l.Home, ".codex")
 	}
-	best, bestTime := "", int64(0)
+	type rollout struct {
+		path string
+		mod  int64
+	}
+	var all []rollout
 	_ = filepath.WalkDir(filepath.Join(home, "sessions"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
 			return nil
 		}
-		if fi, err := d.Info(); err == nil && fi.ModTime().UnixNano() > bestTime {
-			best, bestTime = p, fi.ModTime().UnixNano()
+		if fi, err := d.Info(); err == nil {
+			all = append(all, rollout{p, fi.ModTime().UnixNano()})
 		}
 		return nil
 	})
-	if best == "" {
+	if len(all) == 0 {
 		return "", errNoTranscript
 	}
-	return best, nil
+	sort.Slice(all, func(i, j int) bool { return all[i].mod > all[j].mod })
+	cwd := l.Cwd
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	for _, r := range all[:min(len(all), maxRolloutsChecked)] {
+		if c := rolloutCwd(r.path); c != "" && (c == l.Cwd || c == cwd) {
+			return r.path, nil
+		}
+	}
+	return all[0].path, nil
+}
+
+// maxRolloutsChecked bounds how many recent rollouts are opened to find
+// the one of the server's directory.
+const maxRolloutsChecked = 64
+
+// rolloutCwd is the cwd of a rollout's session_meta record, its first
+// line ("" when it cannot be read).
+func rolloutCwd(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	// The first record carries the base instructions: tens of KB.
+	line, _ := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10).ReadBytes('\n')
+	var meta struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Cwd string `json:"cwd"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.Type != "session_meta" {
+		return ""
+	}
+	return meta.Payload.Cwd
 }

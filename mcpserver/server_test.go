@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -119,3 +120,33 @@ func TestLocateProjectTranscript(t *testing.T) {
 		t.Fatalf("session id: %q", f)
 	}
 }
+
+// TestLocateCodexRollout: Codex passes the server neither a session id nor
+// its own CODEX_HOME (setup names it); of the rollouts, the newest one
+// started in the server's directory is served, else the newest.
+func TestLocateCodexRollout(t *testing.T) {
+	codexHome, proj, other := t.TempDir(), t.TempDir(), t.TempDir()
+	day := filepath.Join(codexHome, "sessions", "2026", "12", "02")
+	_ = os.MkdirAll(day, 0o755)
+	write := func(name, cwd string, age time.Duration) string {
+		p := filepath.Join(day, name)
+		meta := `{"type":"session_meta","payload":{"id":"x","cwd":` + strconvQuote(cwd) + `,"base_instructions":{"text":"` + strings.Repeat("b", 70000) + `"}}}` + "\n"
+		_ = os.WriteFile(p, []byte(meta), 0o644)
+		at := time.Now().Add(-age)
+		_ = os.Chtimes(p, at, at)
+		return p
+	}
+	mine := write("rollout-a.jsonl", proj, 2*time.Minute)
+	newest := write("rollout-b.jsonl", other, time.Minute)
+	env := map[string]string{"CTXFOLD_CLIENT": "codex", "CODEX_HOME": codexHome}
+	loc := Locate{Home: t.TempDir(), Cwd: proj, Getenv: func(k string) string { return env[k] }}
+	if f, err := loc.file(); err != nil || f != mine {
+		t.Fatalf("served %s (%v), want the rollout started in %s", f, err, proj)
+	}
+	loc.Cwd = t.TempDir()
+	if f, _ := loc.file(); f != newest {
+		t.Fatalf("no rollout of the directory: served %s, want the newest", f)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

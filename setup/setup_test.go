@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // A user's settings as Claude Code writes them, with keys, hooks and a
@@ -243,7 +245,20 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 	}
 	run(o)
 	got, _ := os.ReadFile(filepath.Join(codexHome, "config.toml"))
-	if !strings.HasPrefix(string(got), cfg+"\n") || !strings.Contains(string(got), `command = "/opt/ctxfold"`) {
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string            `toml:"command"`
+			Env     map[string]string `toml:"env"`
+		} `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Codex passes the server no CODEX_HOME: the block names it.
+	if s := doc.MCPServers["ctxfold"]; s.Command != "/opt/ctxfold" || s.Env["CODEX_HOME"] != codexHome || s.Env["CTXFOLD_CLIENT"] != "codex" || doc.MCPServers["github"].Command != "gh-mcp" {
+		t.Fatalf("mcp_servers: %+v", doc.MCPServers)
+	}
+	if !strings.HasPrefix(string(got), cfg+"\n") {
 		t.Fatalf("config.toml:\n%s", got)
 	}
 	h := decode(t, filepath.Join(codexHome, "hooks.json"))["hooks"].(map[string]any)
