@@ -41,7 +41,7 @@ func Codex(o Options, codexHome string) ([]*Change, error) {
 		o.Command = "ctxfold"
 	}
 	hooks, err := plan(filepath.Join(codexHome, "hooks.json"), o.Uninstall, func(obj *object) []string {
-		return mergeHooks(obj, o.Command, o.Command+" hook --client Codex", o.Uninstall, codexHooks)
+		return mergeHooks(obj, o.Command, o.Command+" hook --client Codex", o.Uninstall, hookSet{codexHooks, hookTimeout})
 	})
 	if err != nil {
 		return nil, err
