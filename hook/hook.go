@@ -147,8 +147,12 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	}
 	res.Injected, res.Context = inj, text
 	if text != "" {
+		name := in.ClientEvent
+		if name == "" {
+			name = in.Event
+		}
 		res.Output, err = json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
-			"hookEventName": in.Event, "additionalContext": text}})
+			"hookEventName": name, "additionalContext": text}})
 	}
 	return res, err
 }
