@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -27,7 +28,7 @@ type Locate struct {
 
 // errNoTranscript: nothing tells which session this is.
 var errNoTranscript = errors.New("no transcript found for this session: start 'ctxfold mcp' with --transcript FILE " +
-	"(or CTXFOLD_TRANSCRIPT), or run it from the project directory of a Claude Code session")
+	"(or CTXFOLD_TRANSCRIPT), or run it from the project directory of a Claude Code (or, with CTXFOLD_CLIENT=codex or gemini, a Codex or Gemini CLI) session")
 
 // file resolves the transcript: the explicit one; else Claude Code's
 // session (CLAUDE_CODE_SESSION_ID) in its projects folder; else the most
@@ -45,8 +46,11 @@ func (l Locate) file() (string, error) {
 	if t := getenv("CTXFOLD_TRANSCRIPT"); t != "" {
 		return t, nil
 	}
-	if getenv("CTXFOLD_CLIENT") == "codex" {
+	switch getenv("CTXFOLD_CLIENT") {
+	case "codex":
 		return l.codexRollout(getenv)
+	case "gemini":
+		return l.geminiSession()
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {
@@ -166,4 +170,65 @@ func rolloutCwd(path string) string {
 		return ""
 	}
 	return meta.Payload.Cwd
+}
+
+// geminiSession is the most recently written session of the server's
+// project in Gemini CLI's folder: ~/.gemini/projects.json maps the project
+// directory to its folder under ~/.gemini/tmp (recorded with 0.61; a
+// folder's .project_root names the directory too), whose chats/ holds
+// session-*.jsonl (sub-agents' files are in sub-folders). Gemini CLI
+// starts its MCP servers in the project directory and passes no session id.
+func (l Locate) geminiSession() (string, error) {
+	if l.Home == "" || l.Cwd == "" {
+		return "", errNoTranscript
+	}
+	base := filepath.Join(l.Home, ".gemini")
+	dirs := []string{l.Cwd}
+	if real, err := filepath.EvalSymlinks(l.Cwd); err == nil && real != l.Cwd {
+		dirs = append(dirs, real)
+	}
+	folder := ""
+	if b, err := os.ReadFile(filepath.Join(base, "projects.json")); err == nil {
+		var reg struct {
+			Projects map[string]string `json:"projects"`
+		}
+		if json.Unmarshal(b, &reg) == nil {
+			for _, d := range dirs {
+				if name := reg.Projects[d]; name != "" && !strings.ContainsAny(name, `/\`) && name != ".." {
+					folder = filepath.Join(base, "tmp", name)
+					break
+				}
+			}
+		}
+	}
+	if folder == "" {
+		entries, _ := os.ReadDir(filepath.Join(base, "tmp"))
+		for _, e := range entries {
+			root, err := os.ReadFile(filepath.Join(base, "tmp", e.Name(), ".project_root"))
+			if err == nil && slices.Contains(dirs, strings.TrimSpace(string(root))) {
+				folder = filepath.Join(base, "tmp", e.Name())
+				break
+			}
+		}
+	}
+	if folder == "" {
+		return "", errNoTranscript
+	}
+	entries, err := os.ReadDir(filepath.Join(folder, "chats"))
+	if err != nil {
+		return "", errNoTranscript
+	}
+	best, bestTime := "", int64(0)
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasPrefix(e.Name(), "session-") || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().UnixNano() > bestTime {
+			best, bestTime = filepath.Join(folder, "chats", e.Name()), fi.ModTime().UnixNano()
+		}
+	}
+	if best == "" {
+		return "", errNoTranscript
+	}
+	return best, nil
 }

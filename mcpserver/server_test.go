@@ -150,3 +150,33 @@ func TestLocateCodexRollout(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestLocateGeminiSession: the project's folder from projects.json (else
+// the folder whose .project_root names the directory), its newest
+// session-*.jsonl; a sub-agent's file in a sub-folder is not the session.
+func TestLocateGeminiSession(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	chats := filepath.Join(home, ".gemini", "tmp", "myproj", "chats")
+	_ = os.MkdirAll(filepath.Join(chats, "sub"), 0o755)
+	old, newest := filepath.Join(chats, "session-a.jsonl"), filepath.Join(chats, "session-b.jsonl")
+	for i, p := range []string{old, newest, filepath.Join(chats, "sub", "session-c.jsonl")} {
+		_ = os.WriteFile(p, []byte("{}\n"), 0o644)
+		at := time.Now().Add(time.Duration(i-3) * time.Minute)
+		_ = os.Chtimes(p, at, at)
+	}
+	env := map[string]string{"CTXFOLD_CLIENT": "gemini"}
+	loc := Locate{Home: home, Cwd: proj, Getenv: func(k string) string { return env[k] }}
+	if f, err := loc.file(); err == nil {
+		t.Fatalf("no project registered: served %s", f)
+	}
+	_ = os.WriteFile(filepath.Join(home, ".gemini", "tmp", "myproj", ".project_root"), []byte(proj), 0o644)
+	if f, err := loc.file(); err != nil || f != newest {
+		t.Fatalf(".project_root: served %s (%v), want %s", f, err, newest)
+	}
+	_ = os.Remove(filepath.Join(home, ".gemini", "tmp", "myproj", ".project_root"))
+	reg, _ := json.Marshal(map[string]any{"projects": map[string]string{proj: "myproj"}})
+	_ = os.WriteFile(filepath.Join(home, ".gemini", "projects.json"), reg, 0o644)
+	if f, err := loc.file(); err != nil || f != newest {
+		t.Fatalf("projects.json: served %s (%v), want %s", f, err, newest)
+	}
+}
