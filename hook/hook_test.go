@@ -228,7 +228,7 @@ func TestUnknownEventDoesNothing(t *testing.T) {
 	}
 }
 
-// What Claude Code and Codex really sent to their hooks in the acceptance
+// What Claude Code, Codex and Gemini CLI really sent to their hooks in the acceptance
 // runs (interop/claude-code/hooks.sh, interop/codex TestLiveHooks): every
 // input parses, in the order the hook relies on — Claude Code runs
 // PreCompact, SessionStart compact and PostCompact before it writes its
@@ -238,6 +238,9 @@ func TestRecordedHookInputs(t *testing.T) {
 	want := map[string]string{
 		"claude-code/2.1.328": "PreCompact/,SessionStart/compact,PostCompact/,UserPromptSubmit/",
 		"codex/0.169.0":       "PreCompact/,PostCompact/,SessionStart/compact",
+		// Gemini CLI 0.61: PreCompress before every model call (the last
+		// two around the compression), BeforeAgent on the next prompt.
+		"gemini-cli/0.61.0": "PreCompact/,PreCompact/,SessionStart/resume,UserPromptSubmit/",
 	}
 	for dir, order := range want {
 		files, _ := filepath.Glob(filepath.Join("..", "testdata", "hook", dir, "hook-inputs", "*.json"))

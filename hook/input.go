@@ -80,3 +80,11 @@ func normalEvent(e string) string {
 	}
 	return e
 }
+
+// clientEvent is the event as the client named it.
+func (in Input) clientEvent() string {
+	if in.ClientEvent != "" {
+		return in.ClientEvent
+	}
+	return in.Event
+}
