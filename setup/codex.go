@@ -101,6 +101,15 @@ func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error)
 	case uninstall && end > 0:
 		c.After = append(append([]byte(nil), c.Before[:start]...), c.Before[end:]...)
 		c.Action, c.Did = "update", []string{"removed the MCP server"}
+	case !uninstall && end > 0 && !bytes.Equal(c.Before[start:end], block):
+		// An older setup's block (before it named CODEX_HOME, or another
+		// command): replaced in place.
+		c.After = append(append(append([]byte(nil), c.Before[:start]...), block...), c.Before[end:]...)
+		if err := toml.Unmarshal(c.After, &doc); err != nil {
+			return nil, &FileError{path, fmt.Errorf("updating [mcp_servers.ctxfold] would make it invalid (%v); left untouched", err)}
+		}
+		c.Action, c.Did, c.Backup = "update", []string{"updated the MCP server"}, path+BackupSuffix
+		return c, nil
 	case uninstall, end > 0:
 		return c, nil
 	default:

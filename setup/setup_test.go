@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -278,6 +279,16 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(codexHome, "hooks.json")); string(b) != hooksJSON {
 		t.Fatalf("hooks.json after uninstall:\n%s", b)
+	}
+	o.Uninstall = false
+	// A block an older setup wrote (another command, no CODEX_HOME) is
+	// brought up to date in place; the user's bytes around it stay.
+	old := strings.Replace(string(got), `command = "/opt/ctxfold"`, `command = "/usr/bin/ctxfold"`, 1)
+	old = strings.Replace(old, `, CODEX_HOME = `+strconv.Quote(codexHome), "", 1)
+	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(old+"# the user's own line\n"), 0o600)
+	run(o)
+	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); string(b) != string(got)+"# the user's own line\n" {
+		t.Fatalf("the old block was not brought up to date:\n%s", b)
 	}
 	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \n"), 0o600)
 	if _, err := Codex(Options{Scope: ScopeUser}, codexHome); err == nil || !strings.Contains(err.Error(), "not valid TOML") {
