@@ -58,7 +58,10 @@ type codexHooksRun struct {
 // 'ctxfold setup codex', then the recall through ctxfold's MCP server.
 // Codex runs untrusted hooks only with --dangerously-bypass-hook-trust,
 // which the "with" run passes (a user trusts them once, interactively).
-// CTXFOLD_CODEX_BIN picks another client; CTXFOLD_HOOKS_RECORD=DIR writes
+// CTXFOLD_CODEX_BIN picks another client; CTXFOLD_CODEX_MODEL another model
+// (gpt-5.5, of Codex's catalogue, offers MCP tools behind its tool_search;
+// a model outside it, e.g. gpt-5.1-codex, offers them directly);
+// CTXFOLD_HOOKS_RECORD=DIR writes
 // figures.json and what Codex sent to the hooks under DIR
 // (interop/codex/hooks.sh: testdata/hook/codex/<version>/).
 func TestLiveHooks(t *testing.T) {
@@ -132,7 +135,11 @@ func codexHooksSession(t *testing.T, client, bin, mode string) (codexHooksRun, m
 		t.Fatal(err)
 	}
 	go srv.Serve(ctx, l)
-	config := `model = "gpt-5.5"
+	model := os.Getenv("CTXFOLD_CODEX_MODEL")
+	if model == "" {
+		model = "gpt-5.5"
+	}
+	config := `model = "` + model + `"
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
