@@ -220,6 +220,9 @@ env_key = "FAKE_OPENAI_KEY"
 	from := len(srv.Requests())
 	run("resume", "--last", "Find what the checkpoint said. [[recall: "+recallQuery+"]]")
 	codexRecall(t, srv.Requests(), from, rec)
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		saveRecallItems(t, srv.Requests(), filepath.Join(dir, "recall-items.json"), tmp)
+	}
 	return r, rec
 }
 
@@ -329,6 +332,43 @@ func codexRecall(t *testing.T, reqs []openai.Recorded, from int, rec map[string]
 				}
 			}
 		}
+	}
+}
+
+// saveRecallItems writes the items Codex sent after the recall prompt in
+// its last request — tool_search_call, tool_search_output, the MCP calls and
+// their outputs — normalised (temporary paths, rollout names, node ids),
+// so the fake provider's parsing is tested on what Codex really sends.
+func saveRecallItems(t *testing.T, reqs []openai.Recorded, path, tmp string) {
+	t.Helper()
+	var req struct {
+		Input []json.RawMessage `json:"input"`
+	}
+	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &req)
+	var items []json.RawMessage
+	for _, raw := range req.Input {
+		var it struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &it) == nil && it.Type != "message" && it.Type != "reasoning" {
+			items = append(items, raw)
+		} else {
+			items = nil // only what followed the last message (the recall prompt)
+		}
+	}
+	b, _ := json.Marshal(items)
+	s := strings.ReplaceAll(string(b), tmp, "/interop")
+	s = rolloutPathRE.ReplaceAllString(s, "/sessions/YYYY/MM/DD/rollout-<session_id>.jsonl")
+	s = nodeIDRE.ReplaceAllString(s, "cx<session>-")
+	s = regexp.MustCompile(`(summary_)cx[0-9a-f]{8}-`).ReplaceAllString(s, "${1}cx<session>-")
+	s = regexp.MustCompile(`"(id|call_id)":"(tso|fco)_[0-9a-f-]+"`).ReplaceAllString(s, `"${1}":"${2}_<uuid>"`)
+	s = regexp.MustCompile(`"output":"Wall time: [0-9.]+ seconds`).ReplaceAllString(s, `"output":"Wall time: 0.0500 seconds`)
+	s = regexp.MustCompile(`Chunk ID: [0-9a-f]+`).ReplaceAllString(s, "Chunk ID: <chunk>")
+	var out bytes.Buffer
+	_ = json.Indent(&out, []byte(s), "", "  ")
+	out.WriteByte('\n')
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,6 +2,8 @@ package openai
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,5 +78,44 @@ func TestRecallOfferedDirectly(t *testing.T) {
 	items = doneItems(t, url, `{"type":"function","name":"exec_command"}`, recallUser)
 	if len(items) != 1 || items[0]["type"] != "message" {
 		t.Fatalf("no recall tool offered: %v, want a text reply", items)
+	}
+}
+
+// TestRecallOnRecordedItems feeds the script what Codex 0.169 and 0.171
+// really sent during the recall of interop/codex's TestLiveHooks
+// (testdata/hook/codex/<version>/recall-items.json, rewritten by
+// interop/codex/hooks.sh): after its tool_search_output the script calls
+// search_history in the namespace found there, after search_history's
+// output read_turns on the covered hit.
+func TestRecallOnRecordedItems(t *testing.T) {
+	for _, v := range []string{"0.169.0", "0.171.0"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "hook", "codex", v, "recall-items.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(b, &items); err != nil {
+			t.Fatal(err)
+		}
+		_, url := start(t)
+		var upTo []string
+		steps := map[string]string{}
+		for _, it := range items {
+			var x struct{ Type, Name string }
+			_ = json.Unmarshal(it, &x)
+			if x.Type == "function_call" {
+				got := doneItems(t, url, toolSearchDef, recallUser+","+strings.Join(upTo, ","))
+				if len(got) != 1 || got[0]["name"] != x.Name || got[0]["namespace"] != "mcp__ctxfold" {
+					t.Fatalf("%s: before the recorded %s call the script answered %v", v, x.Name, got)
+				}
+				steps[x.Name] = got[0]["arguments"].(string)
+			}
+			upTo = append(upTo, string(it))
+		}
+		var read struct{ IDs []string }
+		_ = json.Unmarshal([]byte(steps["read_turns"]), &read)
+		if !strings.Contains(steps["search_history"], "checkpoint-42") || len(read.IDs) != 1 || read.IDs[0] != "cx<session>-48" {
+			t.Fatalf("%s: calls %v", v, steps)
+		}
 	}
 }
