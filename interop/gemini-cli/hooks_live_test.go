@@ -207,6 +207,9 @@ func geminiSession(t *testing.T, client, bin, mode string) (geminiRun, map[strin
 	from := len(srv.Requests())
 	run("Find what the build said. "+gemini.RecallMarker+geminiRecall, true)
 	geminiRecallCheck(t, srv.Requests(), from, rec)
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		saveGeminiRecall(t, srv.Requests(), filepath.Join(dir, "recall-contents.json"), tmp)
+	}
 	return r, rec
 }
 
@@ -322,6 +325,45 @@ func geminiRecallCheck(t *testing.T, reqs []gemini.Request, from int, rec map[st
 				t.Logf("read_turns result %q; the model read %q", s, original)
 			}
 		}
+	}
+}
+
+// saveGeminiRecall writes the contents Gemini CLI sent after the recall
+// prompt in its last request (the MCP calls and their function responses),
+// normalised, so the fake API's parsing is tested on what the client sends.
+func saveGeminiRecall(t *testing.T, reqs []gemini.Request, path, tmp string) {
+	t.Helper()
+	var b struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &b)
+	var tail []json.RawMessage
+	for _, c := range b.Contents {
+		var x struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		}
+		_ = json.Unmarshal(c, &x)
+		if len(x.Parts) > 0 && strings.Contains(x.Parts[0].Text, gemini.RecallMarker) {
+			tail = nil // the recall prompt itself
+		}
+		tail = append(tail, c)
+	}
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(tail)
+	text := strings.ReplaceAll(raw.String(), tmp, "/interop")
+	text = geminiSessionRE.ReplaceAllString(text, "/chats/session-<start>-<id8>.jsonl")
+	text = uuidRE.ReplaceAllString(text, "<uuid>")
+	text = regexp.MustCompile(`_1\d{12}_`).ReplaceAllString(text, "_1000000000001_")
+	text = regexp.MustCompile(`PGID: \d+`).ReplaceAllString(text, "PGID: 1000")
+	var out bytes.Buffer
+	_ = json.Indent(&out, []byte(text), "", "  ")
+	out.WriteByte('\n')
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +112,56 @@ func TestRecallAndInflate(t *testing.T) {
 	snap := `{"role":"user","parts":[{"text":"<state_snapshot>x</state_snapshot>"}]},` + inflate
 	if a := post(t, s, path, `{"contents":[`+snap+`]}`); strings.Contains(a, `"promptTokenCount":1000000`) {
 		t.Fatalf("inflated after the compression: %s", a)
+	}
+}
+
+// TestRecallOnRecordedContents feeds the script what Gemini CLI 0.61 really
+// sent during the recall of interop/gemini-cli's TestLiveHooks
+// (testdata/hook/gemini-cli/0.61.0/recall-contents.json, rewritten by
+// interop/gemini-cli/hooks.sh): after each recorded function response the
+// script makes the next recorded call.
+func TestRecallOnRecordedContents(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "hook", "gemini-cli", "0.61.0", "recall-contents.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contents []json.RawMessage
+	if err := json.Unmarshal(b, &contents); err != nil {
+		t.Fatal(err)
+	}
+	s, err := gemini.Start(gemini.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tools := `"tools":[{"functionDeclarations":[{"name":"mcp_ctxfold_search_history"},{"name":"mcp_ctxfold_read_turns"}]}]`
+	calls := 0
+	for i, c := range contents {
+		var x struct {
+			Role  string
+			Parts []struct {
+				FunctionCall *struct {
+					Name string
+					Args json.RawMessage
+				} `json:"functionCall"`
+			}
+		}
+		_ = json.Unmarshal(c, &x)
+		if x.Role != "model" || len(x.Parts) == 0 || x.Parts[0].FunctionCall == nil {
+			continue
+		}
+		var upTo []string
+		for _, p := range contents[:i] {
+			upTo = append(upTo, string(p))
+		}
+		a := post(t, s, "/v1beta/models/main:streamGenerateContent?alt=sse", `{`+tools+`,"contents":[`+strings.Join(upTo, ",")+`]}`)
+		want := `"name":"` + x.Parts[0].FunctionCall.Name + `"`
+		if !strings.Contains(a, want) {
+			t.Fatalf("before the recorded %s call the script answered %s", x.Parts[0].FunctionCall.Name, a)
+		}
+		calls++
+	}
+	if calls != 2 {
+		t.Fatalf("%d recorded recall calls, want search_history and read_turns", calls)
 	}
 }
