@@ -33,7 +33,7 @@ type setupOptions struct {
 func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "setup claude-code|codex",
+		Use:   "setup claude-code|codex|gemini",
 		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
 		Long: `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
 
@@ -60,15 +60,22 @@ hooks ('ctxfold hook --client Codex' on PreCompact, PostCompact, SessionStart,
 UserPromptSubmit), merged as above; config.toml gets a marked block with
 [mcp_servers.ctxfold] appended, which --uninstall removes (the original bytes
 come back). Codex runs new hooks only after the user trusted them when it
-asks at its next interactive start; setup cannot do that for the user.` +
+asks at its next interactive start; setup cannot do that for the user.
+
+gemini (--user: ~/.gemini/settings.json; --project: .gemini/settings.json of
+--dir): the hooks ('ctxfold hook --client Gemini' on PreCompress and
+BeforeAgent, timeout 60000 ms) and the MCP server under mcpServers (trusted:
+it only reads), merged as for Claude Code. A settings.json with comments is
+not plain JSON and is left untouched.` +
 			exitStatusHelp("  setup: 2 a settings file is not valid JSON, a link or unreadable (nothing written)"),
 		Example: `  ctxfold setup claude-code --dry-run
   ctxfold setup claude-code
   ctxfold setup claude-code --project --dir ~/src/app
   ctxfold setup claude-code --uninstall
-  ctxfold setup codex`,
+  ctxfold setup codex
+  ctxfold setup gemini --project`,
 		Args:      exactArgs(1),
-		ValidArgs: []string{"claude-code", "codex"},
+		ValidArgs: []string{"claude-code", "codex", "gemini"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Client = args[0]
 			if opts.UserScope && opts.ProjectScope {
@@ -141,8 +148,11 @@ func runSetup(opts *setupOptions) error {
 	case "codex":
 		changes, err = setup.Codex(setup.Options{Scope: opts.Scope, Home: opts.Home, Command: opts.Command,
 			Uninstall: opts.Uninstall}, opts.CodexHome)
+	case "gemini":
+		changes, err = setup.Gemini(setup.Options{Scope: opts.Scope, Home: opts.Home, Project: opts.Project,
+			Command: opts.Command, Uninstall: opts.Uninstall})
 	default:
-		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code or codex)", opts.Client)}
+		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code, codex or gemini)", opts.Client)}
 	}
 	if err != nil {
 		return err
