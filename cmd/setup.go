@@ -30,12 +30,7 @@ type setupOptions struct {
 	JSON                    bool
 }
 
-func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
-	opts := &setupOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "setup claude-code|codex|gemini",
-		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
-		Long: `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
+const setupLong = `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
 
   --user (default)  ~/.claude/settings.json: the status line ('ctxfold
                     statusline') and the hooks ('ctxfold hook' on PreCompact,
@@ -66,7 +61,14 @@ gemini (--user: ~/.gemini/settings.json; --project: .gemini/settings.json of
 --dir): the hooks ('ctxfold hook --client Gemini' on PreCompress and
 BeforeAgent, timeout 60000 ms) and the MCP server under mcpServers (trusted:
 it only reads), merged as for Claude Code. A settings.json with comments is
-not plain JSON and is left untouched.` +
+not plain JSON and is left untouched.`
+
+func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
+	opts := &setupOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "setup claude-code|codex|gemini",
+		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
+		Long: setupLong +
 			exitStatusHelp("  setup: 2 a settings file is not valid JSON, a link or unreadable (nothing written)"),
 		Example: `  ctxfold setup claude-code --dry-run
   ctxfold setup claude-code
@@ -77,28 +79,9 @@ not plain JSON and is left untouched.` +
 		Args:      exactArgs(1),
 		ValidArgs: []string{"claude-code", "codex", "gemini"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Client = args[0]
-			if opts.UserScope && opts.ProjectScope {
-				return &UsageError{Err: errors.New("--user and --project exclude each other")}
+			if err := f.resolveSetup(args, opts); err != nil {
+				return err
 			}
-			opts.Scope = setup.ScopeUser
-			if opts.ProjectScope {
-				opts.Scope = setup.ScopeProject
-			}
-			opts.Home = f.Getenv("HOME")
-			if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
-				opts.CodexHome = filepath.Join(opts.Home, ".codex")
-			}
-			if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
-				return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
-			}
-			if opts.Project == "" {
-				opts.Project, _ = os.Getwd()
-			}
-			if opts.Command == "" {
-				opts.Command = defaultCommand()
-			}
-			opts.JSON = f.IO.JSON
 			if runF != nil {
 				return runF(opts)
 			}
@@ -114,6 +97,34 @@ not plain JSON and is left untouched.` +
 	fl.BoolVar(&opts.Uninstall, "uninstall", false, "remove ctxfold's entries")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
+}
+
+// resolveSetup checks the scope and fills in where the client's files
+// are and how it runs ctxfold.
+func (f *Factory) resolveSetup(args []string, opts *setupOptions) error {
+	opts.Client = args[0]
+	if opts.UserScope && opts.ProjectScope {
+		return &UsageError{Err: errors.New("--user and --project exclude each other")}
+	}
+	opts.Scope = setup.ScopeUser
+	if opts.ProjectScope {
+		opts.Scope = setup.ScopeProject
+	}
+	opts.Home = f.Getenv("HOME")
+	if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
+		opts.CodexHome = filepath.Join(opts.Home, ".codex")
+	}
+	if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
+		return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
+	}
+	if opts.Project == "" {
+		opts.Project, _ = os.Getwd()
+	}
+	if opts.Command == "" {
+		opts.Command = defaultCommand()
+	}
+	opts.JSON = f.IO.JSON
+	return nil
 }
 
 // defaultCommand is this executable's absolute path when it is a real
