@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -39,7 +40,7 @@ func convertBlocks(bl []block, content json.RawMessage, accepted, seenCalls map[
 // and yields nil.
 func (p *planner) convertUsage(raw json.RawMessage, ref lineRef) *transcript.Usage {
 	var u usage
-	if json.Unmarshal(raw, &u) != nil {
+	if input.Unmarshal(raw, &u) != nil {
 		p.warnf(ref, "usage is not the Messages API's usage object; not imported")
 		return nil
 	}

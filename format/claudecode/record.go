@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
@@ -85,6 +88,30 @@ type compactMetadata struct {
 type agentRef struct {
 	AgentID string `json:"agentId"`
 }
+
+// UnmarshalJSONFrom is what the fast decoder of input.Unmarshal calls
+// (encoding/json does not know the method): a toolUseResult that is not an
+// object — a failed tool's error string, a list — leaves an empty agentRef,
+// as encoding/json's type error does, instead of failing the fast decode
+// and decoding the whole line a second time with encoding/json
+// (docs/BENCHMARKS.md, "the cold path"). decodeRecord reads past that
+// type error, so the record is the same; a line with any other error
+// still fails here and takes encoding/json's path, whose earliest error
+// decides as before.
+func (a *agentRef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*a = agentRef{}
+	if raw.Kind() != '{' {
+		return nil
+	}
+	return jsonv1.Unmarshal(raw, (*plainAgentRef)(a))
+}
+
+// plainAgentRef is agentRef without its decode method.
+type plainAgentRef agentRef
 
 // progressData is the part of a progress line's data the import reads.
 type progressData struct {
