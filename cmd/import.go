@@ -130,6 +130,10 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 			// A bad models: table is reported by the commands that budget;
 			// import only uses it to word its model warning.
 			opts.Models, _ = f.configModels()
+			// An import streams: its live heap is one chunk of nodes and the
+			// planner's line index, so it collects at liveGC's 100% as a
+			// transcript file's refresh does (docs/BENCHMARKS.md, "the cold path").
+			defer liveGC(f.Getenv)()
 			return runImport(cmd.Context(), opts)
 		},
 	}
