@@ -379,7 +379,10 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		return p.errorf(ref, "%s line %q: expected a message object", name, r.UUID)
 	}
 	m := *r.Message
-	text, blocks, _, err := decodeContent[scanBlock](m.Content)
+	if !r.scanned {
+		r.scanContent()
+	}
+	text, blocks, err := r.scan.text, r.scan.blocks, r.scan.err
 	if err != nil {
 		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
 	}

@@ -41,6 +41,7 @@ func (it *lineItem) decode() {
 	}
 	if it.decErr = decodeRecord(it.body, &it.rec, &it.rec.badMessage); it.decErr == nil {
 		it.badUTF8 = transcript.FirstInvalidUTF8(it.body)
+		it.rec.scanContent()
 	}
 }
 

@@ -44,6 +44,27 @@ type record struct {
 	// badMessage says why message could not be read (an error only for a
 	// user or assistant line).
 	badMessage string
+	// scan is the message content as planMessage reads it, decoded on the
+	// first pass's workers (lineItem.decode) when scanned is true.
+	scan    scannedContent
+	scanned bool
+}
+
+// scannedContent is decodeContent[scanBlock]'s result.
+type scannedContent struct {
+	text   string
+	blocks []scanBlock
+	err    error
+}
+
+// scanContent decodes a user or assistant line's message content as
+// planMessage reads it, once, where the line is decoded.
+func (r *record) scanContent() {
+	if (r.Type != "user" && r.Type != "assistant") || r.Message == nil || r.badMessage != "" {
+		return
+	}
+	r.scan.text, r.scan.blocks, _, r.scan.err = decodeContent[scanBlock](r.Message.Content)
+	r.scanned = true
 }
 
 // rendered is one piece of an attachment's rendered content: a string,
