@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
@@ -120,15 +121,11 @@ type agentRef struct {
 // still fails here and takes encoding/json's path, whose earliest error
 // decides as before.
 func (a *agentRef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	raw, err := dec.ReadValue()
-	if err != nil {
-		return err
-	}
 	*a = agentRef{}
-	if raw.Kind() != '{' {
-		return nil
+	if dec.PeekKind() != '{' {
+		return dec.SkipValue()
 	}
-	return jsonv1.Unmarshal(raw, (*plainAgentRef)(a))
+	return jsonv2.UnmarshalDecode(dec, (*plainAgentRef)(a), jsonv1.DefaultOptionsV1())
 }
 
 // plainAgentRef is agentRef without its decode method.
