@@ -128,11 +128,15 @@ func (p *planner) notePoint(pos int64, line int, complete bool) error {
 			return err
 		}
 	}
-	if p.res.provAt >= 0 && pos >= p.res.provAt && complete && p.res.prov == nil {
-		if err := p.res.save(p, pos, line); err != nil {
+	if r := p.res; r.provNext < len(r.provAts) && pos >= r.provAts[r.provNext] && complete {
+		if err := r.save(p, pos, line); err != nil {
 			return err
 		}
-		p.res.prov, p.res.point = p.res.point, nil
+		r.provs, r.provLost = append(r.provs, r.point), append(r.provLost, false)
+		r.point = nil
+		for r.provNext < len(r.provAts) && pos >= r.provAts[r.provNext] {
+			r.provNext++
+		}
 	}
 	return nil
 }
