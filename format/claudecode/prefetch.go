@@ -54,8 +54,8 @@ type lineBatch struct {
 
 // Batches end at batchLines lines or batchBytes bytes, whichever first.
 const (
-	batchLines = 256
-	batchBytes = 1 << 20
+	batchLines = 128
+	batchBytes = 256 << 10
 )
 
 // prefetcher reads lr's lines on one goroutine and decodes them on
