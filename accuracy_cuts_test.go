@@ -43,12 +43,11 @@ type cutSample struct {
 // reach, by file and node, with the reason (docs/ACCURACY.md).
 var cutExceptions = map[string]string{
 	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl#1e530b95-af80-4a6e-a749-f397fdc1b496": "" +
-		"the first request after Claude Code's compaction: 3.9k tokens more than the prefix and the summary, which the transcript does not show",
-	"interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl#cx00000001-16": "" +
-		"predicted from request 1, for which the fake provider reported 900,000 input tokens to push Codex into its compaction",
+		"the first request after Claude Code's compaction: its SessionStart:compact hooks ran (bd prime among them; hook_progress lines, without their output) and their context, " +
+		"about 3.9k tokens more than the prefix and the summary, is in the request but not in the transcript",
 	"interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl#cx00000001-26": "" +
-		"the first request after Codex's compaction, predicted from request 2, which is Codex's own compaction request (sent without tool definitions, " +
-		"requests/request-002.json): the rollout records its usage like a turn's, so the prefix inferred from it lacks the tool definitions request 3 carries again",
+		"the first request after Codex's compaction, anchored on the client's prefix inferred from request 1, for which the fake provider reported 900,000 input tokens " +
+		"([[inflate]], to push Codex into its compaction); the compaction-limit recording, whose usage counts the requests, is within 1%",
 }
 
 // cutExcluded says why a whole file's usage measures something else than
@@ -103,7 +102,8 @@ func TestAccuracyEveryCut(t *testing.T) {
 		}
 	}
 	med, p90 := quantile(errs, 0.5), quantile(errs, 0.9)
-	// The targets are 0.15% and 1%; measured 0.154% and 0.96% (docs/ACCURACY.md).
+	// The targets are 0.15% and 1%; measured 0.16% and 0.97% (docs/ACCURACY.md: the
+	// recordings' fake usage keeps the median above 0.15%; the shared transcripts alone 0.13%).
 	if med > 0.0016 || p90 > 0.01 {
 		t.Errorf("pooled next-request error over %d requests: median %.3f%%, p90 %.3f%%; want ≤ 0.16%% and ≤ 1%%", len(all), 100*med, 100*p90)
 	}

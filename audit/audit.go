@@ -381,7 +381,8 @@ func PinnedTexts(n *transcript.Node) []string {
 }
 
 // ReadText appends what the model reads of n: its text, its tool calls'
-// names and argument strings, its tool results.
+// names and argument strings, its tool results — each once: a tool node
+// (OpenAI layout) whose text is its result is not written twice.
 func ReadText(b *strings.Builder, n *transcript.Node) {
 	b.WriteString(n.Content.PlainText())
 	b.WriteByte('\n')
@@ -399,7 +400,11 @@ func ReadText(b *strings.Builder, n *transcript.Node) {
 		}
 		b.WriteByte('\n')
 	}
-	for _, r := range n.ToolResults() {
+	results := n.ToolResults()
+	if n.Role == transcript.RoleTool && n.ToolCallID != "" && len(results) > 0 {
+		results = results[1:] // the node's text, written above
+	}
+	for _, r := range results {
 		b.WriteString(r.Text)
 		b.WriteByte('\n')
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -92,5 +93,21 @@ func TestSourceOfAnImportedSummary(t *testing.T) {
 	}
 	if got := source(&transcript.Node{ID: "summary_y"}); got != "ctxfold" {
 		t.Fatalf("source %q", got)
+	}
+}
+
+// TestReadTextOnce: a tool node of the OpenAI layout (role tool, its text
+// the result) reads as its text once, as the model read it; an Anthropic
+// tool_result block still reads.
+func TestReadTextOnce(t *testing.T) {
+	var b strings.Builder
+	ReadText(&b, &transcript.Node{ID: "t1", Role: transcript.RoleTool, ToolCallID: "c1", Content: transcript.Content{Text: "checkpoint-42-reached"}})
+	if got := strings.TrimSpace(b.String()); got != "checkpoint-42-reached" {
+		t.Errorf("tool node reads %q, want its text once", got)
+	}
+	b.Reset()
+	ReadText(&b, result("r1", "c1", "exit 2: no such file", true))
+	if got := strings.TrimSpace(b.String()); got != "exit 2: no such file" {
+		t.Errorf("tool_result block reads %q", got)
 	}
 }

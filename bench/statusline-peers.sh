@@ -23,17 +23,29 @@ mv "$work/s.jsonl" "$f"
 echo "file: $(stat -c %s "$f") bytes, session $sid, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 hook=$work/hook.json
 printf '{"session_id":"%s","transcript_path":"%s","cwd":"/bench","workspace":{"current_dir":"/bench","project_dir":"/bench"},"model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"}}' "$sid" "$f" > "$hook"
-run() { # name command...: wall seconds and the line printed
+rounds=${3:-3}
+run() { # name command...: wall seconds, kept per name, and the line printed
 	local name=$1; shift
 	/usr/bin/time -f '%e' -o "$work/t" "$@" < "$hook" > "$work/line" 2> "$work/err" || true
-	printf '%-40s %6s s  %s\n' "$name" "$(tail -1 "$work/t")" "$(head -c 120 "$work/line")"
+	tail -1 "$work/t" >> "$work/times-${name// /_}"
+	printf '%-45s %6s s  %s\n' "$name" "$(tail -1 "$work/t")" "$(head -c 100 "$work/line" | tr -d '\033')"
 }
-both() { # what
-	run "ctxfold statusline, $1" "$bin" statusline
-	if [ -n "${CCUSAGE:-}" ]; then run "ccusage statusline, $1" "$CCUSAGE" statusline --offline; fi
+all() { # case
+	run "ctxfold $1" "$bin" statusline
+	if [ -n "${CCUSAGE:-}" ]; then run "ccusage $1" "$CCUSAGE" statusline --offline; fi
+	if [ -n "${CCLINE:-}" ]; then HOME=$work/ccline-home run "ccline $1" "$CCLINE"; fi
 }
-both cold
-"$work/gen" -append 1 -o "$f"
-both "after one appended turn"
-both unchanged
+mkdir -p "$work/ccline-home"
+for r in $(seq "$rounds"); do
+	rm -rf "$XDG_CACHE_HOME"
+	all cold
+	"$work/gen" -append 1 -o "$f"
+	all appended
+	all unchanged
+	echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+done
+echo "medians of $rounds (wall s):"
+for k in "$work"/times-*; do
+	printf '%-30s %s\n' "${k##*/times-}" "$(sort -n "$k" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')"
+done
 rm -rf "$work"

@@ -25,15 +25,13 @@ type appendOptions struct {
 	File  string
 	JSON  bool
 	Store store.WriteOptions
+	// The single node's flags, before they become Node.
+	Role, Content, ToolCalls string
+	ID, Predecessor, Caller  string
+	ToolCallID, Name         string
 }
 
-func newAppendCmd(f *Factory) *cobra.Command {
-	opts := &appendOptions{IO: f.IO}
-	var role, content, toolCalls string
-	cmd := &cobra.Command{
-		Use:   "append DIR (--role ROLE --content TEXT | --file F)",
-		Short: "Append one node, or a JSONL batch, and print the new ids",
-		Long: `Append one node (--role, --content, …) or a JSONL batch of nodes in the native
+const appendLong = `Append one node (--role, --content, …) or a JSONL batch of nodes in the native
 schema (--file F, "-" for stdin), all or nothing, and print one id a line.
 
 Ids are generated when absent. The predecessor defaults to HEAD (in a batch, a
@@ -43,7 +41,14 @@ HEAD advances only when the new node extends it and has no caller (docs/FORMAT.m
 Rejected, with nothing written: an unknown predecessor or caller, a duplicate
 id, a tool result with no matching open tool call. A node with
 metadata.compaction: true is validated as a summary (docs/FORMAT.md §4) and becomes the
-active summary.` + exitStatusHelp(""),
+active summary.`
+
+func newAppendCmd(f *Factory, runF func(*appendOptions) error) *cobra.Command {
+	opts := &appendOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "append DIR (--role ROLE --content TEXT | --file F)",
+		Short: "Append one node, or a JSONL batch, and print the new ids",
+		Long:  appendLong + exitStatusHelp(""),
 		Example: `  ctxfold append ./s --role user --content "Fix the failing test"
   ctxfold append ./s --role assistant --content "" --tool-calls '[{"id":"c1","name":"bash","arguments":{"cmd":"go test ./..."}}]'
   ctxfold append ./s --role tool --tool-call-id c1 --content "ok"
@@ -51,56 +56,62 @@ active summary.` + exitStatusHelp(""),
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			fl := cmd.Flags()
-			opts.File, _ = fl.GetString("file")
-			opts.Root, _ = fl.GetBool("root")
-			single := fl.Changed("role") || fl.Changed("content")
-			if opts.File != "" && single {
-				return &UsageError{Err: errors.New("--file cannot be combined with --role or --content")}
+			if err := opts.resolve(cmd.Flags().Changed); err != nil {
+				return err
 			}
-			if opts.Root && fl.Changed("predecessor") {
-				return &UsageError{Err: errors.New("--root cannot be combined with --predecessor")}
-			}
-			if opts.File == "" {
-				if !fl.Changed("role") {
-					return &UsageError{Err: errors.New("--role is required (or --file)")}
-				}
-				n := transcript.Node{Role: transcript.Role(role), Content: transcript.TextContent(content)}
-				n.ID, _ = fl.GetString("id")
-				n.Predecessor, _ = fl.GetString("predecessor")
-				n.Caller, _ = fl.GetString("caller")
-				n.ToolCallID, _ = fl.GetString("tool-call-id")
-				n.Name, _ = fl.GetString("name")
-				if toolCalls != "" {
-					if err := json.Unmarshal([]byte(toolCalls), &n.ToolCalls); err != nil {
-						return &UsageError{Err: fmt.Errorf("--tool-calls: expected a JSON array of {id, name, arguments}: %v", err)}
-					}
-				}
-				if !n.Role.Valid() {
-					return &UsageError{Err: fmt.Errorf("--role must be system, user, assistant or tool, got %q", role)}
-				}
-				opts.Node = n
-			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("append")
+			if runF != nil {
+				return runF(opts)
+			}
 			return runAppend(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&role, "role", "", "system, user, assistant or tool")
-	fl.StringVar(&content, "content", "", "the node's text content")
-	fl.String("id", "", "node id (generated when absent)")
-	fl.String("predecessor", "", "predecessor id (default: HEAD)")
-	fl.Bool("root", false, "start a new root (no predecessor) even though the session has a HEAD")
-	fl.String("caller", "", "id of the node whose turn spawned this one (never moves HEAD)")
-	fl.String("tool-call-id", "", "the call a tool node answers")
-	fl.String("name", "", "node name (a tool name, a sub-agent name)")
-	fl.StringVar(&toolCalls, "tool-calls", "", `assistant tool calls as JSON: [{"id","name","arguments"}]`)
-	fl.String("file", "", `append a JSONL batch of nodes ("-" reads stdin)`)
+	fl.StringVar(&opts.Role, "role", "", "system, user, assistant or tool")
+	fl.StringVar(&opts.Content, "content", "", "the node's text content")
+	fl.StringVar(&opts.ID, "id", "", "node id (generated when absent)")
+	fl.StringVar(&opts.Predecessor, "predecessor", "", "predecessor id (default: HEAD)")
+	fl.BoolVar(&opts.Root, "root", false, "start a new root (no predecessor) even though the session has a HEAD")
+	fl.StringVar(&opts.Caller, "caller", "", "id of the node whose turn spawned this one (never moves HEAD)")
+	fl.StringVar(&opts.ToolCallID, "tool-call-id", "", "the call a tool node answers")
+	fl.StringVar(&opts.Name, "name", "", "node name (a tool name, a sub-agent name)")
+	fl.StringVar(&opts.ToolCalls, "tool-calls", "", `assistant tool calls as JSON: [{"id","name","arguments"}]`)
+	fl.StringVar(&opts.File, "file", "", `append a JSONL batch of nodes ("-" reads stdin)`)
 	_ = cmd.RegisterFlagCompletionFunc("role", fixedCompletion("system", "user", "assistant", "tool"))
 	_ = cmd.RegisterFlagCompletionFunc("predecessor", nodeIDFlagCompletion(f))
 	_ = cmd.RegisterFlagCompletionFunc("caller", nodeIDFlagCompletion(f))
 	return cmd
+}
+
+// resolve rejects bad flag combinations and, without --file, builds the
+// single node; changed says which flags the command line gave.
+func (opts *appendOptions) resolve(changed func(string) bool) error {
+	single := changed("role") || changed("content")
+	if opts.File != "" && single {
+		return &UsageError{Err: errors.New("--file cannot be combined with --role or --content")}
+	}
+	if opts.Root && changed("predecessor") {
+		return &UsageError{Err: errors.New("--root cannot be combined with --predecessor")}
+	}
+	if opts.File != "" {
+		return nil
+	}
+	if !changed("role") {
+		return &UsageError{Err: errors.New("--role is required (or --file)")}
+	}
+	n := transcript.Node{Role: transcript.Role(opts.Role), Content: transcript.TextContent(opts.Content),
+		ID: opts.ID, Predecessor: opts.Predecessor, Caller: opts.Caller, ToolCallID: opts.ToolCallID, Name: opts.Name}
+	if opts.ToolCalls != "" {
+		if err := json.Unmarshal([]byte(opts.ToolCalls), &n.ToolCalls); err != nil {
+			return &UsageError{Err: fmt.Errorf("--tool-calls: expected a JSON array of {id, name, arguments}: %v", err)}
+		}
+	}
+	if !n.Role.Valid() {
+		return &UsageError{Err: fmt.Errorf("--role must be system, user, assistant or tool, got %q", opts.Role)}
+	}
+	opts.Node = n
+	return nil
 }
 
 func runAppend(ctx context.Context, opts *appendOptions) error {

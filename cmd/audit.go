@@ -10,7 +10,6 @@ import (
 
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/store"
@@ -32,14 +31,13 @@ type auditOptions struct {
 	// (0: all).
 	Missing int
 	Open    store.OpenOptions
+	// Many: the arguments were transcript files, a folder or a pattern
+	// (expandArgs), audited file by file in Args (runAuditMany).
+	Many bool
+	Args []string
 }
 
-func newAuditCmd(f *Factory) *cobra.Command {
-	opts := &auditOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "audit DIR|FILE|FOLDER...",
-		Short: "Show which facts of the folded turns the model no longer reads",
-		Long: `Audit a summary: take the facts of the turns it covers and of their caller
+const auditLong = `Audit a summary: take the facts of the turns it covers and of their caller
 subtrees (the sub-agents they ran) — the user's requests and instructions, file
 paths, shell commands that ran, error lines of failed tool results, code
 identifiers, URLs and numbers with units — and check each against what the
@@ -58,7 +56,14 @@ Several transcript files, a folder of them (such as a Claude Code project
 folder) or a quoted pattern are audited file by file in parallel: each block
 is named by its file, a transcript never compacted says so, --json gives one
 object per file ({file, read_error} for one that cannot be read or holds no
-summary), and a summary line ends the text output.` + exitStatusHelp(`  audit: 1 a summary's survival is below --fail-below, 2 no summary to audit
+summary), and a summary line ends the text output.`
+
+func newAuditCmd(f *Factory, runF func(*auditOptions) error) *cobra.Command {
+	opts := &auditOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "audit DIR|FILE|FOLDER...",
+		Short: "Show which facts of the folded turns the model no longer reads",
+		Long: auditLong + exitStatusHelp(`  audit: 1 a summary's survival is below --fail-below, 2 no summary to audit
   (never compacted, or --summary names no summary)`),
 		Example: `  ctxfold audit ./s
   ctxfold audit ./s --all
@@ -73,37 +78,14 @@ summary), and a summary line ends the text output.` + exitStatusHelp(`  audit: 1
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			args, many, lerr := expandArgs(args)
-			if lerr != nil {
-				return &UsageError{Err: lerr}
+			if err := f.resolveAudit(cmd, args, opts); err != nil {
+				return err
 			}
-			if len(args) > 1 && !many {
-				return &UsageError{Err: fmt.Errorf("audit takes one session directory, or transcript files and folders of them; got %d sessions", len(args))}
-			}
-			if !many {
-				opts.Dir = args[0]
-				// A transcript file is read through its cache session (docs/LIVE.md).
-				var entry *live.Entry
-				if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
-					return lerr
-				}
-				opts.File = fileOf(entry)
-			}
-			opts.JSON = f.Config.GetBool("json")
-			opts.Open = f.openOptions()
-			if !cmd.Flags().Changed("fail-below") {
-				opts.FailBelow = -1
-			} else if opts.FailBelow < 0 || opts.FailBelow > 100 {
-				return &UsageError{Err: fmt.Errorf("--fail-below is a percentage from 0 to 100, got %v", opts.FailBelow)}
-			}
-			if opts.SummaryID != "" && opts.All {
-				return &UsageError{Err: fmt.Errorf("--summary and --all exclude each other")}
-			}
-			if opts.Missing < 0 {
-				return &UsageError{Err: fmt.Errorf("--missing must not be negative")}
-			}
-			if many {
-				return runAuditMany(cmd.Context(), f, opts, args)
+			switch {
+			case runF != nil:
+				return runF(opts)
+			case opts.Many:
+				return runAuditMany(cmd.Context(), f, opts)
 			}
 			return runAudit(cmd.Context(), opts)
 		},
@@ -115,6 +97,36 @@ summary), and a summary line ends the text output.` + exitStatusHelp(`  audit: 1
 	fl.Float64Var(&opts.FailBelow, "fail-below", 0, "exit 1 when a summary keeps less than this percentage of its facts")
 	fl.IntVar(&opts.Missing, "missing", 10, "list at most this many missing facts per kind in text output (0: all)")
 	return cmd
+}
+
+// resolveAudit is the file-argument step and the flags' checks.
+func (f *Factory) resolveAudit(cmd *cobra.Command, args []string, opts *auditOptions) error {
+	sa, err := f.sessionArgs(cmd.Context(), args)
+	if err != nil {
+		return err
+	}
+	if len(sa.Dirs) > 1 && !sa.Many {
+		return &UsageError{Err: fmt.Errorf("audit takes one session directory, or transcript files and folders of them; got %d sessions", len(sa.Dirs))}
+	}
+	if opts.Many = sa.Many; opts.Many {
+		opts.Args = sa.Dirs
+	} else {
+		opts.Dir, opts.File = sa.Dirs[0], fileOf(sa.Live[sa.Dirs[0]])
+	}
+	opts.JSON = f.IO.JSON
+	opts.Open = f.openOptions()
+	if !cmd.Flags().Changed("fail-below") {
+		opts.FailBelow = -1
+	} else if opts.FailBelow < 0 || opts.FailBelow > 100 {
+		return &UsageError{Err: fmt.Errorf("--fail-below is a percentage from 0 to 100, got %v", opts.FailBelow)}
+	}
+	if opts.SummaryID != "" && opts.All {
+		return &UsageError{Err: fmt.Errorf("--summary and --all exclude each other")}
+	}
+	if opts.Missing < 0 {
+		return &UsageError{Err: fmt.Errorf("--missing must not be negative")}
+	}
+	return nil
 }
 
 // auditJSON is the --json object: one per DIR.

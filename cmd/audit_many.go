@@ -30,11 +30,20 @@ type auditReadError struct {
 	ReadError string `json:"read_error"`
 }
 
+// auditTally counts the outcomes of a many-file audit for its summary line
+// and its exit code.
+type auditTally struct {
+	audited, notCompacted, unreadable, below int
+	pcts                                     []float64
+	code                                     int
+}
+
 // runAuditMany audits transcript files (and session directories found in
 // a folder) in parallel, reported in argument order, each block named by
 // its file. A file never
 // compacted is no failure: it is counted, not audited.
-func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions, args []string) error {
+func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions) error {
+	args := opts.Args
 	progress := report.NewProgress(opts.IO, "auditing", len(args))
 	defer progress.Done()
 	restore := liveGC(f.Getenv)
@@ -50,80 +59,89 @@ func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions, args []st
 	}, func(err error) auditRun { return auditRun{err: err} })
 	defer runs.wait()
 	w := bufio.NewWriter(opts.IO.Out)
-	var audited, notCompacted, unreadable, below int
-	var pcts []float64
-	code := ExitOK
+	tally := auditTally{code: ExitOK}
 	for i, arg := range args {
 		r := runs.get(i)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		name, file := arg, fileOf(r.entry)
-		if file != "" {
-			name = file
-		}
-		var none *audit.NoSummaryError
-		err := progress.Interrupt(func() error {
-			switch {
-			case r.err != nil && opts.JSON:
-				return report.JSON(w, auditReadError{File: file, Session: sessionOf(r.entry, arg), ReadError: r.err.Error()})
-			case errors.As(r.err, &none):
-				_, err := fmt.Fprintf(w, "%s: never compacted (no summary to audit)\n", render.TextSafe(name))
-				return err
-			case r.err != nil:
-				printError(opts.IO.ErrOut, fmt.Errorf("%s: %w", name, r.err))
-				return nil
-			}
-			passed := true
-			for _, s := range r.results {
-				passed = passed && (opts.FailBelow < 0 || s.SurvivalPct >= opts.FailBelow)
-			}
-			if opts.JSON {
-				out := auditJSON{File: file, Session: sessionOf(r.entry, arg), Passed: passed, Summaries: r.results}
-				if opts.FailBelow >= 0 {
-					out.FailBelow = &opts.FailBelow
-				}
-				return report.JSON(w, out)
-			}
-			fmt.Fprintf(w, "%s\n", report.NewPalette(opts.IO).Bold(render.TextSafe(name)))
-			writeAuditText(w, r.results, opts.Missing)
-			_, err := fmt.Fprintln(w)
-			return err
-		})
+		err := progress.Interrupt(func() error { return writeAuditRun(w, opts, arg, r) })
 		if err != nil {
 			return err
 		}
-		switch {
-		case errors.As(r.err, &none):
-			notCompacted++
-		case r.err != nil:
-			unreadable++
-			code = max(code, ExitCode(r.err))
-		default:
-			audited++
-			for _, s := range r.results {
-				pcts = append(pcts, s.SurvivalPct)
-				if opts.FailBelow >= 0 && s.SurvivalPct < opts.FailBelow {
-					below++
-				}
-			}
-		}
+		tally.add(r, opts.FailBelow)
 	}
 	progress.Done()
 	if !opts.JSON {
 		fmt.Fprintf(w, "%s: %d audited, %d never compacted, %d unreadable%s\n",
-			plural(len(args), "transcript"), audited, notCompacted, unreadable, survivalLine(pcts))
+			plural(len(args), "transcript"), tally.audited, tally.notCompacted, tally.unreadable, survivalLine(tally.pcts))
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if below > 0 && code == ExitOK {
+	code := tally.code
+	if tally.below > 0 && code == ExitOK {
 		code = ExitCheckFailed
 	}
 	if code != ExitOK {
 		return &SilentError{Code: code}
 	}
 	return nil
+}
+
+// writeAuditRun prints one file's block (or its --json object, or its
+// error on stderr).
+func writeAuditRun(w io.Writer, opts *auditOptions, arg string, r auditRun) error {
+	name, file := arg, fileOf(r.entry)
+	if file != "" {
+		name = file
+	}
+	var none *audit.NoSummaryError
+	switch {
+	case r.err != nil && opts.JSON:
+		return report.JSON(w, auditReadError{File: file, Session: sessionOf(r.entry, arg), ReadError: r.err.Error()})
+	case errors.As(r.err, &none):
+		_, err := fmt.Fprintf(w, "%s: never compacted (no summary to audit)\n", render.TextSafe(name))
+		return err
+	case r.err != nil:
+		printError(opts.IO.ErrOut, fmt.Errorf("%s: %w", name, r.err))
+		return nil
+	}
+	passed := true
+	for _, s := range r.results {
+		passed = passed && (opts.FailBelow < 0 || s.SurvivalPct >= opts.FailBelow)
+	}
+	if opts.JSON {
+		out := auditJSON{File: file, Session: sessionOf(r.entry, arg), Passed: passed, Summaries: r.results}
+		if opts.FailBelow >= 0 {
+			out.FailBelow = &opts.FailBelow
+		}
+		return report.JSON(w, out)
+	}
+	fmt.Fprintf(w, "%s\n", report.NewPalette(opts.IO).Bold(render.TextSafe(name)))
+	writeAuditText(w, r.results, opts.Missing)
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// add counts one file's outcome.
+func (t *auditTally) add(r auditRun, failBelow float64) {
+	var none *audit.NoSummaryError
+	switch {
+	case errors.As(r.err, &none):
+		t.notCompacted++
+	case r.err != nil:
+		t.unreadable++
+		t.code = max(t.code, ExitCode(r.err))
+	default:
+		t.audited++
+		for _, s := range r.results {
+			t.pcts = append(t.pcts, s.SurvivalPct)
+			if failBelow >= 0 && s.SurvivalPct < failBelow {
+				t.below++
+			}
+		}
+	}
 }
 
 func sessionOf(e *live.Entry, arg string) string {

@@ -20,7 +20,7 @@ type checkoutOptions struct {
 	Open  store.OpenOptions
 }
 
-func newCheckoutCmd(f *Factory) *cobra.Command {
+func newCheckoutCmd(f *Factory, runF func(*checkoutOptions) error) *cobra.Command {
 	opts := &checkoutOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "checkout DIR [ID]",
@@ -42,9 +42,12 @@ Without ID, print the current HEAD.` + exitStatusHelp(""),
 			if len(args) == 2 {
 				opts.ID = args[1]
 			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("checkout")
 			opts.Open = f.openOptions()
+			if runF != nil {
+				return runF(opts)
+			}
 			return runCheckout(cmd.Context(), opts)
 		},
 	}

@@ -36,14 +36,13 @@ type compactOptions struct {
 	File string
 	// Summarizer, when set (tests), replaces the one named.
 	Summarizer summarize.Summarizer
+	// ModelFlags and LangFlag are the flags Compact.Estimate and Lang are
+	// resolved from.
+	ModelFlags modelFlags
+	LangFlag   string
 }
 
-func newCompactCmd(f *Factory) *cobra.Command {
-	opts := &compactOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "compact DIR",
-		Short: "Fold older turns into one rolling summary, offline",
-		Long: `Compact a session: fold its older turns into one summary node that the
+const compactLong = `Compact a session: fold its older turns into one summary node that the
 rendered view substitutes for them (docs/FORMAT.md §4, docs/COMPACT.md).
 Nothing is deleted, no node is rewritten and HEAD does not move: 'ctxfold
 render --raw' still shows every turn.
@@ -91,10 +90,20 @@ The model resolves as in estimate: --model, else the session's, else the
 configured one; tokens_before is estimate's total under the same --encoding,
 --window, --max-output and --output-cap. With no model and no window there is
 no target: give --keep-tokens (or --model/--window); --if-above needs a budget.
-docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or no-op (--if-above not reached included), 2 no model
+docs/COMPACT.md states every rule.`
+
+// compactExit is compact's part of EXIT STATUS.
+const compactExit = `  compact: 0 succeeded or no-op (--if-above not reached included), 2 no model
   or window to size the target or budget, or the session fails 'ctxfold verify'
   (nothing written), 3 failed or rejected (nothing written), 4 the session changed during
-  compaction (nothing written; run it again)`),
+  compaction (nothing written; run it again)`
+
+func newCompactCmd(f *Factory, runF func(*compactOptions) error) *cobra.Command {
+	opts := &compactOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "compact DIR",
+		Short: "Fold older turns into one rolling summary, offline",
+		Long:  compactLong + exitStatusHelp(compactExit),
 		Example: `  ctxfold compact ./s
   ctxfold compact ./s --dry-run
   ctxfold compact ./s --keep-tokens 2000 --json
@@ -104,77 +113,100 @@ docs/COMPACT.md states every rule.` + exitStatusHelp(`  compact: 0 succeeded or 
   CTXFOLD_API_KEY=… ctxfold compact ./s --summarizer openai --summary-model gpt-4o-mini`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := f.Config
-			opts.Compact.Dir = args[0]
-			opts.JSON = c.GetBool("json")
-			var err error
-			if opts.Summarizers, err = f.summarizerSettings(cmd); err != nil {
+			if err := f.resolveCompact(cmd, args, opts); err != nil {
 				return err
 			}
-			opts.Compact.KeepTokens = c.GetInt("keep-tokens")
-			opts.Compact.MaxSummaryTokens = c.GetInt("max-summary-tokens")
-			opts.Compact.IfAbove = c.GetFloat64("if-above")
-			opts.Compact.MinSurvival = c.GetFloat64("min-survival")
-			if opts.Compact.MinSurvival < 0 || opts.Compact.MinSurvival > 100 {
-				return &UsageError{Err: fmt.Errorf("--min-survival is a percentage from 0 to 100, got %v", opts.Compact.MinSurvival)}
+			if runF != nil {
+				return runF(opts)
 			}
-			opts.DryRun = c.GetBool("dry-run")
-			// A dry run reads a transcript file through its cache session
-			// (docs/LIVE.md); a real compaction writes, so it needs a
-			// session of the user's own.
-			if live.IsTranscriptFile(opts.Compact.Dir) {
-				if !opts.DryRun {
-					return &UsageError{Err: fmt.Errorf("%s is a file: compact writes a summary node, so it needs a session directory (ctxfold import %s -o DIR first); --dry-run takes the file", opts.Compact.Dir, opts.Compact.Dir)}
-				}
-				var lerr error
-				var entry *live.Entry
-				if opts.Compact.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Compact.Dir); lerr != nil {
-					return lerr
-				}
-				opts.File = fileOf(entry)
-			}
-			if cmd.Flags().Changed("keep-tokens") && opts.Compact.KeepTokens == 0 {
-				// Zero would fold everything but the latest turn — and a
-				// default that silently applied instead would mislead.
-				return &UsageError{Err: errors.New("--keep-tokens 0: the kept tail needs a positive target (omit the flag for the default, 10% of the window)")}
-			}
-			if opts.Compact.KeepTokens < 0 || opts.Compact.MaxSummaryTokens < 0 {
-				return &UsageError{Err: errors.New("--keep-tokens and --max-summary-tokens must not be negative")}
-			}
-			if opts.Compact.IfAbove < 0 || opts.Compact.IfAbove > 100 {
-				return &UsageError{Err: fmt.Errorf("--if-above is a percentage from 0 to 100, got %v", opts.Compact.IfAbove)}
-			}
-			// The model resolves as in estimate: --model, else the session's
-			// (compact.Compact reads it), else the configured default.
-			if opts.Compact.Estimate, opts.Compact.DefaultModel, err = f.resolveModelOptions(cmd); err != nil {
-				return err
-			}
-			if l := c.GetString("lang"); l != "" {
-				lang, err := report.ParseLang(l)
-				if err != nil {
-					return &UsageError{Err: fmt.Errorf("--lang: %w", err)}
-				}
-				opts.Lang = lang
-			} else {
-				opts.Lang = report.LangFromLocale(f.Getenv)
-			}
-			opts.Compact.Open = f.openOptions()
-			opts.Compact.Store = f.writeOptions("compact")
-			opts.Compact.Now = f.Now
 			return runCompact(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	addSummarizerFlags(cmd)
-	fl.Int("keep-tokens", 0, "retained-token target for the kept tail, at least 1 (default: 10% of the window, 8000–40000)")
-	fl.Int("max-summary-tokens", 0, "ceiling on the summary's size (default: 5% of the window, 4000–16000)")
-	fl.Bool("dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and whether the extractive summary would be accepted; write nothing")
-	fl.Float64("if-above", 0, "compact only when the view fills at least this percentage of the input budget")
-	fl.Float64("min-survival", 0, "reject (exit 3, nothing written) a summary that keeps less than this percentage of any kind of fact")
-	addModelFlags(cmd)
-	fl.String("lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
+	addSummarizerFlags(cmd, &opts.Summarizers)
+	fl.IntVar(&opts.Compact.KeepTokens, "keep-tokens", 0, "retained-token target for the kept tail, at least 1 (default: 10% of the window, 8000–40000)")
+	fl.IntVar(&opts.Compact.MaxSummaryTokens, "max-summary-tokens", 0, "ceiling on the summary's size (default: 5% of the window, 4000–16000)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (covered ids, kept ids, tokens, target) and whether the extractive summary would be accepted; write nothing")
+	fl.Float64Var(&opts.Compact.IfAbove, "if-above", 0, "compact only when the view fills at least this percentage of the input budget")
+	fl.Float64Var(&opts.Compact.MinSurvival, "min-survival", 0, "reject (exit 3, nothing written) a summary that keeps less than this percentage of any kind of fact")
+	addModelFlags(cmd, &opts.ModelFlags)
+	fl.StringVar(&opts.LangFlag, "lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
 	_ = cmd.RegisterFlagCompletionFunc("lang", fixedCompletion("en", "zh"))
 	return cmd
+}
+
+// resolveCompact checks the flags and resolves the summarizer, the model
+// and the language; a --dry-run on a transcript file reads its cache
+// session (the file-argument step).
+func (f *Factory) resolveCompact(cmd *cobra.Command, args []string, opts *compactOptions) error {
+	opts.Compact.Dir = args[0]
+	opts.JSON = f.IO.JSON
+	if err := opts.Summarizers.resolve(cmd, f.Getenv); err != nil {
+		return err
+	}
+	if opts.Compact.MinSurvival < 0 || opts.Compact.MinSurvival > 100 {
+		return &UsageError{Err: fmt.Errorf("--min-survival is a percentage from 0 to 100, got %v", opts.Compact.MinSurvival)}
+	}
+	// A dry run reads a transcript file through its cache session
+	// (docs/LIVE.md); a real compaction writes, so it needs a
+	// session of the user's own.
+	if live.IsTranscriptFile(opts.Compact.Dir) {
+		if !opts.DryRun {
+			return &UsageError{Err: fmt.Errorf("%s is a file: compact writes a summary node, so it needs a session directory (ctxfold import %s -o DIR first); --dry-run takes the file", opts.Compact.Dir, opts.Compact.Dir)}
+		}
+		var err error
+		if opts.Compact.Dir, opts.File, err = f.sessionArg(cmd.Context(), opts.Compact.Dir); err != nil {
+			return err
+		}
+	}
+	if err := opts.checkSizes(cmd.Flags().Changed("keep-tokens")); err != nil {
+		return err
+	}
+	// The model resolves as in estimate: --model, else the session's
+	// (compact.Compact reads it), else the configured default.
+	opts.ModelFlags.recordExplicit(cmd)
+	var err error
+	if opts.Compact.Estimate, opts.Compact.DefaultModel, err = f.resolveModelOptions(opts.ModelFlags); err != nil {
+		return err
+	}
+	if opts.Lang, err = compactLang(opts.LangFlag, f.Getenv); err != nil {
+		return err
+	}
+	opts.Compact.Open = f.openOptions()
+	opts.Compact.Store = f.writeOptions("compact")
+	opts.Compact.Now = f.Now
+	return nil
+}
+
+// checkSizes rejects the token targets and the --if-above percentage a
+// compaction cannot use; keepGiven says --keep-tokens was on the command
+// line.
+func (opts *compactOptions) checkSizes(keepGiven bool) error {
+	c := &opts.Compact
+	if keepGiven && c.KeepTokens == 0 {
+		// Zero would fold everything but the latest turn — and a
+		// default that silently applied instead would mislead.
+		return &UsageError{Err: errors.New("--keep-tokens 0: the kept tail needs a positive target (omit the flag for the default, 10% of the window)")}
+	}
+	if c.KeepTokens < 0 || c.MaxSummaryTokens < 0 {
+		return &UsageError{Err: errors.New("--keep-tokens and --max-summary-tokens must not be negative")}
+	}
+	if c.IfAbove < 0 || c.IfAbove > 100 {
+		return &UsageError{Err: fmt.Errorf("--if-above is a percentage from 0 to 100, got %v", c.IfAbove)}
+	}
+	return nil
+}
+
+// compactLang is --lang (a setting), else the locale's language.
+func compactLang(flag string, getenv func(string) string) (report.Lang, error) {
+	if flag == "" {
+		return report.LangFromLocale(getenv), nil
+	}
+	lang, err := report.ParseLang(flag)
+	if err != nil {
+		return lang, &UsageError{Err: fmt.Errorf("--lang: %w", err)}
+	}
+	return lang, nil
 }
 
 func (o *compactOptions) summarizer() (summarize.Summarizer, error) {

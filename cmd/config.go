@@ -23,7 +23,7 @@ type configOptions struct {
 	JSON           bool
 }
 
-func newConfigCmd(f *Factory) *cobra.Command {
+func newConfigCmd(f *Factory, runF func(*configOptions) error) *cobra.Command {
 	opts := &configOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "config",
@@ -52,10 +52,13 @@ The file format is described in docs/CONFIG.md.` + exitStatusHelp(""),
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = f.ConfigFile
-			opts.Searched, _ = f.configPath(cmd)
+			opts.Searched, _ = f.configPath()
 			opts.Settings = f.Settings
 			opts.Warnings = f.ConfigWarnings
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
+			if runF != nil {
+				return runF(opts)
+			}
 			return runConfig(cmd.Context(), opts)
 		},
 	}

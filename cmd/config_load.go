@@ -91,7 +91,7 @@ type Setting struct {
 // `ctxfold config`. Unknown keys in the config file are warnings on stderr.
 func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	v := f.Config
-	path, explicit := f.configPath(cmd)
+	path, explicit := f.configPath()
 	file := viper.New()
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
@@ -125,6 +125,9 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 		}
 		f.Settings[k.Name] = s
 	}
+	// --color and --json are read back through viper, not f.global: under
+	// shell completion (cobra's __complete parses no flags) a CTXFOLD_*
+	// or config-file value reaches viper only.
 	f.IO.ColorMode = v.GetString("color")
 	switch f.IO.ColorMode {
 	case "auto", "always", "never":
@@ -322,8 +325,8 @@ func editDistance(a, b string) int {
 
 // configPath is the config file to read: --config, else $CTXFOLD_CONFIG
 // (both explicit: a missing file is an error), else the default path.
-func (f *Factory) configPath(cmd *cobra.Command) (path string, explicit bool) {
-	path, _ = cmd.Flags().GetString("config")
+func (f *Factory) configPath() (path string, explicit bool) {
+	path = f.global.ConfigFile
 	if path == "" {
 		path = f.Getenv("CTXFOLD_CONFIG")
 	}

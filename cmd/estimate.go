@@ -40,14 +40,19 @@ type estimateOptions struct {
 	OpenArg func(ctx context.Context, arg string) (string, *live.Entry, error)
 	// LiveGC sets the collector for the imports of a many-file run.
 	LiveGC func() (restore func())
+	// The flags Session.Estimate is resolved from (Session.Head is
+	// --head itself).
+	ModelFlags   modelFlags
+	CompactAtPct float64
+	Nodes        bool
+	NoCache      bool
+	// Tail: each argument is a transcript file answered from its tail
+	// where it can be (estimate_tail.go), through TailLive's cache.
+	Tail     bool
+	TailLive live.Options
 }
 
-func newEstimateCmd(f *Factory) *cobra.Command {
-	opts := &estimateOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "estimate DIR...",
-		Short: "Token occupancy of the rendered view",
-		Long: `Measure how full the context window is: exact offline token counts of the
+const estimateLong = `Measure how full the context window is: exact offline token counts of the
 rendered view from HEAD (or --head) — the active summary plus the uncovered
 tail, thinking and tool blocks included (docs/ESTIMATE.md: one measurement basis,
 the same one compact and render --fit use).
@@ -99,71 +104,105 @@ each file is imported and measured in its own parallel run, named by its file,
 one --json line each ({file, read_error} for one that cannot be read, the
 others go on), a bar on a terminal's stderr, and a summary line (how many, the
 median and fullest budget, how many should compact, how many were compacted).
-Nothing is written into the folder.` + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
+Nothing is written into the folder.
+
+--tail answers each transcript file from its tail, as the status line does for
+a big one (docs/LIVE.md, "The tail"): the calibrated occupancy only (tokens,
+budget_pct, should_compact, the window, compactions; raw_tokens is 0), the
+number the whole file gives, in a fraction of a second on a 100 MB Claude Code
+transcript that was never imported. Where the tail cannot answer (another
+client's file, no recorded request, right after a compaction) the whole file
+is measured ("read": "full" instead of "tail").`
+
+func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Command {
+	opts := &estimateOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "estimate DIR...",
+		Short: "Token occupancy of the rendered view",
+		Long:  estimateLong + exitStatusHelp("  --fail-above PCT exits 1 when a session's budget_pct (calibrated when a calibration exists) is at least PCT."),
 		Example: `  ctxfold estimate ./s
   ctxfold estimate ./s --model claude-sonnet-4 --nodes
   ctxfold estimate ./s --window 32768 --output-cap 4096 --json
   ctxfold estimate sessions/* --fail-above 80 --json   # a CI gate
-  ctxfold estimate ~/.claude/projects/-home-me-proj/  # every transcript of a project`,
+  ctxfold estimate ~/.claude/projects/-home-me-proj/  # every transcript of a project
+  ctxfold estimate --tail ~/.claude/projects/-home-me-proj/SESSION.jsonl --json`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Transcript files are measured through their cache sessions
-			// (docs/LIVE.md); --json names the file beside the session.
-			var lerr error
-			if args, opts.Many, lerr = expandArgs(args); lerr != nil {
-				return &UsageError{Err: lerr}
-			}
-			if opts.Many {
-				opts.Dirs, opts.OpenArg = args, f.openArg
-				opts.LiveGC = func() func() { return liveGC(f.Getenv) }
-			} else if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
-				return lerr
-			}
-			fl := cmd.Flags()
-			c := f.Config
-			est, fallback, err := f.resolveModelOptions(cmd)
-			if err != nil {
+			if err := f.resolveEstimate(cmd, args, opts); err != nil {
 				return err
 			}
-			so := &opts.Session
-			so.DefaultModel = fallback
-			so.Head, _ = fl.GetString("head")
-			if so.Head != "" && len(args) > 1 {
-				return &UsageError{Err: errorf("--head names a node of one session; got %d sessions", len(args))}
+			if runF != nil {
+				return runF(opts)
 			}
-			e := &so.Estimate
-			*e = est
-			compactAt := c.GetFloat64("compact-at")
-			if compactAt <= 0 || compactAt > 100 {
-				return &UsageError{Err: errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)}
+			if opts.Tail {
+				return runEstimateTail(cmd.Context(), opts)
 			}
-			e.CompactAt = compactAt / 100
-			e.NodeDetail, _ = fl.GetBool("nodes")
-			e.NoCalibrate = c.GetBool("no-calibrate")
-			e.NoCache, _ = fl.GetBool("no-cache")
-			opts.FailAbove = -1
-			if fl.Changed("fail-above") {
-				opts.FailAbove, _ = fl.GetFloat64("fail-above")
-				if opts.FailAbove < 0 {
-					return &UsageError{Err: errorf("--fail-above must be a percentage ≥ 0, got %v", opts.FailAbove)}
-				}
-			}
-			opts.JSON = c.GetBool("json")
-			so.Open = f.openOptions()
 			return runEstimate(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	addModelFlags(cmd)
-	fl.String("head", "", "measure the view from this node instead of HEAD")
-	fl.Bool("nodes", false, "also list every rendered node's count")
-	fl.Bool("no-cache", false, "neither read nor write the count caches in DIR")
-	fl.Float64("fail-above", 0, "exit 1 when budget_pct ≥ PCT (calibrated when recorded usage allows; a CI gate)")
-	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which should_compact is true")
+	addModelFlags(cmd, &opts.ModelFlags)
+	fl.StringVar(&opts.Session.Head, "head", "", "measure the view from this node instead of HEAD")
+	fl.BoolVar(&opts.Nodes, "nodes", false, "also list every rendered node's count")
+	fl.BoolVar(&opts.NoCache, "no-cache", false, "neither read nor write the count caches in DIR")
+	fl.BoolVar(&opts.Tail, "tail", false, "answer a transcript file from its tail: the calibrated occupancy only, without importing it whole")
+	fl.Float64Var(&opts.FailAbove, "fail-above", 0, "exit 1 when budget_pct ≥ PCT (calibrated when recorded usage allows; a CI gate)")
+	fl.Float64Var(&opts.CompactAtPct, "compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which should_compact is true")
 	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	return cmd
+}
+
+// resolveEstimate is the file-argument step, then the model, the budget
+// flags and the CI gate.
+func (f *Factory) resolveEstimate(cmd *cobra.Command, args []string, opts *estimateOptions) error {
+	if err := f.estimateArgs(cmd.Context(), args, opts); err != nil {
+		return err
+	}
+	opts.ModelFlags.recordExplicit(cmd)
+	est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
+	if err != nil {
+		return err
+	}
+	so := &opts.Session
+	so.DefaultModel = fallback
+	if so.Head != "" && len(opts.Dirs) > 1 {
+		return &UsageError{Err: errorf("--head names a node of one session; got %d sessions", len(opts.Dirs))}
+	}
+	if opts.CompactAtPct <= 0 || opts.CompactAtPct > 100 {
+		return &UsageError{Err: errorf("--compact-at must be a percentage in (0, 100], got %v", opts.CompactAtPct)}
+	}
+	est.CompactAt = opts.CompactAtPct / 100
+	est.NodeDetail, est.NoCache = opts.Nodes, opts.NoCache
+	so.Estimate = est
+	if !cmd.Flags().Changed("fail-above") {
+		opts.FailAbove = -1
+	} else if opts.FailAbove < 0 {
+		return &UsageError{Err: errorf("--fail-above must be a percentage ≥ 0, got %v", opts.FailAbove)}
+	}
+	opts.JSON = f.IO.JSON
+	so.Open = f.openOptions()
+	return nil
+}
+
+// estimateArgs is the file-argument step: transcript files are measured
+// through their cache sessions (docs/LIVE.md; --json names the file
+// beside the session), or with --tail from their tails.
+func (f *Factory) estimateArgs(ctx context.Context, args []string, opts *estimateOptions) error {
+	if opts.Tail {
+		return f.resolveEstimateTail(args, opts)
+	}
+	sa, err := f.sessionArgs(ctx, args)
+	if err != nil {
+		return err
+	}
+	opts.Dirs, opts.Live, opts.Many = sa.Dirs, sa.Live, sa.Many
+	if opts.Many {
+		opts.OpenArg = f.openArg
+		opts.LiveGC = func() func() { return liveGC(f.Getenv) }
+	}
+	return nil
 }
 
 func validEncoding(e string) bool {
@@ -205,8 +244,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 		func(err error) estimateRun { return estimateRun{SessionResult: estimate.SessionResult{Err: err}} })
 	var firstErr error
 	var over []string
-	printed := 0
-	pal := report.NewPalette(opts.IO)
+	out := &estimatePrinter{opts: opts, pal: report.NewPalette(opts.IO)}
 	var sum fanSummary
 	for i, dir := range opts.Dirs {
 		o := runs.get(i)
@@ -225,35 +263,7 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 			runs.wait()
 			return o.Err
 		}
-		err := progress.Interrupt(func() error {
-			printWarningLines(opts.IO.ErrOut, o.Warnings)
-			if o.Err != nil {
-				printError(opts.IO.ErrOut, o.Err)
-				if opts.JSON {
-					// One object per argument, always: a script reading the
-					// stream sees which session failed and why.
-					return report.JSON(opts.IO.Out, readErrorOf(dir, e, opts.Many, o.Err))
-				}
-				return nil
-			}
-			if printed > 0 && !opts.JSON {
-				fmt.Fprintln(opts.IO.Out)
-			}
-			printed++
-			if e != nil {
-				o.Result.File = e.File
-			}
-			switch {
-			case opts.JSON && e != nil:
-				return report.JSON(opts.IO.Out, estimateLive{o.Result, e})
-			case opts.JSON:
-				return report.JSON(opts.IO.Out, o.Result)
-			case opts.IO.StdoutTTY:
-				return writeEstimateTTY(opts.IO, pal, o.Result, opts.Session.Estimate.CompactAt)
-			}
-			return writeEstimatePlain(opts.IO.Out, o.Result)
-		})
-		if err != nil {
+		if err := progress.Interrupt(func() error { return out.print(dir, e, o) }); err != nil {
 			runs.wait()
 			return err
 		}
@@ -269,6 +279,52 @@ func runEstimate(ctx context.Context, opts *estimateOptions) error {
 	}
 	runs.wait()
 	progress.Done()
+	return finishEstimate(opts, &sum, firstErr, over)
+}
+
+// estimatePrinter prints each argument's outcome in argument order.
+type estimatePrinter struct {
+	opts    *estimateOptions
+	pal     report.Palette
+	printed int
+}
+
+// print writes one argument's warnings, then its result (or its error on
+// stderr and, with --json, its read_error object).
+func (p *estimatePrinter) print(dir string, e *live.Entry, o estimateRun) error {
+	opts := p.opts
+	printWarningLines(opts.IO.ErrOut, o.Warnings)
+	if o.Err != nil {
+		printError(opts.IO.ErrOut, o.Err)
+		if opts.JSON {
+			// One object per argument, always: a script reading the
+			// stream sees which session failed and why.
+			return report.JSON(opts.IO.Out, readErrorOf(dir, e, opts.Many, o.Err))
+		}
+		return nil
+	}
+	if p.printed > 0 && !opts.JSON {
+		fmt.Fprintln(opts.IO.Out)
+	}
+	p.printed++
+	if e != nil {
+		o.Result.File = e.File
+	}
+	switch {
+	case opts.JSON && e != nil:
+		return report.JSON(opts.IO.Out, estimateLive{o.Result, e})
+	case opts.JSON:
+		return report.JSON(opts.IO.Out, o.Result)
+	case opts.IO.StdoutTTY:
+		return writeEstimateTTY(opts.IO, p.pal, o.Result, opts.Session.Estimate.CompactAt)
+	}
+	return writeEstimatePlain(opts.IO.Out, o.Result)
+}
+
+// finishEstimate ends the run: the summary line of a many-file run, then
+// the exit status (a session that could not be measured, or one at or
+// above --fail-above).
+func finishEstimate(opts *estimateOptions, sum *fanSummary, firstErr error, over []string) error {
 	if opts.Many {
 		sum.print(opts.IO, opts.JSON)
 	}
@@ -363,24 +419,7 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		name = render.TextSafe(r.File)
 	}
 	line("%s  %s · %s%s", pal.Bold(name), r.Model, encodingLabel(r), head)
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
-		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
-	)
-	t.Header("category", "tokens", "share")
-	for _, c := range estimate.Categories {
-		n := r.Categories[c]
-		if n == 0 {
-			continue
-		}
-		if err := t.Append([]string{categoryLabels[c], report.Thousands(n), share(n, r.Total)}); err != nil {
-			return err
-		}
-	}
-	t.Footer("total", report.Thousands(r.Total), share(r.Total, r.Total))
-	if err := t.Render(); err != nil {
+	if err := writeCategoryTable(w, r); err != nil {
 		return err
 	}
 	if c := r.Calibration; c != nil {
@@ -406,22 +445,48 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 			c.Requests, 100*c.NextMedianError, 100*c.MedianRelError, 100*c.WorstRelError, render.TextSafe(c.WorstNode))
 	}
 	if len(r.Nodes) > 0 {
-		nt := tablewriter.NewTable(w,
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
-		)
-		nt.Header("node", "role", "category", "content", "tokens")
-		for _, n := range r.Nodes {
-			if err := nt.Append([]string{render.TextSafe(n.ID), n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
-				return err
-			}
+		return writeNodeTable(w, r)
+	}
+	return nil
+}
+
+// writeCategoryTable is the breakdown: one row per category that counts,
+// the total as its footer.
+func writeCategoryTable(w io.Writer, r *estimate.Result) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+	)
+	t.Header("category", "tokens", "share")
+	for _, c := range estimate.Categories {
+		n := r.Categories[c]
+		if n == 0 {
+			continue
 		}
-		if err := nt.Render(); err != nil {
+		if err := t.Append([]string{categoryLabels[c], report.Thousands(n), share(n, r.Total)}); err != nil {
 			return err
 		}
 	}
-	return nil
+	t.Footer("total", report.Thousands(r.Total), share(r.Total, r.Total))
+	return t.Render()
+}
+
+// writeNodeTable is --nodes: every rendered node's count.
+func writeNodeTable(w io.Writer, r *estimate.Result) error {
+	nt := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+	)
+	nt.Header("node", "role", "category", "content", "tokens")
+	for _, n := range r.Nodes {
+		if err := nt.Append([]string{render.TextSafe(n.ID), n.Role, categoryLabels[n.Category], report.Thousands(n.ContentTokens), report.Thousands(n.Tokens)}); err != nil {
+			return err
+		}
+	}
+	return nt.Render()
 }
 
 // occupancyBar draws ratio as a bar coloured by occupancy:

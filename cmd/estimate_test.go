@@ -196,3 +196,37 @@ func TestEstimateTTYFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// estimate --tail answers a transcript file with the calibrated figures
+// estimate FILE gives (from its tail: read "tail"), a format without a
+// tail session through the whole file (read "full"), and gates on
+// --fail-above like estimate.
+func TestEstimateTail(t *testing.T) {
+	file := transcriptFile(t)
+	cache := t.TempDir()
+	env := map[string]string{"XDG_CACHE_HOME": cache}
+	tail := runEnv(t, cliEnv{Env: env}, "estimate", "--tail", "--json", file)
+	full := runEnv(t, cliEnv{Env: env}, "estimate", "--json", file)
+	if tail.Code != 0 || full.Code != 0 {
+		t.Fatalf("exit %d and %d: %s %s", tail.Code, full.Code, tail.Stderr, full.Stderr)
+	}
+	ta, fu := decodeJSON(t, tail.Stdout), decodeJSON(t, full.Stdout)
+	cal := fu["calibration"].(map[string]any)
+	if ta["read"] != "tail" || ta["tokens"] != cal["calibrated_total"] || ta["budget_pct"] != fu["budget_pct"] || ta["raw_tokens"] != 0.0 {
+		t.Errorf("--tail: %v\nwhole: tokens %v, budget_pct %v", ta, cal["calibrated_total"], fu["budget_pct"])
+	}
+	if ta["compactions"] != 1.0 {
+		t.Errorf("compactions %v; the recording holds one", ta["compactions"])
+	}
+	codex := "../testdata/interop/codex/0.169.0/chat/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	r := runEnv(t, cliEnv{Env: env}, "estimate", "--tail", "--json", codex)
+	if c := decodeJSON(t, r.Stdout); r.Code != 0 || c["read"] != "full" || c["raw_tokens"] == 0.0 {
+		t.Errorf("a Codex rollout: exit %d %v", r.Code, c)
+	}
+	if r := runEnv(t, cliEnv{Env: env}, "estimate", "--tail", "--fail-above", "0.1", file); r.Code != ExitCheckFailed || !strings.Contains(r.Stderr, "≥ --fail-above 0.1%") {
+		t.Errorf("--fail-above 0.1: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if r := runEnv(t, cliEnv{Env: env}, "estimate", "--tail", file); r.Code != 0 || !strings.Contains(r.Stdout, "read from its tail (from byte 0); compactions: 1") {
+		t.Errorf("text: exit %d\n%s", r.Code, r.Stdout)
+	}
+}

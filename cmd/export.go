@@ -31,11 +31,12 @@ type exportOptions struct {
 	ClientHome string
 	Export     export.Options
 	Open       store.OpenOptions
+	// ToName is --to, which To is parsed from.
+	ToName string
 }
 
-func newExportCmd(f *Factory) *cobra.Command {
+func newExportCmd(f *Factory, runF func(*exportOptions) error) *cobra.Command {
 	opts := &exportOptions{IO: f.IO}
-	var to string
 	cmd := &cobra.Command{
 		Use:   "export DIR --to claude-code|codex",
 		Short: "Write a branch as the agent client's own transcript, to resume it",
@@ -69,12 +70,12 @@ refused (exit 2), naming the node.` + exitStatusHelp(""),
   ctxfold export s --to codex -o - | head`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := export.ParseTarget(to)
+			t, err := export.ParseTarget(opts.ToName)
 			if err != nil {
 				return &UsageError{Err: err}
 			}
 			opts.Dir, opts.To = args[0], t
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Open = f.openOptions()
 			opts.Export.Now = f.Now
 			if opts.Export.CWD == "" {
@@ -86,11 +87,14 @@ refused (exit 2), naming the node.` + exitStatusHelp(""),
 				return err
 			}
 			opts.ClientHome = clientHome(t, f.Getenv)
+			if runF != nil {
+				return runF(opts)
+			}
 			return runExport(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&to, "to", "", "the client: claude-code or codex (required)")
+	fl.StringVar(&opts.ToName, "to", "", "the client: claude-code or codex (required)")
 	fl.StringVar(&opts.Export.Head, "head", "", "export the branch ending at this node instead of HEAD")
 	fl.StringVar(&opts.Export.SessionID, "session-id", "", "the client's session id (default: a new UUID)")
 	fl.StringVar(&opts.Export.CWD, "cwd", "", "the directory the client resumes in (default: the current one)")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
-	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/report/graph"
 	"github.com/ctxfold/ctxfold/store"
@@ -34,18 +33,16 @@ type graphOptions struct {
 	// model, used when neither --model nor the session names one.
 	Estimate     estimate.Options
 	DefaultModel string
+	// FormatName and ModelFlags are the flags Format and Estimate are
+	// resolved from.
+	FormatName string
+	ModelFlags modelFlags
 }
 
 // defaultAroundDepth is --depth when --around is given alone.
 const defaultAroundDepth = 5
 
-func newGraphCmd(f *Factory) *cobra.Command {
-	opts := &graphOptions{IO: f.IO}
-	var format string
-	cmd := &cobra.Command{
-		Use:   "graph DIR",
-		Short: "Draw the DAG with its summary capsule (tree, JSON, DOT, Mermaid, HTML)",
-		Long: `Draw a session's DAG. The active summary is drawn as one capsule on exactly
+const graphLong = `Draw a session's DAG. The active summary is drawn as one capsule on exactly
 the branches whose rendered context carries it (the same rule render uses,
 docs/FORMAT.md §4): its covered nodes are hidden there and drawn raw on the branches
 that render raw. Superseded summaries are drawn as relics. Nodes spawned by a
@@ -73,7 +70,14 @@ Formats:
 
 --expand draws the covered nodes inside the capsule. --around ID --depth N
 draws only the nodes within N steps of ID. -o FILE writes the file
-atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
+atomically: a failed run leaves no partial file.`
+
+func newGraphCmd(f *Factory, runF func(*graphOptions) error) *cobra.Command {
+	opts := &graphOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "graph DIR",
+		Short: "Draw the DAG with its summary capsule (tree, JSON, DOT, Mermaid, HTML)",
+		Long:  graphLong + exitStatusHelp(""),
 		Example: `  ctxfold graph ./s
   ctxfold graph ./s --expand
   ctxfold graph ./s --around a42 --depth 3
@@ -83,52 +87,54 @@ atomically: a failed run leaves no partial file.` + exitStatusHelp(""),
   ctxfold graph ./s --format html -o s.html`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
-			// A transcript file is read through its cache session (docs/LIVE.md).
-			var lerr error
-			var entry *live.Entry
-			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
-				return lerr
-			}
-			opts.File = fileOf(entry)
-			fl := cmd.Flags()
-			fmtv, err := graph.ParseFormat(format)
-			if err != nil {
-				return &UsageError{Err: err}
-			}
-			if f.Config.GetBool("json") {
-				if fl.Changed("format") && fmtv != graph.FormatJSON {
-					return &UsageError{Err: fmt.Errorf("--json and --format %s disagree", fmtv)}
-				}
-				fmtv = graph.FormatJSON
-			}
-			opts.Format = fmtv
-			opts.Output, _ = fl.GetString("output")
-			opts.Expand, _ = fl.GetBool("expand")
-			opts.Around, _ = fl.GetString("around")
-			opts.Depth, _ = fl.GetInt("depth")
-			if fl.Changed("depth") && opts.Around == "" {
-				return &UsageError{Err: errors.New("--depth needs --around ID")}
-			}
-			// A negative --depth and an unknown --around id are
-			// graph.AroundError (exit 2), checked where the drawing is made.
-			opts.Open = f.openOptions()
-			if opts.Estimate, opts.DefaultModel, err = f.resolveModelOptions(cmd); err != nil {
+			if err := f.resolveGraph(cmd, args, opts); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runGraph(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&format, "format", "tree", "tree, json, dot, mermaid or html")
-	fl.StringP("output", "o", "", "write to FILE (atomically) instead of stdout")
-	fl.Bool("expand", false, "draw the covered nodes inside the capsule")
-	fl.String("around", "", "draw only the nodes near this id")
-	fl.Int("depth", defaultAroundDepth, "with --around: how many steps away to draw")
-	addModelFlags(cmd)
+	fl.StringVar(&opts.FormatName, "format", "tree", "tree, json, dot, mermaid or html")
+	fl.StringVarP(&opts.Output, "output", "o", "", "write to FILE (atomically) instead of stdout")
+	fl.BoolVar(&opts.Expand, "expand", false, "draw the covered nodes inside the capsule")
+	fl.StringVar(&opts.Around, "around", "", "draw only the nodes near this id")
+	fl.IntVar(&opts.Depth, "depth", defaultAroundDepth, "with --around: how many steps away to draw")
+	addModelFlags(cmd, &opts.ModelFlags)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("tree", "json", "dot", "mermaid", "html"))
 	_ = cmd.RegisterFlagCompletionFunc("around", nodeIDFlagCompletion(f))
 	return cmd
+}
+
+// resolveGraph is the file-argument step, then the format (--json is
+// --format json) and the model.
+func (f *Factory) resolveGraph(cmd *cobra.Command, args []string, opts *graphOptions) error {
+	// A transcript file is read through its cache session (docs/LIVE.md).
+	var err error
+	if opts.Dir, opts.File, err = f.sessionArg(cmd.Context(), args[0]); err != nil {
+		return err
+	}
+	fl := cmd.Flags()
+	if opts.Format, err = graph.ParseFormat(opts.FormatName); err != nil {
+		return &UsageError{Err: err}
+	}
+	if f.IO.JSON {
+		if fl.Changed("format") && opts.Format != graph.FormatJSON {
+			return &UsageError{Err: fmt.Errorf("--json and --format %s disagree", opts.Format)}
+		}
+		opts.Format = graph.FormatJSON
+	}
+	if fl.Changed("depth") && opts.Around == "" {
+		return &UsageError{Err: errors.New("--depth needs --around ID")}
+	}
+	// A negative --depth and an unknown --around id are
+	// graph.AroundError (exit 2), checked where the drawing is made.
+	opts.Open = f.openOptions()
+	opts.ModelFlags.recordExplicit(cmd)
+	opts.Estimate, opts.DefaultModel, err = f.resolveModelOptions(opts.ModelFlags)
+	return err
 }
 
 func runGraph(ctx context.Context, opts *graphOptions) error {

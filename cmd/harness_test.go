@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ctxfold/ctxfold/report"
 )
 
@@ -31,6 +33,12 @@ var coreNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // runEnv runs ctxfold with args in e.
 func runEnv(t *testing.T, e cliEnv, args ...string) cliResult {
 	t.Helper()
+	return runTreeEnv(t, e, NewRootCmd, args...)
+}
+
+// runTreeEnv is runEnv over the command tree newRoot builds.
+func runTreeEnv(t *testing.T, e cliEnv, newRoot func(*Factory) *cobra.Command, args ...string) cliResult {
+	t.Helper()
 	ios, in, out, errOut := report.Test()
 	in.WriteString(e.Stdin)
 	ios.StdoutTTY, ios.StderrTTY = e.TTY, e.TTY
@@ -40,8 +48,34 @@ func runEnv(t *testing.T, e cliEnv, args ...string) cliResult {
 	}
 	ios.NoColorEnv = report.NoColorFromEnv(func(k string) string { return env[k] })
 	f := &Factory{IO: ios, Now: func() time.Time { return coreNow }, Getenv: func(k string) string { return env[k] }}
-	code := Run(context.Background(), f, args)
+	code := runTree(context.Background(), f, args, newRoot)
 	return cliResult{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+// flagsToOptions runs args through the whole command tree — config file,
+// environment and persistent flags included — with the command under
+// test built by newCmd around a runF seam, so nothing runs: it returns
+// the options the command would run with (nil when the command line was
+// refused first) and the run's result (STYLE 15: flags → options).
+func flagsToOptions[T any](t *testing.T, env map[string]string, newCmd func(*Factory, func(*T) error) *cobra.Command, args ...string) (*T, cliResult) {
+	t.Helper()
+	var got *T
+	newRoot := func(f *Factory) *cobra.Command {
+		root := NewRootCmd(f)
+		under := newCmd(f, func(o *T) error { got = o; return nil })
+		for _, c := range root.Commands() {
+			if c.Name() == under.Name() {
+				root.RemoveCommand(c)
+			}
+		}
+		root.AddCommand(under)
+		if under.Name() == "config" {
+			addConfigFlags(root, under) // as addHiddenCommands does
+		}
+		return root
+	}
+	r := runTreeEnv(t, cliEnv{Env: env}, newRoot, args...)
+	return got, r
 }
 
 // cliRun is runEnv with an environment and a TTY setting only.

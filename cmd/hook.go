@@ -32,20 +32,21 @@ type hookOptions struct {
 	Open     store.OpenOptions
 }
 
-func newHookCmd(f *Factory) *cobra.Command {
+func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
 	opts := &hookOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Claude Code / Codex hook: keep what the client's compaction drops",
-		Long: `Run as a client hook (docs/HOOKS.md; 'ctxfold setup claude-code' installs it).
-Reads the hook's JSON on stdin and:
+		Short: "Claude Code / Codex / Gemini CLI hook: keep what the client's compaction drops",
+		Long: `Run as a client hook (docs/HOOKS.md; 'ctxfold setup claude-code|codex|gemini'
+installs it). Reads the hook's JSON on stdin and:
 
-  PreCompact        brings the transcript's cache session up to date, so every
+  PreCompact        (Gemini CLI: PreCompress) brings the transcript's cache session up to date, so every
                     turn the client is about to fold stays recallable
   SessionStart      (source compact), PostCompact: notes the compaction; once
                     the client's compaction record is in the transcript it is
                     audited against the turns it covers
-  UserPromptSubmit  while a compaction is pending: audits its record and adds,
+  UserPromptSubmit  (Gemini CLI: BeforeAgent) while a compaction is pending:
+                    audits its record and adds,
                     as hookSpecificOutput.additionalContext, the facts its
                     summary dropped — pinned text, the user's requests and
                     instructions verbatim, corrections, errors, commands,
@@ -66,6 +67,9 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			}
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
+			if runF != nil {
+				return runF(opts)
+			}
 			runHook(cmd.Context(), opts)
 			return nil
 		},

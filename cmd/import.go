@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -34,12 +35,7 @@ type importOptions struct {
 	Models map[string]estimate.Model
 }
 
-func newImportCmd(f *Factory) *cobra.Command {
-	opts := &importOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
-		Long: `Import exported transcripts as session directories.
+const importLong = `Import exported transcripts as session directories.
 
 Formats (--from, default auto: detected from the content of the first file):
   claude-code  Claude Code session .jsonl, with its agent-*.jsonl and
@@ -91,7 +87,14 @@ and documents are stored as a sha256 reference with their size, never their
 bytes: the report counts them and the bytes left out (media_references,
 media_bytes), and lists the Claude Code sub-agent files read beside a session
 and those it spawned but that were not found. Warnings go to stderr. Input lines (and records of a JSON document) longer than
---max-line-bytes are an error, not an out-of-memory.` + exitStatusHelp("  2 is also returned for malformed input: the error names file:line."),
+--max-line-bytes are an error, not an out-of-memory.`
+
+func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
+	opts := &importOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "import FILE... -o DIR",
+		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
+		Long:  importLong + exitStatusHelp("  2 is also returned for malformed input: the error names file:line."),
 		Example: `  ctxfold import ~/.claude/projects/p/1af7fc5e.jsonl -o ./s
   ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
   ctxfold import --from chatgpt conversations.json -o ./chatgpt
@@ -103,33 +106,17 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			fl := cmd.Flags()
-			opts.From, _ = fl.GetString("from")
-			opts.Out, _ = fl.GetString("out")
-			opts.Append, _ = fl.GetBool("append")
-			opts.Session, _ = fl.GetInt("session")
-			opts.MaxDecompressed, _ = fl.GetInt64("max-decompressed-bytes")
-			if opts.MaxDecompressed <= 0 {
-				return &UsageError{Err: fmt.Errorf("--max-decompressed-bytes must be positive, got %d", opts.MaxDecompressed)}
+			if err := opts.check(); err != nil {
+				return err
 			}
-			if opts.Session < 0 {
-				return &UsageError{Err: fmt.Errorf("--session must be a session number from 1, got %d", opts.Session)}
-			}
-			if opts.Out == "" {
-				return &UsageError{Err: errors.New("-o DIR is required")}
-			}
-			valid := false
-			for _, name := range importer.Formats() {
-				valid = valid || name == opts.From
-			}
-			if !valid {
-				return &UsageError{Err: fmt.Errorf("--from must be one of %s, got %q", strings.Join(importer.Formats(), ", "), opts.From)}
-			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("import")
 			// A bad models: table is reported by the commands that budget;
 			// import only uses it to word its model warning.
 			opts.Models, _ = f.configModels()
+			if runF != nil {
+				return runF(opts)
+			}
 			// An import streams: its live heap is one chunk of nodes and the
 			// planner's line index, so it collects at liveGC's 100% as a
 			// transcript file's refresh does (docs/BENCHMARKS.md, "the cold path").
@@ -138,14 +125,31 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 		},
 	}
 	fl := cmd.Flags()
-	fl.String("from", importer.Auto, "format: "+strings.Join(importer.Formats(), ", "))
-	fl.StringP("out", "o", "", "session directory (or parent directory for several conversations)")
-	fl.Bool("append", false, "add to an existing session instead of refusing it")
-	fl.Int64("max-decompressed-bytes", input.DefaultMaxDecompressedBytes, "largest size a zstd-compressed input may decompress to")
-	fl.Int("session", 0, "import only the Nth session of a file holding several (an aider chat history); 0 imports all")
+	fl.StringVar(&opts.From, "from", importer.Auto, "format: "+strings.Join(importer.Formats(), ", "))
+	fl.StringVarP(&opts.Out, "out", "o", "", "session directory (or parent directory for several conversations)")
+	fl.BoolVar(&opts.Append, "append", false, "add to an existing session instead of refusing it")
+	fl.Int64Var(&opts.MaxDecompressed, "max-decompressed-bytes", input.DefaultMaxDecompressedBytes, "largest size a zstd-compressed input may decompress to")
+	fl.IntVar(&opts.Session, "session", 0, "import only the Nth session of a file holding several (an aider chat history); 0 imports all")
 	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
+}
+
+// check rejects flag values import cannot use.
+func (opts *importOptions) check() error {
+	if opts.MaxDecompressed <= 0 {
+		return &UsageError{Err: fmt.Errorf("--max-decompressed-bytes must be positive, got %d", opts.MaxDecompressed)}
+	}
+	if opts.Session < 0 {
+		return &UsageError{Err: fmt.Errorf("--session must be a session number from 1, got %d", opts.Session)}
+	}
+	if opts.Out == "" {
+		return &UsageError{Err: errors.New("-o DIR is required")}
+	}
+	if !slices.Contains(importer.Formats(), opts.From) {
+		return &UsageError{Err: fmt.Errorf("--from must be one of %s, got %q", strings.Join(importer.Formats(), ", "), opts.From)}
+	}
+	return nil
 }
 
 func runImport(ctx context.Context, opts *importOptions) error {

@@ -20,7 +20,7 @@ type initOptions struct {
 	Models map[string]estimate.Model
 }
 
-func newInitCmd(f *Factory) *cobra.Command {
+func newInitCmd(f *Factory, runF func(*initOptions) error) *cobra.Command {
 	opts := &initOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "init DIR",
@@ -32,14 +32,18 @@ func newInitCmd(f *Factory) *cobra.Command {
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			opts.Model = f.Config.GetString("model")
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("init")
 			opts.Models, _ = f.configModels()
+			if runF != nil {
+				return runF(opts)
+			}
 			return runInit(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().String("model", "", "model recorded in the session (used by estimate and compact)")
+	// --model is a setting (flag > CTXFOLD_MODEL > config file): loadConfig
+	// writes the resolved value into the flag.
+	cmd.Flags().StringVar(&opts.Model, "model", "", "model recorded in the session (used by estimate and compact)")
 	return cmd
 }
 

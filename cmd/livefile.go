@@ -10,11 +10,72 @@ import (
 	"github.com/ctxfold/ctxfold/report"
 )
 
+// The file-argument step, written once: a command that reads a session
+// takes a session directory or a client's transcript file, and a
+// transcript file is read through its cache session, brought up to date
+// first (docs/LIVE.md). sessionArg serves the commands of one session
+// (render, graph, search, audit, compact --dry-run), sessionArgs those of
+// several (estimate, verify, audit), openArg each run of a many-file
+// fan-out; all three open the file through openLive.
+
+// openLive brings a transcript file's cache session up to date.
+func (f *Factory) openLive(ctx context.Context, file string) (*live.Entry, error) {
+	dir, err := f.cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	return live.Open(ctx, file, live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput()})
+}
+
+// sessionArg is the file-argument step of a command of one session: the
+// session directory to open and, when arg is a transcript file, the file
+// (--json's "file", beside "session"; "" for a session directory). The
+// cache entry is held until the command ends.
+func (f *Factory) sessionArg(ctx context.Context, arg string) (dir, file string, err error) {
+	out, entries, err := f.liveArgs(ctx, []string{arg})
+	if err != nil {
+		return "", "", err
+	}
+	return out[0], fileOf(entries[out[0]]), nil
+}
+
+// sessionArgs are the arguments of a command of several sessions after
+// the file-argument step.
+type sessionArgs struct {
+	// Dirs: with Many, the expanded arguments as given (each transcript
+	// file is opened inside its own parallel run, openArg); otherwise
+	// each transcript file is replaced by its cache session.
+	Dirs []string
+	// Live maps a cache session in Dirs to the entry it came from
+	// (not Many).
+	Live map[string]*live.Entry
+	// Many: a folder, a pattern or several arguments with a transcript
+	// file among them (expandArgs).
+	Many bool
+}
+
+// sessionArgs expands args (expandArgs; a bad pattern or folder is a
+// *UsageError) and, unless they are many, opens each transcript file.
+func (f *Factory) sessionArgs(ctx context.Context, args []string) (sessionArgs, error) {
+	args, many, err := expandArgs(args)
+	if err != nil {
+		return sessionArgs{}, &UsageError{Err: err}
+	}
+	if many {
+		return sessionArgs{Dirs: args, Many: true}, nil
+	}
+	dirs, entries, err := f.liveArgs(ctx, args)
+	if err != nil {
+		return sessionArgs{}, err
+	}
+	return sessionArgs{Dirs: dirs, Live: entries}, nil
+}
+
 // liveArgs replaces every argument that names a regular file (a
 // transcript a client is writing) by its cache session, brought up to date
-// first (live, docs/LIVE.md); directories pass through. The
-// entries are keyed by the cache session they gave, for --json to name the
-// file beside it. A line on a terminal's stderr says what the refresh did.
+// first; directories pass through. The entries are keyed by the cache
+// session they gave, for --json to name the file beside it. A line on a
+// terminal's stderr says what the refresh did.
 func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[string]*live.Entry, error) {
 	var entries map[string]*live.Entry
 	out := make([]string, len(args))
@@ -23,13 +84,8 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 		if !live.IsTranscriptFile(a) {
 			continue
 		}
-		dir, err := f.cacheDir()
-		if err != nil {
-			return nil, nil, err
-		}
 		restore := liveGC(f.Getenv)
-		e, err := live.Open(ctx, a, live.Options{CacheDir: dir, Store: f.writeOptions("import"),
-			Input: f.liveInput()})
+		e, err := f.openLive(ctx, a)
 		restore()
 		if err != nil {
 			return nil, nil, err
@@ -46,6 +102,20 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 	return out, entries, nil
 }
 
+// openArg is the step for one run of a many-file fan-out: a transcript
+// file is brought up to date inside the argument's own run, so many files
+// import in parallel; a session directory passes through with a nil entry.
+func (f *Factory) openArg(ctx context.Context, arg string) (string, *live.Entry, error) {
+	if !live.IsTranscriptFile(arg) {
+		return arg, nil, nil
+	}
+	e, err := f.openLive(ctx, arg)
+	if err != nil {
+		return "", nil, err
+	}
+	return e.Session, e, nil
+}
+
 // fileOf is the transcript file an entry came from, "" for a session
 // directory argument (nil entry): --json's "file", beside "session".
 func fileOf(e *live.Entry) string {
@@ -53,15 +123,6 @@ func fileOf(e *live.Entry) string {
 		return ""
 	}
 	return e.File
-}
-
-// liveArg is liveArgs for a command of one session.
-func (f *Factory) liveArg(ctx context.Context, arg string) (string, *live.Entry, error) {
-	out, entries, err := f.liveArgs(ctx, []string{arg})
-	if err != nil {
-		return "", nil, err
-	}
-	return out[0], entries[out[0]], nil
 }
 
 func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
@@ -76,5 +137,5 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 }
 
 func (f *Factory) liveInput() input.Options {
-	return input.Options{MaxLineBytes: f.Config.GetInt("max-line-bytes")}
+	return input.Options{MaxLineBytes: f.global.MaxLineBytes}
 }

@@ -18,7 +18,7 @@ type mcpOptions struct {
 	Server mcpserver.Options
 }
 
-func newMCPCmd(f *Factory) *cobra.Command {
+func newMCPCmd(f *Factory, runF func(*mcpOptions) error) *cobra.Command {
 	opts := &mcpOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -51,6 +51,9 @@ through its cache session (docs/LIVE.md); nothing else is written.` + exitStatus
 			o.Store = f.writeOptions("mcp")
 			o.Open = f.openOptions()
 			o.Version = strings.Fields(versionLine())[1]
+			if runF != nil {
+				return runF(opts)
+			}
 			return runMCP(cmd.Context(), opts)
 		},
 	}

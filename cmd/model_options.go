@@ -12,18 +12,35 @@ import (
 	"github.com/ctxfold/ctxfold/summarize"
 )
 
-// addModelFlags declares the model and budget flags shared by the commands
-// that budget a request.
-func addModelFlags(cmd *cobra.Command) {
+// modelFlags are the model and budget flags shared by the commands that
+// budget a request (addModelFlags). loadConfig writes an environment or
+// config-file value into the flag, so the fields hold the resolved
+// setting (flag > env > config > default).
+type modelFlags struct {
+	Model, Encoding              string
+	Window, MaxOutput, OutputCap int
+	NoCalibrate                  bool
+	// ExplicitModel: --model was given on the command line (not by the
+	// environment or the config file).
+	ExplicitModel bool
+}
+
+// addModelFlags declares the model and budget flags into mf.
+func addModelFlags(cmd *cobra.Command, mf *modelFlags) {
 	fl := cmd.Flags()
-	fl.String("model", "", "model to budget for (default: the session's recorded model, then the configured model)")
-	fl.String("encoding", "", "count with this encoding: o200k_base or cl100k_base (default: the model's)")
-	fl.Int("window", 0, "context window in tokens (overrides the model's)")
-	fl.Int("max-output", 0, "output capability in tokens (overrides the model's)")
-	fl.Int("output-cap", 0, "explicit output reserve in tokens, used as given")
-	fl.Bool("no-calibrate", false, "do not calibrate against recorded usage: budget on the raw total")
+	fl.StringVar(&mf.Model, "model", "", "model to budget for (default: the session's recorded model, then the configured model)")
+	fl.StringVar(&mf.Encoding, "encoding", "", "count with this encoding: o200k_base or cl100k_base (default: the model's)")
+	fl.IntVar(&mf.Window, "window", 0, "context window in tokens (overrides the model's)")
+	fl.IntVar(&mf.MaxOutput, "max-output", 0, "output capability in tokens (overrides the model's)")
+	fl.IntVar(&mf.OutputCap, "output-cap", 0, "explicit output reserve in tokens, used as given")
+	fl.BoolVar(&mf.NoCalibrate, "no-calibrate", false, "do not calibrate against recorded usage: budget on the raw total")
 	// --model and --encoding complete through registerFlagCompletions
 	// (the model list includes the config's models:).
+}
+
+// recordExplicit notes whether --model was given on the command line.
+func (mf *modelFlags) recordExplicit(cmd *cobra.Command) {
+	mf.ExplicitModel = cmd.Flags().Changed("model")
 }
 
 // resolveModelOptions is the one model resolver of the commands that budget
@@ -39,21 +56,24 @@ func addModelFlags(cmd *cobra.Command) {
 //
 // --encoding (from any source) must be a known encoding, and the sizes must
 // not be negative; both are *UsageError.
-func (f *Factory) resolveModelOptions(cmd *cobra.Command) (opts estimate.Options, fallback string, err error) {
-	c := f.Config
-	if cmd.Flags().Changed("model") {
-		opts.Model, _ = cmd.Flags().GetString("model")
+func (f *Factory) resolveModelOptions(mf modelFlags) (opts estimate.Options, fallback string, err error) {
+	if mf.ExplicitModel {
+		opts.Model = mf.Model
 	} else {
-		fallback = c.GetString("model")
+		fallback = mf.Model
 	}
-	opts.Encoding = c.GetString("encoding")
+	opts.Encoding = mf.Encoding
 	if opts.Encoding != "" && !validEncoding(opts.Encoding) {
 		return opts, "", &UsageError{Err: errorf("--encoding must be %s, got %q", strings.Join(estimate.Encodings, " or "), opts.Encoding)}
 	}
-	for name, dst := range map[string]*int{"window": &opts.Window, "max-output": &opts.MaxOutput, "output-cap": &opts.OutputCap} {
-		*dst = c.GetInt(name)
-		if *dst < 0 {
-			return opts, "", &UsageError{Err: errorf("--%s must not be negative, got %d", name, *dst)}
+	for _, size := range []struct {
+		name  string
+		value int
+		dst   *int
+	}{{"window", mf.Window, &opts.Window}, {"max-output", mf.MaxOutput, &opts.MaxOutput}, {"output-cap", mf.OutputCap, &opts.OutputCap}} {
+		*size.dst = size.value
+		if *size.dst < 0 {
+			return opts, "", &UsageError{Err: errorf("--%s must not be negative, got %d", size.name, *size.dst)}
 		}
 	}
 	models, err := f.configModels()
@@ -61,7 +81,7 @@ func (f *Factory) resolveModelOptions(cmd *cobra.Command) (opts estimate.Options
 		return opts, "", err
 	}
 	opts.Models = models
-	opts.NoCalibrate = c.GetBool("no-calibrate")
+	opts.NoCalibrate = mf.NoCalibrate
 	return opts, fallback, nil
 }
 
@@ -116,40 +136,42 @@ func warnFamily(w io.Writer, est estimate.Options) {
 	}
 }
 
-// addSummarizerFlags declares the summarizer flags compact and render --fit
-// share. The API key is never a flag (see apiKey).
-func addSummarizerFlags(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.String("summarizer", "extractive", "extractive, openai or exec")
-	fl.String("summarizer-cmd", "", "shell command for --summarizer exec (prompt on stdin, summary on stdout)")
-	fl.String("base-url", "", "Chat Completions endpoint for --summarizer openai")
-	fl.String("summary-model", "", "model that writes the summary for --summarizer openai")
-	_ = cmd.RegisterFlagCompletionFunc("summarizer", fixedCompletion("extractive", "openai", "exec"))
-}
-
-// summarizerSettings are the summarizer flags, resolved.
+// summarizerSettings are the summarizer flags compact and render --fit
+// share (addSummarizerFlags), resolved as the model flags are.
 type summarizerSettings struct {
 	Name, Cmd, BaseURL, Model string
 	// APIKey comes from CTXFOLD_API_KEY or OPENAI_API_KEY, never a flag.
 	APIKey string
+	// CmdGiven: --summarizer-cmd was given on the command line (a
+	// configured summarizer-cmd is allowed to sit unused).
+	CmdGiven bool
 }
 
-// summarizerSettings reads the flags addSummarizerFlags declares (flag >
-// env > config) and validates them: the name is known, exec has a command,
-// and an explicit --summarizer-cmd is only given with exec.
-func (f *Factory) summarizerSettings(cmd *cobra.Command) (summarizerSettings, error) {
-	c := f.Config
-	s := summarizerSettings{Name: c.GetString("summarizer"), Cmd: c.GetString("summarizer-cmd"),
-		BaseURL: c.GetString("base-url"), Model: c.GetString("summary-model"), APIKey: apiKey(f.Getenv)}
-	return s, s.validate(cmd.Flags().Changed)
+// addSummarizerFlags declares the summarizer flags into s. The API key is
+// never a flag (see apiKey).
+func addSummarizerFlags(cmd *cobra.Command, s *summarizerSettings) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.Name, "summarizer", "extractive", "extractive, openai or exec")
+	fl.StringVar(&s.Cmd, "summarizer-cmd", "", "shell command for --summarizer exec (prompt on stdin, summary on stdout)")
+	fl.StringVar(&s.BaseURL, "base-url", "", "Chat Completions endpoint for --summarizer openai")
+	fl.StringVar(&s.Model, "summary-model", "", "model that writes the summary for --summarizer openai")
+	_ = cmd.RegisterFlagCompletionFunc("summarizer", fixedCompletion("extractive", "openai", "exec"))
 }
 
-// validate rejects bad combinations; changed says whether a flag was given
-// on the command line (a configured summarizer-cmd is allowed to sit unused).
-func (s summarizerSettings) validate(changed func(string) bool) error {
+// resolve finishes the settings (flag > env > config): the API key from
+// the environment, and validate.
+func (s *summarizerSettings) resolve(cmd *cobra.Command, getenv func(string) string) error {
+	s.APIKey = apiKey(getenv)
+	s.CmdGiven = cmd.Flags().Changed("summarizer-cmd")
+	return s.validate()
+}
+
+// validate rejects bad combinations: the name is known, exec has a
+// command, and an explicit --summarizer-cmd is only given with exec.
+func (s summarizerSettings) validate() error {
 	switch s.Name {
 	case "extractive", "openai":
-		if s.Cmd != "" && changed("summarizer-cmd") {
+		if s.Cmd != "" && s.CmdGiven {
 			return &UsageError{Err: errors.New("--summarizer-cmd needs --summarizer exec")}
 		}
 	case "exec":

@@ -25,7 +25,7 @@ type modelsReport struct {
 	Models []estimate.Model `json:"models"`
 }
 
-func newModelsCmd(f *Factory) *cobra.Command {
+func newModelsCmd(f *Factory, runF func(*modelsOptions) error) *cobra.Command {
 	opts := &modelsOptions{IO: f.IO}
 	return &cobra.Command{
 		Use:   "models",
@@ -49,12 +49,15 @@ docs/ESTIMATE.md documents the rules.` + exitStatusHelp(""),
   ctxfold models --json | jq -r '.models[] | select(.proxy | not) | .name'`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			models, err := f.configModels()
 			if err != nil {
 				return err
 			}
 			opts.Models = models
+			if runF != nil {
+				return runF(opts)
+			}
 			return runModels(cmd.Context(), opts)
 		},
 	}

@@ -24,10 +24,15 @@ type pinOptions struct {
 	Open  store.OpenOptions
 }
 
-func newPinCmd(f *Factory) *cobra.Command   { return newPinCmdFor(f, false) }
-func newUnpinCmd(f *Factory) *cobra.Command { return newPinCmdFor(f, true) }
+func newPinCmd(f *Factory, runF func(*pinOptions) error) *cobra.Command {
+	return newPinCmdFor(f, false, runF)
+}
 
-func newPinCmdFor(f *Factory, unpin bool) *cobra.Command {
+func newUnpinCmd(f *Factory, runF func(*pinOptions) error) *cobra.Command {
+	return newPinCmdFor(f, true, runF)
+}
+
+func newPinCmdFor(f *Factory, unpin bool, runF func(*pinOptions) error) *cobra.Command {
 	opts := &pinOptions{IO: f.IO, Unpin: unpin}
 	use, short, long, example := "pin DIR [ID...]", "Keep nodes verbatim through every compaction",
 		`Pin nodes: every later compaction keeps a pinned node's text verbatim, in the
@@ -58,10 +63,13 @@ rewritten.`, `  ctxfold unpin ./s u1`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir, opts.IDs = args[0], args[1:]
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Now = f.Now
 			opts.Store = f.writeOptions(map[bool]string{false: "pin", true: "unpin"}[unpin])
 			opts.Open = f.openOptions()
+			if runF != nil {
+				return runF(opts)
+			}
 			return runPin(cmd.Context(), opts)
 		},
 	}

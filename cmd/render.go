@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/fit"
-	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/store"
@@ -42,15 +42,16 @@ type renderOptions struct {
 	Diff              bool
 	DiffEstimate      estimate.Options
 	DiffExplicitModel bool
+	// The flags the view, FitOptions and DiffEstimate are resolved from.
+	FormatName      string
+	ModelFlags      modelFlags
+	Summarizers     summarizerSettings
+	Margin          marginValue
+	MaxSummaryCalls int
+	SummaryDeadline time.Duration
 }
 
-func newRenderCmd(f *Factory) *cobra.Command {
-	opts := &renderOptions{IO: f.IO}
-	var format string
-	cmd := &cobra.Command{
-		Use:   "render DIR",
-		Short: "Print what the model reads next turn",
-		Long: `Print the rendered view from HEAD (or --head): the predecessor spine with the
+const renderLong = `Print the rendered view from HEAD (or --head): the predecessor spine with the
 active summary substituted for the segment it covers (docs/FORMAT.md §4), or the raw
 spine when the branch does not hold the whole covered segment. --raw ignores
 summaries: the pre-compaction view.
@@ -84,7 +85,14 @@ stderr with --json) lists what was changed.
 --diff compares the raw view of the branch with the rendered one: the ids the
 active summary folds away, the summary that stands in for them, and the token
 delta, counted by estimate (--model, else the session's, else the configured
-one). --json prints it as one object.` + exitStatusHelp(""),
+one). --json prints it as one object.`
+
+func newRenderCmd(f *Factory, runF func(*renderOptions) error) *cobra.Command {
+	opts := &renderOptions{IO: f.IO, Margin: marginValue(fit.DefaultMargin)}
+	cmd := &cobra.Command{
+		Use:   "render DIR",
+		Short: "Print what the model reads next turn",
+		Long:  renderLong + exitStatusHelp(""),
 		Example: `  ctxfold render ./s
   ctxfold render ./s --format ids
   ctxfold render ./s --raw --format ids      # the pre-compaction view
@@ -93,53 +101,50 @@ one). --json prints it as one object.` + exitStatusHelp(""),
   ctxfold render ./s --fit --model gpt-4o --format openai --json-report fit.json > body.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
-			// A transcript file is read through its cache session (docs/LIVE.md).
-			var lerr error
-			var entry *live.Entry
-			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
-				return lerr
-			}
-			opts.File = fileOf(entry)
-			fl := cmd.Flags()
-			opts.Head, _ = fl.GetString("head")
-			opts.Raw, _ = fl.GetBool("raw")
-			fmtv, err := render.ParseFormat(format)
-			if err != nil {
-				return &UsageError{Err: err}
-			}
-			opts.Format = fmtv
-			opts.JSON = f.Config.GetBool("json")
-			opts.Open = f.openOptions()
-			opts.Diff, _ = fl.GetBool("diff")
-			if opts.Diff {
-				if err := f.diffOptions(cmd, opts); err != nil {
-					return err
-				}
-				return runRender(cmd.Context(), opts)
-			}
-			if err := f.fitOptions(cmd, opts); err != nil {
+			if err := f.resolveRender(cmd, args, opts); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runRender(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.String("head", "", "render from this node instead of HEAD")
-	fl.Bool("raw", false, "ignore summaries (the pre-compaction view)")
-	fl.StringVar(&format, "format", "text", "text, ids, jsonl, openai, anthropic, responses or gemini")
+	fl.StringVar(&opts.Head, "head", "", "render from this node instead of HEAD")
+	fl.BoolVar(&opts.Raw, "raw", false, "ignore summaries (the pre-compaction view)")
+	fl.StringVar(&opts.FormatName, "format", "text", "text, ids, jsonl, openai, anthropic, responses or gemini")
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("text", "ids", "jsonl", "openai", "anthropic", "responses", "gemini"))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
-	fl.Bool("fit", false, "print a request that fits the model's window (request-local; the session is not written)")
-	fl.Bool("diff", false, "compare the raw view with the rendered one: folded ids, the summary standing in, the token delta")
-	addModelFlags(cmd)
-	margin := marginValue(fit.DefaultMargin)
-	fl.Var(&margin, "margin", "safety margin in tokens kept free with --fit; auto is 1% of the window, at least 256")
-	addSummarizerFlags(cmd)
-	fl.Int("max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
-	fl.Duration("summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
-	fl.String("json-report", "", "--fit: write the report of what was changed to FILE")
+	fl.BoolVar(&opts.Fit, "fit", false, "print a request that fits the model's window (request-local; the session is not written)")
+	fl.BoolVar(&opts.Diff, "diff", false, "compare the raw view with the rendered one: folded ids, the summary standing in, the token delta")
+	addModelFlags(cmd, &opts.ModelFlags)
+	fl.Var(&opts.Margin, "margin", "safety margin in tokens kept free with --fit; auto is 1% of the window, at least 256")
+	addSummarizerFlags(cmd, &opts.Summarizers)
+	fl.IntVar(&opts.MaxSummaryCalls, "max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
+	fl.DurationVar(&opts.SummaryDeadline, "summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
+	fl.StringVar(&opts.JSONReport, "json-report", "", "--fit: write the report of what was changed to FILE")
 	return cmd
+}
+
+// resolveRender is the file-argument step, then the options of the view
+// and of --diff or --fit.
+func (f *Factory) resolveRender(cmd *cobra.Command, args []string, opts *renderOptions) error {
+	// A transcript file is read through its cache session (docs/LIVE.md).
+	var err error
+	if opts.Dir, opts.File, err = f.sessionArg(cmd.Context(), args[0]); err != nil {
+		return err
+	}
+	if opts.Format, err = render.ParseFormat(opts.FormatName); err != nil {
+		return &UsageError{Err: err}
+	}
+	opts.JSON = f.IO.JSON
+	opts.Open = f.openOptions()
+	opts.ModelFlags.recordExplicit(cmd)
+	if opts.Diff {
+		return f.diffOptions(cmd.Flags().Changed, opts)
+	}
+	return f.fitOptions(cmd, opts)
 }
 
 // fitOnlyFlags make no sense without --fit.
@@ -147,28 +152,26 @@ var fitOnlyFlags = []string{"model", "encoding", "window", "max-output", "output
 	"base-url", "summary-model", "max-summary-calls", "summary-deadline", "json-report"}
 
 // diffOptions: --diff takes the model flags (its tokens are estimate's) and
-// nothing that shapes another output.
-func (f *Factory) diffOptions(cmd *cobra.Command, opts *renderOptions) error {
-	fl := cmd.Flags()
+// nothing that shapes another output; changed says which flags the
+// command line gave.
+func (f *Factory) diffOptions(changed func(string) bool, opts *renderOptions) error {
 	for _, name := range []string{"fit", "raw", "format", "margin", "summarizer", "summarizer-cmd", "base-url", "summary-model", "max-summary-calls", "summary-deadline", "json-report"} {
-		if fl.Changed(name) {
+		if changed(name) {
 			return &UsageError{Err: errorf("--diff and --%s exclude each other", name)}
 		}
 	}
-	est, fallback, err := f.resolveModelOptions(cmd)
+	est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
 	if err != nil {
 		return err
 	}
-	opts.DiffEstimate, opts.FitDefaultModel, opts.DiffExplicitModel = est, fallback, fl.Changed("model")
+	opts.DiffEstimate, opts.FitDefaultModel, opts.DiffExplicitModel = est, fallback, opts.ModelFlags.ExplicitModel
 	return nil
 }
 
 func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
-	fl := cmd.Flags()
-	opts.Fit, _ = fl.GetBool("fit")
 	if !opts.Fit {
 		for _, name := range fitOnlyFlags {
-			if fl.Changed(name) {
+			if cmd.Flags().Changed(name) {
 				return &UsageError{Err: errorf("--%s needs --fit", name)}
 			}
 		}
@@ -177,27 +180,23 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	if opts.Format == render.FormatJSONL {
 		return &UsageError{Err: errors.New("--fit prints openai, anthropic, gemini, text or ids")}
 	}
-	est, fallback, err := f.resolveModelOptions(cmd)
+	est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
 	if err != nil {
 		return err
 	}
-	margin := int(*fl.Lookup("margin").Value.(*marginValue))
-	calls, _ := fl.GetInt("max-summary-calls")
-	deadline, _ := fl.GetDuration("summary-deadline")
-	if calls <= 0 || deadline <= 0 {
+	if opts.MaxSummaryCalls <= 0 || opts.SummaryDeadline <= 0 {
 		return &UsageError{Err: errors.New("--max-summary-calls and --summary-deadline must be positive")}
 	}
-	opts.JSONReport, _ = fl.GetString("json-report")
-	settings, err := f.summarizerSettings(cmd)
-	if err != nil {
+	if err := opts.Summarizers.resolve(cmd, f.Getenv); err != nil {
 		return err
 	}
-	summarizer, err := settings.build(est.Model)
+	summarizer, err := opts.Summarizers.build(est.Model)
 	if err != nil {
 		return err
 	}
 	opts.FitDefaultModel = fallback
-	opts.FitOptions = fit.Options{Estimate: est, Margin: margin, Summarizer: summarizer, MaxCalls: calls, Deadline: deadline}
+	opts.FitOptions = fit.Options{Estimate: est, Margin: int(opts.Margin), Summarizer: summarizer,
+		MaxCalls: opts.MaxSummaryCalls, Deadline: opts.SummaryDeadline}
 	return nil
 }
 

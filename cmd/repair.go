@@ -18,7 +18,7 @@ type repairOptions struct {
 	Store  store.WriteOptions
 }
 
-func newRepairCmd(f *Factory) *cobra.Command {
+func newRepairCmd(f *Factory, runF func(*repairOptions) error) *cobra.Command {
 	opts := &repairOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "repair DIR",
@@ -37,13 +37,15 @@ in DIR/lock (it takes and releases the lock, so it waits for a live writer).` + 
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			opts.Unlock, _ = cmd.Flags().GetBool("unlock")
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("repair")
+			if runF != nil {
+				return runF(opts)
+			}
 			return runRepair(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Bool("unlock", false, "clear a lock holder record left by a dead process")
+	cmd.Flags().BoolVar(&opts.Unlock, "unlock", false, "clear a lock holder record left by a dead process")
 	return cmd
 }
 

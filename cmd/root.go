@@ -50,6 +50,21 @@ type Factory struct {
 	// held shared until the command ends (live: a refresh by
 	// another process waits for the readers of its session).
 	liveEntries []*live.Entry
+	// global holds the persistent flags, once loadConfig has resolved
+	// them (flag > environment > config file > default).
+	global globalFlags
+}
+
+// globalFlags are the persistent flags every command inherits. loadConfig
+// writes an environment or config-file value into the flag itself, so
+// these fields hold the resolved setting (of a command that parses its
+// flags: shell completion does not, see loadConfig).
+type globalFlags struct {
+	JSON         bool
+	Color        string
+	ConfigFile   string
+	LockTimeout  time.Duration
+	MaxLineBytes int
 }
 
 // interruptGrace is how long a command has to stop after Ctrl-C or SIGTERM.
@@ -103,7 +118,13 @@ func isTerminal(f *os.File) bool {
 
 // Run executes one command line and returns its exit code. Errors are
 // printed here, once, as "ctxfold: error: …".
-func Run(ctx context.Context, f *Factory, args []string) (code int) {
+func Run(ctx context.Context, f *Factory, args []string) int {
+	return runTree(ctx, f, args, NewRootCmd)
+}
+
+// runTree is Run over the command tree newRoot builds: tests build one
+// whose command under test has a runF seam (flags → options, not run).
+func runTree(ctx context.Context, f *Factory, args []string, newRoot func(*Factory) *cobra.Command) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(f.IO.ErrOut, "ctxfold: internal error: %v\n", r)
@@ -130,7 +151,7 @@ func Run(ctx context.Context, f *Factory, args []string) (code int) {
 	if f.Config == nil {
 		f.Config = viper.New()
 	}
-	root := NewRootCmd(f)
+	root := newRoot(f)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
@@ -180,42 +201,58 @@ its invariants.` + exitStatusHelp(""),
 	}
 	root.CompletionOptions.HiddenDefaultCmd = false
 	pf := root.PersistentFlags()
-	pf.Bool("json", false, "print one JSON object (per session) instead of text")
-	pf.String("color", "auto", "colour output: auto, always or never")
-	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/ctxfold/config.yaml)")
-	pf.Duration("lock-timeout", store.DefaultLockTimeout, "how long a write waits for another writer")
-	pf.Int("max-line-bytes", transcript.DefaultMaxLineBytes, "longest JSONL line accepted")
+	pf.BoolVar(&f.global.JSON, "json", false, "print one JSON object (per session) instead of text")
+	pf.StringVar(&f.global.Color, "color", "auto", "colour output: auto, always or never")
+	pf.StringVar(&f.global.ConfigFile, "config", "", "config file (default $XDG_CONFIG_HOME/ctxfold/config.yaml)")
+	pf.DurationVar(&f.global.LockTimeout, "lock-timeout", store.DefaultLockTimeout, "how long a write waits for another writer")
+	pf.IntVar(&f.global.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "longest JSONL line accepted")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: err}
 	})
 	_ = root.RegisterFlagCompletionFunc("color", fixedCompletion("auto", "always", "never"))
 
 	root.AddCommand(
-		newInitCmd(f),
-		newAppendCmd(f),
-		newRenderCmd(f),
-		newCheckoutCmd(f),
-		newRepairCmd(f),
-		newEstimateCmd(f),
-		newCompactCmd(f),
-		newVerifyCmd(f),
-		newGraphCmd(f),
-		newImportCmd(f),
-		newExportCmd(f),
-		newSearchCmd(f),
-		newAuditCmd(f),
-		newStatuslineCmd(f),
-		newHookCmd(f),
-		newSetupCmd(f),
-		newMCPCmd(f),
-		newPinCmd(f),
-		newUnpinCmd(f),
-		newConfigCmd(f),
-		newModelsCmd(f),
-		newVersionCmd(f),
+		newInitCmd(f, nil),
+		newAppendCmd(f, nil),
+		newRenderCmd(f, nil),
+		newCheckoutCmd(f, nil),
+		newRepairCmd(f, nil),
+		newEstimateCmd(f, nil),
+		newCompactCmd(f, nil),
+		newVerifyCmd(f, nil),
+		newGraphCmd(f, nil),
+		newImportCmd(f, nil),
+		newExportCmd(f, nil),
+		newSearchCmd(f, nil),
+		newAuditCmd(f, nil),
+		newStatuslineCmd(f, nil),
+		newHookCmd(f, nil),
+		newSetupCmd(f, nil),
+		newMCPCmd(f, nil),
+		newPinCmd(f, nil),
+		newUnpinCmd(f, nil),
+		newConfigCmd(f, nil),
+		newModelsCmd(f, nil),
+		newVersionCmd(f, nil),
 	)
 	addHiddenCommands(root, f)
 	return root
+}
+
+// addHiddenCommands finishes the command tree once every command is
+// registered: the completion command (ours, not cobra's default, so its
+// help has examples and an EXIT STATUS section like every other), flag
+// completions for flags other commands define (model names, encodings),
+// the model-related flags `config` accepts, and the hidden gen-docs.
+func addHiddenCommands(root *cobra.Command, f *Factory) {
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newCompletionCmd(f, nil), newGenDocsCmd(f, nil))
+	for _, c := range root.Commands() {
+		if c.Name() == "config" {
+			addConfigFlags(root, c)
+		}
+	}
+	registerFlagCompletions(root, f)
 }
 
 // exitStatusHelp is the EXIT STATUS section every command's long help ends

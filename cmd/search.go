@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/store"
@@ -28,7 +28,7 @@ type searchOptions struct {
 	Open   store.OpenOptions
 }
 
-func newSearchCmd(f *Factory) *cobra.Command {
+func newSearchCmd(f *Factory, runF func(*searchOptions) error) *cobra.Command {
 	opts := &searchOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "search DIR QUERY",
@@ -62,19 +62,20 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir, opts.Query = args[0], args[1]
+			opts.Query = args[1]
 			// A transcript file is read through its cache session (docs/LIVE.md).
-			var lerr error
-			var entry *live.Entry
-			if opts.Dir, entry, lerr = f.liveArg(cmd.Context(), opts.Dir); lerr != nil {
-				return lerr
+			var err error
+			if opts.Dir, opts.File, err = f.sessionArg(cmd.Context(), args[0]); err != nil {
+				return err
 			}
-			opts.File = fileOf(entry)
 			if opts.Query == "" {
 				return &UsageError{Err: fmt.Errorf("search: QUERY is empty")}
 			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Open = f.openOptions()
+			if runF != nil {
+				return runF(opts)
+			}
 			return runSearch(cmd.Context(), opts)
 		},
 	}
@@ -129,54 +130,13 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 	if view.Head >= 0 {
 		headID = g.ID(view.Head)
 	}
-	counts := map[string]int{render.HitVisible: 0, render.HitCovered: 0, render.HitOffBranch: 0, render.HitRelic: 0}
-	hits := []searchHitJSON{}
-	p := report.NewPalette(opts.IO)
 	progress := report.NewProgress(opts.IO, "searching", g.Len())
 	defer progress.Done()
+	hw := &hitWriter{opts: opts, headID: headID, pal: report.NewPalette(opts.IO), progress: progress,
+		counts: map[string]int{render.HitVisible: 0, render.HitCovered: 0, render.HitOffBranch: 0, render.HitRelic: 0},
+		hits:   []searchHitJSON{}}
 	sopts := render.SearchOptions{Query: opts.Query, Regexp: opts.Regexp, Progress: progress.Add}
-	err = render.Search(ctx, view, sopts, func(h render.Hit) error {
-		counts[h.Status]++
-		if opts.JSON {
-			hits = append(hits, searchHitJSON{ID: h.ID, Role: string(h.Role), Line: h.Line, Summary: h.Summary,
-				Status: h.Status, CoveredBy: h.CoveredBy, Summaries: nonNil(h.Summaries), Tips: nonNil(h.Tips),
-				OnHead: h.OnHead, Field: h.Field, Snippet: h.Snippet})
-			return nil
-		}
-		// Ids come from the transcript: shown to people, they are escaped
-		// like the snippet (a crafted id must not drive the terminal).
-		tips := make([]string, len(h.Tips))
-		for k, t := range h.Tips {
-			tips[k] = render.TextSafe(t)
-			if t == headID {
-				tips[k] += "*"
-			}
-		}
-		if !opts.IO.StdoutTTY {
-			return progress.Interrupt(func() error {
-				_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", render.TextSafe(h.ID), h.Role, h.Status, render.TextSafe(h.CoveredBy), strings.Join(tips, ","), h.Snippet)
-				return err
-			})
-		}
-		status := h.Status
-		switch h.Status {
-		case render.HitVisible:
-			status = p.Green(status)
-		case render.HitCovered:
-			status = p.Yellow("covered by " + render.TextSafe(h.CoveredBy))
-		default:
-			status = p.Dim(status)
-		}
-		line := fmt.Sprintf("%s · %s · %s", p.Bold(render.TextSafe(h.ID)), h.Role, status)
-		if len(tips) > 0 {
-			line += " · tips " + strings.Join(tips, ", ")
-		}
-		return progress.Interrupt(func() error {
-			_, err := fmt.Fprintf(opts.IO.Out, "%s\n    %s\n", line, h.Snippet)
-			return err
-		})
-	})
-	if err != nil {
+	if err := render.Search(ctx, view, sopts, hw.write); err != nil {
 		var qe *render.QueryError
 		if errors.As(err, &qe) {
 			return &UsageError{Err: err}
@@ -184,25 +144,86 @@ func runSearch(ctx context.Context, opts *searchOptions) error {
 		return err
 	}
 	progress.Done()
+	counts := hw.counts
 	total := counts[render.HitVisible] + counts[render.HitCovered] + counts[render.HitOffBranch] + counts[render.HitRelic]
 	if opts.JSON {
 		return report.JSON(opts.IO.Out, searchResult{File: opts.File, Session: opts.Dir, Query: opts.Query, Regexp: opts.Regexp, Head: headID,
-			Hits: hits, Counts: counts, Total: total})
+			Hits: hw.hits, Counts: counts, Total: total})
 	}
 	// Notes for people only (STYLE 9): piped output stays just the hits.
 	if opts.IO.StderrTTY {
-		if total == 0 {
-			fmt.Fprintln(opts.IO.ErrOut, "no matches")
-		} else {
-			noun := "hits"
-			if total == 1 {
-				noun = "hit"
-			}
-			fmt.Fprintf(opts.IO.ErrOut, "%d %s: %d visible, %d covered, %d off-branch, %d relic\n", total, noun,
-				counts[render.HitVisible], counts[render.HitCovered], counts[render.HitOffBranch], counts[render.HitRelic])
-		}
+		noteSearchCounts(opts.IO.ErrOut, counts, total)
 	}
 	return nil
+}
+
+// hitWriter prints hits as the search streams them: --json collects them,
+// a terminal gets two styled lines a hit, a pipe one tab-separated line.
+type hitWriter struct {
+	opts     *searchOptions
+	headID   string
+	pal      report.Palette
+	progress *report.Progress
+	counts   map[string]int
+	hits     []searchHitJSON
+}
+
+func (w *hitWriter) write(h render.Hit) error {
+	opts := w.opts
+	w.counts[h.Status]++
+	if opts.JSON {
+		w.hits = append(w.hits, searchHitJSON{ID: h.ID, Role: string(h.Role), Line: h.Line, Summary: h.Summary,
+			Status: h.Status, CoveredBy: h.CoveredBy, Summaries: nonNil(h.Summaries), Tips: nonNil(h.Tips),
+			OnHead: h.OnHead, Field: h.Field, Snippet: h.Snippet})
+		return nil
+	}
+	// Ids come from the transcript: shown to people, they are escaped
+	// like the snippet (a crafted id must not drive the terminal).
+	tips := make([]string, len(h.Tips))
+	for k, t := range h.Tips {
+		tips[k] = render.TextSafe(t)
+		if t == w.headID {
+			tips[k] += "*"
+		}
+	}
+	if !opts.IO.StdoutTTY {
+		return w.progress.Interrupt(func() error {
+			_, err := fmt.Fprintf(opts.IO.Out, "%s\t%s\t%s\t%s\t%s\t%s\n", render.TextSafe(h.ID), h.Role, h.Status, render.TextSafe(h.CoveredBy), strings.Join(tips, ","), h.Snippet)
+			return err
+		})
+	}
+	p := w.pal
+	status := h.Status
+	switch h.Status {
+	case render.HitVisible:
+		status = p.Green(status)
+	case render.HitCovered:
+		status = p.Yellow("covered by " + render.TextSafe(h.CoveredBy))
+	default:
+		status = p.Dim(status)
+	}
+	line := fmt.Sprintf("%s · %s · %s", p.Bold(render.TextSafe(h.ID)), h.Role, status)
+	if len(tips) > 0 {
+		line += " · tips " + strings.Join(tips, ", ")
+	}
+	return w.progress.Interrupt(func() error {
+		_, err := fmt.Fprintf(opts.IO.Out, "%s\n    %s\n", line, h.Snippet)
+		return err
+	})
+}
+
+// noteSearchCounts is the closing note on a terminal's stderr.
+func noteSearchCounts(w io.Writer, counts map[string]int, total int) {
+	if total == 0 {
+		fmt.Fprintln(w, "no matches")
+		return
+	}
+	noun := "hits"
+	if total == 1 {
+		noun = "hit"
+	}
+	fmt.Fprintf(w, "%d %s: %d visible, %d covered, %d off-branch, %d relic\n", total, noun,
+		counts[render.HitVisible], counts[render.HitCovered], counts[render.HitOffBranch], counts[render.HitRelic])
 }
 
 func nonNil(s []string) []string {

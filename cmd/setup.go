@@ -15,25 +15,22 @@ import (
 )
 
 type setupOptions struct {
-	IO        *report.IOStreams
-	Client    string
-	Scope     setup.Scope
-	Home      string
-	Project   string
-	CodexHome string
-	Command   string
-	DryRun    bool
-	Uninstall bool
-	JSON      bool
+	IO     *report.IOStreams
+	Client string
+	// UserScope and ProjectScope are --user and --project, which Scope
+	// is resolved from.
+	UserScope, ProjectScope bool
+	Scope                   setup.Scope
+	Home                    string
+	Project                 string
+	CodexHome               string
+	Command                 string
+	DryRun                  bool
+	Uninstall               bool
+	JSON                    bool
 }
 
-func newSetupCmd(f *Factory) *cobra.Command {
-	opts := &setupOptions{IO: f.IO}
-	var user, project bool
-	cmd := &cobra.Command{
-		Use:   "setup claude-code|codex",
-		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
-		Long: `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
+const setupLong = `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
 
   --user (default)  ~/.claude/settings.json: the status line ('ctxfold
                     statusline') and the hooks ('ctxfold hook' on PreCompact,
@@ -58,50 +55,76 @@ hooks ('ctxfold hook --client Codex' on PreCompact, PostCompact, SessionStart,
 UserPromptSubmit), merged as above; config.toml gets a marked block with
 [mcp_servers.ctxfold] appended, which --uninstall removes (the original bytes
 come back). Codex runs new hooks only after the user trusted them when it
-asks at its next interactive start; setup cannot do that for the user.` +
+asks at its next interactive start; setup cannot do that for the user.
+
+gemini (--user: ~/.gemini/settings.json; --project: .gemini/settings.json of
+--dir): the hooks ('ctxfold hook --client Gemini' on PreCompress and
+BeforeAgent, timeout 60000 ms) and the MCP server under mcpServers (trusted:
+it only reads), merged as for Claude Code. A settings.json with comments is
+not plain JSON and is left untouched.`
+
+func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
+	opts := &setupOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "setup claude-code|codex|gemini",
+		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
+		Long: setupLong +
 			exitStatusHelp("  setup: 2 a settings file is not valid JSON, a link or unreadable (nothing written)"),
 		Example: `  ctxfold setup claude-code --dry-run
   ctxfold setup claude-code
   ctxfold setup claude-code --project --dir ~/src/app
   ctxfold setup claude-code --uninstall
-  ctxfold setup codex`,
+  ctxfold setup codex
+  ctxfold setup gemini --project`,
 		Args:      exactArgs(1),
-		ValidArgs: []string{"claude-code", "codex"},
+		ValidArgs: []string{"claude-code", "codex", "gemini"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Client = args[0]
-			if user && project {
-				return &UsageError{Err: errors.New("--user and --project exclude each other")}
+			if err := f.resolveSetup(args, opts); err != nil {
+				return err
 			}
-			opts.Scope = setup.ScopeUser
-			if project {
-				opts.Scope = setup.ScopeProject
+			if runF != nil {
+				return runF(opts)
 			}
-			opts.Home = f.Getenv("HOME")
-			if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
-				opts.CodexHome = filepath.Join(opts.Home, ".codex")
-			}
-			if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
-				return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
-			}
-			if opts.Project == "" {
-				opts.Project, _ = os.Getwd()
-			}
-			if opts.Command == "" {
-				opts.Command = defaultCommand()
-			}
-			opts.JSON = f.Config.GetBool("json")
 			return runSetup(opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&user, "user", false, "the user's settings (default)")
-	fl.BoolVar(&project, "project", false, "the project's settings (--dir)")
+	fl.BoolVar(&opts.UserScope, "user", false, "the user's settings (default)")
+	fl.BoolVar(&opts.ProjectScope, "project", false, "the project's settings (--dir)")
 	fl.StringVar(&opts.Project, "dir", "", "project directory for --project (default the working directory)")
 	fl.StringVar(&opts.Command, "command", "", "how the client runs ctxfold (default this executable's absolute path)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the change as a diff, write nothing")
 	fl.BoolVar(&opts.Uninstall, "uninstall", false, "remove ctxfold's entries")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
+}
+
+// resolveSetup checks the scope and fills in where the client's files
+// are and how it runs ctxfold.
+func (f *Factory) resolveSetup(args []string, opts *setupOptions) error {
+	opts.Client = args[0]
+	if opts.UserScope && opts.ProjectScope {
+		return &UsageError{Err: errors.New("--user and --project exclude each other")}
+	}
+	opts.Scope = setup.ScopeUser
+	if opts.ProjectScope {
+		opts.Scope = setup.ScopeProject
+	}
+	opts.Home = f.Getenv("HOME")
+	if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
+		opts.CodexHome = filepath.Join(opts.Home, ".codex")
+	}
+	if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
+		return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
+	}
+	if opts.Project == "" {
+		opts.Project, _ = os.Getwd()
+	}
+	if opts.Command == "" {
+		opts.Command = defaultCommand()
+	}
+	opts.JSON = f.IO.JSON
+	return nil
 }
 
 // defaultCommand is this executable's absolute path when it is a real
@@ -136,8 +159,11 @@ func runSetup(opts *setupOptions) error {
 	case "codex":
 		changes, err = setup.Codex(setup.Options{Scope: opts.Scope, Home: opts.Home, Command: opts.Command,
 			Uninstall: opts.Uninstall}, opts.CodexHome)
+	case "gemini":
+		changes, err = setup.Gemini(setup.Options{Scope: opts.Scope, Home: opts.Home, Project: opts.Project,
+			Command: opts.Command, Uninstall: opts.Uninstall})
 	default:
-		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code or codex)", opts.Client)}
+		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code, codex or gemini)", opts.Client)}
 	}
 	if err != nil {
 		return err

@@ -43,3 +43,21 @@ func TestSetupDryRunJSONAndErrors(t *testing.T) {
 		t.Fatalf("unknown client: %+v", r)
 	}
 }
+
+func TestSetupGemini(t *testing.T) {
+	h := t.TempDir()
+	env := map[string]string{"HOME": h}
+	r := runEnv(t, cliEnv{Env: env}, "setup", "gemini", "--command", "/opt/ctxfold", "--json")
+	var out struct {
+		Client  string
+		Changes []struct{ Path, Action string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || r.Code != 0 || len(out.Changes) != 1 ||
+		out.Changes[0].Path != filepath.Join(h, ".gemini", "settings.json") || out.Changes[0].Action != "create" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(h, ".gemini", "settings.json"))
+	if !strings.Contains(string(b), `"BeforeAgent"`) || !strings.Contains(string(b), `"/opt/ctxfold hook --client Gemini"`) || !strings.Contains(string(b), `"CTXFOLD_CLIENT": "gemini"`) {
+		t.Fatalf("settings.json:\n%s", b)
+	}
+}

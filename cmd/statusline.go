@@ -42,6 +42,12 @@ type statuslineOptions struct {
 	Open         store.OpenOptions
 	// Getenv reads the environment (GOGC for the refresh's collector).
 	Getenv func(string) string
+	// TailMinBytes is the transcript size from which the status line
+	// answers from its tail (statusline_tail.go); 0 never does.
+	TailMinBytes int64
+	// The flags Est, Model and DefaultModel are resolved from.
+	ModelFlags   modelFlags
+	CompactAtPct float64
 }
 
 // statusHook is the part of Claude Code's statusLine JSON ctxfold reads.
@@ -84,6 +90,10 @@ type StatusLine struct {
 	Update  string `json:"update"`
 	// ParsedBytes is how many bytes of File the refresh parsed.
 	ParsedBytes int64 `json:"parsed_bytes"`
+	// Read is "full" (File's whole cache session) or "tail" (a cache
+	// session of File's tail from byte TailFrom on, statusline_tail.go).
+	Read     string `json:"read"`
+	TailFrom int64  `json:"tail_from,omitempty"`
 	// ClientWindow, ClientPct and ClientTokens are the client's own
 	// figures, when the hook carried them (0 otherwise).
 	ClientWindow int     `json:"client_window,omitempty"`
@@ -103,12 +113,7 @@ const statuslineSchemaVersion = report.SchemaVersion
 // hook must never fail, and the error is in the log.
 const statusPlaceholder = "ctxfold: n/a (statusline.log)"
 
-func newStatuslineCmd(f *Factory) *cobra.Command {
-	opts := &statuslineOptions{IO: f.IO, Getenv: f.Getenv}
-	cmd := &cobra.Command{
-		Use:   "statusline",
-		Short: "One-line context occupancy for Claude Code's statusLine hook",
-		Long: `Read Claude Code's statusLine JSON on stdin (transcript_path, model,
+const statuslineLong = `Read Claude Code's statusLine JSON on stdin (transcript_path, model,
 session_id, cwd and, when present, the client's own context_window figures),
 bring a cache session for the transcript up to date (imported afresh the
 first time, then with import --append while the file only grows; a file whose
@@ -123,6 +128,13 @@ how many percentage points remain before --compact-at. The line never exceeds
 --width columns (default 40). The window is the client's context_window_size
 when the hook carries it, unless --window is given.
 
+A Claude Code transcript of at least --tail-min-bytes (default 8 MiB) is
+answered from its tail, never imported whole: a copy of its last MiB (more
+when that holds too few recorded requests) has its own cache session, and the
+calibrated figure is the one the whole file gives (--json: "read": "tail";
+raw_tokens is 0). Right after a compaction, until the next reply, and for
+other clients' files, the whole file is read.
+
 The cache lives in $XDG_CACHE_HOME/ctxfold (else ~/.cache/ctxfold;
 --cache-dir overrides). The command never fails the hook: on any error it
 prints a short placeholder, exits 0 and appends the error to statusline.log
@@ -134,7 +146,14 @@ them: .DisplayName .Pct .Tokens .Window .InputBudget .Compactions .ToCompact
 coloured), short N (86k, 1.2M) and pct F (43%).
 
 Claude Code's ~/.claude/settings.json:
-  {"statusLine": {"type": "command", "command": "ctxfold statusline", "padding": 0}}` +
+  {"statusLine": {"type": "command", "command": "ctxfold statusline", "padding": 0}}`
+
+func newStatuslineCmd(f *Factory, runF func(*statuslineOptions) error) *cobra.Command {
+	opts := &statuslineOptions{IO: f.IO, Getenv: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   "statusline",
+		Short: "One-line context occupancy for Claude Code's statusLine hook",
+		Long: statuslineLong +
 			exitStatusHelp("  statusline itself always exits 0: a failure prints the placeholder and is\n  logged, since the hook must not fail."),
 		Example: `  echo '{"transcript_path":"s.jsonl","model":{"id":"claude-sonnet-4-5"}}' | ctxfold statusline
   ctxfold statusline --format '{{.DisplayName}} {{pct .Pct}} ({{.Compactions}} compactions)'
@@ -142,19 +161,16 @@ Claude Code's ~/.claude/settings.json:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.In = f.IO.In
-			fl := cmd.Flags()
-			opts.Format, _ = fl.GetString("format")
-			opts.Width, _ = fl.GetInt("width")
-			opts.CacheDir, _ = fl.GetString("cache-dir")
 			if opts.CacheDir == "" {
 				opts.CacheDir, _ = f.cacheDir()
 			}
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Store = f.writeOptions("statusline")
 			opts.Open = f.openOptions()
-			est, fallback, err := f.resolveModelOptions(cmd)
+			opts.ModelFlags.recordExplicit(cmd)
+			est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
 			if err == nil {
-				compactAt := f.Config.GetFloat64("compact-at")
+				compactAt := opts.CompactAtPct
 				if compactAt <= 0 || compactAt > 100 {
 					err = errorf("--compact-at must be a percentage in (0, 100], got %v", compactAt)
 				}
@@ -163,6 +179,12 @@ Claude Code's ~/.claude/settings.json:
 			opts.Model, opts.DefaultModel = est.Model, fallback
 			est.Model = ""
 			opts.Est = est
+			if runF != nil {
+				if err != nil {
+					return err
+				}
+				return runF(opts)
+			}
 			runStatusline(cmd.Context(), opts, err)
 			return nil
 		},
@@ -174,11 +196,12 @@ Claude Code's ~/.claude/settings.json:
 		return nil
 	})
 	fl := cmd.Flags()
-	addModelFlags(cmd)
-	fl.String("format", "", "a Go text/template over the status fields instead of the default line")
-	fl.Int("width", 40, "never print more than this many columns")
-	fl.String("cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
-	fl.Float64("compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which a session should compact")
+	addModelFlags(cmd, &opts.ModelFlags)
+	fl.StringVar(&opts.Format, "format", "", "a Go text/template over the status fields instead of the default line")
+	fl.IntVar(&opts.Width, "width", 40, "never print more than this many columns")
+	fl.Int64Var(&opts.TailMinBytes, "tail-min-bytes", tailMinFile, "answer from the transcript's tail when it is at least this big (0: never)")
+	fl.StringVar(&opts.CacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
+	fl.Float64Var(&opts.CompactAtPct, "compact-at", 100*estimate.DefaultCompactAt, "budget percentage at which a session should compact")
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
 	_ = cmd.MarkFlagDirname("cache-dir")
 	return cmd
@@ -224,6 +247,9 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 		}
 		return showStatus(opts, st)
 	}
+	if st, ok := tailStatusline(ctx, opts, hook); ok {
+		return showStatus(opts, st)
+	}
 	restore := liveGC(opts.Getenv) // as liveArgs: the refresh collects at 100%
 	entry, err := live.Open(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
 	restore()
@@ -232,7 +258,7 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	}
 	defer entry.Close() // the session stays this commit while it is read
 	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, Session: entry.Session,
-		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd}
+		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd, Read: readFull}
 	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
 	so.Estimate.Model = hookModel(opts, hook)
 	hookWindow := applyClientWindow(&st, hook, &so.Estimate)

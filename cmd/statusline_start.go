@@ -60,7 +60,7 @@ func applyClientWindow(st *StatusLine, hook *statusHook, o *estimate.Options) bo
 // transcript (the first turn has not happened): the model and its
 // window, 0%.
 func startOfSession(opts *statuslineOptions, hook *statusHook) (StatusLine, error) {
-	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: hook.TranscriptPath, Update: "none",
+	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: hook.TranscriptPath, Update: "none", Read: "none",
 		SessionID: hook.SessionID, Cwd: hook.Cwd}
 	o := opts.Est
 	o.Model = hookModel(opts, hook)

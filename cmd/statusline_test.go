@@ -182,3 +182,36 @@ func TestStatuslineFormatAndJSON(t *testing.T) {
 		t.Errorf("--format: got %q, want %q", r.Stdout, want)
 	}
 }
+
+// A transcript at least --tail-min-bytes long is answered from its tail
+// (read "tail", no raw count) with the number the whole file gives
+// (--tail-min-bytes 0); a format without a tail session falls back to the
+// whole file. estimate's TestTailEqualsFull checks strict suffixes.
+func TestStatuslineTail(t *testing.T) {
+	tr := claudeInteropTranscripts(t)
+	for _, name := range []string{"compact", "tool", "subagent"} {
+		hook := statusHookJSON(t, tr[name], "Sonnet 4.5", "")
+		var tail, full StatusLine
+		for _, c := range []struct {
+			arg string
+			st  *StatusLine
+		}{{"1", &tail}, {"0", &full}} {
+			r := statusRun(t, t.TempDir(), nil, hook, "--json", "--tail-min-bytes", c.arg)
+			if err := json.Unmarshal([]byte(r.Stdout), c.st); err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, r.Stdout)
+			}
+		}
+		if tail.Read != readTail || full.Read != readFull || tail.RawTokens != 0 || full.RawTokens == 0 {
+			t.Errorf("%s: read %q (raw %d) and %q (raw %d); want tail without a raw count, then full", name, tail.Read, tail.RawTokens, full.Read, full.RawTokens)
+		}
+		if tail.Tokens != full.Tokens || tail.Pct != full.Pct || tail.Compactions != full.Compactions || tail.Window != full.Window {
+			t.Errorf("%s: tail %d tokens %.2f%% ↻%d, full %d tokens %.2f%% ↻%d", name, tail.Tokens, tail.Pct, tail.Compactions, full.Tokens, full.Pct, full.Compactions)
+		}
+	}
+	codex := "../testdata/interop/codex/0.169.0/chat/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	r := statusRun(t, t.TempDir(), nil, statusHookJSON(t, codex, "GPT", ""), "--json", "--tail-min-bytes", "1")
+	var st StatusLine
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || st.Read != readFull {
+		t.Errorf("a Codex rollout: read %q (%v); want the whole file", st.Read, err)
+	}
+}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -109,25 +108,6 @@ func transcriptsIn(root string) ([]string, error) {
 	})
 	sort.Strings(files)
 	return files, err
-}
-
-// openArg is liveArg for the fan-out: a transcript file is brought up to
-// date in its cache session (docs/LIVE.md) inside the argument's own run,
-// so many files import in parallel; a session directory passes through
-// with a nil entry.
-func (f *Factory) openArg(ctx context.Context, arg string) (string, *live.Entry, error) {
-	if !live.IsTranscriptFile(arg) {
-		return arg, nil, nil
-	}
-	dir, err := f.cacheDir()
-	if err != nil {
-		return "", nil, err
-	}
-	e, err := live.Open(ctx, arg, live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput()})
-	if err != nil {
-		return "", nil, err
-	}
-	return e.Session, e, nil
 }
 
 // fanJobs is how many arguments run at once: one per core (each run also

@@ -43,8 +43,8 @@ func minArgs(n int) cobra.PositionalArgs {
 // writeOptions are the store settings shared by every writing command.
 func (f *Factory) writeOptions(command string) store.WriteOptions {
 	return store.WriteOptions{
-		LockTimeout:  f.Config.GetDuration("lock-timeout"),
-		MaxLineBytes: f.Config.GetInt("max-line-bytes"),
+		LockTimeout:  f.global.LockTimeout,
+		MaxLineBytes: f.global.MaxLineBytes,
 		Command:      command,
 		Now:          f.Now,
 	}
@@ -52,7 +52,7 @@ func (f *Factory) writeOptions(command string) store.WriteOptions {
 
 func (f *Factory) openOptions() store.OpenOptions {
 	// Run's context: Ctrl-C stops indexing a large session at once.
-	return store.OpenOptions{MaxLineBytes: f.Config.GetInt("max-line-bytes"), Context: f.ctx}
+	return store.OpenOptions{MaxLineBytes: f.global.MaxLineBytes, Context: f.ctx}
 }
 
 // warnf is the one warning printer of the commands: "ctxfold: warning: "

@@ -33,7 +33,7 @@ type verifyOptions struct {
 	OpenArg func(ctx context.Context, arg string) (string, *live.Entry, error)
 }
 
-func newVerifyCmd(f *Factory) *cobra.Command {
+func newVerifyCmd(f *Factory, runF func(*verifyOptions) error) *cobra.Command {
 	opts := &verifyOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "verify DIR...",
@@ -62,23 +62,24 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Transcript files are read through their cache sessions
 			// (docs/LIVE.md).
-			var lerr error
-			if args, opts.Many, lerr = expandArgs(args); lerr != nil {
-				return &UsageError{Err: lerr}
+			sa, err := f.sessionArgs(cmd.Context(), args)
+			if err != nil {
+				return err
 			}
+			opts.Dirs, opts.Live, opts.Many = sa.Dirs, sa.Live, sa.Many
 			if opts.Many {
-				opts.Dirs, opts.OpenArg = args, f.openArg
-			} else if opts.Dirs, opts.Live, lerr = f.liveArgs(cmd.Context(), args); lerr != nil {
-				return lerr
+				opts.OpenArg = f.openArg
 			}
-			opts.Strict, _ = cmd.Flags().GetBool("strict")
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
 			opts.Open = f.openOptions()
 			opts.Jobs = runtime.GOMAXPROCS(0)
+			if runF != nil {
+				return runF(opts)
+			}
 			return runVerify(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Bool("strict", false, "count warnings as errors")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "count warnings as errors")
 	return cmd
 }
 

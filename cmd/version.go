@@ -28,7 +28,7 @@ type versionOptions struct {
 	BuildInfo func() (*debug.BuildInfo, bool)
 }
 
-func newVersionCmd(f *Factory) *cobra.Command {
+func newVersionCmd(f *Factory, runF func(*versionOptions) error) *cobra.Command {
 	opts := &versionOptions{IO: f.IO, BuildInfo: debug.ReadBuildInfo}
 	return &cobra.Command{
 		Use:   "version",
@@ -40,7 +40,10 @@ reports.` + exitStatusHelp(""),
   ctxfold version --json | jq -r .commit`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.JSON = f.Config.GetBool("json")
+			opts.JSON = f.IO.JSON
+			if runF != nil {
+				return runF(opts)
+			}
 			return runVersion(cmd.Context(), opts)
 		},
 	}

@@ -252,7 +252,7 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 	return b, recs, nil
 }
 
-var incrMagic = []byte("CTXFINC2")
+var incrMagic = []byte("CTXFINC3")
 
 // encodeSidecar lays out the sidecar (little endian): magic, the view
 // cache key it belongs to, the node records, the matched requests, and a
@@ -274,6 +274,7 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 		out = binary.LittleEndian.AppendUint64(out, uint64(r.Measured))
 		out = binary.LittleEndian.AppendUint64(out, uint64(r.Hidden))
 		out = append(out, b2u8(r.NewTurn))
+		out = binary.LittleEndian.AppendUint32(out, uint32(int32(r.Segment)))
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(r.Node)))
 		out = append(out, r.Node...)
 	}
@@ -283,8 +284,9 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 var errSidecar = errors.New("sidecar does not match")
 
 // reqHeader is a matched request's fixed part in the sidecar: estimated,
-// measured, hidden (8 bytes each), new turn (1), the id's length (2).
-const reqHeader = 27
+// measured, hidden (8 bytes each), new turn (1), segment (4), the id's
+// length (2).
+const reqHeader = 31
 
 func b2u8(b bool) byte {
 	if b {
@@ -336,12 +338,12 @@ func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) 
 		if h == nil || h[24] > 1 {
 			return nil, nil, errSidecar
 		}
-		id := take(int(binary.LittleEndian.Uint16(h[25:])))
-		if id == nil && binary.LittleEndian.Uint16(h[25:]) > 0 {
+		id := take(int(binary.LittleEndian.Uint16(h[29:])))
+		if id == nil && binary.LittleEndian.Uint16(h[29:]) > 0 {
 			return nil, nil, errSidecar
 		}
 		reqs[k] = MatchedRequest{Node: string(id), Estimated: int(int64(binary.LittleEndian.Uint64(h))), Measured: int64(binary.LittleEndian.Uint64(h[8:])),
-			Hidden: int64(binary.LittleEndian.Uint64(h[16:])), NewTurn: h[24] == 1}
+			Hidden: int64(binary.LittleEndian.Uint64(h[16:])), NewTurn: h[24] == 1, Segment: int(int32(binary.LittleEndian.Uint32(h[25:])))}
 	}
 	if len(r) != 0 {
 		return nil, nil, errSidecar

@@ -85,6 +85,11 @@ type MatchedRequest struct {
 	// provider dropped the earlier turn's hidden output).
 	Hidden  int64 `json:"hidden,omitempty"`
 	NewTurn bool  `json:"new_turn,omitempty"`
+	// Segment is how many summaries were written before the request's
+	// node (file order): two requests of different segments read views
+	// that a compaction separates, so the step between them is not fitted
+	// (FitRequests).
+	Segment int `json:"segment,omitempty"`
 }
 
 // headState is where HEAD stands relative to the latest matched request
@@ -235,14 +240,22 @@ func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
 	return out, float64(h)
 }
 
+// FitWindow is how many of the latest requests the slope is fitted on
+// and judged by (docs/ESTIMATE.md, "Calibration"): the proxy tokenizer's
+// rate follows the content of the recent turns, and a bounded window lets
+// the status line answer from the tail of a transcript with the number the
+// full history gives (tail.go).
+const FitWindow = 80
+
 // FitRequests fits the calibration model to reqs (spine order, at least
 // one). The offset makes it exact at the last request. The slope is the
 // least-squares fit, through the origin, of each step's measured growth on
-// its estimated growth (Δmeasured ≈ s·Δestimated: the offset cancels),
-// bounded to [0.5, 3]. It is used only when, predicting each request from
-// earlier ones with the slope fitted on the steps before it (never on the
-// request predicted), it beats slope 1 by 10% on the summed error of
-// next-request and third-of-the-session-ahead predictions (a session too
+// its estimated growth (Δmeasured ≈ s·Δestimated: the offset cancels) over
+// the last FitWindow requests, steps across a compaction left out, bounded
+// to [0.5, 3]. It is used only when, predicting each request of the window
+// from earlier ones with the slope fitted on the steps before it (never on
+// the request predicted), it beats slope 1 by 10% on the summed error of
+// next-request and third-of-the-window-ahead predictions (a window too
 // short for three such predictions judges it on its steps: 10% less of
 // their growth left unexplained).
 func FitRequests(reqs []MatchedRequest) Fit {
@@ -251,32 +264,40 @@ func FitRequests(reqs []MatchedRequest) Fit {
 	if n == 0 {
 		return f
 	}
-	reqs, f.Carried = withoutCarried(reqs)
-	slopeBefore, fitted, ok := prequentialSlopes(reqs)
+	all, carried := withoutCarried(reqs)
+	f.Carried = carried
+	win := all[max(0, n-FitWindow):]
+	slopeBefore, fitted, ok := prequentialSlopes(win)
 	if ok {
 		f.FittedSlope = fitted
 	}
-	offErr, slopeErr := replayErrors(reqs, slopeBefore, f.FittedSlope)
+	offErr, slopeErr := replayErrors(win, slopeBefore, f.FittedSlope)
 	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
 		f.Method, f.Slope = MethodOffsetSlope, f.FittedSlope
 	}
 	var next []float64
-	for k := 1; k < n; k++ {
+	for k := 1; k < len(win); k++ {
 		s := 1.0
 		if f.Method == MethodOffsetSlope {
 			s = slopeBefore[k-1]
 		}
-		next = append(next, predErr(reqs, k-1, k, s))
+		if e, ok := predErr(win, k-1, k, s); ok {
+			next = append(next, e)
+		}
 	}
 	f.NextMedianError = median(next)
-	last := reqs[n-1]
+	last := all[n-1]
 	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
 	f.Prefix = f.Unrecorded
-	for _, r := range reqs {
+	for _, r := range all {
 		f.Prefix = math.Min(f.Prefix, float64(r.Measured)-f.Slope*float64(r.Estimated))
 	}
 	return f
 }
+
+// sameView says the step from request a to b is fitted: no compaction
+// between them (MatchedRequest.Segment).
+func sameView(reqs []MatchedRequest, a, b int) bool { return reqs[a].Segment == reqs[b].Segment }
 
 // prequentialSlopes returns, for each request k, the slope fitted on the
 // steps before it (1 until two steps are known), so that a replay never
@@ -292,7 +313,7 @@ func prequentialSlopes(reqs []MatchedRequest) (slopeBefore []float64, fitted flo
 		if steps >= 2 && sxx > 0 {
 			slopeBefore[k] = clampSlope(sxy / sxx)
 		}
-		if k+1 < n {
+		if k+1 < n && sameView(reqs, k, k+1) {
 			dx := float64(reqs[k+1].Estimated - reqs[k].Estimated)
 			dy := float64(reqs[k+1].Measured - reqs[k].Measured)
 			if dx != 0 {
@@ -309,14 +330,15 @@ func prequentialSlopes(reqs []MatchedRequest) (slopeBefore []float64, fitted flo
 }
 
 // predErr is the relative error of predicting request to from request
-// from with slope s; 0 when to has no measured usage to compare with.
-func predErr(reqs []MatchedRequest, from, to int, s float64) float64 {
+// from with slope s; not ok when to has no measured usage to compare with
+// or a compaction lies between them.
+func predErr(reqs []MatchedRequest, from, to int, s float64) (float64, bool) {
 	m := float64(reqs[to].Measured)
-	if m <= 0 {
-		return 0
+	if m <= 0 || !sameView(reqs, from, to) {
+		return 0, false
 	}
 	p := float64(reqs[from].Measured) + s*float64(reqs[to].Estimated-reqs[from].Estimated)
-	return math.Abs(p-m) / m
+	return math.Abs(p-m) / m, true
 }
 
 // replayErrors sums the errors of offset-only and slope predictions that
@@ -324,28 +346,37 @@ func predErr(reqs []MatchedRequest, from, to int, s float64) float64 {
 func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted float64) (offErr, slopeErr float64) {
 	n := len(reqs)
 	gap := max(1, n/3)
-	for k := 1; k < n; k++ {
+	add := func(from, to int) {
 		// slopeBefore[j] is the slope known when request j was the latest.
-		offErr += predErr(reqs, k-1, k, 1)
-		slopeErr += predErr(reqs, k-1, k, slopeBefore[k-1])
+		o, ok := predErr(reqs, from, to, 1)
+		if !ok {
+			return
+		}
+		e, _ := predErr(reqs, from, to, slopeBefore[from])
+		offErr, slopeErr = offErr+o, slopeErr+e
+	}
+	for k := 1; k < n; k++ {
+		add(k-1, k)
 		if k >= gap {
-			offErr += predErr(reqs, k-gap, k, 1)
-			slopeErr += predErr(reqs, k-gap, k, slopeBefore[k-gap])
+			add(k-gap, k)
 		}
 	}
 	// The replay needs a slope fitted before the request it predicts: with
-	// fewer than three such predictions (a short session) the evidence is
+	// fewer than three such predictions (a short window) the evidence is
 	// the steps themselves — the slope must leave 10% less of their growth
 	// unexplained than slope 1 does.
 	informed := 0
 	for k := 1; k < n; k++ {
-		if slopeBefore[k-1] != 1 {
+		if slopeBefore[k-1] != 1 && sameView(reqs, k-1, k) {
 			informed++
 		}
 	}
 	if informed < 3 {
 		offErr, slopeErr = 0, 0
 		for k := 1; k < n; k++ {
+			if !sameView(reqs, k-1, k) {
+				continue
+			}
 			dx := float64(reqs[k].Estimated - reqs[k-1].Estimated)
 			dy := float64(reqs[k].Measured - reqs[k-1].Measured)
 			offErr += math.Abs(dy - dx)
@@ -401,7 +432,7 @@ func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b
 	}
 	reqs := make([]MatchedRequest, len(matches))
 	for k, m := range matches {
-		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Measured: m.measured, Hidden: int64(counts[m.node].hidden)}
+		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Measured: m.measured, Hidden: int64(counts[m.node].hidden), Segment: m.segment}
 		if k > 0 {
 			reqs[k].NewTurn = users[m.pos] > users[matches[k-1].pos]
 		}
@@ -420,6 +451,7 @@ type requestMatch struct {
 	node     int
 	measured int64
 	est      int
+	segment  int
 }
 
 // matchRequests re-estimates, in file order, each node on spine that
@@ -455,11 +487,12 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 		return sg, sg.end > 0
 	}
 	var matches []requestMatch
-	latestSummary := -1
+	latestSummary, summaries := -1, 0
 	for i := range s.Len() {
 		// Walk nodes in file order so the summary in force is known.
 		if s.IsSummary(i) {
 			latestSummary = i
+			summaries++
 			continue
 		}
 		p := int(pos[i])
@@ -475,7 +508,7 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 			}
 		}
 		est += viewExtras(b.Provider, p, tools)
-		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est})
+		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est, segment: summaries})
 	}
 	return matches
 }

@@ -29,6 +29,15 @@ const (
 	PathFull = "full"
 )
 
+// fallbackReason says why an incremental run gave way to the full path
+// (SessionResult.Fallback): the session is not the measured one plus an
+// append the stored figures can absorb. Each step returns one ("" when it
+// passed); measure, which can also fail (a canceled context), returns it
+// as its error, so a failure is one value whatever its kind.
+type fallbackReason string
+
+func (r fallbackReason) Error() string { return string(r) }
+
 // maxTailBytes bounds the appended bytes an incremental run reads at once;
 // past it the full path (which streams) is as good.
 const maxTailBytes = 256 << 20
@@ -57,7 +66,7 @@ type tailRun struct {
 
 // openTail checks that the session is the measured one plus appended
 // bytes and reads them; a reason is returned when it is not.
-func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
+func openTail(dir string, k viewKey, maxLine int) (*tailRun, fallbackReason) {
 	vc, ok := readViewCache(dir)
 	if !ok || vc.Basis == nil {
 		return nil, "no stored basis"
@@ -71,7 +80,7 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 		return nil, "nodes.jsonl is not a regular file"
 	}
 	if err != nil {
-		return nil, "nodes.jsonl: " + err.Error()
+		return nil, fallbackReason("nodes.jsonl: " + err.Error())
 	}
 	st := f.Stat()
 	t.f = f
@@ -93,13 +102,13 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	t.seamLen = int(min(seamBytes, b.Committed))
 	t.data = make([]byte, int64(t.seamLen)+newLen-b.Committed)
 	if _, err := f.ReadAt(t.data, b.Committed-int64(t.seamLen)); err != nil {
-		return t.fail("nodes.jsonl: " + err.Error())
+		return t.fail(fallbackReason("nodes.jsonl: " + err.Error()))
 	}
 	if seamHash(t.data[:t.seamLen]) != b.Seam {
 		return t.fail("the committed bytes before the append changed")
 	}
 	if why := store.ChainExtends(t.meta, b.HashState, t.data[t.seamLen:], st); why != "" {
-		return t.fail(why)
+		return t.fail(fallbackReason(why))
 	}
 	if t.recs, t.reqs, err = readSidecar(dir, vc.Key); err != nil || t.recs.len() != b.Nodes {
 		return t.fail("no matching " + IncrementalFile)
@@ -107,7 +116,7 @@ func openTail(dir string, k viewKey, maxLine int) (*tailRun, string) {
 	return t, ""
 }
 
-func (t *tailRun) fail(reason string) (*tailRun, string) {
+func (t *tailRun) fail(reason fallbackReason) (*tailRun, fallbackReason) {
 	t.close()
 	return nil, reason
 }
@@ -122,7 +131,7 @@ func (t *tailRun) close() {
 // decode parses the appended lines as Open would, refusing (with a
 // reason) anything the full path would report or that changes how the
 // earlier view renders: the full path then gives the exact error.
-func (t *tailRun) decode(maxLine int) string {
+func (t *tailRun) decode(maxLine int) fallbackReason {
 	data := t.data[t.seamLen:]
 	off := t.basis.Committed
 	for len(data) > 0 {
@@ -162,7 +171,7 @@ func knownRole(r transcript.Role) bool {
 // link checks the appended nodes' links exactly as the index and the
 // graph would (no duplicate id, every predecessor and caller an earlier
 // node, so no cycle), and finds the chain from the previous HEAD to HEAD.
-func (t *tailRun) link() string {
+func (t *tailRun) link() fallbackReason {
 	newIdx := make(map[string]int, len(t.nodes))
 	// names that must be old nodes (true) or must not be (false).
 	lookup := map[string]bool{}
@@ -192,7 +201,7 @@ func (t *tailRun) link() string {
 	}
 	found, err := t.oldIDs(lookup)
 	if err != nil {
-		return "nodes.jsonl: " + err.Error()
+		return fallbackReason("nodes.jsonl: " + err.Error())
 	}
 	for id, mustExist := range lookup {
 		if found[id] != mustExist {
@@ -254,12 +263,12 @@ func (t *tailRun) oldIDs(names map[string]bool) (map[string]bool, error) {
 
 // measure counts the chain (the nodes the view gained) and combines them
 // with the stored figures into the Result a full run would give, and the
-// basis and sidecar for the next run. A reason is returned instead when
-// the append changes what calibration reads.
-func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, *viewCache, []byte, string, error) {
+// basis and sidecar for the next run. A fallbackReason is the error
+// instead when the append changes what calibration reads.
+func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, *viewCache, []byte, error) {
 	b, err := resolve(e)
 	if err != nil {
-		return nil, nil, nil, "", err
+		return nil, nil, nil, err
 	}
 	if e.Counting != nil {
 		e.Counting(len(t.chain))
@@ -275,7 +284,7 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, "", err
+		return nil, nil, nil, err
 	}
 	if e.Counted != nil {
 		e.Counted(len(t.chain))
@@ -292,7 +301,7 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	res.Head = t.meta.Head
 	if e.NodeDetail {
 		if len(t.vc.Result.Nodes) != old.ViewNodes {
-			return nil, nil, nil, "the stored view has no per-node detail", nil
+			return nil, nil, nil, fallbackReason("the stored view has no per-node detail")
 		}
 		res.Nodes = append(make([]NodeCount, 0, tl.nodes), t.vc.Result.Nodes...)
 		for k, ci := range t.chain {
@@ -307,7 +316,7 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	nb.Cats, nb.ViewNodes, nb.ViewTotal, nb.AnyTools = tl.cats, tl.nodes, tl.total, tl.anyTools
 	reqs, why := t.recalibrate(&nb, counts, b, e.NoCalibrate)
 	if why != "" {
-		return nil, nil, nil, why, nil
+		return nil, nil, nil, why
 	}
 	if len(reqs) > 0 {
 		res.Calibration = newCalibration(reqs, res, nb.Calib.Head)
@@ -315,12 +324,12 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	}
 	vc := &viewCache{Key: key, Result: res, Basis: &nb}
 	recs := append(t.recs[:len(t.recs):len(t.recs)], t.newR...)
-	return res, vc, encodeSidecar(key, recs, reqs), "", nil
+	return res, vc, encodeSidecar(key, recs, reqs), nil
 }
 
 // recalibrate extends the matched requests with the chain's (as
 // matchRequests re-estimates them) and updates nb's calibration state.
-func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off bool) ([]MatchedRequest, string) {
+func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off bool) ([]MatchedRequest, fallbackReason) {
 	if off {
 		return nil, ""
 	}
@@ -346,7 +355,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 			}
 			est += viewExtras(b.Provider, p, tools)
 			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est, Measured: counts[k].Measured,
-				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0})
+				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0, Segment: nb.Summaries})
 			userSince, c.Head.AfterCompaction = false, false
 		}
 		if t.nodes[ci].Role == transcript.RoleUser {
@@ -365,7 +374,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 // incremental measures the session in dir from its stored basis when it
 // only grew by an append (see the file comment); why says what made it
 // fall back to the full path when out is nil.
-func incremental(ctx context.Context, dir string, k viewKey, e Options, opts SessionOptions) (out *SessionResult, why string) {
+func incremental(ctx context.Context, dir string, k viewKey, e Options, opts SessionOptions) (out *SessionResult, why fallbackReason) {
 	maxLine := effectiveMaxLine(opts.Open)
 	t, why := openTail(dir, k, maxLine)
 	if t == nil {
@@ -382,13 +391,13 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 	if e.Model == "" && e.Window == 0 {
 		return nil, "no model"
 	}
-	res, vc, sidecar, why, err := t.measure(ctx, e, k.key)
+	res, vc, sidecar, err := t.measure(ctx, e, k.key)
+	if errors.As(err, &why) {
+		return nil, why
+	}
 	if err != nil {
 		// An error here (a canceled context) is the full path's to give.
-		return nil, fmt.Sprint(err)
-	}
-	if why != "" {
-		return nil, why
+		return nil, fallbackReason(fmt.Sprint(err))
 	}
 	res.Session = dir
 	out = &SessionResult{Result: res, Path: PathIncremental, Summaries: t.basis.Summaries}

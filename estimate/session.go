@@ -95,7 +95,7 @@ func Session(ctx context.Context, dir string, opts SessionOptions) (out SessionR
 			if inc != nil {
 				return *inc
 			}
-			out.Fallback = why
+			out.Fallback = string(why)
 		}
 	}
 	return full(ctx, dir, opts, k, explicit, out)

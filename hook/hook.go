@@ -148,7 +148,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	res.Injected, res.Context = inj, text
 	if text != "" {
 		res.Output, err = json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
-			"hookEventName": in.Event, "additionalContext": text}})
+			"hookEventName": in.clientEvent(), "additionalContext": text}})
 	}
 	return res, err
 }
@@ -174,7 +174,7 @@ func inject(ctx context.Context, g *dag.Graph, dir, id string, in Input, opts Op
 	if err != nil {
 		return nil, "", err
 	}
-	return &Injection{SummaryID: id, At: opts.Now().UTC(), Event: in.Event, Facts: r.Total,
+	return &Injection{SummaryID: id, At: opts.Now().UTC(), Event: in.clientEvent(), Facts: r.Total,
 		Missing: r.Total - r.Kept, Shown: c.Shown, Tokens: c.Tokens, Budget: budget}, c.Text, nil
 }
 

@@ -36,6 +36,12 @@ func cut(t *testing.T, marker string) (pre, full []byte) {
 
 func run(t *testing.T, event, source, file, cache string) *Result {
 	t.Helper()
+	return runAs(t, event, source, file, cache)
+}
+
+// runAs runs the hook for an event as a client spells it.
+func runAs(t *testing.T, event, source, file, cache string) *Result {
+	t.Helper()
 	b, _ := json.Marshal(map[string]string{"hook_event_name": event, "source": source, "transcript_path": file,
 		"session_id": "00000000-0000-4000-8000-000000000001"})
 	in, err := Parse(b)
@@ -110,6 +116,32 @@ func TestCompactionInjectsDroppedFactsOnce(t *testing.T) {
 	}
 	if again := run(t, EventSessionStart, "compact", file, cache); again.Output != nil {
 		t.Fatalf("a repeated SessionStart injected the same compaction again: %s", again.Output)
+	}
+}
+
+// Gemini CLI 0.61: PreCompress before (every) compression attempt, then on
+// the next prompt BeforeAgent, which injects, naming its own event.
+func TestGeminiEventsInject(t *testing.T) {
+	dir := t.TempDir()
+	file, cache := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "cache")
+	pre, full := cut(t, `"subtype":"compact_boundary"`)
+	_ = os.WriteFile(file, pre, 0o644)
+	if r := runAs(t, "PreCompress", "", file, cache); r.Output != nil || r.Update != "fresh" {
+		t.Fatalf("PreCompress: %+v", r)
+	}
+	_ = os.WriteFile(file, full, 0o644)
+	r := runAs(t, "BeforeAgent", "", file, cache)
+	var out struct {
+		HSO struct {
+			Event   string `json:"hookEventName"`
+			Context string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if r.Output == nil || json.Unmarshal(r.Output, &out) != nil || out.HSO.Event != "BeforeAgent" || !strings.Contains(out.HSO.Context, "Before compaction, turn one.") {
+		t.Fatalf("BeforeAgent after the compression: %s", r.Output)
+	}
+	if again := runAs(t, "BeforeAgent", "", file, cache); again.Output != nil {
+		t.Fatalf("injected twice: %s", again.Output)
 	}
 }
 
@@ -196,7 +228,7 @@ func TestUnknownEventDoesNothing(t *testing.T) {
 	}
 }
 
-// What Claude Code and Codex really sent to their hooks in the acceptance
+// What Claude Code, Codex and Gemini CLI really sent to their hooks in the acceptance
 // runs (interop/claude-code/hooks.sh, interop/codex TestLiveHooks): every
 // input parses, in the order the hook relies on — Claude Code runs
 // PreCompact, SessionStart compact and PostCompact before it writes its
@@ -206,6 +238,9 @@ func TestRecordedHookInputs(t *testing.T) {
 	want := map[string]string{
 		"claude-code/2.1.328": "PreCompact/,SessionStart/compact,PostCompact/,UserPromptSubmit/",
 		"codex/0.169.0":       "PreCompact/,PostCompact/,SessionStart/compact",
+		// Gemini CLI 0.61: PreCompress before every model call (the last
+		// two around the compression), BeforeAgent on the next prompt.
+		"gemini-cli/0.61.0": "PreCompact/,PreCompact/,SessionStart/resume,UserPromptSubmit/",
 	}
 	for dir, order := range want {
 		files, _ := filepath.Glob(filepath.Join("..", "testdata", "hook", dir, "hook-inputs", "*.json"))

@@ -24,6 +24,9 @@ type Input struct {
 	CompactSummary string `json:"compact_summary"`
 	Model          string `json:"model"`
 	Prompt         string `json:"prompt"`
+	// ClientEvent is hook_event_name as the client spelled it (Event is
+	// the normalised name): the output names it back.
+	ClientEvent string `json:"-"`
 }
 
 // Event names, as Claude Code spells them; Codex's are mapped onto them
@@ -51,6 +54,7 @@ func Parse(b []byte) (Input, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("hook input: %w", err)
 	}
+	in.ClientEvent = in.Event
 	in.Event = normalEvent(in.Event)
 	if in.Event == "" {
 		return in, errors.New("hook input: no hook_event_name")
@@ -59,17 +63,28 @@ func Parse(b []byte) (Input, error) {
 }
 
 // normalEvent maps the spellings clients use onto Claude Code's names
-// (snake case or lower case as some clients write them).
+// (snake case or lower case as some clients write them). Gemini CLI 0.61
+// names its hook before a compression PreCompress, and its hook on each
+// prompt, before the turn starts, BeforeAgent (its additionalContext is
+// appended to the prompt): that is UserPromptSubmit's place.
 func normalEvent(e string) string {
 	switch strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(e, "_", ""), "-", "")) {
-	case "precompact", "precompress": // Gemini CLI 0.61 names it PreCompress
+	case "precompact", "precompress":
 		return EventPreCompact
 	case "postcompact":
 		return EventPostCompact
 	case "sessionstart":
 		return EventSessionStart
-	case "userpromptsubmit":
+	case "userpromptsubmit", "beforeagent":
 		return EventUserPromptSubmit
 	}
 	return e
+}
+
+// clientEvent is the event as the client named it.
+func (in Input) clientEvent() string {
+	if in.ClientEvent != "" {
+		return in.ClientEvent
+	}
+	return in.Event
 }

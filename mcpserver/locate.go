@@ -1,9 +1,14 @@
 package mcpserver
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -23,7 +28,7 @@ type Locate struct {
 
 // errNoTranscript: nothing tells which session this is.
 var errNoTranscript = errors.New("no transcript found for this session: start 'ctxfold mcp' with --transcript FILE " +
-	"(or CTXFOLD_TRANSCRIPT), or run it from the project directory of a Claude Code session")
+	"(or CTXFOLD_TRANSCRIPT), or run it from the project directory of a Claude Code (or, with CTXFOLD_CLIENT=codex or gemini, a Codex or Gemini CLI) session")
 
 // file resolves the transcript: the explicit one; else Claude Code's
 // session (CLAUDE_CODE_SESSION_ID) in its projects folder; else the most
@@ -41,8 +46,11 @@ func (l Locate) file() (string, error) {
 	if t := getenv("CTXFOLD_TRANSCRIPT"); t != "" {
 		return t, nil
 	}
-	if getenv("CTXFOLD_CLIENT") == "codex" {
+	switch getenv("CTXFOLD_CLIENT") {
+	case "codex":
 		return l.codexRollout(getenv)
+	case "gemini":
+		return l.geminiSession()
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {
@@ -97,24 +105,128 @@ func slug(dir string) string {
 	return b.String()
 }
 
-// codexRollout is the most recently written rollout of Codex's sessions
-// folder ($CODEX_HOME/sessions, else ~/.codex/sessions): the session that
-// started the server writes it.
+// codexRollout is the session's rollout in Codex's sessions folder
+// ($CODEX_HOME, which setup names in the server's environment, else
+// ~/.codex): the most recently written one whose session was started in
+// the server's working directory (Codex starts its MCP servers in the
+// session's cwd, and passes them no session id), else the most recently
+// written one.
 func (l Locate) codexRollout(getenv func(string) string) (string, error) {
 	home := getenv("CODEX_HOME")
 	if home == "" {
 		home = filepath.Join(l.Home, ".codex")
 	}
-	best, bestTime := "", int64(0)
+	type rollout struct {
+		path string
+		mod  int64
+	}
+	var all []rollout
 	_ = filepath.WalkDir(filepath.Join(home, "sessions"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
 			return nil
 		}
-		if fi, err := d.Info(); err == nil && fi.ModTime().UnixNano() > bestTime {
-			best, bestTime = p, fi.ModTime().UnixNano()
+		if fi, err := d.Info(); err == nil {
+			all = append(all, rollout{p, fi.ModTime().UnixNano()})
 		}
 		return nil
 	})
+	if len(all) == 0 {
+		return "", errNoTranscript
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].mod > all[j].mod })
+	cwd := l.Cwd
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real
+	}
+	for _, r := range all[:min(len(all), maxRolloutsChecked)] {
+		if c := rolloutCwd(r.path); c != "" && (c == l.Cwd || c == cwd) {
+			return r.path, nil
+		}
+	}
+	return all[0].path, nil
+}
+
+// maxRolloutsChecked bounds how many recent rollouts are opened to find
+// the one of the server's directory.
+const maxRolloutsChecked = 64
+
+// rolloutCwd is the cwd of a rollout's session_meta record, its first
+// line ("" when it cannot be read).
+func rolloutCwd(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	// The first record carries the base instructions: tens of KB.
+	line, _ := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10).ReadBytes('\n')
+	var meta struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Cwd string `json:"cwd"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.Type != "session_meta" {
+		return ""
+	}
+	return meta.Payload.Cwd
+}
+
+// geminiSession is the most recently written session of the server's
+// project in Gemini CLI's folder: ~/.gemini/projects.json maps the project
+// directory to its folder under ~/.gemini/tmp (recorded with 0.61; a
+// folder's .project_root names the directory too), whose chats/ holds
+// session-*.jsonl (sub-agents' files are in sub-folders). Gemini CLI
+// starts its MCP servers in the project directory and passes no session id.
+func (l Locate) geminiSession() (string, error) {
+	if l.Home == "" || l.Cwd == "" {
+		return "", errNoTranscript
+	}
+	base := filepath.Join(l.Home, ".gemini")
+	dirs := []string{l.Cwd}
+	if real, err := filepath.EvalSymlinks(l.Cwd); err == nil && real != l.Cwd {
+		dirs = append(dirs, real)
+	}
+	folder := ""
+	if b, err := os.ReadFile(filepath.Join(base, "projects.json")); err == nil {
+		var reg struct {
+			Projects map[string]string `json:"projects"`
+		}
+		if json.Unmarshal(b, &reg) == nil {
+			for _, d := range dirs {
+				if name := reg.Projects[d]; name != "" && !strings.ContainsAny(name, `/\`) && name != ".." {
+					folder = filepath.Join(base, "tmp", name)
+					break
+				}
+			}
+		}
+	}
+	if folder == "" {
+		entries, _ := os.ReadDir(filepath.Join(base, "tmp"))
+		for _, e := range entries {
+			root, err := os.ReadFile(filepath.Join(base, "tmp", e.Name(), ".project_root"))
+			if err == nil && slices.Contains(dirs, strings.TrimSpace(string(root))) {
+				folder = filepath.Join(base, "tmp", e.Name())
+				break
+			}
+		}
+	}
+	if folder == "" {
+		return "", errNoTranscript
+	}
+	entries, err := os.ReadDir(filepath.Join(folder, "chats"))
+	if err != nil {
+		return "", errNoTranscript
+	}
+	best, bestTime := "", int64(0)
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasPrefix(e.Name(), "session-") || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().UnixNano() > bestTime {
+			best, bestTime = filepath.Join(folder, "chats", e.Name()), fi.ModTime().UnixNano()
+		}
+	}
 	if best == "" {
 		return "", errNoTranscript
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -117,5 +118,65 @@ func TestLocateProjectTranscript(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "b.jsonl"), nil, 0o644)
 	if f, _ := (Locate{Home: home, Getenv: func(k string) string { return env[k] }}).file(); f != filepath.Join(dir, "b.jsonl") {
 		t.Fatalf("session id: %q", f)
+	}
+}
+
+// TestLocateCodexRollout: Codex passes the server neither a session id nor
+// its own CODEX_HOME (setup names it); of the rollouts, the newest one
+// started in the server's directory is served, else the newest.
+func TestLocateCodexRollout(t *testing.T) {
+	codexHome, proj, other := t.TempDir(), t.TempDir(), t.TempDir()
+	day := filepath.Join(codexHome, "sessions", "2026", "12", "02")
+	_ = os.MkdirAll(day, 0o755)
+	write := func(name, cwd string, age time.Duration) string {
+		p := filepath.Join(day, name)
+		meta := `{"type":"session_meta","payload":{"id":"x","cwd":` + strconvQuote(cwd) + `,"base_instructions":{"text":"` + strings.Repeat("b", 70000) + `"}}}` + "\n"
+		_ = os.WriteFile(p, []byte(meta), 0o644)
+		at := time.Now().Add(-age)
+		_ = os.Chtimes(p, at, at)
+		return p
+	}
+	mine := write("rollout-a.jsonl", proj, 2*time.Minute)
+	newest := write("rollout-b.jsonl", other, time.Minute)
+	env := map[string]string{"CTXFOLD_CLIENT": "codex", "CODEX_HOME": codexHome}
+	loc := Locate{Home: t.TempDir(), Cwd: proj, Getenv: func(k string) string { return env[k] }}
+	if f, err := loc.file(); err != nil || f != mine {
+		t.Fatalf("served %s (%v), want the rollout started in %s", f, err, proj)
+	}
+	loc.Cwd = t.TempDir()
+	if f, _ := loc.file(); f != newest {
+		t.Fatalf("no rollout of the directory: served %s, want the newest", f)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestLocateGeminiSession: the project's folder from projects.json (else
+// the folder whose .project_root names the directory), its newest
+// session-*.jsonl; a sub-agent's file in a sub-folder is not the session.
+func TestLocateGeminiSession(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	chats := filepath.Join(home, ".gemini", "tmp", "myproj", "chats")
+	_ = os.MkdirAll(filepath.Join(chats, "sub"), 0o755)
+	old, newest := filepath.Join(chats, "session-a.jsonl"), filepath.Join(chats, "session-b.jsonl")
+	for i, p := range []string{old, newest, filepath.Join(chats, "sub", "session-c.jsonl")} {
+		_ = os.WriteFile(p, []byte("{}\n"), 0o644)
+		at := time.Now().Add(time.Duration(i-3) * time.Minute)
+		_ = os.Chtimes(p, at, at)
+	}
+	env := map[string]string{"CTXFOLD_CLIENT": "gemini"}
+	loc := Locate{Home: home, Cwd: proj, Getenv: func(k string) string { return env[k] }}
+	if f, err := loc.file(); err == nil {
+		t.Fatalf("no project registered: served %s", f)
+	}
+	_ = os.WriteFile(filepath.Join(home, ".gemini", "tmp", "myproj", ".project_root"), []byte(proj), 0o644)
+	if f, err := loc.file(); err != nil || f != newest {
+		t.Fatalf(".project_root: served %s (%v), want %s", f, err, newest)
+	}
+	_ = os.Remove(filepath.Join(home, ".gemini", "tmp", "myproj", ".project_root"))
+	reg, _ := json.Marshal(map[string]any{"projects": map[string]string{proj: "myproj"}})
+	_ = os.WriteFile(filepath.Join(home, ".gemini", "projects.json"), reg, 0o644)
+	if f, err := loc.file(); err != nil || f != newest {
+		t.Fatalf("projects.json: served %s (%v), want %s", f, err, newest)
 	}
 }

@@ -72,7 +72,7 @@ func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) []strin
 		}{"command", bin + " statusline", 0}))
 		did = append(did, "added the status line")
 	}
-	did = append(did, mergeHooks(o, bin, bin+" hook", remove, claudeHooks)...)
+	did = append(did, mergeHooks(o, bin, bin+" hook", remove, hookSet{claudeHooks, hookTimeout})...)
 	if approveMCP {
 		did = append(did, mergeList(o, "enabledMcpjsonServers", ServerName, remove)...)
 	}
@@ -113,15 +113,23 @@ func mergeList(o *object, key, item string, remove bool) []string {
 // hookSpec is one hook ctxfold installs: the event and its matcher.
 type hookSpec struct{ event, matcher string }
 
+// hookSet is the hooks of one client: the events, and the timeout in the
+// client's unit (Claude Code and Codex: seconds; Gemini CLI:
+// milliseconds).
+type hookSet struct {
+	specs   []hookSpec
+	timeout int
+}
+
 // mergeHooks adds (or removes) ctxfold's command hook (command, recognised
 // by bin and the hook sub-command) for each event under
 // the object's "hooks" key: Claude Code's settings.json and Codex's
 // hooks.json share the layout (event → matcher groups → command hooks).
-func mergeHooks(o *object, bin, command string, remove bool, specs []hookSpec) []string {
+func mergeHooks(o *object, bin, command string, remove bool, set hookSet) []string {
 	var did []string
 	hooks, _ := o.child("hooks")
 	changed := false
-	for _, h := range specs {
+	for _, h := range set.specs {
 		groups := array(hooks.vals[h.event])
 		kept, found := dropOurHooks(groups, bin)
 		switch {
@@ -130,7 +138,7 @@ func mergeHooks(o *object, bin, command string, remove bool, specs []hookSpec) [
 			groups = kept
 		case !remove && !found:
 			groups = append(groups, marshal(hookGroup{Matcher: h.matcher,
-				Hooks: []hookCommand{{Type: "command", Command: command, Timeout: hookTimeout}}}))
+				Hooks: []hookCommand{{Type: "command", Command: command, Timeout: set.timeout}}}))
 			did = append(did, "added the "+h.event+" hook")
 		default:
 			continue
@@ -183,10 +191,20 @@ func dropOurHooks(groups []json.RawMessage, bin string) ([]json.RawMessage, bool
 	return out, found
 }
 
-// mergeMCPServer adds (or removes) the ctxfold server under mcpServers:
-// ~/.claude.json (user scope) and .mcp.json (project scope) hold them
-// alike. A server named ctxfold that is not ctxfold's is left alone.
-func mergeMCPServer(o *object, bin string, remove bool) []string {
+// claudeServer is the server entry of ~/.claude.json and .mcp.json.
+func claudeServer(bin string) json.RawMessage {
+	return marshal(struct {
+		Type    string   `json:"type"`
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}{"stdio", bin, []string{"mcp"}})
+}
+
+// mergeMCPServer adds (or removes) the ctxfold server entry under
+// mcpServers: ~/.claude.json (user scope), .mcp.json (project scope) and
+// Gemini CLI's settings.json hold them alike. A server named ctxfold that
+// is not ctxfold's is left alone.
+func mergeMCPServer(o *object, bin string, remove bool, entry json.RawMessage) []string {
 	servers, _ := o.child("mcpServers")
 	v, present := servers.get(ServerName)
 	var s struct {
@@ -200,11 +218,7 @@ func mergeMCPServer(o *object, bin string, remove bool) []string {
 		servers.del(ServerName)
 		did = append(did, "removed the MCP server")
 	case !remove && !present:
-		servers.set(ServerName, marshal(struct {
-			Type    string   `json:"type"`
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		}{"stdio", bin, []string{"mcp"}}))
+		servers.set(ServerName, entry)
 		did = append(did, "added the MCP server")
 	case !remove && !mine:
 		did = append(did, "kept your own MCP server named "+ServerName+" (ctxfold's not installed)")

@@ -41,25 +41,30 @@ func Codex(o Options, codexHome string) ([]*Change, error) {
 		o.Command = "ctxfold"
 	}
 	hooks, err := plan(filepath.Join(codexHome, "hooks.json"), o.Uninstall, func(obj *object) []string {
-		return mergeHooks(obj, o.Command, o.Command+" hook --client Codex", o.Uninstall, codexHooks)
+		return mergeHooks(obj, o.Command, o.Command+" hook --client Codex", o.Uninstall, hookSet{codexHooks, hookTimeout})
 	})
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := planCodexConfig(filepath.Join(codexHome, "config.toml"), o.Command, o.Uninstall)
+	cfg, err := planCodexConfig(filepath.Join(codexHome, "config.toml"), codexBlock(o.Command, codexHome), o.Uninstall)
 	if err != nil {
 		return nil, err
 	}
 	return []*Change{hooks, cfg}, nil
 }
 
-func codexBlock(bin string) []byte {
+// codexBlock is the [mcp_servers.ctxfold] block. Codex starts an MCP
+// server with a few variables of its own environment only (HOME, PATH,
+// SHELL, LANG, TERM, … — recorded with 0.169: not CODEX_HOME, no session
+// id), so the block names CODEX_HOME: the server finds the session's
+// rollout under it.
+func codexBlock(bin, codexHome string) []byte {
 	var b bytes.Buffer
 	b.WriteString(codexBlockStart)
 	b.WriteString("[mcp_servers.ctxfold]\n")
 	fmt.Fprintf(&b, "command = %s\n", strconv.Quote(bin))
 	b.WriteString("args = [\"mcp\"]\n")
-	b.WriteString("env = { CTXFOLD_CLIENT = \"codex\" }\n")
+	fmt.Fprintf(&b, "env = { CTXFOLD_CLIENT = \"codex\", CODEX_HOME = %s }\n", strconv.Quote(codexHome))
 	b.WriteString(codexBlockEnd)
 	return b.Bytes()
 }
@@ -67,7 +72,7 @@ func codexBlock(bin string) []byte {
 // planCodexConfig appends (or removes) ctxfold's block in config.toml. A
 // file that is not valid TOML, or already defines mcp_servers.ctxfold
 // itself, is left untouched.
-func planCodexConfig(path, bin string, uninstall bool) (*Change, error) {
+func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error) {
 	c := &Change{Path: path, Action: "unchanged"}
 	fi, err := os.Lstat(path)
 	switch {
@@ -96,6 +101,15 @@ func planCodexConfig(path, bin string, uninstall bool) (*Change, error) {
 	case uninstall && end > 0:
 		c.After = append(append([]byte(nil), c.Before[:start]...), c.Before[end:]...)
 		c.Action, c.Did = "update", []string{"removed the MCP server"}
+	case !uninstall && end > 0 && !bytes.Equal(c.Before[start:end], block):
+		// An older setup's block (before it named CODEX_HOME, or another
+		// command): replaced in place.
+		c.After = append(append(append([]byte(nil), c.Before[:start]...), block...), c.Before[end:]...)
+		if err := toml.Unmarshal(c.After, &doc); err != nil {
+			return nil, &FileError{path, fmt.Errorf("updating [mcp_servers.ctxfold] would make it invalid (%v); left untouched", err)}
+		}
+		c.Action, c.Did, c.Backup = "update", []string{"updated the MCP server"}, path+BackupSuffix
+		return c, nil
 	case uninstall, end > 0:
 		return c, nil
 	default:
@@ -107,7 +121,7 @@ func planCodexConfig(path, bin string, uninstall bool) (*Change, error) {
 		if len(c.After) > 0 && !bytes.HasSuffix(c.After, []byte("\n")) {
 			c.After = append(c.After, '\n')
 		}
-		c.After = append(c.After, codexBlock(bin)...)
+		c.After = append(c.After, block...)
 		if err := toml.Unmarshal(c.After, &doc); err != nil {
 			return nil, &FileError{path, fmt.Errorf("adding [mcp_servers.ctxfold] would make it invalid (%v); left untouched", err)}
 		}

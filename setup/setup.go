@@ -90,7 +90,9 @@ func ClaudeCode(o Options) ([]*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := plan(mcp, o.Uninstall, func(obj *object) []string { return mergeMCPServer(obj, o.Command, o.Uninstall) })
+	b, err := plan(mcp, o.Uninstall, func(obj *object) []string {
+		return mergeMCPServer(obj, o.Command, o.Uninstall, claudeServer(o.Command))
+	})
 	if err != nil {
 		return nil, err
 	}

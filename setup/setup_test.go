@@ -6,8 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // A user's settings as Claude Code writes them, with keys, hooks and a
@@ -243,7 +246,20 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 	}
 	run(o)
 	got, _ := os.ReadFile(filepath.Join(codexHome, "config.toml"))
-	if !strings.HasPrefix(string(got), cfg+"\n") || !strings.Contains(string(got), `command = "/opt/ctxfold"`) {
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string            `toml:"command"`
+			Env     map[string]string `toml:"env"`
+		} `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Codex passes the server no CODEX_HOME: the block names it.
+	if s := doc.MCPServers["ctxfold"]; s.Command != "/opt/ctxfold" || s.Env["CODEX_HOME"] != codexHome || s.Env["CTXFOLD_CLIENT"] != "codex" || doc.MCPServers["github"].Command != "gh-mcp" {
+		t.Fatalf("mcp_servers: %+v", doc.MCPServers)
+	}
+	if !strings.HasPrefix(string(got), cfg+"\n") {
 		t.Fatalf("config.toml:\n%s", got)
 	}
 	h := decode(t, filepath.Join(codexHome, "hooks.json"))["hooks"].(map[string]any)
@@ -263,6 +279,16 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(codexHome, "hooks.json")); string(b) != hooksJSON {
 		t.Fatalf("hooks.json after uninstall:\n%s", b)
+	}
+	o.Uninstall = false
+	// A block an older setup wrote (another command, no CODEX_HOME) is
+	// brought up to date in place; the user's bytes around it stay.
+	old := strings.Replace(string(got), `command = "/opt/ctxfold"`, `command = "/usr/bin/ctxfold"`, 1)
+	old = strings.Replace(old, `, CODEX_HOME = `+strconv.Quote(codexHome), "", 1)
+	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(old+"# the user's own line\n"), 0o600)
+	run(o)
+	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); string(b) != string(got)+"# the user's own line\n" {
+		t.Fatalf("the old block was not brought up to date:\n%s", b)
 	}
 	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \n"), 0o600)
 	if _, err := Codex(Options{Scope: ScopeUser}, codexHome); err == nil || !strings.Contains(err.Error(), "not valid TOML") {

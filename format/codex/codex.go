@@ -7,7 +7,9 @@
 // calls, its encrypted reasoning kept opaque in metadata) followed by one
 // tool node per output; token_usage_record's usage (0.1xx), else
 // token_count's last_token_usage, becomes the usage of that assistant node,
-// with the recorded model_context_window beside it; event_msg records that
+// with the recorded model_context_window beside it (the usage of a
+// compaction Codex runs itself goes to metadata instead, compact.go);
+// event_msg records that
 // mirror response items are counted, not imported twice; a compacted record
 // becomes a summary node covering every turn before it but the base
 // instructions (docs/FORMAT.md §4). It only reads the files and hands nodes

@@ -223,6 +223,42 @@ func TestRollout0169(t *testing.T) {
 	}
 }
 
+// Codex compacting by itself (a provider without a compaction endpoint)
+// sends a request of its own: its summary is an assistant node, right
+// after the answer before it (not merged into it), and its usage moves to
+// metadata.codex_compaction_usage, so only the turns' requests carry usage.
+func TestLocalCompactionRequest(t *testing.T) {
+	const file = "../../testdata/interop/codex/0.169.0/compaction-limit/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	c, err := load(t, file, codex.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []int64
+	var compactions []string
+	for _, n := range c.Nodes {
+		if n.Role != transcript.RoleAssistant {
+			continue
+		}
+		text := n.Content.PlainText()
+		switch {
+		case strings.HasPrefix(text, "Summary for the next model"):
+			if n.Usage != nil || n.Metadata["codex_compaction_usage"] == nil {
+				t.Errorf("compaction request %s: usage %+v, metadata %s", n.ID, n.Usage, n.Metadata["codex_compaction_usage"])
+			}
+			compactions = append(compactions, n.ID)
+		case n.Usage == nil:
+			t.Errorf("turn request %s without usage", n.ID)
+		case strings.Contains(text, "Summary for the next model"):
+			t.Errorf("%s holds a compaction request's summary too: %q", n.ID, text)
+		default:
+			turns = append(turns, n.Usage.InputTokens)
+		}
+	}
+	if len(compactions) != 2 || fmt.Sprint(turns) != "[9541 9704 9744]" {
+		t.Errorf("compaction requests %v, turn requests' input %v; want 2 and [9541 9704 9744]", compactions, turns)
+	}
+}
+
 // A fork imported with its parent continues the parent's conversation from
 // the node recorded before history_base.end_ordinal_exclusive, as a branch;
 // alone, it is its own conversation, with a warning.

@@ -26,6 +26,7 @@ func (st *state) compacted(rec record) error {
 	if err := input.Unmarshal(rec.Payload, &c); err != nil {
 		return st.lines.Errorf("compacted payload: %s", input.JSONErrorText(err))
 	}
+	st.markCompactionRequest(c.Message, c.Replacement)
 	if err := st.flush(); err != nil {
 		return err
 	}
@@ -57,6 +58,36 @@ func (st *state) compacted(rec record) error {
 	}
 	st.sink.Count("compacted", transcript.OutcomeImported, "")
 	return st.sink.Node(n)
+}
+
+// markCompactionRequest: a compaction Codex runs itself (for a provider
+// without a compaction endpoint) is a request of its own, recorded like a
+// turn's — the model's summary as an assistant message with the request's
+// usage — right before the compacted record that hands that summary on.
+// That request carried the summarization prompt and no tool definitions,
+// so its usage is not the conversation's: it moves to
+// metadata.codex_compaction_usage, and calibration does not take it for a
+// turn (docs/ESTIMATE.md, "The anchor"; recorded in
+// testdata/interop/codex/*/compaction-limit). A remote compaction records
+// no such message.
+func (st *state) markCompactionRequest(message string, replacement []json.RawMessage) {
+	g := st.g
+	if g == nil || g.assistant == nil || g.assistant.Usage == nil || len(g.assistant.ToolCalls) > 0 || len(g.results) > 0 || len(g.after) > 0 {
+		return
+	}
+	summary := strings.TrimSpace(g.assistant.Content.PlainText())
+	if summary == "" {
+		return
+	}
+	handed := strings.HasSuffix(strings.TrimSpace(message), summary)
+	if !handed && len(replacement) > 0 {
+		handed = strings.Contains(replacementText(replacement), summary)
+	}
+	if !handed {
+		return
+	}
+	g.assistant.SetMeta("codex_compaction_usage", g.assistant.Usage)
+	g.assistant.Usage = nil
 }
 
 // asSent drops from replacement items the keys Codex keeps for itself

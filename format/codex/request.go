@@ -214,6 +214,10 @@ func (st *state) usageRecord(rec record) error {
 		return nil
 	}
 	g.assistant.Usage = st.usage(*r.Usage)
+	// The record ends its request's output: an output item after it is
+	// the next request's, even with no input between (the compaction
+	// request Codex sends right after an answer, compact.go).
+	g.open = false
 	st.sink.Count("token_usage_record", transcript.OutcomeMerged, "usage of the assistant node of its request")
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -31,40 +32,91 @@ var codexPlanted = []struct{ Kind, Text string }{
 	{"number", "250 ms"},
 }
 
+// recallQuery is text only a covered turn holds: the output of the shell
+// call of the turn Codex compacts in (the command says $((6*7)), its output
+// 42). Codex keeps the user's messages after its compaction, not tool
+// outputs, and a successful command's output is no fact, so the hook does
+// not inject it: only the recall brings it back.
+const recallQuery = "checkpoint-42-reached"
+
+// codexHooksRun is one acceptance run of Codex, as the Claude Code one.
+type codexHooksRun struct {
+	Mode         string          `json:"mode"`
+	Kept         map[string]bool `json:"kept"`
+	KeptCount    int             `json:"kept_count"`
+	Planted      int             `json:"planted"`
+	SurvivalPct  float64         `json:"survival_pct"`
+	RequestBytes int             `json:"request_bytes"`
+	// Injection is the hook state's record (tokens counted by estimate).
+	Injection json.RawMessage `json:"injection,omitempty"`
+	Context   string          `json:"context,omitempty"`
+}
+
 // TestLiveHooks measures what reaches the model after Codex's own
 // automatic compaction (model_auto_compact_token_limit, the fake reporting
 // an inflated usage), without and with ctxfold installed by
-// 'ctxfold setup codex'. Codex runs untrusted hooks only with
-// --dangerously-bypass-hook-trust, which the "with" run passes (a user
-// trusts them once, interactively). CTXFOLD_CODEX_BIN picks another client;
-// CTXFOLD_HOOKS_RECORD=DIR writes what Codex sent to the hooks under DIR
-// (testdata/hook/codex/<version>/).
+// 'ctxfold setup codex', then the recall through ctxfold's MCP server.
+// Codex runs untrusted hooks only with --dangerously-bypass-hook-trust,
+// which the "with" run passes (a user trusts them once, interactively).
+// CTXFOLD_CODEX_BIN picks another client; CTXFOLD_CODEX_MODEL another model
+// (gpt-5.5, of Codex's catalogue, offers MCP tools behind its tool_search;
+// a model outside it, e.g. gpt-5.1-codex, offers them directly);
+// CTXFOLD_HOOKS_RECORD=DIR writes
+// figures.json and what Codex sent to the hooks under DIR
+// (interop/codex/hooks.sh: testdata/hook/codex/<version>/).
 func TestLiveHooks(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Codex CLI " + Version)
 	}
-	client := os.Getenv("CTXFOLD_CODEX_BIN")
-	if client == "" {
-		home, _ := os.UserHomeDir()
-		client = filepath.Join(home, ".cache", "ctxfold-interop", "codex-"+Version, "node_modules", ".bin", "codex")
-	}
+	client := codexBin(t)
 	bin := filepath.Join(t.TempDir(), "ctxfold")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	survival := map[string]float64{}
+	var runs []codexHooksRun
+	var recall map[string]any
 	for _, mode := range []string{"without", "with"} {
-		kept, total, size, injected := codexHooksRun(t, client, bin, mode)
-		survival[mode] = float64(kept*1000/total) / 10
-		t.Logf("codex %s ctxfold: %d of %d planted facts in the request after the compaction (%.0f%%), request %d bytes%s",
-			mode, kept, total, survival[mode], size, injected)
+		r, rec := codexHooksSession(t, client, bin, mode)
+		runs = append(runs, r)
+		if rec != nil {
+			recall = rec
+		}
+		t.Logf("codex %s ctxfold: %d of %d planted facts in the request after the compaction (%.0f%%), request %d bytes",
+			mode, r.KeptCount, r.Planted, r.SurvivalPct, r.RequestBytes)
 	}
-	if survival["with"] < 95 {
-		t.Errorf("with ctxfold only %.0f%% of the planted facts survive Codex's compaction", survival["with"])
+	if runs[1].SurvivalPct < 95 {
+		t.Errorf("with ctxfold only %.0f%% of the planted facts survive Codex's compaction:\n%s", runs[1].SurvivalPct, runs[1].Context)
+	}
+	if runs[0].SurvivalPct >= runs[1].SurvivalPct {
+		t.Errorf("Codex's own compaction kept as much as ctxfold (%v%% vs %v%%): the test proves nothing", runs[0].SurvivalPct, runs[1].SurvivalPct)
+	}
+	if recall["verbatim"] != true || recall["query_visible_before_recall"] != false || recall["covered"] != true {
+		t.Errorf("recall: the read_turns output Codex sent back does not carry the covered turn verbatim: %v", recall)
+	}
+	t.Logf("recall: %v", recall)
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"client": "codex", "version": codexVersion(t, client), "runs": runs, "recall": recall})
+		if err := os.WriteFile(filepath.Join(dir, "figures.json"), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
-func codexHooksRun(t *testing.T, client, bin, mode string) (kept, total, size int, injected string) {
+func codexVersion(t *testing.T, client string) string {
+	out, err := exec.Command(client, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "codex-cli "))
+}
+
+// codexHooksSession drives one session; with ctxfold it also runs the
+// recall and returns what it found.
+func codexHooksSession(t *testing.T, client, bin, mode string) (codexHooksRun, map[string]any) {
 	t.Helper()
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	chome, work := filepath.Join(tmp, "home"), filepath.Join(tmp, "work")
@@ -83,7 +135,11 @@ func codexHooksRun(t *testing.T, client, bin, mode string) (kept, total, size in
 		t.Fatal(err)
 	}
 	go srv.Serve(ctx, l)
-	config := `model = "gpt-5.5"
+	model := os.Getenv("CTXFOLD_CODEX_MODEL")
+	if model == "" {
+		model = "gpt-5.5"
+	}
+	config := `model = "` + model + `"
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -126,7 +182,7 @@ env_key = "FAKE_OPENAI_KEY"
 		"(see https://sqlite.org/wal.html). The entry point is `openStoreWithRetry` in internal/store/open_store.go.")
 	run("resume", "--last", "Check the old store directory first. [[shell: ls /nonexistent-ctxfold-dir]]")
 	run("resume", "--last", "No, actually use the flock-based lock instead of the pid file; the lock timeout is 250 ms.")
-	run("resume", "--last", "Keep going. [[inflate]] [[shell: echo checkpoint-soon]]")
+	run("resume", "--last", "Keep going. [[inflate]] [[shell: echo checkpoint-$((6*7))-reached]]")
 	before := len(srv.Requests())
 	run("resume", "--last", "What should I do next?")
 	var req []byte
@@ -145,19 +201,209 @@ env_key = "FAKE_OPENAI_KEY"
 		Input json.RawMessage `json:"input"`
 	}
 	_ = json.Unmarshal(req, &body)
+	r := codexHooksRun{Mode: mode, Kept: map[string]bool{}, Planted: len(codexPlanted), RequestBytes: len(req)}
 	for _, f := range codexPlanted {
-		b, _ := json.Marshal(f.Text)
-		if bytes.Contains(body.Input, b[1:len(b)-1]) {
-			kept++
+		k := bytes.Contains(body.Input, []byte(jsonText(f.Text)))
+		r.Kept[f.Kind+": "+f.Text] = k
+		if k {
+			r.KeptCount++
 		} else {
 			t.Logf("%s: lost %s %q", mode, f.Kind, f.Text)
 		}
 	}
-	if mode == "with" {
-		log, _ := os.ReadFile(filepath.Join(chome, ".cache", "ctxfold", "hook.log"))
-		injected = "; hook.log: " + strings.TrimSpace(string(log))
+	r.SurvivalPct = float64(r.KeptCount*1000/r.Planted) / 10
+	if mode != "with" {
+		return r, nil
 	}
-	return kept, len(codexPlanted), len(req), injected
+	r.Injection, r.Context = hookInjection(t, chome, body.Input, tmp)
+	rec := map[string]any{"query": recallQuery, "query_visible_before_recall": bytes.Contains(body.Input, []byte(recallQuery))}
+	from := len(srv.Requests())
+	run("resume", "--last", "Find what the checkpoint said. [[recall: "+recallQuery+"]]")
+	codexRecall(t, srv.Requests(), from, rec)
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		saveRecallItems(t, srv.Requests(), filepath.Join(dir, "recall-items.json"), tmp)
+	}
+	return r, rec
+}
+
+// hookInjection is the hook state's record of the injection and the
+// context as the request carries it.
+func hookInjection(t *testing.T, chome string, input json.RawMessage, tmp string) (json.RawMessage, string) {
+	t.Helper()
+	var inj json.RawMessage
+	states, _ := filepath.Glob(filepath.Join(chome, ".cache", "ctxfold", "hook", "*.json"))
+	if len(states) == 1 {
+		b, _ := os.ReadFile(states[0])
+		var st struct {
+			Injected []map[string]any `json:"injected"`
+		}
+		if json.Unmarshal(b, &st) == nil && len(st.Injected) > 0 {
+			delete(st.Injected[0], "at") // a re-recording differs only where it must
+			st.Injected[0]["summary_id"] = "<summary_id>"
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(st.Injected[0])
+			inj = bytes.TrimSpace(b.Bytes())
+		}
+	}
+	var items []struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(input, &items)
+	for _, it := range items {
+		for _, c := range it.Content {
+			if strings.HasPrefix(c.Text, "ctxfold: ") {
+				text := strings.ReplaceAll(c.Text, tmp, "/interop")
+				text = rolloutPathRE.ReplaceAllString(text, "/sessions/YYYY/MM/DD/rollout-<session_id>.jsonl")
+				return inj, nodeIDRE.ReplaceAllString(text, "cx<session>-")
+			}
+		}
+	}
+	return inj, ""
+}
+
+// A rollout's path and the node ids ctxfold derives from its session id
+// differ at every recording.
+var (
+	rolloutPathRE = regexp.MustCompile(`/sessions/\d{4}/\d\d/\d\d/rollout-[^ ` + "`" + `]*\.jsonl`)
+	nodeIDRE      = regexp.MustCompile(`\bcx[0-9a-f]{8}-`)
+)
+
+// codexRecall checks the recall's requests from index from on: Codex
+// found the MCP tools (through its tool_search or offered directly), the
+// search_history output names a hit covered by a summary, and the
+// read_turns output Codex sent back carries that turn exactly as the model
+// read it before the compaction (the function_call_output of the echo).
+func codexRecall(t *testing.T, reqs []openai.Recorded, from int, rec map[string]any) {
+	t.Helper()
+	var original string
+	for _, r := range reqs[:from] {
+		for _, it := range recallItems(r.Body) {
+			if it.Type == "function_call_output" && strings.Contains(outputString(it.Output), recallQuery) {
+				original = outputString(it.Output)
+			}
+		}
+	}
+	rec["verbatim"], rec["covered"] = false, false
+	if original == "" {
+		t.Errorf("no request before the recall carries the output %q", recallQuery)
+		return
+	}
+	calls := map[string]string{}
+	for _, r := range reqs[from:] {
+		for _, it := range recallItems(r.Body) {
+			switch it.Type {
+			case "tool_search_call":
+				rec["tool_search"] = true
+			case "function_call":
+				calls[it.CallID] = it.Namespace + "/" + it.Name
+			case "function_call_output":
+				out := outputString(it.Output)
+				var res struct {
+					Hits []struct {
+						ID, Status string
+					} `json:"hits"`
+					Turns []struct {
+						ID, Text  string
+						CoveredBy string `json:"covered_by"`
+					} `json:"turns"`
+				}
+				if i := strings.Index(out, "{"); i < 0 || json.NewDecoder(strings.NewReader(out[i:])).Decode(&res) != nil {
+					continue
+				}
+				switch {
+				case strings.HasSuffix(calls[it.CallID], "search_history"):
+					rec["search_call"] = calls[it.CallID]
+					for _, h := range res.Hits {
+						if h.Status == "covered" {
+							rec["covered"] = true
+						}
+					}
+				case strings.HasSuffix(calls[it.CallID], "read_turns") && len(res.Turns) > 0:
+					rec["read_call"] = calls[it.CallID]
+					rec["verbatim"] = res.Turns[0].Text == strings.TrimSpace(original) && res.Turns[0].CoveredBy != ""
+					if rec["verbatim"] != true {
+						t.Logf("read_turns quoted %q (covered by %q); the model read %q", res.Turns[0].Text, res.Turns[0].CoveredBy, original)
+					}
+				}
+			}
+		}
+	}
+}
+
+// saveRecallItems writes the items Codex sent after the recall prompt in
+// its last request — tool_search_call, tool_search_output, the MCP calls and
+// their outputs — normalised (temporary paths, rollout names, node ids),
+// so the fake provider's parsing is tested on what Codex really sends.
+func saveRecallItems(t *testing.T, reqs []openai.Recorded, path, tmp string) {
+	t.Helper()
+	var req struct {
+		Input []json.RawMessage `json:"input"`
+	}
+	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &req)
+	var items []json.RawMessage
+	for _, raw := range req.Input {
+		var it struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &it) == nil && it.Type != "message" && it.Type != "reasoning" {
+			items = append(items, raw)
+		} else {
+			items = nil // only what followed the last message (the recall prompt)
+		}
+	}
+	b, _ := json.Marshal(items)
+	s := strings.ReplaceAll(string(b), tmp, "/interop")
+	s = rolloutPathRE.ReplaceAllString(s, "/sessions/YYYY/MM/DD/rollout-<session_id>.jsonl")
+	s = nodeIDRE.ReplaceAllString(s, "cx<session>-")
+	s = regexp.MustCompile(`(summary_)cx[0-9a-f]{8}-`).ReplaceAllString(s, "${1}cx<session>-")
+	s = regexp.MustCompile(`"(id|call_id)":"(tso|fco)_[0-9a-f-]+"`).ReplaceAllString(s, `"${1}":"${2}_<uuid>"`)
+	s = regexp.MustCompile(`"output":"Wall time: [0-9.]+ seconds`).ReplaceAllString(s, `"output":"Wall time: 0.0500 seconds`)
+	s = regexp.MustCompile(`Chunk ID: [0-9a-f]+`).ReplaceAllString(s, "Chunk ID: <chunk>")
+	var out bytes.Buffer
+	_ = json.Indent(&out, []byte(s), "", "  ")
+	out.WriteByte('\n')
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type recallItem struct {
+	Type      string          `json:"type"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Namespace string          `json:"namespace"`
+	Output    json.RawMessage `json:"output"`
+}
+
+func recallItems(body []byte) []recallItem {
+	var req struct {
+		Input []recallItem `json:"input"`
+	}
+	_ = json.Unmarshal(body, &req)
+	return req.Input
+}
+
+// outputString is a function_call_output's output: a string, or content
+// items whose text is joined.
+func outputString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // teeHooks adds, beside ctxfold's, a hook that copies every hook input.

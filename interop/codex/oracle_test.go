@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -362,7 +363,11 @@ func checkRenders(t *testing.T, s scenario) {
 			input = input[:len(input)-1]
 		}
 		var got []any
-		out := must(t, "render", dir, "--head", answers[k].Predecessor, "--format", "responses")
+		at := dir
+		if cut := cutBeforeLaterSummary(t, s, all, answers[k].ID); cut != "" {
+			at = cut
+		}
+		out := must(t, "render", at, "--head", answers[k].Predecessor, "--format", "responses")
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("render --format responses: %v", err)
 		}
@@ -388,6 +393,53 @@ func checkRenders(t *testing.T, s scenario) {
 			}
 		}
 	}
+}
+
+// cutBeforeLaterSummary: a session compacted more than once substitutes
+// only its latest summary (docs/FORMAT.md §4), so a request answered while
+// an earlier summary was in force is rendered from the rollout as it was
+// then: cut before the answer's record, imported anew (the session
+// directory, "" when the whole session's view is that request's).
+func cutBeforeLaterSummary(t *testing.T, s scenario, all []transcript.Node, answer string) string {
+	t.Helper()
+	// A node id ends with the line of its record (format/codex).
+	line := func(id string) int {
+		n, err := strconv.Atoi(id[strings.LastIndex(id, "-")+1:])
+		if err != nil {
+			t.Fatalf("node id %q: no line number", id)
+		}
+		return n
+	}
+	before, after := false, false
+	for _, n := range all {
+		if n.Role != transcript.SummaryRole || !strings.HasPrefix(n.ID, transcript.SummaryIDPrefix) {
+			continue
+		}
+		if line(n.ID) < line(answer) {
+			before = true
+		} else {
+			after = true
+		}
+	}
+	if !before || !after {
+		return ""
+	}
+	if len(s.rollouts) != 1 {
+		t.Fatalf("%s: a request between two compactions of several rollouts", s.name)
+	}
+	data, err := os.ReadFile(s.rollouts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	kept := bytes.Join(lines[:line(answer)-1], nil)
+	file := filepath.Join(t.TempDir(), filepath.Base(s.rollouts[0]))
+	if err := os.WriteFile(file, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "cut")
+	must(t, "import", file, "-o", dir)
+	return dir
 }
 
 // toolsNotRecorded checks the known difference that Codex 0.169's rollouts

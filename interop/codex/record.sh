@@ -26,7 +26,7 @@ else
 	fi
 fi
 OUT=${OUT:-$REPO/testdata/interop/codex/$VERSION}
-ALL="chat tool tool-error parallel compaction reasoning fork subagent patch"
+ALL="chat tool tool-error parallel compaction compaction-limit reasoning fork subagent patch"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-codex-XXXXXX)
@@ -55,6 +55,11 @@ for scenario in $SCENARIOS; do
 	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
 	extra=
 	[ "$scenario" = compaction ] && extra='model_auto_compact_token_limit = 200000'
+	# A limit below what every request reports (the fake's usage is a
+	# count of the body): Codex compacts before each next request, by
+	# itself (the fake provider has no compaction endpoint), with the
+	# usage the requests really report.
+	[ "$scenario" = compaction-limit ] && extra='model_auto_compact_token_limit = 9000'
 	# gpt-5.5 offers the multi-agent tools only behind tool_search, which the
 	# fake does not implement; with a model outside the client's catalog
 	# (fallback metadata) they are offered directly.
@@ -104,6 +109,10 @@ TOML
 		;;
 	subagent)
 		codex "Delegate this. [[spawn: Say hi from the helper.]]"
+		;;
+	compaction-limit)
+		codex "First turn. [[shell: echo before compaction]]"
+		codex resume --last "A turn after the compaction."
 		;;
 	compaction)
 		codex "First turn; report a large usage. [[inflate]] [[shell: echo before compaction]]"

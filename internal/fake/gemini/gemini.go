@@ -214,6 +214,9 @@ func (s *Server) script(method string, b body) (string, map[string]any) {
 		snap := fmt.Sprintf("<state_snapshot>\n<overall_goal>fake summary of %d earlier contents</overall_goal>\n</state_snapshot>", len(b.Contents))
 		return "compress", s.reply(b, []map[string]any{{"text": snap}}, false)
 	}
+	if kind, answer, ok := s.recallStep(b); ok {
+		return kind, answer
+	}
 	if n := len(b.Contents); n > 0 {
 		last := b.Contents[n-1]
 		// A sub-agent's loop ends only through complete_task: answer its
@@ -228,7 +231,7 @@ func (s *Server) script(method string, b body) (string, map[string]any) {
 			}
 		}
 		if last.Role == "user" {
-			t := texts(last)
+			t := promptText(last)
 			if i := strings.LastIndex(t, AgentMarker); i >= 0 {
 				line, _, _ := strings.Cut(t[i+len(AgentMarker):], "\n")
 				name, task, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -251,6 +254,9 @@ func (s *Server) reply(b body, parts []map[string]any, main bool) map[string]any
 	prompt := promptTokens(b)
 	if main && s.opts.PromptTokens > 0 {
 		prompt = s.opts.PromptTokens
+	}
+	if main && inflated(b) {
+		prompt = InflatedTokens
 	}
 	cand := 10 * len(parts)
 	return map[string]any{

@@ -189,6 +189,9 @@ type Call struct {
 	Namespace string
 	// Custom: a custom (freeform) tool call; Arguments is its raw input.
 	Custom bool
+	// ToolSearch: a client-executed tool_search call; Arguments is its
+	// JSON object (query, limit).
+	ToolSearch bool
 }
 
 // Usage is the deterministic count reported for a request body: a quarter

@@ -13,6 +13,8 @@ type responsesRequest struct {
 	Input  []json.RawMessage `json:"input"`
 	Tools  []tool            `json:"tools"`
 	Stream bool              `json:"stream"`
+	// rawTools are the tool definitions as sent (namespaces included).
+	rawTools []json.RawMessage
 }
 
 type tool struct {
@@ -88,7 +90,13 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 		return
 	}
 	lastUser, callsAfter, outputs := conversation(req.Input)
-	reply := s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
+	reply, ok := s.recallStep(req, body, lastUser)
+	if !ok {
+		reply = s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
+	}
+	if reply.Input == 0 {
+		reply.Input = Usage(body)
+	}
 	respID := fmt.Sprintf("resp_fake_%03d", seq)
 	var items []map[string]any
 	if reply.Reasoning != "" {
@@ -101,6 +109,10 @@ func (s *Server) responses(w http.ResponseWriter, body []byte, seq int) {
 			"call_id": c.ID, "name": c.Name, "arguments": c.Arguments, "status": "completed"}
 		if c.Namespace != "" {
 			it["namespace"] = c.Namespace
+		}
+		if c.ToolSearch {
+			it = map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("ts_fake_%03d_%d", seq, i),
+				"call_id": c.ID, "execution": "client", "arguments": json.RawMessage(c.Arguments), "status": "completed"}
 		}
 		if c.Custom {
 			it = map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_fake_%03d_%d", seq, i),

@@ -1,167 +1,23 @@
 package cmd
 
+// The hidden gen-docs command: man pages and completion scripts,
+// generated deterministically and checked for freshness in CI.
+
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
-	"github.com/spf13/pflag"
 
-	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
 )
-
-// addHiddenCommands finishes the command tree once every command is
-// registered: the completion command (ours, not cobra's default, so its
-// help has examples and an EXIT STATUS section like every other), flag
-// completions for flags other commands define (model names, encodings),
-// the model-related flags `config` accepts, and the hidden gen-docs.
-func addHiddenCommands(root *cobra.Command, f *Factory) {
-	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newCompletionCmd(f), newGenDocsCmd(f))
-	for _, c := range root.Commands() {
-		if c.Name() == "config" {
-			addConfigFlags(root, c)
-		}
-	}
-	registerFlagCompletions(root, f)
-}
-
-// addConfigFlags lets `ctxfold config --model X` show what estimate would
-// use: each whitelisted key another command defines as a flag is accepted
-// by config too, with the same type, default and usage.
-func addConfigFlags(root, config *cobra.Command) {
-	for _, k := range configKeys {
-		if fileOnlyKeys[k.Name] || root.PersistentFlags().Lookup(k.Name) != nil || config.Flags().Lookup(k.Name) != nil {
-			continue
-		}
-		var src *pflag.Flag
-		var owner *cobra.Command
-		for _, c := range root.Commands() {
-			if c != config {
-				if owner, src = flagOwner(c, k.Name); src != nil {
-					break
-				}
-			}
-		}
-		if src == nil {
-			continue
-		}
-		// A new Flag over the same Value: only one command runs per process.
-		config.Flags().AddFlag(&pflag.Flag{Name: src.Name, Usage: src.Usage, Value: src.Value, DefValue: src.DefValue, NoOptDefVal: src.NoOptDefVal})
-		if fn, ok := owner.GetFlagCompletionFunc(src.Name); ok {
-			_ = config.RegisterFlagCompletionFunc(src.Name, fn)
-		}
-	}
-}
-
-// flagOwner finds the first command in c's subtree defining a local flag
-// named name.
-func flagOwner(c *cobra.Command, name string) (*cobra.Command, *pflag.Flag) {
-	if fl := c.LocalNonPersistentFlags().Lookup(name); fl != nil {
-		return c, fl
-	}
-	for _, sub := range c.Commands() {
-		if owner, fl := flagOwner(sub, name); fl != nil {
-			return owner, fl
-		}
-	}
-	return nil, nil
-}
-
-// flagCompleters complete flags by name wherever a command defines them
-// without its own completion function.
-func flagCompleters(f *Factory) map[string]func() []string {
-	return map[string]func() []string{
-		"encoding": func() []string { return estimate.Encodings },
-		"color":    func() []string { return []string{"auto", "always", "never"} },
-		"model":    func() []string { return modelNames(f) },
-	}
-}
-
-// modelNames are the built-in model table's names plus the config file's
-// models: entries (the config is loaded before completion runs).
-func modelNames(f *Factory) []string {
-	names := estimate.KnownModels()
-	if f.Config != nil {
-		extra := f.Config.GetStringMap("models")
-		for name := range extra {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}
-		sort.Strings(names)
-	}
-	return names
-}
-
-func registerFlagCompletions(c *cobra.Command, f *Factory) {
-	completers := flagCompleters(f)
-	c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
-		values, ok := completers[fl.Name]
-		if !ok {
-			return
-		}
-		if _, exists := c.GetFlagCompletionFunc(fl.Name); exists {
-			return
-		}
-		_ = c.RegisterFlagCompletionFunc(fl.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-			return values(), cobra.ShellCompDirectiveNoFileComp
-		})
-	})
-	for _, sub := range c.Commands() {
-		registerFlagCompletions(sub, f)
-	}
-}
-
-var completionShells = []string{"bash", "zsh", "fish", "powershell"}
-
-func newCompletionCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "completion SHELL",
-		Short: "Print the shell completion script for bash, zsh, fish or powershell",
-		Long: `Print a completion script for SHELL (bash, zsh, fish or powershell). Besides
-commands and flags it completes node ids (checkout's ID, --head), model
-names, encodings and formats by asking ctxfold itself. The same scripts are
-committed under completions/.` + exitStatusHelp(""),
-		Example: `  # bash (needs the bash-completion package)
-  ctxfold completion bash > ~/.local/share/bash-completion/completions/ctxfold
-  # zsh: a directory on $fpath
-  ctxfold completion zsh > "${fpath[1]}/_ctxfold"
-  # fish
-  ctxfold completion fish > ~/.config/fish/completions/ctxfold.fish
-  # PowerShell
-  ctxfold completion powershell | Out-String | Invoke-Expression`,
-		ValidArgs: completionShells,
-		Args:      exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeCompletion(cmd.Root(), args[0], f.IO.Out)
-		},
-	}
-}
-
-func writeCompletion(root *cobra.Command, shell string, w io.Writer) error {
-	switch shell {
-	case "bash":
-		return root.GenBashCompletionV2(w, true)
-	case "zsh":
-		return root.GenZshCompletion(w)
-	case "fish":
-		return root.GenFishCompletion(w, true)
-	case "powershell":
-		return root.GenPowerShellCompletionWithDesc(w)
-	}
-	return &UsageError{Err: fmt.Errorf("unknown shell %q (want %s)", shell, strings.Join(completionShells, ", "))}
-}
 
 // completionFiles maps each shell to its committed file under completions/.
 var completionFiles = map[string]string{
@@ -182,7 +38,7 @@ type genDocsOptions struct {
 	Root  *cobra.Command
 }
 
-func newGenDocsCmd(f *Factory) *cobra.Command {
+func newGenDocsCmd(f *Factory, runF func(*genDocsOptions) error) *cobra.Command {
 	opts := &genDocsOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:    "gen-docs",
@@ -201,6 +57,9 @@ the exit status is 1 (a CI freshness gate).` + exitStatusHelp(""),
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Root = cmd.Root()
+			if runF != nil {
+				return runF(opts)
+			}
 			return runGenDocs(cmd.Context(), opts)
 		},
 	}
