@@ -247,8 +247,17 @@ func (p *planner) resumeFrom(path string, state *snap, saveAt int64, provAts []i
 	if emitFrom < 0 {
 		p.emitFrom = len(p.nodes)
 	}
-	p.res = &resumer{saveAt: saveAt, provAts: provAts, base: cand{lr.off, len(p.nodes)}}
 	from := lr.off
+	// A provisional point within provWindow/64 of where planning starts
+	// saves less re-planning than saving the state costs (a refresh after
+	// one turn would encode the whole planner for a 100 KB tail).
+	var ats []int64
+	for _, at := range provAts {
+		if at >= from+provWindow/64 {
+			ats = append(ats, at)
+		}
+	}
+	p.res = &resumer{saveAt: saveAt, provAts: ats, base: cand{from, len(p.nodes)}}
 	if err := p.planLines(lr); err != nil {
 		return nil, err
 	}
