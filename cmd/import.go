@@ -117,6 +117,10 @@ func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(opts)
 			}
+			// An import streams: its live heap is one chunk of nodes and the
+			// planner's line index, so it collects at liveGC's 100% as a
+			// transcript file's refresh does (docs/BENCHMARKS.md, "the cold path").
+			defer liveGC(f.Getenv)()
 			return runImport(cmd.Context(), opts)
 		},
 	}

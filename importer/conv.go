@@ -19,7 +19,9 @@ import (
 // batch is one append, or (final) the conversation's end.
 type batch struct {
 	nodes []transcript.Node
-	root  bool
+	// roots[i]: node i starts a chain of its own (no predecessor, not a
+	// summary), so the store does not chain it to the node before it.
+	roots []bool
 	final bool
 	// checkpoint: record the session's meta as committed so far.
 	checkpoint bool
@@ -34,7 +36,7 @@ type conv struct {
 	dir     string
 	inPlace bool
 	chunk   []transcript.Node
-	root    bool
+	roots   []bool
 	ch      chan batch
 	done    chan struct{}
 	err     error
@@ -114,15 +116,15 @@ func (c *conv) run() {
 				tx.SnapshotAtCheckpoint()
 				continue
 			}
-			nodes := b.nodes
+			nodes, roots := b.nodes, b.roots
 			if c.inPlace {
-				nodes = c.dropPresent(tx, nodes)
+				nodes, roots = c.dropPresent(tx, nodes, roots)
 			}
 			if len(nodes) == 0 {
 				continue
 			}
 			c.countMedia(nodes)
-			if _, err := tx.Append(nodes, store.AppendOptions{RootFirst: b.root, AsRecorded: true}); err != nil {
+			if _, err := tx.Append(nodes, store.AppendOptions{Roots: roots, AsRecorded: true}); err != nil {
 				return fmt.Errorf("%s: %w", c.label(), err)
 			}
 			c.written += len(nodes)
@@ -171,10 +173,11 @@ func (c *conv) label() string {
 // one that differs otherwise (a request that gained its usage since) is
 // kept as stored, and reported. New nodes that follow a replaced node
 // follow its copy.
-func (c *conv) dropPresent(tx *store.Tx, nodes []transcript.Node) []transcript.Node {
+func (c *conv) dropPresent(tx *store.Tx, nodes []transcript.Node, roots []bool) ([]transcript.Node, []bool) {
 	out := make([]transcript.Node, 0, len(nodes))
+	outRoots := make([]bool, 0, len(nodes))
 	s := tx.Session()
-	for _, n := range nodes {
+	for i, n := range nodes {
 		if f, ok := c.follow[n.Predecessor]; ok {
 			n.Predecessor = f
 		}
@@ -186,6 +189,7 @@ func (c *conv) dropPresent(tx *store.Tx, nodes []transcript.Node) []transcript.N
 		}
 		if _, ok := s.Lookup(n.ID); !ok || n.ID == "" {
 			out = append(out, n)
+			outRoots = append(outRoots, roots[i])
 			continue
 		}
 		c.present++
@@ -201,10 +205,11 @@ func (c *conv) dropPresent(tx *store.Tx, nodes []transcript.Node) []transcript.N
 		}
 		if g.node != nil {
 			out = append(out, *g.node)
+			outRoots = append(outRoots, g.node.Predecessor == "" && !g.node.IsSummary())
 			c.continued++
 		}
 	}
-	return out
+	return out, outRoots
 }
 
 func (c *conv) commitEnd(tx *store.Tx) error {
@@ -256,9 +261,10 @@ func (c *conv) send(b batch) error {
 	}
 }
 
-// Node adds the next node, flushing a chunk when it is full or when a new
-// root starts (tx.Append chains a node without predecessor to the one
-// before it, so a root must open its own append).
+// Node adds the next node, flushing a chunk when it is full. A root is
+// marked as one in the chunk's roots (tx.Append would otherwise chain a
+// node without predecessor to the one before it), so a session of many
+// roots still commits once per chunk, not once per root.
 func (c *conv) Node(n transcript.Node) error {
 	if c.finished {
 		return errors.New("import: node after the conversation ended")
@@ -272,14 +278,6 @@ func (c *conv) Node(n transcript.Node) error {
 		}
 	}
 	isRoot := n.Predecessor == "" && !n.IsSummary()
-	if isRoot && len(c.chunk) > 0 {
-		if err := c.flush(); err != nil {
-			return err
-		}
-	}
-	if len(c.chunk) == 0 {
-		c.root = isRoot
-	}
 	if !n.IsSummary() && n.Caller == "" && n.Predecessor == c.head {
 		c.head = n.ID
 	}
@@ -287,6 +285,7 @@ func (c *conv) Node(n transcript.Node) error {
 		c.window = n.Usage.ContextWindow()
 	}
 	c.chunk = append(c.chunk, n)
+	c.roots = append(c.roots, isRoot)
 	if len(c.chunk) >= c.t.opts.Chunk {
 		return c.flush()
 	}
@@ -307,8 +306,8 @@ func (c *conv) flush() error {
 	if len(c.chunk) == 0 {
 		return nil
 	}
-	b := batch{nodes: c.chunk, root: c.root}
-	c.chunk = nil
+	b := batch{nodes: c.chunk, roots: c.roots}
+	c.chunk, c.roots = nil, nil
 	return c.send(b)
 }
 

@@ -541,3 +541,29 @@ func TestRecordedWindowKey(t *testing.T) {
 		t.Fatalf("importer writes %q, estimate reads %q", importer.RecordedWindowKey, estimate.RecordedWindowKey)
 	}
 }
+
+// TestRootsInsideAChunk: a session of several roots is one chunk (a root
+// is marked as one within the batch instead of opening an append of its
+// own) and is stored as node by node appends store it.
+func TestRootsInsideAChunk(t *testing.T) {
+	var want []byte
+	for _, chunk := range []int{1, 5000} {
+		out := filepath.Join(t.TempDir(), "s")
+		if _, err := importer.Import(context.Background(), importer.Options{Files: []string{fixtures + "claude-code/sess-0001.jsonl"}, Out: out, Chunk: chunk}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(out, store.NodesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if roots := bytes.Count(got, []byte(`"predecessor":null`)); roots < 2 {
+			t.Fatalf("the fixture imports to %d roots; the test needs several", roots)
+		}
+		if want == nil {
+			want = got
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("chunk %d stored the roots differently:\n%s\nwant\n%s", chunk, got, want)
+		}
+		check(t, out)
+	}
+}

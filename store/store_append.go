@@ -3,8 +3,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -108,38 +106,54 @@ func (tx *Tx) prepareBatch(nodes []transcript.Node, opts AppendOptions) (Meta, s
 
 // encodeBatch encodes the validated nodes into the bytes to append and the
 // index entries they will have once committed; a node over the line limit
-// refuses the whole batch before anything is written.
+// refuses the whole batch before anything is written. Each line is
+// transcript.AppendLine's: json.Compact over Node.MarshalJSON, written
+// without reflection.
 func (tx *Tx) encodeBatch(nodes []transcript.Node) ([]byte, []NodeRef, error) {
 	s := tx.s
-	var buf bytes.Buffer
 	maxLine := tx.opts.MaxLineBytes
 	if maxLine <= 0 {
 		maxLine = transcript.DefaultMaxLineBytes
 	}
 	refs := make([]NodeRef, len(nodes))
 	line := s.Len() + len(s.Duplicates)
+	buf := make([]byte, 0, batchSizeHint(nodes))
 	if s.unterminated && s.CommittedBytes > 0 {
 		// The last committed line lacks its newline (a hand-written file):
 		// end it first so the batch starts on a line of its own.
-		buf.WriteByte('\n')
+		buf = append(buf, '\n')
 	}
 	for i := range nodes {
 		if err := tx.interrupted(i); err != nil {
 			return nil, nil, err
 		}
-		encoded, err := encodeLine(&nodes[i])
-		if err != nil {
+		start := len(buf)
+		var err error
+		if buf, err = transcript.AppendLine(buf, &nodes[i]); err != nil {
 			return nil, nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: err.Error()}
 		}
-		if len(encoded) > maxLine {
-			return nil, nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: fmt.Sprintf("encoded node is %d bytes, over the %d-byte line limit", len(encoded), maxLine)}
+		n := len(buf) - start
+		if n > maxLine {
+			return nil, nil, &ValidationError{Index: i + 1, NodeID: nodes[i].ID, Msg: fmt.Sprintf("encoded node is %d bytes, over the %d-byte line limit", n, maxLine)}
 		}
 		refs[i] = refOf(&nodes[i])
-		refs[i].Line, refs[i].Offset, refs[i].Length = line+i+1, s.CommittedBytes+int64(buf.Len()), len(encoded)
-		buf.Write(encoded)
-		buf.WriteByte('\n')
+		refs[i].Line, refs[i].Offset, refs[i].Length = line+i+1, s.CommittedBytes+int64(start), n
+		buf = append(buf, '\n')
 	}
-	return buf.Bytes(), refs, nil
+	return buf, refs, nil
+}
+
+// batchSizeHint guesses a batch's encoded size from its text, so the
+// buffer rarely grows while it is filled.
+func batchSizeHint(nodes []transcript.Node) int {
+	n := 0
+	for i := range nodes {
+		n += 160 + len(nodes[i].Content.Text)
+		for _, b := range nodes[i].Content.Blocks {
+			n += 64 + len(b.Text) + len(b.Arguments)
+		}
+	}
+	return n + n/8
 }
 
 // AppendOptions tune Append.
@@ -162,19 +176,6 @@ type AppendOptions struct {
 	// broken (checkIntegrity), for a tool that mends it by appending what
 	// it lacks (a missing predecessor). Every command leaves it false.
 	AllowBrokenGraph bool
-}
-
-func encodeLine(n *transcript.Node) ([]byte, error) {
-	// MarshalJSON directly: json.Marshal would HTML-escape its output.
-	raw, err := n.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := json.Compact(&out, raw); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
 }
 
 // writeNodes appends data in one write, fsyncs it, then commits it by

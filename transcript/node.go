@@ -81,9 +81,13 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	return w.close(), w.err
 }
 
-func (b *Block) UnmarshalJSON(data []byte) error {
+func (b *Block) UnmarshalJSON(data []byte) error { return b.decode(data, false) }
+
+// decode is UnmarshalJSON; valid: data is part of a value already
+// validated (a node's line), so it is not checked again.
+func (b *Block) decode(data []byte, valid bool) error {
 	var buf [12]member
-	m, err := decodeMembers(data, buf[:0])
+	m, err := membersOf(data, buf[:0], valid)
 	if err != nil {
 		return fmt.Errorf("content block: expected an object: %w", err)
 	}
@@ -134,7 +138,10 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	return marshalString(c.Text), nil
 }
 
-func (c *Content) UnmarshalJSON(data []byte) error {
+func (c *Content) UnmarshalJSON(data []byte) error { return c.decode(data, false) }
+
+// decode is UnmarshalJSON; valid as for Block.decode.
+func (c *Content) decode(data []byte, valid bool) error {
 	*c = Content{}
 	data = bytes.TrimSpace(data)
 	switch {
@@ -145,7 +152,7 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	case data[0] == '[':
 		c.IsBlocks = true
 		var err error
-		c.Blocks, err = decodeArray[Block](data)
+		c.Blocks, err = decodeElements(data, valid, (*Block).decode)
 		return err
 	}
 	return fmt.Errorf("content: expected a string or an array of blocks")
@@ -187,9 +194,12 @@ func (tc ToolCall) MarshalJSON() ([]byte, error) {
 	return w.close(), w.err
 }
 
-func (tc *ToolCall) UnmarshalJSON(data []byte) error {
+func (tc *ToolCall) UnmarshalJSON(data []byte) error { return tc.decode(data, false) }
+
+// decode is UnmarshalJSON; valid as for Block.decode.
+func (tc *ToolCall) decode(data []byte, valid bool) error {
 	var buf [8]member
-	m, err := decodeMembers(data, buf[:0])
+	m, err := membersOf(data, buf[:0], valid)
 	if err != nil {
 		return fmt.Errorf("tool call: expected an object")
 	}
@@ -408,13 +418,15 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("node %q: \"role\" must be system, user, assistant or tool, got %q", n.ID, role)
 	}
 	if raw, ok := m.get("content"); ok {
-		if err := n.Content.UnmarshalJSON(raw); err != nil {
+		// The line was validated whole (decodeMembers): its parts are not
+		// checked again.
+		if err := n.Content.decode(raw, true); err != nil {
 			return fmt.Errorf("node %q: %w", n.ID, err)
 		}
 	}
 	if raw, ok := m.get("tool_calls"); ok && string(raw) != "null" {
 		var err error
-		if n.ToolCalls, err = decodeArray[ToolCall](raw); err != nil {
+		if n.ToolCalls, err = decodeElements(raw, true, (*ToolCall).decode); err != nil {
 			return fmt.Errorf("node %q: \"tool_calls\" must be an array of {id, name, arguments}", n.ID)
 		}
 	}
@@ -433,12 +445,28 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 		}
 	}
 	if raw, ok := m.get("metadata"); ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &n.Metadata); err != nil {
+		if n.Metadata, err = metadataOf(raw); err != nil {
 			return fmt.Errorf("node %q: \"metadata\" must be an object", n.ID)
 		}
 	}
 	n.Extra = leftovers(m, nodeKnown)
 	return nil
+}
+
+// metadataOf decodes a validated metadata value as json.Unmarshal into a
+// map[string]json.RawMessage does (FuzzDecodeObject holds decodeMembers
+// to that), the values copied out of the line.
+func metadataOf(raw []byte) (map[string]json.RawMessage, error) {
+	var buf [8]member
+	ms, err := splitMembers(raw, buf[:0])
+	if err != nil || ms == nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(ms))
+	for _, x := range ms {
+		m[x.key] = append(json.RawMessage(nil), x.val...)
+	}
+	return m, nil
 }
 
 // AllToolCalls returns the calls of the tool_calls field followed by those

@@ -230,6 +230,8 @@ func FuzzNodeDecode(f *testing.F) {
 		`{"id":"a","role":"user","content":[{"type":"text","type":"image","k":1,"k":2}]}`,
 		`{"id":"a","role":"user","tool_calls":{}}`, `{"id":"a","role":"user","content":[ ]}`,
 		`{"id":"a","\u0069d":"b","role":"user"}`, `{"id":"a","role":"user","usage":{"input_tokens":1e2}}`,
+		`{"id":"a","role":"user","metadata":[1]}`, `{"id":"a","role":"user","metadata":{"k":1,"k":[ 2 ],"\u006b2":"\u00e9","e":{}}}`,
+		`{"id":"a","role":"user","metadata":{}}`, `{"id":"a","role":"user","metadata":"x"}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -116,6 +116,10 @@ func unmarshalString(raw json.RawMessage, dst *string) error {
 		*dst = string(raw[1 : n-1])
 		return nil
 	}
+	if s, ok := unquoteJSON(raw); ok {
+		*dst = s
+		return nil
+	}
 	return json.Unmarshal(raw, dst)
 }
 

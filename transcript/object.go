@@ -38,6 +38,21 @@ func decodeMembers(data []byte, buf members) (members, error) {
 		var m map[string]json.RawMessage
 		return nil, json.Unmarshal(data, &m) // the precise syntax error
 	}
+	return splitMembers(data, buf)
+}
+
+// membersOf is decodeMembers, without the validation when data is part of
+// a value already validated (valid): a node's line is checked once, not
+// once more per content block.
+func membersOf(data []byte, buf members, valid bool) (members, error) {
+	if valid {
+		return splitMembers(data, buf)
+	}
+	return decodeMembers(data, buf)
+}
+
+// splitMembers is decodeMembers over valid JSON.
+func splitMembers(data []byte, buf members) (members, error) {
 	i := SkipJSONSpace(data, 0)
 	if data[i] != '{' {
 		var m map[string]json.RawMessage
@@ -150,8 +165,14 @@ func decodeArray[T any, PT interface {
 	*T
 	UnmarshalJSON([]byte) error
 }](data []byte) ([]T, error) {
+	return decodeElements(data, false, func(t *T, el []byte, _ bool) error { return PT(t).UnmarshalJSON(el) })
+}
+
+// decodeElements is decodeArray with dec for the elements, and without
+// the validation when data is part of a validated value (valid).
+func decodeElements[T any](data []byte, valid bool, dec func(*T, []byte, bool) error) ([]T, error) {
 	data = bytes.TrimSpace(data)
-	if !ValidJSON(data) || data[0] != '[' {
+	if !(valid || ValidJSON(data)) || data[0] != '[' {
 		var out []T
 		if err := json.Unmarshal(data, &out); err != nil {
 			return nil, err
@@ -164,7 +185,7 @@ func decodeArray[T any, PT interface {
 	k := 0
 	var err error
 	EachJSONElement(data, func(el []byte) bool {
-		err = PT(&out[k]).UnmarshalJSON(el)
+		err = dec(&out[k], el, true)
 		k++
 		return err == nil
 	})

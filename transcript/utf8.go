@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -34,25 +35,36 @@ func InvalidUTF8Msg(pos int) string {
 }
 
 // invalidUTF8Field names the first field of n that holds invalid UTF-8,
-// or "". Encoding would replace such bytes with U+FFFD.
+// or "". Encoding would replace such bytes with U+FFFD. A block's strings
+// (and a tool call's id and name) are judged joined, as they always were:
+// each is checked alone first, and only a block with an invalid one is
+// joined (so the common case copies nothing).
 func InvalidUTF8Field(n *Node) string {
-	strs := []struct{ name, v string }{{"id", n.ID}, {"predecessor", n.Predecessor}, {"caller", n.Caller}, {"name", n.Name},
-		{"tool_call_id", n.ToolCallID}, {"created_at", n.CreatedAt}, {"content", n.Content.Text}}
-	for _, b := range n.Content.Blocks {
-		strs = append(strs, struct{ name, v string }{"content", b.Text + b.Signature + b.Source + b.MediaType + b.ID + b.Name + b.ToolCallID})
-		if !utf8.Valid(b.Arguments) || !rawValid(b.Extra) {
+	for i := range n.Content.Blocks {
+		if b := &n.Content.Blocks[i]; !utf8.Valid(b.Arguments) || !rawValid(b.Extra) {
 			return "content"
 		}
 	}
-	for _, c := range n.ToolCalls {
-		strs = append(strs, struct{ name, v string }{"tool_calls", c.ID + c.Name})
-		if !utf8.Valid(c.Arguments) || !rawValid(c.Extra) {
+	for i := range n.ToolCalls {
+		if c := &n.ToolCalls[i]; !utf8.Valid(c.Arguments) || !rawValid(c.Extra) {
 			return "tool_calls"
 		}
 	}
-	for _, s := range strs {
+	for _, s := range [...]struct{ name, v string }{{"id", n.ID}, {"predecessor", n.Predecessor}, {"caller", n.Caller}, {"name", n.Name},
+		{"tool_call_id", n.ToolCallID}, {"created_at", n.CreatedAt}, {"content", n.Content.Text}} {
 		if !utf8.ValidString(s.v) {
 			return s.name
+		}
+	}
+	for i := range n.Content.Blocks {
+		b := &n.Content.Blocks[i]
+		if !validJoined(b.Text, b.Signature, b.Source, b.MediaType, b.ID, b.Name, b.ToolCallID) {
+			return "content"
+		}
+	}
+	for i := range n.ToolCalls {
+		if !validJoined(n.ToolCalls[i].ID, n.ToolCalls[i].Name) {
+			return "tool_calls"
 		}
 	}
 	if !rawValid(n.Metadata) {
@@ -65,6 +77,16 @@ func InvalidUTF8Field(n *Node) string {
 		return "usage"
 	}
 	return ""
+}
+
+// validJoined: the strings joined are valid UTF-8.
+func validJoined(parts ...string) bool {
+	for _, p := range parts {
+		if !utf8.ValidString(p) {
+			return utf8.ValidString(strings.Join(parts, ""))
+		}
+	}
+	return true
 }
 
 func rawValid(m map[string]json.RawMessage) bool {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -36,11 +37,11 @@ func convertBlocks(bl []block, content json.RawMessage, accepted, seenCalls map[
 
 // convertUsage maps the Messages API usage of an assistant message's last
 // line (ref) to the node's usage; a usage of another shape is warned about
-// and yields nil.
-func (p *planner) convertUsage(raw json.RawMessage, ref lineRef) *transcript.Usage {
+// (into warns) and yields nil.
+func convertUsage(raw json.RawMessage, ref lineRef, warns *[]builtWarning) *transcript.Usage {
 	var u usage
-	if json.Unmarshal(raw, &u) != nil {
-		p.warnf(ref, "usage is not the Messages API's usage object; not imported")
+	if input.Unmarshal(raw, &u) != nil {
+		*warns = append(*warns, builtWarning{ref, "usage is not the Messages API's usage object; not imported"})
 		return nil
 	}
 	out := &transcript.Usage{

@@ -63,6 +63,8 @@ func (p *planner) emit() error {
 	} else if p.res != nil {
 		p.res.point = nil
 	}
+	nb := p.startBuilding(order)
+	defer nb.close()
 	for k := p.emitFrom; k <= len(order); k++ {
 		if point != nil && k == point.Nodes {
 			if err := cp.Checkpoint(); err != nil {
@@ -72,41 +74,20 @@ func (p *planner) emit() error {
 		if k == len(order) {
 			break
 		}
-		i := order[k]
-		n := p.nodes[i]
 		if k%1024 == 0 {
 			if err := p.ctx.Err(); err != nil {
 				return err
 			}
 		}
-		var node transcript.Node
-		var err error
-		switch n.kind {
-		case kindSummary:
-			node, err = p.buildSummary(n)
-		case kindSystem:
-			node, err = p.buildSystem(n)
-		case kindAttachUser, kindAttachSystem:
-			node, err = p.buildAttachment(n)
-		default:
-			node, err = p.buildMessage(n)
+		b := nb.next()
+		for _, w := range b.warns {
+			p.warnf(w.ref, "%s", w.msg)
 		}
-		if err == nil && (n.kind == kindUser || n.kind == kindAttachUser) {
-			if rec := p.useSent(i, &node); rec != "" {
-				var meta map[string]json.RawMessage
-				_ = json.Unmarshal(node.Metadata["claude_code"], &meta)
-				if meta == nil {
-					meta = map[string]json.RawMessage{}
-				}
-				meta["recorded_text"], _ = json.Marshal(rec)
-				node.SetMeta("claude_code", meta)
-			}
+		if b.err != nil {
+			return b.err
 		}
-		if err != nil {
-			return err
-		}
-		if err := p.sink.Node(node); err != nil {
-			ref := n.first
+		if err := p.sink.Node(b.node); err != nil {
+			ref := p.nodes[order[k]].first
 			return fmt.Errorf("%s:%d: %w", p.files[ref.file], ref.line, err)
 		}
 	}
@@ -117,6 +98,39 @@ func (p *planner) emit() error {
 		p.sink.SetHead(p.nodes[p.head].id)
 	}
 	return nil
+}
+
+// buildNode builds planned node i from its lines, with the text the
+// client sent where that differs (useSent). Its warnings are collected in
+// warns, for the emit loop to hand over in order: nodes are built on
+// several goroutines (emitpar.go), so building reads the plan and the
+// files and writes nothing shared.
+func (p *planner) buildNode(i int32, warns *[]builtWarning) (transcript.Node, error) {
+	n := p.nodes[i]
+	var node transcript.Node
+	var err error
+	switch n.kind {
+	case kindSummary:
+		node, err = p.buildSummary(n, warns)
+	case kindSystem:
+		node, err = p.buildSystem(n)
+	case kindAttachUser, kindAttachSystem:
+		node, err = p.buildAttachment(n)
+	default:
+		node, err = p.buildMessage(n, warns)
+	}
+	if err == nil && (n.kind == kindUser || n.kind == kindAttachUser) {
+		if rec := p.useSent(i, &node); rec != "" {
+			var meta map[string]json.RawMessage
+			_ = json.Unmarshal(node.Metadata["claude_code"], &meta)
+			if meta == nil {
+				meta = map[string]json.RawMessage{}
+			}
+			meta["recorded_text"], _ = json.Marshal(rec)
+			node.SetMeta("claude_code", meta)
+		}
+	}
+	return node, err
 }
 
 // readSent reads the user message each request recorded for a group
@@ -365,7 +379,7 @@ func (p *planner) idOf(i int32) string {
 	return p.nodes[i].id
 }
 
-func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
+func (p *planner) buildMessage(n *pnode, warns *[]builtWarning) (transcript.Node, error) {
 	node := transcript.Node{ID: n.id, Role: n.role(), Predecessor: p.idOf(n.pred), Caller: p.idOf(n.caller)}
 	meta := ccMeta{IsSidechain: n.sidechain}
 	accepted := map[string]bool{}
@@ -423,7 +437,7 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 		node.Content = transcript.Content{Blocks: blocks, IsBlocks: true}
 	}
 	if n.kind == kindAssistant && lastUsage != nil {
-		node.Usage = p.convertUsage(lastUsage, lines[len(lines)-1])
+		node.Usage = convertUsage(lastUsage, lines[len(lines)-1], warns)
 	}
 	if n.kind != kindAssistant {
 		meta.Model, meta.StopReason = "", ""
@@ -433,7 +447,7 @@ func (p *planner) buildMessage(n *pnode) (transcript.Node, error) {
 }
 
 // buildSummary builds the summary node of a compaction (docs/FORMAT.md §4).
-func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
+func (p *planner) buildSummary(n *pnode, warns *[]builtWarning) (transcript.Node, error) {
 	var r fullRecord
 	if err := p.read(n.first, &r, false); err != nil {
 		return transcript.Node{}, err
@@ -465,7 +479,7 @@ func (p *planner) buildSummary(n *pnode) (transcript.Node, error) {
 		var c string
 		_ = json.Unmarshal(r.Content, &c)
 		text = strings.TrimSpace(c + " (Claude Code's summary text is not in the file)")
-		p.warnf(n.first, "compaction boundary without its summary text")
+		*warns = append(*warns, builtWarning{n.first, "compaction boundary without its summary text"})
 	}
 	var covers []string
 	for _, c := range p.spine(n.sum.last) {

@@ -168,16 +168,17 @@ func (p *planner) warnf(ref lineRef, format string, args ...any) {
 	p.sink.Warn(p.files[ref.file], int(ref.line), fmt.Sprintf(format, args...))
 }
 
-// planLine classifies one line, counts it, and plans its node.
-func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
-	if len(trimSpace(body)) == 0 {
+// planLine classifies one line (decoded by lineItem.decode), counts it,
+// and plans its node.
+func (p *planner) planLine(it *lineItem, ref lineRef) error {
+	if it.blank {
 		p.sink.Count("blank line", transcript.OutcomeSkipped, "empty line")
 		return nil
 	}
 	p.lines++
-	var r record
-	if err := decodeRecord(body, &r, &r.badMessage); err != nil {
-		if !complete {
+	r, body := &it.rec, it.body
+	if err := it.decErr; err != nil {
+		if !it.complete {
 			// A session still being written ends in a cut line.
 			p.warnf(ref, "cut last line ignored (the session was still being written)")
 			p.sink.Count("cut line", transcript.OutcomeSkipped, "incomplete last line")
@@ -185,7 +186,7 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		}
 		return p.errorf(ref, "expected a Claude Code record (a JSON object): %s", jsonErrorText(err))
 	}
-	if pos := transcript.FirstInvalidUTF8(body); pos > 0 {
+	if pos := it.badUTF8; pos > 0 {
 		// Raw JSON values (tool arguments) are kept as they are, and the
 		// store holds only UTF-8 (docs/FORMAT.md §7).
 		return p.errorf(ref, "%s", transcript.InvalidUTF8Msg(pos))
@@ -195,20 +196,20 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 		typ = "(no type)"
 	}
 	if r.UUID != "" && p.seen(r.UUID) {
-		p.sink.Count(recordName(&r), transcript.OutcomeSkipped, "repeated uuid (resumed session)")
+		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "repeated uuid (resumed session)")
 		return nil
 	}
 	switch {
 	case r.Type == "system" && r.Subtype == "compact_boundary":
-		return p.planBoundary(&r, ref)
+		return p.planBoundary(r, ref)
 	case r.Type == "user" && r.IsCompactSummary:
-		return p.planCompactSummary(&r, body, ref)
+		return p.planCompactSummary(r, body, ref)
 	case r.Type == "user" || r.Type == "assistant":
-		return p.planMessage(&r, ref)
+		return p.planMessage(r, ref)
 	case r.Type == "attachment" && hasRendered(r.Rendered):
-		return p.planAttachment(&r, ref)
+		return p.planAttachment(r, ref)
 	case r.Type == "api-request-shape" && (!p.agentFile && p.sys == none || p.agentFile && p.fileSys == none):
-		return p.planShape(&r, ref)
+		return p.planShape(r, ref)
 	case r.Type == "api-request-blob" && r.Hash != "" && r.Message != nil:
 		if p.blobs == nil {
 			p.blobs = map[string]blobRef{}
@@ -217,9 +218,9 @@ func (p *planner) planLine(body []byte, ref lineRef, complete bool) error {
 			p.blobs[r.Hash] = blobRef{ref, r.Message.Role}
 		}
 	case r.Type == "api-request":
-		p.noteRequest(&r)
+		p.noteRequest(r)
 	}
-	p.skip(&r)
+	p.skip(r)
 	return nil
 }
 
@@ -378,7 +379,10 @@ func (p *planner) planMessage(r *record, ref lineRef) error {
 		return p.errorf(ref, "%s line %q: expected a message object", name, r.UUID)
 	}
 	m := *r.Message
-	text, blocks, _, err := decodeContent[scanBlock](m.Content)
+	if !r.scanned {
+		r.scanContent()
+	}
+	text, blocks, err := r.scan.text, r.scan.blocks, r.scan.err
 	if err != nil {
 		return p.errorf(ref, "%s line %q: %s", name, r.UUID, jsonErrorText(err))
 	}

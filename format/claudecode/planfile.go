@@ -66,53 +66,79 @@ func (p *planner) startFile(path string, agent bool) (*os.File, error) {
 	return f, nil
 }
 
-// planLines plans the lines lr reads to the end of the file. A resumable
-// import (resume.go) notes every line start of the session file as a
-// possible resume point, and saves the planner at the one it was asked
-// to.
+// planLines plans the lines lr reads to the end of the file, decoded
+// ahead on every core (prefetch.go) and planned in file order. A
+// resumable import (resume.go) notes every line start of the session file
+// as a possible resume point, and saves the planner at the one it was
+// asked to. lr's position is where reading stopped; pos and line are
+// where planning is.
 func (p *planner) planLines(lr *lineReader) error {
+	pos, line := lr.off, lr.line // before the prefetch moves lr on
+	pf := startPrefetch(lr)
+	defer pf.close()
 	complete := true
+	var batch *lineBatch
+	k := 0
 	for {
 		if p.res != nil && !p.agentFile {
-			if complete {
-				p.res.candidate(lr.off, len(p.nodes))
+			if err := p.notePoint(pos, line, complete); err != nil {
+				return err
 			}
-			if lr.off == p.res.saveAt && p.res.point == nil {
-				if err := p.res.save(p, lr); err != nil {
-					return err
+		}
+		if batch == nil || k == len(batch.items) {
+			var ok bool
+			if batch, ok = <-pf.out; !ok {
+				if p.res != nil && !p.agentFile {
+					p.res.openGroup = append([]int32(nil), p.grp...)
 				}
+				// A group never spans files: a sub-agent file is a chain of
+				// its own.
+				p.closeGroup()
+				return nil
 			}
-			if p.res.provAt >= 0 && lr.off >= p.res.provAt && complete && p.res.prov == nil {
-				if err := p.res.save(p, lr); err != nil {
-					return err
-				}
-				p.res.prov, p.res.point = p.res.point, nil
-			}
+			<-batch.done
+			k = 0
 		}
-		body, off, lineComplete, err := lr.next()
-		if err == io.EOF {
-			if p.res != nil && !p.agentFile {
-				p.res.openGroup = append([]int32(nil), p.grp...)
-			}
-			// A group never spans files: a sub-agent file is a chain of
-			// its own.
-			p.closeGroup()
-			return nil
+		it := &batch.items[k]
+		k++
+		if it.err != nil {
+			return it.err
 		}
-		if err != nil {
-			return err
-		}
-		complete = lineComplete
-		if lr.line%1024 == 0 {
+		pos, line, complete = it.end, it.line, it.complete
+		if line%1024 == 0 {
 			if err := p.ctx.Err(); err != nil {
 				return err
 			}
 		}
-		ref := lineRef{file: p.fileIdx, line: int32(lr.line), off: off, n: int32(len(body))}
-		if err := p.planLine(body, ref, complete); err != nil {
+		ref := lineRef{file: p.fileIdx, line: int32(line), off: it.off, n: int32(len(it.body))}
+		if err := p.planLine(it, ref); err != nil {
 			return err
 		}
 	}
+}
+
+// notePoint records the line start pos (line lines read) as a resume
+// point, and saves the planner there when asked to.
+func (p *planner) notePoint(pos int64, line int, complete bool) error {
+	if complete {
+		p.res.candidate(pos, len(p.nodes))
+	}
+	if pos == p.res.saveAt && p.res.point == nil {
+		if err := p.res.save(p, pos, line); err != nil {
+			return err
+		}
+	}
+	if r := p.res; r.provNext < len(r.provAts) && pos >= r.provAts[r.provNext] && complete {
+		if err := r.save(p, pos, line); err != nil {
+			return err
+		}
+		r.provs, r.provLost = append(r.provs, r.point), append(r.provLost, false)
+		r.point = nil
+		for r.provNext < len(r.provAts) && pos >= r.provAts[r.provNext] {
+			r.provNext++
+		}
+	}
+	return nil
 }
 
 // emptyFile is the error for a file with no line: like every other

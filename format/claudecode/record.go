@@ -9,6 +9,10 @@ import (
 	"fmt"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
@@ -41,6 +45,27 @@ type record struct {
 	// badMessage says why message could not be read (an error only for a
 	// user or assistant line).
 	badMessage string
+	// scan is the message content as planMessage reads it, decoded on the
+	// first pass's workers (lineItem.decode) when scanned is true.
+	scan    scannedContent
+	scanned bool
+}
+
+// scannedContent is decodeContent[scanBlock]'s result.
+type scannedContent struct {
+	text   string
+	blocks []scanBlock
+	err    error
+}
+
+// scanContent decodes a user or assistant line's message content as
+// planMessage reads it, once, where the line is decoded.
+func (r *record) scanContent() {
+	if (r.Type != "user" && r.Type != "assistant") || r.Message == nil || r.badMessage != "" {
+		return
+	}
+	r.scan.text, r.scan.blocks, _, r.scan.err = decodeContent[scanBlock](r.Message.Content)
+	r.scanned = true
 }
 
 // rendered is one piece of an attachment's rendered content: a string,
@@ -85,6 +110,26 @@ type compactMetadata struct {
 type agentRef struct {
 	AgentID string `json:"agentId"`
 }
+
+// UnmarshalJSONFrom is what the fast decoder of input.Unmarshal calls
+// (encoding/json does not know the method): a toolUseResult that is not an
+// object — a failed tool's error string, a list — leaves an empty agentRef,
+// as encoding/json's type error does, instead of failing the fast decode
+// and decoding the whole line a second time with encoding/json
+// (docs/BENCHMARKS.md, "the cold path"). decodeRecord reads past that
+// type error, so the record is the same; a line with any other error
+// still fails here and takes encoding/json's path, whose earliest error
+// decides as before.
+func (a *agentRef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*a = agentRef{}
+	if dec.PeekKind() != '{' {
+		return dec.SkipValue()
+	}
+	return jsonv2.UnmarshalDecode(dec, (*plainAgentRef)(a), jsonv1.DefaultOptionsV1())
+}
+
+// plainAgentRef is agentRef without its decode method.
+type plainAgentRef agentRef
 
 // progressData is the part of a progress line's data the import reads.
 type progressData struct {

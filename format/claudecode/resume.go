@@ -19,8 +19,9 @@ package claudecode
 // before the nodes the next lines are likely to change is taken (settle).
 // The import plans the tail twice — once to find the point, once more to
 // save the state there — which costs one more pass over the bytes after
-// the old resume point, or after a provisional point the first pass saved
-// 4 MiB before the end (provWindow), whichever is later.
+// the old resume point, or after the latest provisional point the first
+// pass saved near the end that still stands (4 MiB, 1 MiB, 256 KiB and
+// 64 KiB before it: provWindow), whichever is later.
 
 import (
 	"context"
@@ -58,13 +59,15 @@ type resumer struct {
 	point  *Point
 	// openGroup is the turn group still open at the end of the file.
 	openGroup []int32
-	// provAt is where the pass that finds the point saves a provisional
-	// one (-1: none), so the second pass need not plan the whole file
-	// again; prov is that point, lost once a later line changes a node
-	// planned before it.
-	provAt   int64
-	prov     *Point
-	provLost bool
+	// provAts are where the pass that finds the point saves provisional
+	// ones (ascending; none when empty), so the second pass need not plan
+	// the whole file again; provs are those points, provLost[j] true once
+	// a later line changes a node planned before provs[j], and provNext
+	// the next of provAts to save at.
+	provAts  []int64
+	provs    []*Point
+	provLost []bool
+	provNext int
 	// parsed is how many bytes of the file were planned.
 	parsed int64
 }
@@ -96,8 +99,10 @@ func (p *planner) touch(i int32) {
 	if int(i) < r.base.nodes {
 		r.lost = true
 	}
-	if r.prov != nil && int(i) < r.prov.Nodes {
-		r.provLost = true
+	for j, pt := range r.provs {
+		if int(i) < pt.Nodes {
+			r.provLost[j] = true
+		}
 	}
 }
 
@@ -165,17 +170,22 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	}
 	find := newPlanner(ctx, discard{}, opts, names)
 	defer find.close()
-	provAt := int64(-1)
+	var provAts []int64
 	if st, err := os.Stat(c.main); err == nil {
 		size := st.Size()
 		if res.Limit > 0 && res.Limit < size {
 			size = res.Limit
 		}
-		if size-provWindow > 0 {
-			provAt = size - provWindow
+		// A ladder of provisional points, the nearest to the end last: the
+		// latest that stands is used, so a long last turn costs the window
+		// and a short one only the last rung.
+		for w := provWindow; w >= provWindow/64 && w > 0; w /= 4 {
+			if size-w > 0 {
+				provAts = append(provAts, size-w)
+			}
 		}
 	}
-	r, err := find.resumeFrom(c.main, s, -1, provAt, -1)
+	r, err := find.resumeFrom(c.main, s, -1, provAts, -1)
 	if err != nil {
 		return err
 	}
@@ -184,16 +194,19 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	}
 	saveAt := find.settle()
 	emitFrom, parsed := r.base.nodes, r.parsed
-	if r.prov != nil && !r.provLost && r.prov.Offset <= saveAt {
-		// The second pass starts from the provisional point: the nodes
-		// before it are the same in both passes.
-		if s, err = decodeSnap(r.prov.State); err != nil {
-			return err
+	for j := len(r.provs) - 1; j >= 0; j-- {
+		if pt := r.provs[j]; !r.provLost[j] && pt.Offset <= saveAt {
+			// The second pass starts from the provisional point: the nodes
+			// before it are the same in both passes.
+			if s, err = decodeSnap(pt.State); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	p := newPlanner(ctx, sink, opts, names)
 	defer p.close()
-	r, err = p.resumeFrom(c.main, s, saveAt, -1, emitFrom)
+	r, err = p.resumeFrom(c.main, s, saveAt, nil, emitFrom)
 	if err != nil {
 		return err
 	}
@@ -210,15 +223,16 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	return nil
 }
 
-// provWindow is how far before the end of the file the first pass saves a
-// provisional point: the last turn is rarely longer.
+// provWindow is how far before the end of the file the first pass saves
+// its first provisional point (then a quarter as far, down to 1/64): the
+// last turn is rarely longer.
 var provWindow int64 = 4 << 20
 
 // resumeFrom plans the session file from the saved state (its start when
 // nil), saving the state at offset saveAt (none when -1) and a
-// provisional one at the first line start from provAt on (none when -1).
+// provisional one at the first line start from each of provAts on.
 // The sink holds the first emitFrom nodes (-1: those of the state).
-func (p *planner) resumeFrom(path string, state *snap, saveAt, provAt int64, emitFrom int) (*resumer, error) {
+func (p *planner) resumeFrom(path string, state *snap, saveAt int64, provAts []int64, emitFrom int) (*resumer, error) {
 	f, err := p.startFile(path, false)
 	if err != nil {
 		return nil, err
@@ -233,8 +247,17 @@ func (p *planner) resumeFrom(path string, state *snap, saveAt, provAt int64, emi
 	if emitFrom < 0 {
 		p.emitFrom = len(p.nodes)
 	}
-	p.res = &resumer{saveAt: saveAt, provAt: provAt, base: cand{lr.off, len(p.nodes)}}
 	from := lr.off
+	// A provisional point within provWindow/64 of where planning starts
+	// saves less re-planning than saving the state costs (a refresh after
+	// one turn would encode the whole planner for a 100 KB tail).
+	var ats []int64
+	for _, at := range provAts {
+		if at >= from+provWindow/64 {
+			ats = append(ats, at)
+		}
+	}
+	p.res = &resumer{saveAt: saveAt, provAts: ats, base: cand{from, len(p.nodes)}}
 	if err := p.planLines(lr); err != nil {
 		return nil, err
 	}

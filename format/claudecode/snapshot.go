@@ -94,9 +94,10 @@ func (c *refCols) at(i int) lineRef { return lineRef{line: c.Line[i], off: c.Off
 
 func (c *refCols) ok(n int) bool { return len(c.Line) == n && len(c.Off) == n && len(c.N) == n }
 
-// save records the planner's state at lr's position as the Point.
-func (r *resumer) save(p *planner, lr *lineReader) error {
-	s := snap{Rest: snapRest{Key: p.hkey, Off: lr.off, Line: lr.line, Lines: p.lines,
+// save records the planner's state at the start of line line+1, byte off,
+// as the Point.
+func (r *resumer) save(p *planner, off int64, line int) error {
+	s := snap{Rest: snapRest{Key: p.hkey, Off: off, Line: line, Lines: p.lines,
 		ToolNode: p.toolNode, Prompts: p.prompts, PromptUsed: p.promptUsed, AgentTool: p.agentTool, AgentSeen: p.agentSeen,
 		Boundaries: p.boundaries, LastBound: p.lastBound, LastTask: p.lastTask, Head: p.head, Model: p.model,
 		Sys: p.sys, FileSys: p.fileSys, Grp: p.grp, GrpBase: p.grpBase, GrpBroken: p.grpBroken, Moved: p.moved,
@@ -149,7 +150,7 @@ func (r *resumer) save(p *planner, lr *lineReader) error {
 	if err != nil {
 		return fmt.Errorf("claude code: saving the resume point: %w", err)
 	}
-	r.point = &Point{State: state, Offset: lr.off, Nodes: len(p.nodes)}
+	r.point = &Point{State: state, Offset: off, Nodes: len(p.nodes)}
 	return nil
 }
 

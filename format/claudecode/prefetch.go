@@ -1,0 +1,139 @@
+package claudecode
+
+// This file reads and decodes the first pass's lines ahead of the planner,
+// on every core: decoding a line needs nothing the planner decides, and it
+// is most of the pass's work (docs/BENCHMARKS.md, "the cold path").
+
+import (
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// lineItem is one line as lineReader.next returned it, decoded.
+type lineItem struct {
+	body []byte
+	// off is where the line starts, end where the next one does; line is
+	// its 1-based number.
+	off, end int64
+	line     int
+	complete bool
+	// err is next's error (a line over the limit, a read error): the
+	// planner returns it when it reaches the line.
+	err error
+	// blank: nothing but white space (not decoded).
+	blank  bool
+	rec    record
+	decErr error
+	// badUTF8 is transcript.FirstInvalidUTF8 of a line that decoded.
+	badUTF8 int
+}
+
+func (it *lineItem) decode() {
+	if it.err != nil {
+		return
+	}
+	if len(trimSpace(it.body)) == 0 {
+		it.blank = true
+		return
+	}
+	if it.decErr = decodeRecord(it.body, &it.rec, &it.rec.badMessage); it.decErr == nil {
+		it.badUTF8 = transcript.FirstInvalidUTF8(it.body)
+		it.rec.scanContent()
+	}
+}
+
+// lineBatch is a run of consecutive lines; done is closed once they are
+// decoded.
+type lineBatch struct {
+	items []lineItem
+	done  chan struct{}
+}
+
+// Batches end at batchLines lines or batchBytes bytes, whichever first.
+const (
+	batchLines = 128
+	batchBytes = 256 << 10
+)
+
+// prefetcher reads lr's lines on one goroutine and decodes them on
+// GOMAXPROCS workers; batches arrive on out in file order. At most a few
+// batches are in flight, so memory stays bounded.
+type prefetcher struct {
+	out  chan *lineBatch
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startPrefetch(lr *lineReader) *prefetcher {
+	workers := runtime.GOMAXPROCS(0)
+	pf := &prefetcher{out: make(chan *lineBatch, workers+2), stop: make(chan struct{})}
+	work := make(chan *lineBatch, workers+2)
+	for range workers {
+		pf.wg.Add(1)
+		go func() {
+			defer pf.wg.Done()
+			for b := range work {
+				for i := range b.items {
+					b.items[i].decode()
+				}
+				close(b.done)
+			}
+		}()
+	}
+	pf.wg.Add(1)
+	go func() {
+		defer pf.wg.Done()
+		defer close(work)
+		defer close(pf.out)
+		for {
+			b, last := readBatch(lr)
+			if len(b.items) > 0 {
+				select {
+				case work <- b:
+				case <-pf.stop:
+					return
+				}
+				select {
+				case pf.out <- b:
+				case <-pf.stop:
+					return
+				}
+			}
+			if last {
+				return
+			}
+		}
+	}()
+	return pf
+}
+
+// readBatch reads the next batch; last is true at the end of the file or
+// at a line next refused (it ends the batch).
+func readBatch(lr *lineReader) (b *lineBatch, last bool) {
+	b = &lineBatch{done: make(chan struct{})}
+	size := 0
+	for len(b.items) < batchLines && size < batchBytes {
+		body, off, complete, err := lr.next()
+		if err == io.EOF {
+			return b, true
+		}
+		b.items = append(b.items, lineItem{body: body, off: off, end: lr.off, line: lr.line, complete: complete, err: err})
+		if err != nil {
+			return b, true
+		}
+		size += len(body)
+	}
+	return b, false
+}
+
+// close stops the reading and waits for the goroutines, so none reads the
+// file once the planner is done with it.
+func (pf *prefetcher) close() {
+	close(pf.stop)
+	for range pf.out {
+	}
+	pf.wg.Wait()
+}
