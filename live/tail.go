@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/osfile"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // TailEntry is the cache session of a transcript's tail (OpenTail).
@@ -192,6 +193,12 @@ func extendTail(in *os.File, copyPath string, s tailState, size int64) (tailStat
 		return s, err
 	}
 	defer out.Close()
+	// The copy is checked as the file is: a fresh copy cut short by a kill
+	// (tail.json still describes the tail before it) or an edited one is
+	// never extended.
+	if copied, err := hashRange(out, 0, s.Size-s.Start); err != nil || copied != s.TailHash {
+		return s, errTailChanged
+	}
 	// A crash between an append and tail.json leaves more than Size−Start
 	// bytes: they are written again.
 	if err := out.Truncate(s.Size - s.Start); err != nil {
@@ -228,7 +235,13 @@ func freshTail(in *os.File, copyPath, abs string, size, minBytes int64) (tailSta
 	if s.TailHash, err = hashRange(in, start, size); err != nil {
 		return s, err
 	}
-	if err := os.Remove(copyPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// tail.json goes first: until the new one is written, no state
+	// describes a copy being replaced.
+	if err := os.Remove(filepath.Join(filepath.Dir(copyPath), tailStateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	// Not what ctxfold wrote (a directory where the copy goes) goes too.
+	if err := os.RemoveAll(copyPath); err != nil {
 		return s, err
 	}
 	out, err := osfile.OpenNoFollow(copyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -320,8 +333,10 @@ func countRange(in *os.File, from, to int64, pat []byte) (int, error) {
 }
 
 func readTailState(dir string) (tailState, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, tailStateFile))
-	if err != nil || len(b) > maxStateBytes {
+	// Opened as every cache file is (docs/LIVE.md, "Hostile files"): a
+	// FIFO or a link to a device costs one open.
+	b, err := store.ReadCacheFile(filepath.Join(dir, tailStateFile), maxStateBytes)
+	if err != nil {
 		return tailState{}, false
 	}
 	var s tailState

@@ -1,0 +1,106 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestTailStateNeverBlocks: a tail.json that is a FIFO or a link to an
+// endless device costs one open, as every cache file read does
+// (docs/LIVE.md, "Hostile files"): the tail is copied afresh.
+func TestTailStateNeverBlocks(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file, data, minBytes := tailFixture(t)
+			cache := t.TempDir()
+			openTail(t, file, cache, minBytes)
+			state := filepath.Join(TailDir(cache, file), tailStateFile)
+			if err := os.Remove(state); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(state); err != nil {
+				t.Skip(err)
+			}
+			done := make(chan *TailEntry, 1)
+			go func() {
+				te, err := OpenTail(context.Background(), file, Options{CacheDir: cache}, minBytes)
+				if err != nil {
+					t.Error(err)
+					done <- nil
+					return
+				}
+				te.Close()
+				done <- te
+			}()
+			select {
+			case te := <-done:
+				if te != nil && (te.TailUpdate != Fresh || !copyIs(t, cache, file, data[te.Start:])) {
+					t.Errorf("%+v: want a fresh, true copy", te)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("OpenTail blocked on a hostile tail.json")
+			}
+		})
+	}
+}
+
+// TestTailCopyIsChecked: a copy that is not the file's bytes any more —
+// a fresh copy cut short by a crash or a kill (the status line's command
+// is killed when the client moves on), or a copy edited — is never
+// extended as though it were: the tail is copied afresh.
+func TestTailCopyIsChecked(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(copied, data []byte, start int64) []byte
+	}{
+		// A longer tail was being copied from an earlier line start when
+		// the process died: tail.json still describes the shorter one.
+		{"an interrupted fresh copy", func(copied, data []byte, start int64) []byte {
+			from := bytes.LastIndexByte(data[:start-1], '\n') + 1
+			return data[from : int(from)+len(copied)]
+		}},
+		{"a byte of the copy changed", func(copied, _ []byte, _ int64) []byte {
+			b := clone(copied)
+			b[len(b)/2] ^= 1
+			return b
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file, data, minBytes := tailFixture(t)
+			cache := t.TempDir()
+			te := openTail(t, file, cache, minBytes)
+			cp := filepath.Join(TailDir(cache, file), tailCopyFile)
+			copied, err := os.ReadFile(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cp, c.edit(copied, data, te.Start), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			more := []byte(`{"type":"file-history-snapshot","messageId":"z","snapshot":{},"isSnapshotUpdate":false}` + "\n")
+			appendTo(t, file, more)
+			te = openTail(t, file, cache, minBytes)
+			grown := append(clone(data), more...)
+			if !copyIs(t, cache, file, grown[te.Start:]) {
+				t.Fatalf("%s: the copy is not the file's tail after the next open (%s)", c.name, te.TailUpdate)
+			}
+		})
+	}
+}
+
+func copyIs(t *testing.T, cache, file string, want []byte) bool {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(TailDir(cache, file), tailCopyFile))
+	return err == nil && bytes.Equal(got, want)
+}
