@@ -103,6 +103,13 @@ func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*
 		return nil, ErrTailUnsupported
 	}
 	dir := TailDir(opts.CacheDir, abs)
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		// Not what ctxfold made (a symlink, a file): the cache is ours, so
+		// it goes, and nothing is written where a link points.
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}

@@ -104,3 +104,40 @@ func copyIs(t *testing.T, cache, file string, want []byte) bool {
 	got, err := os.ReadFile(filepath.Join(TailDir(cache, file), tailCopyFile))
 	return err == nil && bytes.Equal(got, want)
 }
+
+// TestTailDirNotADirectory: a tail directory that is a symlink (to a
+// directory) or a file is replaced — nothing is written where the link
+// points — and the tail is copied afresh.
+func TestTailDirNotADirectory(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(dir, elsewhere string) error
+	}{
+		{"a symlink", func(dir, elsewhere string) error { return os.Symlink(elsewhere, dir) }},
+		{"a file", func(dir, _ string) error { return os.WriteFile(dir, []byte("x"), 0o600) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file, data, minBytes := tailFixture(t)
+			cache := t.TempDir()
+			openTail(t, file, cache, minBytes)
+			dir := TailDir(cache, file)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			elsewhere := t.TempDir()
+			if err := c.make(dir, elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			te := openTail(t, file, cache, minBytes)
+			if te.TailUpdate != Fresh || !copyIs(t, cache, file, data[te.Start:]) {
+				t.Errorf("%+v: want a fresh, true copy", te)
+			}
+			if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+				t.Errorf("written through the symlink: %v", ents)
+			}
+			if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+				t.Errorf("the tail directory is not a directory again (%v)", err)
+			}
+		})
+	}
+}
