@@ -53,6 +53,9 @@ type tailState struct {
 	TailHash          string `json:"tail_xxh64"`
 	SeamHash          string `json:"seam_xxh64"`
 	PrefixCompactions int    `json:"prefix_compactions"`
+	// Asked is the length the copy was made for: a tail that had to be
+	// long stays while it grows, whatever shorter length is asked first.
+	Asked int64 `json:"asked,omitempty"`
 }
 
 const (
@@ -83,8 +86,9 @@ func TailDir(cacheDir, abs string) string { return EntryDir(cacheDir, abs) + ".t
 // that only grew since the last Open has its new bytes appended to the
 // copy, which the copy's live entry imports incrementally; a file whose
 // tail or the bytes just before it changed, a tail shorter than
-// minBytes, or one grown past 16 MiB and 8 × minBytes, is copied afresh. When the copy does not import, the error
-// comes with the tail's extent (te without Entry).
+// minBytes, or one grown past 16 MiB and 8 × the longer of minBytes and
+// what it was copied for, is copied afresh. When the copy does not
+// import, the error comes with the tail's extent (te without Entry).
 func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*TailEntry, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -150,7 +154,11 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 	old, ok := readTailState(dir)
 	// A tail that grew far past what was asked is copied afresh, so the
 	// copy and its session stay small however long the client writes.
-	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*minBytes)
+	// What it was copied for counts too: estimate.FromTail asks for a
+	// short tail first on every call, and a tail that had to be longer
+	// would otherwise be copied again, four times longer each time, on
+	// every call after an append.
+	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*max(minBytes, old.Asked))
 	if ok && old.File == abs && old.Size <= size && old.Start <= max(0, size-minBytes) && bounded && sameFile(st, old) {
 		if grown, err := extendTail(in, copyPath, old, size); err == nil {
 			if err := writeTailState(dir, grown); err != nil {
@@ -232,7 +240,7 @@ func freshTail(in *os.File, copyPath, abs string, size, minBytes int64) (tailSta
 	if err != nil {
 		return tailState{}, err
 	}
-	s := tailState{Version: tailStateVersion, File: abs, Start: start, Size: size}
+	s := tailState{Version: tailStateVersion, File: abs, Start: start, Size: size, Asked: minBytes}
 	if s.PrefixCompactions, err = countIn(in, 0, start, compactBoundary); err != nil {
 		return s, err
 	}

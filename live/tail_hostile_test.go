@@ -141,3 +141,27 @@ func TestTailDirNotADirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestTailKeptAsLongAsAsked: estimate.FromTail asks for 1 MiB first on
+// every call, then four times as much while the tail holds too few
+// requests. A tail that had to be long is kept as it grows, not copied
+// afresh — and grown again, copy after copy — on the next call's first,
+// shorter ask; only a tail grown past 8 × what it was copied for is.
+func TestTailKeptAsLongAsAsked(t *testing.T) {
+	defer func(r int64) { tailRebase = r }(tailRebase)
+	tailRebase = 0
+	file, _, minBytes := tailFixture(t)
+	cache := t.TempDir()
+	long := openTail(t, file, cache, minBytes)
+	more := []byte(`{"type":"file-history-snapshot","messageId":"w","snapshot":{},"isSnapshotUpdate":false}` + "\n")
+	appendTo(t, file, more)
+	if te := openTail(t, file, cache, minBytes/16); te.TailUpdate != Appended || te.Start != long.Start {
+		t.Fatalf("a shorter ask after an append: %s from %d; want the long tail (from %d) appended to", te.TailUpdate, te.Start, long.Start)
+	}
+	for range 8 {
+		appendTo(t, file, bytes.Repeat(more, int(minBytes)/len(more)+1))
+	}
+	if te := openTail(t, file, cache, minBytes/16); te.TailUpdate != Fresh || te.Start <= long.Start {
+		t.Errorf("a tail grown past 8 × what it was copied for: %+v; want a fresh, shorter one", te)
+	}
+}
