@@ -53,9 +53,10 @@ type tailState struct {
 	TailHash          string `json:"tail_xxh64"`
 	SeamHash          string `json:"seam_xxh64"`
 	PrefixCompactions int    `json:"prefix_compactions"`
-	// Asked is the length the copy was made for: a tail that had to be
-	// long stays while it grows, whatever shorter length is asked first.
-	Asked int64 `json:"asked,omitempty"`
+	// Copied is the length the copy was made with (at least what was
+	// asked; more when the line it starts at is long): a tail that had to
+	// be long stays while it grows, whatever shorter length is asked first.
+	Copied int64 `json:"copied,omitempty"`
 }
 
 const (
@@ -87,7 +88,7 @@ func TailDir(cacheDir, abs string) string { return EntryDir(cacheDir, abs) + ".t
 // copy, which the copy's live entry imports incrementally; a file whose
 // tail or the bytes just before it changed, a tail shorter than
 // minBytes, or one grown past 16 MiB and 8 × the longer of minBytes and
-// what it was copied for, is copied afresh. When the copy does not
+// the length it was copied with, is copied afresh. When the copy does not
 // import, the error comes with the tail's extent (te without Entry).
 func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*TailEntry, error) {
 	abs, err := filepath.Abs(file)
@@ -154,11 +155,12 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 	old, ok := readTailState(dir)
 	// A tail that grew far past what was asked is copied afresh, so the
 	// copy and its session stay small however long the client writes.
-	// What it was copied for counts too: estimate.FromTail asks for a
-	// short tail first on every call, and a tail that had to be longer
-	// would otherwise be copied again, four times longer each time, on
-	// every call after an append.
-	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*max(minBytes, old.Asked))
+	// The length it was copied with counts too: estimate.FromTail asks
+	// for a short tail first on every call, and a tail that had to be
+	// longer would be copied again, four times longer each time, on every
+	// call after an append — and one starting at a long line on every
+	// call.
+	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*max(minBytes, old.Copied))
 	if ok && old.File == abs && old.Size <= size && old.Start <= max(0, size-minBytes) && bounded && sameFile(st, old) {
 		if grown, err := extendTail(in, copyPath, old, size); err == nil {
 			if err := writeTailState(dir, grown); err != nil {
@@ -240,7 +242,7 @@ func freshTail(in *os.File, copyPath, abs string, size, minBytes int64) (tailSta
 	if err != nil {
 		return tailState{}, err
 	}
-	s := tailState{Version: tailStateVersion, File: abs, Start: start, Size: size, Asked: minBytes}
+	s := tailState{Version: tailStateVersion, File: abs, Start: start, Size: size, Copied: size - start}
 	if s.PrefixCompactions, err = countIn(in, 0, start, compactBoundary); err != nil {
 		return s, err
 	}

@@ -146,7 +146,7 @@ func TestTailDirNotADirectory(t *testing.T) {
 // every call, then four times as much while the tail holds too few
 // requests. A tail that had to be long is kept as it grows, not copied
 // afresh — and grown again, copy after copy — on the next call's first,
-// shorter ask; only a tail grown past 8 × what it was copied for is.
+// shorter ask; only a tail grown past 8 × the length it was copied with is.
 func TestTailKeptAsLongAsAsked(t *testing.T) {
 	defer func(r int64) { tailRebase = r }(tailRebase)
 	tailRebase = 0
@@ -162,6 +162,27 @@ func TestTailKeptAsLongAsAsked(t *testing.T) {
 		appendTo(t, file, bytes.Repeat(more, int(minBytes)/len(more)+1))
 	}
 	if te := openTail(t, file, cache, minBytes/16); te.TailUpdate != Fresh || te.Start <= long.Start {
-		t.Errorf("a tail grown past 8 × what it was copied for: %+v; want a fresh, shorter one", te)
+		t.Errorf("a tail grown past 8 × the length it was copied with: %+v; want a fresh, shorter one", te)
+	}
+}
+
+// TestTailLongLineKept: a tail that is longer than asked because its
+// first line is (a pasted image, a huge tool result) is not copied afresh
+// on every call, changed or not.
+func TestTailLongLineKept(t *testing.T) {
+	defer func(r int64) { tailRebase = r }(tailRebase)
+	tailRebase = 0
+	file, _, _ := tailFixture(t)
+	big := `{"type":"file-history-snapshot","messageId":"v","snapshot":{"pad":"` + string(bytes.Repeat([]byte("x"), 64<<10)) + `"},"isSnapshotUpdate":false}` + "\n"
+	appendTo(t, file, []byte(big))
+	cache := t.TempDir()
+	first := openTail(t, file, cache, 1<<10)
+	if first.Size-first.Start < int64(len(big)) {
+		t.Fatalf("%+v: want the tail to hold the long last line", first)
+	}
+	for range 2 {
+		if te := openTail(t, file, cache, 1<<10); te.TailUpdate != Unchanged || te.Start != first.Start {
+			t.Fatalf("an unchanged file whose last line is long: %s from %d; want unchanged from %d", te.TailUpdate, te.Start, first.Start)
+		}
 	}
 }

@@ -95,7 +95,7 @@ func TestTailFollowsTheFile(t *testing.T) {
 		t.Errorf("a longer tail asked for: %+v; want a fresh one starting earlier", te)
 	}
 	// A shorter tail asked for keeps the longer one; one grown past 8 ×
-	// what it was copied for is copied afresh (TestTailKeptAsLongAsAsked).
+	// the length it was copied with is copied afresh (TestTailKeptAsLongAsAsked).
 	te = openTail(t, file, cache, minBytes/8)
 	if te.TailUpdate != Unchanged {
 		t.Fatalf("a shorter tail asked for: %s; want the longer one kept", te.TailUpdate)
