@@ -49,10 +49,14 @@ type TailAnswer struct {
 // FromTail measures file from its tail: the last MinBytes first, four
 // times as many while the tail holds fewer than FitWindow+2 recorded
 // requests. It returns ErrTailUnusable when no tail up to MaxBytes can
-// answer: no usage recorded, or a compaction after the latest request
+// answer: calibration off, no usage recorded, or a compaction after the latest request
 // (the view is then anchored on the client's prefix, which only the
 // whole history shows). The caller closes the answer's Entry.
 func FromTail(ctx context.Context, file string, o TailOptions) (*TailAnswer, error) {
+	if o.Session.Estimate.NoCalibrate {
+		// The raw count of the whole view is the figure: no tail holds it.
+		return nil, ErrTailUnusable
+	}
 	size := o.MinBytes
 	if size <= 0 {
 		size = DefaultTailBytes
