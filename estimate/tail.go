@@ -41,7 +41,8 @@ type TailAnswer struct {
 	// CalibratedTotal, BudgetPct) and budget are the transcript's; its raw
 	// counts are the tail's only.
 	Result *Result
-	// Compactions is the transcript's compaction count.
+	// Compactions is the transcript's compaction count: its boundaries
+	// (live.TailEntry.Compactions).
 	Compactions int
 	Entry       *live.TailEntry
 }
@@ -86,8 +87,7 @@ func FromTail(ctx context.Context, file string, o TailOptions) (*TailAnswer, err
 		}
 		ok, enough := tailAnswers(out.Result, te)
 		if ok && (enough || te.Start == 0) {
-			summaries := max(out.Summaries, 0)
-			return &TailAnswer{Result: out.Result, Compactions: te.PrefixCompactions + summaries, Entry: te}, nil
+			return &TailAnswer{Result: out.Result, Compactions: te.Compactions, Entry: te}, nil
 		}
 		te.Close()
 		if !ok || te.Start == 0 || size >= maxSize {

@@ -35,8 +35,13 @@ type TailEntry struct {
 	// (Unchanged, Appended or Fresh).
 	TailUpdate string
 	// PrefixCompactions counts Claude Code's compaction boundaries in the
-	// bytes before Start, which the tail's session does not hold.
+	// bytes before Start, which the tail's session does not hold;
+	// Compactions those in all of the file's complete lines. A boundary
+	// that is the tail's first conversation line has nothing before it in
+	// the tail's session, which therefore holds no summary for it: the
+	// bytes, not the tail's summaries, say how many there are.
 	PrefixCompactions int
+	Compactions       int
 }
 
 // ErrTailUnsupported: only Claude Code files have a tail session.
@@ -170,7 +175,7 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 			if grown.Size == old.Size {
 				update = Unchanged
 			}
-			return &TailEntry{Transcript: abs, Start: grown.Start, Size: grown.Size, TailUpdate: update, PrefixCompactions: grown.PrefixCompactions}, nil
+			return countCompactions(in, &TailEntry{Transcript: abs, Start: grown.Start, Size: grown.Size, TailUpdate: update, PrefixCompactions: grown.PrefixCompactions})
 		}
 	}
 	ns, err := freshTail(in, copyPath, abs, size, minBytes)
@@ -183,12 +188,25 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 	if err := writeTailState(dir, ns); err != nil {
 		return nil, err
 	}
-	return &TailEntry{Transcript: abs, Start: ns.Start, Size: ns.Size, TailUpdate: Fresh, PrefixCompactions: ns.PrefixCompactions}, nil
+	return countCompactions(in, &TailEntry{Transcript: abs, Start: ns.Start, Size: ns.Size, TailUpdate: Fresh, PrefixCompactions: ns.PrefixCompactions})
 }
 
 func sameFile(st os.FileInfo, s tailState) bool {
 	id, ok := osfile.IdentityOf(st)
 	return !ok || (id.Dev == s.Dev && id.Ino == s.Inode)
+}
+
+// countCompactions sets te.Compactions: the compaction boundaries in the
+// file's complete lines, those before the tail and those in it up to its
+// last newline (a line still being written is not imported yet).
+func countCompactions(in *os.File, te *TailEntry) (*TailEntry, error) {
+	end, err := lineStartBefore(in, te.Size)
+	if err != nil {
+		return nil, err
+	}
+	n, err := countIn(in, te.Start, max(te.Start, end), compactBoundary)
+	te.Compactions = te.PrefixCompactions + n
+	return te, err
 }
 
 // errTailChanged: the copied bytes are not the file's any more.
