@@ -87,7 +87,13 @@ func FromTail(ctx context.Context, file string, o TailOptions) (*TailAnswer, err
 		}
 		ok, enough := tailAnswers(out.Result, te)
 		if ok && (enough || te.Start == 0) {
-			return &TailAnswer{Result: out.Result, Compactions: te.Compactions, Entry: te}, nil
+			// A tail that is the whole file has the whole file's summaries;
+			// a strict suffix counts the boundaries (live.TailEntry).
+			compactions := te.Compactions
+			if te.Start == 0 && out.Summaries >= 0 {
+				compactions = out.Summaries
+			}
+			return &TailAnswer{Result: out.Result, Compactions: compactions, Entry: te}, nil
 		}
 		te.Close()
 		if !ok || te.Start == 0 || size >= maxSize {

@@ -125,3 +125,35 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return append(b, '\n')
 }
+
+// TestTailWholeFileCompactions: a tail that is the whole file counts its
+// compactions as the whole file's session does — here none, the file's
+// only boundary having nothing before it (the importer skips it).
+func TestTailWholeFileCompactions(t *testing.T) {
+	src := filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boundary := mustJSON(t, map[string]any{"parentUuid": nil, "logicalParentUuid": "c0a1b2c3-0000-4000-8000-00000000e0d1", "isSidechain": false,
+		"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": false,
+		"timestamp": "2026-01-01T00:00:00.000Z", "uuid": "c0a1b2c3-0000-4000-8000-00000000f0d1", "level": "info",
+		"compactMetadata": map[string]any{"trigger": "auto", "preTokens": 1000}})
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, append(boundary, data...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := fullStatus(ctx, path, t.TempDir(), estimate.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := estimate.FromTail(ctx, path, estimate.TailOptions{Live: live.Options{CacheDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Entry.Close()
+	if a.Entry.Start != 0 || a.Compactions != out.Summaries {
+		t.Errorf("the tail from byte %d counts %d compactions; the whole file %d", a.Entry.Start, a.Compactions, out.Summaries)
+	}
+}
