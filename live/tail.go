@@ -309,7 +309,7 @@ func lineStartBefore(in *os.File, at int64) (int64, error) {
 // hashRange is the hex XXH64 of the file's bytes [from, to).
 func hashRange(in *os.File, from, to int64) (string, error) {
 	h := newPrefixHash()
-	n, err := copyBuf(h, io.NewSectionReader(in, from, to-from), -1, make([]byte, 1<<20))
+	n, err := copyBuf(h, io.NewSectionReader(in, from, to-from), -1, make([]byte, min(1<<20, max(to-from, 1))))
 	if err != nil {
 		return "", err
 	}
@@ -345,7 +345,7 @@ func countIn(in *os.File, from, to int64, pat []byte) (int, error) {
 // countRange counts the matches of pat that lie in [from, to), across
 // read buffers.
 func countRange(in *os.File, from, to int64, pat []byte) (int, error) {
-	buf := make([]byte, 4<<20)
+	buf := make([]byte, min(4<<20, max(to-from, 0)+int64(len(pat))))
 	keep := len(pat) - 1
 	count, carry := 0, 0
 	for off := from; off < to; {
