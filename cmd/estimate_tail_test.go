@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,5 +40,36 @@ func TestEstimateTailFallsBack(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
 		t.Errorf("written through the symlink: %v", ents)
+	}
+}
+
+// TestStatuslineTailHookWindow: with the client's window in the hook, the
+// tail and the whole file give the same status, field for field (the
+// window and its source included); with --no-calibrate the whole file
+// answers.
+func TestStatuslineTailHookWindow(t *testing.T) {
+	tr := claudeInteropTranscripts(t)
+	hook := statusHookJSON(t, tr["compact"], "Sonnet 4.5", `,"context_window":{"context_window_size":1000000}`)
+	var tail, full StatusLine
+	for _, c := range []struct {
+		arg string
+		st  *StatusLine
+	}{{"1", &tail}, {"0", &full}} {
+		r := statusRun(t, t.TempDir(), nil, hook, "--json", "--tail-min-bytes", c.arg)
+		if err := json.Unmarshal([]byte(r.Stdout), c.st); err != nil {
+			t.Fatalf("%v\n%s", err, r.Stdout)
+		}
+	}
+	if tail.Read != readTail || full.Read != readFull {
+		t.Fatalf("read %q and %q", tail.Read, full.Read)
+	}
+	full.RawTokens = 0
+	if tail.Status != full.Status || tail.Compactions != full.Compactions || tail.DisplayName != full.DisplayName || tail.Window != 1000000 || tail.WindowSource != windowFromHook {
+		t.Errorf("tail %+v ↻%d\nfull %+v ↻%d", tail.Status, tail.Compactions, full.Status, full.Compactions)
+	}
+	r := statusRun(t, t.TempDir(), nil, hook, "--json", "--tail-min-bytes", "1", "--no-calibrate")
+	var raw StatusLine
+	if err := json.Unmarshal([]byte(r.Stdout), &raw); err != nil || raw.Read != readFull || raw.RawTokens == 0 {
+		t.Errorf("--no-calibrate: read %q, raw %d (%v); want the whole file", raw.Read, raw.RawTokens, err)
 	}
 }
