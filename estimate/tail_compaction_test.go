@@ -159,3 +159,35 @@ func TestTailWholeFileCompactions(t *testing.T) {
 		t.Errorf("the tail from byte %d counts %d compactions; the whole file %d", a.Entry.Start, a.Compactions, out.Summaries)
 	}
 }
+
+// TestTailCutBoundary: a compaction boundary still being written (the
+// file ends inside its line) is no compaction yet, from the tail as for
+// the whole file.
+func TestTailCutBoundary(t *testing.T) {
+	data, err := os.ReadFile(generatedSession(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = lastBytes(data, 2<<20)
+	boundary := mustJSON(t, map[string]any{"parentUuid": nil, "isSidechain": false, "type": "system", "subtype": "compact_boundary",
+		"content": "Conversation compacted", "uuid": "c0a1b2c3-0000-4000-8000-00000000a0d1", "compactMetadata": map[string]any{"trigger": "auto"}})
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, append(bytes.Clone(data), boundary[:bytes.Index(boundary, []byte(`"type"`))]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := fullStatus(ctx, path, t.TempDir(), estimate.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := estimate.FromTail(ctx, path, estimate.TailOptions{Live: live.Options{CacheDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Entry.Close()
+	want := estimate.StatusOf(out.Result, 0)
+	want.RawTokens = 0
+	if a.Entry.Start == 0 || a.Compactions != out.Summaries || estimate.TailStatus(a, 0) != want {
+		t.Errorf("tail from %d: %+v, %d compactions; whole file %+v, %d", a.Entry.Start, estimate.TailStatus(a, 0), a.Compactions, want, out.Summaries)
+	}
+}
