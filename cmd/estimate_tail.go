@@ -84,9 +84,9 @@ func measureTail(ctx context.Context, opts *estimateOptions, file string) (tailE
 		return tailEstimate{SchemaVersion: report.SchemaVersion, File: a.Entry.Transcript, Read: readTail, TailFrom: a.Entry.Start,
 			Status: estimate.TailStatus(a, compactAt), Compactions: a.Compactions}, nil
 	}
-	if !errors.Is(err, estimate.ErrTailUnusable) && !errors.Is(err, live.ErrTailUnsupported) {
-		return tailEstimate{}, err
-	}
+	// Whatever stopped the tail (ErrTailUnusable, ErrTailUnsupported, a
+	// cache it could not use), the whole file answers, as for the status
+	// line, and reports its own errors.
 	e, err := live.Open(ctx, file, opts.TailLive)
 	if err != nil {
 		return tailEstimate{}, err

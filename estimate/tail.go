@@ -41,7 +41,8 @@ type TailAnswer struct {
 	// CalibratedTotal, BudgetPct) and budget are the transcript's; its raw
 	// counts are the tail's only.
 	Result *Result
-	// Compactions is the transcript's compaction count.
+	// Compactions is the transcript's compaction count: its boundaries
+	// (live.TailEntry.Compactions).
 	Compactions int
 	Entry       *live.TailEntry
 }
@@ -49,10 +50,14 @@ type TailAnswer struct {
 // FromTail measures file from its tail: the last MinBytes first, four
 // times as many while the tail holds fewer than FitWindow+2 recorded
 // requests. It returns ErrTailUnusable when no tail up to MaxBytes can
-// answer: no usage recorded, or a compaction after the latest request
+// answer: calibration off, no usage recorded, or a compaction after the latest request
 // (the view is then anchored on the client's prefix, which only the
 // whole history shows). The caller closes the answer's Entry.
 func FromTail(ctx context.Context, file string, o TailOptions) (*TailAnswer, error) {
+	if o.Session.Estimate.NoCalibrate {
+		// The raw count of the whole view is the figure: no tail holds it.
+		return nil, ErrTailUnusable
+	}
 	size := o.MinBytes
 	if size <= 0 {
 		size = DefaultTailBytes
@@ -82,8 +87,13 @@ func FromTail(ctx context.Context, file string, o TailOptions) (*TailAnswer, err
 		}
 		ok, enough := tailAnswers(out.Result, te)
 		if ok && (enough || te.Start == 0) {
-			summaries := max(out.Summaries, 0)
-			return &TailAnswer{Result: out.Result, Compactions: te.PrefixCompactions + summaries, Entry: te}, nil
+			// A tail that is the whole file has the whole file's summaries;
+			// a strict suffix counts the boundaries (live.TailEntry).
+			compactions := te.Compactions
+			if te.Start == 0 && out.Summaries >= 0 {
+				compactions = out.Summaries
+			}
+			return &TailAnswer{Result: out.Result, Compactions: compactions, Entry: te}, nil
 		}
 		te.Close()
 		if !ok || te.Start == 0 || size >= maxSize {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/osfile"
+	"github.com/ctxfold/ctxfold/store"
 )
 
 // TailEntry is the cache session of a transcript's tail (OpenTail).
@@ -34,8 +35,13 @@ type TailEntry struct {
 	// (Unchanged, Appended or Fresh).
 	TailUpdate string
 	// PrefixCompactions counts Claude Code's compaction boundaries in the
-	// bytes before Start, which the tail's session does not hold.
+	// bytes before Start, which the tail's session does not hold;
+	// Compactions those in all of the file's complete lines. A boundary
+	// that is the tail's first conversation line has nothing before it in
+	// the tail's session, which therefore holds no summary for it: the
+	// bytes, not the tail's summaries, say how many there are.
 	PrefixCompactions int
+	Compactions       int
 }
 
 // ErrTailUnsupported: only Claude Code files have a tail session.
@@ -52,9 +58,10 @@ type tailState struct {
 	TailHash          string `json:"tail_xxh64"`
 	SeamHash          string `json:"seam_xxh64"`
 	PrefixCompactions int    `json:"prefix_compactions"`
-	// Asked is the tail length asked for when it was copied: a tail that
-	// had to be long to answer is not taken for one that grew too long.
-	Asked int64 `json:"asked"`
+	// Copied is the length the copy was made with (at least what was
+	// asked; more when the line it starts at is long): a tail that had to
+	// be long stays while it grows, whatever shorter length is asked first.
+	Copied int64 `json:"copied,omitempty"`
 }
 
 const (
@@ -85,9 +92,9 @@ func TailDir(cacheDir, abs string) string { return EntryDir(cacheDir, abs) + ".t
 // that only grew since the last Open has its new bytes appended to the
 // copy, which the copy's live entry imports incrementally; a file whose
 // tail or the bytes just before it changed, a tail shorter than
-// minBytes, or one grown past 16 MiB and 8 times the length it was copied
-// for, is copied afresh. When the copy does not import, the error
-// comes with the tail's extent (te without Entry).
+// minBytes, or one grown past 16 MiB and 8 × the longer of minBytes and
+// the length it was copied with, is copied afresh. When the copy does not
+// import, the error comes with the tail's extent (te without Entry).
 func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*TailEntry, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -106,6 +113,13 @@ func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*
 		return nil, ErrTailUnsupported
 	}
 	dir := TailDir(opts.CacheDir, abs)
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		// Not what ctxfold made (a symlink, a file): the cache is ours, so
+		// it goes, and nothing is written where a link points.
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -146,7 +160,12 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 	old, ok := readTailState(dir)
 	// A tail that grew far past what was asked is copied afresh, so the
 	// copy and its session stay small however long the client writes.
-	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*max(minBytes, old.Asked))
+	// The length it was copied with counts too: estimate.FromTail asks
+	// for a short tail first on every call, and a tail that had to be
+	// longer would be copied again, four times longer each time, on every
+	// call after an append — and one starting at a long line on every
+	// call.
+	bounded := size-old.Start <= max(tailRebase, tailRebaseFactor*max(minBytes, old.Copied))
 	if ok && old.File == abs && old.Size <= size && old.Start <= max(0, size-minBytes) && bounded && sameFile(st, old) {
 		if grown, err := extendTail(in, copyPath, old, size); err == nil {
 			if err := writeTailState(dir, grown); err != nil {
@@ -156,7 +175,7 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 			if grown.Size == old.Size {
 				update = Unchanged
 			}
-			return &TailEntry{Transcript: abs, Start: grown.Start, Size: grown.Size, TailUpdate: update, PrefixCompactions: grown.PrefixCompactions}, nil
+			return countCompactions(in, &TailEntry{Transcript: abs, Start: grown.Start, Size: grown.Size, TailUpdate: update, PrefixCompactions: grown.PrefixCompactions})
 		}
 	}
 	ns, err := freshTail(in, copyPath, abs, size, minBytes)
@@ -169,12 +188,25 @@ func syncTail(abs, dir string, minBytes int64) (*TailEntry, error) {
 	if err := writeTailState(dir, ns); err != nil {
 		return nil, err
 	}
-	return &TailEntry{Transcript: abs, Start: ns.Start, Size: ns.Size, TailUpdate: Fresh, PrefixCompactions: ns.PrefixCompactions}, nil
+	return countCompactions(in, &TailEntry{Transcript: abs, Start: ns.Start, Size: ns.Size, TailUpdate: Fresh, PrefixCompactions: ns.PrefixCompactions})
 }
 
 func sameFile(st os.FileInfo, s tailState) bool {
 	id, ok := osfile.IdentityOf(st)
 	return !ok || (id.Dev == s.Dev && id.Ino == s.Inode)
+}
+
+// countCompactions sets te.Compactions: the compaction boundaries in the
+// file's complete lines, those before the tail and those in it up to its
+// last newline (a line still being written is not imported yet).
+func countCompactions(in *os.File, te *TailEntry) (*TailEntry, error) {
+	end, err := lineStartBefore(in, te.Size)
+	if err != nil {
+		return nil, err
+	}
+	n, err := countIn(in, te.Start, max(te.Start, end), compactBoundary)
+	te.Compactions = te.PrefixCompactions + n
+	return te, err
 }
 
 // errTailChanged: the copied bytes are not the file's any more.
@@ -196,6 +228,12 @@ func extendTail(in *os.File, copyPath string, s tailState, size int64) (tailStat
 		return s, err
 	}
 	defer out.Close()
+	// The copy is checked as the file is: a fresh copy cut short by a kill
+	// (tail.json still describes the tail before it) or an edited one is
+	// never extended.
+	if copied, err := hashRange(out, 0, s.Size-s.Start); err != nil || copied != s.TailHash {
+		return s, errTailChanged
+	}
 	// A crash between an append and tail.json leaves more than Size−Start
 	// bytes: they are written again.
 	if err := out.Truncate(s.Size - s.Start); err != nil {
@@ -222,7 +260,7 @@ func freshTail(in *os.File, copyPath, abs string, size, minBytes int64) (tailSta
 	if err != nil {
 		return tailState{}, err
 	}
-	s := tailState{Version: tailStateVersion, File: abs, Start: start, Size: size, Asked: minBytes}
+	s := tailState{Version: tailStateVersion, File: abs, Start: start, Size: size, Copied: size - start}
 	if s.PrefixCompactions, err = countIn(in, 0, start, compactBoundary); err != nil {
 		return s, err
 	}
@@ -232,7 +270,13 @@ func freshTail(in *os.File, copyPath, abs string, size, minBytes int64) (tailSta
 	if s.TailHash, err = hashRange(in, start, size); err != nil {
 		return s, err
 	}
-	if err := os.Remove(copyPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// tail.json goes first: until the new one is written, no state
+	// describes a copy being replaced.
+	if err := os.Remove(filepath.Join(filepath.Dir(copyPath), tailStateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	// Not what ctxfold wrote (a directory where the copy goes) goes too.
+	if err := os.RemoveAll(copyPath); err != nil {
 		return s, err
 	}
 	out, err := osfile.OpenNoFollow(copyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -265,7 +309,7 @@ func lineStartBefore(in *os.File, at int64) (int64, error) {
 // hashRange is the hex XXH64 of the file's bytes [from, to).
 func hashRange(in *os.File, from, to int64) (string, error) {
 	h := newPrefixHash()
-	n, err := copyBuf(h, io.NewSectionReader(in, from, to-from), -1, make([]byte, 1<<20))
+	n, err := copyBuf(h, io.NewSectionReader(in, from, to-from), -1, make([]byte, min(1<<20, max(to-from, 1))))
 	if err != nil {
 		return "", err
 	}
@@ -301,7 +345,7 @@ func countIn(in *os.File, from, to int64, pat []byte) (int, error) {
 // countRange counts the matches of pat that lie in [from, to), across
 // read buffers.
 func countRange(in *os.File, from, to int64, pat []byte) (int, error) {
-	buf := make([]byte, 4<<20)
+	buf := make([]byte, min(4<<20, max(to-from, 0)+int64(len(pat))))
 	keep := len(pat) - 1
 	count, carry := 0, 0
 	for off := from; off < to; {
@@ -324,8 +368,10 @@ func countRange(in *os.File, from, to int64, pat []byte) (int, error) {
 }
 
 func readTailState(dir string) (tailState, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, tailStateFile))
-	if err != nil || len(b) > maxStateBytes {
+	// Opened as every cache file is (docs/LIVE.md, "Hostile files"): a
+	// FIFO or a link to a device costs one open.
+	b, err := store.ReadCacheFile(filepath.Join(dir, tailStateFile), maxStateBytes)
+	if err != nil {
 		return tailState{}, false
 	}
 	var s tailState
