@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,6 +145,10 @@ func (u *refUsage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 func (n *refNode) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		// As Node: a null line is no node (issue 18's message).
+		return errors.New("expected a JSON object, got null")
+	}
 	m, err := decodeObject(data)
 	if err != nil {
 		return fmt.Errorf("%s", jsonErrorText(err))
