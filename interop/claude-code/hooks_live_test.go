@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +13,14 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/internal/fake/anthropic"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // planted are the facts the scripted session plants, one or more of every
 // kind audit knows (docs/COMPACT.md §6), each a string the request after
 // the compaction either carries or not.
-var planted = []struct{ Kind, Text string }{
+var planted = []hooktest.Fact{
 	{"request", "Please migrate the session store to SQLite"},
 	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
 	{"instruction", "keep the WAL under 64 MB"},
@@ -46,20 +47,6 @@ const nextPrompt = "What should I do next?"
 // Claude Code keeps only the last reply verbatim after its summary).
 const recallQuery = "Fake reply to: Please migrate the session"
 
-// HooksRun is one acceptance run: the request after the client's own
-// /compact, without or with ctxfold installed by ctxfold setup.
-type HooksRun struct {
-	Mode         string          `json:"mode"`
-	Kept         map[string]bool `json:"kept"`
-	KeptCount    int             `json:"kept_count"`
-	Planted      int             `json:"planted"`
-	SurvivalPct  float64         `json:"survival_pct"`
-	RequestBytes int             `json:"request_bytes"`
-	// Injection is the hook state's record (tokens counted by estimate).
-	Injection json.RawMessage `json:"injection,omitempty"`
-	Context   string          `json:"context,omitempty"`
-}
-
 // TestLiveHooks is the headline measurement of docs/HOOKS.md. With
 // CTXFOLD_HOOKS_RECORD=DIR it writes the figures and what the hooks
 // received there (interop/claude-code/hooks.sh commits them under
@@ -67,33 +54,12 @@ type HooksRun struct {
 func TestLiveHooks(t *testing.T) {
 	client := liveClient(t)
 	bin := buildCtxfold(t)
-	var runs []HooksRun
-	var recall map[string]any
-	for _, mode := range []string{"without", "with"} {
-		r, rec := hooksRun(t, client, bin, mode)
-		runs = append(runs, r)
-		if rec != nil {
-			recall = rec
-		}
-		t.Logf("%s ctxfold: %d of %d planted facts in the request after /compact (%.0f%%), request %d bytes",
-			mode, r.KeptCount, r.Planted, r.SurvivalPct, r.RequestBytes)
-	}
-	if runs[1].SurvivalPct < 95 {
-		t.Errorf("with ctxfold only %.0f%% of the planted facts reach the model after /compact:\n%s", runs[1].SurvivalPct, runs[1].Context)
-	}
-	if runs[0].SurvivalPct >= runs[1].SurvivalPct {
-		t.Errorf("the fake's lossy summary kept as much as ctxfold (%v%% vs %v%%): the test proves nothing", runs[0].SurvivalPct, runs[1].SurvivalPct)
-	}
-	if recall["verbatim"] != true || recall["query_visible_before_recall"] != false {
-		t.Errorf("recall: the read_turns result the client sent back does not carry the covered turn verbatim: %v", recall)
-	}
+	runs, recall := hooktest.Acceptance(t, "Claude Code", "after /compact", func(mode string) (hooktest.Run, map[string]any) {
+		return hooksRun(t, client, bin, mode)
+	})
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"client": "claude-code", "version": clientVersion(t, client), "runs": runs, "recall": recall})
-		if err := os.WriteFile(filepath.Join(dir, "figures.json"), b.Bytes(), 0o644); err != nil {
+		doc := map[string]any{"client": "claude-code", "version": clientVersion(t, client), "runs": runs, "recall": recall}
+		if err := hooktest.WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +84,7 @@ func buildCtxfold(t *testing.T) string {
 }
 
 // hooksRun drives one session; with ctxfold it also runs the recall.
-func hooksRun(t *testing.T, client, bin, mode string) (HooksRun, map[string]any) {
+func hooksRun(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]any) {
 	t.Helper()
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	home, work, reqs := filepath.Join(tmp, "home"), filepath.Join(tmp, "work"), filepath.Join(tmp, "requests")
@@ -158,16 +124,8 @@ func hooksRun(t *testing.T, client, bin, mode string) (HooksRun, map[string]any)
 		}
 	}
 	next := mainRequest(t, reqs, 0, jsonText(nextPrompt))
-	r := HooksRun{Mode: mode, Kept: map[string]bool{}, Planted: len(planted), RequestBytes: len(next)}
 	msgs := messagesOnly(t, next)
-	for _, f := range planted {
-		k := strings.Contains(msgs, jsonText(f.Text))
-		r.Kept[f.Kind+": "+f.Text] = k
-		if k {
-			r.KeptCount++
-		}
-	}
-	r.SurvivalPct = float64(r.KeptCount*1000/r.Planted) / 10
+	r := hooktest.Measure(mode, planted, []byte(msgs), len(next), nil)
 	if mode != "with" {
 		return r, nil
 	}
@@ -187,7 +145,10 @@ func hooksRun(t *testing.T, client, bin, mode string) (HooksRun, map[string]any)
 	}
 	r.Context = strings.ReplaceAll(strings.ReplaceAll(injectedContext(msgs), tmp, "/interop"), slug(tmp), "-interop")
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		saveHookInputs(t, inputs, filepath.Join(dir, "hook-inputs"), tmp)
+		if err := hooktest.SaveInputs(inputs, filepath.Join(dir, "hook-inputs"), strings.NewReplacer(tmp, "/interop", slug(tmp), "-interop"),
+			func(v map[string]any) { placeholders(v, "prompt_id", "session_id") }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rec := recallResult(t, reqs)
 	rec["query_visible_before_recall"] = strings.Contains(msgs, jsonText(recallQuery))
@@ -285,37 +246,13 @@ func recordHooks(t *testing.T, work, inputs string) {
 	}
 }
 
-// saveHookInputs writes the recorded hook inputs, in order, with the
-// temporary directory replaced by /interop.
-func saveHookInputs(t *testing.T, from, to, tmp string) {
-	t.Helper()
-	_ = os.MkdirAll(to, 0o755)
-	es, _ := os.ReadDir(from)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for i, n := range names {
-		b, _ := os.ReadFile(filepath.Join(from, n))
-		b = bytes.ReplaceAll(b, []byte(tmp), []byte("/interop"))
-		b = bytes.ReplaceAll(b, []byte(slug(tmp)), []byte("-interop"))
-		var v map[string]any
-		if json.Unmarshal(b, &v) != nil {
-			continue
+// placeholders puts <key> where an input has keys that differ at every
+// run.
+func placeholders(v map[string]any, keys ...string) {
+	for _, k := range keys {
+		if _, ok := v[k]; ok {
+			v[k] = "<" + k + ">"
 		}
-		for _, k := range []string{"prompt_id", "session_id"} {
-			if _, ok := v[k]; ok {
-				v[k] = "<" + k + ">"
-			}
-		}
-		ev, _ := v["hook_event_name"].(string)
-		var out bytes.Buffer
-		enc := json.NewEncoder(&out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
-		_ = os.WriteFile(filepath.Join(to, fmt.Sprintf("%02d-%s.json", i+1, ev)), out.Bytes(), 0o644)
 	}
 }
 

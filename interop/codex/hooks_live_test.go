@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxfold/ctxfold/internal/fake/openai"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // codexPlanted are the facts the scripted Codex session plants, as in
 // interop/claude-code's TestLiveHooks (docs/HOOKS.md).
-var codexPlanted = []struct{ Kind, Text string }{
+var codexPlanted = []hooktest.Fact{
 	{"request", "Please migrate the session store to SQLite"},
 	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
 	{"instruction", "keep the WAL under 64 MB"},
@@ -38,19 +38,6 @@ var codexPlanted = []struct{ Kind, Text string }{
 // outputs, and a successful command's output is no fact, so the hook does
 // not inject it: only the recall brings it back.
 const recallQuery = "checkpoint-42-reached"
-
-// codexHooksRun is one acceptance run of Codex, as the Claude Code one.
-type codexHooksRun struct {
-	Mode         string          `json:"mode"`
-	Kept         map[string]bool `json:"kept"`
-	KeptCount    int             `json:"kept_count"`
-	Planted      int             `json:"planted"`
-	SurvivalPct  float64         `json:"survival_pct"`
-	RequestBytes int             `json:"request_bytes"`
-	// Injection is the hook state's record (tokens counted by estimate).
-	Injection json.RawMessage `json:"injection,omitempty"`
-	Context   string          `json:"context,omitempty"`
-}
 
 // TestLiveHooks measures what reaches the model after Codex's own
 // automatic compaction (model_auto_compact_token_limit, the fake reporting
@@ -73,34 +60,12 @@ func TestLiveHooks(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	var runs []codexHooksRun
-	var recall map[string]any
-	for _, mode := range []string{"without", "with"} {
-		r, rec := codexHooksSession(t, client, bin, mode)
-		runs = append(runs, r)
-		if rec != nil {
-			recall = rec
-		}
-		t.Logf("codex %s ctxfold: %d of %d planted facts in the request after the compaction (%.0f%%), request %d bytes",
-			mode, r.KeptCount, r.Planted, r.SurvivalPct, r.RequestBytes)
-	}
-	if runs[1].SurvivalPct < 95 {
-		t.Errorf("with ctxfold only %.0f%% of the planted facts survive Codex's compaction:\n%s", runs[1].SurvivalPct, runs[1].Context)
-	}
-	if runs[0].SurvivalPct >= runs[1].SurvivalPct {
-		t.Errorf("Codex's own compaction kept as much as ctxfold (%v%% vs %v%%): the test proves nothing", runs[0].SurvivalPct, runs[1].SurvivalPct)
-	}
-	if recall["verbatim"] != true || recall["query_visible_before_recall"] != false || recall["covered"] != true {
-		t.Errorf("recall: the read_turns output Codex sent back does not carry the covered turn verbatim: %v", recall)
-	}
-	t.Logf("recall: %v", recall)
+	runs, recall := hooktest.Acceptance(t, "Codex", "after its compaction", func(mode string) (hooktest.Run, map[string]any) {
+		return codexHooksSession(t, client, bin, mode)
+	})
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"client": "codex", "version": codexVersion(t, client), "runs": runs, "recall": recall})
-		if err := os.WriteFile(filepath.Join(dir, "figures.json"), b.Bytes(), 0o644); err != nil {
+		doc := map[string]any{"client": "codex", "version": codexVersion(t, client), "runs": runs, "recall": recall}
+		if err := hooktest.WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +81,7 @@ func codexVersion(t *testing.T, client string) string {
 
 // codexHooksSession drives one session; with ctxfold it also runs the
 // recall and returns what it found.
-func codexHooksSession(t *testing.T, client, bin, mode string) (codexHooksRun, map[string]any) {
+func codexHooksSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]any) {
 	t.Helper()
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	chome, work := filepath.Join(tmp, "home"), filepath.Join(tmp, "work")
@@ -201,17 +166,7 @@ env_key = "FAKE_OPENAI_KEY"
 		Input json.RawMessage `json:"input"`
 	}
 	_ = json.Unmarshal(req, &body)
-	r := codexHooksRun{Mode: mode, Kept: map[string]bool{}, Planted: len(codexPlanted), RequestBytes: len(req)}
-	for _, f := range codexPlanted {
-		k := bytes.Contains(body.Input, []byte(jsonText(f.Text)))
-		r.Kept[f.Kind+": "+f.Text] = k
-		if k {
-			r.KeptCount++
-		} else {
-			t.Logf("%s: lost %s %q", mode, f.Kind, f.Text)
-		}
-	}
-	r.SurvivalPct = float64(r.KeptCount*1000/r.Planted) / 10
+	r := hooktest.Measure(mode, codexPlanted, body.Input, len(req), func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
 	if mode != "with" {
 		return r, nil
 	}
@@ -430,20 +385,7 @@ func teeHooks(t *testing.T, codexHome, inputs string) {
 // saveInputs writes the recorded hook inputs in order, with the temporary
 // directory, ids and dates of the rollout path normalised.
 func saveInputs(t *testing.T, from, to, tmp string) {
-	_ = os.RemoveAll(to)
-	_ = os.MkdirAll(to, 0o755)
-	es, _ := os.ReadDir(from)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for i, n := range names {
-		b, _ := os.ReadFile(filepath.Join(from, n))
-		var v map[string]any
-		if json.Unmarshal(bytes.ReplaceAll(b, []byte(tmp), []byte("/interop")), &v) != nil {
-			continue
-		}
+	err := hooktest.SaveInputs(from, to, strings.NewReplacer(tmp, "/interop"), func(v map[string]any) {
 		for _, k := range []string{"session_id", "turn_id"} {
 			if _, ok := v[k]; ok {
 				v[k] = "<" + k + ">"
@@ -454,11 +396,8 @@ func saveInputs(t *testing.T, from, to, tmp string) {
 				v["transcript_path"] = p[:i] + "/sessions/YYYY/MM/DD/rollout-<session_id>.jsonl"
 			}
 		}
-		var out bytes.Buffer
-		enc := json.NewEncoder(&out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
-		_ = os.WriteFile(filepath.Join(to, fmt.Sprintf("%02d-%s.json", i+1, v["hook_event_name"])), out.Bytes(), 0o644)
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }

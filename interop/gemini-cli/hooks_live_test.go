@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxfold/ctxfold/internal/fake/gemini"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // geminiPlanted are the facts the scripted session plants, as in the
 // Claude Code and Codex acceptance runs (docs/HOOKS.md).
-var geminiPlanted = []struct{ Kind, Text string }{
+var geminiPlanted = []hooktest.Fact{
 	{"request", "Please migrate the session store to SQLite"},
 	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
 	{"instruction", "keep the WAL under 64 MB"},
@@ -50,18 +50,6 @@ const (
 	geminiRecall = "build-42-ok"
 )
 
-// geminiRun is one acceptance run of Gemini CLI, as the Claude Code one.
-type geminiRun struct {
-	Mode         string          `json:"mode"`
-	Kept         map[string]bool `json:"kept"`
-	KeptCount    int             `json:"kept_count"`
-	Planted      int             `json:"planted"`
-	SurvivalPct  float64         `json:"survival_pct"`
-	RequestBytes int             `json:"request_bytes"`
-	Injection    json.RawMessage `json:"injection,omitempty"`
-	Context      string          `json:"context,omitempty"`
-}
-
 // TestLiveHooks measures what reaches the model after Gemini CLI's own
 // automatic compression, without and with ctxfold installed by 'ctxfold
 // setup gemini' (PreCompress keeps the cache session up to date, BeforeAgent
@@ -89,42 +77,20 @@ func TestLiveHooks(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	var runs []geminiRun
-	var recall map[string]any
-	for _, mode := range []string{"without", "with"} {
-		r, rec := geminiSession(t, client, bin, mode)
-		runs = append(runs, r)
-		if rec != nil {
-			recall = rec
-		}
-		t.Logf("gemini %s ctxfold: %d of %d planted facts in the request after the compression (%.0f%%), request %d bytes",
-			mode, r.KeptCount, r.Planted, r.SurvivalPct, r.RequestBytes)
-	}
-	if runs[1].SurvivalPct < 95 {
-		t.Errorf("with ctxfold only %.0f%% of the planted facts survive Gemini CLI's compression:\n%s", runs[1].SurvivalPct, runs[1].Context)
-	}
-	if runs[0].SurvivalPct >= runs[1].SurvivalPct {
-		t.Errorf("Gemini CLI's own compression kept as much as ctxfold (%v%% vs %v%%): the test proves nothing", runs[0].SurvivalPct, runs[1].SurvivalPct)
-	}
-	if recall["verbatim"] != true || recall["query_visible_before_recall"] != false || recall["covered"] != true {
-		t.Errorf("recall: the read_turns result Gemini CLI sent back does not carry the covered turn verbatim: %v", recall)
-	}
-	t.Logf("recall: %v", recall)
+	runs, recall := hooktest.Acceptance(t, "Gemini CLI", "after its compression", func(mode string) (hooktest.Run, map[string]any) {
+		return geminiSession(t, client, bin, mode)
+	})
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
 		out, _ := exec.Command(client, "--version").Output()
-		_ = enc.Encode(map[string]any{"client": "gemini-cli", "version": strings.TrimSpace(string(out)), "runs": runs, "recall": recall})
-		if err := os.WriteFile(filepath.Join(dir, "figures.json"), b.Bytes(), 0o644); err != nil {
+		doc := map[string]any{"client": "gemini-cli", "version": strings.TrimSpace(string(out)), "runs": runs, "recall": recall}
+		if err := hooktest.WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
 // geminiSession drives one session; with ctxfold it also runs the recall.
-func geminiSession(t *testing.T, client, bin, mode string) (geminiRun, map[string]any) {
+func geminiSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]any) {
 	t.Helper()
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	home, project, inputs := filepath.Join(tmp, "home"), filepath.Join(tmp, "project"), filepath.Join(tmp, "inputs")
@@ -188,17 +154,7 @@ func geminiSession(t *testing.T, client, bin, mode string) (geminiRun, map[strin
 	if !bytes.Contains(contents, []byte("state_snapshot")) {
 		t.Fatalf("%s: the request after the prompt carries no <state_snapshot>: did Gemini CLI compress?", mode)
 	}
-	r := geminiRun{Mode: mode, Kept: map[string]bool{}, Planted: len(geminiPlanted), RequestBytes: size}
-	for _, f := range geminiPlanted {
-		k := bytes.Contains(contents, []byte(jsonString(f.Text)))
-		r.Kept[f.Kind+": "+f.Text] = k
-		if k {
-			r.KeptCount++
-		} else {
-			t.Logf("%s: lost %s %q", mode, f.Kind, f.Text)
-		}
-	}
-	r.SurvivalPct = float64(r.KeptCount*1000/r.Planted) / 10
+	r := hooktest.Measure(mode, geminiPlanted, contents, size, func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
 	if mode != "with" {
 		return r, nil
 	}
@@ -389,29 +345,13 @@ func teeGeminiHooks(t *testing.T, settings, inputs string) {
 
 // saveGeminiInputs writes the recorded hook inputs in order, normalised.
 func saveGeminiInputs(t *testing.T, from, to, tmp string) {
-	_ = os.RemoveAll(to)
-	_ = os.MkdirAll(to, 0o755)
-	es, _ := os.ReadDir(from)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for i, n := range names {
-		b, _ := os.ReadFile(filepath.Join(from, n))
-		var v map[string]any
-		if json.Unmarshal(bytes.ReplaceAll(b, []byte(tmp), []byte("/interop")), &v) != nil {
-			continue
-		}
+	err := hooktest.SaveInputs(from, to, strings.NewReplacer(tmp, "/interop"), func(v map[string]any) {
 		v["session_id"], v["timestamp"] = "<session_id>", "2026-01-01T00:00:00.000Z"
 		if p, ok := v["transcript_path"].(string); ok {
 			v["transcript_path"] = geminiSessionRE.ReplaceAllString(p, "/chats/session-<start>-<id8>.jsonl")
 		}
-		var out bytes.Buffer
-		enc := json.NewEncoder(&out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
-		_ = os.WriteFile(filepath.Join(to, fmt.Sprintf("%02d-%s.json", i+1, v["hook_event_name"])), out.Bytes(), 0o644)
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }

@@ -1,0 +1,150 @@
+// Package hooktest holds what the live hook tests of the three clients
+// share (interop/<client>/hooks_live_test.go, docs/HOOKS.md): the planted
+// facts' survival each run reports, the hook inputs saved as the client
+// sent them, and the figures file.
+package hooktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Fact is one planted fact: its kind and the exact text the conversation
+// holds (an alias, so the tests' tables stay unkeyed literals).
+type Fact = struct{ Kind, Text string }
+
+// Run is one session's figures: which planted facts the request after the
+// client's own compaction still carries, without or with ctxfold.
+type Run struct {
+	Mode         string          `json:"mode"`
+	Kept         map[string]bool `json:"kept"`
+	KeptCount    int             `json:"kept_count"`
+	Planted      int             `json:"planted"`
+	SurvivalPct  float64         `json:"survival_pct"`
+	RequestBytes int             `json:"request_bytes"`
+	// Injection is the hook state's record (tokens counted by estimate).
+	Injection json.RawMessage `json:"injection,omitempty"`
+	Context   string          `json:"context,omitempty"`
+}
+
+// Measure is mode's run: each fact kept when the conversation part of the
+// request (messages, input or contents, as sent) holds its text as a JSON
+// string holds it; requestBytes is the whole request's size. lost, when
+// not nil, hears of each fact that did not survive.
+func Measure(mode string, facts []Fact, conversation []byte, requestBytes int, lost func(Fact)) Run {
+	r := Run{Mode: mode, Kept: map[string]bool{}, Planted: len(facts), RequestBytes: requestBytes}
+	for _, f := range facts {
+		k := bytes.Contains(conversation, []byte(JSONText(f.Text)))
+		r.Kept[f.Kind+": "+f.Text] = k
+		if k {
+			r.KeptCount++
+		} else if lost != nil {
+			lost(f)
+		}
+	}
+	if r.Planted > 0 {
+		r.SurvivalPct = float64(r.KeptCount*1000/r.Planted) / 10
+	}
+	return r
+}
+
+// JSONText is s as the inside of a JSON string (how a request body holds
+// it).
+func JSONText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// SaveInputs writes the hook inputs recorded in from, one file each in
+// name order, to to as NN-<hook_event_name>.json, indented: raw rewrites
+// the run's temporary paths in the bytes (to /interop), and normalize what
+// differs at every recording (ids, dates, generated paths) in the decoded
+// object. Files that are not a JSON object are left out.
+func SaveInputs(from, to string, raw *strings.Replacer, normalize func(v map[string]any)) error {
+	if err := os.RemoveAll(to); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	es, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		b, err := os.ReadFile(filepath.Join(from, n))
+		if err != nil {
+			return err
+		}
+		var v map[string]any
+		if json.Unmarshal([]byte(raw.Replace(string(b))), &v) != nil {
+			continue
+		}
+		if normalize != nil {
+			normalize(v)
+		}
+		if err := WriteJSON(filepath.Join(to, fmt.Sprintf("%02d-%s.json", i+1, v["hook_event_name"])), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes v to path indented by two spaces, "<" and ">" kept as
+// the clients write them.
+func WriteJSON(path string, v any) error {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return os.WriteFile(path, out.Bytes(), 0o644)
+}
+
+// Session drives one client session with ctxfold installed or not (mode
+// "with" or "without") and returns its figures and, with ctxfold, what
+// the recall found.
+type Session func(mode string) (Run, map[string]any)
+
+// Acceptance runs a client's session without and with ctxfold and checks
+// docs/HOOKS.md's acceptance: with ctxfold at least 95% of the planted facts
+// reach the model after the client's own compaction (named by after, as
+// in "after /compact"), more than without, and the recall's tool result
+// carried the covered turn verbatim.
+func Acceptance(t testing.TB, client, after string, session Session) (runs []Run, recall map[string]any) {
+	t.Helper()
+	for _, mode := range []string{"without", "with"} {
+		r, rec := session(mode)
+		runs = append(runs, r)
+		if rec != nil {
+			recall = rec
+		}
+		t.Logf("%s %s ctxfold: %d of %d planted facts in the request %s (%.0f%%), request %d bytes",
+			client, mode, r.KeptCount, r.Planted, after, r.SurvivalPct, r.RequestBytes)
+	}
+	if runs[1].SurvivalPct < 95 {
+		t.Errorf("%s: with ctxfold only %.0f%% of the planted facts reach the model %s:\n%s", client, runs[1].SurvivalPct, after, runs[1].Context)
+	}
+	if runs[0].SurvivalPct >= runs[1].SurvivalPct {
+		t.Errorf("%s: the client's own compaction kept as much as ctxfold (%v%% vs %v%%): the test proves nothing", client, runs[0].SurvivalPct, runs[1].SurvivalPct)
+	}
+	covered, named := recall["covered"]
+	if recall["verbatim"] != true || recall["query_visible_before_recall"] != false || (named && covered != true) {
+		t.Errorf("%s recall: the read_turns result the client sent back does not carry the covered turn verbatim: %v", client, recall)
+	}
+	t.Logf("recall: %v", recall)
+	return runs, recall
+}
