@@ -195,7 +195,7 @@ func hasToolType(tools []tool, typ string) bool {
 // "- ID · role · covered by summary S …") and returns the first hit
 // covered by a summary.
 func firstCoveredHit(output json.RawMessage) string {
-	text := outputText(output)
+	text := contentText(output)
 	var structured struct {
 		Hits []struct {
 			ID     string `json:"id"`
@@ -215,23 +215,4 @@ func firstCoveredHit(output json.RawMessage) string {
 		}
 	}
 	return ""
-}
-
-// outputText is a function_call_output's output: a string, or a list of
-// content items whose text is joined.
-func outputText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
