@@ -38,7 +38,8 @@ type estimateOptions struct {
 	// line ends the text output.
 	Many    bool
 	OpenArg func(ctx context.Context, arg string) (string, *live.Entry, error)
-	// LiveGC sets the collector for the imports of a many-file run.
+	// LiveGC sets the collector for the imports of a many-file run and of
+	// --tail.
 	LiveGC func() (restore func())
 	// The flags Session.Estimate is resolved from (Session.Head is
 	// --head itself).

@@ -41,6 +41,7 @@ func (f *Factory) resolveEstimateTail(args []string, opts *estimateOptions) erro
 		return err
 	}
 	opts.Dirs = args
+	opts.LiveGC = func() func() { return liveGC(f.Getenv) }
 	opts.TailLive = live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput()}
 	return nil
 }
@@ -77,33 +78,13 @@ func runEstimateTail(ctx context.Context, opts *estimateOptions) error {
 // measureTail is one file's answer: from its tail when that gives the
 // whole file's number, else through its cache session as estimate FILE.
 func measureTail(ctx context.Context, opts *estimateOptions, file string) (tailEstimate, error) {
-	compactAt := opts.Session.Estimate.CompactAt
-	a, err := estimate.FromTail(ctx, file, estimate.TailOptions{Live: opts.TailLive, Session: opts.Session})
-	if err == nil {
-		defer a.Entry.Close()
-		return tailEstimate{SchemaVersion: report.SchemaVersion, File: a.Entry.Transcript, Read: readTail, TailFrom: a.Entry.Start,
-			Status: estimate.TailStatus(a, compactAt), Compactions: a.Compactions}, nil
-	}
-	// Whatever stopped the tail (ErrTailUnusable, ErrTailUnsupported, a
-	// cache it could not use), the whole file answers, as for the status
-	// line, and reports its own errors.
-	e, err := live.Open(ctx, file, opts.TailLive)
+	ts, err := measureTranscript(ctx, file, opts.TailLive, opts.Session, 1, opts.LiveGC)
 	if err != nil {
 		return tailEstimate{}, err
 	}
-	defer e.Close()
-	out := estimate.Session(ctx, e.Session, opts.Session)
-	if out.Err != nil {
-		return tailEstimate{}, out.Err
-	}
-	n := out.Summaries
-	if n < 0 {
-		if n, err = countSummaries(e.Session, opts.Session.Open); err != nil {
-			return tailEstimate{}, err
-		}
-	}
-	return tailEstimate{SchemaVersion: report.SchemaVersion, File: e.File, Read: readFull,
-		Status: estimate.StatusOf(out.Result, compactAt), Compactions: n}, nil
+	ts.Close()
+	return tailEstimate{SchemaVersion: report.SchemaVersion, File: ts.File, Read: ts.Read, TailFrom: ts.TailFrom,
+		Status: ts.Status, Compactions: ts.Compactions}, nil
 }
 
 func printTailEstimate(opts *estimateOptions, te tailEstimate, i int) error {

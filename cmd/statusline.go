@@ -247,26 +247,18 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 		}
 		return showStatus(opts, st)
 	}
-	if st, ok := tailStatusline(ctx, opts, hook); ok {
-		return showStatus(opts, st)
-	}
-	restore := liveGC(opts.Getenv) // as liveArgs: the refresh collects at 100%
-	entry, err := live.Open(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
-	restore()
+	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
+	so.Estimate.Model = hookModel(opts, hook)
+	var st StatusLine
+	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
+	ts, err := measureTranscript(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store}, so, opts.TailMinBytes,
+		func() func() { return liveGC(opts.Getenv) })
 	if err != nil {
 		return "", err
 	}
-	defer entry.Close() // the session stays this commit while it is read
-	st := StatusLine{SchemaVersion: statuslineSchemaVersion, File: entry.File, Session: entry.Session,
-		Update: entry.Update, ParsedBytes: entry.ParsedBytes, SessionID: hook.SessionID, Cwd: hook.Cwd, Read: readFull}
-	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
-	so.Estimate.Model = hookModel(opts, hook)
-	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
-	out := estimate.Session(ctx, entry.Session, so)
-	if out.Err != nil {
-		return "", out.Err
-	}
-	st.Status = estimate.StatusOf(out.Result, so.Estimate.CompactAt)
+	defer ts.Close() // the session stays this commit while it is read
+	st.SchemaVersion, st.Status, st.Compactions, st.SessionID, st.Cwd = statuslineSchemaVersion, ts.Status, ts.Compactions, hook.SessionID, hook.Cwd
+	st.File, st.Session, st.Update, st.ParsedBytes, st.Read, st.TailFrom = ts.File, ts.Session, ts.Update, ts.ParsedBytes, ts.Read, ts.TailFrom
 	if hookWindow {
 		st.WindowSource = windowFromHook
 	}
@@ -274,15 +266,9 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	if st.DisplayName == "" {
 		st.DisplayName = st.Model
 	}
-	rememberOrApplyPrefix(opts, hook, &st, out.Result)
-	// The estimate knows the session's summaries (compactions so far)
-	// without indexing it again, except from a view an earlier version
-	// stored.
-	st.Compactions = out.Summaries
-	if st.Compactions < 0 {
-		if st.Compactions, err = countSummaries(entry.Session, opts.Open); err != nil {
-			return "", err
-		}
+	// From the tail the client's prefix is not known (docs/LIVE.md).
+	if ts.Result != nil {
+		rememberOrApplyPrefix(opts, hook, &st, ts.Result)
 	}
 	return showStatus(opts, st)
 }

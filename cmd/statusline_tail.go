@@ -19,40 +19,59 @@ const (
 // also gives the raw count.
 const tailMinFile = 8 << 20
 
-// tailStatusline is the status answered from the transcript's tail, when
-// the file is big, records usage, and its tail gives the whole history's
-// number; ok false leaves it to the full path (any error included: the
-// full path reports its own).
-func tailStatusline(ctx context.Context, opts *statuslineOptions, hook *statusHook) (StatusLine, bool) {
-	if opts.TailMinBytes <= 0 {
-		return StatusLine{}, false
+// transcriptStatus is a transcript file's status: the figures of the
+// status line and of estimate --tail, one measurement for both.
+type transcriptStatus struct {
+	estimate.Status
+	Compactions int
+	// File is the transcript, Session the cache session read, Update how it
+	// was brought up to date, ParsedBytes the bytes parsed for it; Read is
+	// readTail (from byte TailFrom) or readFull.
+	File, Session, Update, Read string
+	ParsedBytes, TailFrom       int64
+	// Result is the whole view's measurement; nil from the tail.
+	Result *estimate.Result
+	// Close lets the cache session be refreshed again.
+	Close func()
+}
+
+// measureTranscript measures file from its tail when it is at least
+// tailMin bytes (0: never) and the tail gives the whole file's number,
+// else through its whole cache session, as estimate FILE does. Whatever
+// stops the tail (ErrTailUnusable, another client's file, a cache it
+// cannot use), the whole file answers and reports its own errors.
+func measureTranscript(ctx context.Context, file string, lo live.Options, so estimate.SessionOptions, tailMin int64, refreshGC func() (restore func())) (*transcriptStatus, error) {
+	compactAt := so.Estimate.CompactAt
+	restore := refreshGC() // liveGC: the refresh collects at 100%
+	if fi, err := os.Stat(file); err == nil && tailMin > 0 && fi.Mode().IsRegular() && fi.Size() >= tailMin {
+		if a, err := estimate.FromTail(ctx, file, estimate.TailOptions{Live: lo, Session: so}); err == nil {
+			restore()
+			e := a.Entry
+			return &transcriptStatus{Status: estimate.TailStatus(a, compactAt), Compactions: a.Compactions,
+				File: e.Transcript, Session: e.Session, Update: e.TailUpdate, Read: readTail, ParsedBytes: e.ParsedBytes,
+				TailFrom: e.Start, Close: e.Close}, nil
+		}
 	}
-	if fi, err := os.Stat(hook.TranscriptPath); err != nil || !fi.Mode().IsRegular() || fi.Size() < opts.TailMinBytes {
-		return StatusLine{}, false
-	}
-	so := estimate.SessionOptions{Estimate: opts.Est, DefaultModel: opts.DefaultModel, Open: opts.Open}
-	so.Estimate.Model = hookModel(opts, hook)
-	var st StatusLine
-	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
-	restore := liveGC(opts.Getenv)
-	a, err := estimate.FromTail(ctx, hook.TranscriptPath, estimate.TailOptions{
-		Live: live.Options{CacheDir: opts.CacheDir, Store: opts.Store}, Session: so})
+	e, err := live.Open(ctx, file, lo)
 	restore()
 	if err != nil {
-		return StatusLine{}, false
+		return nil, err
 	}
-	defer a.Entry.Close()
-	st.SchemaVersion, st.File, st.Session = statuslineSchemaVersion, a.Entry.Transcript, a.Entry.Session
-	st.Update, st.ParsedBytes, st.Read, st.TailFrom = a.Entry.TailUpdate, a.Entry.ParsedBytes, readTail, a.Entry.Start
-	st.SessionID, st.Cwd = hook.SessionID, hook.Cwd
-	st.Status = estimate.TailStatus(a, so.Estimate.CompactAt)
-	if hookWindow {
-		st.WindowSource = windowFromHook
+	out := estimate.Session(ctx, e.Session, so)
+	if out.Err != nil {
+		e.Close()
+		return nil, out.Err
 	}
-	st.DisplayName = hook.Model.DisplayName
-	if st.DisplayName == "" {
-		st.DisplayName = st.Model
+	// The estimate knows the session's summaries (compactions so far)
+	// without indexing it again, except from a view an earlier version
+	// stored.
+	n := out.Summaries
+	if n < 0 {
+		if n, err = countSummaries(e.Session, so.Open); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
-	st.Compactions = a.Compactions
-	return st, true
+	return &transcriptStatus{Status: estimate.StatusOf(out.Result, compactAt), Compactions: n, File: e.File,
+		Session: e.Session, Update: e.Update, Read: readFull, ParsedBytes: e.ParsedBytes, Result: out.Result, Close: e.Close}, nil
 }
