@@ -24,6 +24,8 @@ import (
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // TestLiveExportResume is issue "export"'s acceptance with the real client:
@@ -110,7 +112,7 @@ func TestLiveExportResume(t *testing.T) {
 	}
 	t.Logf("the uncompacted export's resume: %d bytes (the plain resume %d)", len(raw), len(plain))
 	for _, want := range []string{strings.TrimPrefix(summaryText, transcript.SummaryPrefix)[:200], kept, "Next question echo-7736."} {
-		if !strings.Contains(req, jsonText(want)) {
+		if !strings.Contains(req, hooktest.JSONText(want)) {
 			t.Errorf("the resumed request lacks %q", want)
 		}
 	}
@@ -121,7 +123,7 @@ func TestLiveExportResume(t *testing.T) {
 	}
 	summaryAt := -1
 	for i, m := range body.Messages {
-		if summaryAt < 0 && strings.Contains(string(m), jsonText(strings.TrimPrefix(summaryText, transcript.SummaryPrefix)[:200])) {
+		if summaryAt < 0 && strings.Contains(string(m), hooktest.JSONText(strings.TrimPrefix(summaryText, transcript.SummaryPrefix)[:200])) {
 			summaryAt = i
 			continue
 		}
@@ -303,10 +305,4 @@ func mainRequest(t *testing.T, dir string, skip int, marker string) string {
 	}
 	t.Fatalf("no request with %q among %v", marker, names[skip:])
 	return ""
-}
-
-// jsonText is s as it appears inside a JSON string.
-func jsonText(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }

@@ -123,7 +123,7 @@ func hooksRun(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]
 			t.Fatalf("%s step %d: %v", mode, i+1, err)
 		}
 	}
-	next := mainRequest(t, reqs, 0, jsonText(nextPrompt))
+	next := mainRequest(t, reqs, 0, hooktest.JSONText(nextPrompt))
 	msgs := messagesOnly(t, next)
 	r := hooktest.Measure(mode, planted, []byte(msgs), len(next), nil)
 	if mode != "with" {
@@ -151,8 +151,8 @@ func hooksRun(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]
 		}
 	}
 	rec := recallResult(t, reqs)
-	rec["query_visible_before_recall"] = strings.Contains(msgs, jsonText(recallQuery))
-	if i := strings.Index(msgs, jsonText(recallQuery)); i >= 0 {
+	rec["query_visible_before_recall"] = strings.Contains(msgs, hooktest.JSONText(recallQuery))
+	if i := strings.Index(msgs, hooktest.JSONText(recallQuery)); i >= 0 {
 		t.Logf("the recall query is visible before the recall: …%s…", msgs[max(0, i-600):min(len(msgs), i+200)])
 	}
 	return r, rec
@@ -210,7 +210,7 @@ func recallResult(t *testing.T, reqs string) map[string]any {
 			}
 			if bytes.Contains(blk.Content, []byte(`turns`)) && bytes.Contains(blk.Content, []byte(`cut_at`)) || bytes.Contains(blk.Content, []byte(`\"turns\"`)) {
 				out["read_request"] = n
-				out["verbatim"] = bytes.Contains(blk.Content, []byte(jsonText(recallQuery)))
+				out["verbatim"] = bytes.Contains(blk.Content, []byte(hooktest.JSONText(recallQuery)))
 			}
 		}
 	}

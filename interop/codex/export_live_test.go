@@ -24,6 +24,8 @@ import (
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // TestLiveExportResume is issue "export"'s acceptance with the real client:
@@ -123,7 +125,7 @@ env_key = "FAKE_OPENAI_KEY"
 	}
 	summaryAt := -1
 	for i, it := range body.Input {
-		if summaryAt < 0 && strings.Contains(string(it), jsonText(firstLine(summary))) {
+		if summaryAt < 0 && strings.Contains(string(it), hooktest.JSONText(firstLine(summary))) {
 			summaryAt = i
 			continue
 		}
@@ -166,11 +168,6 @@ func firstLine(s string) string {
 		}
 	}
 	return s
-}
-
-func jsonText(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }
 
 // exportCodex exports the session's HEAD where Codex looks for session

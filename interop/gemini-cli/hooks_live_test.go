@@ -144,7 +144,7 @@ func geminiSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[st
 		var b struct {
 			Contents json.RawMessage `json:"contents"`
 		}
-		if q.Kind != "json" && json.Unmarshal(q.Body, &b) == nil && bytes.Contains(b.Contents, []byte(jsonString(geminiNext))) && contents == nil {
+		if q.Kind != "json" && json.Unmarshal(q.Body, &b) == nil && bytes.Contains(b.Contents, []byte(hooktest.JSONText(geminiNext))) && contents == nil {
 			contents, size = b.Contents, len(q.Body)
 		}
 	}
@@ -167,12 +167,6 @@ func geminiSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[st
 		saveGeminiRecall(t, srv.Requests(), filepath.Join(dir, "recall-contents.json"), tmp)
 	}
 	return r, rec
-}
-
-// jsonString is s as it appears inside a JSON string.
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }
 
 // Paths and ids that differ at every recording.
