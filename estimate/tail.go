@@ -66,40 +66,38 @@ func FromTail(ctx context.Context, file string, o TailOptions) (*TailAnswer, err
 	if maxSize <= 0 {
 		maxSize = MaxTailBytes
 	}
-	for {
+	for ; ; size = min(maxSize, size*tailGrowth) {
 		te, err := live.OpenTail(ctx, file, o.Live, size)
+		// A tail inside the file that is not the longest allowed yet: a
+		// longer one may answer where this one does not.
+		longer := te != nil && te.Start > 0 && size < maxSize
 		if err != nil {
-			if te == nil || te.Start == 0 || size >= maxSize {
-				return nil, err
+			if longer {
+				continue
 			}
-			size = min(maxSize, size*tailGrowth)
-			continue
+			return nil, err
 		}
+		// A tail with no assistant line records no model yet (out.Err).
 		out := Session(ctx, te.Session, o.Session)
-		if out.Err != nil {
-			te.Close()
-			// A tail with no assistant line records no model yet.
-			if te.Start == 0 || size >= maxSize {
-				return nil, out.Err
+		err = out.Err
+		if err == nil {
+			ok, enough := tailAnswers(out.Result, te)
+			if ok && (enough || te.Start == 0) {
+				// A tail that is the whole file has the whole file's
+				// summaries; a strict suffix counts the boundaries
+				// (live.TailEntry).
+				compactions := te.Compactions
+				if te.Start == 0 && out.Summaries >= 0 {
+					compactions = out.Summaries
+				}
+				return &TailAnswer{Result: out.Result, Compactions: compactions, Entry: te}, nil
 			}
-			size = min(maxSize, size*tailGrowth)
-			continue
-		}
-		ok, enough := tailAnswers(out.Result, te)
-		if ok && (enough || te.Start == 0) {
-			// A tail that is the whole file has the whole file's summaries;
-			// a strict suffix counts the boundaries (live.TailEntry).
-			compactions := te.Compactions
-			if te.Start == 0 && out.Summaries >= 0 {
-				compactions = out.Summaries
-			}
-			return &TailAnswer{Result: out.Result, Compactions: compactions, Entry: te}, nil
+			err, longer = ErrTailUnusable, longer && ok
 		}
 		te.Close()
-		if !ok || te.Start == 0 || size >= maxSize {
-			return nil, ErrTailUnusable
+		if !longer {
+			return nil, err
 		}
-		size = min(maxSize, size*tailGrowth)
 	}
 }
 
