@@ -148,3 +148,32 @@ func Acceptance(t testing.TB, client, after string, session Session) (runs []Run
 	t.Logf("recall: %v", recall)
 	return runs, recall
 }
+
+// Injection is the first injection ctxfold's hook state under home
+// records (home/.cache/ctxfold/hook/*.json, one state file), with what
+// differs at every recording — its time, the summary id — taken out; nil
+// when there is none.
+func Injection(home string) json.RawMessage {
+	states, _ := filepath.Glob(filepath.Join(home, ".cache", "ctxfold", "hook", "*.json"))
+	if len(states) != 1 {
+		return nil
+	}
+	b, err := os.ReadFile(states[0])
+	if err != nil {
+		return nil
+	}
+	var st struct {
+		Injected []map[string]any `json:"injected"`
+	}
+	if json.Unmarshal(b, &st) != nil || len(st.Injected) == 0 {
+		return nil
+	}
+	inj := st.Injected[0]
+	delete(inj, "at")
+	inj["summary_id"] = "<summary_id>"
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(inj)
+	return bytes.TrimSpace(out.Bytes())
+}

@@ -129,20 +129,7 @@ func hooksRun(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]
 	if mode != "with" {
 		return r, nil
 	}
-	states, _ := filepath.Glob(filepath.Join(home, ".cache", "ctxfold", "hook", "*.json"))
-	if len(states) == 1 {
-		b, _ := os.ReadFile(states[0])
-		var st struct {
-			Injected []json.RawMessage `json:"injected"`
-		}
-		if json.Unmarshal(b, &st) == nil && len(st.Injected) > 0 {
-			var inj map[string]any
-			_ = json.Unmarshal(st.Injected[0], &inj)
-			delete(inj, "at") // a re-recording differs only where it must
-			inj["summary_id"] = "<summary_id>"
-			r.Injection, _ = json.Marshal(inj)
-		}
-	}
+	r.Injection = hooktest.Injection(home)
 	r.Context = strings.ReplaceAll(strings.ReplaceAll(injectedContext(msgs), tmp, "/interop"), slug(tmp), "-interop")
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
 		if err := hooktest.SaveInputs(inputs, filepath.Join(dir, "hook-inputs"), strings.NewReplacer(tmp, "/interop", slug(tmp), "-interop"),

@@ -185,23 +185,7 @@ env_key = "FAKE_OPENAI_KEY"
 // context as the request carries it.
 func hookInjection(t *testing.T, chome string, input json.RawMessage, tmp string) (json.RawMessage, string) {
 	t.Helper()
-	var inj json.RawMessage
-	states, _ := filepath.Glob(filepath.Join(chome, ".cache", "ctxfold", "hook", "*.json"))
-	if len(states) == 1 {
-		b, _ := os.ReadFile(states[0])
-		var st struct {
-			Injected []map[string]any `json:"injected"`
-		}
-		if json.Unmarshal(b, &st) == nil && len(st.Injected) > 0 {
-			delete(st.Injected[0], "at") // a re-recording differs only where it must
-			st.Injected[0]["summary_id"] = "<summary_id>"
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(st.Injected[0])
-			inj = bytes.TrimSpace(b.Bytes())
-		}
-	}
+	inj := hooktest.Injection(chome)
 	var items []struct {
 		Role    string `json:"role"`
 		Content []struct {

@@ -179,23 +179,7 @@ var (
 // carries (Gemini CLI appends it to the prompt as <hook_context>).
 func geminiInjection(t *testing.T, home string, contents json.RawMessage, tmp string) (json.RawMessage, string) {
 	t.Helper()
-	var inj json.RawMessage
-	states, _ := filepath.Glob(filepath.Join(home, ".cache", "ctxfold", "hook", "*.json"))
-	if len(states) == 1 {
-		b, _ := os.ReadFile(states[0])
-		var st struct {
-			Injected []map[string]any `json:"injected"`
-		}
-		if json.Unmarshal(b, &st) == nil && len(st.Injected) > 0 {
-			delete(st.Injected[0], "at")
-			st.Injected[0]["summary_id"] = "<summary_id>"
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(st.Injected[0])
-			inj = bytes.TrimSpace(buf.Bytes())
-		}
-	}
+	inj := hooktest.Injection(home)
 	var cs []struct {
 		Parts []struct {
 			Text string `json:"text"`
