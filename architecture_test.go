@@ -287,3 +287,48 @@ func TestSizeLimitsCoverCmd(t *testing.T) {
 		t.Errorf("a constructor of 82 lines: %v", bad)
 	}
 }
+
+// TestOneReaderOfTheStore: nothing outside store/ names nodes.jsonl
+// (store.NodesFile or the file name), so nothing else opens it
+// (docs/ARCHITECTURE.md: the store is the one reader of its files; estimate's
+// caches read committed bytes through store.OpenNodes and friends).
+func TestOneReaderOfTheStore(t *testing.T) {
+	_, files := moduleImports(t)
+	for pkg, paths := range files {
+		if isSupport(pkg) || pkg == "store" {
+			continue
+		}
+		for _, p := range paths {
+			if names := namesNodesFile(t, p); names != "" {
+				t.Errorf("%s names the store's %s: read it through the store (store.OpenNodes)", p, names)
+			}
+		}
+	}
+}
+
+// namesNodesFile is how the Go file at path names nodes.jsonl ("" when it
+// does not): the store's constant, or a string that is the file's name or
+// ends with it.
+func namesNodesFile(t *testing.T, path string) string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := ""
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if n.Sel.Name == "NodesFile" {
+				found = "store.NodesFile"
+			}
+		case *ast.BasicLit:
+			// A path, not prose: help texts may name the file.
+			if v, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && (v == "nodes.jsonl" || strings.HasSuffix(v, "/nodes.jsonl")) {
+				found = n.Value
+			}
+		}
+		return found == ""
+	})
+	return found
+}
