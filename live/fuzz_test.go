@@ -50,7 +50,7 @@ func FuzzCacheEntry(f *testing.F) {
 			var s map[string]any
 			if json.Unmarshal(stateJSON, &s) == nil {
 				if r, ok := s["resume"].(map[string]any); ok {
-					r["state_sha256"] = sha256Hex(resumeBin)
+					r["state_xxh64"] = stateHash(resumeBin)
 				}
 				s["file"] = file
 				stateJSON, _ = json.Marshal(s)

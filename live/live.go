@@ -47,7 +47,7 @@ const (
 )
 
 // StateVersion is the version of state.json's layout.
-const StateVersion = 3
+const StateVersion = 4
 
 // Options say where the cache lives and how to import.
 type Options struct {

@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/store"
@@ -34,9 +36,12 @@ type resumeState struct {
 	// many nodes were planned before it.
 	Offset int64 `json:"offset"`
 	Nodes  int   `json:"nodes"`
-	// StateSHA256 is the hash of resume.bin, so a state file left by an
-	// interrupted refresh is never taken for this one's.
-	StateSHA256 string `json:"state_sha256"`
+	// StateXXH64 is the hash of resume.bin, so a state file left by an
+	// interrupted refresh is never taken for this one's. XXH64 for the
+	// prefix's reason (prefixhash.go): resume.bin is ctxfold's own file,
+	// read and written whole at every refresh (5 MB for a 100 MB session),
+	// and the check is against a stale or torn one, not a crafted one.
+	StateXXH64 string `json:"state_xxh64"`
 	// Checkpoint is the cache session's meta right after the commit that
 	// ended with the Nodes nodes.
 	Checkpoint store.Meta `json:"checkpoint"`
@@ -148,7 +153,7 @@ func prefixSum(path string, n int64) (string, error) {
 func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Options) (*importer.Report, *input.Resume, error) {
 	// The state grows with the nodes, never past the bytes they came from.
 	b, err := store.ReadCacheFile(filepath.Join(dir, resumeFile), maxStateBytes+old.Consumed)
-	if err != nil || sha256Hex(b) != old.Resume.StateSHA256 {
+	if err != nil || stateHash(b) != old.Resume.StateXXH64 {
 		return nil, nil, fmt.Errorf("%w: %s is missing or not the one state.json names", input.ErrCannotResume, resumeFile)
 	}
 	// A crash from here on leaves no state that vouches for the session.
@@ -182,13 +187,10 @@ func saveResume(dir string, rep *importer.Report, res *input.Resume, consumed in
 	if err := writeAtomic(dir, resumeFile, p.State, false); err != nil {
 		return nil, err
 	}
-	return &resumeState{Offset: p.Offset, Nodes: p.Nodes, StateSHA256: sha256Hex(p.State), Checkpoint: *rep.Sessions[0].Checkpoint}, nil
+	return &resumeState{Offset: p.Offset, Nodes: p.Nodes, StateXXH64: stateHash(p.State), Checkpoint: *rep.Sessions[0].Checkpoint}, nil
 }
 
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
+func stateHash(b []byte) string { return fmt.Sprintf("%016x", xxhash.Sum64(b)) }
 
 // cannotResume: the refresh falls back to a whole import.
 func cannotResume(err error) bool { return errors.Is(err, input.ErrCannotResume) }

@@ -185,7 +185,20 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 			}
 		}
 	}
-	r, err := find.resumeFrom(c.main, s, -1, provAts, -1)
+	// The second pass's planner restores the same state on the other core
+	// while the first plans: the state of a 100 MB session takes about as
+	// long to restore as the first pass takes after one turn.
+	p := newPlanner(ctx, sink, opts, names)
+	defer func() { p.close() }()
+	restored := make(chan struct{})
+	if s != nil {
+		go func(s *snap) { p.restore(s); close(restored) }(s)
+	} else {
+		close(restored)
+	}
+	first := s
+	r, err := find.resumeFrom(c.main, s, false, -1, provAts, -1)
+	<-restored
 	if err != nil {
 		return err
 	}
@@ -204,9 +217,12 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 			break
 		}
 	}
-	p := newPlanner(ctx, sink, opts, names)
-	defer p.close()
-	r, err = p.resumeFrom(c.main, s, saveAt, nil, emitFrom)
+	if s != first {
+		// A provisional point: the restored state is not the one to start from.
+		p.close()
+		p = newPlanner(ctx, sink, opts, names)
+	}
+	r, err = p.resumeFrom(c.main, s, s != nil && s == first, saveAt, nil, emitFrom)
 	if err != nil {
 		return err
 	}
@@ -229,17 +245,20 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 var provWindow int64 = 4 << 20
 
 // resumeFrom plans the session file from the saved state (its start when
-// nil), saving the state at offset saveAt (none when -1) and a
+// nil; restored says the planner already holds it: planner.restore), saving the state at offset saveAt (none when -1) and a
 // provisional one at the first line start from each of provAts on.
 // The sink holds the first emitFrom nodes (-1: those of the state).
-func (p *planner) resumeFrom(path string, state *snap, saveAt int64, provAts []int64, emitFrom int) (*resumer, error) {
+func (p *planner) resumeFrom(path string, state *snap, restored bool, saveAt int64, provAts []int64, emitFrom int) (*resumer, error) {
 	f, err := p.startFile(path, false)
 	if err != nil {
 		return nil, err
 	}
 	lr := newLineReader(p.limited(f, 0), p.display(path), p.opts.max())
 	if state != nil {
-		if lr, err = p.load(state, f, p.display(path)); err != nil {
+		if !restored {
+			p.restore(state)
+		}
+		if lr, err = p.restoreFile(state, f, p.display(path)); err != nil {
 			return nil, err
 		}
 	}

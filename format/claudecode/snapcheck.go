@@ -1,5 +1,7 @@
 package claudecode
 
+import "hash/maphash"
+
 // What decodeSnap checks beyond lengths and index ranges (docs/LIVE.md, \"Hostile files\": a
 // crafted resume.bin whose hash state.json was made to name): counts are
 // never negative, ids are unique, the predecessor and caller links hold no
@@ -17,15 +19,8 @@ func snapSound(s *snap) bool {
 			}
 		}
 	}
-	seen := make(map[string]struct{}, len(s.ID))
-	for _, id := range s.ID {
-		if id == "" {
-			continue
-		}
-		if _, dup := seen[id]; dup {
-			return false
-		}
-		seen[id] = struct{}{}
+	if !distinctIDs(s.ID) {
+		return false
 	}
 	for _, g := range s.Group {
 		if g >= 0 && s.Group[g] != g {
@@ -55,6 +50,36 @@ func acyclic(link []int32) bool {
 		}
 		for j := int32(start); j >= 0 && state[j] == onPath; j = link[j] {
 			state[j] = done
+		}
+	}
+	return true
+}
+
+// distinctIDs: no non-empty id twice. It compares 64-bit hashes in an
+// open-addressing table (a map of the 38,000 strings of a 100 MB session
+// took 4 ms of every refresh); two ids of equal hash count as a
+// duplicate, which refuses a sound state once in about 2⁶⁴/n² — the file
+// is then imported afresh, never misread.
+func distinctIDs(ids []string) bool {
+	size := 1
+	for size < 2*len(ids) {
+		size *= 2
+	}
+	slots := make([]uint64, size)
+	seed := maphash.MakeSeed()
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		h := maphash.String(seed, id) | 1 // 0 marks an empty slot
+		for i := h & uint64(size-1); ; i = (i + 1) & uint64(size-1) {
+			if slots[i] == 0 {
+				slots[i] = h
+				break
+			}
+			if slots[i] == h {
+				return false
+			}
 		}
 	}
 	return true

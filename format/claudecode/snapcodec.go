@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
+	"slices"
 )
 
 const snapMagic = "ctxfold-cc-resume-1\n"
@@ -19,24 +20,32 @@ type wbuf []byte
 
 func (w *wbuf) n(n int) { *w = binary.LittleEndian.AppendUint64(*w, uint64(n)) }
 
+// grow extends w by n bytes and returns them: the columns are written
+// in place rather than appended value by value (encode sizes w first).
+func (w *wbuf) grow(n int) []byte {
+	*w = slices.Grow(*w, n)
+	at := len(*w)
+	*w = (*w)[:at+n]
+	return (*w)[at:]
+}
+
 func (w *wbuf) i32s(s []int32) {
 	w.n(len(s))
-	for _, v := range s {
-		*w = binary.LittleEndian.AppendUint32(*w, uint32(v))
+	b := w.grow(4 * len(s))
+	for i, v := range s {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
 	}
 }
 
-func (w *wbuf) i64s(s []int64) {
-	w.n(len(s))
-	for _, v := range s {
-		*w = binary.LittleEndian.AppendUint64(*w, uint64(v))
-	}
-}
+func (w *wbuf) i64s(s []int64) { putWords(w, s) }
 
-func (w *wbuf) keys(s []key) {
+func (w *wbuf) keys(s []key) { putWords(w, s) }
+
+func putWords[T ~uint64 | ~int64](w *wbuf, s []T) {
 	w.n(len(s))
-	for _, v := range s {
-		*w = binary.LittleEndian.AppendUint64(*w, uint64(v))
+	b := w.grow(8 * len(s))
+	for i, v := range s {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
 	}
 }
 
@@ -141,29 +150,34 @@ func (r *rbuf) n(size int) int {
 	return int(v)
 }
 
-// column reads n values of size bytes each (n first, as r.n reads it),
-// each decoded by get.
-func column[T any](r *rbuf, size int, get func([]byte) T) []T {
-	n := r.n(size)
+// i32s reads a column of 32-bit little-endian values (their count
+// first, as r.n reads it).
+func (r *rbuf) i32s() []int32 {
+	n := r.n(4)
 	if n == 0 {
 		return nil
 	}
-	out := make([]T, n)
+	out, b := make([]int32, n), r.b[:4*n]
 	for i := range out {
-		out[i] = get(r.b[size*i:])
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	r.b = r.b[size*n:]
+	r.b = r.b[4*n:]
 	return out
-}
-
-func (r *rbuf) i32s() []int32 {
-	return column(r, 4, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
 }
 
 // words reads a column of 64-bit little-endian words as T (an id key or
 // an offset).
 func words[T ~uint64 | ~int64](r *rbuf) []T {
-	return column(r, 8, func(b []byte) T { return T(binary.LittleEndian.Uint64(b)) })
+	n := r.n(8)
+	if n == 0 {
+		return nil
+	}
+	out, b := make([]T, n), r.b[:8*n]
+	for i := range out {
+		out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	r.b = r.b[8*n:]
+	return out
 }
 
 func (r *rbuf) i64s() []int64 { return words[int64](r) }

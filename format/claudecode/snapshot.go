@@ -217,11 +217,19 @@ func decodeSnap(state []byte) (*snap, error) {
 }
 
 // load gives a fresh planner of the session file f the saved state and
-// returns the line reader positioned at its point. The planner gets its
-// own copies of everything it changes.
+// returns the line reader positioned at its point.
 func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
+	p.restore(s)
+	return p.restoreFile(s, f, path)
+}
+
+// restore gives a fresh planner the saved state's nodes, indexes and
+// tables — the costly part of load, which touches nothing startFile sets,
+// so it may run before startFile (and beside another planner's work:
+// runResumable). The planner gets its own copies of everything it changes.
+func (p *planner) restore(s *snap) {
 	rs := &s.Rest
-	p.hkey, p.lines = rs.Key, rs.Lines
+	p.hkey = rs.Key
 	p.uuidNode, p.skipParent = fromColumns(s.UUIDKeys, s.UUIDVals), fromColumns(s.SkipKeys, s.SkipVals)
 	p.ids = make(map[key]bool, len(s.IDKeys))
 	for _, k := range s.IDKeys {
@@ -231,9 +239,9 @@ func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
 	p.toolNode, p.prompts, p.promptUsed = cloneOr(rs.ToolNode), cloneOr(rs.Prompts), cloneOr(rs.PromptUsed)
 	p.agentTool, p.agentSeen, p.boundaries = cloneOr(rs.AgentTool), maps.Clone(rs.AgentSeen), cloneOr(rs.Boundaries)
 	p.lastBound, p.lastTask, p.head, p.model = rs.LastBound, rs.LastTask, rs.Head, rs.Model
-	p.sys, p.fileSys, p.grpBase, p.grpBroken = rs.Sys, rs.FileSys, rs.GrpBase, rs.GrpBroken
+	p.sys, p.grpBase, p.grpBroken = rs.Sys, rs.GrpBase, rs.GrpBroken
 	p.grp, p.moved = append([]int32(nil), rs.Grp...), maps.Clone(rs.Moved)
-	p.sideModel, p.fileCaller, p.warnedLink, p.lastAsst = rs.SideModel, rs.FileCaller, rs.WarnedLink, rs.LastAsst
+	p.sideModel, p.lastAsst = rs.SideModel, rs.LastAsst
 	n := len(s.ID)
 	all := make([]pnode, n)
 	p.nodes = make([]*pnode, n)
@@ -273,6 +281,13 @@ func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
 		p.sent = append(p.sent, sentGroup{rs.SentNodes[at : at+int(m) : at+int(m)], rs.SentBlob.at(k)})
 		at += int(m)
 	}
+}
+
+// restoreFile is the rest of load, after startFile opened f: the state's
+// place in the file.
+func (p *planner) restoreFile(s *snap, f *os.File, path string) (*lineReader, error) {
+	rs := &s.Rest
+	p.lines, p.fileSys, p.fileCaller, p.warnedLink = rs.Lines, rs.FileSys, rs.FileCaller, rs.WarnedLink
 	if _, err := f.Seek(rs.Off, io.SeekStart); err != nil {
 		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
 	}
