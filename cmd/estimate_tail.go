@@ -42,7 +42,7 @@ func (f *Factory) resolveEstimateTail(args []string, opts *estimateOptions) erro
 	}
 	opts.Dirs = args
 	opts.LiveGC = func() func() { return liveGC(f.Getenv) }
-	opts.TailLive = live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput()}
+	opts.TailLive = live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv)}
 	return nil
 }
 

@@ -47,3 +47,33 @@ func TestLiveGC(t *testing.T) {
 	}
 	restore()
 }
+
+// A refresh from a resume point runs with the collector held back up to
+// resumeGCLimit and puts both settings back; GOGC still wins.
+func TestResumeGC(t *testing.T) {
+	orig := debug.SetGCPercent(liveGCPercent)
+	defer debug.SetGCPercent(orig)
+	origLimit := debug.SetMemoryLimit(-1)
+	restore := resumeGC(func(string) string { return "" })()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("during the refresh: collector at %d%%, want off", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != resumeGCLimit {
+		t.Errorf("during the refresh: memory limit %d, want %d", got, resumeGCLimit)
+	}
+	restore()
+	if got := debug.SetGCPercent(liveGCPercent); got != liveGCPercent {
+		t.Errorf("after the refresh: collector at %d%%, want %d%%", got, liveGCPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != origLimit {
+		t.Errorf("after the refresh: memory limit %d, want %d", got, origLimit)
+	}
+	if resumeGC(func(k string) string {
+		if k == "GOGC" {
+			return "300"
+		}
+		return ""
+	}) != nil {
+		t.Error("GOGC set: the refresh still changes the collector")
+	}
+}

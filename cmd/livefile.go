@@ -24,7 +24,7 @@ func (f *Factory) openLive(ctx context.Context, file string) (*live.Entry, error
 	if err != nil {
 		return nil, err
 	}
-	return live.Open(ctx, file, live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput()})
+	return live.Open(ctx, file, live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv)})
 }
 
 // sessionArg is the file-argument step of a command of one session: the

@@ -309,6 +309,31 @@ func liveGC(getenv func(string) string) (restore func()) {
 	return func() { debug.SetGCPercent(old) }
 }
 
+// resumeGCLimit is the heap at which the collector runs anyway while it
+// is held back for a refresh from a resume point (resumeGC): a refresh of
+// a 100 MB session allocates about 60 MB.
+const resumeGCLimit = 512 << 20
+
+// resumeGC holds the collector back during a refresh from a resume point
+// (live.Options.ResumeGC), unless GOGC is set: what it allocates is the
+// saved planner state, restored twice and saved again, nearly all garbage
+// at its end, and collecting it while it is built cost about 30 ms of
+// CPU of a 130 ms refresh (docs/BENCHMARKS.md, "the cold path"). The
+// memory limit bounds the heap should a refresh allocate more.
+func resumeGC(getenv func(string) string) func() (restore func()) {
+	if getenv != nil && getenv("GOGC") != "" {
+		return nil
+	}
+	return func() func() {
+		oldLimit := debug.SetMemoryLimit(resumeGCLimit)
+		oldPct := debug.SetGCPercent(-1)
+		return func() {
+			debug.SetGCPercent(oldPct)
+			debug.SetMemoryLimit(oldLimit)
+		}
+	}
+}
+
 func setGCPercent(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)

@@ -92,13 +92,27 @@ func checkRefreshes(t *testing.T, files []string) {
 			resumes := strings.Contains(src, "claude-code") || strings.Contains(src, "codex")
 			file := workFile(t, src, false)
 			cache := t.TempDir()
-			var incremental, parsed, grown int64
+			var incremental, parsed, grown, held int64
+			// The collector is held back around every refresh from a
+			// resume point, and put back after it.
+			var holding bool
+			opts := Options{CacheDir: cache, ResumeGC: func() func() {
+				if holding {
+					t.Error("ResumeGC called again before its restore")
+				}
+				holding = true
+				held++
+				return func() { holding = false }
+			}}
 			opened := false
 			for _, cut := range refreshCuts(full, most) {
 				if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e, err := openClosed(ctx, file, Options{CacheDir: cache})
+				e, err := openClosed(ctx, file, opts)
+				if holding {
+					t.Fatalf("cut %d: the collector is still held back after the refresh", cut)
+				}
 				if err != nil {
 					if !opened && (strings.Contains(err.Error(), "no ") || strings.Contains(err.Error(), "nothing") || strings.Contains(err.Error(), "empty")) {
 						continue // a prefix that holds no conversation yet
@@ -140,6 +154,9 @@ func checkRefreshes(t *testing.T, files []string) {
 			// extends a node before the point (a parallel branch): rare.
 			if resumes && grown > 0 && incremental*10 < grown*9 {
 				t.Errorf("only %d of %d refreshes of a grown file were incremental", incremental, grown)
+			}
+			if held < incremental {
+				t.Errorf("the collector was held back for %d refreshes, %d were incremental", held, incremental)
 			}
 			t.Logf("%d refreshes of a grown file, %d incremental, %d bytes parsed in all", grown, incremental, parsed)
 		})

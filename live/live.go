@@ -60,6 +60,12 @@ type Options struct {
 	// LockTimeout bounds the wait for another process refreshing the same
 	// entry (10 s when 0).
 	LockTimeout time.Duration
+	// ResumeGC, when set, is called around a refresh from a resume point
+	// and returns what undoes it: the command line holds the collector
+	// back there (cmd's resumeGC), since such a refresh allocates the
+	// saved planner state — tens of MB for a large session — and keeps
+	// almost none of it.
+	ResumeGC func() (restore func())
 }
 
 // Entry is one file's cache session after Open.

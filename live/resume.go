@@ -151,6 +151,9 @@ func prefixSum(path string, n int64) (string, error) {
 // from the saved resume point. input.ErrCannotResume (or a refused
 // rewind, wrapped in it) means the caller imports afresh.
 func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Options) (*importer.Report, *input.Resume, error) {
+	if opts.ResumeGC != nil {
+		defer opts.ResumeGC()()
+	}
 	// The state grows with the nodes, never past the bytes they came from.
 	b, err := store.ReadCacheFile(filepath.Join(dir, resumeFile), maxStateBytes+old.Consumed)
 	if err != nil || stateHash(b) != old.Resume.StateXXH64 {
