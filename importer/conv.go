@@ -5,6 +5,7 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -87,7 +89,18 @@ func (c *conv) remapCovers(n *transcript.Node) {
 
 func (c *conv) run() {
 	defer close(c.done)
-	warnings, err := store.Update(c.t.ctx, c.dir, c.t.opts.Store, func(tx *store.Tx) error {
+	update := store.Update
+	if to := c.t.opts.RewindTo; to != nil && c.inPlace {
+		update = func(ctx context.Context, dir string, opts store.WriteOptions, fn func(tx *store.Tx) error) ([]store.Warning, error) {
+			w, err := store.UpdateFrom(ctx, dir, *to, opts, fn)
+			var re *store.RewindError
+			if errors.As(err, &re) {
+				err = fmt.Errorf("%w: %v", input.ErrCannotResume, re.Err)
+			}
+			return w, err
+		}
+	}
+	warnings, err := update(c.t.ctx, c.dir, c.t.opts.Store, func(tx *store.Tx) error {
 		for b := range c.ch {
 			if b.final {
 				return c.commitEnd(tx)

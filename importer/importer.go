@@ -281,6 +281,11 @@ type Options struct {
 	// Out is the session the earlier import wrote, cut back to its
 	// checkpoint, and Append must be set. Other formats refuse it.
 	Resume *input.Resume
+	// RewindTo, with Append and Out a cache session, cuts the session back
+	// to that earlier commit first, in the transaction that appends
+	// (store.UpdateFrom): the resume point's checkpoint. A rewind the store
+	// refuses is an input.ErrCannotResume.
+	RewindTo *store.Meta
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).
 	Progress func(n int)

@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -332,4 +333,76 @@ func TestDamagedResumePoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A resume point whose checkpoint is not a commit of the cache session
+// (the session checks out, state.json names another commit) is refused
+// by the rewind, which runs inside the import's own transaction
+// (store.UpdateFrom), and the grown file is imported afresh.
+func TestRewindRefusedInsideImport(t *testing.T) {
+	var src string
+	for _, f := range sharedTranscripts(t) {
+		if strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents") {
+			src = f
+		}
+	}
+	if src == "" {
+		t.Skip("shared Claude Code transcript not present")
+	}
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := lineEnds(full)
+	ctx := context.Background()
+	for k := len(ends) / 2; k+1 < len(ends); k += 7 {
+		file := filepath.Join(t.TempDir(), "s.jsonl")
+		grow := func(n int, opts Options) *Entry {
+			if err := os.WriteFile(file, full[:n], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, err := openClosed(ctx, file, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		}
+		clean := Options{CacheDir: t.TempDir()}
+		grow(ends[k], clean)
+		if e := grow(ends[k+1], clean); e.Update != Appended {
+			continue // this cut does not resume; try a later one
+		}
+		opts := Options{CacheDir: t.TempDir()}
+		e := grow(ends[k], opts)
+		p := filepath.Join(filepath.Dir(e.Session), "state.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st map[string]any
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		cp := st["resume"].(map[string]any)["checkpoint"].(map[string]any)
+		cp["nodes_sha256"] = strings.Repeat("0", 64)
+		if b, err = json.Marshal(st); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e = grow(ends[k+1], opts)
+		if e.Update != Fresh || !strings.Contains(e.Reason, "the state to rewind to") {
+			t.Fatalf("update %q (%s), want fresh because the rewind refused the checkpoint", e.Update, e.Reason)
+		}
+		got, err := os.ReadFile(filepath.Join(e.Session, "nodes.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := freshNodes(t, file); !bytes.Equal(got, want) {
+			t.Error("the cache session differs from a fresh import")
+		}
+		return
+	}
+	t.Fatal("no cut of the transcript resumed")
 }

@@ -161,12 +161,12 @@ func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Opt
 	}
 	// A crash from here on leaves no state that vouches for the session.
 	_ = os.Remove(filepath.Join(dir, "state.json"))
-	if err := store.RewindCache(ctx, e.Session, old.Resume.Checkpoint, opts.Store); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", input.ErrCannotResume, err)
-	}
+	// The session is cut back to the resume point's commit in the import's
+	// own transaction, which runs beside the planner's restore.
 	res := &input.Resume{State: b, Limit: e.Consumed}
+	cut := old.Resume.Checkpoint
 	rep, err := importer.Import(ctx, importer.Options{From: old.Format, Files: []string{e.File}, Out: e.Session,
-		Append: true, Store: opts.Store, Input: opts.Input, Resume: res})
+		Append: true, Store: opts.Store, Input: opts.Input, Resume: res, RewindTo: &cut})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -47,34 +47,68 @@ func MarkCache(dir string, opts WriteOptions) error {
 // reads only those bytes). The index snapshot survives when it covers a
 // prefix of the cut. events.jsonl is left as it is.
 func RewindCache(ctx context.Context, dir string, to Meta, opts WriteOptions) error {
-	opts.CacheWriter = true // a cache-only operation: it refuses any other session
-	_, err := update(ctx, dir, opts, nil, func(tx *Tx) error {
-		s := tx.s
-		metaPath := filepath.Join(dir, MetaFile)
-		if !s.Meta.Cache {
-			return &ValidationError{Msg: fmt.Sprintf("%s: not a cache session (only ctxfold's own cache sessions can be rewound; a session's nodes are append-only)", dir)}
-		}
-		if to.NodesBytes == nil || *to.NodesBytes > s.CommittedBytes || to.FormatVersion != s.Meta.FormatVersion {
-			return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), s.CommittedBytes)}
-		}
-		cut := *to.NodesBytes
-		toChain, ok := metaChain(to, cut)
-		if !ok {
-			return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to carries no hash chain for its %d bytes (read it with ReadMeta after a commit of this ctxfold)", metaPath, cut)}
-		}
-		ext, err := toChain.extend(s.f, cut, s.CommittedBytes-cut)
-		if err != nil {
-			return &transcript.ParseError{File: s.NodesPath(), Msg: "reading: " + err.Error()}
-		}
-		if ext.sum() != s.chain.sum() {
-			return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit of this session (its nodes_sha256 does not lead to the current one)", metaPath)}
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return tx.rewind(to, cut)
-	})
+	_, err := UpdateFrom(ctx, dir, to, opts, nil)
+	var re *RewindError
+	if errors.As(err, &re) {
+		return re.Err
+	}
 	return err
+}
+
+// RewindError is a rewind UpdateFrom refused or could not make; Err is
+// what RewindCache returns for it.
+type RewindError struct{ Err error }
+
+func (e *RewindError) Error() string { return e.Err.Error() }
+func (e *RewindError) Unwrap() error { return e.Err }
+
+// UpdateFrom is RewindCache and then Update's fn in one transaction: one
+// lock and one read of the session for both (a live refresh from a resume
+// point cuts its cache session back to the resume point's commit and
+// appends what follows it; as two transactions, the lock, the read of the
+// index and the stamp of the chain were paid twice, docs/BENCHMARKS.md
+// "the cold path"). A refused or failed rewind is a *RewindError and fn
+// does not run.
+func UpdateFrom(ctx context.Context, dir string, to Meta, opts WriteOptions, fn func(tx *Tx) error) ([]Warning, error) {
+	opts.CacheWriter = true // a cache-only operation: it refuses any other session
+	return update(ctx, dir, opts, nil, func(tx *Tx) error {
+		if err := tx.rewindTo(to); err != nil {
+			return &RewindError{Err: err}
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(tx)
+	})
+}
+
+// rewindTo checks that to is an earlier commit of the session and cuts
+// the session back to it (RewindCache).
+func (tx *Tx) rewindTo(to Meta) error {
+	s := tx.s
+	metaPath := filepath.Join(tx.dir, MetaFile)
+	if !s.Meta.Cache {
+		return &ValidationError{Msg: fmt.Sprintf("%s: not a cache session (only ctxfold's own cache sessions can be rewound; a session's nodes are append-only)", tx.dir)}
+	}
+	if to.NodesBytes == nil || *to.NodesBytes > s.CommittedBytes || to.FormatVersion != s.Meta.FormatVersion {
+		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), s.CommittedBytes)}
+	}
+	cut := *to.NodesBytes
+	toChain, ok := metaChain(to, cut)
+	if !ok {
+		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to carries no hash chain for its %d bytes (read it with ReadMeta after a commit of this ctxfold)", metaPath, cut)}
+	}
+	ext, err := toChain.extend(s.f, cut, s.CommittedBytes-cut)
+	if err != nil {
+		return &transcript.ParseError{File: s.NodesPath(), Msg: "reading: " + err.Error()}
+	}
+	if ext.sum() != s.chain.sum() {
+		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit of this session (its nodes_sha256 does not lead to the current one)", metaPath)}
+	}
+	if err := tx.ctx.Err(); err != nil {
+		return err
+	}
+	return tx.rewind(to, cut)
 }
 
 // rewind commits to, then cuts nodes.jsonl to cut and re-stamps the
