@@ -146,20 +146,7 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	res := opts.Resume
 	res.Point = nil
 	if c.main == "" || len(c.agents) > 0 {
-		// Sub-agent files are planned after the session file and their
-		// nodes emitted after its own: nothing of the session file is
-		// final before they are read. They are imported whole.
-		if res.State != nil {
-			return fmt.Errorf("%w: sub-agent files lie beside the session", ErrCannotResume)
-		}
-		if c.main != "" {
-			if st, err := os.Stat(c.main); err == nil {
-				res.Parsed = st.Size()
-			}
-		}
-		p := newPlanner(ctx, sink, opts, names)
-		defer p.close()
-		return p.run(c)
+		return runWhole(ctx, c, sink, opts, names)
 	}
 	var s *snap
 	if res.State != nil {
@@ -170,21 +157,7 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	}
 	find := newPlanner(ctx, discard{}, opts, names)
 	defer find.close()
-	var provAts []int64
-	if st, err := os.Stat(c.main); err == nil {
-		size := st.Size()
-		if res.Limit > 0 && res.Limit < size {
-			size = res.Limit
-		}
-		// A ladder of provisional points, the nearest to the end last: the
-		// latest that stands is used, so a long last turn costs the window
-		// and a short one only the last rung.
-		for w := provWindow; w >= provWindow/64 && w > 0; w /= 4 {
-			if size-w > 0 {
-				provAts = append(provAts, size-w)
-			}
-		}
-	}
+	provAts := provisionalPoints(c.main, res.Limit)
 	// The second pass's planner restores the same state on the other core
 	// while the first plans: the state of a 100 MB session takes about as
 	// long to restore as the first pass takes after one turn.
@@ -237,6 +210,47 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	}
 	res.Point = r.point
 	return nil
+}
+
+// runWhole is a resumable import of a conversation with sub-agent files:
+// they are planned after the session file and their nodes emitted after
+// its own, so nothing of the session file is final before they are read.
+// It is imported whole, with no resume point.
+func runWhole(ctx context.Context, c *conversation, sink transcript.ImportSink, opts Options, names map[string]string) error {
+	res := opts.Resume
+	if res.State != nil {
+		return fmt.Errorf("%w: sub-agent files lie beside the session", ErrCannotResume)
+	}
+	if c.main != "" {
+		if st, err := os.Stat(c.main); err == nil {
+			res.Parsed = st.Size()
+		}
+	}
+	p := newPlanner(ctx, sink, opts, names)
+	defer p.close()
+	return p.run(c)
+}
+
+// provisionalPoints is the ladder of provisional points of the session
+// file (read no further than limit when it is > 0), the nearest to the
+// end last: the latest that stands is used, so a long last turn costs the
+// window and a short one only the last rung.
+func provisionalPoints(path string, limit int64) []int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	size := st.Size()
+	if limit > 0 && limit < size {
+		size = limit
+	}
+	var ats []int64
+	for w := provWindow; w >= provWindow/64 && w > 0; w /= 4 {
+		if size-w > 0 {
+			ats = append(ats, size-w)
+		}
+	}
+	return ats
 }
 
 // provWindow is how far before the end of the file the first pass saves
