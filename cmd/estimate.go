@@ -430,6 +430,9 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		if c.Slope != 1 {
 			line("× slope %.3f on the view's own tokens (fitted on recorded usage)", c.Slope)
 		}
+		if c.FramingTokens != 0 {
+			line("+ framing since the latest request (%.2f a framing token, fitted on recorded usage): %s tokens", c.FramingRate, report.Thousands(c.FramingTokens))
+		}
 	}
 	if r.Window > 0 {
 		line("%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s, %s)",
@@ -543,6 +546,10 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 		kv("calibration_method", c.Method)
 		kv("calibration_unrecorded_tokens", c.UnrecordedTokens)
 		kv("calibration_slope", strconv.FormatFloat(c.Slope, 'f', 4, 64))
+		if c.Method == estimate.MethodFraming {
+			kv("calibration_framing_rate", strconv.FormatFloat(c.FramingRate, 'f', 4, 64))
+			kv("calibration_framing_tokens", c.FramingTokens)
+		}
 		kv("calibration_next_median_error", strconv.FormatFloat(c.NextMedianError, 'f', 4, 64))
 		kv("calibration_latest_node", render.TextSafe(c.LatestNode))
 		kv("calibration_ratio", strconv.FormatFloat(c.Ratio, 'f', 4, 64))
