@@ -16,12 +16,13 @@ import (
 //
 // The calibrated total is a model fitted to those requests
 // (docs/ESTIMATE.md, "Calibration"): calibrated = Slope × total +
-// UnrecordedTokens, exact at the latest matched request. The offset is what
-// the provider read that the transcript does not hold — a system prompt and
-// tool definitions the client never recorded, framing a proxy tokenizer
-// does not see; the slope, fitted on how measured and estimated grew from
-// request to request, corrects a proxy tokenizer's rate and is used only
-// when it predicted the session's own next requests better (Method).
+// UnrecordedTokens + FramingTokens (+ CarriedTokens), exact at the latest
+// matched request. The offset is what the provider read that the
+// transcript does not hold — a system prompt and tool definitions the
+// client never recorded; the slope, fitted on how measured and estimated
+// grew from request to request, corrects a proxy tokenizer's rate, and the
+// framing rate fitted beside it the chat format's framing that the stated
+// rule undercounts (Method).
 type Calibration struct {
 	// Requests is how many requests matched.
 	Requests int `json:"requests"`
