@@ -25,7 +25,8 @@ import (
 // requests 1…k−1) against the provider's recorded input. Pooled median
 // ≤ 0.15%, p90 ≤ 1%, no request off by more than 10% but the exceptions
 // listed (cutExceptions, with why), and every first request after a
-// compaction within 5%. CTXFOLD_ACCURACY_CUTS_TABLE=FILE writes the table.
+// compaction within 5%. CTXFOLD_ACCURACY_CUTS_TABLE=FILE writes the table,
+// CTXFOLD_ACCURACY_CUTS_DUMP=FILE every pooled request's error.
 
 // cutSample is one predicted request.
 type cutSample struct {
@@ -88,6 +89,16 @@ func TestAccuracyEveryCut(t *testing.T) {
 	if len(all) == 0 {
 		t.Fatal("no recorded requests")
 	}
+	if p := os.Getenv("CTXFOLD_ACCURACY_CUTS_DUMP"); p != "" {
+		// Every pooled request, one a line: error, file, request, recorded, predicted, node.
+		var b strings.Builder
+		for _, s := range all {
+			fmt.Fprintf(&b, "%.5f\t%s\t%d\t%d\t%d\t%s\n", s.err, s.file, s.k, s.measured, s.predicted, s.node)
+		}
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	table := cutTable(files, perFile, all)
 	t.Log("\n" + table)
 	if p := os.Getenv("CTXFOLD_ACCURACY_CUTS_TABLE"); p != "" {
@@ -102,10 +113,10 @@ func TestAccuracyEveryCut(t *testing.T) {
 		}
 	}
 	med, p90 := quantile(errs, 0.5), quantile(errs, 0.9)
-	// The targets are 0.15% and 1%; measured 0.16% and 0.97% (docs/ACCURACY.md: the
-	// recordings' fake usage keeps the median above 0.15%; the shared transcripts alone 0.13%).
-	if med > 0.0016 || p90 > 0.01 {
-		t.Errorf("pooled next-request error over %d requests: median %.3f%%, p90 %.3f%%; want ≤ 0.16%% and ≤ 1%%", len(all), 100*med, 100*p90)
+	// The targets, met since the framing rate is fitted beside the slope
+	// (docs/ACCURACY.md: 0.11% and 0.89%; 0.16% and 0.97% before).
+	if med > 0.0015 || p90 > 0.01 {
+		t.Errorf("pooled next-request error over %d requests: median %.3f%%, p90 %.3f%%; want ≤ 0.15%% and ≤ 1%%", len(errs), 100*med, 100*p90)
 	}
 	for _, s := range all {
 		if why, ok := cutExceptions[s.file+"#"+s.node]; ok {

@@ -162,7 +162,7 @@ func accuracyOf(t *testing.T, ctx context.Context, dir, name string) (accuracyRo
 		fit := estimate.FitRequests(hist[:from+1])
 		last := hist[n-1]
 		row.farFrom, row.farTo = from+1, n
-		row.farErr = math.Abs(float64(fit.Predict(last.Estimated))-float64(last.Measured)) / float64(last.Measured)
+		row.farErr = math.Abs(float64(fit.Predict(last.Estimated, last.Framing))-float64(last.Measured)) / float64(last.Measured)
 		row.farRaw = math.Abs(float64(last.Estimated)-float64(last.Measured)) / float64(last.Measured)
 	}
 	return row, true

@@ -80,7 +80,10 @@ slope × total + unrecorded prefix, exact at the latest request. The prefix is
 what the provider read that the transcript does not hold (a system prompt and
 tools the client never recorded); the slope (method offset+slope) corrects a
 proxy tokenizer and is used only where it predicted the session's own requests
-better. When a calibration exists, ratio, budget_pct, should_compact and
+better. With three steps between requests or more, the slope and a framing
+rate are fitted together (method offset+slope+framing): the provider's framing
+of each message and tool call, which the stated 3-token rule undercounts,
+added for the framing since the latest request (framing_tokens). When a calibration exists, ratio, budget_pct, should_compact and
 --fail-above use the calibrated total (budget_basis calibrated); raw_ratio,
 raw_budget_pct and raw_should_compact keep the raw figures. --no-calibrate
 turns calibration off and gates on the raw total. docs/ESTIMATE.md documents
@@ -446,6 +449,9 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		if c.Slope != 1 {
 			line("× slope %.3f on the view's own tokens (fitted on recorded usage)", c.Slope)
 		}
+		if c.FramingTokens != 0 {
+			line("+ framing since the latest request (%.2f a framing token, fitted on recorded usage): %s tokens", c.FramingRate, report.Thousands(c.FramingTokens))
+		}
 	}
 	if r.Window > 0 {
 		line("%s %.1f%% of the %s window · %.1f%% of the %s input budget (reserve %s, %s)",
@@ -559,6 +565,10 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 		kv("calibration_method", c.Method)
 		kv("calibration_unrecorded_tokens", c.UnrecordedTokens)
 		kv("calibration_slope", strconv.FormatFloat(c.Slope, 'f', 4, 64))
+		if c.Method == estimate.MethodFraming {
+			kv("calibration_framing_rate", strconv.FormatFloat(c.FramingRate, 'f', 4, 64))
+			kv("calibration_framing_tokens", c.FramingTokens)
+		}
 		kv("calibration_next_median_error", strconv.FormatFloat(c.NextMedianError, 'f', 4, 64))
 		kv("calibration_latest_node", render.TextSafe(c.LatestNode))
 		kv("calibration_ratio", strconv.FormatFloat(c.Ratio, 'f', 4, 64))

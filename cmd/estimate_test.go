@@ -94,7 +94,8 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 		t.Fatalf("exit %d: %s", tty.Code, tty.Stderr)
 	}
 	for _, want := range []string{"│ category             │ tokens │  share │", "│ tool results", "│ total", "] 0.7% of the 128,000 window · 0.8% of the 111,616 input budget (reserve 16,384, calibrated)",
-		"should compact: no (at 80% of the input budget)", "calibrated estimate: 877 tokens", "+ unrecorded prefix (inferred from recorded usage): 216 tokens", "o200k_base (exact)", "│ a7  ", "\x1b[32m█\x1b[0m"} {
+		"should compact: no (at 80% of the input budget)", "calibrated estimate: 881 tokens", "+ unrecorded prefix (inferred from recorded usage): 222 tokens",
+		"+ framing since the latest request (1.43 a framing token, fitted on recorded usage): 4 tokens", "o200k_base (exact)", "│ a7  ", "\x1b[32m█\x1b[0m"} {
 		if !strings.Contains(tty.Stdout, want) {
 			t.Errorf("TTY output lacks %q:\n%s", want, tty.Stdout)
 		}
@@ -110,7 +111,7 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 	if strings.Contains(piped.Stdout, "\x1b[") || strings.Contains(piped.Stdout, "│") {
 		t.Errorf("piped output has colour or borders:\n%s", piped.Stdout)
 	}
-	for _, want := range []string{"session\t" + tools + "\n", "category\ttool_results\t218\n", "total\t661\n", "node\ta7\tassistant\tassistant\t24\t27\n", "calibrated_total\t877\n", "budget_basis\tcalibrated\n", "calibration_unrecorded_tokens\t216\n"} {
+	for _, want := range []string{"session\t" + tools + "\n", "category\ttool_results\t218\n", "total\t661\n", "node\ta7\tassistant\tassistant\t24\t27\n", "calibrated_total\t881\n", "budget_basis\tcalibrated\n", "calibration_unrecorded_tokens\t222\n", "calibration_framing_tokens\t4\n"} {
 		if !strings.Contains(piped.Stdout, want) {
 			t.Errorf("piped output lacks %q:\n%s", want, piped.Stdout)
 		}
@@ -121,7 +122,7 @@ func TestEstimateTTYAndPiped(t *testing.T) {
 // total, and --no-calibrate puts them back on the raw one.
 func TestEstimateGatesSwitchWithNoCalibrate(t *testing.T) {
 	tools := sessiontest.CopyFixture(t, "tools")
-	// Raw 661 tokens = 0.592% of 111,616; calibrated 877 = 0.786%.
+	// Raw 661 tokens = 0.592% of 111,616; calibrated 881 = 0.789%.
 	cal := cliRun(t, nil, false, "estimate", tools, "--fail-above", "0.7")
 	if cal.Code != 1 || !strings.Contains(cal.Stderr, "(calibrated) ≥ --fail-above 0.7%") {
 		t.Fatalf("calibrated gate: exit %d: %s", cal.Code, cal.Stderr)

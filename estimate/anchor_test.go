@@ -26,10 +26,10 @@ func TestAnchorCarriesHiddenWithinTheTurn(t *testing.T) {
 	if f.Carried != 5700 || f.Unrecorded != 10000 || f.Slope != 1 {
 		t.Fatalf("fit %+v: want carried 5700, unrecorded 10000, slope 1", f)
 	}
-	if got, _, _ := f.predictAt(1300, headState{}); got != 17000 {
+	if got, _, _, _ := f.predictAt(1300, 0, headState{}); got != 17000 {
 		t.Errorf("same turn: %d, want 11300 + 5700 carried", got)
 	}
-	if got, _, _ := f.predictAt(1300, headState{UserAfterLatest: true}); got != 11300 {
+	if got, _, _, _ := f.predictAt(1300, 0, headState{UserAfterLatest: true}); got != 11300 {
 		t.Errorf("new turn: %d, want 11300 (the provider drops the turn's reasoning)", got)
 	}
 	// Steps across a new turn: the carried reasoning is not growth the
@@ -49,7 +49,7 @@ func TestAnchorAfterCompactionIsThePrefix(t *testing.T) {
 	if f.Prefix != 20000 {
 		t.Fatalf("prefix %v, want 20000 (request a's unrecorded part)", f.Prefix)
 	}
-	got, unrecorded, _ := f.predictAt(3000, headState{AfterCompaction: true})
+	got, unrecorded, _, _ := f.predictAt(3000, 0, headState{AfterCompaction: true})
 	if got != 23000 || unrecorded != 20000 {
 		t.Errorf("after compaction: %d (unrecorded %v), want 23000: the prefix, never the pre-compaction 25,000", got, unrecorded)
 	}

@@ -41,6 +41,8 @@ type calibBasis struct {
 	SpineLen   int  `json:"spine_len"`
 	SpineTotal int  `json:"spine_total"`
 	SpineTools bool `json:"spine_tools"`
+	// SpineFraming is the counted framing (overhead) of the spine's nodes.
+	SpineFraming int `json:"spine_framing"`
 	// Latest is the last summary in file order: the one in force for every
 	// node appended after it (matchRequests).
 	Latest *latestSummary `json:"latest,omitempty"`
@@ -56,26 +58,30 @@ type latestSummary struct {
 	Substitutes bool `json:"substitutes"`
 	SegEnd      int  `json:"seg_end"`
 	SegTokens   int  `json:"seg_tokens"`
+	SegFraming  int  `json:"seg_framing"`
 	Total       int  `json:"total"`
+	Framing     int  `json:"framing"`
 	Tools       bool `json:"tools"`
 }
 
 func newCalibBasis(g *dag.Graph, spine []int, slims []slimCount, reqs []MatchedRequest) *calibBasis {
 	c := &calibBasis{SpineLen: len(spine), reqs: reqs}
-	pre := make([]int, len(spine)+1)
+	pre, preFraming := make([]int, len(spine)+1), make([]int, len(spine)+1)
 	for k, i := range spine {
 		pre[k+1] = pre[k] + int(slims[i].total)
+		preFraming[k+1] = preFraming[k] + int(slims[i].overhead)
 		c.SpineTools = c.SpineTools || slims[i].tools
 	}
-	c.SpineTotal = pre[len(spine)]
+	c.SpineTotal, c.SpineFraming = pre[len(spine)], preFraming[len(spine)]
 	for i := g.S.Len() - 1; i >= 0; i-- {
 		if !g.S.IsSummary(i) {
 			continue
 		}
-		ls := &latestSummary{Total: int(slims[i].total), Tools: slims[i].tools}
+		ls := &latestSummary{Total: int(slims[i].total), Framing: int(slims[i].overhead), Tools: slims[i].tools}
 		if covered, ok := g.Covered(i); ok {
 			if at, ok := g.SegmentOnSpine(spine, covered, g.Pred(i)); ok {
-				ls.Substitutes, ls.SegEnd, ls.SegTokens = true, at+len(covered), pre[at+len(covered)]-pre[at]
+				end := at + len(covered)
+				ls.Substitutes, ls.SegEnd, ls.SegTokens, ls.SegFraming = true, end, pre[end]-pre[at], preFraming[end]-preFraming[at]
 			}
 		}
 		c.Latest = ls
@@ -181,7 +187,7 @@ func baseOf(meta []byte, inputs []byte, ident []byte, maxLine int) (string, erro
 		return "", err
 	}
 	h := sha256.New()
-	h.Write([]byte(rulesVersion + "/" + resultVersion + "/incr-2"))
+	h.Write([]byte(rulesVersion + "/" + resultVersion + "/incr-3"))
 	for _, part := range [][]byte{canon, inputs, ident, {byte(maxLine), byte(maxLine >> 8), byte(maxLine >> 16), byte(maxLine >> 24)}} {
 		h.Write([]byte{0})
 		h.Write(part)
@@ -252,7 +258,7 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 	return b, recs, nil
 }
 
-var incrMagic = []byte("CTXFINC3")
+var incrMagic = []byte("CTXFINC4")
 
 // encodeSidecar lays out the sidecar (little endian): magic, the view
 // cache key it belongs to, the node records, the matched requests, and a
@@ -272,6 +278,7 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 	for _, r := range reqs {
 		out = binary.LittleEndian.AppendUint64(out, uint64(int64(r.Estimated)))
 		out = binary.LittleEndian.AppendUint64(out, uint64(r.Measured))
+		out = binary.LittleEndian.AppendUint64(out, uint64(int64(r.Framing)))
 		out = binary.LittleEndian.AppendUint64(out, uint64(r.Hidden))
 		out = append(out, b2u8(r.NewTurn))
 		out = binary.LittleEndian.AppendUint32(out, uint32(int32(r.Segment)))
@@ -284,9 +291,9 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 var errSidecar = errors.New("sidecar does not match")
 
 // reqHeader is a matched request's fixed part in the sidecar: estimated,
-// measured, hidden (8 bytes each), new turn (1), segment (4), the id's
-// length (2).
-const reqHeader = 31
+// measured, framing, hidden (8 bytes each), new turn (1), segment (4), the
+// id's length (2).
+const reqHeader = 39
 
 func b2u8(b bool) byte {
 	if b {
@@ -335,15 +342,16 @@ func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) 
 	reqs := make([]MatchedRequest, binary.LittleEndian.Uint32(qb))
 	for k := range reqs {
 		h := take(reqHeader)
-		if h == nil || h[24] > 1 {
+		if h == nil || h[32] > 1 {
 			return nil, nil, errSidecar
 		}
-		id := take(int(binary.LittleEndian.Uint16(h[29:])))
-		if id == nil && binary.LittleEndian.Uint16(h[29:]) > 0 {
+		id := take(int(binary.LittleEndian.Uint16(h[37:])))
+		if id == nil && binary.LittleEndian.Uint16(h[37:]) > 0 {
 			return nil, nil, errSidecar
 		}
 		reqs[k] = MatchedRequest{Node: string(id), Estimated: int(int64(binary.LittleEndian.Uint64(h))), Measured: int64(binary.LittleEndian.Uint64(h[8:])),
-			Hidden: int64(binary.LittleEndian.Uint64(h[16:])), NewTurn: h[24] == 1, Segment: int(int32(binary.LittleEndian.Uint32(h[25:])))}
+			Framing: int(int64(binary.LittleEndian.Uint64(h[16:]))), Hidden: int64(binary.LittleEndian.Uint64(h[24:])), NewTurn: h[32] == 1,
+			Segment: int(int32(binary.LittleEndian.Uint32(h[33:])))}
 	}
 	if len(r) != 0 {
 		return nil, nil, errSidecar

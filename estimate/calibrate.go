@@ -16,12 +16,13 @@ import (
 //
 // The calibrated total is a model fitted to those requests
 // (docs/ESTIMATE.md, "Calibration"): calibrated = Slope × total +
-// UnrecordedTokens, exact at the latest matched request. The offset is what
-// the provider read that the transcript does not hold — a system prompt and
-// tool definitions the client never recorded, framing a proxy tokenizer
-// does not see; the slope, fitted on how measured and estimated grew from
-// request to request, corrects a proxy tokenizer's rate and is used only
-// when it predicted the session's own next requests better (Method).
+// UnrecordedTokens + FramingTokens (+ CarriedTokens), exact at the latest
+// matched request. The offset is what the provider read that the
+// transcript does not hold — a system prompt and tool definitions the
+// client never recorded; the slope, fitted on how measured and estimated
+// grew from request to request, corrects a proxy tokenizer's rate, and the
+// framing rate fitted beside it the chat format's framing that the stated
+// rule undercounts (Method).
 type Calibration struct {
 	// Requests is how many requests matched.
 	Requests int `json:"requests"`
@@ -46,6 +47,14 @@ type Calibration struct {
 	// carries (Codex reasoning of the current turn).
 	Anchor        string `json:"anchor"`
 	CarriedTokens int    `json:"carried_tokens,omitempty"`
+	// FramingRate is what the provider counts per token of the view's
+	// counted chat-format framing (the overhead category) beyond Slope,
+	// fitted with MethodFraming (0 otherwise); FramingTokens is that rate
+	// times the framing added since the latest request: the framing of the
+	// messages and tool calls after the anchor, which the stated 3-token
+	// rule undercounts (docs/ESTIMATE.md, "Calibration").
+	FramingRate   float64 `json:"framing_rate,omitempty"`
+	FramingTokens int     `json:"framing_tokens,omitempty"`
 	// PrefixTokens is the client's own prefix (system prompt, tool
 	// definitions): the smallest unrecorded part over the requests, what
 	// a view after a compaction is anchored on.
@@ -85,6 +94,10 @@ type MatchedRequest struct {
 	// provider dropped the earlier turn's hidden output).
 	Hidden  int64 `json:"hidden,omitempty"`
 	NewTurn bool  `json:"new_turn,omitempty"`
+	// Framing is the counted chat-format framing of the view the request
+	// read (its overhead category: message and tool-call framing, reply
+	// priming, a tool-use preamble), part of Estimated.
+	Framing int `json:"framing,omitempty"`
 	// Segment is how many summaries were written before the request's
 	// node (file order): two requests of different segments read views
 	// that a compaction separates, so the step between them is not fitted
@@ -113,6 +126,7 @@ const (
 const (
 	MethodOffset      = "offset"
 	MethodOffsetSlope = "offset+slope"
+	MethodFraming     = "offset+slope+framing"
 )
 
 // Slope bounds: outside them the fit is noise (a proxy tokenizer is not
@@ -137,6 +151,9 @@ type Correction struct {
 	// on (ApplyCompacted).
 	CarriedTokens int `json:"carried_tokens,omitempty"`
 	PrefixTokens  int `json:"prefix_tokens"`
+	// FramingTokens is the fitted framing of what followed the anchor in
+	// the view the correction was fitted on (Calibration.FramingTokens).
+	FramingTokens int `json:"framing_tokens,omitempty"`
 }
 
 // Correction is c's model, to apply to another view; nil for nil.
@@ -145,12 +162,12 @@ func (c *Calibration) Correction() *Correction {
 		return nil
 	}
 	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope,
-		CarriedTokens: c.CarriedTokens, PrefixTokens: c.PrefixTokens}
+		CarriedTokens: c.CarriedTokens, PrefixTokens: c.PrefixTokens, FramingTokens: c.FramingTokens}
 }
 
 // Apply is the calibrated figure of a raw total.
 func (c *Correction) Apply(total int) int {
-	return c.apply(total, c.UnrecordedTokens+c.CarriedTokens)
+	return c.apply(total, c.UnrecordedTokens+c.CarriedTokens+c.FramingTokens)
 }
 
 // ApplyCompacted is the calibrated figure of a view compacted since the
@@ -178,7 +195,7 @@ func (c *Correction) RawBudget(budget int) int {
 	if s <= 0 {
 		s = 1
 	}
-	return int(math.Floor(float64(budget-c.UnrecordedTokens-c.CarriedTokens) / s))
+	return int(math.Floor(float64(budget-c.UnrecordedTokens-c.CarriedTokens-c.FramingTokens) / s))
 }
 
 // Fit is a calibration model fitted to matched requests in spine order.
@@ -196,25 +213,32 @@ type Fit struct {
 	// what a view after a compaction starts from.
 	Carried float64
 	Prefix  float64
+	// FramingRate is the provider's count per counted framing token beyond
+	// Slope (MethodFraming); LatestFraming the latest request's framing.
+	FramingRate   float64
+	LatestFraming int
 }
 
 // Predict is the fitted measured input of a view whose estimate is est,
-// in the latest request's turn.
-func (f Fit) Predict(est int) int {
-	return max(0, int(math.Round(f.Slope*float64(est)+f.Unrecorded+f.Carried)))
+// of which framing is chat-format framing, in the latest request's turn.
+func (f Fit) Predict(est, framing int) int {
+	total, _, _, _ := f.predictAt(est, framing, headState{})
+	return total
 }
 
 // predictAt is Predict for HEAD's state: a new turn carries no hidden
 // output, a compaction since the latest request anchors on the prefix.
-func (f Fit) predictAt(est int, h headState) (total int, unrecorded, carried float64) {
+// framed is the fitted framing of what followed the latest request.
+func (f Fit) predictAt(est, framing int, h headState) (total int, unrecorded, carried, framed float64) {
 	unrecorded, carried = f.Unrecorded, f.Carried
+	framed = f.FramingRate * float64(framing-f.LatestFraming)
 	if h.UserAfterLatest || h.AfterCompaction {
 		carried = 0
 	}
 	if h.AfterCompaction {
-		unrecorded = f.Prefix
+		unrecorded, framed = f.Prefix, 0
 	}
-	return max(0, int(math.Round(f.Slope*float64(est)+unrecorded+carried))), unrecorded, carried
+	return max(0, int(math.Round(f.Slope*float64(est)+unrecorded+carried+framed))), unrecorded, carried, framed
 }
 
 // withoutCarried is reqs with each measured input less the hidden output
@@ -248,16 +272,22 @@ func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
 const FitWindow = 80
 
 // FitRequests fits the calibration model to reqs (spine order, at least
-// one). The offset makes it exact at the last request. The slope is the
-// least-squares fit, through the origin, of each step's measured growth on
-// its estimated growth (Δmeasured ≈ s·Δestimated: the offset cancels) over
-// the last FitWindow requests, steps across a compaction left out, bounded
-// to [0.5, 3]. It is used only when, predicting each request of the window
-// from earlier ones with the slope fitted on the steps before it (never on
-// the request predicted), it beats slope 1 by 10% on the summed error of
-// next-request and third-of-the-window-ahead predictions (a window too
-// short for three such predictions judges it on its steps: 10% less of
-// their growth left unexplained).
+// one). The offset makes it exact at the last request. Over the last
+// FitWindow requests, steps across a compaction left out:
+//
+//   - with at least minFramingSteps steps, the content slope and the
+//     framing rate are fitted together (framingRates: weighted least
+//     squares of each step's measured growth on its estimated growth and
+//     its framing's growth) and used (MethodFraming);
+//   - else the slope is the least-squares fit, through the origin, of each
+//     step's measured growth on its estimated growth (Δmeasured ≈
+//     s·Δestimated: the offset cancels), bounded to [0.5, 3]. It is used
+//     only when, predicting each request of the window from earlier ones
+//     with the slope fitted on the steps before it (never on the request
+//     predicted), it beats slope 1 by 10% on the summed error of
+//     next-request and third-of-the-window-ahead predictions (a window too
+//     short for three such predictions judges it on its steps: 10% less of
+//     their growth left unexplained).
 func FitRequests(reqs []MatchedRequest) Fit {
 	n := len(reqs)
 	f := Fit{Method: MethodOffset, Slope: 1}
@@ -275,18 +305,25 @@ func FitRequests(reqs []MatchedRequest) Fit {
 	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
 		f.Method, f.Slope = MethodOffsetSlope, f.FittedSlope
 	}
+	ratesBefore, rates := framingRates(win)
 	var next []float64
 	for k := 1; k < len(win); k++ {
-		s := 1.0
-		if f.Method == MethodOffsetSlope {
+		s, c := 1.0, 0.0
+		if rb := ratesBefore[k-1]; rates.ok && rb.ok {
+			s, c = rb.slope, rb.framing
+		} else if f.Method == MethodOffsetSlope {
 			s = slopeBefore[k-1]
 		}
-		if e, ok := predErr(win, k-1, k, s); ok {
+		if e, ok := predErr(win, k-1, k, s, c); ok {
 			next = append(next, e)
 		}
 	}
+	if rates.ok {
+		f.Method, f.Slope, f.FramingRate = MethodFraming, rates.slope, rates.framing
+	}
 	f.NextMedianError = median(next)
 	last := all[n-1]
+	f.LatestFraming = last.Framing
 	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
 	f.Prefix = f.Unrecorded
 	for _, r := range all {
@@ -330,14 +367,14 @@ func prequentialSlopes(reqs []MatchedRequest) (slopeBefore []float64, fitted flo
 }
 
 // predErr is the relative error of predicting request to from request
-// from with slope s; not ok when to has no measured usage to compare with
-// or a compaction lies between them.
-func predErr(reqs []MatchedRequest, from, to int, s float64) (float64, bool) {
+// from with slope s and framing rate c; not ok when to has no measured
+// usage to compare with or a compaction lies between them.
+func predErr(reqs []MatchedRequest, from, to int, s, c float64) (float64, bool) {
 	m := float64(reqs[to].Measured)
 	if m <= 0 || !sameView(reqs, from, to) {
 		return 0, false
 	}
-	p := float64(reqs[from].Measured) + s*float64(reqs[to].Estimated-reqs[from].Estimated)
+	p := float64(reqs[from].Measured) + s*float64(reqs[to].Estimated-reqs[from].Estimated) + c*float64(reqs[to].Framing-reqs[from].Framing)
 	return math.Abs(p-m) / m, true
 }
 
@@ -348,11 +385,11 @@ func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted float64) 
 	gap := max(1, n/3)
 	add := func(from, to int) {
 		// slopeBefore[j] is the slope known when request j was the latest.
-		o, ok := predErr(reqs, from, to, 1)
+		o, ok := predErr(reqs, from, to, 1, 0)
 		if !ok {
 			return
 		}
-		e, _ := predErr(reqs, from, to, slopeBefore[from])
+		e, _ := predErr(reqs, from, to, slopeBefore[from], 0)
 		offErr, slopeErr = offErr+o, slopeErr+e
 	}
 	for k := 1; k < n; k++ {
@@ -432,7 +469,7 @@ func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b
 	}
 	reqs := make([]MatchedRequest, len(matches))
 	for k, m := range matches {
-		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Measured: m.measured, Hidden: int64(counts[m.node].hidden), Segment: m.segment}
+		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Framing: m.framing, Measured: m.measured, Hidden: int64(counts[m.node].hidden), Segment: m.segment}
 		if k > 0 {
 			reqs[k].NewTurn = users[m.pos] > users[matches[k-1].pos]
 		}
@@ -451,6 +488,7 @@ type requestMatch struct {
 	node     int
 	measured int64
 	est      int
+	framing  int
 	segment  int
 }
 
@@ -462,11 +500,13 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 	for i := range pos {
 		pos[i] = -1
 	}
-	pre := make([]int, len(spine)+1)
+	// pre and preFraming are prefix sums of the nodes' totals and framing.
+	pre, preFraming := make([]int, len(spine)+1), make([]int, len(spine)+1)
 	firstTools := len(spine)
 	for k, i := range spine {
 		pos[i] = int32(k)
 		pre[k+1] = pre[k] + int(counts[i].total)
+		preFraming[k+1] = preFraming[k] + int(counts[i].overhead)
 		if counts[i].tools && firstTools == len(spine) {
 			firstTools = k
 		}
@@ -499,16 +539,19 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 		if p <= 0 || counts[i].measured <= 0 {
 			continue
 		}
-		est := pre[p]
+		est, framing := pre[p], preFraming[p]
 		tools := firstTools < p
 		if latestSummary >= 0 {
 			if sg, ok := segmentOf(latestSummary); ok && sg.end <= p {
 				est = est - (pre[sg.end] - pre[sg.at]) + int(counts[latestSummary].total)
+				framing = framing - (preFraming[sg.end] - preFraming[sg.at]) + int(counts[latestSummary].overhead)
 				tools = tools || counts[latestSummary].tools
 			}
 		}
-		est += viewExtras(b.Provider, p, tools)
-		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est, segment: summaries})
+		// The request's own extras (reply priming, a tool-use preamble) are
+		// framing too: the view's overhead category holds them.
+		extras := viewExtras(b.Provider, p, tools)
+		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est + extras, framing: framing + extras, segment: summaries})
 	}
 	return matches
 }
@@ -536,9 +579,9 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	c.WorstRelError, c.WorstNode = float64(w.Estimated-int(w.Measured))/float64(w.Measured), w.Node
 	c.MedianRelError = median(abs)
 	f := FitRequests(reqs)
-	c.Method, c.Slope, c.FittedSlope, c.NextMedianError = f.Method, f.Slope, f.FittedSlope, f.NextMedianError
-	total, unrecorded, carried := f.predictAt(res.Total, h)
-	c.UnrecordedTokens, c.CarriedTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), total
+	c.Method, c.Slope, c.FittedSlope, c.NextMedianError, c.FramingRate = f.Method, f.Slope, f.FittedSlope, f.NextMedianError, f.FramingRate
+	total, unrecorded, carried, framed := f.predictAt(res.Total, res.Categories[CatOverhead], h)
+	c.UnrecordedTokens, c.CarriedTokens, c.FramingTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), int(math.Round(framed)), total
 	c.PrefixTokens = int(math.Round(f.Prefix))
 	c.Anchor = AnchorLatest
 	if h.AfterCompaction {

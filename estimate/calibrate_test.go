@@ -43,12 +43,12 @@ func TestFitRecoversPrefixAndSlope(t *testing.T) {
 		}
 		// Exact at the latest request; a far view is predicted by the model.
 		last := reqs[len(reqs)-1]
-		if got := f.Predict(last.Estimated); int64(got) != last.Measured {
+		if got := f.Predict(last.Estimated, last.Framing); int64(got) != last.Measured {
 			t.Errorf("latest: predicted %d, measured %d", got, last.Measured)
 		}
 		far := 2000
 		want := float64(c.prefix) + c.slope*float64(far)
-		if got := float64(f.Predict(far)); math.Abs(got-want)/want > 0.01 {
+		if got := float64(f.Predict(far, 0)); math.Abs(got-want)/want > 0.01 {
 			t.Errorf("prefix %d slope %v: a compacted view of %d predicted %v, want %v", c.prefix, c.slope, far, got, want)
 		}
 	}
@@ -67,7 +67,7 @@ func TestFitSlopeOnlyWhereItHelps(t *testing.T) {
 	}
 	// One request: offset only, exact there.
 	one := []MatchedRequest{{Estimated: 1000, Measured: 18000}}
-	if f := FitRequests(one); f.Method != MethodOffset || f.Predict(1000) != 18000 || f.Predict(1361) != 18361 {
+	if f := FitRequests(one); f.Method != MethodOffset || f.Predict(1000, 0) != 18000 || f.Predict(1361, 0) != 18361 {
 		t.Errorf("one request: %+v", f)
 	}
 }

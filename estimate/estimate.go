@@ -287,7 +287,8 @@ func (r *Result) setBudget(b BudgetInfo, opts Options) {
 // applyCorrection calibrates a Nodes result with a correction fitted on
 // another view of the session.
 func (r *Result) applyCorrection(c *Correction, b BudgetInfo, opts Options) {
-	cal := &Calibration{Method: c.Method, Slope: c.Slope, UnrecordedTokens: c.UnrecordedTokens, CalibratedTotal: c.Apply(r.Total)}
+	cal := &Calibration{Method: c.Method, Slope: c.Slope, UnrecordedTokens: c.UnrecordedTokens, CarriedTokens: c.CarriedTokens,
+		FramingTokens: c.FramingTokens, CalibratedTotal: c.Apply(r.Total)}
 	if b.InputBudget > 0 {
 		cal.CalibratedBudgetPct = 100 * float64(cal.CalibratedTotal) / float64(b.InputBudget)
 	}
@@ -359,7 +360,7 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 			}
 		}
 		if slims != nil {
-			slims[i] = slimCount{measured: p.Measured, hidden: p.Hidden, total: int32(p.total()), tools: p.ToolDefs > 0}
+			slims[i] = slimCount{measured: p.Measured, hidden: p.Hidden, total: int32(p.total()), overhead: p.Overhead, tools: p.ToolDefs > 0}
 		}
 	})
 	if err != nil {
@@ -403,6 +404,7 @@ type slimCount struct {
 	measured int64
 	hidden   int32
 	total    int32
+	overhead int32
 	tools    bool
 }
 

@@ -304,22 +304,29 @@ func TestCalibrationArithmetic(t *testing.T) {
 	if c.Requests != 7 || c.LatestNode != "a7" || c.Measured != 850 || c.Estimated != last {
 		t.Errorf("calibration %+v; want 7 requests, latest a7 850/%d", c, last)
 	}
-	// The calibrated total is exact at the latest request and moves by the
-	// slope from there (docs/ESTIMATE.md, "Calibration").
-	want := int(math.Round(850 + c.Slope*float64(res.Total-last)))
-	if math.Abs(c.Ratio-ratio) > 1e-12 || c.CalibratedTotal != want || c.UnrecordedTokens != int(math.Round(850-c.Slope*float64(last))) {
-		t.Errorf("ratio %v calibrated %d unrecorded %d; want %v %d", c.Ratio, c.CalibratedTotal, c.UnrecordedTokens, ratio, want)
-	}
-	if c.Method != MethodOffset && c.Method != MethodOffsetSlope || res.BudgetBasis != BasisCalibrated ||
-		math.Abs(res.BudgetPct-c.CalibratedBudgetPct) > 1e-9 || math.Abs(res.RawBudgetPct-100*float64(res.Total)/float64(res.InputBudget)) > 1e-9 {
-		t.Errorf("method %q basis %q budget %v raw %v calibrated %v", c.Method, res.BudgetBasis, res.BudgetPct, res.RawBudgetPct, c.CalibratedBudgetPct)
-	}
 	detail, err := View(context.Background(), v, Options{Model: "gpt-4o", NodeDetail: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := detail.Calibration.History; len(h) != 7 || h[0].Node != "a1" || h[0].Measured != 210 || h[6].Estimated != last {
-		t.Errorf("history %+v", h)
+	h := detail.Calibration.History
+	if len(h) != 7 || h[0].Node != "a1" || h[0].Measured != 210 || h[6].Estimated != last || h[6].Framing <= 0 {
+		t.Fatalf("history %+v", h)
+	}
+	// The calibrated total is exact at the latest request and moves by the
+	// slope from there, plus the framing rate on the framing added since
+	// (docs/ESTIMATE.md, "Calibration").
+	framed := int(math.Round(c.FramingRate * float64(res.Categories[CatOverhead]-h[6].Framing)))
+	want := int(math.Round(850 + c.Slope*float64(res.Total-last) + c.FramingRate*float64(res.Categories[CatOverhead]-h[6].Framing)))
+	if math.Abs(c.Ratio-ratio) > 1e-12 || c.CalibratedTotal != want || c.FramingTokens != framed || c.UnrecordedTokens != int(math.Round(850-c.Slope*float64(last))) {
+		t.Errorf("ratio %v calibrated %d unrecorded %d framing %d; want %v %d framing %d", c.Ratio, c.CalibratedTotal, c.UnrecordedTokens, c.FramingTokens, ratio, want, framed)
+	}
+	if (c.Method == MethodFraming) != (c.FramingRate > 0) || res.BudgetBasis != BasisCalibrated ||
+		math.Abs(res.BudgetPct-c.CalibratedBudgetPct) > 1e-9 || math.Abs(res.RawBudgetPct-100*float64(res.Total)/float64(res.InputBudget)) > 1e-9 {
+		t.Errorf("method %q rate %v basis %q budget %v raw %v calibrated %v", c.Method, c.FramingRate, res.BudgetBasis, res.BudgetPct, res.RawBudgetPct, c.CalibratedBudgetPct)
+	}
+	// The correction carries its parts rounded: within a token of each.
+	if got := c.Correction().Apply(res.Total); got < c.CalibratedTotal-2 || got > c.CalibratedTotal+2 {
+		t.Errorf("the correction applied to the view it was fitted on: %d, want %d", got, c.CalibratedTotal)
 	}
 	if math.Abs(c.MedianRelError-rels[3]) > 1e-12 || math.Abs(c.WorstRelError-worst) > 1e-12 {
 		t.Errorf("median %v worst %v; want %v %v", c.MedianRelError, c.WorstRelError, rels[3], worst)

@@ -349,12 +349,12 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 	for k, ci := range t.chain {
 		p := c.SpineLen + k
 		if counts[k].Measured > 0 {
-			est, tools := c.SpineTotal, c.SpineTools
+			est, framing, tools := c.SpineTotal, c.SpineFraming, c.SpineTools
 			if ls := c.Latest; ls != nil && ls.Substitutes {
-				est, tools = est-ls.SegTokens+ls.Total, tools || ls.Tools
+				est, framing, tools = est-ls.SegTokens+ls.Total, framing-ls.SegFraming+ls.Framing, tools || ls.Tools
 			}
-			est += viewExtras(b.Provider, p, tools)
-			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est, Measured: counts[k].Measured,
+			extras := viewExtras(b.Provider, p, tools)
+			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est + extras, Framing: framing + extras, Measured: counts[k].Measured,
 				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0, Segment: nb.Summaries})
 			userSince, c.Head.AfterCompaction = false, false
 		}
@@ -362,6 +362,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 			userSince = true
 		}
 		c.SpineTotal += counts[k].total()
+		c.SpineFraming += int(counts[k].Overhead)
 		c.SpineTools = c.SpineTools || counts[k].ToolDefs > 0
 	}
 	c.Head.UserAfterLatest = userSince

@@ -30,7 +30,7 @@ const rulesVersion = "estimate-rules-2"
 // resultVersion changes whenever the stored Result's fields or the model
 // table change (not the per-node counts): the calibration model and the
 // budget basis came in result-2.
-const resultVersion = "result-3"
+const resultVersion = "result-4"
 
 type viewCache struct {
 	Key    string  `json:"key"`
