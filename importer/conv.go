@@ -25,8 +25,12 @@ type batch struct {
 	// summary), so the store does not chain it to the node before it.
 	roots []bool
 	final bool
-	// checkpoint: record the session's meta as committed so far.
+	// checkpoint: record the session's meta as committed so far, with
+	// the model and the window the producer had seen when it asked (read
+	// here, not from conv, which the producer goes on writing).
 	checkpoint bool
+	model      string
+	window     int64
 }
 
 // conv is the sink of one conversation. A goroutine holds the session's
@@ -116,14 +120,14 @@ func (c *conv) run() {
 				// carries the model and the window recorded so far, which
 				// the nodes after it may not repeat (a fresh import's
 				// commitEnd writes them from every node).
-				if c.model != "" {
-					m.Model = c.model
+				if b.model != "" {
+					m.Model = b.model
 				}
-				if c.window > 0 {
+				if b.window > 0 {
 					if m.Extra == nil {
 						m.Extra = map[string]json.RawMessage{}
 					}
-					m.Extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(c.window))
+					m.Extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(b.window))
 				}
 				c.mark = &m
 				tx.SnapshotAtCheckpoint()
@@ -312,7 +316,7 @@ func (c *conv) Checkpoint() error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	return c.send(batch{checkpoint: true})
+	return c.send(batch{checkpoint: true, model: c.model, window: c.window})
 }
 
 func (c *conv) flush() error {

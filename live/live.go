@@ -92,6 +92,9 @@ type Entry struct {
 
 	// release ends the shared hold of the entry (Close).
 	release func()
+	// ahead is resume.bin as a refresh from a resume point wrote it while
+	// its import finished (resume.go's stateWrite).
+	ahead *stateWrite
 }
 
 // state is what the entry directory's state.json keeps between runs.
@@ -245,7 +248,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	}
 	ns.Resume = point
 	if !done {
-		if ns.Resume, err = saveResume(dir, rep, res, e.Consumed); err != nil {
+		if ns.Resume, err = saveResume(dir, rep, res, e.Consumed, e.ahead); err != nil {
 			return nil, err
 		}
 	}

@@ -60,7 +60,7 @@ func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, siz
 		// resume.bin too is written while the hash runs: no state.json
 		// names it until the hash matched (it was removed before the
 		// rewind), and a fresh import writes its own.
-		point, ierr = saveResume(dir, rep, res, size)
+		point, ierr = saveResume(dir, rep, res, size, e.ahead)
 	}
 	h := <-ch
 	if h.err != nil {

@@ -164,18 +164,51 @@ func resumeImport(ctx context.Context, e *Entry, dir string, old state, opts Opt
 	// The session is cut back to the resume point's commit in the import's
 	// own transaction, which runs beside the planner's restore.
 	res := &input.Resume{State: b, Limit: e.Consumed}
+	// resume.bin is written while the import emits and commits its last
+	// nodes: no state.json names it until the refresh has succeeded.
+	ahead := &stateWrite{}
+	res.Saved = func(p *input.Point) { ahead.start(dir, p) }
 	cut := old.Resume.Checkpoint
 	rep, err := importer.Import(ctx, importer.Options{From: old.Format, Files: []string{e.File}, Out: e.Session,
 		Append: true, Store: opts.Store, Input: opts.Input, Resume: res, RewindTo: &cut})
 	if err != nil {
+		_ = ahead.wait() // nothing is left writing when the file is imported afresh
 		return nil, nil, err
 	}
+	e.ahead = ahead
 	return rep, res, nil
+}
+
+// stateWrite is resume.bin written on a goroutine of its own
+// (input.Resume.Saved).
+type stateWrite struct {
+	p    *input.Point
+	done chan error
+	err  error
+}
+
+func (w *stateWrite) start(dir string, p *input.Point) {
+	w.p, w.done = p, make(chan error, 1)
+	go func() { w.done <- writeAtomic(dir, resumeFile, p.State, false) }()
+}
+
+// wait returns the write's error once it is done (nil when none was
+// started); it may be called again.
+func (w *stateWrite) wait() error {
+	if w == nil || w.done == nil {
+		return nil
+	}
+	if err, ok := <-w.done; ok {
+		w.err = err
+		close(w.done)
+	}
+	return w.err
 }
 
 // saveResume writes the import's resume point into the entry (nil when
 // it has none that the next refresh may use) before state.json names it.
-func saveResume(dir string, rep *importer.Report, res *input.Resume, consumed int64) (*resumeState, error) {
+func saveResume(dir string, rep *importer.Report, res *input.Resume, consumed int64, ahead *stateWrite) (*resumeState, error) {
+	aheadErr := ahead.wait()
 	if res == nil || res.Point == nil || len(rep.Sessions) != 1 || rep.Sessions[0].Checkpoint == nil {
 		return nil, nil
 	}
@@ -186,9 +219,12 @@ func saveResume(dir string, rep *importer.Report, res *input.Resume, consumed in
 		return nil, nil
 	}
 	// Not synced: state.json, synced after it, names its hash, so a
-	// resume.bin a crash left short or stale is never used.
-	if err := writeAtomic(dir, resumeFile, p.State, false); err != nil {
-		return nil, err
+	// resume.bin a crash left short or stale is never used. Written here
+	// unless the import's point was written ahead (stateWrite).
+	if ahead == nil || ahead.p != p || aheadErr != nil {
+		if err := writeAtomic(dir, resumeFile, p.State, false); err != nil {
+			return nil, err
+		}
 	}
 	return &resumeState{Offset: p.Offset, Nodes: p.Nodes, StateXXH64: stateHash(p.State), Checkpoint: *rep.Sessions[0].Checkpoint}, nil
 }

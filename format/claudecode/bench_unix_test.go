@@ -37,3 +37,39 @@ func BenchmarkImportFile(b *testing.B) {
 	cpu := after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano()
 	b.ReportMetric(float64(cpu)/1e9/float64(b.N), "cpu-s/op")
 }
+
+// BenchmarkResumeState: what every refresh from a resume point pays for
+// the saved planner state of a large session, whatever the new turn: the
+// state decoded and checked, restored into a planner, and saved again
+// (docs/BENCHMARKS.md, "step 3: the refresh after one turn"):
+//
+//	CTXFOLD_BENCH_FILE=/tmp/s100.jsonl go test ./format/claudecode -run '^$' -bench ResumeState -benchtime 40x -count 3
+func BenchmarkResumeState(b *testing.B) {
+	path := os.Getenv("CTXFOLD_BENCH_FILE")
+	if path == "" {
+		b.Skip("set CTXFOLD_BENCH_FILE to a Claude Code transcript (see BenchmarkImportFile)")
+	}
+	res := &Resume{}
+	if err := Import(context.Background(), []string{path}, Options{Resume: res}, &memTarget{}); err != nil || res.Point == nil {
+		b.Fatalf("no resume point: %v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(int64(len(res.Point.State)))
+	for b.Loop() {
+		s, err := decodeSnap(res.Point.State)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := newPlanner(context.Background(), discard{}, Options{}, nil)
+		if _, err := p.load(s, f, path); err != nil {
+			b.Fatal(err)
+		}
+		if err := (&resumer{}).save(p, s.Rest.Off, s.Rest.Line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -202,6 +202,9 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 	if p.lines == 0 {
 		return p.emptyFile(c.main)
 	}
+	if res.Saved != nil && r.point != nil {
+		res.Saved(r.point)
+	}
 	// What the import parsed is what the first pass read: the second one
 	// reads the same bytes again, or fewer from a provisional point.
 	res.Parsed = parsed

@@ -26,6 +26,11 @@ type Resume struct {
 	// prefix the caller hashed, when the client may be writing more
 	// meanwhile (what follows is the next import's).
 	Limit int64
+	// Saved, when set, is given the Point as soon as it is final — before
+	// the import's last nodes are emitted and committed — so the caller
+	// can write it meanwhile; Point is still set at the end. A Claude Code
+	// import calls it; others may not.
+	Saved func(p *Point)
 }
 
 // Point is a resume point: the importer's state at a line start.
