@@ -59,6 +59,7 @@ func BenchmarkResumeState(b *testing.B) {
 	}
 	defer f.Close()
 	b.SetBytes(int64(len(res.Point.State)))
+	b.ReportAllocs()
 	for b.Loop() {
 		s, err := decodeSnap(res.Point.State)
 		if err != nil {

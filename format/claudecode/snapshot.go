@@ -97,46 +97,11 @@ func (c *refCols) ok(n int) bool { return len(c.Line) == n && len(c.Off) == n &&
 // save records the planner's state at the start of line line+1, byte off,
 // as the Point.
 func (r *resumer) save(p *planner, off int64, line int) error {
-	s := snap{Rest: snapRest{Key: p.hkey, Off: off, Line: line, Lines: p.lines,
+	rs := &snapRest{Key: p.hkey, Off: off, Line: line, Lines: p.lines,
 		ToolNode: p.toolNode, Prompts: p.prompts, PromptUsed: p.promptUsed, AgentTool: p.agentTool, AgentSeen: p.agentSeen,
 		Boundaries: p.boundaries, LastBound: p.lastBound, LastTask: p.lastTask, Head: p.head, Model: p.model,
 		Sys: p.sys, FileSys: p.fileSys, Grp: p.grp, GrpBase: p.grpBase, GrpBroken: p.grpBroken, Moved: p.moved,
-		SideModel: p.sideModel, FileCaller: p.fileCaller, WarnedLink: p.warnedLink, LastAsst: p.lastAsst}}
-	n := len(p.nodes)
-	s.ID, s.Kind, s.Side = make([]string, n), make([]uint8, n), make([]bool, n)
-	s.Pred, s.Caller, s.Group, s.Tal = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	s.CallsN, s.ResultsN = make([]int32, n), make([]int32, n)
-	// Sized up front: grown by append, the columns of 36,000 nodes were
-	// copied over and over at every refresh.
-	s.First = refCols{make([]int32, 0, n), make([]int64, 0, n), make([]int32, 0, n)}
-	var calls, results int
-	for _, nd := range p.nodes {
-		calls, results = calls+len(nd.calls), results+len(nd.results)
-	}
-	s.CallIDs, s.Results = make([]string, 0, calls), make([]string, 0, results)
-	for i, nd := range p.nodes {
-		s.ID[i], s.Kind[i], s.Side[i] = nd.id, nd.kind, nd.sidechain
-		s.Pred[i], s.Caller[i], s.Group[i], s.Tal[i] = nd.pred, nd.caller, nd.group, nd.tail
-		s.First.add(nd.first)
-		if nd.more != nil {
-			for _, m := range *nd.more {
-				s.MoreOf = append(s.MoreOf, int32(i))
-				s.More.add(m)
-			}
-		}
-		s.CallsN[i], s.ResultsN[i] = int32(len(nd.calls)), int32(len(nd.results))
-		s.CallIDs = append(s.CallIDs, nd.calls...)
-		s.Results = append(s.Results, nd.results...)
-		if nd.sum != nil {
-			s.SumOf, s.SumLast, s.SumCont = append(s.SumOf, int32(i)), append(s.SumLast, nd.sum.last), append(s.SumCont, nd.sum.cont)
-			s.SumText.add(nd.sum.text)
-		}
-	}
-	s.UUIDKeys, s.UUIDVals = columns(p.uuidNode)
-	s.SkipKeys, s.SkipVals = columns(p.skipParent)
-	s.IDKeys, _ = columns(p.ids)
-	s.MsgKeys, s.MsgVals = columns(p.msgs)
-	rs := &s.Rest
+		SideModel: p.sideModel, FileCaller: p.fileCaller, WarnedLink: p.warnedLink, LastAsst: p.lastAsst}
 	for h, b := range p.blobs {
 		rs.BlobHash, rs.BlobRole = append(rs.BlobHash, h), append(rs.BlobRole, b.role)
 		rs.Blob.add(b.ref)
@@ -146,20 +111,12 @@ func (r *resumer) save(p *planner, off int64, line int) error {
 		rs.SentNodes = append(rs.SentNodes, g.nodes...)
 		rs.SentBlob.add(g.blob)
 	}
-	state, err := s.encode()
+	state, err := encodePlanner(p, rs)
 	if err != nil {
 		return fmt.Errorf("claude code: saving the resume point: %w", err)
 	}
 	r.point = &Point{State: state, Offset: off, Nodes: len(p.nodes)}
 	return nil
-}
-
-func columns[V any](m map[key]V) ([]key, []V) {
-	ks, vs := make([]key, 0, len(m)), make([]V, 0, len(m))
-	for k, v := range m {
-		ks, vs = append(ks, k), append(vs, v)
-	}
-	return ks, vs
 }
 
 func fromColumns[V any](ks []key, vs []V) map[key]V {

@@ -1,0 +1,114 @@
+package claudecode
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+)
+
+// snapOf is the snap save built column by column before encodePlanner
+// wrote the encoding straight from the planner: the reference
+// encodePlanner is held to.
+func snapOf(p *planner, rest snapRest) snap {
+	s := snap{Rest: rest}
+	n := len(p.nodes)
+	s.ID, s.Kind, s.Side = make([]string, n), make([]uint8, n), make([]bool, n)
+	s.Pred, s.Caller, s.Group, s.Tal = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	s.CallsN, s.ResultsN = make([]int32, n), make([]int32, n)
+	for i, nd := range p.nodes {
+		s.ID[i], s.Kind[i], s.Side[i] = nd.id, nd.kind, nd.sidechain
+		s.Pred[i], s.Caller[i], s.Group[i], s.Tal[i] = nd.pred, nd.caller, nd.group, nd.tail
+		s.First.add(nd.first)
+		if nd.more != nil {
+			for _, m := range *nd.more {
+				s.MoreOf = append(s.MoreOf, int32(i))
+				s.More.add(m)
+			}
+		}
+		s.CallsN[i], s.ResultsN[i] = int32(len(nd.calls)), int32(len(nd.results))
+		s.CallIDs = append(s.CallIDs, nd.calls...)
+		s.Results = append(s.Results, nd.results...)
+		if nd.sum != nil {
+			s.SumOf, s.SumLast, s.SumCont = append(s.SumOf, int32(i)), append(s.SumLast, nd.sum.last), append(s.SumCont, nd.sum.cont)
+			s.SumText.add(nd.sum.text)
+		}
+	}
+	s.UUIDKeys, s.UUIDVals = sortedColumns(p.uuidNode)
+	s.SkipKeys, s.SkipVals = sortedColumns(p.skipParent)
+	s.IDKeys, _ = sortedColumns(p.ids)
+	s.MsgKeys, s.MsgVals = sortedColumns(p.msgs)
+	return s
+}
+
+func sortedColumns[V any](m map[key]V) ([]key, []V) {
+	ks := slices.Sorted(func(yield func(key) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	vs := make([]V, len(ks))
+	for i, k := range ks {
+		vs[i] = m[k]
+	}
+	return ks, vs
+}
+
+// sortColumns orders a decoded snap's map columns by key, as snapOf does.
+func sortColumns(s *snap) {
+	s.UUIDKeys, s.UUIDVals = sortedColumns(fromColumns(s.UUIDKeys, s.UUIDVals))
+	s.SkipKeys, s.SkipVals = sortedColumns(fromColumns(s.SkipKeys, s.SkipVals))
+	ids := map[key]bool{}
+	for _, k := range s.IDKeys {
+		ids[k] = true
+	}
+	s.IDKeys, _ = sortedColumns(ids)
+	s.MsgKeys, s.MsgVals = sortedColumns(fromColumns(s.MsgKeys, s.MsgVals))
+}
+
+// The state save writes straight from the planner decodes to the snap the
+// columns held (map columns compared in key order), on real sessions with
+// merged lines, tool calls and results, summaries and skipped lines.
+func TestSaveMatchesSnap(t *testing.T) {
+	srcs := []string{
+		sessiontest.External(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"),
+		sessiontest.External(t, "claude-code", "d-kimuson-claude-code-viewer", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"),
+	}
+	recs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "interop", "claude-code", "2.1.328", "*", "transcript", "*.jsonl"))
+	compared := 0
+	for _, src := range append(srcs, recs...) {
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		compared++
+		p := newPlanner(context.Background(), discard{}, Options{}, nil)
+		if err := p.planFile(src, false); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		rest := snapRest{Key: p.hkey, Lines: p.lines, Head: p.head, Model: p.model, ToolNode: p.toolNode}
+		b, err := encodePlanner(p, &rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got snap
+		if err := got.decode(b); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		sortColumns(&got)
+		want := snapOf(p, rest)
+		// gob decodes an empty map as nil.
+		got.Rest.ToolNode, want.Rest.ToolNode = nil, nil
+		if len(p.nodes) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the state written from the planner is not the snap's (%d nodes)", src, len(p.nodes))
+		}
+	}
+	if compared < 3 {
+		t.Fatalf("compared %d transcripts", compared)
+	}
+}
