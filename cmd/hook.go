@@ -30,6 +30,8 @@ type hookOptions struct {
 	Client   string
 	Store    store.WriteOptions
 	Open     store.OpenOptions
+	// ResumeGC is live.Options.ResumeGC (resumeGC).
+	ResumeGC func() (restore func())
 }
 
 func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
@@ -67,6 +69,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			}
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
+			opts.ResumeGC = resumeGC(f.Getenv)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -145,7 +148,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open,
+	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
 		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)

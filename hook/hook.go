@@ -33,6 +33,8 @@ type Options struct {
 	Client string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// ResumeGC is passed to the refresh (live.Options.ResumeGC).
+	ResumeGC func() (restore func())
 }
 
 // DefaultBudgetShare is the default budget of the injected facts: 2% of
@@ -110,7 +112,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if in.Event == EventUserPromptSubmit && !st.Pending {
 		return res, nil // the common case: nothing to do, nothing read
 	}
-	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store})
+	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC})
 	if err != nil {
 		return nil, err
 	}
