@@ -64,7 +64,23 @@ func encodePlanner(p *planner, rest *snapRest) ([]byte, error) {
 	c := countCols(p)
 	w := make(wbuf, 0, c.size(p)+gobbed.Len())
 	w = append(w, snapMagic...)
-	nodes := p.nodes
+	w.nodeCols(p.nodes, c)
+	mapCols(&w, p.uuidNode, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
+	mapCols(&w, p.skipParent, 8, func(b []byte, v key) { binary.LittleEndian.PutUint64(b, uint64(v)) })
+	w.n(len(p.ids))
+	b := w.grow(8 * len(p.ids))
+	k := 0
+	for id := range p.ids {
+		binary.LittleEndian.PutUint64(b[8*k:], uint64(id))
+		k++
+	}
+	mapCols(&w, p.msgs, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
+	return append(w, gobbed.Bytes()...), nil
+}
+
+// nodeCols writes the columns of the planned nodes and their calls,
+// results, merged lines and summaries, in snap's order.
+func (w *wbuf) nodeCols(nodes []*pnode, c planCols) {
 	w.strsOf(c.n, c.idBytes, func(yield func(string)) {
 		for _, nd := range nodes {
 			yield(nd.id)
@@ -131,31 +147,25 @@ func encodePlanner(p *planner, rest *snapRest) ([]byte, error) {
 			}
 		}
 	})
-	sums := make([]int32, 0, c.sums)
+	w.sumCols(nodes, c.sums)
+}
+
+// sumCols writes the columns of the summaries among nodes (k of them).
+func (w *wbuf) sumCols(nodes []*pnode, k int) {
+	sums := make([]int32, 0, k)
 	for i, nd := range nodes {
 		if nd.sum != nil {
 			sums = append(sums, int32(i))
 		}
 	}
-	w.i32sOf(c.sums, func(k int) int32 { return sums[k] })
-	w.i32sOf(c.sums, func(k int) int32 { return nodes[sums[k]].sum.last })
-	w.i32sOf(c.sums, func(k int) int32 { return nodes[sums[k]].sum.cont })
-	w.refsOf(c.sums, func(yield func(lineRef)) {
+	w.i32sOf(k, func(j int) int32 { return sums[j] })
+	w.i32sOf(k, func(j int) int32 { return nodes[sums[j]].sum.last })
+	w.i32sOf(k, func(j int) int32 { return nodes[sums[j]].sum.cont })
+	w.refsOf(k, func(yield func(lineRef)) {
 		for _, i := range sums {
 			yield(nodes[i].sum.text)
 		}
 	})
-	mapCols(&w, p.uuidNode, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
-	mapCols(&w, p.skipParent, 8, func(b []byte, v key) { binary.LittleEndian.PutUint64(b, uint64(v)) })
-	w.n(len(p.ids))
-	b = w.grow(8 * len(p.ids))
-	k = 0
-	for id := range p.ids {
-		binary.LittleEndian.PutUint64(b[8*k:], uint64(id))
-		k++
-	}
-	mapCols(&w, p.msgs, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
-	return append(w, gobbed.Bytes()...), nil
 }
 
 // strsOf writes a column of k strings of total bytes, given in order by
