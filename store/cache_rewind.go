@@ -67,14 +67,18 @@ func (e *RewindError) Unwrap() error { return e.Err }
 // point cuts its cache session back to the resume point's commit and
 // appends what follows it; as two transactions, the lock, the read of the
 // index and the stamp of the chain were paid twice, docs/BENCHMARKS.md
-// "the cold path"). A refused or failed rewind is a *RewindError and fn
-// does not run.
+// "the cold path"). The cut is made under the lock before the session is
+// read, so the index is read once, of the cut session. A refused or
+// failed rewind is a *RewindError and fn does not run.
 func UpdateFrom(ctx context.Context, dir string, to Meta, opts WriteOptions, fn func(tx *Tx) error) ([]Warning, error) {
 	opts.CacheWriter = true // a cache-only operation: it refuses any other session
-	return update(ctx, dir, opts, nil, func(tx *Tx) error {
-		if err := tx.rewindTo(to); err != nil {
-			return &RewindError{Err: err}
+	return update(ctx, dir, opts, func() ([]Warning, error) {
+		if err := rewindUnread(ctx, dir, to); err != nil {
+			return nil, &RewindError{Err: err}
 		}
+		return nil, nil
+	}, func(tx *Tx) error {
+		tx.rewound = true
 		if fn == nil {
 			return nil
 		}
@@ -82,49 +86,67 @@ func UpdateFrom(ctx context.Context, dir string, to Meta, opts WriteOptions, fn 
 	})
 }
 
-// rewindTo checks that to is an earlier commit of the session and cuts
-// the session back to it (RewindCache).
-func (tx *Tx) rewindTo(to Meta) error {
-	s := tx.s
-	metaPath := filepath.Join(tx.dir, MetaFile)
-	if !s.Meta.Cache {
-		return &ValidationError{Msg: fmt.Sprintf("%s: not a cache session (only ctxfold's own cache sessions can be rewound; a session's nodes are append-only)", tx.dir)}
+// rewindUnread checks, under the lock and from session.json and the bytes
+// between the two commits only, that to is an earlier commit of the cache
+// session in dir, and cuts the session back to it.
+func rewindUnread(ctx context.Context, dir string, to Meta) error {
+	metaPath := filepath.Join(dir, MetaFile)
+	m, err := readMeta(dir)
+	if err != nil {
+		return err
 	}
-	if to.NodesBytes == nil || *to.NodesBytes > s.CommittedBytes || to.FormatVersion != s.Meta.FormatVersion {
-		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), s.CommittedBytes)}
+	if !m.Cache {
+		return &ValidationError{Msg: fmt.Sprintf("%s: not a cache session (only ctxfold's own cache sessions can be rewound; a session's nodes are append-only)", dir)}
+	}
+	var committed int64
+	if m.NodesBytes != nil {
+		committed = *m.NodesBytes
+	}
+	if to.NodesBytes == nil || *to.NodesBytes > committed || to.FormatVersion != m.FormatVersion {
+		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), committed)}
 	}
 	cut := *to.NodesBytes
 	toChain, ok := metaChain(to, cut)
 	if !ok {
 		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to carries no hash chain for its %d bytes (read it with ReadMeta after a commit of this ctxfold)", metaPath, cut)}
 	}
-	ext, err := toChain.extend(s.f, cut, s.CommittedBytes-cut)
-	if err != nil {
-		return &transcript.ParseError{File: s.NodesPath(), Msg: "reading: " + err.Error()}
+	now, ok := metaChain(m, committed)
+	if !ok {
+		return &ValidationError{Msg: fmt.Sprintf("%s: the session carries no hash chain for its %d committed bytes, so no earlier commit can be checked", metaPath, committed)}
 	}
-	if ext.sum() != s.chain.sum() {
+	path := filepath.Join(dir, NodesFile)
+	f, err := openRegular(path)
+	if err != nil {
+		return fileErr(path, err)
+	}
+	ext, err := toChain.extend(f, cut, committed-cut)
+	f.Close()
+	if err != nil {
+		return &transcript.ParseError{File: path, Msg: "reading: " + err.Error()}
+	}
+	if ext.sum() != now.sum() {
 		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit of this session (its nodes_sha256 does not lead to the current one)", metaPath)}
 	}
-	if err := tx.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return tx.rewind(to, cut)
+	return cutTo(dir, to, cut)
 }
 
-// rewind commits to, then cuts nodes.jsonl to cut and re-stamps the
+// cutTo commits to, then cuts nodes.jsonl to cut and re-stamps the
 // fingerprint.
-func (tx *Tx) rewind(to Meta, cut int64) error {
-	path := tx.s.NodesPath()
+func cutTo(dir string, to Meta, cut int64) error {
+	path := filepath.Join(dir, NodesFile)
 	m := to
 	m.Cache = true
 	// to's fingerprint is of the file before the cut; the one after it is
 	// recorded once the cut is made. Until then a reader re-hashes.
 	m.NodesStat = nil
-	if err := writeMeta(tx.dir, m); err != nil {
+	if err := writeMeta(dir, m); err != nil {
 		return err
 	}
-	if !snapshotCovers(tx.dir, cut) {
-		dropSnapshot(tx.dir)
+	if !snapshotCovers(dir, cut) {
+		dropSnapshot(dir)
 	}
 	f, err := openForWrite(path, os.O_RDWR, 0)
 	if err != nil {
@@ -143,13 +165,11 @@ func (tx *Tx) rewind(to Meta, cut int64) error {
 	}
 	if fp, ok := statOf(st); ok && fp.Size == cut {
 		m.NodesStat = &fp
-		if err := writeMeta(tx.dir, m); err != nil {
+		if err := writeMeta(dir, m); err != nil {
 			return err
 		}
 	}
-	tx.rewound = true
-	// The transaction's snapshot is of the longer file: re-read it.
-	return tx.reload()
+	return nil
 }
 
 func bytesOrNone(n *int64) string {
