@@ -197,7 +197,6 @@ func (f *Factory) estimateArgs(ctx context.Context, args []string, opts *estimat
 	if opts.Tail {
 		return f.resolveEstimateTail(args, opts)
 	}
-	prewarmFor(args, opts.ModelFlags.Encoding)
 	sa, err := f.sessionArgs(ctx, args)
 	if err != nil {
 		return err
@@ -208,21 +207,6 @@ func (f *Factory) estimateArgs(ctx context.Context, args []string, opts *estimat
 		opts.LiveGC = func() func() { return liveGC(f.Getenv) }
 	}
 	return nil
-}
-
-// prewarmFor builds the tokenizer's table beside the refresh of the
-// transcript files among args (estimate.Prewarm): the encoding given, else
-// the one of every Claude model and of most others.
-func prewarmFor(args []string, enc string) {
-	if enc == "" {
-		enc = estimate.ClaudeEncoding
-	}
-	for _, a := range args {
-		if live.IsTranscriptFile(a) {
-			estimate.Prewarm(enc)
-			return
-		}
-	}
 }
 
 func validEncoding(e string) bool {

@@ -64,19 +64,6 @@ func ranksOf(enc string) (*rankMap, error) {
 	return t.ranks, t.err
 }
 
-// Prewarm loads enc's rank table on a goroutine of its own (an unknown
-// encoding is ignored: the count that needs it says so), so that a
-// command which first refreshes a transcript's cache session — work that
-// leaves the second core mostly idle — finds the table built when it
-// counts: about 9 ms of an incremental `estimate FILE` (docs/BENCHMARKS.md,
-// "the cold path"). The first count waits for it through the same
-// sync.Once.
-func Prewarm(enc string) {
-	if _, ok := tables[enc]; ok {
-		go func() { _, _ = ranksOf(enc) }()
-	}
-}
-
 // Rank tables are embedded pre-decoded (ranks/*.bin, written by
 // TestRankTables from tiktoken-go-loader's files, which it checks them
 // against): every process that counts a node loads one, and decoding the
