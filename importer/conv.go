@@ -96,10 +96,21 @@ func (c *conv) run() {
 	update := store.Update
 	if to := c.t.opts.RewindTo; to != nil && c.inPlace {
 		update = func(ctx context.Context, dir string, opts store.WriteOptions, fn func(tx *store.Tx) error) ([]store.Warning, error) {
-			w, err := store.UpdateFrom(ctx, dir, *to, opts, fn)
+			// Anything that keeps the cut session from being ready for
+			// the append — a refused rewind, a session that no longer
+			// reads — is a resume point that no longer applies: the
+			// caller imports afresh.
+			ready := false
+			w, err := store.UpdateFrom(ctx, dir, *to, opts, func(tx *store.Tx) error {
+				ready = true
+				return fn(tx)
+			})
 			var re *store.RewindError
-			if errors.As(err, &re) {
+			switch {
+			case errors.As(err, &re):
 				err = fmt.Errorf("%w: %v", input.ErrCannotResume, re.Err)
+			case err != nil && !ready && ctx.Err() == nil:
+				err = fmt.Errorf("%w: %v", input.ErrCannotResume, err)
 			}
 			return w, err
 		}
