@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +19,50 @@ import (
 // Fact is one planted fact: its kind and the exact text the conversation
 // holds (an alias, so the tests' tables stay unkeyed literals).
 type Fact = struct{ Kind, Text string }
+
+// Planted are the facts every client's scripted session plants, one or
+// more of every kind audit knows (docs/COMPACT.md §6), each a string the
+// request after the client's compaction either carries or not. One list,
+// so the three clients' figures are comparable.
+var Planted = []Fact{
+	{"request", "Please migrate the session store to SQLite"},
+	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
+	{"instruction", "keep the WAL under 64 MB"},
+	{"path", "internal/store/open_store.go"},
+	{"identifier", "openStoreWithRetry"},
+	{"url", "https://sqlite.org/wal.html"},
+	{"command", "ls /nonexistent-ctxfold-dir"},
+	{"error", "No such file or directory"},
+	{"correction", "use the flock-based lock instead of the pid file"},
+	{"number", "250 ms"},
+}
+
+// Build builds ctxfold into a temporary directory and returns the
+// binary's path, for the clients' hooks and MCP server to run.
+func Build(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ctxfold")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TeeScript writes, beside the directory inputs, a hook command that
+// copies each hook input it receives into inputs (one file per call,
+// named by the time, so SaveInputs reads them in order) and returns its
+// path; inputs is created.
+func TeeScript(t testing.TB, inputs string) string {
+	t.Helper()
+	if err := os.MkdirAll(inputs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(inputs, "..", "tee-hook.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat > \""+inputs+"/$(date +%s%N).json\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
 
 // Run is one session's figures: which planted facts the request after the
 // client's own compaction still carries, without or with ctxfold.

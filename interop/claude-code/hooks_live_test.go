@@ -17,22 +17,6 @@ import (
 	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
-// planted are the facts the scripted session plants, one or more of every
-// kind audit knows (docs/COMPACT.md §6), each a string the request after
-// the compaction either carries or not.
-var planted = []hooktest.Fact{
-	{"request", "Please migrate the session store to SQLite"},
-	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
-	{"instruction", "keep the WAL under 64 MB"},
-	{"path", "internal/store/open_store.go"},
-	{"identifier", "openStoreWithRetry"},
-	{"url", "https://sqlite.org/wal.html"},
-	{"command", "ls /nonexistent-ctxfold-dir"},
-	{"error", "No such file or directory"},
-	{"correction", "use the flock-based lock instead of the pid file"},
-	{"number", "250 ms"},
-}
-
 var hookTurns = []string{
 	"Please migrate the session store to SQLite. Never touch /etc/ctxfold/prod.toml and keep the WAL under 64 MB " +
 		"(see https://sqlite.org/wal.html). The entry point is `openStoreWithRetry` in internal/store/open_store.go.",
@@ -53,7 +37,7 @@ const recallQuery = "Fake reply to: Please migrate the session"
 // testdata/hook/claude-code/<version>/).
 func TestLiveHooks(t *testing.T) {
 	client := liveClient(t)
-	bin := buildCtxfold(t)
+	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Claude Code", "after /compact", func(mode string) (hooktest.Run, map[string]any) {
 		return hooksRun(t, client, bin, mode)
 	})
@@ -71,16 +55,6 @@ func clientVersion(t *testing.T, client string) string {
 		return "unknown"
 	}
 	return strings.Fields(string(out))[0]
-}
-
-func buildCtxfold(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ctxfold")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // hooksRun drives one session; with ctxfold it also runs the recall.
@@ -125,7 +99,7 @@ func hooksRun(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]
 	}
 	next := mainRequest(t, reqs, 0, hooktest.JSONText(nextPrompt))
 	msgs := messagesOnly(t, next)
-	r := hooktest.Measure(mode, planted, []byte(msgs), len(next), nil)
+	r := hooktest.Measure(mode, hooktest.Planted, []byte(msgs), len(next), nil)
 	if mode != "with" {
 		return r, nil
 	}
@@ -219,8 +193,7 @@ func recallResult(t *testing.T, reqs string) map[string]any {
 // recordHooks adds a project-level hook that copies every hook input.
 func recordHooks(t *testing.T, work, inputs string) {
 	t.Helper()
-	script := filepath.Join(inputs, "..", "tee-hook.sh")
-	_ = os.WriteFile(script, []byte("#!/bin/sh\ncat > \""+inputs+"/$(date +%s%N).json\"\n"), 0o755)
+	script := hooktest.TeeScript(t, inputs)
 	cmd := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": script}}}
 	settings := map[string]any{"hooks": map[string]any{
 		"PreCompact": []any{cmd}, "PostCompact": []any{cmd}, "UserPromptSubmit": []any{cmd},

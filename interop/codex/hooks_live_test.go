@@ -17,21 +17,6 @@ import (
 	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
-// codexPlanted are the facts the scripted Codex session plants, as in
-// interop/claude-code's TestLiveHooks (docs/HOOKS.md).
-var codexPlanted = []hooktest.Fact{
-	{"request", "Please migrate the session store to SQLite"},
-	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
-	{"instruction", "keep the WAL under 64 MB"},
-	{"path", "internal/store/open_store.go"},
-	{"identifier", "openStoreWithRetry"},
-	{"url", "https://sqlite.org/wal.html"},
-	{"command", "ls /nonexistent-ctxfold-dir"},
-	{"error", "No such file or directory"},
-	{"correction", "use the flock-based lock instead of the pid file"},
-	{"number", "250 ms"},
-}
-
 // recallQuery is text only a covered turn holds: the output of the shell
 // call of the turn Codex compacts in (the command says $((6*7)), its output
 // 42). Codex keeps the user's messages after its compaction, not tool
@@ -56,10 +41,7 @@ func TestLiveHooks(t *testing.T) {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Codex CLI " + Version)
 	}
 	client := codexBin(t)
-	bin := filepath.Join(t.TempDir(), "ctxfold")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Codex", "after its compaction", func(mode string) (hooktest.Run, map[string]any) {
 		return codexHooksSession(t, client, bin, mode)
 	})
@@ -166,7 +148,7 @@ env_key = "FAKE_OPENAI_KEY"
 		Input json.RawMessage `json:"input"`
 	}
 	_ = json.Unmarshal(req, &body)
-	r := hooktest.Measure(mode, codexPlanted, body.Input, len(req), func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
+	r := hooktest.Measure(mode, hooktest.Planted, body.Input, len(req), func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
 	if mode != "with" {
 		return r, nil
 	}
@@ -348,9 +330,7 @@ func outputString(raw json.RawMessage) string {
 // teeHooks adds, beside ctxfold's, a hook that copies every hook input.
 func teeHooks(t *testing.T, codexHome, inputs string) {
 	t.Helper()
-	_ = os.MkdirAll(inputs, 0o755)
-	script := filepath.Join(inputs, "..", "tee-hook.sh")
-	_ = os.WriteFile(script, []byte("#!/bin/sh\ncat > \""+inputs+"/$(date +%s%N).json\"\n"), 0o755)
+	script := hooktest.TeeScript(t, inputs)
 	path := filepath.Join(codexHome, "hooks.json")
 	b, _ := os.ReadFile(path)
 	var doc struct {

@@ -17,22 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
-// geminiPlanted are the facts the scripted session plants, as in the
-// Claude Code and Codex acceptance runs (docs/HOOKS.md).
-var geminiPlanted = []hooktest.Fact{
-	{"request", "Please migrate the session store to SQLite"},
-	{"instruction", "Never touch /etc/ctxfold/prod.toml"},
-	{"instruction", "keep the WAL under 64 MB"},
-	{"path", "internal/store/open_store.go"},
-	{"identifier", "openStoreWithRetry"},
-	{"url", "https://sqlite.org/wal.html"},
-	{"command", "ls /nonexistent-ctxfold-dir"},
-	{"error", "No such file or directory"},
-	{"correction", "use the flock-based lock instead of the pid file"},
-	{"number", "250 ms"},
-}
-
-// geminiTurns plant them; the fourth makes the fake report an inflated
+// geminiTurns plant hooktest.Planted; the fourth makes the fake report an inflated
 // prompt count, so Gemini CLI compresses before its next request. The
 // second runs a command whose output (build-42-ok, the command says %s and
 // 42) only a folded turn holds: the recall's target.
@@ -73,10 +58,7 @@ func TestLiveHooks(t *testing.T) {
 	if _, err := os.Stat(client); err != nil {
 		t.Fatalf("client %s: %v (run interop/gemini-cli/record.sh once, or set CTXFOLD_GEMINI_BIN)", client, err)
 	}
-	bin := filepath.Join(t.TempDir(), "ctxfold")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Gemini CLI", "after its compression", func(mode string) (hooktest.Run, map[string]any) {
 		return geminiSession(t, client, bin, mode)
 	})
@@ -154,7 +136,7 @@ func geminiSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[st
 	if !bytes.Contains(contents, []byte("state_snapshot")) {
 		t.Fatalf("%s: the request after the prompt carries no <state_snapshot>: did Gemini CLI compress?", mode)
 	}
-	r := hooktest.Measure(mode, geminiPlanted, contents, size, func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
+	r := hooktest.Measure(mode, hooktest.Planted, contents, size, func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
 	if mode != "with" {
 		return r, nil
 	}
@@ -305,8 +287,7 @@ func saveGeminiRecall(t *testing.T, reqs []gemini.Request, path, tmp string) {
 // of the events ctxfold handles, and of SessionStart.
 func teeGeminiHooks(t *testing.T, settings, inputs string) {
 	t.Helper()
-	script := filepath.Join(inputs, "..", "tee-hook.sh")
-	_ = os.WriteFile(script, []byte("#!/bin/sh\ncat > \""+inputs+"/$(date +%s%N).json\"\n"), 0o755)
+	script := hooktest.TeeScript(t, inputs)
 	b, _ := os.ReadFile(settings)
 	var doc map[string]any
 	if err := json.Unmarshal(b, &doc); err != nil {
