@@ -37,14 +37,7 @@ func TestGeminiInstallIdempotentUninstall(t *testing.T) {
 		o := Options{Scope: scope, Home: h, Project: p, Command: "/opt/bin/ctxfold"}
 		run := func(o Options) []*Change {
 			t.Helper()
-			cs, err := Gemini(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Apply(cs); err != nil {
-				t.Fatal(err)
-			}
-			return cs
+			return applyPlan(t, Gemini, o)
 		}
 		run(o)
 		m := decode(t, path)

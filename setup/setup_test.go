@@ -64,7 +64,14 @@ func home(t *testing.T) string {
 
 func apply(t *testing.T, o Options) []*Change {
 	t.Helper()
-	cs, err := ClaudeCode(o)
+	return applyPlan(t, ClaudeCode, o)
+}
+
+// applyPlan plans o's changes with plan (ClaudeCode, Codex, Gemini) and
+// applies them, failing t on either error.
+func applyPlan(t *testing.T, plan func(Options) ([]*Change, error), o Options) []*Change {
+	t.Helper()
+	cs, err := plan(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,14 +242,8 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(codexHome, "hooks.json"), []byte(hooksJSON), 0o600)
 	o := Options{Scope: ScopeUser, Command: "/opt/ctxfold"}
 	run := func(o Options) []*Change {
-		cs, err := Codex(o, codexHome)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Apply(cs); err != nil {
-			t.Fatal(err)
-		}
-		return cs
+		t.Helper()
+		return applyPlan(t, func(o Options) ([]*Change, error) { return Codex(o, codexHome) }, o)
 	}
 	run(o)
 	got, _ := os.ReadFile(filepath.Join(codexHome, "config.toml"))
