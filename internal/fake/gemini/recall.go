@@ -2,7 +2,8 @@ package gemini
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -127,7 +128,7 @@ func coveredHit(raw json.RawMessage) string {
 					}
 				}
 			}
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if id := walk(x[k]); id != "" {
 					return id
 				}
@@ -156,13 +157,4 @@ func coveredHit(raw json.RawMessage) string {
 		return ""
 	}
 	return walk(v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
