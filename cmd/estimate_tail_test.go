@@ -53,16 +53,7 @@ func TestEstimateTailFallsBack(t *testing.T) {
 func TestStatuslineTailHookWindow(t *testing.T) {
 	tr := claudeInteropTranscripts(t)
 	hook := statusHookJSON(t, tr["compact"], "Sonnet 4.5", `,"context_window":{"context_window_size":1000000}`)
-	var tail, full StatusLine
-	for _, c := range []struct {
-		arg string
-		st  *StatusLine
-	}{{"1", &tail}, {"0", &full}} {
-		r := statusRun(t, t.TempDir(), nil, hook, "--json", "--tail-min-bytes", c.arg)
-		if err := json.Unmarshal([]byte(r.Stdout), c.st); err != nil {
-			t.Fatalf("%v\n%s", err, r.Stdout)
-		}
-	}
+	tail, full := statusTailAndFull(t, hook)
 	if tail.Read != readTail || full.Read != readFull {
 		t.Fatalf("read %q and %q", tail.Read, full.Read)
 	}

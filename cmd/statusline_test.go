@@ -40,6 +40,23 @@ func claudeInteropTranscripts(t *testing.T) map[string]string {
 	return out
 }
 
+// statusTailAndFull is the status line's JSON for hook read from the
+// transcript's tail (--tail-min-bytes 1) and from the whole file
+// (--tail-min-bytes 0), each in a fresh cache.
+func statusTailAndFull(t *testing.T, hook string) (tail, full StatusLine) {
+	t.Helper()
+	for _, c := range []struct {
+		arg string
+		st  *StatusLine
+	}{{"1", &tail}, {"0", &full}} {
+		r := statusRun(t, t.TempDir(), nil, hook, "--json", "--tail-min-bytes", c.arg)
+		if err := json.Unmarshal([]byte(r.Stdout), c.st); err != nil {
+			t.Fatalf("--tail-min-bytes %s: %v\n%s", c.arg, err, r.Stdout)
+		}
+	}
+	return tail, full
+}
+
 func statusRun(t *testing.T, cache string, env map[string]string, stdin string, args ...string) cliResult {
 	t.Helper()
 	e := map[string]string{"XDG_CACHE_HOME": cache}
@@ -190,17 +207,7 @@ func TestStatuslineFormatAndJSON(t *testing.T) {
 func TestStatuslineTail(t *testing.T) {
 	tr := claudeInteropTranscripts(t)
 	for _, name := range []string{"compact", "tool", "subagent"} {
-		hook := statusHookJSON(t, tr[name], "Sonnet 4.5", "")
-		var tail, full StatusLine
-		for _, c := range []struct {
-			arg string
-			st  *StatusLine
-		}{{"1", &tail}, {"0", &full}} {
-			r := statusRun(t, t.TempDir(), nil, hook, "--json", "--tail-min-bytes", c.arg)
-			if err := json.Unmarshal([]byte(r.Stdout), c.st); err != nil {
-				t.Fatalf("%s: %v\n%s", name, err, r.Stdout)
-			}
-		}
+		tail, full := statusTailAndFull(t, statusHookJSON(t, tr[name], "Sonnet 4.5", ""))
 		if tail.Read != readTail || full.Read != readFull || tail.RawTokens != 0 || full.RawTokens == 0 {
 			t.Errorf("%s: read %q (raw %d) and %q (raw %d); want tail without a raw count, then full", name, tail.Read, tail.RawTokens, full.Read, full.RawTokens)
 		}
