@@ -24,8 +24,8 @@ func newMCPCmd(f *Factory, runF func(*mcpOptions) error) *cobra.Command {
 		Use:   "mcp",
 		Short: "MCP server over stdio: recall of the turns a compaction folded",
 		Long: `Serve the Model Context Protocol on stdin/stdout (docs/HOOKS.md; 'ctxfold setup
-claude-code' registers it) with three tools over the conversation of the
-session it was started in:
+claude-code|codex|gemini' registers it) with three tools over the conversation
+of the session it was started in:
 
   search_history  every turn, covered ones included; each hit names the
                   summary that covers it
@@ -35,7 +35,11 @@ session it was started in:
 The transcript is --transcript, else CTXFOLD_TRANSCRIPT, else Claude Code's
 session (CLAUDE_CODE_SESSION_ID) or the newest transcript of the project
 directory (CLAUDE_PROJECT_DIR, else the working directory) under
-~/.claude/projects; --session serves a session directory instead. It is read
+~/.claude/projects. With CTXFOLD_CLIENT=codex (setup codex sets it) it is the
+newest rollout under $CODEX_HOME/sessions (else ~/.codex/sessions) started in
+the working directory, else the newest; with CTXFOLD_CLIENT=gemini (setup
+gemini) the newest session-*.jsonl of the working directory's project under
+~/.gemini/tmp. --session serves a session directory instead. It is read
 through its cache session (docs/LIVE.md); nothing else is written.` + exitStatusHelp(""),
 		Example: `  ctxfold mcp
   ctxfold mcp --transcript ~/.claude/projects/-home-me-app/3f2a….jsonl`,
