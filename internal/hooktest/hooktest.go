@@ -37,6 +37,28 @@ var Planted = []Fact{
 	{"number", "250 ms"},
 }
 
+// ClientBin is the client a live test drives: $env when set (a newer
+// client is tested by that one variable), else the pinned one the
+// client's record.sh installs under $CTXFOLD_INTEROP_CACHE or
+// ~/.cache/ctxfold-interop, as dir/node_modules/.bin/name. t fails,
+// naming both ways to get it, when the file is not there.
+func ClientBin(t testing.TB, env, dir, name, recordScript string) string {
+	t.Helper()
+	client := os.Getenv(env)
+	if client == "" {
+		cache := os.Getenv("CTXFOLD_INTEROP_CACHE")
+		if cache == "" {
+			home, _ := os.UserHomeDir()
+			cache = filepath.Join(home, ".cache", "ctxfold-interop")
+		}
+		client = filepath.Join(cache, dir, "node_modules", ".bin", name)
+	}
+	if _, err := os.Stat(client); err != nil {
+		t.Fatalf("client %s: %v (run %s once to install it, or set %s)", client, err, recordScript, env)
+	}
+	return client
+}
+
 // Build builds ctxfold into a temporary directory and returns the
 // binary's path, for the clients' hooks and MCP server to run.
 func Build(t testing.TB) string {

@@ -1,12 +1,12 @@
 package claudecodeinterop
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // claudeBin is the client the live tests drive: $CTXFOLD_CLAUDE_BIN (a
@@ -15,19 +15,7 @@ import (
 // $HOME/.cache/ctxfold-interop.
 func claudeBin(t *testing.T) string {
 	t.Helper()
-	client := os.Getenv("CTXFOLD_CLAUDE_BIN")
-	if client == "" {
-		cache := os.Getenv("CTXFOLD_INTEROP_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "ctxfold-interop")
-		}
-		client = filepath.Join(cache, "claude-code-"+Version, "node_modules", ".bin", "claude")
-	}
-	if _, err := os.Stat(client); err != nil {
-		t.Fatalf("client %s: %v (run interop/claude-code/record.sh once to install it, or set CTXFOLD_CLAUDE_BIN)", client, err)
-	}
-	return client
+	return hooktest.ClientBin(t, "CTXFOLD_CLAUDE_BIN", "claude-code-"+Version, "claude", "interop/claude-code/record.sh")
 }
 
 // committedVersion is the version of client whose committed fixtures a

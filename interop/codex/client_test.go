@@ -3,10 +3,11 @@ package codex_test
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/hooktest"
 )
 
 // codexBin is the client the live tests drive: $CTXFOLD_CODEX_BIN (a newer
@@ -15,23 +16,7 @@ import (
 // $HOME/.cache/ctxfold-interop.
 func codexBin(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("CTXFOLD_CODEX_BIN")
-	if bin == "" {
-		bin = filepath.Join(interopCache(), "codex-"+Version, "node_modules", ".bin", "codex")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("client %s: %v (run interop/codex/record.sh once to install it, or set CTXFOLD_CODEX_BIN)", bin, err)
-	}
-	return bin
-}
-
-// interopCache is where record.sh installs the pinned clients.
-func interopCache() string {
-	if dir := os.Getenv("CTXFOLD_INTEROP_CACHE"); dir != "" {
-		return dir
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "ctxfold-interop")
+	return hooktest.ClientBin(t, "CTXFOLD_CODEX_BIN", "codex-"+Version, "codex", "interop/codex/record.sh")
 }
 
 // committedVersion is the version whose committed fixtures a fresh

@@ -46,18 +46,7 @@ func TestLiveHooks(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Gemini CLI")
 	}
-	client := os.Getenv("CTXFOLD_GEMINI_BIN")
-	if client == "" {
-		cache := os.Getenv("CTXFOLD_INTEROP_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "ctxfold-interop")
-		}
-		client = filepath.Join(cache, "gemini-cli-0.61.0", "node_modules", ".bin", "gemini")
-	}
-	if _, err := os.Stat(client); err != nil {
-		t.Fatalf("client %s: %v (run interop/gemini-cli/record.sh once, or set CTXFOLD_GEMINI_BIN)", client, err)
-	}
+	client := hooktest.ClientBin(t, "CTXFOLD_GEMINI_BIN", "gemini-cli-0.61.0", "gemini", "interop/gemini-cli/record.sh")
 	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Gemini CLI", "after its compression", func(mode string) (hooktest.Run, map[string]any) {
 		return geminiSession(t, client, bin, mode)
