@@ -36,13 +36,12 @@ func (f *Factory) resolveEstimateTail(args []string, opts *estimateOptions) erro
 			return &UsageError{Err: fmt.Errorf("--tail reads a transcript file; %s is not one", a)}
 		}
 	}
-	dir, err := f.cacheDir()
+	lo, err := f.liveOptions()
 	if err != nil {
 		return err
 	}
-	opts.Dirs = args
+	opts.Dirs, opts.TailLive = args, lo
 	opts.LiveGC = func() func() { return liveGC(f.Getenv) }
-	opts.TailLive = live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv)}
 	return nil
 }
 

@@ -20,11 +20,22 @@ import (
 
 // openLive brings a transcript file's cache session up to date.
 func (f *Factory) openLive(ctx context.Context, file string) (*live.Entry, error) {
-	dir, err := f.cacheDir()
+	lo, err := f.liveOptions()
 	if err != nil {
 		return nil, err
 	}
-	return live.Open(ctx, file, live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv)})
+	return live.Open(ctx, file, lo)
+}
+
+// liveOptions are how a command reads a transcript file through its cache
+// session: the cache folder, the import's write options, the input limits
+// and the collector setting of a resumed refresh.
+func (f *Factory) liveOptions() (live.Options, error) {
+	dir, err := f.cacheDir()
+	if err != nil {
+		return live.Options{}, err
+	}
+	return live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv)}, nil
 }
 
 // sessionArg is the file-argument step of a command of one session: the
