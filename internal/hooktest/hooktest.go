@@ -216,6 +216,34 @@ func Acceptance(t testing.TB, client, after string, session Session) (runs []Run
 	return runs, recall
 }
 
+// RecordFigures writes, when CTXFOLD_HOOKS_RECORD names a folder (the
+// clients' hooks.sh), the runs and the recall to figures.json there with
+// the client's name and version.
+func RecordFigures(t testing.TB, name, client string, runs []Run, recall map[string]any) {
+	t.Helper()
+	dir := os.Getenv("CTXFOLD_HOOKS_RECORD")
+	if dir == "" {
+		return
+	}
+	doc := map[string]any{"client": name, "version": ClientVersion(client), "runs": runs, "recall": recall}
+	if err := WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ClientVersion is the first word of `client --version` that starts with
+// a digit ("2.1.328 (Claude Code)", "codex-cli 0.169.0", "0.61.0"), or
+// "unknown".
+func ClientVersion(client string) string {
+	out, _ := exec.Command(client, "--version").Output()
+	for _, w := range strings.Fields(string(out)) {
+		if w[0] >= '0' && w[0] <= '9' {
+			return w
+		}
+	}
+	return "unknown"
+}
+
 // Injection is the first injection ctxfold's hook state under home
 // records (home/.cache/ctxfold/hook/*.json, one state file), with what
 // differs at every recording — its time, the summary id — taken out; nil

@@ -41,20 +41,7 @@ func TestLiveHooks(t *testing.T) {
 	runs, recall := hooktest.Acceptance(t, "Claude Code", "after /compact", func(mode string) (hooktest.Run, map[string]any) {
 		return hooksRun(t, client, bin, mode)
 	})
-	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		doc := map[string]any{"client": "claude-code", "version": clientVersion(t, client), "runs": runs, "recall": recall}
-		if err := hooktest.WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func clientVersion(t *testing.T, client string) string {
-	out, err := exec.Command(client, "--version").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Fields(string(out))[0]
+	hooktest.RecordFigures(t, "claude-code", client, runs, recall)
 }
 
 // hooksRun drives one session; with ctxfold it also runs the recall.

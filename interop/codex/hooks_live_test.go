@@ -45,20 +45,7 @@ func TestLiveHooks(t *testing.T) {
 	runs, recall := hooktest.Acceptance(t, "Codex", "after its compaction", func(mode string) (hooktest.Run, map[string]any) {
 		return codexHooksSession(t, client, bin, mode)
 	})
-	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		doc := map[string]any{"client": "codex", "version": codexVersion(t, client), "runs": runs, "recall": recall}
-		if err := hooktest.WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func codexVersion(t *testing.T, client string) string {
-	out, err := exec.Command(client, "--version").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "codex-cli "))
+	hooktest.RecordFigures(t, "codex", client, runs, recall)
 }
 
 // codexHooksSession drives one session; with ctxfold it also runs the

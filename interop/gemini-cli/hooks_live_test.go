@@ -51,13 +51,7 @@ func TestLiveHooks(t *testing.T) {
 	runs, recall := hooktest.Acceptance(t, "Gemini CLI", "after its compression", func(mode string) (hooktest.Run, map[string]any) {
 		return geminiSession(t, client, bin, mode)
 	})
-	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		out, _ := exec.Command(client, "--version").Output()
-		doc := map[string]any{"client": "gemini-cli", "version": strings.TrimSpace(string(out)), "runs": runs, "recall": recall}
-		if err := hooktest.WriteJSON(filepath.Join(dir, "figures.json"), doc); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hooktest.RecordFigures(t, "gemini-cli", client, runs, recall)
 }
 
 // geminiSession drives one session; with ctxfold it also runs the recall.
