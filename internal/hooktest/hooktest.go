@@ -216,6 +216,43 @@ func Acceptance(t testing.TB, client, after string, session Session) (runs []Run
 	return runs, recall
 }
 
+// AddTee adds script (TeeScript) as a command hook beside the client's
+// own under "hooks" of the JSON settings file at path (Codex's hooks.json,
+// Gemini CLI's settings.json: {"hooks": {event: [group, …]}}), for each of
+// events, or for every event the file names when events is nil. The
+// file's other keys are kept.
+func AddTee(t testing.TB, path, script string, events []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	hooks, _ := doc["hooks"].(map[string]any)
+	if hooks == nil {
+		t.Fatalf("%s: no hooks", path)
+	}
+	if events == nil {
+		for ev := range hooks {
+			events = append(events, ev)
+		}
+	}
+	tee := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": script}}}
+	for _, ev := range events {
+		list, _ := hooks[ev].([]any)
+		hooks[ev] = append(list, tee)
+	}
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // RecordFigures writes, when CTXFOLD_HOOKS_RECORD names a folder (the
 // clients' hooks.sh), the runs and the recall to figures.json there with
 // the client's name and version.

@@ -98,7 +98,8 @@ env_key = "FAKE_OPENAI_KEY"
 		}
 		extra = []string{"--dangerously-bypass-hook-trust"}
 		if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-			teeHooks(t, codexHome, filepath.Join(tmp, "inputs"))
+			// A hook beside ctxfold's copies every hook input.
+			hooktest.AddTee(t, filepath.Join(codexHome, "hooks.json"), hooktest.TeeScript(t, filepath.Join(tmp, "inputs")), nil)
 			defer saveInputs(t, filepath.Join(tmp, "inputs"), filepath.Join(dir, "hook-inputs"), tmp)
 		}
 	}
@@ -312,25 +313,6 @@ func outputString(raw json.RawMessage) string {
 		b.WriteString(p.Text)
 	}
 	return b.String()
-}
-
-// teeHooks adds, beside ctxfold's, a hook that copies every hook input.
-func teeHooks(t *testing.T, codexHome, inputs string) {
-	t.Helper()
-	script := hooktest.TeeScript(t, inputs)
-	path := filepath.Join(codexHome, "hooks.json")
-	b, _ := os.ReadFile(path)
-	var doc struct {
-		Hooks map[string][]any `json:"hooks"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for ev := range doc.Hooks {
-		doc.Hooks[ev] = append(doc.Hooks[ev], map[string]any{"hooks": []any{map[string]any{"type": "command", "command": script}}})
-	}
-	b, _ = json.Marshal(doc)
-	_ = os.WriteFile(path, b, 0o644)
 }
 
 // saveInputs writes the recorded hook inputs in order, with the temporary

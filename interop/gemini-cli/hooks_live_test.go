@@ -80,7 +80,9 @@ func geminiSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[st
 			t.Fatalf("setup gemini: %v\n%s", err, out)
 		}
 		if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-			teeGeminiHooks(t, settings, inputs)
+			// A hook beside ctxfold's copies every input of the events
+			// ctxfold handles, and of SessionStart.
+			hooktest.AddTee(t, settings, hooktest.TeeScript(t, inputs), []string{"PreCompress", "BeforeAgent", "SessionStart"})
 			defer saveGeminiInputs(t, inputs, filepath.Join(dir, "hook-inputs"), tmp)
 		}
 	}
@@ -264,25 +266,6 @@ func saveGeminiRecall(t *testing.T, reqs []gemini.Request, path, tmp string) {
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// teeGeminiHooks adds, beside ctxfold's, a hook that copies every input
-// of the events ctxfold handles, and of SessionStart.
-func teeGeminiHooks(t *testing.T, settings, inputs string) {
-	t.Helper()
-	script := hooktest.TeeScript(t, inputs)
-	b, _ := os.ReadFile(settings)
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	hooks, _ := doc["hooks"].(map[string]any)
-	for _, ev := range []string{"PreCompress", "BeforeAgent", "SessionStart"} {
-		list, _ := hooks[ev].([]any)
-		hooks[ev] = append(list, map[string]any{"hooks": []any{map[string]any{"type": "command", "command": script}}})
-	}
-	b, _ = json.Marshal(doc)
-	_ = os.WriteFile(settings, b, 0o644)
 }
 
 // saveGeminiInputs writes the recorded hook inputs in order, normalised.
