@@ -168,6 +168,16 @@ func SaveInputs(from, to string, raw *strings.Replacer, normalize func(v map[str
 	return nil
 }
 
+// Placeholders puts "<key>" in place of each of keys v has: values that
+// differ at every recording (session, turn and prompt ids).
+func Placeholders(v map[string]any, keys ...string) {
+	for _, k := range keys {
+		if _, ok := v[k]; ok {
+			v[k] = "<" + k + ">"
+		}
+	}
+}
+
 // WriteJSON writes v to path indented by two spaces, "<" and ">" kept as
 // the clients write them.
 func WriteJSON(path string, v any) error {

@@ -94,7 +94,7 @@ func hooksRun(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]
 	r.Context = strings.ReplaceAll(strings.ReplaceAll(injectedContext(msgs), tmp, "/interop"), slug(tmp), "-interop")
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
 		if err := hooktest.SaveInputs(inputs, filepath.Join(dir, "hook-inputs"), strings.NewReplacer(tmp, "/interop", slug(tmp), "-interop"),
-			func(v map[string]any) { placeholders(v, "prompt_id", "session_id") }); err != nil {
+			func(v map[string]any) { hooktest.Placeholders(v, "prompt_id", "session_id") }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -190,16 +190,6 @@ func recordHooks(t *testing.T, work, inputs string) {
 	_ = os.MkdirAll(filepath.Join(work, ".claude"), 0o755)
 	if err := os.WriteFile(filepath.Join(work, ".claude", "settings.json"), b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// placeholders puts <key> where an input has keys that differ at every
-// run.
-func placeholders(v map[string]any, keys ...string) {
-	for _, k := range keys {
-		if _, ok := v[k]; ok {
-			v[k] = "<" + k + ">"
-		}
 	}
 }
 

@@ -319,11 +319,7 @@ func outputString(raw json.RawMessage) string {
 // directory, ids and dates of the rollout path normalised.
 func saveInputs(t *testing.T, from, to, tmp string) {
 	err := hooktest.SaveInputs(from, to, strings.NewReplacer(tmp, "/interop"), func(v map[string]any) {
-		for _, k := range []string{"session_id", "turn_id"} {
-			if _, ok := v[k]; ok {
-				v[k] = "<" + k + ">"
-			}
-		}
+		hooktest.Placeholders(v, "session_id", "turn_id")
 		if p, ok := v["transcript_path"].(string); ok {
 			if i := strings.Index(p, "/sessions/"); i >= 0 {
 				v["transcript_path"] = p[:i] + "/sessions/YYYY/MM/DD/rollout-<session_id>.jsonl"
