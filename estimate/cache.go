@@ -33,7 +33,7 @@ const CacheFile = "estimate"
 
 // maxCacheRead bounds a cache file read whole (the view, the incremental
 // sidecar): a bigger one is not what estimate wrote and is recomputed
-// (docs/LIVE.md, \"Hostile files\": a cache file is never read without bound).
+// (docs/LIVE.md, "Hostile files": a cache file is never read without bound).
 const maxCacheRead = 1 << 30
 
 // CacheDir is the directory of a session's caches, DIR/cache/

@@ -482,7 +482,7 @@ func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b
 }
 
 // requestMatch is one recorded request and its re-estimate. Every matched
-// request is kept (24 bytes each): the fit needs them in spine order.
+// request is kept (48 bytes each): the fit needs them in spine order.
 type requestMatch struct {
 	pos      int32
 	node     int

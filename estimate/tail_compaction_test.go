@@ -57,16 +57,8 @@ func TestTailStartsAtCompaction(t *testing.T) {
 		file.Write(l)
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, file.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	out, want := wholeStatus(t, path, t.TempDir(), file.Bytes())
 	ctx := context.Background()
-	out, err := fullStatus(ctx, path, t.TempDir(), estimate.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := estimate.StatusOf(out.Result, 0)
-	want.RawTokens = 0
 	if out.Summaries != 1 {
 		t.Fatalf("the whole file holds %d compactions; want 1", out.Summaries)
 	}
@@ -95,15 +87,7 @@ func turnStartWithRequestsAfter(t *testing.T, lines [][]byte, n int) int {
 	after := 0
 	seen := map[string]bool{}
 	for i := len(lines) - 1; i >= 0; i-- {
-		var r struct {
-			Type        string `json:"type"`
-			IsSidechain bool   `json:"isSidechain"`
-			Message     struct {
-				ID      string          `json:"id"`
-				Usage   json.RawMessage `json:"usage"`
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
+		var r lineRecord
 		if json.Unmarshal(lines[i], &r) != nil || r.IsSidechain {
 			continue
 		}
@@ -142,15 +126,8 @@ func TestTailWholeFileCompactions(t *testing.T) {
 		"timestamp": "2026-01-01T00:00:00.000Z", "uuid": "c0a1b2c3-0000-4000-8000-00000000f0d1", "level": "info",
 		"compactMetadata": map[string]any{"trigger": "auto", "preTokens": 1000}})
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, append(boundary, data...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	out, err := fullStatus(ctx, path, t.TempDir(), estimate.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := estimate.FromTail(ctx, path, estimate.TailOptions{Live: live.Options{CacheDir: t.TempDir()}})
+	out, _ := wholeStatus(t, path, t.TempDir(), append(boundary, data...))
+	a, err := estimate.FromTail(context.Background(), path, estimate.TailOptions{Live: live.Options{CacheDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,21 +149,12 @@ func TestTailCutBoundary(t *testing.T) {
 	boundary := mustJSON(t, map[string]any{"parentUuid": nil, "isSidechain": false, "type": "system", "subtype": "compact_boundary",
 		"content": "Conversation compacted", "uuid": "c0a1b2c3-0000-4000-8000-00000000a0d1", "compactMetadata": map[string]any{"trigger": "auto"}})
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, append(bytes.Clone(data), boundary[:bytes.Index(boundary, []byte(`"type"`))]...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	out, err := fullStatus(ctx, path, t.TempDir(), estimate.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := estimate.FromTail(ctx, path, estimate.TailOptions{Live: live.Options{CacheDir: t.TempDir()}})
+	out, want := wholeStatus(t, path, t.TempDir(), append(bytes.Clone(data), boundary[:bytes.Index(boundary, []byte(`"type"`))]...))
+	a, err := estimate.FromTail(context.Background(), path, estimate.TailOptions{Live: live.Options{CacheDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Entry.Close()
-	want := estimate.StatusOf(out.Result, 0)
-	want.RawTokens = 0
 	if a.Entry.Start == 0 || a.Compactions != out.Summaries || estimate.TailStatus(a, 0) != want {
 		t.Errorf("tail from %d: %+v, %d compactions; whole file %+v, %d", a.Entry.Start, estimate.TailStatus(a, 0), a.Compactions, want, out.Summaries)
 	}

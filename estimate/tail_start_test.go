@@ -38,15 +38,7 @@ func TestTailStartsAnywhere(t *testing.T) {
 		}
 		fullCache := t.TempDir()
 		file := filepath.Join(fullCache, "s.jsonl")
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, err := fullStatus(ctx, file, fullCache, estimate.SessionOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := estimate.StatusOf(out.Result, 0)
-		want.RawTokens = 0
+		out, want := wholeStatus(t, file, fullCache, data)
 		starts := lineStarts(data)
 		answered := 0
 		for _, k := range tailStarts(t, data, starts) {

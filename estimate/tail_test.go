@@ -67,8 +67,7 @@ func TestTailEqualsFull(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := estimate.StatusOf(out.Result, 0)
-			want.RawTokens = 0
+			want := tailWant(out)
 			if got != want || a.Compactions != out.Summaries {
 				t.Errorf("%s cut at byte %d (tail from %d):\n tail %+v compactions %d\n full %+v compactions %d",
 					filepath.Base(src), ends[k], a.Entry.Start, got, a.Compactions, want, out.Summaries)
@@ -140,6 +139,28 @@ func fullStatus(ctx context.Context, file, cache string, so estimate.SessionOpti
 	return out, out.Err
 }
 
+// tailWant is the whole file's status as a tail's is compared with:
+// RawTokens aside, which only the whole file's session holds.
+func tailWant(out estimate.SessionResult) estimate.Status {
+	want := estimate.StatusOf(out.Result, 0)
+	want.RawTokens = 0
+	return want
+}
+
+// wholeStatus writes data to file and measures it whole (fullStatus,
+// cache its live cache): the result and tailWant of it.
+func wholeStatus(t *testing.T, file, cache string, data []byte) (estimate.SessionResult, estimate.Status) {
+	t.Helper()
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := fullStatus(context.Background(), file, cache, estimate.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, tailWant(out)
+}
+
 // TestTailAppends: one tail session followed through appends, a line at a
 // time and half lines, answers as the whole file does after each (the
 // copy's refresh is incremental: "appended", never a fresh copy).
@@ -188,8 +209,7 @@ func TestTailAppends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := estimate.StatusOf(out.Result, 0)
-		want.RawTokens = 0
+		want := tailWant(out)
 		if got != want || from == 0 {
 			t.Fatalf("cut %d (tail from %d, %s):\n tail %+v\n full %+v", cut, from, upd, got, want)
 		}

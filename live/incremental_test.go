@@ -3,7 +3,6 @@ package live
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,15 +170,10 @@ func checkRefreshes(t *testing.T, files []string) {
 // sub-agent files the import is not incremental: ParsedBytes is the whole
 // session file.)
 func TestSubagentFileChanges(t *testing.T) {
-	var src string
-	for _, f := range sharedTranscripts(t) {
-		if st, err := os.Stat(strings.TrimSuffix(f, ".jsonl")); err == nil && st.IsDir() {
-			src = f
-		}
-	}
-	if src == "" {
-		t.Skip("no shared Claude Code session with sub-agent files")
-	}
+	src := sharedTranscript(t, func(f string) bool {
+		st, err := os.Stat(strings.TrimSuffix(f, ".jsonl"))
+		return err == nil && st.IsDir()
+	}, "no shared Claude Code session with sub-agent files")
 	agents, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(src, ".jsonl"), "subagents", "agent-*.jsonl"))
 	if len(agents) == 0 {
 		t.Skip("no sub-agent files")
@@ -255,15 +249,9 @@ func TestSubagentFileChanges(t *testing.T) {
 // has the grown file imported afresh, never a session that differs from
 // a fresh import.
 func TestDamagedResumePoint(t *testing.T) {
-	var src string
-	for _, f := range sharedTranscripts(t) {
-		if strings.Contains(f, "d-kimuson") && strings.HasPrefix(filepath.Base(f), "5c03") {
-			src = f
-		}
-	}
-	if src == "" {
-		t.Skip("shared Claude Code transcript not present")
-	}
+	src := sharedTranscript(t, func(f string) bool {
+		return strings.Contains(f, "d-kimuson") && strings.HasPrefix(filepath.Base(f), "5c03")
+	}, "shared Claude Code transcript not present")
 	full, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -340,15 +328,9 @@ func TestDamagedResumePoint(t *testing.T) {
 // by the rewind, which runs inside the import's own transaction
 // (store.UpdateFrom), and the grown file is imported afresh.
 func TestRewindRefusedInsideImport(t *testing.T) {
-	var src string
-	for _, f := range sharedTranscripts(t) {
-		if strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents") {
-			src = f
-		}
-	}
-	if src == "" {
-		t.Skip("shared Claude Code transcript not present")
-	}
+	src := sharedTranscript(t, func(f string) bool {
+		return strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents")
+	}, "shared Claude Code transcript not present")
 	full, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -374,21 +356,13 @@ func TestRewindRefusedInsideImport(t *testing.T) {
 		}
 		opts := Options{CacheDir: t.TempDir()}
 		e := grow(ends[k], opts)
-		p := filepath.Join(filepath.Dir(e.Session), "state.json")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
+		dir := filepath.Dir(e.Session)
+		st, ok := readState(dir)
+		if !ok || st.Resume == nil {
+			t.Fatal("the refresh left no state.json with a resume point")
 		}
-		var st map[string]any
-		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatal(err)
-		}
-		cp := st["resume"].(map[string]any)["checkpoint"].(map[string]any)
-		cp["nodes_sha256"] = strings.Repeat("0", 64)
-		if b, err = json.Marshal(st); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o600); err != nil {
+		st.Resume.Checkpoint.NodesSHA256 = strings.Repeat("0", 64)
+		if err := writeState(dir, st); err != nil {
 			t.Fatal(err)
 		}
 		e = grow(ends[k+1], opts)

@@ -203,6 +203,10 @@ func (e *Entry) Close() {
 // stat), under the entry's exclusive lock.
 func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options) (*Entry, error) {
 	e := &Entry{File: abs, Session: filepath.Join(dir, "session")}
+	// No resume.bin write a refresh started outlives it, whichever way it
+	// ends: the entry's lock is released after, and a later refresh's
+	// write must not be replaced by this one's.
+	defer func() { _ = e.ahead.wait() }()
 	old, haveOld := readState(dir)
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
 		haveOld = false

@@ -29,6 +29,22 @@ func sharedTranscripts(t *testing.T) []string {
 	return files
 }
 
+// sharedTranscript is the last of sharedTranscripts that match accepts;
+// the test is skipped, saying why, when none does.
+func sharedTranscript(t *testing.T, match func(path string) bool, why string) string {
+	t.Helper()
+	var src string
+	for _, f := range sharedTranscripts(t) {
+		if match(f) {
+			src = f
+		}
+	}
+	if src == "" {
+		t.Skip(why)
+	}
+	return src
+}
+
 // lineEnds are the offsets just after every newline of b.
 func lineEnds(b []byte) []int {
 	var ends []int

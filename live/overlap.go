@@ -63,6 +63,9 @@ func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, siz
 		point, ierr = saveResume(dir, rep, res, size, e.ahead)
 	}
 	h := <-ch
+	// A write saveResume did not wait for (the import failed after
+	// starting it) ends before e, which holds it, is reset below.
+	_ = e.ahead.wait()
 	if h.err != nil {
 		return nil, nil, nil, false, h.err
 	}
