@@ -77,7 +77,8 @@ func sortColumns(s *snap) {
 
 // The state save writes straight from the planner decodes to the snap the
 // columns held (map columns compared in key order), on real sessions with
-// merged lines, tool calls and results, summaries and skipped lines.
+// merged lines, tool calls and results, summaries and skipped lines, and
+// fills exactly the buffer it sized.
 func TestSaveMatchesSnap(t *testing.T) {
 	srcs := []string{
 		sessiontest.External(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"),
@@ -98,6 +99,10 @@ func TestSaveMatchesSnap(t *testing.T) {
 		b, err := encodePlanner(p, &rest)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(b) != cap(b) {
+			// planCols.size sizes the one buffer: a wrong size grows (copies) it.
+			t.Errorf("%s: encodePlanner sized %d bytes and wrote %d", src, cap(b), len(b))
 		}
 		var got snap
 		if err := got.decode(b); err != nil {
