@@ -284,7 +284,8 @@ type Options struct {
 	// RewindTo, with Append and Out a cache session, cuts the session back
 	// to that earlier commit first, in the transaction that appends
 	// (store.UpdateFrom): the resume point's checkpoint. A rewind the store
-	// refuses is an input.ErrCannotResume.
+	// refuses, or an Out that is no session to cut, is an
+	// input.ErrCannotResume.
 	RewindTo *store.Meta
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/internal/importtest"
 	"github.com/ctxfold/ctxfold/render"
@@ -565,5 +566,20 @@ func TestRootsInsideAChunk(t *testing.T) {
 			t.Errorf("chunk %d stored the roots differently:\n%s\nwant\n%s", chunk, got, want)
 		}
 		check(t, out)
+	}
+}
+
+// TestRewindToWithoutTheSession: a cut that has no session to cut (the
+// cache session is gone) is a resume point that no longer applies — not a
+// new session of only the nodes after the point.
+func TestRewindToWithoutTheSession(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s")
+	_, err := importer.Import(context.Background(), importer.Options{Files: []string{fixtures + "claude-code/sess-0001.jsonl"},
+		Out: out, Append: true, RewindTo: &store.Meta{}})
+	if !errors.Is(err, input.ErrCannotResume) {
+		t.Fatalf("RewindTo with no session at %s: %v, want input.ErrCannotResume", out, err)
+	}
+	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+		t.Fatalf("%s was written: %v", out, serr)
 	}
 }

@@ -125,6 +125,10 @@ func (t *target) Conversation(name string) (transcript.ImportSink, error) {
 		c.dir, c.inPlace = t.opts.Out, true
 	case t.opts.Append && isSession(filepath.Join(t.opts.Out, safe)):
 		c.dir, c.inPlace = filepath.Join(t.opts.Out, safe), true
+	case t.opts.RewindTo != nil:
+		// Written afresh, the session would hold only what follows the
+		// resume point.
+		return nil, fmt.Errorf("%w: %s is not a session to cut back to its checkpoint", input.ErrCannotResume, t.opts.Out)
 	default:
 		if t.tmpRoot == "" {
 			parent := filepath.Dir(filepath.Clean(t.opts.Out))

@@ -265,3 +265,43 @@ func TestHashChainRebasedByAnyWrite(t *testing.T) {
 	}
 	chainHolds(t, dir)
 }
+
+// TestUpdateFrom: the rewind and the write are one transaction — fn sees
+// the session already cut back (the dropped nodes gone, HEAD the earlier
+// commit's) and appends after it; a refused rewind is a *RewindError
+// around the refusal, fn does not run, and every file is left as it was.
+func TestUpdateFrom(t *testing.T) {
+	dir := cacheSession(t)
+	mustAppend(t, dir, store.AppendOptions{}, user("a", "", "one"), asst("b", "a", "two"))
+	at, _ := store.ReadMeta(dir)
+	mustAppend(t, dir, store.AppendOptions{}, user("c", "b", "three"))
+	other := cacheSession(t)
+	mustAppend(t, other, store.AppendOptions{}, user("a", "", "uno"), asst("b", "a", "two"))
+	foreign, _ := store.ReadMeta(other)
+	before := snapshot(t, dir)
+	ran := false
+	_, err := store.UpdateFrom(t.Context(), dir, foreign, testWrite, func(tx *store.Tx) error { ran = true; return nil })
+	var re *store.RewindError
+	var ve *store.ValidationError
+	if !errorsAs(err, &re) || !errorsAs(err, &ve) || !strings.Contains(err.Error(), "rewind to") || ran {
+		t.Fatalf("refused rewind: %v (fn ran: %v)", err, ran)
+	}
+	sameSnapshot(t, before, snapshot(t, dir))
+
+	_, err = store.UpdateFrom(t.Context(), dir, at, testWrite, func(tx *store.Tx) error {
+		s := tx.Session()
+		if _, ok := s.Lookup("c"); ok || s.Meta.Head != "b" {
+			t.Errorf("fn sees the session before the cut: head %q", s.Meta.Head)
+		}
+		_, err := tx.Append([]transcript.Node{user("c2", "b", "three again")}, store.AppendOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := chainHolds(t, dir)
+	s := mustOpen(t, dir)
+	if got := strings.Join(ids(s), " "); got != "a b c2" || m.Head != "c2" || !m.Cache || len(s.Warnings) != 0 {
+		t.Fatalf("nodes %q, head %q, cache %v, warnings %v", got, m.Head, m.Cache, s.Warnings)
+	}
+}

@@ -6,9 +6,6 @@ package claudecode
 // (docs/BENCHMARKS.md, "the cold path").
 
 import (
-	"runtime"
-	"sync"
-
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -30,7 +27,6 @@ type built struct {
 type builtBatch struct {
 	from int
 	out  []built
-	done chan struct{}
 }
 
 // buildBatch is how many nodes a worker builds at a time.
@@ -38,9 +34,7 @@ const buildBatch = 32
 
 // builder runs the workers; next returns the nodes in order.
 type builder struct {
-	ordered chan *builtBatch
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	batches *ordered[*builtBatch]
 	cur     *builtBatch
 	k       int
 }
@@ -48,50 +42,26 @@ type builder struct {
 // startBuilding builds order[p.emitFrom:] on GOMAXPROCS workers, a few
 // batches ahead of the emit loop.
 func (p *planner) startBuilding(order []int32) *builder {
-	workers := runtime.GOMAXPROCS(0)
-	nb := &builder{ordered: make(chan *builtBatch, 2*workers+2), stop: make(chan struct{})}
-	work := make(chan *builtBatch, 2*workers+2)
-	for range workers {
-		nb.wg.Add(1)
-		go func() {
-			defer nb.wg.Done()
-			for b := range work {
-				for j := range b.out {
-					r := &b.out[j]
-					r.node, r.err = p.buildNode(order[b.from+j], &r.warns)
-				}
-				close(b.done)
-			}
-		}()
-	}
-	nb.wg.Add(1)
-	go func() {
-		defer nb.wg.Done()
-		defer close(work)
-		defer close(nb.ordered)
+	batches := func(yield func(*builtBatch) bool) {
 		for from := p.emitFrom; from < len(order); from += buildBatch {
-			b := &builtBatch{from: from, out: make([]built, min(buildBatch, len(order)-from)), done: make(chan struct{})}
-			select {
-			case work <- b:
-			case <-nb.stop:
-				return
-			}
-			select {
-			case nb.ordered <- b:
-			case <-nb.stop:
+			if !yield(&builtBatch{from: from, out: make([]built, min(buildBatch, len(order)-from))}) {
 				return
 			}
 		}
-	}()
-	return nb
+	}
+	return &builder{batches: startOrdered(2, batches, func(b *builtBatch) {
+		for j := range b.out {
+			r := &b.out[j]
+			r.node, r.err = p.buildNode(order[b.from+j], &r.warns)
+		}
+	})}
 }
 
 // next returns the next node in order; the emit loop calls it once per
 // node of order[p.emitFrom:].
 func (nb *builder) next() *built {
 	if nb.cur == nil || nb.k == len(nb.cur.out) {
-		nb.cur = <-nb.ordered
-		<-nb.cur.done
+		nb.cur, _ = nb.batches.next()
 		nb.k = 0
 	}
 	b := &nb.cur.out[nb.k]
@@ -101,9 +71,4 @@ func (nb *builder) next() *built {
 
 // close stops the building and waits for the workers, so none reads a
 // file once emit returns.
-func (nb *builder) close() {
-	close(nb.stop)
-	for range nb.ordered {
-	}
-	nb.wg.Wait()
-}
+func (nb *builder) close() { nb.batches.close() }

@@ -87,7 +87,7 @@ func (p *planner) planLines(lr *lineReader) error {
 		}
 		if batch == nil || k == len(batch.items) {
 			var ok bool
-			if batch, ok = <-pf.out; !ok {
+			if batch, ok = pf.next(); !ok {
 				if p.res != nil && !p.agentFile {
 					p.res.openGroup = append([]int32(nil), p.grp...)
 				}
@@ -96,7 +96,6 @@ func (p *planner) planLines(lr *lineReader) error {
 				p.closeGroup()
 				return nil
 			}
-			<-batch.done
 			k = 0
 		}
 		it := &batch.items[k]

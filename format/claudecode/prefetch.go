@@ -6,8 +6,6 @@ package claudecode
 
 import (
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -45,11 +43,9 @@ func (it *lineItem) decode() {
 	}
 }
 
-// lineBatch is a run of consecutive lines; done is closed once they are
-// decoded.
+// lineBatch is a run of consecutive lines.
 type lineBatch struct {
 	items []lineItem
-	done  chan struct{}
 }
 
 // Batches end at batchLines lines or batchBytes bytes, whichever first.
@@ -58,62 +54,31 @@ const (
 	batchBytes = 256 << 10
 )
 
-// prefetcher reads lr's lines on one goroutine and decodes them on
-// GOMAXPROCS workers; batches arrive on out in file order. At most a few
-// batches are in flight, so memory stays bounded.
-type prefetcher struct {
-	out  chan *lineBatch
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-func startPrefetch(lr *lineReader) *prefetcher {
-	workers := runtime.GOMAXPROCS(0)
-	pf := &prefetcher{out: make(chan *lineBatch, workers+2), stop: make(chan struct{})}
-	work := make(chan *lineBatch, workers+2)
-	for range workers {
-		pf.wg.Add(1)
-		go func() {
-			defer pf.wg.Done()
-			for b := range work {
-				for i := range b.items {
-					b.items[i].decode()
-				}
-				close(b.done)
-			}
-		}()
-	}
-	pf.wg.Add(1)
-	go func() {
-		defer pf.wg.Done()
-		defer close(work)
-		defer close(pf.out)
+// startPrefetch reads lr's lines on one goroutine and decodes them on
+// GOMAXPROCS workers; next gives the batches in file order.
+func startPrefetch(lr *lineReader) *ordered[*lineBatch] {
+	batches := func(yield func(*lineBatch) bool) {
 		for {
 			b, last := readBatch(lr)
-			if len(b.items) > 0 {
-				select {
-				case work <- b:
-				case <-pf.stop:
-					return
-				}
-				select {
-				case pf.out <- b:
-				case <-pf.stop:
-					return
-				}
+			if len(b.items) > 0 && !yield(b) {
+				return
 			}
 			if last {
 				return
 			}
 		}
-	}()
-	return pf
+	}
+	return startOrdered(1, batches, func(b *lineBatch) {
+		for i := range b.items {
+			b.items[i].decode()
+		}
+	})
 }
 
 // readBatch reads the next batch; last is true at the end of the file or
 // at a line next refused (it ends the batch).
 func readBatch(lr *lineReader) (b *lineBatch, last bool) {
-	b = &lineBatch{done: make(chan struct{})}
+	b = &lineBatch{}
 	size := 0
 	for len(b.items) < batchLines && size < batchBytes {
 		body, off, complete, err := lr.next()
@@ -127,13 +92,4 @@ func readBatch(lr *lineReader) (b *lineBatch, last bool) {
 		size += len(body)
 	}
 	return b, false
-}
-
-// close stops the reading and waits for the goroutines, so none reads the
-// file once the planner is done with it.
-func (pf *prefetcher) close() {
-	close(pf.stop)
-	for range pf.out {
-	}
-	pf.wg.Wait()
 }

@@ -142,7 +142,12 @@ type progressData struct {
 // fields are read, as hints); a message of the wrong shape is an error
 // only where a message is needed, so it is noted in bad.
 func decodeRecord(body []byte, v any, bad *string) error {
-	err := input.Unmarshal(body, v)
+	return recordErr(input.Unmarshal(body, v), bad)
+}
+
+// recordErr is decodeRecord's judgement of the decoder's error err: a
+// type error in a hint is dropped, one in the message noted in bad.
+func recordErr(err error, bad *string) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// Through fullRecord the path starts with the embedded "record.".

@@ -10,36 +10,7 @@ import (
 // decodeRecordStdlib is decodeRecord with encoding/json alone (what it was
 // before the fast decoder): the reference the fast paths must equal.
 func decodeRecordStdlib(body []byte, v any, bad *string) error {
-	err := json.Unmarshal(body, v)
-	var te *json.UnmarshalTypeError
-	if errorsAs(err, &te) {
-		top := te.Field
-		if len(top) > len("record.") && top[:len("record.")] == "record." {
-			top = top[len("record."):]
-		}
-		for i := 0; i < len(top); i++ {
-			if top[i] == '.' {
-				top = top[:i]
-				break
-			}
-		}
-		switch top {
-		case "data", "toolUseResult", "rendered", "renderedRole", "compactMetadata", "hash", "tail":
-			return nil
-		case "message":
-			*bad = jsonErrorText(err)
-			return nil
-		}
-	}
-	return err
-}
-
-func errorsAs(err error, te **json.UnmarshalTypeError) bool {
-	e, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*te = e
-	}
-	return ok
+	return recordErr(json.Unmarshal(body, v), bad)
 }
 
 // TestDecodeRecordToolUseResultShapes: whatever shape toolUseResult has,

@@ -16,7 +16,8 @@ import (
 // A resumable first import emits exactly the nodes, HEAD and model of a
 // plain one, whether its second pass plans the whole file or starts from
 // the provisional point the first pass saved near the end (then it tallies
-// only the lines after that point), and it leaves a resume point.
+// only the lines after that point), and it leaves a resume point, handed
+// to Resume.Saved too.
 func TestResumableImportEqualsPlain(t *testing.T) {
 	src := sessiontest.External(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
 	full, err := os.ReadFile(src)
@@ -41,9 +42,13 @@ func TestResumableImportEqualsPlain(t *testing.T) {
 		}
 		plain := importMem(t, file).convs[0]
 		var tgt memTarget
-		res := &Resume{}
+		var saved []*Point
+		res := &Resume{Saved: func(p *Point) { saved = append(saved, p) }}
 		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &tgt); err != nil {
 			t.Fatalf("cut %d: resumable import: %v", cut, err)
+		}
+		if len(saved) != 1 || saved[0] != res.Point {
+			t.Fatalf("cut %d: Saved was given %d points, want the one Point (%p) once", cut, len(saved), res.Point)
 		}
 		got := tgt.convs[0]
 		a, _ := json.Marshal(plain.nodes)

@@ -2,12 +2,13 @@ package claudecode
 
 import "hash/maphash"
 
-// What decodeSnap checks beyond lengths and index ranges (docs/LIVE.md, \"Hostile files\": a
-// crafted resume.bin whose hash state.json was made to name): counts are
-// never negative, ids are unique, the predecessor and caller links hold no
-// cycle (the planner walks them to a root), and a group names a node that
-// is its own group's head. A state that fails is refused
-// (ErrCannotResume) and the file imported afresh; a real one always passes.
+// What decodeSnap checks beyond lengths and index ranges (docs/LIVE.md,
+// "Hostile files": a crafted resume.bin whose hash state.json was made to
+// name): counts are never negative, ids are unique, the predecessor and
+// caller links hold no cycle (the planner walks them to a root), and a
+// group names a node that is its own group's head. A state that fails is
+// refused (ErrCannotResume) and the file imported afresh; a real one
+// always passes.
 
 // snapSound reports whether the decoded columns of s describe a state the
 // planner could have saved.

@@ -22,110 +22,13 @@ type wbuf []byte
 func (w *wbuf) n(n int) { *w = binary.LittleEndian.AppendUint64(*w, uint64(n)) }
 
 // grow extends w by n bytes and returns them: the columns are written
-// in place rather than appended value by value (encode sizes w first).
+// in place rather than appended value by value (encodePlanner sizes w
+// first).
 func (w *wbuf) grow(n int) []byte {
 	*w = slices.Grow(*w, n)
 	at := len(*w)
 	*w = (*w)[:at+n]
 	return (*w)[at:]
-}
-
-func (w *wbuf) i32s(s []int32) {
-	w.n(len(s))
-	b := w.grow(4 * len(s))
-	for i, v := range s {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
-	}
-}
-
-func (w *wbuf) i64s(s []int64) { putWords(w, s) }
-
-func (w *wbuf) keys(s []key) { putWords(w, s) }
-
-func putWords[T ~uint64 | ~int64](w *wbuf, s []T) {
-	w.n(len(s))
-	b := w.grow(8 * len(s))
-	for i, v := range s {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
-	}
-}
-
-func (w *wbuf) bytes(s []byte) { w.n(len(s)); *w = append(*w, s...) }
-
-func (w *wbuf) strs(s []string) {
-	w.n(len(s))
-	for _, v := range s {
-		*w = binary.LittleEndian.AppendUint32(*w, uint32(len(v)))
-	}
-	for _, v := range s {
-		*w = append(*w, v...)
-	}
-}
-
-func (w *wbuf) refs(c *refCols) { w.i32s(c.Line); w.i64s(c.Off); w.i32s(c.N) }
-
-// colSizes is the encoded size of the columns (encode writes them in
-// one buffer of that size: appending into a growing one copied the 5 MB
-// state of a 100 MB session several times, docs/BENCHMARKS.md "live").
-func (s *snap) colSizes() int {
-	strs := func(ss []string) int {
-		n := 8 + 4*len(ss)
-		for _, v := range ss {
-			n += len(v)
-		}
-		return n
-	}
-	refs := func(c *refCols) int { return 3*8 + 4*len(c.Line) + 8*len(c.Off) + 4*len(c.N) }
-	n := len(snapMagic) + strs(s.ID) + strs(s.CallIDs) + strs(s.Results) + 2*8 + len(s.Kind) + len(s.Side)
-	n += refs(&s.First) + refs(&s.More) + refs(&s.SumText)
-	for _, c := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.MoreOf, s.CallsN, s.ResultsN, s.SumOf, s.SumLast, s.SumCont, s.UUIDVals, s.MsgVals} {
-		n += 8 + 4*len(c)
-	}
-	for _, c := range [][]key{s.UUIDKeys, s.SkipKeys, s.SkipVals, s.IDKeys, s.MsgKeys} {
-		n += 8 + 8*len(c)
-	}
-	return n
-}
-
-func (s *snap) encode() ([]byte, error) {
-	// The rest first, so the one buffer can hold everything.
-	var rest bytes.Buffer
-	if err := gob.NewEncoder(&rest).Encode(&s.Rest); err != nil {
-		return nil, err
-	}
-	w := make(wbuf, 0, s.colSizes()+rest.Len())
-	w = append(w, snapMagic...)
-	w.strs(s.ID)
-	w.bytes(s.Kind)
-	side := make([]byte, len(s.Side))
-	for i, b := range s.Side {
-		if b {
-			side[i] = 1
-		}
-	}
-	w.bytes(side)
-	for _, c := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal} {
-		w.i32s(c)
-	}
-	w.refs(&s.First)
-	w.i32s(s.MoreOf)
-	w.refs(&s.More)
-	w.i32s(s.CallsN)
-	w.i32s(s.ResultsN)
-	w.strs(s.CallIDs)
-	w.strs(s.Results)
-	w.i32s(s.SumOf)
-	w.i32s(s.SumLast)
-	w.i32s(s.SumCont)
-	w.refs(&s.SumText)
-	w.keys(s.UUIDKeys)
-	w.i32s(s.UUIDVals)
-	w.keys(s.SkipKeys)
-	w.keys(s.SkipVals)
-	w.keys(s.IDKeys)
-	w.keys(s.MsgKeys)
-	w.i32s(s.MsgVals)
-	return append(w, rest.Bytes()...), nil
 }
 
 var errShort = errors.New("the saved state is cut short")
