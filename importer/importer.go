@@ -278,8 +278,10 @@ type Options struct {
 	Chunk int
 	// Resume, when set, makes a Claude Code or Codex import resumable
 	// (input.Resume: live's incremental refresh); with a State,
-	// Out is the session the earlier import wrote, cut back to its
-	// checkpoint, and Append must be set. Other formats refuse it.
+	// Out is the session the earlier import wrote, Append must be set and
+	// RewindTo name the checkpoint it is cut back to (without it the
+	// import is refused: it would append after nodes the state does not
+	// know). Other formats refuse it.
 	Resume *input.Resume
 	// RewindTo, with Append and Out a cache session, cuts the session back
 	// to that earlier commit first, in the transaction that appends
@@ -345,6 +347,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
+	}
+	if opts.Resume != nil && opts.Resume.State != nil && (!opts.Append || opts.RewindTo == nil) {
+		return nil, errors.New("import: a resumed import needs Append and RewindTo (the checkpoint the session is cut back to)")
 	}
 	run, err := runner(v, format, opts.Resume)
 	if err != nil {

@@ -583,3 +583,18 @@ func TestRewindToWithoutTheSession(t *testing.T) {
 		t.Fatalf("%s was written: %v", out, serr)
 	}
 }
+
+// A resumed import (a saved state) without the checkpoint to cut the
+// session back to is refused before anything is written: it would append
+// the nodes after the resume point to whatever the session holds.
+func TestResumeStateNeedsRewindTo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s")
+	_, err := importer.Import(context.Background(), importer.Options{Files: []string{fixtures + "claude-code/sess-0001.jsonl"},
+		Out: out, Append: true, Resume: &input.Resume{State: []byte("state")}})
+	if err == nil || !strings.Contains(err.Error(), "RewindTo") {
+		t.Fatalf("a saved state without RewindTo: %v, want a refusal", err)
+	}
+	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+		t.Fatalf("%s was written: %v", out, serr)
+	}
+}
