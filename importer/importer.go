@@ -294,16 +294,26 @@ type Options struct {
 	Progress func(n int)
 }
 
+// check refuses options no import can start from.
+func (opts *Options) check() error {
+	switch {
+	case len(opts.Files) == 0:
+		return errors.New("no input file")
+	case opts.Out == "":
+		return errors.New("no output directory (-o)")
+	case opts.Resume != nil && opts.Resume.State != nil && (!opts.Append || opts.RewindTo == nil):
+		return errors.New("import: a resumed import needs Append and RewindTo (the checkpoint the session is cut back to)")
+	}
+	return nil
+}
+
 // Import reads the files and writes the sessions; the report says what
 // happened to every input record. On error nothing new is left in Out
 // (with Append, chunks already committed to an existing session stay, and
 // re-running the same --append skips the nodes already there).
 func Import(ctx context.Context, opts Options) (*Report, error) {
-	if len(opts.Files) == 0 {
-		return nil, errors.New("no input file")
-	}
-	if opts.Out == "" {
-		return nil, errors.New("no output directory (-o)")
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	// A pipe is copied beside the output first: detection reads its head,
 	// and the importer must still see every byte of it.
@@ -347,9 +357,6 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if !opts.Append && isSession(opts.Out) {
 		return nil, &ExistsError{Dir: opts.Out}
-	}
-	if opts.Resume != nil && opts.Resume.State != nil && (!opts.Append || opts.RewindTo == nil) {
-		return nil, errors.New("import: a resumed import needs Append and RewindTo (the checkpoint the session is cut back to)")
 	}
 	run, err := runner(v, format, opts.Resume)
 	if err != nil {
