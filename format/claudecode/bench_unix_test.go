@@ -41,7 +41,9 @@ func BenchmarkImportFile(b *testing.B) {
 // BenchmarkResumeState: what every refresh from a resume point pays for
 // the saved planner state of a large session, whatever the new turn: the
 // state decoded and checked, restored into a planner, and saved again
-// (docs/BENCHMARKS.md, "step 3: the refresh after one turn"):
+// from it, as the refresh's saver does (runRefresh; here at the point
+// itself, so no line is planned) (docs/BENCHMARKS.md, "step 3: the
+// refresh after one turn"):
 //
 //	CTXFOLD_BENCH_FILE=/tmp/s100.jsonl go test ./format/claudecode -run '^$' -bench ResumeState -benchtime 40x -count 3
 func BenchmarkResumeState(b *testing.B) {
@@ -49,15 +51,12 @@ func BenchmarkResumeState(b *testing.B) {
 	if path == "" {
 		b.Skip("set CTXFOLD_BENCH_FILE to a Claude Code transcript (see BenchmarkImportFile)")
 	}
+	defer func(v bool) { checkBaseRelative = v }(checkBaseRelative)
+	checkBaseRelative = false
 	res := &Resume{}
 	if err := Import(context.Background(), []string{path}, Options{Resume: res}, &memTarget{}); err != nil || res.Point == nil {
 		b.Fatalf("no resume point: %v", err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	b.SetBytes(int64(len(res.Point.State)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -65,11 +64,11 @@ func BenchmarkResumeState(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := newPlanner(context.Background(), discard{}, Options{}, nil)
-		if _, err := p.load(s, f, path); err != nil {
-			b.Fatal(err)
-		}
-		if err := (&resumer{}).save(p, s.Rest.Off, s.Rest.Line); err != nil {
+		p := newPlanner(context.Background(), discard{}, Options{Resume: &Resume{}}, nil)
+		p.restore(s)
+		pt, err := p.stateAt(path, s, cand{s.Rest.Off, len(s.ID)})
+		p.close()
+		if err != nil || pt.Offset != s.Rest.Off {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,10 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
+// Every state a test saves from a base is checked against the planner's
+// own encoding (snapsave.go); benchmarks turn the check off.
+func init() { checkBaseRelative = true }
+
 // memTarget is an in-memory ImportTarget: it records what the importer
 // hands over, and checks the sink contract as it goes (a predecessor or
 // caller is always a node already received).

@@ -33,10 +33,10 @@ type planner struct {
 	// crafted input cannot aim for collisions), so a long session's index
 	// stays small. A skipParent value of 0 is a root.
 	hkey       hashKey
-	uuidNode   map[key]int32
-	skipParent map[key]key
-	ids        map[key]bool
-	msgs       map[key]int32    // message.id+requestId → assistant node
+	uuidNode   *keyTable[int32]
+	skipParent *keyTable[key]
+	ids        *keyTable[struct{}]
+	msgs       *keyTable[int32] // message.id+requestId → assistant node
 	toolNode   map[string]int32 // Task/Agent tool_use id → assistant node
 	prompts    map[string]string
 	promptUsed map[string]bool
@@ -78,6 +78,9 @@ type planner struct {
 	// already holds.
 	res      *resumer
 	emitFrom int
+	// base is the saved state the planner was restored from (nil: none);
+	// its columns are read only, and shared with other planners.
+	base *snap
 	// lastAsst is the last assistant node planned (none before one).
 	lastAsst int32
 }
@@ -96,8 +99,8 @@ type sentGroup struct {
 
 func newPlanner(ctx context.Context, sink transcript.ImportSink, opts Options, names map[string]string) *planner {
 	return &planner{ctx: ctx, sink: sink, opts: opts, names: names,
-		hkey: newHashKey(), uuidNode: map[key]int32{}, skipParent: map[key]key{}, ids: map[key]bool{},
-		msgs: map[key]int32{}, toolNode: map[string]int32{}, prompts: map[string]string{},
+		hkey: newHashKey(), uuidNode: newKeyTable[int32](), skipParent: newKeyTable[key](), ids: newKeyTable[struct{}](),
+		msgs: newKeyTable[int32](), toolNode: map[string]int32{}, prompts: map[string]string{},
 		promptUsed: map[string]bool{}, agentTool: map[string]string{}, boundaries: map[string]int32{},
 		lastBound: none, head: none, sys: none, lastAsst: none}
 }
@@ -250,18 +253,14 @@ func (p *planner) key(s string) key {
 
 func (p *planner) seen(uuid string) bool {
 	k := p.key(uuid)
-	if _, ok := p.uuidNode[k]; ok {
-		return true
-	}
-	_, ok := p.skipParent[k]
-	return ok
+	return p.uuidNode.has(k) || p.skipParent.has(k)
 }
 
 // skip counts a line that is not conversation, keeping its uuid
 // resolvable, and learns sub-agent links from progress lines.
 func (p *planner) skip(r *record) {
 	if r.UUID != "" {
-		p.skipParent[p.key(r.UUID)] = p.key(r.ParentUUID)
+		p.skipParent.put(p.key(r.UUID), p.key(r.ParentUUID))
 	}
 	reason := "not part of the conversation"
 	switch r.Type {
@@ -314,11 +313,11 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 	cur := p.key(uuid)
 	result, ok := none, true
 	for steps := 0; cur != 0; steps++ {
-		if n, found := p.uuidNode[cur]; found {
+		if n, found := p.uuidNode.get(cur); found {
 			result = n
 			break
 		}
-		par, found := p.skipParent[cur]
+		par, found := p.skipParent.get(cur)
 		if !found || steps > 1<<20 {
 			result, ok = none, false
 			break
@@ -330,10 +329,10 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 		// Path compression: long progress chains resolve once.
 		for _, u := range path {
 			if result >= 0 {
-				p.uuidNode[u] = result
-				delete(p.skipParent, u)
+				p.uuidNode.put(u, result)
+				p.skipParent.remove(u)
 			} else {
-				p.skipParent[u] = 0
+				p.skipParent.put(u, 0)
 			}
 		}
 	}
@@ -345,7 +344,7 @@ func (p *planner) resolve(uuid string) (int32, bool) {
 func (p *planner) nodeID(uuid string) string {
 	// A uuid is unique once repeated uuids are skipped; only ids this
 	// importer makes up (renamed ones, summaries) are remembered in ids.
-	if !strings.HasPrefix(uuid, transcript.SummaryIDPrefix) && !p.ids[p.key(uuid)] {
+	if !strings.HasPrefix(uuid, transcript.SummaryIDPrefix) && !p.ids.has(p.key(uuid)) {
 		return uuid
 	}
 	return p.freshID("x" + uuid)
@@ -354,10 +353,10 @@ func (p *planner) nodeID(uuid string) string {
 // freshID returns id, or id with '_' appended until it names no line and
 // no made-up id.
 func (p *planner) freshID(id string) string {
-	for p.ids[p.key(id)] || p.seen(id) {
+	for p.ids.has(p.key(id)) || p.seen(id) {
 		id += "_"
 	}
-	p.ids[p.key(id)] = true
+	p.ids.put(p.key(id), struct{}{})
 	return id
 }
 
@@ -410,7 +409,7 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 	if m.ID != "" {
 		mk = p.key(fmt.Sprintf("%d\x00%s\x00%s", p.fileIdx, m.ID, r.RequestID))
 	}
-	if i, ok := p.msgs[mk]; ok && mk != 0 {
+	if i, ok := p.msgs.get(mk); ok && mk != 0 {
 		// One API message streamed as several lines: merge.
 		n := p.nodes[i]
 		p.touch(i)
@@ -418,7 +417,7 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 			n.more = new([]lineRef)
 		}
 		*n.more = append(*n.more, ref)
-		p.uuidNode[p.key(r.UUID)] = i
+		p.uuidNode.put(p.key(r.UUID), i)
 		p.addCalls(n, i, blocks)
 		p.sink.Count(name, transcript.OutcomeMerged, "streamed part of one API message")
 		return nil
@@ -434,9 +433,9 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 		pred: pred, caller: caller, first: ref, tail: none}
 	i := p.add(n)
 	n.group, n.tail = i, i
-	p.uuidNode[p.key(r.UUID)] = i
+	p.uuidNode.put(p.key(r.UUID), i)
 	if mk != 0 {
-		p.msgs[mk] = i
+		p.msgs.put(mk, i)
 	}
 	p.addCalls(n, i, blocks)
 	if !sidechain {
@@ -489,7 +488,7 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 		}
 	}
 	i := p.add(n)
-	p.uuidNode[p.key(r.UUID)] = i
+	p.uuidNode.put(p.key(r.UUID), i)
 	if !sidechain {
 		p.head = i
 	}

@@ -28,7 +28,7 @@ func (p *planner) planAttachment(r *record, ref lineRef) error {
 	n := &pnode{id: p.nodeID(r.UUID), kind: kind, sidechain: sidechain,
 		pred: pred, caller: caller, first: ref, group: none, tail: none}
 	i := p.add(n)
-	p.uuidNode[p.key(r.UUID)] = i
+	p.uuidNode.put(p.key(r.UUID), i)
 	if !sidechain {
 		p.head = i
 	}
@@ -117,9 +117,9 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	}
 	if r.UUID != "" {
 		if last >= 0 {
-			p.uuidNode[p.key(r.UUID)] = last // the continuation; see cont below
+			p.uuidNode.put(p.key(r.UUID), last) // the continuation; see cont below
 		} else {
-			p.skipParent[p.key(r.UUID)] = 0
+			p.skipParent.put(p.key(r.UUID), 0)
 		}
 	}
 	if last < 0 {
@@ -176,7 +176,7 @@ func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error 
 	p.touch(s)
 	n.sum.text = ref
 	last := n.sum.cont
-	p.uuidNode[p.key(r.UUID)] = last
+	p.uuidNode.put(p.key(r.UUID), last)
 	p.head = last
 	p.sink.Count("user", transcript.OutcomeMerged, "compaction summary text (into the summary node)")
 	return nil

@@ -106,13 +106,13 @@ func (p *planner) touch(i int32) {
 	}
 }
 
-// settle returns the offset to save the state at: the last candidate
+// settle returns the point to save the state at: the last candidate
 // standing that precedes the nodes the next lines are likely to change —
 // the last assistant message (it may still be streaming, its calls
 // await results), the turn still open (closing it reorders it) and a
 // summary still waiting for its text. A point after them would be lost at
 // the next refresh (touch), which then imports the whole file again.
-func (p *planner) settle() int64 {
+func (p *planner) settle() cand {
 	r := p.res
 	risk := int32(len(p.nodes))
 	lower := func(i int32) {
@@ -133,53 +133,33 @@ func (p *planner) settle() int64 {
 	if len(r.cands) == 0 {
 		// Everything at risk was planned before the point the import
 		// started from, which still stands.
-		return r.base.off
+		return r.base
 	}
-	return r.cands[len(r.cands)-1].off
+	return r.cands[len(r.cands)-1]
 }
 
-// runResumable imports conversation c for Import with opts.Resume: it
-// plans from the saved point (or the start) to find the last point that
-// stands, plans again from the saved point saving the state there, and
-// emits the nodes the sink does not hold yet.
+// runResumable imports conversation c for Import with opts.Resume. From
+// the start of the file (no saved state) it plans the file to find the
+// last point that stands, plans again from the latest provisional point
+// before it saving the state there, and emits every node; from a saved
+// state it is runRefresh.
 func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSink, opts Options, names map[string]string) error {
 	res := opts.Resume
 	res.Point = nil
 	if c.main == "" || len(c.agents) > 0 {
 		return runWhole(ctx, c, sink, opts, names)
 	}
-	var s *snap
 	if res.State != nil {
-		var err error
-		if s, err = decodeSnap(res.State); err != nil {
-			return err
-		}
+		return runRefresh(ctx, c, sink, opts, names)
 	}
 	find := newPlanner(ctx, discard{}, opts, names)
 	defer find.close()
-	provAts := provisionalPoints(c.main, res.Limit)
-	// The second pass's planner restores the same state on the other core
-	// while the first plans: the state of a 100 MB session takes about as
-	// long to restore as the first pass takes after one turn.
-	p := newPlanner(ctx, sink, opts, names)
-	defer func() { p.close() }()
-	restored := make(chan struct{})
-	if s != nil {
-		go func(s *snap) { p.restore(s); close(restored) }(s)
-	} else {
-		close(restored)
-	}
-	first := s
-	r, err := find.resumeFrom(c.main, s, false, -1, provAts, -1)
-	<-restored
+	r, err := find.resumeFrom(c.main, nil, false, -1, provisionalPoints(c.main, res.Limit), -1)
 	if err != nil {
 		return err
 	}
-	if r.lost {
-		return fmt.Errorf("%w: a line after it changes a node planned before it", ErrCannotResume)
-	}
-	saveAt := find.settle()
-	emitFrom, parsed := r.base.nodes, r.parsed
+	saveAt := find.settle().off
+	var s *snap
 	for j := len(r.provs) - 1; j >= 0; j-- {
 		if pt := r.provs[j]; !r.provLost[j] && pt.Offset <= saveAt {
 			// The second pass starts from the provisional point: the nodes
@@ -190,29 +170,107 @@ func runResumable(ctx context.Context, c *conversation, sink transcript.ImportSi
 			break
 		}
 	}
-	if s != first {
-		// A provisional point: the restored state is not the one to start from.
-		p.close()
-		p = newPlanner(ctx, sink, opts, names)
-	}
-	r, err = p.resumeFrom(c.main, s, s != nil && s == first, saveAt, nil, emitFrom)
+	p := newPlanner(ctx, sink, opts, names)
+	defer p.close()
+	r2, err := p.resumeFrom(c.main, s, false, saveAt, nil, 0)
 	if err != nil {
 		return err
 	}
 	if p.lines == 0 {
 		return p.emptyFile(c.main)
 	}
-	if res.Saved != nil && r.point != nil {
-		res.Saved(r.point)
+	if res.Saved != nil && r2.point != nil {
+		res.Saved(r2.point)
 	}
 	// What the import parsed is what the first pass read: the second one
 	// reads the same bytes again, or fewer from a provisional point.
-	res.Parsed = parsed
+	res.Parsed = r.parsed
 	if err := p.finish(c); err != nil {
 		return err
 	}
-	res.Point = r.point
+	res.Point = r2.point
 	return nil
+}
+
+// runRefresh is runResumable from a saved state: one planner restores it,
+// plans the lines from its point to the end and emits the nodes planned
+// after the point, while another, restored on the other core meanwhile,
+// plans again only up to the new point and saves the state there (none
+// when the new point is the old one: its state is the one given). So a
+// refresh after one turn plans the turn once before it emits, and the
+// state is encoded beside the emitting, not before it.
+func runRefresh(ctx context.Context, c *conversation, sink transcript.ImportSink, opts Options, names map[string]string) error {
+	res := opts.Resume
+	s, err := decodeSnap(res.State)
+	if err != nil {
+		return err
+	}
+	// The saver reads no further than the new point (its own Limit).
+	sopts := opts
+	sopts.Resume = &Resume{}
+	saver := newPlanner(ctx, discard{}, sopts, names)
+	defer saver.close()
+	restored := make(chan struct{})
+	go func() { saver.restore(s); close(restored) }()
+	defer func() { <-restored }()
+	p := newPlanner(ctx, sink, opts, names)
+	defer p.close()
+	r, err := p.resumeFrom(c.main, s, false, -1, nil, -1)
+	if err != nil {
+		return err
+	}
+	if r.lost {
+		return fmt.Errorf("%w: a line after it changes a node planned before it", ErrCannotResume)
+	}
+	if p.lines == 0 {
+		return p.emptyFile(c.main)
+	}
+	res.Parsed = r.parsed
+	at := p.settle()
+	// emit needs only where the checkpoint goes; the state follows.
+	p.res.point = &Point{Offset: at.off, Nodes: at.nodes}
+	point := &Point{State: res.State, Offset: at.off, Nodes: at.nodes}
+	saved := make(chan error, 1)
+	if at.off == r.base.off {
+		saved <- nil
+	} else {
+		go func() {
+			<-restored
+			pt, err := saver.stateAt(c.main, s, at)
+			if err == nil {
+				point.State = pt.State
+				if res.Saved != nil {
+					res.Saved(point)
+				}
+			}
+			saved <- err
+		}()
+	}
+	err = p.finish(c)
+	if serr := <-saved; err == nil {
+		err = serr
+	}
+	if err != nil {
+		return err
+	}
+	if p.res.point != nil {
+		res.Point = point
+	}
+	return nil
+}
+
+// stateAt is the state at the point at of a planner restored from s: the
+// lines from s's point up to at planned again, the state saved there.
+func (p *planner) stateAt(path string, s *snap, at cand) (*Point, error) {
+	p.opts.Resume.Limit = at.off
+	r, err := p.resumeFrom(path, s, true, at.off, nil, -1)
+	if err != nil {
+		return nil, err
+	}
+	if r.point == nil || r.point.Nodes != at.nodes {
+		return nil, fmt.Errorf("%w: planning again up to the new point did not reach it", ErrCannotResume)
+	}
+	return r.point, nil
 }
 
 // runWhole is a resumable import of a conversation with sub-agent files:

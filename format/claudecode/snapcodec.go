@@ -15,7 +15,8 @@ import (
 	"unsafe"
 )
 
-const snapMagic = "ctxfold-cc-resume-1\n"
+// snapMagic names the encoding: 2 keeps the id tables in key order.
+const snapMagic = "ctxfold-cc-resume-2\n"
 
 type wbuf []byte
 

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/gob"
+	"errors"
 )
 
 // planCols are the counts the encoding's columns are sized from.
@@ -19,9 +20,13 @@ type planCols struct {
 	idBytes, callBytes, resBytes  int
 }
 
-func countCols(p *planner) planCols {
-	c := planCols{n: len(p.nodes)}
-	for _, nd := range p.nodes {
+// countCols counts the columns of p's nodes: the first len(base.ID) from
+// base's columns (base may be nil: none), the rest from the planner.
+func countCols(p *planner, base *snap) planCols {
+	b := base.orEmpty()
+	c := planCols{n: len(p.nodes), more: len(b.MoreOf), sums: len(b.SumOf), calls: len(b.CallIDs), results: len(b.Results),
+		idBytes: strBytes(b.ID), callBytes: strBytes(b.CallIDs), resBytes: strBytes(b.Results)}
+	for _, nd := range p.nodes[len(b.ID):] {
 		c.idBytes += len(nd.id)
 		if nd.more != nil {
 			c.more += len(*nd.more)
@@ -31,14 +36,18 @@ func countCols(p *planner) planCols {
 		}
 		c.calls += len(nd.calls)
 		c.results += len(nd.results)
-		for _, s := range nd.calls {
-			c.callBytes += len(s)
-		}
-		for _, s := range nd.results {
-			c.resBytes += len(s)
-		}
+		c.callBytes += strBytes(nd.calls)
+		c.resBytes += strBytes(nd.results)
 	}
 	return c
+}
+
+func strBytes(ss []string) int {
+	n := 0
+	for _, s := range ss {
+		n += len(s)
+	}
+	return n
 }
 
 func (c planCols) size(p *planner) int {
@@ -49,81 +58,142 @@ func (c planCols) size(p *planner) int {
 	n := len(snapMagic) + strs(c.n, c.idBytes) + 2*(8+c.n) + 4*i32(c.n) + refs(c.n)
 	n += i32(c.more) + refs(c.more) + 2*i32(c.n) + strs(c.calls, c.callBytes) + strs(c.results, c.resBytes)
 	n += 3*i32(c.sums) + refs(c.sums)
-	n += words(len(p.uuidNode)) + i32(len(p.uuidNode)) + 2*words(len(p.skipParent)) + words(len(p.ids))
-	n += words(len(p.msgs)) + i32(len(p.msgs))
+	n += words(p.uuidNode.len()) + i32(p.uuidNode.len()) + 2*words(p.skipParent.len()) + words(p.ids.len())
+	n += words(p.msgs.len()) + i32(p.msgs.len())
 	return n
 }
 
+// checkBaseRelative makes encodePlanner encode every state it writes from
+// a base a second time from the planner alone and fail when the two
+// differ (the package's tests set it).
+var checkBaseRelative bool
+
 // encodePlanner is snap.encode of the state save would build from p, with
-// rest as its Rest.
+// rest as its Rest. The nodes of the state p was restored from are taken
+// from its columns rather than from the planner — they are what the
+// planner holds, since a change to any of them loses the resume point —
+// so a refresh after one turn encodes the turn's nodes, not the session's.
 func encodePlanner(p *planner, rest *snapRest) ([]byte, error) {
 	var gobbed bytes.Buffer
 	if err := gob.NewEncoder(&gobbed).Encode(rest); err != nil {
 		return nil, err
 	}
-	c := countCols(p)
-	w := make(wbuf, 0, c.size(p)+gobbed.Len())
-	w = append(w, snapMagic...)
-	w.nodeCols(p.nodes, c)
-	mapCols(&w, p.uuidNode, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
-	mapCols(&w, p.skipParent, 8, func(b []byte, v key) { binary.LittleEndian.PutUint64(b, uint64(v)) })
-	w.n(len(p.ids))
-	b := w.grow(8 * len(p.ids))
-	k := 0
-	for id := range p.ids {
-		binary.LittleEndian.PutUint64(b[8*k:], uint64(id))
-		k++
+	var base *snap
+	if p.base != nil && p.res != nil && !p.res.lost && p.res.base.nodes == len(p.base.ID) {
+		base = p.base
 	}
-	mapCols(&w, p.msgs, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
-	return append(w, gobbed.Bytes()...), nil
+	b := encodeFrom(p, base, gobbed.Bytes())
+	if base != nil && checkBaseRelative && !bytes.Equal(encodeFrom(p, nil, gobbed.Bytes()), b) {
+		return nil, errors.New("the state encoded from its base differs from the planner's")
+	}
+	return b, nil
+}
+
+// encodeFrom is encodePlanner's encoding with the nodes of base (nil:
+// none) taken from its columns, and the gob-encoded rest.
+func encodeFrom(p *planner, base *snap, rest []byte) []byte {
+	c := countCols(p, base)
+	w := make(wbuf, 0, c.size(p)+len(rest))
+	w = append(w, snapMagic...)
+	w.nodeCols(p.nodes, base.orEmpty(), c)
+	putI32 := func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) }
+	tableCols(&w, p.uuidNode, 4, putI32)
+	tableCols(&w, p.skipParent, 8, func(b []byte, v key) { binary.LittleEndian.PutUint64(b, uint64(v)) })
+	ids, _ := p.ids.freeze()
+	putKeys(&w, ids)
+	tableCols(&w, p.msgs, 4, putI32)
+	return append(w, rest...)
 }
 
 // nodeCols writes the columns of the planned nodes and their calls,
-// results, merged lines and summaries, in snap's order.
-func (w *wbuf) nodeCols(nodes []*pnode, c planCols) {
+// results, merged lines and summaries, in snap's order: each column is
+// base's, then the values of the nodes after base's.
+func (w *wbuf) nodeCols(nodes []*pnode, base *snap, c planCols) {
+	n0 := len(base.ID)
+	fresh := nodes[n0:]
 	w.strsOf(c.n, c.idBytes, func(yield func(string)) {
-		for _, nd := range nodes {
+		for _, s := range base.ID {
+			yield(s)
+		}
+		for _, nd := range fresh {
 			yield(nd.id)
 		}
 	})
 	w.n(c.n)
 	b := w.grow(c.n)
-	for i, nd := range nodes {
-		b[i] = nd.kind
+	copy(b, base.Kind)
+	for i, nd := range fresh {
+		b[n0+i] = nd.kind
 	}
 	w.n(c.n)
 	b = w.grow(c.n)
-	for i, nd := range nodes {
-		if nd.sidechain {
+	for i, v := range base.Side {
+		if v {
 			b[i] = 1
 		}
 	}
-	for _, field := range []func(*pnode) int32{
-		func(nd *pnode) int32 { return nd.pred },
-		func(nd *pnode) int32 { return nd.caller },
-		func(nd *pnode) int32 { return nd.group },
-		func(nd *pnode) int32 { return nd.tail },
-	} {
-		w.i32sOf(c.n, func(i int) int32 { return field(nodes[i]) })
+	for i, nd := range fresh {
+		if nd.sidechain {
+			b[n0+i] = 1
+		}
 	}
+	w.i32Col(base.Pred, fresh, func(nd *pnode) int32 { return nd.pred })
+	w.i32Col(base.Caller, fresh, func(nd *pnode) int32 { return nd.caller })
+	w.i32Col(base.Group, fresh, func(nd *pnode) int32 { return nd.group })
+	w.i32Col(base.Tal, fresh, func(nd *pnode) int32 { return nd.tail })
 	w.refsOf(c.n, func(yield func(lineRef)) {
-		for _, nd := range nodes {
+		base.First.each(yield)
+		for _, nd := range fresh {
 			yield(nd.first)
 		}
 	})
-	w.n(c.more)
-	b = w.grow(4 * c.more)
-	k := 0
-	for i, nd := range nodes {
+	w.moreCols(nodes, base, c.more)
+	w.i32Col(base.CallsN, fresh, func(nd *pnode) int32 { return int32(len(nd.calls)) })
+	w.i32Col(base.ResultsN, fresh, func(nd *pnode) int32 { return int32(len(nd.results)) })
+	w.strsOf(c.calls, c.callBytes, func(yield func(string)) {
+		for _, s := range base.CallIDs {
+			yield(s)
+		}
+		for _, nd := range fresh {
+			for _, s := range nd.calls {
+				yield(s)
+			}
+		}
+	})
+	w.strsOf(c.results, c.resBytes, func(yield func(string)) {
+		for _, s := range base.Results {
+			yield(s)
+		}
+		for _, nd := range fresh {
+			for _, s := range nd.results {
+				yield(s)
+			}
+		}
+	})
+	w.sumCols(nodes, base, c.sums)
+}
+
+// moreCols writes the merged lines (k of them): the node of each, then
+// the lines.
+func (w *wbuf) moreCols(nodes []*pnode, base *snap, k int) {
+	n0 := len(base.ID)
+	w.n(k)
+	b := w.grow(4 * k)
+	for j, i := range base.MoreOf {
+		binary.LittleEndian.PutUint32(b[4*j:], uint32(i))
+	}
+	j := len(base.MoreOf)
+	for i, nd := range nodes[n0:] {
 		if nd.more != nil {
 			for range *nd.more {
-				binary.LittleEndian.PutUint32(b[4*k:], uint32(i))
-				k++
+				binary.LittleEndian.PutUint32(b[4*j:], uint32(n0+i))
+				j++
 			}
 		}
 	}
-	w.refsOf(c.more, func(yield func(lineRef)) {
-		for _, nd := range nodes {
+	w.refsOf(k, func(yield func(lineRef)) {
+		base.More.each(yield)
+		for _, nd := range nodes[n0:] {
 			if nd.more != nil {
 				for _, m := range *nd.more {
 					yield(m)
@@ -131,41 +201,50 @@ func (w *wbuf) nodeCols(nodes []*pnode, c planCols) {
 			}
 		}
 	})
-	w.i32sOf(c.n, func(i int) int32 { return int32(len(nodes[i].calls)) })
-	w.i32sOf(c.n, func(i int) int32 { return int32(len(nodes[i].results)) })
-	w.strsOf(c.calls, c.callBytes, func(yield func(string)) {
-		for _, nd := range nodes {
-			for _, s := range nd.calls {
-				yield(s)
-			}
-		}
-	})
-	w.strsOf(c.results, c.resBytes, func(yield func(string)) {
-		for _, nd := range nodes {
-			for _, s := range nd.results {
-				yield(s)
-			}
-		}
-	})
-	w.sumCols(nodes, c.sums)
 }
 
 // sumCols writes the columns of the summaries among nodes (k of them).
-func (w *wbuf) sumCols(nodes []*pnode, k int) {
-	sums := make([]int32, 0, k)
-	for i, nd := range nodes {
+func (w *wbuf) sumCols(nodes []*pnode, base *snap, k int) {
+	sums := append(make([]int32, 0, k), base.SumOf...)
+	for i, nd := range nodes[len(base.ID):] {
 		if nd.sum != nil {
-			sums = append(sums, int32(i))
+			sums = append(sums, int32(len(base.ID)+i))
 		}
 	}
+	k0 := len(base.SumOf)
 	w.i32sOf(k, func(j int) int32 { return sums[j] })
-	w.i32sOf(k, func(j int) int32 { return nodes[sums[j]].sum.last })
-	w.i32sOf(k, func(j int) int32 { return nodes[sums[j]].sum.cont })
+	w.i32sOf(k, func(j int) int32 {
+		if j < k0 {
+			return base.SumLast[j]
+		}
+		return nodes[sums[j]].sum.last
+	})
+	w.i32sOf(k, func(j int) int32 {
+		if j < k0 {
+			return base.SumCont[j]
+		}
+		return nodes[sums[j]].sum.cont
+	})
 	w.refsOf(k, func(yield func(lineRef)) {
-		for _, i := range sums {
+		base.SumText.each(yield)
+		for _, i := range sums[k0:] {
 			yield(nodes[i].sum.text)
 		}
 	})
+}
+
+// i32Col writes a column of 32-bit values: base's, then field of each
+// fresh node.
+func (w *wbuf) i32Col(base []int32, fresh []*pnode, field func(*pnode) int32) {
+	w.n(len(base) + len(fresh))
+	b := w.grow(4 * (len(base) + len(fresh)))
+	for i, v := range base {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	b = b[4*len(base):]
+	for i, nd := range fresh {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(field(nd)))
+	}
 }
 
 // strsOf writes a column of k strings of total bytes, given in order by
@@ -208,18 +287,22 @@ func (w *wbuf) refsOf(k int, each func(yield func(lineRef))) {
 	})
 }
 
-// mapCols writes a map as its keys column, then its values column (size
-// bytes each, put by put), in one pass: two ranges over a map need not
-// visit it in the same order.
-func mapCols[V any](w *wbuf, m map[key]V, size int, put func([]byte, V)) {
-	w.n(len(m))
-	keys := w.grow(8 * len(m))
-	w.n(len(m))
-	vals := w.grow(size * len(m))
-	i := 0
-	for k, v := range m {
-		binary.LittleEndian.PutUint64(keys[8*i:], uint64(k))
-		put(vals[size*i:], v)
-		i++
+// tableCols writes a table as its keys column, then its values column
+// (size bytes each, put by put), in key order.
+func tableCols[V any](w *wbuf, t *keyTable[V], size int, put func([]byte, V)) {
+	keys, vals := t.freeze()
+	putKeys(w, keys)
+	w.n(len(vals))
+	b := w.grow(size * len(vals))
+	for i, v := range vals {
+		put(b[size*i:], v)
+	}
+}
+
+func putKeys(w *wbuf, keys []key) {
+	w.n(len(keys))
+	b := w.grow(8 * len(keys))
+	for i, k := range keys {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(k))
 	}
 }

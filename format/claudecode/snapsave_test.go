@@ -41,11 +41,26 @@ func snapOf(p *planner, rest snapRest) snap {
 			s.SumText.add(nd.sum.text)
 		}
 	}
-	s.UUIDKeys, s.UUIDVals = sortedColumns(p.uuidNode)
-	s.SkipKeys, s.SkipVals = sortedColumns(p.skipParent)
-	s.IDKeys, _ = sortedColumns(p.ids)
-	s.MsgKeys, s.MsgVals = sortedColumns(p.msgs)
+	s.UUIDKeys, s.UUIDVals = sortedColumns(tableMap(p.uuidNode))
+	s.SkipKeys, s.SkipVals = sortedColumns(tableMap(p.skipParent))
+	s.IDKeys, _ = sortedColumns(tableMap(p.ids))
+	s.MsgKeys, s.MsgVals = sortedColumns(tableMap(p.msgs))
 	return s
+}
+
+// tableMap is what a keyTable holds, read without freeze: its frozen
+// entries not removed, then what was set over them.
+func tableMap[V any](t *keyTable[V]) map[key]V {
+	m := map[key]V{}
+	for i, k := range t.keys {
+		if !t.gone[k] {
+			m[k] = t.vals[i]
+		}
+	}
+	for k, v := range t.set {
+		m[k] = v
+	}
+	return m
 }
 
 func sortedColumns[V any](m map[key]V) ([]key, []V) {
@@ -56,6 +71,9 @@ func sortedColumns[V any](m map[key]V) ([]key, []V) {
 			}
 		}
 	})
+	if len(ks) == 0 {
+		return nil, nil // as decoded
+	}
 	vs := make([]V, len(ks))
 	for i, k := range ks {
 		vs[i] = m[k]
@@ -63,20 +81,8 @@ func sortedColumns[V any](m map[key]V) ([]key, []V) {
 	return ks, vs
 }
 
-// sortColumns orders a decoded snap's map columns by key, as snapOf does.
-func sortColumns(s *snap) {
-	s.UUIDKeys, s.UUIDVals = sortedColumns(fromColumns(s.UUIDKeys, s.UUIDVals))
-	s.SkipKeys, s.SkipVals = sortedColumns(fromColumns(s.SkipKeys, s.SkipVals))
-	ids := map[key]bool{}
-	for _, k := range s.IDKeys {
-		ids[k] = true
-	}
-	s.IDKeys, _ = sortedColumns(ids)
-	s.MsgKeys, s.MsgVals = sortedColumns(fromColumns(s.MsgKeys, s.MsgVals))
-}
-
 // The state save writes straight from the planner decodes to the snap the
-// columns held (map columns compared in key order), on real sessions with
+// columns held (map columns in key order), on real sessions with
 // merged lines, tool calls and results, summaries and skipped lines, and
 // fills exactly the buffer it sized.
 func TestSaveMatchesSnap(t *testing.T) {
@@ -108,7 +114,6 @@ func TestSaveMatchesSnap(t *testing.T) {
 		if err := got.decode(b); err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		sortColumns(&got)
 		want := snapOf(p, rest)
 		// gob decodes an empty map as nil.
 		got.Rest.ToolNode, want.Rest.ToolNode = nil, nil

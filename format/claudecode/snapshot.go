@@ -92,6 +92,20 @@ func (c *refCols) add(r lineRef) {
 
 func (c *refCols) at(i int) lineRef { return lineRef{line: c.Line[i], off: c.Off[i], n: c.N[i]} }
 
+func (c *refCols) each(yield func(lineRef)) {
+	for i := range c.Line {
+		yield(c.at(i))
+	}
+}
+
+// orEmpty is s, or an empty snap when s is nil.
+func (s *snap) orEmpty() *snap {
+	if s == nil {
+		return &snap{}
+	}
+	return s
+}
+
 func (c *refCols) ok(n int) bool { return len(c.Line) == n && len(c.Off) == n && len(c.N) == n }
 
 // save records the planner's state at the start of line line+1, byte off,
@@ -117,14 +131,6 @@ func (r *resumer) save(p *planner, off int64, line int) error {
 	}
 	r.point = &Point{State: state, Offset: off, Nodes: len(p.nodes)}
 	return nil
-}
-
-func fromColumns[V any](ks []key, vs []V) map[key]V {
-	m := make(map[key]V, len(ks))
-	for i, k := range ks {
-		m[k] = vs[i]
-	}
-	return m
 }
 
 // decodeSnap reads a saved state and checks that its columns agree.
@@ -167,6 +173,8 @@ func decodeSnap(state []byte) (*snap, error) {
 	for _, v := range rs.Boundaries {
 		ok = ok && inRange([]int32{v}, n)
 	}
+	// The tables are searched by halving (keytable.go).
+	ok = ok && ascending(s.UUIDKeys) && ascending(s.SkipKeys) && ascending(s.IDKeys) && ascending(s.MsgKeys)
 	if !ok || calls != len(s.CallIDs) || results != len(s.Results) || sent != len(rs.SentNodes) || !snapSound(&s) {
 		return nil, fmt.Errorf("%w: the saved state is inconsistent", ErrCannotResume)
 	}
@@ -186,13 +194,11 @@ func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
 // runResumable). The planner gets its own copies of everything it changes.
 func (p *planner) restore(s *snap) {
 	rs := &s.Rest
+	p.base = s
 	p.hkey = rs.Key
-	p.uuidNode, p.skipParent = fromColumns(s.UUIDKeys, s.UUIDVals), fromColumns(s.SkipKeys, s.SkipVals)
-	p.ids = make(map[key]bool, len(s.IDKeys))
-	for _, k := range s.IDKeys {
-		p.ids[k] = true
-	}
-	p.msgs = fromColumns(s.MsgKeys, s.MsgVals)
+	p.uuidNode, p.skipParent = frozenTable(s.UUIDKeys, s.UUIDVals), frozenTable(s.SkipKeys, s.SkipVals)
+	p.ids = frozenTable(s.IDKeys, make([]struct{}, len(s.IDKeys)))
+	p.msgs = frozenTable(s.MsgKeys, s.MsgVals)
 	p.toolNode, p.prompts, p.promptUsed = cloneOr(rs.ToolNode), cloneOr(rs.Prompts), cloneOr(rs.PromptUsed)
 	p.agentTool, p.agentSeen, p.boundaries = cloneOr(rs.AgentTool), maps.Clone(rs.AgentSeen), cloneOr(rs.Boundaries)
 	p.lastBound, p.lastTask, p.head, p.model = rs.LastBound, rs.LastTask, rs.Head, rs.Model

@@ -27,9 +27,10 @@ type Resume struct {
 	// meanwhile (what follows is the next import's).
 	Limit int64
 	// Saved, when set, is given the Point as soon as it is final — before
-	// the import's last nodes are emitted and committed — so the caller
-	// can write it meanwhile; Point is still set at the end. A Claude Code
-	// import calls it; others may not.
+	// the import's last nodes are committed, possibly on another goroutine
+	// while they are emitted — so the caller can write it meanwhile; Point
+	// is still set at the end, and Saved has returned before Import does.
+	// A Claude Code import calls it; others may not.
 	Saved func(p *Point)
 }
 
