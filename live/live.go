@@ -424,6 +424,9 @@ func hashUpTo(path string, cut int64, wantPrefix bool, limit int64) (prefix, ful
 		return "", "", 0, err
 	}
 	defer f.Close()
+	if prefix, full, size, ok := hashMapped(f, cut, wantPrefix, limit); ok {
+		return prefix, full, size, nil
+	}
 	h := newPrefixHash()
 	// io.Copy's 32 KiB buffer costs a read call per 32 KiB of a file of
 	// hundreds of MB.

@@ -87,7 +87,7 @@ func (p *planner) emit() error {
 			return b.err
 		}
 		if err := p.sink.Node(b.node); err != nil {
-			ref := p.nodes[order[k]].first
+			ref := p.peek(order[k]).first
 			return fmt.Errorf("%s:%d: %w", p.files[ref.file], ref.line, err)
 		}
 	}
@@ -95,7 +95,7 @@ func (p *planner) emit() error {
 		p.sink.SetModel(p.model)
 	}
 	if p.head >= 0 {
-		p.sink.SetHead(p.nodes[p.head].id)
+		p.sink.SetHead(p.peek(p.head).id)
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func (p *planner) emit() error {
 // several goroutines (emitpar.go), so building reads the plan and the
 // files and writes nothing shared.
 func (p *planner) buildNode(i int32, warns *[]builtWarning) (transcript.Node, error) {
-	n := p.nodes[i]
+	n := p.peek(i)
 	var node transcript.Node
 	var err error
 	switch n.kind {
@@ -165,7 +165,7 @@ func (p *planner) readSent() error {
 		}
 		var targets []int32
 		for _, i := range g.nodes {
-			n := p.nodes[i]
+			n := p.node(i)
 			if (n.kind == kindUser && len(n.results) == 0) || n.kind == kindAttachUser {
 				targets = append(targets, i)
 			}
@@ -227,8 +227,19 @@ func emitsAny(nodes []int32, from int) bool {
 func (p *planner) emitOrder() []int32 {
 	done := make([]bool, len(p.nodes))
 	out := make([]int32, 0, len(p.nodes))
+	// The nodes of the state the planner was restored from are emitted
+	// first, as they were (no line since changed one: the point stands),
+	// so only the nodes planned since are ordered.
+	from := 0
+	if p.base != nil && p.emitFrom == len(p.base.ID) && p.res != nil && !p.res.lost {
+		from = p.emitFrom
+	}
+	for i := range from {
+		done[i] = true
+		out = append(out, int32(i))
+	}
 	var stack []int32
-	for i := range p.nodes {
+	for i := from; i < len(p.nodes); i++ {
 		stack = append(stack[:0], int32(i))
 		for len(stack) > 0 {
 			cur := stack[len(stack)-1]
@@ -236,7 +247,7 @@ func (p *planner) emitOrder() []int32 {
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			n := p.nodes[cur]
+			n := p.node(cur)
 			if n.pred >= 0 && !done[n.pred] {
 				stack = append(stack, n.pred)
 				continue
@@ -376,7 +387,7 @@ func (p *planner) idOf(i int32) string {
 	if i < 0 {
 		return ""
 	}
-	return p.nodes[i].id
+	return p.peek(i).id
 }
 
 func (p *planner) buildMessage(n *pnode, warns *[]builtWarning) (transcript.Node, error) {
@@ -483,8 +494,8 @@ func (p *planner) buildSummary(n *pnode, warns *[]builtWarning) (transcript.Node
 	}
 	var covers []string
 	for _, c := range p.spine(n.sum.last) {
-		if p.nodes[c].kind != kindSystem {
-			covers = append(covers, p.nodes[c].id)
+		if nd := p.peek(c); nd.kind != kindSystem {
+			covers = append(covers, nd.id)
 		}
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,

@@ -123,6 +123,15 @@ func (t *keyTable[V]) keep(keys []key, vals []V, i, j int) ([]key, []V) {
 	return keys, vals
 }
 
+func ascendingI32(v []int32) bool {
+	for i := 1; i < len(v); i++ {
+		if v[i] <= v[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
 // ascending: every key is above the one before it (a saved table is
 // searched by halving).
 func ascending(keys []key) bool {

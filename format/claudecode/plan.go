@@ -154,7 +154,7 @@ func (p *planner) finish(c *conversation) error {
 	}
 	if p.head == none && len(p.nodes) > 0 {
 		for i := len(p.nodes) - 1; i >= 0; i-- {
-			if k := p.nodes[i].kind; k != kindSummary && k != kindSystem {
+			if k := p.node(int32(i)).kind; k != kindSummary && k != kindSystem {
 				p.head = int32(i)
 				break
 			}
@@ -411,7 +411,7 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 	}
 	if i, ok := p.msgs.get(mk); ok && mk != 0 {
 		// One API message streamed as several lines: merge.
-		n := p.nodes[i]
+		n := p.node(i)
 		p.touch(i)
 		if n.more == nil {
 			n.more = new([]lineRef)
@@ -481,7 +481,7 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 		}
 		if len(n.results) > 0 {
 			n.group = group
-			if g := p.nodes[group]; g.tail == pred {
+			if g := p.node(group); g.tail == pred {
 				p.touch(group)
 				g.tail = int32(len(p.nodes))
 			}

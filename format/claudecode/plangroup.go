@@ -38,7 +38,7 @@ func (p *planner) noteRequest(r *record) {
 // addToGroup adds a main-chain node planned after the last assistant
 // node. A group that is not one linear chain is left as it is.
 func (p *planner) addToGroup(i int32) {
-	n := p.nodes[i]
+	n := p.node(i)
 	if len(p.grp) == 0 {
 		p.grpBase, p.grpBroken = n.pred, false
 	} else if n.pred != p.grp[len(p.grp)-1] {
@@ -65,9 +65,9 @@ func (p *planner) closeGroup() int32 {
 	order := p.groupOrder(g)
 	prev := p.grpBase
 	for _, i := range order {
-		if p.nodes[i].pred != prev {
+		if p.node(i).pred != prev {
 			p.touch(i)
-			p.nodes[i].pred = prev
+			p.node(i).pred = prev
 		}
 		prev = i
 	}
@@ -90,7 +90,7 @@ func (p *planner) groupOrder(g []int32) []int32 {
 		return append([]int32(nil), g...)
 	}
 	rank := func(i int32) int {
-		n := p.nodes[i]
+		n := p.node(i)
 		switch {
 		case len(n.results) > 0:
 			return 0
@@ -179,9 +179,9 @@ func (p *planner) placement(r *record, ref lineRef, text string, blocks []scanBl
 	if pred >= 0 {
 		// Results of one message form one chain: a result, or a turn after
 		// a result, continues from the last result of its message.
-		pn := p.nodes[pred]
+		pn := p.node(pred)
 		if pn.group >= 0 {
-			g := p.nodes[pn.group]
+			g := p.node(pn.group)
 			if isResult || (pn.group != pred && g.tail != pred) {
 				pred = g.tail
 			}
@@ -191,9 +191,9 @@ func (p *planner) placement(r *record, ref lineRef, text string, blocks []scanBl
 		return pred, none, nil
 	}
 	switch {
-	case pred >= 0 && p.nodes[pred].sidechain && p.nodes[pred].caller >= 0:
-		return pred, p.nodes[pred].caller, nil
-	case pred >= 0 && !p.nodes[pred].sidechain:
+	case pred >= 0 && p.node(pred).sidechain && p.node(pred).caller >= 0:
+		return pred, p.node(pred).caller, nil
+	case pred >= 0 && !p.node(pred).sidechain:
 		// A sidechain continuing the main chain (the compaction summariser
 		// reads the conversation so far): spawned by that turn.
 		if p.fileCaller >= 0 {
@@ -242,7 +242,7 @@ func (p *planner) openCalls(pred int32) (int32, map[string]bool) {
 		if i < 0 {
 			return transcript.ToolFacts{}, none, false
 		}
-		n := p.nodes[i]
+		n := p.node(i)
 		return transcript.ToolFacts{Role: n.role(), Calls: n.calls, Results: n.results}, n.pred, true
 	}, len(p.nodes))
 	open := map[string]bool{}

@@ -53,13 +53,13 @@ func (p *planner) planShape(r *record, ref lineRef) error {
 	// summary covering a chain from such a root (its predecessor is its
 	// first covered node's): a shape recorded after a compaction, as in a
 	// session resumed from 'ctxfold export', must not split the two.
-	for i, m := range p.nodes[:p.sys] {
-		if m.pred == none && !m.sidechain {
-			p.touch(int32(i))
-			p.nodes[i].pred = p.sys
+	for i := range p.sys {
+		if m := p.node(i); m.pred == none && !m.sidechain {
+			p.touch(i)
+			m.pred = p.sys
 		}
 	}
-	if len(p.grp) > 0 && p.nodes[p.grp[0]].pred == p.sys {
+	if len(p.grp) > 0 && p.node(p.grp[0]).pred == p.sys {
 		p.grpBase = p.sys
 	}
 	p.sink.Count(recordName(r), transcript.OutcomeImported, "system prompt and tool definitions (the system node)")
@@ -71,22 +71,22 @@ func (p *planner) planShape(r *record, ref lineRef) error {
 // request carries its own system prompt and tools.
 func (p *planner) planAgentShape(r *record, ref lineRef) error {
 	var roots []int32
-	for i, m := range p.nodes {
-		if m.first.file == p.fileIdx && m.pred == none && m.sidechain && m.kind != kindSummary {
+	for i := range int32(len(p.nodes)) {
+		if m := p.node(i); m.first.file == p.fileIdx && m.pred == none && m.sidechain && m.kind != kindSummary {
 			roots = append(roots, int32(i))
 		}
 	}
-	if len(roots) != 1 || p.nodes[roots[0]].caller == none {
+	if len(roots) != 1 || p.node(roots[0]).caller == none {
 		p.sink.Count(recordName(r), transcript.OutcomeSkipped, "sub-agent request shape without one spawned root")
 		return nil
 	}
 	root := roots[0]
-	id := p.freshID("claude-code-system-" + Sanitize(p.nodes[root].id))
-	n := &pnode{id: id, kind: kindSystem, sidechain: true, pred: none, caller: p.nodes[root].caller,
+	id := p.freshID("claude-code-system-" + Sanitize(p.node(root).id))
+	n := &pnode{id: id, kind: kindSystem, sidechain: true, pred: none, caller: p.node(root).caller,
 		first: ref, group: none, tail: none}
 	p.fileSys = p.add(n)
 	p.touch(root)
-	p.nodes[root].pred = p.fileSys
+	p.node(root).pred = p.fileSys
 	if len(p.grp) > 0 && p.grp[0] == root {
 		p.grpBase = p.fileSys
 	}
@@ -109,7 +109,7 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	if last < 0 && r.LogicalParentUUID != "" {
 		p.warnf(ref, "compaction boundary: logicalParentUuid %q not found; covering the chain before it", r.LogicalParentUUID)
 	}
-	if last >= 0 && p.nodes[last].sidechain {
+	if last >= 0 && p.node(last).sidechain {
 		last = none
 	}
 	if last < 0 {
@@ -133,7 +133,7 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 	cont := last
 	if cm := r.CompactMetadata; cm != nil && cm.PreservedMessages != nil && len(cm.PreservedMessages.UUIDs) > 0 {
 		if f, ok := p.resolve(cm.PreservedMessages.UUIDs[0]); ok && f >= 0 && p.onSpine(f, last) {
-			if pr := p.nodes[f].pred; pr >= 0 && p.nodes[pr].kind != kindSystem {
+			if pr := p.node(f).pred; pr >= 0 && p.node(pr).kind != kindSystem {
 				last = pr
 			} else {
 				p.warnf(ref, "compaction boundary keeps every message; imported as covering the chain before it")
@@ -141,15 +141,15 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 		}
 	}
 	first := last
-	for p.nodes[first].pred >= 0 && p.nodes[p.nodes[first].pred].kind != kindSystem {
-		first = p.nodes[first].pred
+	for p.node(first).pred >= 0 && p.node(p.node(first).pred).kind != kindSystem {
+		first = p.node(first).pred
 	}
 	id := transcript.SummaryIDPrefix + Sanitize(r.UUID)
 	if r.UUID == "" {
 		id = transcript.SummaryIDPrefix + fmt.Sprintf("line%d", ref.line)
 	}
 	id = p.freshID(id)
-	s := &pnode{id: id, kind: kindSummary, pred: p.nodes[first].pred,
+	s := &pnode{id: id, kind: kindSummary, pred: p.node(first).pred,
 		caller: none, first: ref, sum: &summaryInfo{last: last, cont: cont}, group: none, tail: none}
 	i := p.add(s)
 	p.lastBound = i
@@ -164,7 +164,7 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 // stands for the last covered node, so the turns after it continue there.
 func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error {
 	s, ok := p.boundaries[r.ParentUUID]
-	if !ok && p.lastBound >= 0 && p.nodes[p.lastBound].sum.text.line == 0 {
+	if !ok && p.lastBound >= 0 && p.node(p.lastBound).sum.text.line == 0 {
 		s, ok = p.lastBound, true
 	}
 	if !ok {
@@ -172,7 +172,7 @@ func (p *planner) planCompactSummary(r *record, body []byte, ref lineRef) error 
 		return p.planMessage(&record{Type: r.Type, UUID: r.UUID, ParentUUID: r.ParentUUID, IsSidechain: r.IsSidechain,
 			Message: r.Message, ToolUseResult: r.ToolUseResult}, ref)
 	}
-	n := p.nodes[s]
+	n := p.node(s)
 	p.touch(s)
 	n.sum.text = ref
 	last := n.sum.cont

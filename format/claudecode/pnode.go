@@ -83,7 +83,7 @@ type summaryInfo struct {
 
 // onSpine reports whether node n is on the chain ending at last.
 func (p *planner) onSpine(n, last int32) bool {
-	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+	for cur := last; cur >= 0; cur = p.node(cur).pred {
 		if cur == n {
 			return true
 		}
@@ -91,10 +91,11 @@ func (p *planner) onSpine(n, last int32) bool {
 	return false
 }
 
-// spine returns the chain from a root to last, root first.
+// spine returns the chain from a root to last, root first (emit's
+// builders call it: it only peeks).
 func (p *planner) spine(last int32) []int32 {
 	var out []int32
-	for cur := last; cur >= 0; cur = p.nodes[cur].pred {
+	for cur := last; cur >= 0; cur = p.peek(cur).pred {
 		out = append(out, cur)
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {

@@ -124,7 +124,7 @@ func (p *planner) settle() cand {
 	for _, i := range r.openGroup {
 		lower(i)
 	}
-	if p.lastBound >= 0 && p.nodes[p.lastBound].sum.text.line == 0 {
+	if p.lastBound >= 0 && p.node(p.lastBound).sum.text.line == 0 {
 		lower(p.lastBound)
 	}
 	for n := len(r.cands); n > 0 && r.cands[n-1].nodes > int(risk); n-- {

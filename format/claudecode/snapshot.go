@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -39,6 +40,9 @@ type snap struct {
 	MsgKeys  []key
 	MsgVals  []int32
 	Rest     snapRest
+	// callAt and resAt are where each node's calls and results start in
+	// CallIDs and Results (decodeSnap).
+	callAt, resAt []int32
 }
 
 // snapRest is the part of the state that stays small (or grows by the
@@ -147,7 +151,9 @@ func decodeSnap(state []byte) (*snap, error) {
 		len(s.UUIDVals) == len(s.UUIDKeys) && len(s.SkipVals) == len(s.SkipKeys) && len(s.MsgVals) == len(s.MsgKeys) &&
 		len(rs.BlobRole) == len(rs.BlobHash) && rs.Blob.ok(len(rs.BlobHash)) && rs.SentBlob.ok(len(rs.SentN))
 	var calls, results, sent int
+	s.callAt, s.resAt = make([]int32, n), make([]int32, n)
 	for i := range n {
+		s.callAt[i], s.resAt[i] = int32(calls), int32(results)
 		calls, results = calls+int(s.CallsN[i]), results+int(s.ResultsN[i])
 	}
 	for _, k := range rs.SentN {
@@ -173,7 +179,9 @@ func decodeSnap(state []byte) (*snap, error) {
 	for _, v := range rs.Boundaries {
 		ok = ok && inRange([]int32{v}, n)
 	}
-	// The tables are searched by halving (keytable.go).
+	// The tables are searched by halving (keytable.go), and so are the
+	// merged lines and the summaries of a node (pnodeAt).
+	ok = ok && slices.IsSorted(s.MoreOf) && ascendingI32(s.SumOf)
 	ok = ok && ascending(s.UUIDKeys) && ascending(s.SkipKeys) && ascending(s.IDKeys) && ascending(s.MsgKeys)
 	if !ok || calls != len(s.CallIDs) || results != len(s.Results) || sent != len(rs.SentNodes) || !snapSound(&s) {
 		return nil, fmt.Errorf("%w: the saved state is inconsistent", ErrCannotResume)
@@ -205,34 +213,8 @@ func (p *planner) restore(s *snap) {
 	p.sys, p.grpBase, p.grpBroken = rs.Sys, rs.GrpBase, rs.GrpBroken
 	p.grp, p.moved = append([]int32(nil), rs.Grp...), maps.Clone(rs.Moved)
 	p.sideModel, p.lastAsst = rs.SideModel, rs.LastAsst
-	n := len(s.ID)
-	all := make([]pnode, n)
-	p.nodes = make([]*pnode, n)
-	var c, r int
-	for i := range n {
-		nd := &all[i]
-		*nd = pnode{id: s.ID[i], kind: s.Kind[i], sidechain: s.Side[i], pred: s.Pred[i], caller: s.Caller[i],
-			group: s.Group[i], tail: s.Tal[i], first: s.First.at(i)}
-		// Full slice expressions: an append to one node's calls must not
-		// write over the next node's.
-		if k := int(s.CallsN[i]); k > 0 {
-			nd.calls, c = s.CallIDs[c:c+k:c+k], c+k
-		}
-		if k := int(s.ResultsN[i]); k > 0 {
-			nd.results, r = s.Results[r:r+k:r+k], r+k
-		}
-		p.nodes[i] = nd
-	}
-	for k, i := range s.MoreOf {
-		nd := p.nodes[i]
-		if nd.more == nil {
-			nd.more = new([]lineRef)
-		}
-		*nd.more = append(*nd.more, s.More.at(k))
-	}
-	for k, i := range s.SumOf {
-		p.nodes[i].sum = &summaryInfo{last: s.SumLast[k], cont: s.SumCont[k], text: s.SumText.at(k)}
-	}
+	// The nodes are restored as they are asked for (node).
+	p.nodes = make([]*pnode, len(s.ID))
 	for k, h := range rs.BlobHash {
 		if p.blobs == nil {
 			p.blobs = map[string]blobRef{}
@@ -274,4 +256,62 @@ func cloneOr[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return maps.Clone(m)
+}
+
+// node is planned node i; one of the state the planner was restored
+// from is made from its columns the first time it is asked for (a
+// refresh after one turn reads a few of the session's nodes, not all).
+// Only the planning goroutine calls it; emit's builders peek.
+func (p *planner) node(i int32) *pnode {
+	if nd := p.nodes[i]; nd != nil {
+		return nd
+	}
+	nd := p.base.pnodeAt(int(i))
+	p.nodes[i] = nd
+	return nd
+}
+
+// peek is node i without keeping a node it makes: it writes nothing, so
+// emit's builders call it on several goroutines.
+func (p *planner) peek(i int32) *pnode {
+	if nd := p.nodes[i]; nd != nil {
+		return nd
+	}
+	return p.base.pnodeAt(int(i))
+}
+
+// restoreAll makes every node not made yet (an encoding of the whole
+// planner reads them all).
+func (p *planner) restoreAll() {
+	for i := range int32(len(p.nodes)) {
+		p.node(i)
+	}
+}
+
+// pnodeAt is node i of the saved state.
+func (s *snap) pnodeAt(i int) *pnode {
+	nd := &pnode{id: s.ID[i], kind: s.Kind[i], sidechain: s.Side[i], pred: s.Pred[i], caller: s.Caller[i],
+		group: s.Group[i], tail: s.Tal[i], first: s.First.at(i)}
+	// Full slice expressions: an append to one node's calls must not
+	// write over the next node's.
+	if k := s.CallsN[i]; k > 0 {
+		c := s.callAt[i]
+		nd.calls = s.CallIDs[c : c+k : c+k]
+	}
+	if k := s.ResultsN[i]; k > 0 {
+		r := s.resAt[i]
+		nd.results = s.Results[r : r+k : r+k]
+	}
+	// MoreOf and SumOf are in node order (decodeSnap checks it).
+	at, _ := slices.BinarySearch(s.MoreOf, int32(i))
+	for k := at; k < len(s.MoreOf) && s.MoreOf[k] == int32(i); k++ {
+		if nd.more == nil {
+			nd.more = new([]lineRef)
+		}
+		*nd.more = append(*nd.more, s.More.at(k))
+	}
+	if k, ok := slices.BinarySearch(s.SumOf, int32(i)); ok {
+		nd.sum = &summaryInfo{last: s.SumLast[k], cont: s.SumCont[k], text: s.SumText.at(k)}
+	}
+	return nd
 }
