@@ -197,6 +197,7 @@ func (f *Factory) estimateArgs(ctx context.Context, args []string, opts *estimat
 	if opts.Tail {
 		return f.resolveEstimateTail(args, opts)
 	}
+	f.prepareLive = estimate.Warm
 	sa, err := f.sessionArgs(ctx, args)
 	if err != nil {
 		return err

@@ -35,7 +35,8 @@ func (f *Factory) liveOptions() (live.Options, error) {
 	if err != nil {
 		return live.Options{}, err
 	}
-	return live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv)}, nil
+	return live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv),
+		Prepare: f.prepareLive}, nil
 }
 
 // sessionArg is the file-argument step of a command of one session: the

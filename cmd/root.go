@@ -50,6 +50,9 @@ type Factory struct {
 	// held shared until the command ends (live: a refresh by
 	// another process waits for the readers of its session).
 	liveEntries []*live.Entry
+	// prepareLive is live.Options.Prepare for this run's transcript
+	// files (estimate sets it: estimate.Warm).
+	prepareLive func(session string)
 	// global holds the persistent flags, once loadConfig has resolved
 	// them (flag > environment > config file > default).
 	global globalFlags

@@ -251,7 +251,8 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	so.Estimate.Model = hookModel(opts, hook)
 	var st StatusLine
 	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
-	ts, err := measureTranscript(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: resumeGC(opts.Getenv)}, so, opts.TailMinBytes,
+	ts, err := measureTranscript(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: resumeGC(opts.Getenv),
+		Prepare: estimate.Warm}, so, opts.TailMinBytes,
 		func() func() { return liveGC(opts.Getenv) })
 	if err != nil {
 		return "", err

@@ -65,3 +65,23 @@ func TestSession(t *testing.T) {
 		t.Fatal("a directory without a session was measured")
 	}
 }
+
+// Warm builds the rank table of the session's last measurement, and only
+// that one; a session never measured warms nothing.
+func TestWarm(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "tools")
+	r := Session(context.Background(), dir, SessionOptions{Estimate: Options{Model: "gpt-4o", Window: 1000}})
+	if r.Err != nil || r.Result.Encoding != O200kBase {
+		t.Fatalf("measure: %+v", r)
+	}
+	defer func(old map[string]*rankTable) { tables = old }(tables)
+	tables = map[string]*rankTable{O200kBase: {}, Cl100kBase: {}}
+	Warm(sessiontest.CopyFixture(t, "tools"))
+	if tables[O200kBase].ranks != nil {
+		t.Fatal("a session never measured warmed a table")
+	}
+	Warm(dir)
+	if tables[O200kBase].ranks == nil || tables[Cl100kBase].ranks != nil {
+		t.Fatalf("warmed o200k %v, cl100k %v; want only the session's o200k", tables[O200kBase].ranks != nil, tables[Cl100kBase].ranks != nil)
+	}
+}

@@ -66,6 +66,12 @@ type Options struct {
 	// saved planner state — tens of MB for a large session — and keeps
 	// almost none of it.
 	ResumeGC func() (restore func())
+	// Prepare, when set, is started on a goroutine of its own with the
+	// cache session's directory when a refresh of an existing one begins:
+	// the caller loads meanwhile what it needs after the refresh (the
+	// estimate's rank table, estimate.Warm), on the core the refresh
+	// leaves idle. Open does not wait for it.
+	Prepare func(session string)
 }
 
 // Entry is one file's cache session after Open.
@@ -218,6 +224,9 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 			haveOld = false
 			e.Reason = "the cache session does not check out (" + why + "): re-imported"
 		}
+	}
+	if haveOld && opts.Prepare != nil {
+		go opts.Prepare(e.Session)
 	}
 	cars, err := sidecarsOf(abs)
 	if err != nil {

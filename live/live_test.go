@@ -313,3 +313,40 @@ func openClosed(ctx context.Context, file string, opts Options) (*Entry, error) 
 	e.Close()
 	return e, err
 }
+
+// Prepare runs with the cache session when a refresh of an existing one
+// begins, not when the file is imported the first time.
+func TestPrepare(t *testing.T) {
+	m, _ := filepath.Glob("../testdata/interop/claude-code/2.1.328/*/transcript/*.jsonl")
+	if len(m) == 0 {
+		t.Fatal("no Claude Code interop transcripts")
+	}
+	full, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := lineEnds(full)
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(file, full[:ends[len(ends)/2]], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 2)
+	opts := Options{CacheDir: t.TempDir(), Prepare: func(s string) { got <- s }}
+	ctx := context.Background()
+	if _, err := openClosed(ctx, file, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("prepared %q before any cache session existed", <-got)
+	}
+	if err := os.WriteFile(file, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := openClosed(ctx, file, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != e.Session {
+		t.Fatalf("prepared %q, want the cache session %q", s, e.Session)
+	}
+}
