@@ -37,6 +37,7 @@ func (t *idTable) rehash(s *Session, size int) {
 	}
 	old := t.slots
 	t.slots = make([]int32, size)
+	clear(t.slots) // written before probed: see estimate's newRankMap
 	mask := uint64(size - 1)
 	for _, v := range old {
 		if v == 0 {

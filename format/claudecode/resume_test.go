@@ -97,7 +97,7 @@ func TestResumeDamagedState(t *testing.T) {
 	}
 	// Node indexes out of range are refused before any use.
 	var s snap
-	if err := s.decode(state); err != nil {
+	if err := s.decode(bytes.Clone(state)); err != nil {
 		t.Fatal(err)
 	}
 	// colSizes is exactly the columns' size: the gob rest starts there,

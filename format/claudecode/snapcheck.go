@@ -67,6 +67,7 @@ func distinctIDs(ids []string) bool {
 		size *= 2
 	}
 	slots := make([]uint64, size)
+	clear(slots) // written before probed: see estimate's newRankMap
 	seed := maphash.MakeSeed()
 	for _, id := range ids {
 		if id == "" {

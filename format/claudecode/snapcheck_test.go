@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -55,7 +56,9 @@ func TestResumeCraftedState(t *testing.T) {
 	for name, craft := range crafts {
 		t.Run(name, func(t *testing.T) {
 			var c snap
-			if err := c.decode(state); err != nil {
+			// The columns are the state's bytes (snap.decode): a craft
+			// changes a copy.
+			if err := c.decode(bytes.Clone(state)); err != nil {
 				t.Fatal(err)
 			}
 			craft(&c)

@@ -15,12 +15,20 @@ import (
 	"unsafe"
 )
 
-// snapMagic names the encoding: 2 keeps the id tables in key order.
-const snapMagic = "ctxfold-cc-resume-2\n"
+// snapMagic names the encoding: 2 keeps the id tables in key order, 3
+// starts every column's count and values at a multiple of 8 bytes, so the
+// numeric columns are read in place (rbuf).
+const snapMagic = "ctxfold-cc-resume-3\n"
 
 type wbuf []byte
 
-func (w *wbuf) n(n int) { *w = binary.LittleEndian.AppendUint64(*w, uint64(n)) }
+// n writes a column's count, after the zero bytes that align it.
+func (w *wbuf) n(n int) {
+	for len(*w)%8 != 0 {
+		*w = append(*w, 0)
+	}
+	*w = binary.LittleEndian.AppendUint64(*w, uint64(n))
+}
 
 // grow extends w by n bytes and returns them: the columns are written
 // in place rather than appended value by value (encodePlanner sizes w
@@ -34,20 +42,31 @@ func (w *wbuf) grow(n int) []byte {
 
 var errShort = errors.New("the saved state is cut short")
 
+// littleEndian: the machine's numbers are laid out as the encoding's, so
+// a column is its bytes, not a copy of them.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// rbuf reads the columns of a state whose first byte is 8-aligned in
+// memory (snap.decode): at is how far into it b starts.
 type rbuf struct {
 	b   []byte
+	at  int
 	err error
 }
 
+func (r *rbuf) skip(k int) { r.b, r.at = r.b[k:], r.at+k }
+
 // n reads a count of elements of size bytes each, refusing one the rest
-// of the buffer cannot hold.
+// of the buffer cannot hold; the values that follow are 8-aligned.
 func (r *rbuf) n(size int) int {
-	if r.err != nil || len(r.b) < 8 {
+	pad := (8 - r.at%8) % 8
+	if r.err != nil || len(r.b) < pad+8 {
 		r.err = errShort
 		return 0
 	}
+	r.skip(pad)
 	v := binary.LittleEndian.Uint64(r.b)
-	r.b = r.b[8:]
+	r.skip(8)
 	if v > uint64(len(r.b)/size) {
 		r.err = errShort
 		return 0
@@ -56,43 +75,41 @@ func (r *rbuf) n(size int) int {
 }
 
 // i32s reads a column of 32-bit little-endian values (their count
-// first, as r.n reads it).
-func (r *rbuf) i32s() []int32 {
-	n := r.n(4)
+// first, as r.n reads it): the state's own bytes, not a copy.
+func (r *rbuf) i32s() []int32 { return column[int32](r, 4) }
+
+// column reads a column of n values of size bytes: in place on a
+// little-endian machine, decoded into a copy on another.
+func column[T ~int32 | ~int64 | ~uint64](r *rbuf, size int) []T {
+	n := r.n(size)
 	if n == 0 {
 		return nil
 	}
-	out, b := make([]int32, n), r.b[:4*n]
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	b := r.b[:size*n]
+	r.skip(size * n)
+	if littleEndian {
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 	}
-	r.b = r.b[4*n:]
+	out := make([]T, n)
+	for i := range out {
+		if size == 4 {
+			out[i] = T(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		} else {
+			out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	}
 	return out
 }
 
-// words reads a column of 64-bit little-endian words as T (an id key or
-// an offset).
-func words[T ~uint64 | ~int64](r *rbuf) []T {
-	n := r.n(8)
-	if n == 0 {
-		return nil
-	}
-	out, b := make([]T, n), r.b[:8*n]
-	for i := range out {
-		out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	r.b = r.b[8*n:]
-	return out
-}
+func (r *rbuf) i64s() []int64 { return column[int64](r, 8) }
 
-func (r *rbuf) i64s() []int64 { return words[int64](r) }
+func (r *rbuf) keys() []key { return column[key](r, 8) }
 
-func (r *rbuf) keys() []key { return words[key](r) }
-
+// bytes reads a column of bytes, in place.
 func (r *rbuf) bytes() []byte {
 	n := r.n(1)
-	out := append([]byte(nil), r.b[:n]...)
-	r.b = r.b[n:]
+	out := r.b[:n:n]
+	r.skip(n)
 	return out
 }
 
@@ -101,13 +118,12 @@ func (r *rbuf) strs() []string {
 	if n == 0 {
 		return nil
 	}
-	lens := make([]int, n)
+	lens := r.b[:4*n]
 	total := 0
-	for i := range lens {
-		lens[i] = int(binary.LittleEndian.Uint32(r.b[4*i:]))
-		total += lens[i]
+	for i := range n {
+		total += int(binary.LittleEndian.Uint32(lens[4*i:]))
 	}
-	r.b = r.b[4*n:]
+	r.skip(4 * n)
 	if total > len(r.b) {
 		r.err = errShort
 		return nil
@@ -117,10 +133,11 @@ func (r *rbuf) strs() []string {
 	// change the state while the snap or a planner restored from it is
 	// used (snap.decode).
 	all := unsafe.String(unsafe.SliceData(r.b), total)
-	r.b = r.b[total:]
+	r.skip(total)
 	out := make([]string, n)
 	at := 0
-	for i, l := range lens {
+	for i := range out {
+		l := int(binary.LittleEndian.Uint32(lens[4*i:]))
 		out[i] = all[at : at+l]
 		at += l
 	}
@@ -129,21 +146,32 @@ func (r *rbuf) strs() []string {
 
 func (r *rbuf) refs(c *refCols) { c.Line, c.Off, c.N = r.i32s(), r.i64s(), r.i32s() }
 
-// decode reads a saved state. The snap's strings share b's bytes: b must
-// not change while the snap, or a planner restored from it, is in use
-// (resume states are read once and only read).
+// decode reads a saved state. The snap's columns and strings are b's
+// bytes: b must not change while the snap, or a planner restored from
+// it, is in use (resume states are read once and only read).
 func (s *snap) decode(b []byte) error {
 	if !bytes.HasPrefix(b, []byte(snapMagic)) {
 		return errors.New("not a saved Claude Code import state")
 	}
-	r := &rbuf{b: b[len(snapMagic):]}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+		// Columns are read in place only from 8-aligned memory (a Go
+		// allocation of 8 bytes or more is).
+		aligned := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(make([]uint64, (len(b)+7)/8)))), len(b))
+		copy(aligned, b)
+		b = aligned
+	}
+	r := &rbuf{b: b}
+	r.skip(len(snapMagic))
 	s.ID = r.strs()
 	s.Kind = r.bytes()
 	side := r.bytes()
-	s.Side = make([]bool, len(side))
-	for i, v := range side {
-		s.Side[i] = v == 1
+	for _, v := range side {
+		if v > 1 {
+			return errors.New("a sidechain flag is neither 0 nor 1")
+		}
 	}
+	// 0 and 1 are false and true.
+	s.Side = unsafe.Slice((*bool)(unsafe.Pointer(unsafe.SliceData(side))), len(side))
 	s.Pred, s.Caller, s.Group, s.Tal = r.i32s(), r.i32s(), r.i32s(), r.i32s()
 	r.refs(&s.First)
 	s.MoreOf = r.i32s()

@@ -60,8 +60,12 @@ func (c planCols) size(p *planner) int {
 	n += 3*i32(c.sums) + refs(c.sums)
 	n += words(p.uuidNode.len()) + i32(p.uuidNode.len()) + 2*words(p.skipParent.len()) + words(p.ids.len())
 	n += words(p.msgs.len()) + i32(p.msgs.len())
-	return n
+	// Each column's count may follow up to 7 bytes of alignment (wbuf.n).
+	return n + 7*snapColumns
 }
+
+// snapColumns is how many columns a state has (counts written by wbuf.n).
+const snapColumns = 31
 
 // checkBaseRelative makes encodePlanner encode every state it writes from
 // a base a second time from the planner alone and fail when the two
