@@ -154,3 +154,83 @@ func TestResumableImportLimit(t *testing.T) {
 		}
 	}
 }
+
+// A refresh from a saved state emits exactly the nodes a plain import of
+// the grown file plans after the state's point, commits at the new point,
+// and leaves a state a refresh can start from again — whether the new point
+// is the old one (its state kept) or a later one (saved beside the emit).
+func TestRefreshEqualsPlain(t *testing.T) {
+	src := sessiontest.External(t, "claude-code", "marot-spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("shared real transcript not present: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	ends := lineEnds(full)
+	kept, moved := 0, 0
+	var pairs [][2]int
+	for k := 1; k < 8; k++ {
+		pairs = append(pairs, [2]int{ends[k*len(ends)/8-1], ends[(k+1)*len(ends)/8-1]})
+	}
+	// One line more: the point stays when the line joins what was at risk.
+	for k := 1; k < 16; k++ {
+		at := k * (len(ends) - 2) / 16
+		pairs = append(pairs, [2]int{ends[at], ends[at+1]})
+	}
+	for _, pair := range pairs {
+		first, grown := pair[0], pair[1]
+		if err := os.WriteFile(file, full[:first], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := &Resume{}
+		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &memTarget{}); err != nil || res.Point == nil {
+			t.Fatalf("first import: %v", err)
+		}
+		old := res.Point
+		if err := os.WriteFile(file, full[:grown], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		plain := importMem(t, file).convs[0]
+		var tgt memTarget
+		r := &Resume{State: old.State}
+		if err := Import(context.Background(), []string{file}, Options{Resume: r}, &tgt); err != nil {
+			t.Fatalf("cut %d→%d: refresh: %v", first, grown, err)
+		}
+		got := tgt.convs[0]
+		a, _ := json.Marshal(plain.nodes[old.Nodes:])
+		b, _ := json.Marshal(got.nodes)
+		if !bytes.Equal(a, b) || got.head != plain.head {
+			t.Fatalf("cut %d→%d: the refresh emitted %d nodes, a plain import plans %d after the point", first, grown, len(got.nodes), len(plain.nodes)-old.Nodes)
+		}
+		if r.Point == nil || len(got.checkpoints) != 1 || old.Nodes+got.checkpoints[0] != r.Point.Nodes {
+			t.Fatalf("cut %d→%d: point %v, checkpoints %v", first, grown, r.Point != nil, got.checkpoints)
+		}
+		if r.Point.Offset == old.Offset {
+			kept++
+			if !bytes.Equal(r.Point.State, old.State) {
+				t.Fatalf("cut %d→%d: the point stayed, its state changed", first, grown)
+			}
+		} else {
+			moved++
+		}
+		// The new state is one a refresh starts from.
+		if err := Import(context.Background(), []string{file}, Options{Resume: &Resume{State: r.Point.State}}, &memTarget{}); err != nil {
+			t.Fatalf("cut %d→%d: a refresh from the new state: %v", first, grown, err)
+		}
+	}
+	t.Logf("%d refreshes kept the point, %d moved it", kept, moved)
+	if kept == 0 || moved == 0 {
+		t.Errorf("%d refreshes kept the point, %d moved it; the test wants both", kept, moved)
+	}
+}
+
+// lineEnds are the offsets just after each newline of b.
+func lineEnds(b []byte) []int {
+	var ends []int
+	for i, c := range b {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
+}
