@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -67,10 +68,10 @@ type Options struct {
 	// almost none of it.
 	ResumeGC func() (restore func())
 	// Prepare, when set, is started on a goroutine of its own with the
-	// cache session's directory when a refresh of an existing one begins:
-	// the caller loads meanwhile what it needs after the refresh (the
-	// estimate's rank table, estimate.Warm), on the core the refresh
-	// leaves idle. Open does not wait for it.
+	// cache session's directory during a refresh of an existing one, once
+	// the file is hashed: the caller loads meanwhile what it needs after
+	// the refresh (the estimate's rank table, estimate.Warm) on the core
+	// the hash leaves idle. Open does not wait for it.
 	Prepare func(session string)
 }
 
@@ -225,8 +226,10 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 			e.Reason = "the cache session does not check out (" + why + "): re-imported"
 		}
 	}
+	prepare := func() {}
 	if haveOld && opts.Prepare != nil {
-		go opts.Prepare(e.Session)
+		var once sync.Once
+		prepare = func() { once.Do(func() { go opts.Prepare(e.Session) }) }
 	}
 	cars, err := sidecarsOf(abs)
 	if err != nil {
@@ -237,7 +240,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	var point *resumeState
 	done := false
 	if haveOld && overlappable(old, cars, st.Size(), opts.From) {
-		if rep, res, point, done, err = refreshOverlapped(ctx, e, dir, old, st.Size(), opts); err != nil {
+		if rep, res, point, done, err = refreshOverlapped(ctx, e, dir, old, st.Size(), prepare, opts); err != nil {
 			return nil, err
 		}
 		if !done {
@@ -246,7 +249,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 		}
 	}
 	if !done {
-		if rep, res, err = refreshSerial(ctx, e, dir, old, haveOld, cars, opts); err != nil {
+		if rep, res, err = refreshSerial(ctx, e, dir, old, haveOld, cars, prepare, opts); err != nil {
 			return nil, err
 		}
 		if e.Update == Unchanged {
@@ -276,13 +279,14 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 
 // refreshSerial hashes the file, then brings the cache session up to it:
 // the path of every refresh that cannot overlap the two (overlap.go).
-func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld bool, cars []sidecar, opts Options) (*importer.Report, *input.Resume, error) {
+func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld bool, cars []sidecar, prepare func(), opts Options) (*importer.Report, *input.Resume, error) {
 	// One pass over the file: the hash of the old consumed prefix on the
 	// way, the hash of everything at the end.
 	prefixSum, fullSum, size, err := hashFile(e.File, old.Consumed, haveOld)
 	if err != nil {
 		return nil, nil, err
 	}
+	prepare()
 	update, reason := classify(old, haveOld, prefixSum, size)
 	if e.Reason != "" && update == Fresh && reason == "" {
 		// The overlapped refresh found the change.

@@ -45,11 +45,12 @@ type hashed struct {
 // the hash shows the consumed prefix changed (or the file got shorter
 // than size while it was read): the session is then dropped, e.Reason
 // says why, and the caller imports afresh.
-func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, size int64, opts Options) (rep *importer.Report, res *input.Resume, point *resumeState, done bool, err error) {
+func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, size int64, prepare func(), opts Options) (rep *importer.Report, res *input.Resume, point *resumeState, done bool, err error) {
 	ch := make(chan hashed, 1)
 	go func() {
 		var h hashed
 		h.prefix, h.full, h.size, h.err = hashUpTo(e.File, old.Consumed, true, size)
+		prepare()
 		ch <- h
 	}()
 	// The import reads no further than size (input.Resume.Limit): exactly
