@@ -20,9 +20,10 @@ import (
 // CacheFile is the per-node count cache inside a session directory. It is
 // never needed for correctness: deleting it only costs the next run its BPE
 // work. It is not part of the session (not written under the session lock):
-// it is replaced atomically (temp file + rename), so concurrent runs can at
-// worst lose each other's new entries, never corrupt the file or the
-// session.
+// it is replaced atomically (temp file + rename), or, by an incremental run
+// after an append, extended in place (extendCounts: the new entries, then
+// the header that counts them), so concurrent runs can at worst lose each
+// other's new entries, never corrupt the file or the session.
 //
 // Entries are positional: entry i of a profile's section belongs to the
 // node at index i (file order), and holds a hash of that node's stored
@@ -250,7 +251,10 @@ func (c *countCache) readHeader(f *os.File) error {
 		secs[k].start = pos
 		pos += secs[k].count * cacheEntrySize
 	}
-	if pos != st.Size() {
+	// Bytes past the sections are ignored: an incremental run extending
+	// the file in place (extendCounts) writes its entries before the
+	// header that counts them.
+	if pos > st.Size() {
 		return errors.New("truncated")
 	}
 	c.oldSecs = secs
@@ -435,4 +439,47 @@ func (c *countCache) abort() {
 		c.out.Close()
 		os.Remove(c.out.Name())
 	}
+}
+
+// extendCounts appends to dir's count cache, in place, the entries of the
+// nodes from the cached count on: entries[i−from] for node i (nil: a
+// miss, left zero). It does so only when the file holds profile's section
+// alone and exactly from entries — the incremental run after an append,
+// which would otherwise copy the whole file to add a turn's entries — and
+// reports whether it did; else the caller replaces the file as before.
+// The entries are written first, then the header's count: a run that
+// stops in between leaves entries past the sections, which readers
+// ignore and the next extension writes over.
+func extendCounts(dir, profile string, from int, entries [][]byte) bool {
+	path := CachePath(dir, CacheFile)
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	c := &countCache{profile: profile}
+	if c.readHeader(f) != nil || len(c.oldSecs) != 1 || c.ours == nil || c.ours.count != int64(from) {
+		return false
+	}
+	block := make([]byte, len(entries)*cacheEntrySize)
+	for k, e := range entries {
+		copy(block[k*cacheEntrySize:], e)
+	}
+	if _, err := f.WriteAt(block, c.ours.start+int64(from)*cacheEntrySize); err != nil {
+		return false
+	}
+	head := append([]byte(nil), cacheMagic...)
+	head = binary.LittleEndian.AppendUint32(head, 1)
+	head = binary.LittleEndian.AppendUint16(head, uint16(len(profile)))
+	head = append(head, profile...)
+	head = binary.LittleEndian.AppendUint32(head, uint32(from+len(entries)))
+	head = binary.LittleEndian.AppendUint32(head, crc32.ChecksumIEEE(head))
+	if int64(len(head)) != c.ours.start {
+		return false
+	}
+	_, err = f.WriteAt(head, 0)
+	return err == nil
 }

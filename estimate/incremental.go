@@ -416,19 +416,25 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 // that is not in order is left to that run, which says so.
 func (t *tailRun) saveCounts(profile string, counts []parts) {
 	n := t.basis.Nodes + len(t.nodes)
+	keys := newKeyer(profile)
+	entries := make([][]byte, len(t.nodes))
+	for k, ci := range t.chain {
+		entries[ci] = make([]byte, cacheEntrySize)
+		putEntry(entries[ci], keys.key(t.lines[ci]), counts[k])
+	}
+	if extendCounts(t.dir, profile, t.basis.Nodes, entries) {
+		return
+	}
 	ok := true
 	c := openCache(t.dir, profile, n, func(string) { ok = false })
 	if !ok || c.out == nil {
 		c.abort()
 		return
 	}
-	keys := newKeyer(profile)
 	visited := make([]bool, n)
-	e := make([]byte, cacheEntrySize)
-	for k, ci := range t.chain {
+	for _, ci := range t.chain {
 		i := t.basis.Nodes + ci
-		putEntry(e, keys.key(t.lines[ci]), counts[k])
-		if c.writeNew(i, e) != nil {
+		if c.writeNew(i, entries[ci]) != nil {
 			c.abort()
 			return
 		}
