@@ -5,7 +5,8 @@
 # own copy of a generated 100 MB Claude Code transcript and its own cache,
 # warmed by a cold estimate and one appended turn; then N times, for each
 # binary in turn, one more turn is appended and timed. Prints the median
-# wall (ms, date) and CPU (user + sys, /usr/bin/time) per binary. A BIN of
+# and 90th percentile wall (ms, date) and the median CPU (user + sys,
+# /usr/bin/time) per binary. A BIN of
 # the form "ENV=VALUE;/path" runs it with that environment.
 #
 #   go build -o /tmp/ctxfold-new . && bench/append-turns.sh 12 /tmp/ctxfold-old /tmp/ctxfold-new
@@ -46,6 +47,7 @@ k=0
 for spec in "$@"; do
 	k=$((k + 1))
 	awk -v k=$k -v s="$spec" '$1 == k {w[++m] = $2; c[m] = $3}
-		function med(a, n,  i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }; return a[int((n + 1) / 2)] }
-		END {printf "%-40s n=%d  wall median %d ms  CPU median %d ms\n", s, m, med(w, m), med(c, m)}' "$w/res"
+		function sorted(a, n,  i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } }
+		END {sorted(w, m); sorted(c, m)
+			printf "%-40s n=%d  wall median %d ms (p90 %d)  CPU median %d ms\n", s, m, w[int((m + 1) / 2)], w[int(m * 0.9 + 0.5)], c[int((m + 1) / 2)]}' "$w/res"
 done

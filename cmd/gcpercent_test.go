@@ -55,9 +55,10 @@ func TestResumeGC(t *testing.T) {
 	defer debug.SetGCPercent(orig)
 	origLimit := debug.SetMemoryLimit(-1)
 	restore := resumeGC(func(string) string { return "" })()
-	if got := debug.SetGCPercent(-1); got != -1 {
-		t.Errorf("during the refresh: collector at %d%%, want off", got)
+	if got := debug.SetGCPercent(liveGCPercent); got != resumeGCPercent {
+		t.Errorf("during the refresh: collector at %d%%, want %d%% (held back, not off: turning it off waits for a collection in progress)", got, resumeGCPercent)
 	}
+	debug.SetGCPercent(resumeGCPercent)
 	if got := debug.SetMemoryLimit(-1); got != resumeGCLimit {
 		t.Errorf("during the refresh: memory limit %d, want %d", got, resumeGCLimit)
 	}

@@ -317,8 +317,16 @@ func liveGC(getenv func(string) string) (restore func()) {
 // a 100 MB session allocates about 60 MB.
 const resumeGCLimit = 512 << 20
 
+// resumeGCPercent holds the collector back without turning it off: turning
+// it off (a negative percent) waits for a collection in progress to finish
+// marking, which stalled some refreshes by tens of milliseconds while the
+// prefix hash kept the other core busy (docs/BENCHMARKS.md, "step 4"); at
+// 10,000% the next collection waits for a heap a hundred times the live
+// one, or for resumeGCLimit.
+const resumeGCPercent = 10000
+
 // resumeGC holds the collector back during a refresh from a resume point
-// (live.Options.ResumeGC), unless GOGC is set: what it allocates is the
+// (live.Options.ResumeGC; resumeGCPercent), unless GOGC is set: what it allocates is the
 // saved planner state, restored twice and saved again, nearly all garbage
 // at its end, and collecting it while it is built cost about 30 ms of
 // CPU of a 130 ms refresh (docs/BENCHMARKS.md, "the cold path"). The
@@ -329,7 +337,7 @@ func resumeGC(getenv func(string) string) func() (restore func()) {
 	}
 	return func() func() {
 		oldLimit := debug.SetMemoryLimit(resumeGCLimit)
-		oldPct := debug.SetGCPercent(-1)
+		oldPct := debug.SetGCPercent(resumeGCPercent)
 		return func() {
 			debug.SetGCPercent(oldPct)
 			debug.SetMemoryLimit(oldLimit)
