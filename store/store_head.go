@@ -28,10 +28,19 @@ func (tx *Tx) SetHead(id string) error {
 	}
 	m := tx.s.Meta
 	m.Head = id
+	return tx.commitMeta(m)
+}
+
+// commitMeta writes session.json and makes m the open session's meta.
+// Only the meta changed, so the index stays as it is: opening the whole
+// session again took two of a live refresh's five commits' time
+// (docs/BENCHMARKS.md, "step 4").
+func (tx *Tx) commitMeta(m Meta) error {
 	if err := writeMeta(tx.dir, m); err != nil {
 		return err
 	}
-	return tx.reload()
+	tx.s.Meta = m
+	return nil
 }
 
 // UpdateMeta rewrites session.json through fn. fn may not move HEAD, the
@@ -49,10 +58,7 @@ func (tx *Tx) UpdateMeta(fn func(*Meta)) error {
 	if m.Head != old.Head || m.ActiveSummaryID != old.ActiveSummaryID || !sameInt(m.NodesBytes, old.NodesBytes) || m.FormatVersion != old.FormatVersion {
 		return &ValidationError{Msg: "a meta update may not change head, active summary, format version or committed length"}
 	}
-	if err := writeMeta(tx.dir, m); err != nil {
-		return err
-	}
-	return tx.reload()
+	return tx.commitMeta(m)
 }
 
 // AppendEvent appends one JSON object to events.jsonl in a single write
