@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+
 	"github.com/ctxfold/ctxfold/importer"
 )
 
@@ -199,8 +201,8 @@ func TestSubagentFileChanges(t *testing.T) {
 		}
 	}
 	agentFile := filepath.Join(sub, filepath.Base(agents[0]))
-	half := lineEnds(agent)[len(lineEnds(agent))/2]
-	mainHalf := lineEnds(main)[len(lineEnds(main))/2]
+	half := sessiontest.LineEnds(agent)[len(sessiontest.LineEnds(agent))/2]
+	mainHalf := sessiontest.LineEnds(main)[len(sessiontest.LineEnds(main))/2]
 	cache := t.TempDir()
 	ctx := context.Background()
 	steps := []struct {
@@ -256,7 +258,7 @@ func TestDamagedResumePoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	half := lineEnds(full)[len(lineEnds(full))*3/4]
+	half := sessiontest.LineEnds(full)[len(sessiontest.LineEnds(full))*3/4]
 	damage := map[string]func(t *testing.T, dir, session string){
 		"resume.bin damaged": func(t *testing.T, dir, _ string) {
 			p := filepath.Join(dir, resumeFile)
@@ -278,7 +280,7 @@ func TestDamagedResumePoint(t *testing.T) {
 			// Another import's session in its place: the checkpoint is not
 			// one of its commits, and the rewind refuses it.
 			other := filepath.Join(t.TempDir(), "s.jsonl")
-			if err := os.WriteFile(other, full[:lineEnds(full)[3]], 0o644); err != nil {
+			if err := os.WriteFile(other, full[:sessiontest.LineEnds(full)[3]], 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.RemoveAll(session); err != nil {
@@ -335,7 +337,7 @@ func TestRewindRefusedInsideImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends := lineEnds(full)
+	ends := sessiontest.LineEnds(full)
 	ctx := context.Background()
 	for k := len(ends) / 2; k+1 < len(ends); k += 7 {
 		file := filepath.Join(t.TempDir(), "s.jsonl")

@@ -45,21 +45,10 @@ func sharedTranscript(t *testing.T, match func(path string) bool, why string) st
 	return src
 }
 
-// lineEnds are the offsets just after every newline of b.
-func lineEnds(b []byte) []int {
-	var ends []int
-	for i, c := range b {
-		if c == '\n' {
-			ends = append(ends, i+1)
-		}
-	}
-	return ends
-}
-
 // cutPoints are the line boundaries to test: every one for a short file,
 // evenly spread ones for a long one (the count bounds the test's time).
 func cutPoints(b []byte, most int) []int {
-	ends := lineEnds(b)
+	ends := sessiontest.LineEnds(b)
 	if len(ends) > 0 && ends[len(ends)-1] == len(b) {
 		ends = ends[:len(ends)-1]
 	}
@@ -237,7 +226,7 @@ func TestPrefixCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ends := lineEnds(a)
+	ends := sessiontest.LineEnds(a)
 	half := ends[len(ends)/2]
 	// Same length, different content: one letter of a text changed inside
 	// the consumed half.
@@ -325,7 +314,7 @@ func TestPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends := lineEnds(full)
+	ends := sessiontest.LineEnds(full)
 	file := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := os.WriteFile(file, full[:ends[len(ends)/2]], 0o644); err != nil {
 		t.Fatal(err)

@@ -28,12 +28,7 @@ func TestResumableImportEqualsPlain(t *testing.T) {
 	provWindow = 64 << 10
 	// Beside no sub-agent files: those make an import not resumable.
 	file := filepath.Join(t.TempDir(), filepath.Base(src))
-	var ends []int
-	for i, c := range full {
-		if c == '\n' {
-			ends = append(ends, i+1)
-		}
-	}
+	ends := sessiontest.LineEnds(full)
 	fromProv := 0
 	for k := 1; k <= 12; k++ {
 		cut := ends[k*(len(ends)-1)/12]
@@ -166,7 +161,7 @@ func TestRefreshEqualsPlain(t *testing.T) {
 		t.Skipf("shared real transcript not present: %v", err)
 	}
 	file := filepath.Join(t.TempDir(), "s.jsonl")
-	ends := lineEnds(full)
+	ends := sessiontest.LineEnds(full)
 	kept, moved := 0, 0
 	var pairs [][2]int
 	for k := 1; k < 8; k++ {
@@ -222,15 +217,4 @@ func TestRefreshEqualsPlain(t *testing.T) {
 	if kept == 0 || moved == 0 {
 		t.Errorf("%d refreshes kept the point, %d moved it; the test wants both", kept, moved)
 	}
-}
-
-// lineEnds are the offsets just after each newline of b.
-func lineEnds(b []byte) []int {
-	var ends []int
-	for i, c := range b {
-		if c == '\n' {
-			ends = append(ends, i+1)
-		}
-	}
-	return ends
 }

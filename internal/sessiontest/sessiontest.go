@@ -229,3 +229,15 @@ func Sample(n, short int) int {
 
 // LongRun reports whether this is the long run (CTXFOLD_LONG=1).
 func LongRun() bool { return os.Getenv("CTXFOLD_LONG") != "" }
+
+// LineEnds are the offsets just after every newline of b: the cut points
+// of a transcript that a test grows line by line.
+func LineEnds(b []byte) []int {
+	var ends []int
+	for i, c := range b {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
+}
