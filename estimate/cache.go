@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/store"
 )
 
@@ -452,7 +453,7 @@ func (c *countCache) abort() {
 // ignore and the next extension writes over.
 func extendCounts(dir, profile string, from int, entries [][]byte) bool {
 	path := CachePath(dir, CacheFile)
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := osfile.OpenNoFollow(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
