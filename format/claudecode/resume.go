@@ -17,11 +17,13 @@ package claudecode
 // every line start is a candidate, and a change to node i drops every
 // candidate planned after node i was (touch); of those standing, the last
 // before the nodes the next lines are likely to change is taken (settle).
-// The import plans the tail twice — once to find the point, once more to
-// save the state there — which costs one more pass over the bytes after
-// the old resume point, or after the latest provisional point the first
-// pass saved near the end that still stands (4 MiB, 1 MiB, 256 KiB and
-// 64 KiB before it: provWindow), whichever is later.
+// So the part of the file before the new point is planned twice: once to
+// find the point, once more to save the state there. A first import plans
+// the whole file, then again from the latest provisional point it saved
+// near the end that still stands (4 MiB, 1 MiB, 256 KiB and 64 KiB before
+// it: provWindow); a refresh from a saved point plans the tail once and
+// emits, while a second planner plans from the old point to the new one
+// beside it (runRefresh).
 
 import (
 	"context"
