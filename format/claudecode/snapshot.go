@@ -189,17 +189,11 @@ func decodeSnap(state []byte) (*snap, error) {
 	return &s, nil
 }
 
-// load gives a fresh planner of the session file f the saved state and
-// returns the line reader positioned at its point.
-func (p *planner) load(s *snap, f *os.File, path string) (*lineReader, error) {
-	p.restore(s)
-	return p.restoreFile(s, f, path)
-}
-
-// restore gives a fresh planner the saved state's nodes, indexes and
-// tables — the costly part of load, which touches nothing startFile sets,
-// so it may run before startFile (and beside another planner's work:
-// runResumable). The planner gets its own copies of everything it changes.
+// restore gives a fresh planner the saved state: its id tables over the
+// state's columns, copies of the small tables, and its nodes as they are
+// asked for (node). It touches nothing startFile sets, so it may run
+// before startFile and beside another planner's work (runRefresh): the
+// planners share the state's columns and write none of them.
 func (p *planner) restore(s *snap) {
 	rs := &s.Rest
 	p.base = s
