@@ -3,9 +3,14 @@
 package live
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // A file cut short while its mapping is hashed is no crash: the fault is
@@ -79,5 +84,63 @@ func TestHashMappedEqualsRead(t *testing.T) {
 		if !ok || mp != wp || mf != sumHex(h) || mn != end {
 			t.Errorf("%+v: mapped (%q, %q, %d, %v), want (%q, %q, %d)", c, mp, mf, mn, ok, wp, sumHex(h), end)
 		}
+	}
+}
+
+// A refresh whose resume point did not move leaves resume.bin as it was
+// (its inode stays: no rewrite of the state it read), and the next
+// refresh resumes from it.
+func TestKeptPointNotRewritten(t *testing.T) {
+	src := sharedTranscript(t, func(f string) bool {
+		return strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents")
+	}, "shared Claude Code transcript not present")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := sessiontest.LineEnds(full)
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	opts := Options{CacheDir: t.TempDir()}
+	ctx := context.Background()
+	inode := func(dir string) uint64 {
+		st, err := os.Stat(filepath.Join(dir, resumeFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	kept := 0
+	for k := len(ends) / 2; k < len(ends) && kept < 3; k++ {
+		if err := os.WriteFile(file, full[:ends[k]], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var dir string
+		var before state
+		var ino uint64
+		if k > len(ends)/2 {
+			dir = EntryDir(opts.CacheDir, file)
+			before, _ = readState(dir)
+			ino = inode(dir)
+		}
+		e, err := openClosed(ctx, file, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Update != Appended || before.Resume == nil {
+			continue
+		}
+		after, ok := readState(dir)
+		if !ok || after.Resume == nil {
+			t.Fatal("no resume point after the refresh")
+		}
+		if after.Resume.Offset == before.Resume.Offset {
+			kept++
+			if inode(dir) != ino || after.Resume.StateXXH64 != before.Resume.StateXXH64 {
+				t.Fatalf("after %d lines: the point stayed, resume.bin was written again", k+1)
+			}
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no refresh kept its resume point")
 	}
 }

@@ -9,6 +9,7 @@ package live
 // importing only the bytes from the point on.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -220,8 +221,10 @@ func saveResume(dir string, rep *importer.Report, res *input.Resume, consumed in
 	}
 	// Not synced: state.json, synced after it, names its hash, so a
 	// resume.bin a crash left short or stale is never used. Written here
-	// unless the import's point was written ahead (stateWrite).
-	if ahead == nil || ahead.p != p || aheadErr != nil {
+	// unless the import's point was written ahead (stateWrite) or is the
+	// one the refresh read (the point did not move: resume.bin holds it).
+	writtenAhead := ahead != nil && ahead.p == p && aheadErr == nil
+	if !writtenAhead && !bytes.Equal(p.State, res.State) {
 		if err := writeAtomic(dir, resumeFile, p.State, false); err != nil {
 			return nil, err
 		}
