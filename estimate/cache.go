@@ -294,14 +294,7 @@ func (c *countCache) startOutput() {
 			secs = append(secs, s)
 		}
 	}
-	head := append([]byte(nil), cacheMagic...)
-	head = binary.LittleEndian.AppendUint32(head, uint32(len(secs)))
-	for _, s := range secs {
-		head = binary.LittleEndian.AppendUint16(head, uint16(len(s.profile)))
-		head = append(head, s.profile...)
-		head = binary.LittleEndian.AppendUint32(head, uint32(s.count))
-	}
-	head = binary.LittleEndian.AppendUint32(head, crc32.ChecksumIEEE(head))
+	head := cacheHeader(secs)
 	if _, err := tmp.Write(head); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
@@ -309,6 +302,18 @@ func (c *countCache) startOutput() {
 		return
 	}
 	c.out, c.outStart = tmp, int64(len(head))
+}
+
+// cacheHeader is the header listing secs (see Layout).
+func cacheHeader(secs []cacheSection) []byte {
+	head := append([]byte(nil), cacheMagic...)
+	head = binary.LittleEndian.AppendUint32(head, uint32(len(secs)))
+	for _, s := range secs {
+		head = binary.LittleEndian.AppendUint16(head, uint16(len(s.profile)))
+		head = append(head, s.profile...)
+		head = binary.LittleEndian.AppendUint32(head, uint32(s.count))
+	}
+	return binary.LittleEndian.AppendUint32(head, crc32.ChecksumIEEE(head))
 }
 
 // noteWriteError warns about a cache that cannot be saved, except in a
@@ -472,12 +477,7 @@ func extendCounts(dir, profile string, from int, entries [][]byte) bool {
 	if _, err := f.WriteAt(block, c.ours.start+int64(from)*cacheEntrySize); err != nil {
 		return false
 	}
-	head := append([]byte(nil), cacheMagic...)
-	head = binary.LittleEndian.AppendUint32(head, 1)
-	head = binary.LittleEndian.AppendUint16(head, uint16(len(profile)))
-	head = append(head, profile...)
-	head = binary.LittleEndian.AppendUint32(head, uint32(from+len(entries)))
-	head = binary.LittleEndian.AppendUint32(head, crc32.ChecksumIEEE(head))
+	head := cacheHeader([]cacheSection{{profile: profile, count: int64(from + len(entries))}})
 	if int64(len(head)) != c.ours.start {
 		return false
 	}

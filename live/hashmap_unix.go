@@ -42,7 +42,7 @@ func hashMapped(f *os.File, cut int64, wantPrefix bool, limit int64) (prefix, fu
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if e, isFault := r.(interface{ Addr() uintptr }); !isFault || e == nil {
+			if _, isFault := r.(interface{ Addr() uintptr }); !isFault {
 				panic(r)
 			}
 			prefix, full, size, ok = "", "", 0, false

@@ -10,6 +10,7 @@ package claudecode
 // saving merges the two in key order (docs/BENCHMARKS.md, "step 4").
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -123,20 +124,11 @@ func (t *keyTable[V]) keep(keys []key, vals []V, i, j int) ([]key, []V) {
 	return keys, vals
 }
 
-func ascendingI32(v []int32) bool {
+// ascending: every value is above the one before it (a saved table is
+// searched by halving).
+func ascending[T cmp.Ordered](v []T) bool {
 	for i := 1; i < len(v); i++ {
 		if v[i] <= v[i-1] {
-			return false
-		}
-	}
-	return true
-}
-
-// ascending: every key is above the one before it (a saved table is
-// searched by halving).
-func ascending(keys []key) bool {
-	for i := 1; i < len(keys); i++ {
-		if keys[i] <= keys[i-1] {
 			return false
 		}
 	}

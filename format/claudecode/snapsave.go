@@ -20,10 +20,9 @@ type planCols struct {
 	idBytes, callBytes, resBytes  int
 }
 
-// countCols counts the columns of p's nodes: the first len(base.ID) from
-// base's columns (base may be nil: none), the rest from the planner.
-func countCols(p *planner, base *snap) planCols {
-	b := base.orEmpty()
+// countCols counts the columns of p's nodes: the first len(b.ID) from
+// b's columns, the rest from the planner.
+func countCols(p *planner, b *snap) planCols {
 	c := planCols{n: len(p.nodes), more: len(b.MoreOf), sums: len(b.SumOf), calls: len(b.CallIDs), results: len(b.Results),
 		idBytes: strBytes(b.ID), callBytes: strBytes(b.CallIDs), resBytes: strBytes(b.Results)}
 	for _, nd := range p.nodes[len(b.ID):] {
@@ -103,10 +102,11 @@ func encodePlanner(p *planner, rest *snapRest) ([]byte, error) {
 // encodeFrom is encodePlanner's encoding with the nodes of base (nil:
 // none) taken from its columns, and the gob-encoded rest.
 func encodeFrom(p *planner, base *snap, rest []byte) []byte {
+	base = base.orEmpty()
 	c := countCols(p, base)
 	w := make(wbuf, 0, c.size(p)+len(rest))
 	w = append(w, snapMagic...)
-	w.nodeCols(p.nodes, base.orEmpty(), c)
+	w.nodeCols(p.nodes, base, c)
 	putI32 := func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) }
 	tableCols(&w, p.uuidNode, 4, putI32)
 	tableCols(&w, p.skipParent, 8, func(b []byte, v key) { binary.LittleEndian.PutUint64(b, uint64(v)) })
@@ -161,27 +161,24 @@ func (w *wbuf) nodeCols(nodes []*pnode, base *snap, c planCols) {
 	w.moreCols(nodes, base, c.more)
 	w.i32Col(base.CallsN, fresh, func(nd *pnode) int32 { return int32(len(nd.calls)) })
 	w.i32Col(base.ResultsN, fresh, func(nd *pnode) int32 { return int32(len(nd.results)) })
-	w.strsOf(c.calls, c.callBytes, func(yield func(string)) {
-		for _, s := range base.CallIDs {
-			yield(s)
-		}
-		for _, nd := range fresh {
-			for _, s := range nd.calls {
-				yield(s)
-			}
-		}
-	})
-	w.strsOf(c.results, c.resBytes, func(yield func(string)) {
-		for _, s := range base.Results {
-			yield(s)
-		}
-		for _, nd := range fresh {
-			for _, s := range nd.results {
-				yield(s)
-			}
-		}
-	})
+	w.listCol(c.calls, c.callBytes, base.CallIDs, fresh, func(nd *pnode) []string { return nd.calls })
+	w.listCol(c.results, c.resBytes, base.Results, fresh, func(nd *pnode) []string { return nd.results })
 	w.sumCols(nodes, base, c.sums)
+}
+
+// listCol writes a column of k strings of total bytes: base's, then the
+// list of each fresh node, one after the other.
+func (w *wbuf) listCol(k, total int, base []string, fresh []*pnode, list func(*pnode) []string) {
+	w.strsOf(k, total, func(yield func(string)) {
+		for _, s := range base {
+			yield(s)
+		}
+		for _, nd := range fresh {
+			for _, s := range list(nd) {
+				yield(s)
+			}
+		}
+	})
 }
 
 // moreCols writes the merged lines (k of them): the node of each, then

@@ -181,7 +181,7 @@ func decodeSnap(state []byte) (*snap, error) {
 	}
 	// The tables are searched by halving (keytable.go), and so are the
 	// merged lines and the summaries of a node (pnodeAt).
-	ok = ok && slices.IsSorted(s.MoreOf) && ascendingI32(s.SumOf)
+	ok = ok && slices.IsSorted(s.MoreOf) && ascending(s.SumOf)
 	ok = ok && ascending(s.UUIDKeys) && ascending(s.SkipKeys) && ascending(s.IDKeys) && ascending(s.MsgKeys)
 	if !ok || calls != len(s.CallIDs) || results != len(s.Results) || sent != len(rs.SentNodes) || !snapSound(&s) {
 		return nil, fmt.Errorf("%w: the saved state is inconsistent", ErrCannotResume)
