@@ -37,8 +37,11 @@ func (it *lineItem) decode() {
 		it.blank = true
 		return
 	}
-	if it.decErr = decodeRecord(it.body, &it.rec, &it.rec.badMessage); it.decErr == nil {
-		it.badUTF8 = transcript.FirstInvalidUTF8(it.body)
+	ascii, err := decodeFirst(it.body, &it.rec)
+	if it.decErr = err; err == nil {
+		if !ascii {
+			it.badUTF8 = transcript.FirstInvalidUTF8(it.body)
+		}
 		it.rec.scanContent()
 	}
 }

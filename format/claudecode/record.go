@@ -61,7 +61,7 @@ type scannedContent struct {
 // scanContent decodes a user or assistant line's message content as
 // planMessage reads it, once, where the line is decoded.
 func (r *record) scanContent() {
-	if (r.Type != "user" && r.Type != "assistant") || r.Message == nil || r.badMessage != "" {
+	if r.scanned || (r.Type != "user" && r.Type != "assistant") || r.Message == nil || r.badMessage != "" {
 		return
 	}
 	r.scan.text, r.scan.blocks, _, r.scan.err = decodeContent[scanBlock](r.Message.Content)
@@ -142,7 +142,19 @@ type progressData struct {
 // fields are read, as hints); a message of the wrong shape is an error
 // only where a message is needed, so it is noted in bad.
 func decodeRecord(body []byte, v any, bad *string) error {
+	if r, ok := v.(*fullRecord); ok && fastFullRecord(body, r) {
+		return nil
+	}
 	return recordErr(input.Unmarshal(body, v), bad)
+}
+
+// decodeFirst is decodeRecord for the first pass, whose record fastRecord
+// also scans; ascii says the line is all ASCII (so valid UTF-8).
+func decodeFirst(body []byte, r *record) (ascii bool, err error) {
+	if ok, ascii := fastRecord(body, r); ok {
+		return ascii, nil
+	}
+	return false, decodeRecord(body, r, &r.badMessage)
 }
 
 // recordErr is decodeRecord's judgement of the decoder's error err: a
@@ -221,9 +233,19 @@ func decodeContent[B any](raw json.RawMessage) (text string, blocks []B, isBlock
 	case len(raw) == 0 || string(raw) == "null":
 		return "", nil, false, nil
 	case raw[0] == '"':
+		s := input.NewSkim(raw)
+		if text = s.Str(); s.End() {
+			return text, nil, false, nil
+		}
 		err = input.Unmarshal(raw, &text)
 		return text, nil, false, err
 	case raw[0] == '[':
+		if bp, ok := any(&blocks).(*[]block); ok {
+			if bl, ok := fastBlocks(raw); ok {
+				*bp = bl
+				return "", blocks, true, nil
+			}
+		}
 		err = input.Unmarshal(raw, &blocks)
 		return "", blocks, true, err
 	}

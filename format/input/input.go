@@ -2,7 +2,8 @@
 // safely: a JSONL line reader with a line-length limit, a bounded JSON
 // document decoder whose errors name file:line, and the small conversions
 // shared by formats (safe node ids, image references that never carry the
-// image bytes), and Spool, which copies a piped input to a temporary file.
+// image bytes), Spool, which copies a piped input to a temporary file, and
+// Skim, the validating pull reader behind the importers' fast decode paths.
 package input
 
 import (

@@ -1,0 +1,514 @@
+package input
+
+// This file holds Skim, the reader behind the importers' fast decode paths
+// (docs/BENCHMARKS.md, "the cold path", step 5): most of a transcript line
+// is text the import does not read (tool output, file contents), and a
+// general decoder spends most of its time validating and copying it.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Skim reads one JSON value's bytes as a pull parser: a fast path asks for
+// the fields it wants and skips the rest, every byte validated on the way.
+// It knows JSON's grammar and nothing of encoding/json's leniencies (case-
+// folded names, type errors, invalid UTF-8 in a decoded string, escaped
+// names): whatever falls outside the plain case makes it fail, and the
+// caller decodes the value again with Unmarshal, whose result and errors
+// stay the only reference. So a fast path only has to be right where Skim
+// succeeds; the tests compare the two on every shared transcript line.
+//
+// Every method is a no-op once Skim has failed; OK reports it.
+type Skim struct {
+	b    []byte
+	i    int
+	bad  bool
+	deep int
+	// high: a string read so far holds a byte over 0x7f.
+	high bool
+}
+
+// maxSkimDepth bounds nesting far below encoding/json's limit; a deeper
+// value is left to Unmarshal.
+const maxSkimDepth = 200
+
+// NewSkim starts reading b.
+func NewSkim(b []byte) Skim { return Skim{b: b} }
+
+// OK reports whether everything read so far was plain JSON.
+func (s *Skim) OK() bool { return !s.bad }
+
+// ASCII reports whether every string read so far was ASCII (so the
+// input, if OK, is valid UTF-8 without another look at it).
+func (s *Skim) ASCII() bool { return !s.high }
+
+// Fail marks the value as one for Unmarshal.
+func (s *Skim) Fail() { s.bad = true }
+
+// End checks that nothing but white space follows the value.
+func (s *Skim) End() bool {
+	s.ws()
+	if s.i != len(s.b) {
+		s.bad = true
+	}
+	return !s.bad
+}
+
+func (s *Skim) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the first byte of the next value ('{', '[', '"', 't', 'f',
+// 'n', a digit or '-'), or 0 at the end or after a failure.
+func (s *Skim) Peek() byte {
+	s.ws()
+	if s.bad || s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// Null consumes a null if one is next.
+func (s *Skim) Null() bool {
+	if s.Peek() == 'n' {
+		return s.literal("null")
+	}
+	return false
+}
+
+// Open consumes the opening bracket c ('{' or '[').
+func (s *Skim) Open(c byte) bool {
+	if s.Peek() != c {
+		s.bad = true
+		return false
+	}
+	if s.deep++; s.deep > maxSkimDepth {
+		s.bad = true
+		return false
+	}
+	s.i++
+	return true
+}
+
+// More moves to the next member of the container closed by c: false at
+// its end (consumed) or after a failure. *first is true before the first
+// member.
+func (s *Skim) More(c byte, first *bool) bool {
+	p := s.Peek()
+	if s.bad {
+		return false
+	}
+	if p == c {
+		s.i++
+		s.deep--
+		return false
+	}
+	if !*first {
+		if p != ',' {
+			s.bad = true
+			return false
+		}
+		s.i++
+		s.ws()
+	}
+	*first = false
+	return true
+}
+
+// Key reads an object member's name and its colon. A name with an escape
+// fails: it could spell any name.
+func (s *Skim) Key() []byte {
+	if s.Peek() != '"' {
+		s.bad = true
+		return nil
+	}
+	start := s.i + 1
+	end, esc, _ := s.str()
+	if esc {
+		s.bad = true
+	}
+	if s.Peek() != ':' {
+		s.bad = true
+		return nil
+	}
+	s.i++
+	return s.b[start:end]
+}
+
+// skipName passes over any member name and its colon.
+func (s *Skim) skipName() {
+	if s.Peek() != '"' {
+		s.bad = true
+		return
+	}
+	s.str()
+	if s.Peek() != ':' {
+		s.bad = true
+		return
+	}
+	s.i++
+}
+
+// name reads any member name, decoded, and its colon.
+func (s *Skim) name() string {
+	if s.Peek() != '"' {
+		s.bad = true
+		return ""
+	}
+	k := s.Str()
+	if s.Peek() != ':' {
+		s.bad = true
+		return ""
+	}
+	s.i++
+	return k
+}
+
+// Str reads a string, or null as ""; any other value fails, as does a
+// string that is not valid UTF-8 (encoding/json would replace its bytes).
+func (s *Skim) Str() string {
+	switch s.Peek() {
+	case 'n':
+		s.literal("null")
+		return ""
+	case '"':
+	default:
+		s.bad = true
+		return ""
+	}
+	start := s.i + 1
+	end, esc, high := s.str()
+	if s.bad {
+		return ""
+	}
+	raw := s.b[start:end]
+	// An escape decodes to ASCII or to a whole valid sequence, so the
+	// string is valid UTF-8 exactly when its raw bytes are.
+	if high && !utf8.Valid(raw) {
+		s.bad = true
+		return ""
+	}
+	if esc {
+		return s.unescape(raw)
+	}
+	return string(raw)
+}
+
+// Bool reads true, false or null (as false).
+func (s *Skim) Bool() bool {
+	switch s.Peek() {
+	case 't':
+		return s.literal("true")
+	case 'f':
+		s.literal("false")
+	case 'n':
+		s.literal("null")
+	default:
+		s.bad = true
+	}
+	return false
+}
+
+// Raw skips a value and returns its bytes (a slice of the input).
+func (s *Skim) Raw() []byte {
+	s.ws()
+	start := s.i
+	s.Skip()
+	if s.bad {
+		return nil
+	}
+	return s.b[start:s.i]
+}
+
+// Any reads a value as encoding/json decodes it into an interface:
+// map[string]any, []any, string, float64, bool or nil. A number out of
+// float64's range fails (encoding/json refuses it).
+func (s *Skim) Any() any {
+	switch c := s.Peek(); c {
+	case '"':
+		return s.Str()
+	case '{':
+		m := map[string]any{}
+		s.Open('{')
+		for first := true; s.More('}', &first); {
+			k := s.name()
+			m[k] = s.Any()
+		}
+		return m
+	case '[':
+		a := []any{}
+		s.Open('[')
+		for first := true; s.More(']', &first); {
+			a = append(a, s.Any())
+		}
+		return a
+	case 't', 'f':
+		return s.Bool()
+	case 'n':
+		s.literal("null")
+		return nil
+	default:
+		start := s.i
+		s.number()
+		if s.bad {
+			return nil
+		}
+		f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+		if err != nil {
+			s.bad = true
+		}
+		return f
+	}
+}
+
+// Skip validates and passes over one value.
+func (s *Skim) Skip() {
+	switch c := s.Peek(); c {
+	case '"':
+		s.str()
+	case '{':
+		s.Open('{')
+		for first := true; s.More('}', &first); {
+			s.skipName()
+			s.Skip()
+		}
+	case '[':
+		s.Open('[')
+		for first := true; s.More(']', &first); {
+			s.Skip()
+		}
+	case 't':
+		s.literal("true")
+	case 'f':
+		s.literal("false")
+	case 'n':
+		s.literal("null")
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			s.number()
+			return
+		}
+		s.bad = true
+	}
+}
+
+func (s *Skim) literal(lit string) bool {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		s.bad = true
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// number passes over -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (s *Skim) number() {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		s.bad = true
+		return
+	}
+	if i < len(b) && b[i] == '.' {
+		if j := digits(b, i+1); j > i+1 {
+			i = j
+		} else {
+			s.bad = true
+			return
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			s.bad = true
+			return
+		}
+		i = j
+	}
+	s.i = i
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// str passes over the string that starts at s.i: end is the index of its
+// closing quote; esc says it holds an escape, high a byte over 0x7f.
+// Eight bytes at a time, a word is tested for a quote, a backslash or a
+// control character at once (the classic has-less-than bit trick), which
+// is what makes skipping a tool's output cheap.
+func (s *Skim) str() (end int, esc, high bool) {
+	b, i := s.b, s.i+1
+	var seen uint64
+	for {
+		for ; i+8 <= len(b); i += 8 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			seen |= w
+			q, bs := w^(ones*'"'), w^(ones*'\\')
+			stop := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - ones*0x20) &^ w)
+			if stop &= highs; stop != 0 {
+				i += bits.TrailingZeros64(stop) / 8
+				break
+			}
+		}
+		for ; i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20; i++ {
+			seen |= uint64(b[i])
+		}
+		if i >= len(b) || b[i] < 0x20 {
+			s.bad = true
+			return i, esc, false
+		}
+		if b[i] == '"' {
+			s.i = i + 1
+			high = seen&highs != 0
+			s.high = s.high || high
+			return i, esc, high
+		}
+		esc = true
+		n := escapeLen(b[i:])
+		if n == 0 {
+			s.bad = true
+			return i, esc, false
+		}
+		i += n
+	}
+}
+
+// escapeLen is the length of the valid escape at the start of b, or 0.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) >= 6 && hex4(b[2:6]) >= 0 {
+			return 6
+		}
+	}
+	return 0
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return r
+}
+
+// unescape decodes the escapes of a valid string's raw bytes; a \u
+// escape of a surrogate fails (encoding/json pairs or replaces it).
+func (s *Skim) unescape(raw []byte) string {
+	var out strings.Builder
+	out.Grow(len(raw))
+	for {
+		j := bytes.IndexByte(raw, '\\')
+		if j < 0 {
+			out.Write(raw)
+			return out.String()
+		}
+		out.Write(raw[:j])
+		c := raw[j+1]
+		raw = raw[j+2:]
+		switch c {
+		case 'u':
+			r := hex4(raw[:4])
+			if utf8.RuneLen(r) < 0 {
+				s.bad = true
+				return ""
+			}
+			out.WriteRune(r)
+			raw = raw[4:]
+			continue
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		}
+		out.WriteByte(c)
+	}
+}
+
+// NearName reports whether key is not one of a struct's names but
+// encoding/json could still match it to one of them (norms, each name in
+// lower case without '_' or '-'): a name differing only in case, or in
+// '_' and '-' (which some decoders ignore), or any name with a byte over
+// 0x7f (Unicode case folding). A fast path fails on such a key.
+func NearName(key []byte, norms []string) bool {
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for _, n := range norms {
+		if normEqual(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func normEqual(key []byte, norm string) bool {
+	j := 0
+	for _, c := range key {
+		if c == '_' || c == '-' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if j >= len(norm) || norm[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(norm)
+}
