@@ -523,6 +523,9 @@ func (n *Node) CoversIDs() []string {
 	if !ok {
 		return nil
 	}
+	if ids, ok := plainStrings(raw); ok {
+		return ids
+	}
 	var ids []string
 	if json.Unmarshal(raw, &ids) != nil {
 		return nil

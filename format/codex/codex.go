@@ -366,8 +366,10 @@ func (st *state) finish(h head, threads map[string]*thread) {
 
 func (st *state) decode(line []byte, rec *record) error {
 	*rec = record{} // a reused RawMessage would alias the previous payload
-	if err := st.lines.Unmarshal(line, rec, `a Codex rollout record {"timestamp","type","payload"}`); err != nil {
-		return err
+	if !fastRecord(line, rec) {
+		if err := st.lines.Unmarshal(line, rec, `a Codex rollout record {"timestamp","type","payload"}`); err != nil {
+			return err
+		}
 	}
 	switch {
 	case rec.RecordType != "" && rec.Type == "":

@@ -232,6 +232,26 @@ func (s *Skim) Raw() []byte {
 	return s.b[start:s.i]
 }
 
+// Int64 reads an integer as encoding/json decodes it into an int64: a
+// fraction, an exponent or a value out of range fails.
+func (s *Skim) Int64() int64 {
+	c := s.Peek()
+	if c != '-' && (c < '0' || c > '9') {
+		s.bad = true
+		return 0
+	}
+	start := s.i
+	s.number()
+	if s.bad {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+	if err != nil {
+		s.bad = true
+	}
+	return n
+}
+
 // Any reads a value as encoding/json decodes it into an interface:
 // map[string]any, []any, string, float64, bool or nil. A number out of
 // float64's range fails (encoding/json refuses it).
