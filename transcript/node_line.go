@@ -244,6 +244,11 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if !html {
+			if i = plainRunString(s, i); i >= len(s) {
+				break
+			}
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if safe[b] {

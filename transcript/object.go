@@ -119,15 +119,14 @@ func SkipJSONSpace(data []byte, i int) int {
 
 // skipString returns the index after the string starting at data[i].
 func skipString(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
+	for i++; ; i += 2 {
+		if i = nextQuoteOrEscape(data, i); i >= len(data) {
+			return i
+		}
+		if data[i] == '"' {
 			return i + 1
 		}
 	}
-	return i
 }
 
 // skipValue returns the index after the (valid) value starting at data[i].

@@ -20,6 +20,9 @@ func unquoteJSON(lit []byte) (string, bool) {
 		return "", false
 	}
 	s := lit[1 : len(lit)-1]
+	if plainRun(s, 0) == len(s) {
+		return string(s), true
+	}
 	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
 	for r := 0; r < len(s); {
 		switch c := s[r]; {
@@ -66,9 +69,7 @@ func unquoteJSON(lit []byte) (string, bool) {
 			return "", false
 		case c < utf8.RuneSelf:
 			start := r
-			for r < len(s) && s[r] >= ' ' && s[r] < utf8.RuneSelf && s[r] != '"' && s[r] != '\\' {
-				r++
-			}
+			r = plainRun(s, r)
 			b = append(b, s[start:r]...)
 		default:
 			rr, size := utf8.DecodeRune(s[r:])
