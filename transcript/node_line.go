@@ -245,7 +245,7 @@ func appendJSONString(dst []byte, s string, html bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if !html {
-			if i = plainRunString(s, i); i >= len(s) {
+			if i = plainRun(s, i); i >= len(s) {
 				break
 			}
 		}

@@ -36,9 +36,10 @@ func nextQuoteOrEscape(b []byte, i int) int {
 // plainRun returns the index of the first byte of b at or after i that a
 // JSON string cannot hold as is (a quote, a backslash, a control byte) or
 // that needs a look as UTF-8 (over 0x7f), or len(b).
-func plainRun(b []byte, i int) int {
+func plainRun[T string | []byte](b T, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
+		w := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
 		stop := zeroBytes(w^(ones*'"')) | zeroBytes(w^(ones*'\\')) | ((w-ones*0x20)&^w)&highs | w&highs
 		if stop != 0 {
 			return i + bits.TrailingZeros64(stop)/8
@@ -46,24 +47,6 @@ func plainRun(b []byte, i int) int {
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-			return i
-		}
-	}
-	return i
-}
-
-// plainRunString is plainRun over a string.
-func plainRunString(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		stop := zeroBytes(w^(ones*'"')) | zeroBytes(w^(ones*'\\')) | ((w-ones*0x20)&^w)&highs | w&highs
-		if stop != 0 {
-			return i + bits.TrailingZeros64(stop)/8
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
 			return i
 		}
 	}

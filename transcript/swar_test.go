@@ -32,8 +32,8 @@ func TestWordScans(t *testing.T) {
 			if got, want := plainRun(b, i), naivePlainRun(b, i); got != want {
 				t.Fatalf("plainRun(%q, %d) = %d, want %d", b, i, got, want)
 			}
-			if got, want := plainRunString(string(b), i), naivePlainRun(b, i); got != want {
-				t.Fatalf("plainRunString(%q, %d) = %d, want %d", b, i, got, want)
+			if got, want := plainRun(string(b), i), naivePlainRun(b, i); got != want {
+				t.Fatalf("plainRun(%q, %d) = %d, want %d", b, i, got, want)
 			}
 			if got, want := nextQuoteOrEscape(b, i), naiveQuoteOrEscape(b, i); got != want {
 				t.Fatalf("nextQuoteOrEscape(%q, %d) = %d, want %d", b, i, got, want)

@@ -9,22 +9,22 @@ import (
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
-// fullNorms are fullRecord's JSON names as input.NearName compares them.
-var fullNorms = append([]string{"timestamp", "ismeta", "isapierrormessage", "content"}, recordNorms...)
+var (
+	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content"}, recordNorms...)
+	blockNorms  = []string{"type", "text", "thinking", "signature", "data", "id", "name", "input", "tooluseid", "content", "iserror", "source"}
+	sourceNorms = []string{"type", "mediatype", "data", "url", "fileid"}
+)
 
 // fastFullRecord is fastRecord for the second pass: r must be zero, and is
 // zero again when it returns false.
 func fastFullRecord(body []byte, r *fullRecord) bool {
 	s := input.NewSkim(body)
-	var have, own uint32
-	if s.Open('{') {
-		for first := true; s.More('}', &first); {
-			key := s.Key()
-			if !r.ownField(&s, key, &own) && !r.field(&s, key, &have) {
-				skipOther(&s, key, fullNorms)
-			}
+	s.Object(fullNorms, func(key []byte) uint32 {
+		if bit := r.ownField(&s, key); bit != 0 {
+			return bit
 		}
-	}
+		return r.field(&s, key)
+	})
 	if !s.End() {
 		*r = fullRecord{}
 		return false
@@ -32,35 +32,29 @@ func fastFullRecord(body []byte, r *fullRecord) bool {
 	return true
 }
 
-// ownField decodes the fields fullRecord adds to record. compactMetadata
-// is one: fullRecord's own field hides record's.
-func (r *fullRecord) ownField(s *input.Skim, key []byte, have *uint32) bool {
-	bit := uint32(0)
+// ownField decodes the fields fullRecord adds to record (bits above
+// record's). compactMetadata is one: fullRecord's own field hides
+// record's.
+func (r *fullRecord) ownField(s *input.Skim, key []byte) uint32 {
 	switch string(key) {
 	case "timestamp":
-		bit, r.Timestamp = 1<<0, s.Str()
+		r.Timestamp = s.Str()
+		return 1 << 24
 	case "isMeta":
-		bit, r.IsMeta = 1<<1, s.Bool()
+		r.IsMeta = s.Bool()
+		return 1 << 25
 	case "isApiErrorMessage":
-		bit, r.IsAPIErrorMessage = 1<<2, s.Bool()
+		r.IsAPIErrorMessage = s.Bool()
+		return 1 << 26
 	case "content":
-		bit, r.Content = 1<<3, json.RawMessage(s.Raw())
+		r.Content = json.RawMessage(s.Raw())
+		return 1 << 27
 	case "compactMetadata":
-		bit, r.CompactMetadata = 1<<4, json.RawMessage(s.Raw())
-	default:
-		return false
+		r.CompactMetadata = json.RawMessage(s.Raw())
+		return 1 << 28
 	}
-	if *have&bit != 0 {
-		s.Fail()
-	}
-	*have |= bit
-	return true
+	return 0
 }
-
-var (
-	blockNorms  = []string{"type", "text", "thinking", "signature", "data", "id", "name", "input", "tooluseid", "content", "iserror", "source"}
-	sourceNorms = []string{"type", "mediatype", "data", "url", "fileid"}
-)
 
 // fastBlocks decodes a content array as decodeContent[block] does; false
 // for anything it does not decode with certainty.
@@ -71,7 +65,7 @@ func fastBlocks(raw []byte) ([]block, bool) {
 	for first := true; s.More(']', &first); {
 		var b block
 		if !s.Null() {
-			b.decode(&s)
+			s.Object(blockNorms, b.field(&s))
 		}
 		blocks = append(blocks, b)
 	}
@@ -81,77 +75,80 @@ func fastBlocks(raw []byte) ([]block, bool) {
 	return blocks, true
 }
 
-func (b *block) decode(s *input.Skim) {
-	var have uint32
-	s.Open('{')
-	for first := true; s.More('}', &first); {
-		key := s.Key()
-		bit := uint32(0)
+func (b *block) field(s *input.Skim) func([]byte) uint32 {
+	return func(key []byte) uint32 {
 		switch string(key) {
 		case "type":
-			bit, b.Type = 1<<0, s.Str()
+			b.Type = s.Str()
+			return 1 << 0
 		case "text":
-			bit, b.Text = 1<<1, s.Str()
+			b.Text = s.Str()
+			return 1 << 1
 		case "thinking":
-			bit, b.Thinking = 1<<2, s.Str()
+			b.Thinking = s.Str()
+			return 1 << 2
 		case "signature":
-			bit, b.Signature = 1<<3, s.Str()
-		case "data":
-			bit, b.Data = 1<<4, json.RawMessage(s.Raw())
+			b.Signature = s.Str()
+			return 1 << 3
 		case "id":
-			bit, b.ID = 1<<5, s.Str()
+			b.ID = s.Str()
+			return 1 << 4
 		case "name":
-			bit, b.Name = 1<<6, s.Str()
-		case "input":
-			bit, b.Input = 1<<7, json.RawMessage(s.Raw())
+			b.Name = s.Str()
+			return 1 << 5
 		case "tool_use_id":
-			bit, b.ToolUseID = 1<<8, s.Str()
-		case "content":
-			bit, b.Content = 1<<9, s.Any()
-		case "is_error":
-			bit, b.IsError = 1<<10, s.Bool()
-		case "source":
-			bit = 1 << 11
-			if !s.Null() {
-				b.Source = fastSource(s)
-			}
-		default:
-			skipOther(s, key, blockNorms)
-			continue
+			b.ToolUseID = s.Str()
+			return 1 << 6
 		}
-		if have&bit != 0 {
-			s.Fail()
-		}
-		have |= bit
+		return b.rawField(s, key)
 	}
 }
 
-func fastSource(s *input.Skim) *source {
-	src := &source{}
-	var have uint32
-	s.Open('{')
-	for first := true; s.More('}', &first); {
-		key := s.Key()
-		bit := uint32(0)
+// rawField is field for the members whose values are not strings.
+func (b *block) rawField(s *input.Skim, key []byte) uint32 {
+	switch string(key) {
+	case "data":
+		b.Data = json.RawMessage(s.Raw())
+		return 1 << 7
+	case "input":
+		b.Input = json.RawMessage(s.Raw())
+		return 1 << 8
+	case "content":
+		b.Content = s.Any()
+		return 1 << 9
+	case "is_error":
+		b.IsError = s.Bool()
+		return 1 << 10
+	case "source":
+		if !s.Null() {
+			src := &source{}
+			s.Object(sourceNorms, src.field(s))
+			b.Source = src
+		}
+		return 1 << 11
+	}
+	return 0
+}
+
+func (src *source) field(s *input.Skim) func([]byte) uint32 {
+	return func(key []byte) uint32 {
 		switch string(key) {
 		case "type":
-			bit, src.Type = 1<<0, s.Str()
+			src.Type = s.Str()
+			return 1 << 0
 		case "media_type":
-			bit, src.MediaType = 1<<1, s.Str()
+			src.MediaType = s.Str()
+			return 1 << 1
 		case "data":
-			bit, src.Data = 1<<2, s.Str()
+			src.Data = s.Str()
+			return 1 << 2
 		case "url":
-			bit, src.URL = 1<<3, s.Str()
+			src.URL = s.Str()
+			return 1 << 3
 		case "file_id":
-			bit, src.FileID = 1<<4, s.Str()
-		default:
-			skipOther(s, key, sourceNorms)
-			continue
+			src.FileID = s.Str()
+			return 1 << 4
 		}
-		if have&bit != 0 {
-			s.Fail()
-		}
-		have |= bit
+		return 0
 	}
-	return src
 }

@@ -11,10 +11,17 @@ import (
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
-// recordNorms are record's JSON names as input.NearName compares them.
-var recordNorms = []string{"type", "subtype", "uuid", "parentuuid", "logicalparentuuid", "issidechain",
-	"iscompactsummary", "agentid", "requestid", "parenttooluseid", "message", "rendered", "renderedrole",
-	"compactmetadata", "hash", "tail", "tooluseresult", "data"}
+// The names of each decoded struct's fields as input.NearName compares
+// them.
+var (
+	recordNorms = []string{"type", "subtype", "uuid", "parentuuid", "logicalparentuuid", "issidechain",
+		"iscompactsummary", "agentid", "requestid", "parenttooluseid", "message", "rendered", "renderedrole",
+		"compactmetadata", "hash", "tail", "tooluseresult", "data"}
+	messageNorms  = []string{"id", "role", "model", "content", "usage", "stopreason"}
+	agentNorms    = []string{"agentid"}
+	progressNorms = []string{"type", "agentid"}
+	scanNorms     = []string{"type", "text", "id", "name", "input", "tooluseid"}
+)
 
 // fastRecord decodes body into r (which must be zero) as decodeRecord
 // would, and scans its content as scanContent would. It returns false,
@@ -24,14 +31,7 @@ var recordNorms = []string{"type", "subtype", "uuid", "parentuuid", "logicalpare
 // ascii says every string of the line was ASCII.
 func fastRecord(body []byte, r *record) (ok, ascii bool) {
 	s := input.NewSkim(body)
-	var have uint32
-	if s.Open('{') {
-		for first := true; s.More('}', &first); {
-			if key := s.Key(); !r.field(&s, key, &have) {
-				skipOther(&s, key, recordNorms)
-			}
-		}
-	}
+	s.Object(recordNorms, func(key []byte) uint32 { return r.field(&s, key) })
 	if s.End() {
 		r.scanContentFast(&s)
 	}
@@ -42,124 +42,122 @@ func fastRecord(body []byte, r *record) (ok, ascii bool) {
 	return true, s.ASCII()
 }
 
-// field decodes the value of the member named key, failing s for a name
-// decoded twice or one fastRecord leaves to decodeRecord; false (nothing
-// read) for a name that is not record's.
-func (r *record) field(s *input.Skim, key []byte, have *uint32) bool {
-	bit := uint32(0)
+// field decodes the value of the member named key and returns its bit, or
+// 0 (nothing read) for a name that is not record's. It fails s for a
+// field fastRecord leaves to decodeRecord.
+func (r *record) field(s *input.Skim, key []byte) uint32 {
 	switch string(key) {
 	case "type":
-		bit, r.Type = 1<<0, s.Str()
+		r.Type = s.Str()
+		return 1 << 0
 	case "subtype":
-		bit, r.Subtype = 1<<1, s.Str()
+		r.Subtype = s.Str()
+		return 1 << 1
 	case "uuid":
-		bit, r.UUID = 1<<2, s.Str()
+		r.UUID = s.Str()
+		return 1 << 2
 	case "parentUuid":
-		bit, r.ParentUUID = 1<<3, s.Str()
+		r.ParentUUID = s.Str()
+		return 1 << 3
 	case "logicalParentUuid":
-		bit, r.LogicalParentUUID = 1<<4, s.Str()
+		r.LogicalParentUUID = s.Str()
+		return 1 << 4
 	case "isSidechain":
-		bit, r.IsSidechain = 1<<5, s.Bool()
+		r.IsSidechain = s.Bool()
+		return 1 << 5
 	case "isCompactSummary":
-		bit, r.IsCompactSummary = 1<<6, s.Bool()
+		r.IsCompactSummary = s.Bool()
+		return 1 << 6
 	case "agentId":
-		bit, r.AgentID = 1<<7, s.Str()
+		r.AgentID = s.Str()
+		return 1 << 7
 	case "requestId":
-		bit, r.RequestID = 1<<8, s.Str()
+		r.RequestID = s.Str()
+		return 1 << 8
 	case "parentToolUseID":
-		bit, r.ParentToolUseID = 1<<9, s.Str()
+		r.ParentToolUseID = s.Str()
+		return 1 << 9
 	case "renderedRole":
-		bit, r.RenderedRole = 1<<10, s.Str()
+		r.RenderedRole = s.Str()
+		return 1 << 10
 	case "hash":
-		bit, r.Hash = 1<<11, s.Str()
+		r.Hash = s.Str()
+		return 1 << 11
+	}
+	return r.objectField(s, key)
+}
+
+// objectField is field for the members whose values are not strings.
+func (r *record) objectField(s *input.Skim, key []byte) uint32 {
+	switch string(key) {
 	case "message":
-		bit = 1 << 12
 		if !s.Null() {
 			r.Message = fastMessage(s)
 		}
+		return 1 << 12
 	case "tail":
-		bit, r.Tail = 1<<13, fastStrings(s)
+		r.Tail = fastStrings(s)
+		return 1 << 13
 	case "toolUseResult":
-		bit, r.ToolUseResult = 1<<14, fastAgentRef(s)
+		r.ToolUseResult = fastAgentRef(s)
+		return 1 << 14
 	case "data":
-		bit = 1 << 15
 		if !s.Null() {
-			r.Data = fastProgress(s)
+			d := &progressData{}
+			s.Object(progressNorms, d.field(s))
+			r.Data = d
 		}
-	case "rendered", "compactMetadata":
+		return 1 << 15
+	case "rendered":
 		if !s.Null() {
 			s.Fail()
 		}
-		bit = 1 << 16
-		if key[0] == 'c' {
-			bit = 1 << 17
+		return 1 << 16
+	case "compactMetadata":
+		if !s.Null() {
+			s.Fail()
 		}
-	default:
-		return false
+		return 1 << 17
 	}
-	if *have&bit != 0 {
-		s.Fail()
-	}
-	*have |= bit
-	return true
+	return 0
 }
-
-// skipOther passes over the value of a member no field names, failing s
-// where encoding/json could match the name to a field after all.
-func skipOther(s *input.Skim, key []byte, norms []string) {
-	if input.NearName(key, norms) {
-		s.Fail()
-	}
-	s.Skip()
-}
-
-var messageNorms = []string{"id", "role", "model", "content", "usage", "stopreason"}
 
 // fastMessage reads a message object; any other value fails (decodeRecord
 // notes it in badMessage).
 func fastMessage(s *input.Skim) *message {
 	m := &message{}
-	var have uint32
-	if !s.Open('{') {
-		return nil
-	}
-	for first := true; s.More('}', &first); {
-		key := s.Key()
-		bit := uint32(0)
+	s.Object(messageNorms, func(key []byte) uint32 {
 		switch string(key) {
 		case "id":
-			bit, m.ID = 1<<0, s.Str()
+			m.ID = s.Str()
+			return 1 << 0
 		case "role":
-			bit, m.Role = 1<<1, s.Str()
+			m.Role = s.Str()
+			return 1 << 1
 		case "model":
-			bit, m.Model = 1<<2, s.Str()
+			m.Model = s.Str()
+			return 1 << 2
 		case "content":
-			bit, m.Content = 1<<3, json.RawMessage(s.Raw())
+			m.Content = json.RawMessage(s.Raw())
+			return 1 << 3
 		case "usage":
-			bit, m.Usage = 1<<4, json.RawMessage(s.Raw())
+			m.Usage = json.RawMessage(s.Raw())
+			return 1 << 4
 		case "stop_reason":
-			bit, m.StopReason = 1<<5, s.Str()
-		default:
-			skipOther(s, key, messageNorms)
-			continue
+			m.StopReason = s.Str()
+			return 1 << 5
 		}
-		if have&bit != 0 {
-			s.Fail()
-		}
-		have |= bit
-	}
+		return 0
+	})
 	return m
 }
 
 // fastStrings reads an array of strings, or null.
 func fastStrings(s *input.Skim) []string {
-	if s.Null() {
+	if s.Null() || !s.Open('[') {
 		return nil
 	}
 	out := []string{}
-	if !s.Open('[') {
-		return nil
-	}
 	for first := true; s.More(']', &first); {
 		if s.Peek() != '"' {
 			s.Fail()
@@ -181,56 +179,30 @@ func fastAgentRef(s *input.Skim) *agentRef {
 		s.Skip()
 		return a
 	}
-	s.Open('{')
-	seen := false
-	for first := true; s.More('}', &first); {
-		key := s.Key()
-		switch {
-		case string(key) == "agentId" && !seen:
-			seen = true
-			a.AgentID = s.Str()
-		case string(key) == "agentId" || input.NearName(key, agentNorms):
-			s.Fail()
-		default:
-			s.Skip()
+	s.Object(agentNorms, func(key []byte) uint32 {
+		if string(key) != "agentId" {
+			return 0
 		}
-	}
+		a.AgentID = s.Str()
+		return 1
+	})
 	return a
 }
 
-// fastProgress reads a progress line's data object.
-func fastProgress(s *input.Skim) *progressData {
-	d := &progressData{}
-	var have uint32
-	if !s.Open('{') {
-		return nil
-	}
-	for first := true; s.More('}', &first); {
-		key := s.Key()
-		bit := uint32(0)
+// field reads a progress line's data object.
+func (d *progressData) field(s *input.Skim) func([]byte) uint32 {
+	return func(key []byte) uint32 {
 		switch string(key) {
 		case "type":
-			bit, d.Type = 1, s.Str()
+			d.Type = s.Str()
+			return 1 << 0
 		case "agentId":
-			bit, d.AgentID = 2, s.Str()
-		default:
-			skipOther(s, key, progressNorms)
-			continue
+			d.AgentID = s.Str()
+			return 1 << 1
 		}
-		if have&bit != 0 {
-			s.Fail()
-		}
-		have |= bit
+		return 0
 	}
-	return d
 }
-
-var (
-	agentNorms    = []string{"agentid"}
-	progressNorms = []string{"type", "agentid"}
-)
-
-var scanNorms = []string{"type", "text", "id", "name", "input", "tooluseid"}
 
 // scanContentFast is scanContent through s's reader: a string content or
 // an array of blocks (objects or nulls); anything else fails.
@@ -238,8 +210,7 @@ func (r *record) scanContentFast(s *input.Skim) {
 	if (r.Type != "user" && r.Type != "assistant") || r.Message == nil {
 		return
 	}
-	raw := r.Message.Content
-	c := input.NewSkim(raw)
+	c := input.NewSkim(r.Message.Content)
 	switch c.Peek() {
 	case 0:
 		// No content: scanContent's decodeContent reads nothing.
@@ -264,38 +235,36 @@ func scanBlocks(c *input.Skim) []scanBlock {
 	c.Open('[')
 	for first := true; c.More(']', &first); {
 		var b scanBlock
-		if c.Null() {
-			blocks = append(blocks, b)
-			continue
-		}
-		var have uint32
-		c.Open('{')
-		for first := true; c.More('}', &first); {
-			key := c.Key()
-			bit := uint32(0)
-			switch string(key) {
-			case "type":
-				bit, b.Type = 1<<0, c.Str()
-			case "text":
-				bit, b.Text = 1<<1, c.Str()
-			case "id":
-				bit, b.ID = 1<<2, c.Str()
-			case "name":
-				bit, b.Name = 1<<3, c.Str()
-			case "input":
-				bit, b.Input = 1<<4, json.RawMessage(c.Raw())
-			case "tool_use_id":
-				bit, b.ToolUseID = 1<<5, c.Str()
-			default:
-				skipOther(c, key, scanNorms)
-				continue
-			}
-			if have&bit != 0 {
-				c.Fail()
-			}
-			have |= bit
+		if !c.Null() {
+			c.Object(scanNorms, b.field(c))
 		}
 		blocks = append(blocks, b)
 	}
 	return blocks
+}
+
+func (b *scanBlock) field(c *input.Skim) func([]byte) uint32 {
+	return func(key []byte) uint32 {
+		switch string(key) {
+		case "type":
+			b.Type = c.Str()
+			return 1 << 0
+		case "text":
+			b.Text = c.Str()
+			return 1 << 1
+		case "id":
+			b.ID = c.Str()
+			return 1 << 2
+		case "name":
+			b.Name = c.Str()
+			return 1 << 3
+		case "input":
+			b.Input = json.RawMessage(c.Raw())
+			return 1 << 4
+		case "tool_use_id":
+			b.ToolUseID = c.Str()
+			return 1 << 5
+		}
+		return 0
+	}
 }

@@ -1,10 +1,6 @@
 package claudecode
 
 import (
-	"bufio"
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -149,37 +145,18 @@ func TestFastRecordSeeds(t *testing.T) {
 // requires the fast one to decode nearly every Claude Code line: the
 // speed of the cold import rests on it.
 func TestFastRecordMatchesOnRealLines(t *testing.T) {
-	var files []string
-	for _, root := range []string{sessiontest.External(t), "../.."} {
-		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") &&
-				(root != "../.." || strings.Contains(path, "testdata")) {
-				files = append(files, path)
-			}
-			return nil
-		})
-	}
 	ccLines, ccFast := 0, 0
-	for _, path := range files {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		claude := strings.Contains(path, "claude")
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			fast := compareFast(t, sc.Bytes())
-			full := compareFull(t, sc.Bytes())
-			if claude {
-				ccLines++
-				if fast && full {
-					ccFast++
-				}
+	sessiontest.EachRealLine(t, "../..", func(path string, line []byte) {
+		fast := compareFast(t, line)
+		full := compareFull(t, line)
+		if strings.Contains(path, "claude") {
+			ccLines++
+			if fast && full {
+				ccFast++
 			}
 		}
-	}
-	t.Logf("%d files; %d of %d Claude Code lines decoded by the fast path", len(files), ccFast, ccLines)
+	})
+	t.Logf("%d of %d Claude Code lines decoded by the fast path", ccFast, ccLines)
 	if ccLines < 1000 || ccFast*100 < ccLines*90 {
 		t.Errorf("the fast path decoded %d of %d Claude Code lines; want 90%%", ccFast, ccLines)
 	}

@@ -19,41 +19,32 @@ var recordNorms = []string{"timestamp", "type", "payload", "ordinal", "recordtyp
 // onto a field, a name given twice.
 func fastRecord(line []byte, rec *record) bool {
 	s := input.NewSkim(line)
-	var have uint32
-	if s.Open('{') {
-		for first := true; s.More('}', &first); {
-			key := s.Key()
-			bit := uint32(0)
-			switch string(key) {
-			case "timestamp":
-				bit, rec.Timestamp = 1<<0, s.Str()
-			case "type":
-				bit, rec.Type = 1<<1, s.Str()
-			case "payload":
-				bit, rec.Payload = 1<<2, json.RawMessage(s.Raw())
-			case "ordinal":
-				bit = 1 << 3
-				if !s.Null() {
-					n := s.Int64()
-					rec.Ordinal = &n
-				}
-			case "record_type":
-				bit, rec.RecordType = 1<<4, s.Str()
-			case "id":
-				bit, rec.ID = 1<<5, s.Str()
-			default:
-				if input.NearName(key, recordNorms) {
-					s.Fail()
-				}
-				s.Skip()
-				continue
+	s.Object(recordNorms, func(key []byte) uint32 {
+		switch string(key) {
+		case "timestamp":
+			rec.Timestamp = s.Str()
+			return 1 << 0
+		case "type":
+			rec.Type = s.Str()
+			return 1 << 1
+		case "payload":
+			rec.Payload = json.RawMessage(s.Raw())
+			return 1 << 2
+		case "ordinal":
+			if !s.Null() {
+				n := s.Int64()
+				rec.Ordinal = &n
 			}
-			if have&bit != 0 {
-				s.Fail()
-			}
-			have |= bit
+			return 1 << 3
+		case "record_type":
+			rec.RecordType = s.Str()
+			return 1 << 4
+		case "id":
+			rec.ID = s.Str()
+			return 1 << 5
 		}
-	}
+		return 0
+	})
 	if !s.End() {
 		*rec = record{}
 		return false

@@ -1,10 +1,6 @@
 package codex
 
 import (
-	"bufio"
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -58,35 +54,17 @@ func TestFastRecordSeeds(t *testing.T) {
 // on every line of the shared real transcripts and the repository's
 // recordings, and requires it to decode nearly every Codex line.
 func TestFastRecordMatchesOnRealLines(t *testing.T) {
-	var files []string
-	for _, root := range []string{sessiontest.External(t), "../.."} {
-		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") &&
-				(root != "../.." || strings.Contains(path, "testdata")) {
-				files = append(files, path)
-			}
-			return nil
-		})
-	}
 	lines, fast := 0, 0
-	for _, path := range files {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			ok := compareFast(t, sc.Bytes())
-			if strings.Contains(path, "codex") {
-				lines++
-				if ok {
-					fast++
-				}
+	sessiontest.EachRealLine(t, "../..", func(path string, line []byte) {
+		ok := compareFast(t, line)
+		if strings.Contains(path, "codex") {
+			lines++
+			if ok {
+				fast++
 			}
 		}
-	}
-	t.Logf("%d files; %d of %d Codex lines decoded by the fast path", len(files), fast, lines)
+	})
+	t.Logf("%d of %d Codex lines decoded by the fast path", fast, lines)
 	if lines < 1000 || fast*100 < lines*90 {
 		t.Errorf("the fast path decoded %d of %d Codex lines; want 90%%", fast, lines)
 	}

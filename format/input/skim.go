@@ -127,6 +127,34 @@ func (s *Skim) More(c byte, first *bool) bool {
 	return true
 }
 
+// Object reads the object that is next, member by member. field reads
+// the value of a member it knows and returns the member's bit (its own
+// power of two), or returns 0, having read nothing, for a name it does not
+// know, whose value is skipped — unless encoding/json could still match
+// that name to a field (NearName against norms) or a bit comes twice: then
+// s fails.
+func (s *Skim) Object(norms []string, field func(key []byte) uint32) {
+	if !s.Open('{') {
+		return
+	}
+	var have uint32
+	for first := true; s.More('}', &first); {
+		key := s.Key()
+		bit := field(key)
+		if bit == 0 {
+			if NearName(key, norms) {
+				s.bad = true
+			}
+			s.Skip()
+			continue
+		}
+		if have&bit != 0 {
+			s.bad = true
+		}
+		have |= bit
+	}
+}
+
 // Key reads an object member's name and its colon. A name with an escape
 // fails: it could spell any name.
 func (s *Skim) Key() []byte {

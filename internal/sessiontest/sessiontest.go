@@ -1,9 +1,11 @@
 // Package sessiontest holds the test helpers that several packages share:
-// a generator of tool-heavy conversations, pointer views of them, and a
-// copy of a shipped fixture session that a test may write.
+// a generator of tool-heavy conversations, pointer views of them, a copy
+// of a shipped fixture session that a test may write, and every line of
+// the real transcripts and recordings (EachRealLine).
 package sessiontest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/dag"
@@ -240,4 +243,34 @@ func LineEnds(b []byte) []int {
 		}
 	}
 	return ends
+}
+
+// EachRealLine calls fn with every line of the shared real transcripts
+// (every client's, under ../shared/fixtures/external) and of the
+// repository's recordings (*.jsonl under a testdata directory below
+// repoRoot, the repository's root as the test sees it): the corpus the
+// importers' fast decoders are held equal to their general path on.
+func EachRealLine(t testing.TB, repoRoot string, fn func(path string, line []byte)) {
+	t.Helper()
+	var files []string
+	for _, root := range []string{External(t), repoRoot} {
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") &&
+				(root != repoRoot || strings.Contains(path, "testdata")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+	}
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			fn(path, sc.Bytes())
+		}
+	}
 }
