@@ -122,14 +122,16 @@ type part struct {
 }
 
 type event struct {
-	Type string `json:"type"`
-	Info *struct {
-		Total json.RawMessage `json:"total_token_usage"`
-		Last  *tokenUsage     `json:"last_token_usage"`
-		// Window is the context window Codex measured this request
-		// against (0.1xx): the transcript's word beats the model table.
-		Window int64 `json:"model_context_window"`
-	} `json:"info"`
+	Type string     `json:"type"`
+	Info *eventInfo `json:"info"`
+}
+
+type eventInfo struct {
+	Total json.RawMessage `json:"total_token_usage"`
+	Last  *tokenUsage     `json:"last_token_usage"`
+	// Window is the context window Codex measured this request against
+	// (0.1xx): the transcript's word beats the model table.
+	Window int64 `json:"model_context_window"`
 }
 
 type tokenUsage struct {
@@ -434,8 +436,10 @@ func (st *state) record(rec record) error {
 		return st.usageRecord(rec)
 	case "response_item":
 		var it item
-		if err := input.Unmarshal(rec.Payload, &it); err != nil {
-			return st.lines.Errorf("response_item payload: %s", input.JSONErrorText(err))
+		if !fastItem(rec.Payload, &it) {
+			if err := input.Unmarshal(rec.Payload, &it); err != nil {
+				return st.lines.Errorf("response_item payload: %s", input.JSONErrorText(err))
+			}
 		}
 		return st.item(it, rec)
 	case "event_msg":

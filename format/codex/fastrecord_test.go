@@ -30,12 +30,62 @@ func compareFast(t testing.TB, line []byte) bool {
 	return true
 }
 
+// comparePayloads runs fastItem and fastEvent on line itself and on its
+// payload where it is a response_item or an event_msg, against
+// input.Unmarshal; it reports whether the payload took the fast path.
+func comparePayloads(t testing.TB, line []byte) bool {
+	t.Helper()
+	compareAgainst(t, line, fastItem)
+	compareAgainst(t, line, fastEvent)
+	var rec record
+	if input.Unmarshal(line, &rec) != nil {
+		return false
+	}
+	switch rec.Type {
+	case "response_item":
+		return compareAgainst(t, rec.Payload, fastItem)
+	case "event_msg":
+		return compareAgainst(t, rec.Payload, fastEvent)
+	}
+	return true
+}
+
+// compareAgainst reports whether fast decoded raw, failing t where its
+// value differs from input.Unmarshal's.
+func compareAgainst[T any](t testing.TB, raw []byte, fast func([]byte, *T) bool) bool {
+	t.Helper()
+	var want, got, zero T
+	werr := input.Unmarshal(raw, &want)
+	if !fast(raw, &got) {
+		if !reflect.DeepEqual(got, zero) {
+			t.Errorf("%T: the fast path failed but left a value behind: %q", got, raw)
+		}
+		return false
+	}
+	if werr != nil {
+		t.Errorf("%T: the fast path decoded what input.Unmarshal refuses (%v): %q", got, werr, raw)
+	} else if !reflect.DeepEqual(got, want) {
+		t.Errorf("%T: the fast path differs from input.Unmarshal on %q:\n got %+v\nwant %+v", got, raw, got, want)
+	}
+	return true
+}
+
 var fastSeeds = []string{
 	`{"timestamp":"2025-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`,
 	`{"type":"event_msg","payload":null}`, `{"type":"x"}`, `{"record_type":"state"}`, `{"id":"i","timestamp":"t","instructions":null}`,
 	`{"type":"turn_context","ordinal":3,"payload":{}}`, `{"ordinal":-0}`, `{"ordinal":null}`, `{"ordinal":1.5}`, `{"ordinal":1e3}`,
 	`{"ordinal":99999999999999999999}`, `{"ordinal":"3"}`, `{"Type":"x"}`, `{"record-type":"s"}`, `{"type":"a","type":"b"}`,
 	`{"type":5}`, `{"type":"x",}`, `{"type":"x"} {}`, `[]`, `{"payload":[1,2,{"a":"\u00e9\n"}]}`, "{\"type\":\"\xff\"}",
+	`{"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"t"},null],"encrypted_content":"gAAA","content":null}}`,
+	`{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"cmd\":[\"ls\"]}","call_id":"c1"}}`,
+	`{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":{"content":"x","success":true}}}`,
+	`{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}],"phase":"final","id":"m"}}`,
+	`{"type":"response_item","payload":{"encrypted_content":5}}`, `{"type":"response_item","payload":{"summary":"s"}}`,
+	`{"type":"response_item","payload":{"summary":[{"type":"a","Type":"b"}]}}`, `{"type":"response_item","payload":{"callId":"x"}}`,
+	`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5},"last_token_usage":{"input_tokens":3,"cached_input_tokens":1,"output_tokens":2,"reasoning_output_tokens":0,"total_tokens":5},"model_context_window":258400}}}`,
+	`{"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{}}}`, `{"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":null,"model_context_window":null}}}`,
+	`{"type":"event_msg","payload":{"info":{"model_context_window":1.5}}}`, `{"type":"event_msg","payload":{"info":{"last_token_usage":{"input_tokens":"3"}}}}`,
+	`{"type":"event_msg","payload":{"type":"agent_message","message":"hello"}}`, `{"type":"event_msg","payload":{"info":[]}}`,
 }
 
 func TestFastRecordSeeds(t *testing.T) {
@@ -44,6 +94,7 @@ func TestFastRecordSeeds(t *testing.T) {
 		if compareFast(t, []byte(s)) {
 			fast++
 		}
+		comparePayloads(t, []byte(s))
 	}
 	if fast < 8 {
 		t.Errorf("fastRecord decoded only %d of %d seeds", fast, len(fastSeeds))
@@ -57,6 +108,7 @@ func TestFastRecordMatchesOnRealLines(t *testing.T) {
 	lines, fast := 0, 0
 	sessiontest.EachRealLine(t, "../..", func(path string, line []byte) {
 		ok := compareFast(t, line)
+		ok = comparePayloads(t, line) && ok
 		if strings.Contains(path, "codex") {
 			lines++
 			if ok {
@@ -74,5 +126,8 @@ func FuzzFastRecord(f *testing.F) {
 	for _, s := range fastSeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) { compareFast(t, line) })
+	f.Fuzz(func(t *testing.T, line []byte) {
+		compareFast(t, line)
+		comparePayloads(t, line)
+	})
 }

@@ -129,8 +129,10 @@ func (st *state) emit(n transcript.Node) error {
 
 func (st *state) event(rec record) error {
 	var ev event
-	if err := input.Unmarshal(rec.Payload, &ev); err != nil {
-		return st.lines.Errorf("event_msg payload: %s", input.JSONErrorText(err))
+	if !fastEvent(rec.Payload, &ev) {
+		if err := input.Unmarshal(rec.Payload, &ev); err != nil {
+			return st.lines.Errorf("event_msg payload: %s", input.JSONErrorText(err))
+		}
 	}
 	kind := "event_msg/" + ev.Type
 	switch ev.Type {
