@@ -6,11 +6,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // A file cut short while its mapping is hashed is no crash: the fault is
@@ -91,14 +88,7 @@ func TestHashMappedEqualsRead(t *testing.T) {
 // (its inode stays: no rewrite of the state it read), and the next
 // refresh resumes from it.
 func TestKeptPointNotRewritten(t *testing.T) {
-	src := sharedTranscript(t, func(f string) bool {
-		return strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents")
-	}, "shared Claude Code transcript not present")
-	full, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ends := sessiontest.LineEnds(full)
+	full, ends := marotLines(t)
 	file := filepath.Join(t.TempDir(), "s.jsonl")
 	opts := Options{CacheDir: t.TempDir()}
 	ctx := context.Background()

@@ -326,14 +326,7 @@ func TestDamagedResumePoint(t *testing.T) {
 // by the rewind, which runs inside the import's own transaction
 // (store.UpdateFrom), and the grown file is imported afresh.
 func TestRewindRefusedInsideImport(t *testing.T) {
-	src := sharedTranscript(t, func(f string) bool {
-		return strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents")
-	}, "shared Claude Code transcript not present")
-	full, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ends := sessiontest.LineEnds(full)
+	full, ends := marotLines(t)
 	ctx := context.Background()
 	for k := len(ends) / 2; k+1 < len(ends); k += 7 {
 		file := filepath.Join(t.TempDir(), "s.jsonl")

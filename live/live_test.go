@@ -45,6 +45,20 @@ func sharedTranscript(t *testing.T, match func(path string) bool, why string) st
 	return src
 }
 
+// marotLines is the shared marot-spotter main transcript and its line
+// ends: a long Claude Code session the refresh tests cut at many points.
+func marotLines(t *testing.T) (full []byte, ends []int) {
+	t.Helper()
+	src := sharedTranscript(t, func(f string) bool {
+		return strings.Contains(f, "marot-spotter") && strings.HasSuffix(f, ".jsonl") && !strings.Contains(f, "subagents")
+	}, "shared Claude Code transcript not present")
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full, sessiontest.LineEnds(full)
+}
+
 // cutPoints are the line boundaries to test: every one for a short file,
 // evenly spread ones for a long one (the count bounds the test's time).
 func cutPoints(b []byte, most int) []int {

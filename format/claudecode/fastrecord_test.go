@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
@@ -10,82 +9,49 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// generalRecord is what decodeRecord's general path and scanContent make
-// of a line: the reference fastRecord must equal wherever it succeeds.
-func generalRecord(line []byte) (record, error) {
-	var r record
-	err := recordErr(input.Unmarshal(line, &r), &r.badMessage)
-	if err == nil {
-		r.scanContent()
-	}
-	return r, err
-}
-
 // compareFast reports whether fastRecord decoded line, failing t where
-// its record differs from the general path's.
+// its record differs from what decodeRecord's general path and
+// scanContent make of it, or where it calls a line with invalid UTF-8
+// ASCII.
 func compareFast(t testing.TB, line []byte) bool {
 	t.Helper()
-	want, werr := generalRecord(line)
-	var got record
-	ok, ascii := fastRecord(line, &got)
-	if ok && ascii && transcript.FirstInvalidUTF8(line) != 0 {
-		t.Errorf("fastRecord calls a line with invalid UTF-8 ASCII: %q", line)
-	}
-	if !ok {
-		if !reflect.DeepEqual(got, record{}) {
-			t.Errorf("fastRecord failed but left a record behind: %q", line)
+	return sessiontest.FastAgrees(t, line, func(b []byte, r *record) bool {
+		ok, ascii := fastRecord(b, r)
+		if ok && ascii && transcript.FirstInvalidUTF8(b) != 0 {
+			t.Errorf("fastRecord calls a line with invalid UTF-8 ASCII: %q", b)
 		}
-		return false
-	}
-	if werr != nil {
-		t.Errorf("fastRecord decoded a line the general path refuses (%v): %q", werr, line)
-		return true
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("fastRecord differs from the general path on %q:\n got %+v\nwant %+v", line, got, want)
-	}
-	return true
+		return ok
+	}, func(b []byte, r *record) error {
+		err := recordErr(input.Unmarshal(b, r), &r.badMessage)
+		if err == nil {
+			r.scanContent()
+		}
+		return err
+	})
 }
 
 // compareFull is compareFast for the second pass: fastFullRecord, and
 // fastBlocks on the line's content array, against the general path.
 func compareFull(t testing.TB, line []byte) bool {
 	t.Helper()
-	var want fullRecord
-	werr := recordErr(input.Unmarshal(line, &want), &want.badMessage)
-	var got fullRecord
-	if !fastFullRecord(line, &got) {
-		if !reflect.DeepEqual(got, fullRecord{}) {
-			t.Errorf("fastFullRecord failed but left a record behind: %q", line)
-		}
-		return false
+	ok := sessiontest.FastAgrees(t, line, fastFullRecord, func(b []byte, r *fullRecord) error {
+		return recordErr(input.Unmarshal(b, r), &r.badMessage)
+	})
+	var r fullRecord
+	if ok && fastFullRecord(line, &r) && r.Message != nil {
+		compareBlocks(t, r.Message.Content)
 	}
-	if werr != nil {
-		t.Errorf("fastFullRecord decoded a line the general path refuses (%v): %q", werr, line)
-	} else if !reflect.DeepEqual(got, want) {
-		t.Errorf("fastFullRecord differs from the general path on %q:\n got %+v\nwant %+v", line, got, want)
-	}
-	if got.Message != nil {
-		compareBlocks(t, got.Message.Content)
-	}
-	return true
+	return ok
 }
 
 // compareBlocks compares fastBlocks with the general decode of raw.
 func compareBlocks(t testing.TB, raw []byte) bool {
 	t.Helper()
-	var want []block
-	werr := input.Unmarshal(raw, &want)
-	got, ok := fastBlocks(raw)
-	switch {
-	case !ok:
-		return false
-	case werr != nil:
-		t.Errorf("fastBlocks decoded content the general path refuses (%v): %q", werr, raw)
-	case !reflect.DeepEqual(got, want):
-		t.Errorf("fastBlocks differs from the general path on %q:\n got %#v\nwant %#v", raw, got, want)
-	}
-	return true
+	return sessiontest.FastAgrees(t, raw, func(b []byte, bl *[]block) bool {
+		v, ok := fastBlocks(b)
+		*bl = v
+		return ok
+	}, func(b []byte, bl *[]block) error { return input.Unmarshal(b, bl) })
 }
 
 // fastSeeds are lines at the edges of what fastRecord decodes itself.

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,21 +12,7 @@ import (
 // its record differs from input.Unmarshal's.
 func compareFast(t testing.TB, line []byte) bool {
 	t.Helper()
-	var want record
-	werr := input.Unmarshal(line, &want)
-	var got record
-	if !fastRecord(line, &got) {
-		if !reflect.DeepEqual(got, record{}) {
-			t.Errorf("fastRecord failed but left a record behind: %q", line)
-		}
-		return false
-	}
-	if werr != nil {
-		t.Errorf("fastRecord decoded a line input.Unmarshal refuses (%v): %q", werr, line)
-	} else if !reflect.DeepEqual(got, want) {
-		t.Errorf("fastRecord differs from input.Unmarshal on %q:\n got %+v\nwant %+v", line, got, want)
-	}
-	return true
+	return agrees(t, line, fastRecord)
 }
 
 // comparePayloads runs fastItem and fastEvent on line itself and on its
@@ -35,39 +20,25 @@ func compareFast(t testing.TB, line []byte) bool {
 // input.Unmarshal; it reports whether the payload took the fast path.
 func comparePayloads(t testing.TB, line []byte) bool {
 	t.Helper()
-	compareAgainst(t, line, fastItem)
-	compareAgainst(t, line, fastEvent)
+	agrees(t, line, fastItem)
+	agrees(t, line, fastEvent)
 	var rec record
 	if input.Unmarshal(line, &rec) != nil {
 		return false
 	}
 	switch rec.Type {
 	case "response_item":
-		return compareAgainst(t, rec.Payload, fastItem)
+		return agrees(t, rec.Payload, fastItem)
 	case "event_msg":
-		return compareAgainst(t, rec.Payload, fastEvent)
+		return agrees(t, rec.Payload, fastEvent)
 	}
 	return true
 }
 
-// compareAgainst reports whether fast decoded raw, failing t where its
-// value differs from input.Unmarshal's.
-func compareAgainst[T any](t testing.TB, raw []byte, fast func([]byte, *T) bool) bool {
+// agrees holds a fast decoder to input.Unmarshal on raw.
+func agrees[T any](t testing.TB, raw []byte, fast func([]byte, *T) bool) bool {
 	t.Helper()
-	var want, got, zero T
-	werr := input.Unmarshal(raw, &want)
-	if !fast(raw, &got) {
-		if !reflect.DeepEqual(got, zero) {
-			t.Errorf("%T: the fast path failed but left a value behind: %q", got, raw)
-		}
-		return false
-	}
-	if werr != nil {
-		t.Errorf("%T: the fast path decoded what input.Unmarshal refuses (%v): %q", got, werr, raw)
-	} else if !reflect.DeepEqual(got, want) {
-		t.Errorf("%T: the fast path differs from input.Unmarshal on %q:\n got %+v\nwant %+v", got, raw, got, want)
-	}
-	return true
+	return sessiontest.FastAgrees(t, raw, fast, func(b []byte, v *T) error { return input.Unmarshal(b, v) })
 }
 
 var fastSeeds = []string{

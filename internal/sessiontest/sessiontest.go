@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -273,4 +274,26 @@ func EachRealLine(t testing.TB, repoRoot string, fn func(path string, line []byt
 			fn(path, sc.Bytes())
 		}
 	}
+}
+
+// FastAgrees holds an importer's fast decoder to its general one on raw:
+// it reports whether fast decoded raw, and fails t where fast left a value
+// behind after failing, decoded what general refuses, or decoded a value
+// other than general's.
+func FastAgrees[T any](t testing.TB, raw []byte, fast func([]byte, *T) bool, general func([]byte, *T) error) bool {
+	t.Helper()
+	var want, got, zero T
+	werr := general(raw, &want)
+	if !fast(raw, &got) {
+		if !reflect.DeepEqual(got, zero) {
+			t.Errorf("%T: the fast path failed but left a value behind: %q", got, raw)
+		}
+		return false
+	}
+	if werr != nil {
+		t.Errorf("%T: the fast path decoded what the general decoder refuses (%v): %q", got, werr, raw)
+	} else if !reflect.DeepEqual(got, want) {
+		t.Errorf("%T: the fast path differs from the general decoder on %q:\n got %+v\nwant %+v", got, raw, got, want)
+	}
+	return true
 }
