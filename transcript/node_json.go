@@ -116,7 +116,7 @@ func unmarshalString(raw json.RawMessage, dst *string) error {
 		*dst = string(raw[1 : n-1])
 		return nil
 	}
-	if s, ok := unquoteJSON(raw); ok {
+	if s, ok := UnquoteJSON(raw); ok {
 		*dst = s
 		return nil
 	}

@@ -52,3 +52,29 @@ func plainRun[T string | []byte](b T, i int) int {
 	}
 	return i
 }
+
+// StringStop returns the index of the first quote, backslash or control
+// byte of b at or after i, or len(b): where a scanner of a JSON string
+// must look (its end, an escape, an error). high says a byte over 0x7f
+// came before it.
+func StringStop(b []byte, i int) (j int, high bool) {
+	var seen uint64
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		stop := zeroBytes(w^(ones*'"')) | zeroBytes(w^(ones*'\\')) | ((w-ones*0x20)&^w)&highs
+		if stop != 0 {
+			n := bits.TrailingZeros64(stop) / 8
+			seen |= w & (1<<(8*n) - 1)
+			return i + n, seen&highs != 0
+		}
+		seen |= w
+	}
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+		seen |= uint64(c)
+	}
+	return i, seen&highs != 0
+}

@@ -20,6 +20,14 @@ func naiveQuoteOrEscape(b []byte, i int) int {
 	return i
 }
 
+func naiveStringStop(b []byte, i int) (int, bool) {
+	high := false
+	for ; i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20; i++ {
+		high = high || b[i] >= 0x80
+	}
+	return i, high
+}
+
 // TestWordScans compares the eight-bytes-at-a-time scans with a loop
 // over single bytes: every stop byte at every position of a word, after
 // bytes that borrow (0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xff), and random
@@ -34,6 +42,10 @@ func TestWordScans(t *testing.T) {
 			}
 			if got, want := plainRun(string(b), i), naivePlainRun(b, i); got != want {
 				t.Fatalf("plainRun(%q, %d) = %d, want %d", b, i, got, want)
+			}
+			j, high := StringStop(b, i)
+			if wj, wh := naiveStringStop(b, i); j != wj || high != wh {
+				t.Fatalf("StringStop(%q, %d) = %d, %v; want %d, %v", b, i, j, high, wj, wh)
 			}
 			if got, want := nextQuoteOrEscape(b, i), naiveQuoteOrEscape(b, i); got != want {
 				t.Fatalf("nextQuoteOrEscape(%q, %d) = %d, want %d", b, i, got, want)

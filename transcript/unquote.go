@@ -3,19 +3,20 @@
 package transcript
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// unquoteJSON decodes a JSON string literal exactly as encoding/json does
+// UnquoteJSON decodes a JSON string literal exactly as encoding/json does
 // (its unquoteBytes, ported, with its scanner's rules: the standard
 // escapes, \u with surrogate pairs, an unpaired surrogate or invalid
 // UTF-8 as U+FFFD). ok is false
 // when lit is not one valid string literal; the caller then asks
 // encoding/json, for its error. Text with escapes (every multi-line
 // message) took encoding/json's validate-then-decode path before.
-func unquoteJSON(lit []byte) (string, bool) {
+func UnquoteJSON(lit []byte) (string, bool) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
 		return "", false
 	}
@@ -23,7 +24,9 @@ func unquoteJSON(lit []byte) (string, bool) {
 	if plainRun(s, 0) == len(s) {
 		return string(s), true
 	}
-	b := make([]byte, 0, len(s)+2*utf8.UTFMax)
+	// Built in place: the result is the builder's bytes, not a copy.
+	var b strings.Builder
+	b.Grow(len(s))
 	for r := 0; r < len(s); {
 		switch c := s[r]; {
 		case c == '\\':
@@ -35,17 +38,17 @@ func unquoteJSON(lit []byte) (string, bool) {
 			default:
 				return "", false
 			case '"', '\\', '/': // not \', which unquoteBytes takes but the scanner refuses
-				b = append(b, s[r])
+				b.WriteByte(s[r])
 			case 'b':
-				b = append(b, '\b')
+				b.WriteByte('\b')
 			case 'f':
-				b = append(b, '\f')
+				b.WriteByte('\f')
 			case 'n':
-				b = append(b, '\n')
+				b.WriteByte('\n')
 			case 'r':
-				b = append(b, '\r')
+				b.WriteByte('\r')
 			case 't':
-				b = append(b, '\t')
+				b.WriteByte('\t')
 			case 'u':
 				r--
 				rr := getu4(s[r:])
@@ -56,12 +59,12 @@ func unquoteJSON(lit []byte) (string, bool) {
 				if utf16.IsSurrogate(rr) {
 					if dec := utf16.DecodeRune(rr, getu4(s[r:])); dec != unicode.ReplacementChar {
 						r += 6
-						b = utf8.AppendRune(b, dec)
+						b.WriteRune(dec)
 						continue
 					}
 					rr = unicode.ReplacementChar
 				}
-				b = utf8.AppendRune(b, rr)
+				b.WriteRune(rr)
 				continue
 			}
 			r++
@@ -70,14 +73,14 @@ func unquoteJSON(lit []byte) (string, bool) {
 		case c < utf8.RuneSelf:
 			start := r
 			r = plainRun(s, r)
-			b = append(b, s[start:r]...)
+			b.Write(s[start:r])
 		default:
 			rr, size := utf8.DecodeRune(s[r:])
 			r += size
-			b = utf8.AppendRune(b, rr)
+			b.WriteRune(rr)
 		}
 	}
-	return string(b), true
+	return b.String(), true
 }
 
 // getu4 decodes \uXXXX from the beginning of s, returning the hex value,

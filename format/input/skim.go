@@ -6,19 +6,18 @@ package input
 // general decoder spends most of its time validating and copying it.
 
 import (
-	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // Skim reads one JSON value's bytes as a pull parser: a fast path asks for
 // the fields it wants and skips the rest, every byte validated on the way.
-// It knows JSON's grammar and nothing of encoding/json's leniencies (case-
-// folded names, type errors, invalid UTF-8 in a decoded string, escaped
-// names): whatever falls outside the plain case makes it fail, and the
+// It knows JSON's grammar, decodes strings as encoding/json does, and
+// knows nothing of encoding/json's leniencies (case-folded names, type
+// errors, escaped names): whatever falls outside the plain case makes it
+// fail, and the
 // caller decodes the value again with Unmarshal, whose result and errors
 // stay the only reference. So a fast path only has to be right where Skim
 // succeeds; the tests compare the two on every shared transcript line.
@@ -59,16 +58,7 @@ func (s *Skim) End() bool {
 	return !s.bad
 }
 
-func (s *Skim) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *Skim) ws() { s.i = transcript.SkipJSONSpace(s.b, s.i) }
 
 // Peek returns the first byte of the next value ('{', '[', '"', 't', 'f',
 // 'n', a digit or '-'), or 0 at the end or after a failure.
@@ -204,8 +194,8 @@ func (s *Skim) name() string {
 	return k
 }
 
-// Str reads a string, or null as ""; any other value fails, as does a
-// string that is not valid UTF-8 (encoding/json would replace its bytes).
+// Str reads a string, or null as "", and decodes it as encoding/json
+// does (transcript.UnquoteJSON); any other value fails.
 func (s *Skim) Str() string {
 	switch s.Peek() {
 	case 'n':
@@ -216,22 +206,19 @@ func (s *Skim) Str() string {
 		s.bad = true
 		return ""
 	}
-	start := s.i + 1
+	start := s.i
 	end, esc, high := s.str()
 	if s.bad {
 		return ""
 	}
-	raw := s.b[start:end]
-	// An escape decodes to ASCII or to a whole valid sequence, so the
-	// string is valid UTF-8 exactly when its raw bytes are.
-	if high && !utf8.Valid(raw) {
+	if !esc && !high {
+		return string(s.b[start+1 : end])
+	}
+	v, ok := transcript.UnquoteJSON(s.b[start : end+1])
+	if !ok {
 		s.bad = true
-		return ""
 	}
-	if esc {
-		return s.unescape(raw)
-	}
-	return string(raw)
+	return v
 }
 
 // Bool reads true, false or null (as false).
@@ -406,50 +393,29 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
 // str passes over the string that starts at s.i: end is the index of its
 // closing quote; esc says it holds an escape, high a byte over 0x7f.
-// Eight bytes at a time, a word is tested for a quote, a backslash or a
-// control character at once (the classic has-less-than bit trick), which
-// is what makes skipping a tool's output cheap.
 func (s *Skim) str() (end int, esc, high bool) {
 	b, i := s.b, s.i+1
-	var seen uint64
 	for {
-		for ; i+8 <= len(b); i += 8 {
-			w := binary.LittleEndian.Uint64(b[i:])
-			seen |= w
-			q, bs := w^(ones*'"'), w^(ones*'\\')
-			stop := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((w - ones*0x20) &^ w)
-			if stop &= highs; stop != 0 {
-				i += bits.TrailingZeros64(stop) / 8
-				break
-			}
-		}
-		for ; i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20; i++ {
-			seen |= uint64(b[i])
-		}
-		if i >= len(b) || b[i] < 0x20 {
+		j, h := transcript.StringStop(b, i)
+		high = high || h
+		switch {
+		case j >= len(b) || b[j] < 0x20:
 			s.bad = true
-			return i, esc, false
-		}
-		if b[i] == '"' {
-			s.i = i + 1
-			high = seen&highs != 0
+			return j, esc, false
+		case b[j] == '"':
+			s.i = j + 1
 			s.high = s.high || high
-			return i, esc, high
+			return j, esc, high
 		}
 		esc = true
-		n := escapeLen(b[i:])
+		n := escapeLen(b[j:])
 		if n == 0 {
 			s.bad = true
-			return i, esc, false
+			return j, esc, false
 		}
-		i += n
+		i = j + n
 	}
 }
 
@@ -484,45 +450,6 @@ func hex4(b []byte) rune {
 		}
 	}
 	return r
-}
-
-// unescape decodes the escapes of a valid string's raw bytes; a \u
-// escape of a surrogate fails (encoding/json pairs or replaces it).
-func (s *Skim) unescape(raw []byte) string {
-	var out strings.Builder
-	out.Grow(len(raw))
-	for {
-		j := bytes.IndexByte(raw, '\\')
-		if j < 0 {
-			out.Write(raw)
-			return out.String()
-		}
-		out.Write(raw[:j])
-		c := raw[j+1]
-		raw = raw[j+2:]
-		switch c {
-		case 'u':
-			r := hex4(raw[:4])
-			if utf8.RuneLen(r) < 0 {
-				s.bad = true
-				return ""
-			}
-			out.WriteRune(r)
-			raw = raw[4:]
-			continue
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		}
-		out.WriteByte(c)
-	}
 }
 
 // NearName reports whether key is not one of a struct's names but
