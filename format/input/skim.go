@@ -157,11 +157,10 @@ func (s *Skim) Key() []byte {
 	if esc {
 		s.bad = true
 	}
-	if s.Peek() != ':' {
-		s.bad = true
+	s.colon()
+	if s.bad {
 		return nil
 	}
-	s.i++
 	return s.b[start:end]
 }
 
@@ -169,29 +168,28 @@ func (s *Skim) Key() []byte {
 func (s *Skim) skipName() {
 	if s.Peek() != '"' {
 		s.bad = true
-		return
 	}
 	s.str()
-	if s.Peek() != ':' {
-		s.bad = true
-		return
-	}
-	s.i++
+	s.colon()
 }
 
 // name reads any member name, decoded, and its colon.
 func (s *Skim) name() string {
 	if s.Peek() != '"' {
 		s.bad = true
-		return ""
 	}
 	k := s.Str()
+	s.colon()
+	return k
+}
+
+// colon consumes the colon after a member's name.
+func (s *Skim) colon() {
 	if s.Peek() != ':' {
 		s.bad = true
-		return ""
+		return
 	}
 	s.i++
-	return k
 }
 
 // Str reads a string, or null as "", and decodes it as encoding/json
@@ -250,17 +248,7 @@ func (s *Skim) Raw() []byte {
 // Int64 reads an integer as encoding/json decodes it into an int64: a
 // fraction, an exponent or a value out of range fails.
 func (s *Skim) Int64() int64 {
-	c := s.Peek()
-	if c != '-' && (c < '0' || c > '9') {
-		s.bad = true
-		return 0
-	}
-	start := s.i
-	s.number()
-	if s.bad {
-		return 0
-	}
-	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+	n, err := strconv.ParseInt(s.numberText(), 10, 64)
 	if err != nil {
 		s.bad = true
 	}
@@ -295,14 +283,10 @@ func (s *Skim) Any() any {
 		s.literal("null")
 		return nil
 	default:
-		start := s.i
-		s.number()
-		if s.bad {
-			return nil
-		}
-		f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+		f, err := strconv.ParseFloat(s.numberText(), 64)
 		if err != nil {
 			s.bad = true
+			return nil
 		}
 		return f
 	}
@@ -384,6 +368,18 @@ func (s *Skim) number() {
 		i = j
 	}
 	s.i = i
+}
+
+// numberText passes over a number and returns its text ("" after a
+// failure).
+func (s *Skim) numberText() string {
+	s.ws()
+	start := s.i
+	s.number()
+	if s.bad {
+		return ""
+	}
+	return string(s.b[start:s.i])
 }
 
 func digits(b []byte, i int) int {
