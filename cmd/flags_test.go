@@ -237,7 +237,7 @@ func TestImportFlags(t *testing.T) {
 			same(t, "Files", o.Files, []string{"a.jsonl", "b.jsonl"})
 			same(t, "Out, From", []string{o.Out, o.From}, []string{"out", "auto"})
 			same(t, "Append", o.Append, false)
-			same(t, "Session", o.Session, 0)
+			same(t, "Session", o.Session, "")
 			same(t, "MaxDecompressed", o.MaxDecompressed, int64(input.DefaultMaxDecompressedBytes))
 			same(t, "Store.Command", o.Store.Command, "import")
 		}},
@@ -247,14 +247,19 @@ func TestImportFlags(t *testing.T) {
 			check: func(t *testing.T, o *importOptions) {
 				same(t, "From", o.From, "aider")
 				same(t, "Append, JSON", []bool{o.Append, o.JSON}, []bool{true, true})
-				same(t, "Session", o.Session, 2)
+				same(t, "Session", o.Session, "2")
+				same(t, "Input.Session", o.inputOptions().Session, 2)
 				same(t, "MaxDecompressed", o.MaxDecompressed, int64(1000))
 				same(t, "Store.MaxLineBytes", o.Store.MaxLineBytes, 999)
 				same(t, "Models[mine].Window", o.Models["mine"].Window, 4096)
 			}},
 		{name: "no -o", args: []string{"import", "a.jsonl"}, refused: "-o DIR is required"},
 		{name: "unknown format", args: []string{"import", "a.jsonl", "-o", "x", "--from", "word"}, refused: `--from must be one of`},
-		{name: "negative session", args: []string{"import", "a.jsonl", "-o", "x", "--session", "-1"}, refused: "--session must be a session number from 1, got -1"},
+		{name: "negative session", args: []string{"import", "a.jsonl", "-o", "x", "--session", "-1"}, refused: "--session must be a session number from 1 or a session id, got -1"},
+		{name: "session id", args: []string{"import", "db", "-o", "x", "--session", "ses_01abc"}, check: func(t *testing.T, o *importOptions) {
+			in := o.inputOptions()
+			same(t, "Input.Session, SessionID", []any{in.Session, in.SessionID}, []any{0, "ses_01abc"})
+		}},
 		{name: "zero decompressed", args: []string{"import", "a.jsonl", "-o", "x", "--max-decompressed-bytes", "0"}, refused: "--max-decompressed-bytes must be positive, got 0"},
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -25,8 +26,9 @@ type importOptions struct {
 	Files  []string
 	Out    string
 	Append bool
-	// Session picks one session of a file holding several (0: all).
-	Session int
+	// Session picks one session of a file holding several: its number
+	// (from 1) or the client's own session id ("": all).
+	Session string
 	// MaxDecompressed bounds a zstd input's decompressed size.
 	MaxDecompressed int64
 	JSON            bool
@@ -129,7 +131,7 @@ func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
 	fl.StringVarP(&opts.Out, "out", "o", "", "session directory (or parent directory for several conversations)")
 	fl.BoolVar(&opts.Append, "append", false, "add to an existing session instead of refusing it")
 	fl.Int64Var(&opts.MaxDecompressed, "max-decompressed-bytes", input.DefaultMaxDecompressedBytes, "largest size a zstd-compressed input may decompress to")
-	fl.IntVar(&opts.Session, "session", 0, "import only the Nth session of a file holding several (an aider chat history); 0 imports all")
+	fl.StringVar(&opts.Session, "session", "", "import only one session of a file holding several: its number N (an aider chat history) or the client's session id (a database)")
 	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
@@ -140,8 +142,8 @@ func (opts *importOptions) check() error {
 	if opts.MaxDecompressed <= 0 {
 		return &UsageError{Err: fmt.Errorf("--max-decompressed-bytes must be positive, got %d", opts.MaxDecompressed)}
 	}
-	if opts.Session < 0 {
-		return &UsageError{Err: fmt.Errorf("--session must be a session number from 1, got %d", opts.Session)}
+	if _, _, err := opts.sessionPick(); err != nil {
+		return err
 	}
 	if opts.Out == "" {
 		return &UsageError{Err: errors.New("-o DIR is required")}
@@ -152,12 +154,32 @@ func (opts *importOptions) check() error {
 	return nil
 }
 
+// sessionPick reads --session: a number picks the Nth session of a file
+// holding several, anything else is the client's own session id.
+func (opts *importOptions) sessionPick() (n int, id string, err error) {
+	if opts.Session == "" {
+		return 0, "", nil
+	}
+	if n, err := strconv.Atoi(opts.Session); err == nil {
+		if n < 1 {
+			return 0, "", &UsageError{Err: fmt.Errorf("--session must be a session number from 1 or a session id, got %d", n)}
+		}
+		return n, "", nil
+	}
+	return 0, opts.Session, nil
+}
+
+func (opts *importOptions) inputOptions() input.Options {
+	n, id, _ := opts.sessionPick()
+	return input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: n, SessionID: id, MaxDecompressedBytes: opts.MaxDecompressed}
+}
+
 func runImport(ctx context.Context, opts *importOptions) error {
 	// A large export takes tens of seconds: a spinner counts the nodes.
 	progress := report.NewProgress(opts.IO, "importing (nodes)", 0)
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
-		Store: opts.Store, Input: input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: opts.Session, MaxDecompressedBytes: opts.MaxDecompressed},
+		Store: opts.Store, Input: opts.inputOptions(),
 		Progress: progress.Add,
 	})
 	progress.Done()

@@ -66,26 +66,63 @@ type vendor struct {
 	// path, when set, recognises the format from the path itself (a file
 	// name the format always uses, a directory layout); it is asked first.
 	path func(path string) bool
+	// find, when set, lists the client's sessions on this machine
+	// (ctxfold sessions, ctxfold archive).
+	find input.FindFunc
 }
 
 // vendors in detection order: the most specific signatures first, and the
-// Anthropic body before the OpenAI one (both hold "messages").
+// Anthropic body before the OpenAI one (both hold "messages"). A new
+// client is one line here.
 var vendors = []vendor{
-	{ClaudeCode, claudecode.Detect, func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+	{name: ClaudeCode, detect: claudecode.Detect, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
-	}, nil, nil},
-	{Codex, codex.Detect, codex.Import, nil, nil},
-	{Gemini, gemini.Detect, gemini.Import, nil, nil},
-	{ChatGPT, chatgpt.Detect, chatgpt.Import, nil, nil},
+	}},
+	{name: Codex, detect: codex.Detect, run: codex.Import},
+	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
+	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
-	{Cline, cline.Detect, cline.Import, cline.Near, cline.DetectPath},
-	{OpenHands, openhands.Detect, openhands.Import, openhands.Near, openhands.DetectPath},
-	{OpenCode, opencode.Detect, opencode.Import, opencode.Near, opencode.DetectPath},
-	{Anthropic, anthropicbody.Detect, anthropicbody.Import, nil, nil},
-	{OpenAI, openaibody.Detect, openaibody.Import, nil, nil},
+	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
+	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
+	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
+	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
 	// Text, not JSON: last, so a JSON export quoting an aider header is
 	// never taken for one.
-	{Aider, aider.Detect, aider.Import, func(_ string, head []byte) string { return aider.Near(head) }, nil},
+	{name: Aider, detect: aider.Detect, run: aider.Import, near: func(_ string, head []byte) string { return aider.Near(head) }},
+}
+
+// Find lists the sessions of every client whose format knows where it
+// keeps them (or of the one named; "" for all), newest first. A client
+// whose folder is missing contributes nothing; a client whose files cannot
+// be read is reported in errs and the others are still listed.
+func Find(env input.Env, client string) (found []input.Found, errs []error) {
+	for _, v := range vendors {
+		if v.find == nil || (client != "" && client != v.name) {
+			continue
+		}
+		got, err := v.find(env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", title(v.name), err))
+		}
+		for _, f := range got {
+			f.Client = v.name
+			found = append(found, f)
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].Updated.After(found[j].Updated) })
+	return found, errs
+}
+
+// Finders lists the formats that can find their client's sessions.
+func Finders() []string {
+	var out []string
+	for _, v := range vendors {
+		if v.find != nil {
+			out = append(out, v.name)
+		}
+	}
+	return out
 }
 
 // Formats lists the names --from accepts.

@@ -33,6 +33,11 @@ type Options struct {
 	// Session picks one conversation (1-based) of a file that holds several
 	// (an aider chat history); 0 imports them all (ctxfold import --session).
 	Session int
+	// SessionID picks one session by the client's own id in a store that
+	// holds several (a SQLite database, a data directory); "" with Session
+	// 0 imports them all (ctxfold import --session ID). A format that keeps
+	// one session per file ignores it.
+	SessionID string
 	// MaxDecompressedBytes bounds what a zstd input decompresses to; 0
 	// means DefaultMaxDecompressedBytes (ctxfold import
 	// --max-decompressed-bytes).

@@ -1,0 +1,50 @@
+package input
+
+import "time"
+
+// Env is where a format looks for the sessions a client keeps on this
+// machine: the user's home and the environment the client itself reads
+// (its own overrides of the default paths, such as CODEX_HOME). Tests
+// pass a temporary home and a map; nothing here reads os.Getenv itself.
+type Env struct {
+	Home   string
+	Getenv func(string) string
+}
+
+// Get returns the variable's value, "" when unset or when no Getenv is set.
+func (e Env) Get(name string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(name)
+}
+
+// Found is one session a client keeps on this machine, as `ctxfold
+// sessions` lists it and `ctxfold archive` finds it. File is what the
+// other commands accept (a transcript file, or a database with
+// SessionID naming one of its sessions); the rest is what the client's
+// own files say cheaply (no full import): empty when unknown.
+type Found struct {
+	// Client is the importer's format name (claude-code, codex, …).
+	Client string
+	// File is the transcript file or the store holding the session.
+	File string
+	// SessionID is the client's id of the session; for a store holding
+	// several it is what --session takes.
+	SessionID string
+	// Project is the working directory the session ran in.
+	Project string
+	// Updated is the session's last activity (the file's modification
+	// time when the client records nothing finer).
+	Updated time.Time
+	// Model is the last model the session used.
+	Model string
+	// Bytes is the transcript's size (the whole store's for a database).
+	Bytes int64
+}
+
+// FindFunc lists a client's sessions on this machine. A client that is
+// not installed (no such folder) is no error: it returns nothing. Each
+// format that knows where its client keeps sessions exports one as Find,
+// and the importer's registry names it beside the format.
+type FindFunc func(env Env) ([]Found, error)
