@@ -38,6 +38,10 @@ type Options struct {
 	// 0 imports them all (ctxfold import --session ID). A format that keeps
 	// one session per file ignores it.
 	SessionID string
+	// Latest, with no SessionID, imports only the most recently active
+	// session of a store holding several: what the read-only commands
+	// (estimate, render, statusline …) read when given the store itself.
+	Latest bool
 	// MaxDecompressedBytes bounds what a zstd input decompresses to; 0
 	// means DefaultMaxDecompressedBytes (ctxfold import
 	// --max-decompressed-bytes).
