@@ -236,6 +236,7 @@ its invariants.` + exitStatusHelp(""),
 		newUnpinCmd(f, nil),
 		newConfigCmd(f, nil),
 		newModelsCmd(f, nil),
+		newSessionsCmd(f, nil),
 		newVersionCmd(f, nil),
 	)
 	addHiddenCommands(root, f)
