@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,10 @@ type setupOptions struct {
 	DryRun                  bool
 	Uninstall               bool
 	JSON                    bool
+
+	// StableCopy, when ctxfold runs from npx's temporary cache, is the
+	// copy setup installs and names instead (setup_npx.go).
+	StableCopy *stableCopy
 }
 
 const setupLong = `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
@@ -122,6 +127,10 @@ func (f *Factory) resolveSetup(args []string, opts *setupOptions) error {
 	}
 	if opts.Command == "" {
 		opts.Command = defaultCommand()
+		opts.StableCopy = npxStableCopy(opts.Command, opts.Home, runtime.GOOS == "windows")
+		if opts.StableCopy != nil {
+			opts.Command = opts.StableCopy.Dest
+		}
 	}
 	opts.JSON = f.IO.JSON
 	return nil
@@ -150,6 +159,9 @@ type setupJSONFile struct {
 }
 
 func runSetup(opts *setupOptions) error {
+	if err := opts.StableCopy.install(opts.IO.ErrOut, opts.DryRun); err != nil {
+		return err
+	}
 	var changes []*setup.Change
 	var err error
 	switch opts.Client {
