@@ -16,7 +16,7 @@ func TestSetupDryRunJSONAndErrors(t *testing.T) {
 	_ = os.WriteFile(settings, []byte(orig), 0o644)
 	env := map[string]string{"HOME": h}
 	r := runEnv(t, cliEnv{Env: env}, "setup", "claude-code", "--dry-run", "--command", "ctxfold")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "would update") || !strings.Contains(r.Stdout, `+   "hooks": {`) {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "would update") || !strings.Contains(r.Stdout, `+  "hooks": {`) {
 		t.Fatalf("%+v", r)
 	}
 	if b, _ := os.ReadFile(settings); string(b) != orig {
@@ -57,7 +57,7 @@ func TestSetupGemini(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	b, _ := os.ReadFile(filepath.Join(h, ".gemini", "settings.json"))
-	if !strings.Contains(string(b), `"BeforeAgent"`) || !strings.Contains(string(b), `"/opt/ctxfold hook --client Gemini"`) || !strings.Contains(string(b), `"CTXFOLD_CLIENT": "gemini"`) {
+	if !strings.Contains(string(b), `"BeforeAgent"`) || !strings.Contains(string(b), `"/opt/ctxfold hook --client Gemini --by-setup"`) || !strings.Contains(string(b), `"CTXFOLD_CLIENT": "gemini"`) {
 		t.Fatalf("settings.json:\n%s", b)
 	}
 }
