@@ -3,6 +3,7 @@ module github.com/ctxfold/ctxfold
 go 1.26.8
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/dlclark/regexp2 v1.10.0
@@ -26,7 +27,6 @@ require (
 )
 
 require (
-	github.com/aymanbagabas/go-udiff v0.4.2 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect

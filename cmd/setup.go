@@ -29,10 +29,10 @@ type setupOptions struct {
 	Command                 string
 	// Warning is said on stderr before the change (a command other
 	// machines may not resolve).
-	Warning string
-	DryRun                  bool
-	Uninstall               bool
-	JSON                    bool
+	Warning   string
+	DryRun    bool
+	Uninstall bool
+	JSON      bool
 }
 
 const setupLong = `Merge ctxfold into Claude Code's own settings files (docs/HOOKS.md):
