@@ -165,8 +165,14 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The injection is printed while the hook holds its state's lock,
+	// between recording it claimed and delivered (hook.Options.Emit).
+	emit := func(out []byte) error {
+		_, err := fmt.Fprintln(opts.IO.Out, string(out))
+		return err
+	}
 	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
-		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client})
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
 	}
