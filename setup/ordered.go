@@ -318,7 +318,7 @@ func writeValue(b *bytes.Buffer, v *value, depth int) {
 // the value is not an array).
 func array(v json.RawMessage) ([]*value, bool) {
 	var a []json.RawMessage
-	if json.Unmarshal(v, &a) != nil {
+	if kind(v) != "an array" || json.Unmarshal(v, &a) != nil {
 		return nil, false
 	}
 	out := make([]*value, len(a))
