@@ -163,10 +163,13 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(x, y)
 }
 
+// executable is os.Executable (tests name another program).
+var executable = os.Executable
+
 // defaultCommand is this executable's absolute path when it is a real
 // install (not a go run build), else "ctxfold" on PATH.
 func defaultCommand() string {
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil || strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.ContainsAny(exe, " \t'\"") {
 		return "ctxfold"
 	}
