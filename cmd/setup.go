@@ -45,15 +45,21 @@ const setupLong = `Merge ctxfold into Claude Code's own settings files (docs/HOO
   --project         .claude/settings.json of --dir (the hooks, the status line
                     and enabledMcpjsonServers) and its .mcp.json
 
-Every other key, hook and server stays as it was, in its place; a status line
-or MCP server named ctxfold that is not ctxfold's is kept and reported. Each
-file is copied to NAME.ctxfold.bak before it is replaced (atomically; a
-symbolic link is refused, never written through). A second run changes
-nothing. --uninstall removes exactly ctxfold's entries: when the file is
-otherwise as it was at install time, the backup's bytes come back; otherwise
-ctxfold's entries are taken out and the file is re-indented as Claude Code
-writes it (two spaces). A file that is not valid JSON is left untouched and
-named with its line. --dry-run prints the change as a diff and writes nothing.
+Every other key, hook and server stays as it was, in its place, its bytes
+kept; a status line or MCP server named ctxfold that is not ctxfold's is kept
+and reported. Each file is copied to NAME.ctxfold.bak before it is replaced
+(NAME.ctxfold.bak.N when that holds something else: a backup is never
+overwritten), atomically; a symbolic link or a read-only file is refused,
+never written. A second run changes nothing; two runs at once take turns.
+The hook and status line commands carry --by-setup, the marker setup finds
+them by: --uninstall removes exactly ctxfold's entries, whatever --command
+installed them, and reports what it keeps that looks like ctxfold's. When the
+file is otherwise as it was at install time, the backup's bytes come back. A
+file that is not valid JSON, or whose hooks or mcpServers is not an object,
+is left untouched and named. With --project, --command defaults to ctxfold
+when this program is the ctxfold on PATH (the files are committed), else a
+note says the path is this machine's. --dry-run prints the change as a
+unified diff and writes nothing.
 
 codex (--user only): $CODEX_HOME/hooks.json (else ~/.codex) gets the same
 hooks ('ctxfold hook --client Codex' on PreCompact, PostCompact, SessionStart,
