@@ -2,9 +2,7 @@ package setup
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,8 +64,8 @@ var lockWait = 30 * time.Second
 // nearest one that exists: setup may create the rest), in a fixed order
 // so two runs cannot deadlock. The lock is advisory: it orders setup runs
 // against each other; a client writing its file meanwhile is caught by
-// Apply's check instead. A folder the system cannot lock (some file
-// systems) is not waited for.
+// Apply's check instead. A folder that cannot be opened or locked (some
+// file systems) is not waited for.
 func lockFolders(ctx context.Context, paths []string) (unlock func(), err error) {
 	var dirs []string
 	for _, p := range paths {
@@ -96,12 +94,8 @@ func lockFolders(ctx context.Context, paths []string) (unlock func(), err error)
 	deadline := time.Now().Add(lockWait)
 	for _, d := range dirs {
 		f, err := os.Open(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
 		if err != nil {
-			unlock()
-			return nil, &FileError{d, err}
+			continue // gone, or not readable: nothing to lock; Apply's checks remain
 		}
 		for {
 			err = osfile.TryLock(f, osfile.Exclusive)
