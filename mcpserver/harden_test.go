@@ -231,14 +231,10 @@ func TestQueryBounds(t *testing.T) {
 // transcript answers "gave up" at the call's bound, and the server ends
 // right after, its stdin closed.
 func TestSlowSearchBoundedInTime(t *testing.T) {
-	var texts []string
-	for i := range 400 {
-		texts = append(texts, fmt.Sprintf("turn %d: ", i)+strings.Repeat("the quick brown fox jumps over the lazy dog 12345 ", 200))
-	}
-	file := writeTranscript(t, texts)
+	file := slowTranscript(t)
 	start := time.Now()
 	rs := serve(t, Options{Locate: Locate{Transcript: file}, CacheDir: t.TempDir(), CallTimeout: 3 * time.Second}, lines(initLine, readyLine,
-		toolCall(1, ToolSearch, map[string]any{"query": `(?i)(?:\w{0,30}[ \t]?){0,9}qqqq`, "regexp": true})))
+		toolCall(1, ToolSearch, map[string]any{"query": slowPattern, "regexp": true})))
 	took := time.Since(start)
 	r := byID(rs, "1")
 	if r == nil || !bytes.Contains(r.Result, []byte("gave up after 3s")) {
@@ -246,5 +242,42 @@ func TestSlowSearchBoundedInTime(t *testing.T) {
 	}
 	if took > 20*time.Second {
 		t.Fatalf("the server ended %s after its input did", took)
+	}
+}
+
+// slowTranscript is a 4 MB transcript that slowPattern scans at about
+// 2.5 s a MB.
+func slowTranscript(t *testing.T) string {
+	var texts []string
+	for i := range 400 {
+		texts = append(texts, fmt.Sprintf("turn %d: ", i)+strings.Repeat("the quick brown fox jumps over the lazy dog 12345 ", 200))
+	}
+	return writeTranscript(t, texts)
+}
+
+const slowPattern = `(?i)(?:\w{0,30}[ \t]?){0,9}qqqq`
+
+// Issue 45 #5: a cancelled call (notifications/cancelled cancels its
+// context) stops its work: the search returns within a line's scan of the
+// cancellation, not at the end of the transcript (one batch of render's
+// search here).
+func TestCancelledSearchStops(t *testing.T) {
+	file := slowTranscript(t)
+	h := &handlers{opts: Options{Locate: Locate{Transcript: file}, CacheDir: t.TempDir()}}
+	g, _, done, err := h.open(context.Background()) // imported before the clock starts
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.S.Close()
+	done()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res, _, _ := h.search(ctx, nil, SearchInput{Query: slowPattern, Regexp: true})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the search went on %s after it was cancelled", took)
+	}
+	if res == nil || !res.IsError {
+		t.Fatalf("a cancelled search answered %+v", res)
 	}
 }
