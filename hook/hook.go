@@ -96,8 +96,8 @@ type Result struct {
 //     record after SessionStart and PostCompact ran (docs/HOOKS.md), so this
 //     is where they reach the model there.
 //
-// Any other event does nothing. Run never prints; the caller prints
-// Result.Output.
+// Any other event does nothing. Run prints only through Options.Emit,
+// under the state's lock; without it the caller prints Result.Output.
 func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	res := &Result{Event: in.Event}
 	relevant := in.Event == EventPreCompact || in.Event == EventPostCompact ||
