@@ -27,6 +27,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
@@ -50,6 +51,7 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	Droid      = "droid"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -79,6 +81,7 @@ var vendors = []vendor{
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import},
+	{name: Droid, detect: droid.Detect, run: droid.Import, find: droid.Find},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
@@ -163,6 +166,7 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+	Droid: "Factory Droid",
 }
 
 func title(format string) string {
