@@ -42,7 +42,7 @@ func Detect(head []byte) bool {
 	}
 	if json.Unmarshal(line, &first) != nil {
 		// A head cut inside the first line: fall back to its start.
-		return bytes.HasPrefix(line, []byte(`{"type":"session_start"`)) && bytes.Contains(line, []byte(`"cwd"`))
+		return bytes.HasPrefix(line, []byte(`{"type":"session_start","id":"`))
 	}
 	return first.Type == "session_start" && first.ID != "" && first.Cwd != nil
 }
