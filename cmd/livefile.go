@@ -148,6 +148,8 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 	fmt.Fprintf(ios.ErrOut, "ctxfold: %s → cache session %s (%s)\n", render.TextSafe(arg), e.Session, what)
 }
 
+// liveInput: a store holding several sessions (a client's database) is
+// read as its most recently active one.
 func (f *Factory) liveInput() input.Options {
-	return input.Options{MaxLineBytes: f.global.MaxLineBytes}
+	return input.Options{MaxLineBytes: f.global.MaxLineBytes, Latest: true}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/crush"
 	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
@@ -52,6 +53,7 @@ const (
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
 	Droid      = "droid"
+	Crush      = "crush"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -87,6 +89,7 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
 	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
@@ -167,6 +170,7 @@ var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
 	Droid: "Factory Droid",
+	Crush: "Crush",
 }
 
 func title(format string) string {
