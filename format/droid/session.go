@@ -1,6 +1,7 @@
 package droid
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -117,12 +118,15 @@ func (s *session) newID(id string) string {
 // that answers no open call of the node before it is kept as text, since
 // the store accepts a result only for an open call.
 func (s *session) content(raw json.RawMessage, pred, id string, role transcript.Role, lines *input.Lines) (transcript.Content, error) {
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
+		var text string
+		if err := input.Unmarshal(t, &text); err != nil {
+			return transcript.Content{}, lines.Errorf("message %s: content: %s", id, input.JSONErrorText(err))
+		}
 		return transcript.TextContent(text), nil
 	}
 	var blocks []input.AnthropicBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
+	if err := input.Unmarshal(raw, &blocks); err != nil {
 		return transcript.Content{}, lines.Errorf("message %s: content must be a string or an array of blocks", id)
 	}
 	if len(blocks) == 1 && blocks[0].Type == "text" {
