@@ -19,37 +19,53 @@ const (
 	summaryClose = "\n</summary>\n\nIMPORTANT: This summary was created by a previous instance of Droid. Files referenced in the summary may not be available until you explicitly view them again."
 )
 
-// compaction imports a compaction_state: a summary node covering the first
-// removedCount messages of what Droid sent until then (from its anchor
-// message, the first one removed); the messages after them are the tail it
-// keeps. An earlier summary among the removed is folded in: the new one
-// covers what it covered too.
+// compaction imports a compaction_state: a summary node covering the
+// removedCount messages Droid removed, counted from its anchor message (the
+// first one removed, on the path to the last message; a second compaction
+// names the same first message again); the messages after them are the
+// tail it keeps. With an anchor not on that path (Droid's own summary
+// message, never written), they are counted from the start of what Droid
+// sent, the earlier summary's message being the first. An earlier summary's
+// turns are always covered too.
 func (s *session) compaction(r record, lines *input.Lines) error {
 	if r.RemovedCount == nil || *r.RemovedCount < 0 {
 		return lines.Errorf(`compaction_state %s: "removedCount" must be a number of messages, 0 or more`, r.ID)
 	}
-	view := s.view()
+	path := s.path()
+	at := map[string]int{}
+	for i, id := range path {
+		at[id] = i
+	}
 	removed := *r.RemovedCount
-	var covers []string
-	if s.summary != "" {
-		// Droid's list starts with the earlier summary's message.
-		covers = append(covers, s.covers...)
-		removed--
+	prevStart, prevEnd, hasPrev := 0, 0, false
+	if len(s.covers) > 0 {
+		// The earlier summary counts only where it covers this path.
+		first, ok1 := at[s.covers[0]]
+		last, ok2 := at[s.covers[len(s.covers)-1]]
+		prevStart, prevEnd, hasPrev = first, last+1, ok1 && ok2
 	}
-	if removed > len(view) {
-		s.sink.Warn(s.file, lines.Line, fmt.Sprintf("compaction_state %s: removedCount %d is more than the %d messages before it; it covers them all", r.ID, *r.RemovedCount, len(view)))
-		removed = len(view)
+	start, end := 0, removed
+	if r.AnchorMessage != nil {
+		if i, ok := at[s.node[r.AnchorMessage.ID]]; ok && s.node[r.AnchorMessage.ID] != "" {
+			start, end = i, i+removed
+		} else if hasPrev {
+			start, end = prevStart, prevEnd+removed-1
+		}
+	} else if hasPrev {
+		start, end = prevStart, prevEnd+removed-1
 	}
-	if r.AnchorMessage != nil && len(view) > 0 && s.node[r.AnchorMessage.ID] != "" && s.node[r.AnchorMessage.ID] != view[0] && s.summary == "" {
-		s.sink.Warn(s.file, lines.Line, fmt.Sprintf("compaction_state %s: its anchor %q is not the first message; the summary covers the first %d", r.ID, r.AnchorMessage.ID, removed))
+	if hasPrev {
+		start, end = min(start, prevStart), max(end, prevEnd)
 	}
-	if removed > 0 {
-		covers = append(covers, view[:removed]...)
+	if end > len(path) {
+		s.sink.Warn(s.file, lines.Line, fmt.Sprintf("compaction_state %s: removedCount %d is more than the %d messages before it; it covers them all", r.ID, *r.RemovedCount, len(path)-start))
+		end = len(path)
 	}
-	if len(covers) == 0 {
+	if end <= start {
 		s.sink.Count("compaction_state", transcript.OutcomeSkipped, "it removed no message imported before it")
 		return nil
 	}
+	covers := append([]string(nil), path[start:end]...)
 	id := transcript.SummaryIDPrefix + input.ID(r.ID, "compaction")
 	for i := 2; s.used[id]; i++ {
 		id = fmt.Sprintf("%s%s-%d", transcript.SummaryIDPrefix, r.ID, i)
@@ -72,10 +88,8 @@ func (s *session) compaction(r record, lines *input.Lines) error {
 	return nil
 }
 
-// view is the path of message nodes from the root to the last message,
-// without those the last summary covers: what Droid sends after that
-// summary's message.
-func (s *session) view() []string {
+// path is the path of message nodes from the root to the last message.
+func (s *session) path() []string {
 	var path []string
 	seen := map[string]bool{}
 	for id := s.last; id != "" && !seen[id]; id = s.pred[id] {
@@ -85,17 +99,7 @@ func (s *session) view() []string {
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
 	}
-	covered := map[string]bool{}
-	for _, c := range s.covers {
-		covered[c] = true
-	}
-	out := path[:0]
-	for _, id := range path {
-		if !covered[id] {
-			out = append(out, id)
-		}
-	}
-	return out
+	return path
 }
 
 // summaryContent is what Droid sends for the summary: the framed summary

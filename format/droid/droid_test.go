@@ -119,6 +119,21 @@ func TestCompactions(t *testing.T) {
 	}
 }
 
+// TestCompactionAnchor: a second compaction that names the first removed
+// message again (as Droid 0.215.0 writes it) counts removedCount from there.
+func TestCompactionAnchor(t *testing.T) {
+	c := load(t, dir+"compacted-anchor.jsonl")
+	var last transcript.Node
+	for _, n := range c.Nodes {
+		if n.IsSummary() {
+			last = n
+		}
+	}
+	if got := strings.Join(last.CoversIDs(), ","); got != "context-u1,u1,a1" {
+		t.Errorf("second summary covers %s, want the 3 messages from its anchor", got)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		data string

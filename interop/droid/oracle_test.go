@@ -372,19 +372,27 @@ func firstDiff(got, want []any) string {
 	return "equal"
 }
 
-// TestCompaction: the recorded compaction is one summary node that covers
-// the removedCount messages of its compaction_state, reads as the message
-// Droid sent in their place, and was preceded by Droid's summary request.
+// TestCompaction: each recorded compaction is a summary node; the last
+// covers the removedCount messages of its compaction_state, reads as the
+// message Droid sent in their place, and Droid's summary request was
+// captured.
 func TestCompaction(t *testing.T) {
-	s := scenarioNamed(t, "compaction")
+	for _, name := range []string{"compaction", "compaction-twice"} {
+		t.Run(name, func(t *testing.T) { checkCompaction(t, scenarioNamed(t, name)) })
+	}
+}
+
+func checkCompaction(t *testing.T, s scenario) {
 	var state struct {
 		RemovedCount int    `json:"removedCount"`
 		SummaryText  string `json:"summaryText"`
 	}
+	states := 0
 	data, _ := os.ReadFile(s.session)
 	for _, l := range bytes.Split(data, []byte("\n")) {
 		if bytes.HasPrefix(l, []byte(`{"type":"compaction_state"`)) {
 			json.Unmarshal(l, &state)
+			states++
 		}
 	}
 	var summaries []transcript.Node
@@ -393,22 +401,25 @@ func TestCompaction(t *testing.T) {
 			summaries = append(summaries, n)
 		}
 	}
-	if len(summaries) != 1 || state.SummaryText == "" {
-		t.Fatalf("%d summary nodes, summary text %q; want 1 and the recorded text", len(summaries), state.SummaryText)
+	if len(summaries) != states || states == 0 || state.SummaryText == "" {
+		t.Fatalf("%d summary nodes for %d compaction_state records (summary text %q)", len(summaries), states, state.SummaryText)
 	}
-	if got := len(summaries[0].CoversIDs()); got != state.RemovedCount {
+	last := summaries[len(summaries)-1]
+	if got := len(last.CoversIDs()); got != state.RemovedCount {
 		t.Errorf("summary covers %d nodes, compaction_state removed %d", got, state.RemovedCount)
 	}
-	text := summaries[0].Content.PlainText()
+	text := last.Content.PlainText()
 	if !strings.Contains(text, summaryOpen+"\n\n<summary>\n"+state.SummaryText+"\n</summary>") {
 		t.Errorf("summary node text %q does not frame the recorded summary as Droid sends it", text)
 	}
-	asked := false
+	asked := 0
 	for _, r := range s.requests {
-		asked = asked || isCompactionRequest(r)
+		if isCompactionRequest(r) {
+			asked++
+		}
 	}
-	if !asked {
-		t.Error("no summary request among the captured requests")
+	if asked != states {
+		t.Errorf("%d summary requests captured for %d compactions", asked, states)
 	}
 }
 

@@ -27,7 +27,7 @@ else
 	fi
 fi
 OUT=${OUT:-$REPO/testdata/interop/droid/$VERSION}
-ALL="chat tool tool-error parallel compaction"
+ALL="chat tool tool-error parallel compaction compaction-twice"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-droid-XXXXXX)
@@ -72,6 +72,7 @@ JSON
 	# [[inflate]] makes the reply report a usage above the window, so Droid
 	# compacts by itself before the next request.
 	compaction) droid "First turn. [[shell: echo before compaction]]" "Second turn; report a large usage. [[inflate]]" "A turn after the compaction." ;;
+	compaction-twice) droid "First turn. [[shell: echo one]]" "Second; report a large usage. [[inflate]]" "Third; again. [[inflate]]" "A turn after both compactions." ;;
 	*)
 		echo "record.sh: unknown scenario $scenario" >&2
 		exit 2
