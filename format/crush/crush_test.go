@@ -118,6 +118,25 @@ func TestSession(t *testing.T) {
 	}
 }
 
+// TestAsSent: what Crush leaves out or adds when it builds a request (its
+// preparePrompt): a cancelled empty answer and a result without its call
+// are skipped; a call without a result gets Crush's interrupted-call error.
+func TestAsSent(t *testing.T) {
+	c := load(t, crush.Options{}).Convs[2]
+	want := importtest.Stats{Nodes: 5, User: 2, Assistant: 2, Tool: 1, Calls: 1, Results: 1}
+	if got := importtest.StatsOf(c.Nodes); got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	last := c.Nodes[4]
+	if last.ToolCallID != "call_9" || !strings.HasPrefix(last.Content.Text, "tool call was interrupted") || string(last.Metadata["is_error"]) != "true" {
+		t.Errorf("interrupted call's result %+v", last)
+	}
+	if c.Counts[[2]string{"message/assistant", transcript.OutcomeSkipped}] != 1 || c.Counts[[2]string{"part/tool_result", transcript.OutcomeSkipped}] != 1 ||
+		c.Counts[[2]string{"part/tool_call", transcript.OutcomeMerged}] != 1 {
+		t.Errorf("counts %v", c.Counts)
+	}
+}
+
 func TestChoose(t *testing.T) {
 	if tg := load(t, crush.Options{Latest: true}); len(tg.Convs) != 1 || tg.Convs[0].Name != "0c5e0001-aaaa-4000-8000-000000000003" {
 		t.Errorf("Latest: %d conversations", len(tg.Convs))

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,44 +51,42 @@ type conv struct {
 	chain         []string // every non-summary node so far, in order
 	open          []string // tool calls of the last assistant node not answered yet
 	used          map[string]bool
+	// calls and results are the tool call ids of the session's calls and
+	// results (Crush's knownToolCallIDs, knownToolResultIDs).
+	calls, results map[string]bool
+}
+
+// row is one message row, its parts decoded.
+type row struct {
+	id, role, model string
+	created         int64
+	summary         bool
+	parts           []part
+	datas           []partData
 }
 
 func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, opts Options, target transcript.ImportTarget) error {
-	rows, err := db.QueryContext(ctx, `SELECT id, role, parts, COALESCE(model, ''), created_at, is_summary_message
-		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, s.id)
-	if err != nil {
-		return input.Errorf(file, 0, "not a Crush database (messages table): %v", err)
-	}
-	defer rows.Close()
 	sink, err := target.Conversation(s.id)
 	if err != nil {
 		return err
 	}
+	c := &conv{file: file, session: s.id, sink: sink, used: map[string]bool{}, calls: map[string]bool{}, results: map[string]bool{}}
+	msgs, err := c.read(ctx, db, opts)
+	if err != nil {
+		return err
+	}
 	sink.Count("session", transcript.OutcomeMerged, "session metadata (title, token totals: Crush records no usage per request)")
-	c := &conv{file: file, session: s.id, sink: sink, used: map[string]bool{}}
 	model := ""
-	for rows.Next() {
+	for _, r := range msgs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var id, role, parts, m string
-		var created int64
-		var summary bool
-		if err := rows.Scan(&id, &role, &parts, &m, &created, &summary); err != nil {
-			return input.Errorf(file, 0, "session %s: %v", s.id, err)
-		}
-		if len(parts) > opts.Max() {
-			return input.Errorf(file, 0, "session %s, message %s: parts is longer than the %d-byte limit (raise it with --max-line-bytes)", s.id, id, opts.Max())
-		}
-		if err := c.message(id, role, parts, created, summary); err != nil {
+		if err := c.message(r); err != nil {
 			return err
 		}
-		if m != "" && role == "assistant" {
-			model = m
+		if r.model != "" && r.role == "assistant" {
+			model = r.model
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return input.Errorf(file, 0, "session %s: %v", s.id, err)
 	}
 	if c.last != "" {
 		sink.SetHead(c.last)
@@ -98,42 +97,91 @@ func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, o
 	return nil
 }
 
+// read decodes the session's messages in Crush's order and notes which tool
+// calls and results it holds: Crush drops a result whose call is not in the
+// list and answers a call that has no result with an error of its own.
+func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error) {
+	rows, err := db.QueryContext(ctx, `SELECT id, role, parts, COALESCE(model, ''), created_at, is_summary_message
+		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, c.session)
+	if err != nil {
+		return nil, input.Errorf(c.file, 0, "not a Crush database (messages table): %v", err)
+	}
+	defer rows.Close()
+	var out []row
+	for rows.Next() {
+		var r row
+		var raw string
+		if err := rows.Scan(&r.id, &r.role, &raw, &r.model, &r.created, &r.summary); err != nil {
+			return nil, input.Errorf(c.file, 0, "session %s: %v", c.session, err)
+		}
+		if len(raw) > opts.Max() {
+			return nil, c.errorf(r.id, "parts is longer than the %d-byte limit (raise it with --max-line-bytes)", opts.Max())
+		}
+		if err := c.decode(&r, raw); err != nil {
+			return nil, err
+		}
+		for i, p := range r.parts {
+			switch {
+			case p.Type == "tool_call" && r.role == "assistant":
+				c.calls[r.datas[i].ID] = true
+			case p.Type == "tool_result" && r.role == "tool":
+				c.results[r.datas[i].ToolCallID] = true
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, input.Errorf(c.file, 0, "session %s: %v", c.session, err)
+	}
+	return out, nil
+}
+
 func (c *conv) errorf(id, format string, args ...any) error {
 	return input.Errorf(c.file, 0, "session %s, message %s: %s", c.session, id, fmt.Sprintf(format, args...))
 }
 
-// message imports one row.
-func (c *conv) message(id, role, raw string, created int64, summary bool) error {
-	var parts []part
-	if err := json.Unmarshal([]byte(raw), &parts); err != nil {
-		return c.errorf(id, "parts must be a JSON array of {type, data}: %s", input.JSONErrorText(err))
+// decode reads a row's parts.
+func (c *conv) decode(r *row, raw string) error {
+	if err := json.Unmarshal([]byte(raw), &r.parts); err != nil {
+		return c.errorf(r.id, "parts must be a JSON array of {type, data}: %s", input.JSONErrorText(err))
 	}
-	datas := make([]partData, len(parts))
-	for i, p := range parts {
+	r.datas = make([]partData, len(r.parts))
+	for i, p := range r.parts {
 		if len(p.Data) > 0 && string(p.Data) != "null" {
-			if err := json.Unmarshal(p.Data, &datas[i]); err != nil {
-				return c.errorf(id, "parts[%d] (%s): %s", i, p.Type, input.JSONErrorText(err))
+			if err := json.Unmarshal(p.Data, &r.datas[i]); err != nil {
+				return c.errorf(r.id, "parts[%d] (%s): %s", i, p.Type, input.JSONErrorText(err))
 			}
 		}
 	}
+	return nil
+}
+
+// message imports one row as Crush sends it (its preparePrompt): a message
+// with no parts, or an assistant message with no text, reasoning or call
+// (cancelled before it returned anything), is not sent.
+func (c *conv) message(r row) error {
 	at := ""
 	switch {
-	case created > 1e11: // milliseconds, as the schema's comments say
-		at = time.UnixMilli(created).UTC().Format(time.RFC3339Nano)
-	case created > 0: // seconds, as Crush's queries write it
-		at = time.Unix(created, 0).UTC().Format(time.RFC3339)
+	case r.created > 1e11: // milliseconds, as the schema's comments say
+		at = time.UnixMilli(r.created).UTC().Format(time.RFC3339Nano)
+	case r.created > 0: // seconds, as Crush's queries write it
+		at = time.Unix(r.created, 0).UTC().Format(time.RFC3339)
+	}
+	if len(r.parts) == 0 {
+		c.sink.Count("message/"+r.role, transcript.OutcomeSkipped, "no parts: Crush does not send it")
+		return nil
 	}
 	switch {
-	case summary:
-		return c.summary(id, parts, datas, at)
-	case role == "user":
-		return c.user(id, parts, datas, at)
-	case role == "assistant":
-		return c.assistant(id, parts, datas, at)
-	case role == "tool":
-		return c.tool(id, parts, datas, at)
+	case r.summary:
+		return c.summary(r.id, r.parts, r.datas, at)
+	case r.role == "user":
+		return c.user(r.id, r.parts, r.datas, at)
+	case r.role == "assistant":
+		return c.assistant(r.id, r.parts, r.datas, at)
+	case r.role == "tool":
+		return c.tool(r.id, r.parts, r.datas, at)
 	}
-	return c.errorf(id, "role must be user, assistant or tool, got %q", role)
+	return c.errorf(r.id, "role must be user, assistant or tool, got %q", r.role)
 }
 
 func (c *conv) newID(id string) string {
@@ -150,7 +198,9 @@ func (c *conv) add(n transcript.Node, record string) error {
 	if err := c.sink.Node(n); err != nil {
 		return err
 	}
-	c.sink.Count(record, transcript.OutcomeImported, "")
+	if record != "" { // "": a node Crush adds, counted by its caller
+		c.sink.Count(record, transcript.OutcomeImported, "")
+	}
 	c.last = n.ID
 	c.chain = append(c.chain, n.ID)
 	return nil
@@ -257,6 +307,10 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in an assistant message")
 		}
 	}
+	if text == "" && thinking == "" && len(calls) == 0 {
+		c.sink.Count("message/assistant", transcript.OutcomeSkipped, "no text, reasoning or tool call (cancelled): Crush does not send it")
+		return nil
+	}
 	n := transcript.Node{ID: c.newID(id), Role: transcript.RoleAssistant, CreatedAt: at, ToolCalls: calls, Content: transcript.TextContent(text)}
 	if thinking != "" {
 		blocks := []transcript.Block{{Type: transcript.BlockThinking, Text: thinking, Signature: signature}}
@@ -269,7 +323,33 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 	for _, call := range calls {
 		c.open = append(c.open, call.ID)
 	}
-	return c.add(n, "message/assistant")
+	if err := c.add(n, "message/assistant"); err != nil {
+		return err
+	}
+	return c.interrupted(id, calls, at)
+}
+
+// interruptedText is the result Crush sends for a tool call that has no
+// result in the session (its syntheticToolResultsForOrphanedCalls).
+const interruptedText = "tool call was interrupted and did not produce a result, you may retry this call if the result is still needed"
+
+// interrupted adds, after an assistant node, the error result Crush sends
+// for each of its calls that no tool message answers.
+func (c *conv) interrupted(id string, calls []transcript.ToolCall, at string) error {
+	for i, call := range calls {
+		if c.results[call.ID] {
+			continue
+		}
+		n := transcript.Node{ID: c.newID(fmt.Sprintf("%s-interrupted-%d", id, i)), Role: transcript.RoleTool, ToolCallID: call.ID, Name: call.Name,
+			CreatedAt: at, Content: transcript.TextContent(interruptedText)}
+		n.SetMeta("is_error", true)
+		if err := c.add(n, ""); err != nil {
+			return err
+		}
+		c.sink.Count("part/tool_call", transcript.OutcomeMerged, "no result recorded: Crush sends an interrupted-call error for it, imported as that result")
+		c.open = slices.DeleteFunc(c.open, func(o string) bool { return o == call.ID })
+	}
+	return nil
 }
 
 // tool is one tool node per result of a tool message. A result that
@@ -287,6 +367,10 @@ func (c *conv) tool(id string, parts []part, datas []partData, at string) error 
 			if o == d.ToolCallID {
 				k = j
 			}
+		}
+		if !c.calls[d.ToolCallID] {
+			c.sink.Count("part/tool_result", transcript.OutcomeSkipped, "its tool call is not in the session: Crush drops it")
+			continue
 		}
 		nid := c.newID(fmt.Sprintf("%s-%d", id, i))
 		if k < 0 {

@@ -64,3 +64,10 @@ INSERT INTO messages VALUES ('0c5e0002-0000-4000-8000-000000000002', '0c5e0001-a
 INSERT INTO sessions VALUES ('0c5e0001-aaaa-4000-8000-000000000003', NULL, 'Hello', 2, 10, 2, 0.0, 1767225700, 1767225690, NULL, NULL);
 INSERT INTO messages VALUES ('0c5e0003-0000-4000-8000-000000000001', '0c5e0001-aaaa-4000-8000-000000000003', 'user', '[{"type":"text","data":{"text":"Hello."}}]', NULL, 1767225690, 1767225690, NULL, NULL, 0);
 INSERT INTO messages VALUES ('0c5e0003-0000-4000-8000-000000000002', '0c5e0001-aaaa-4000-8000-000000000003', 'assistant', '[{"type":"text","data":{"text":"Hi."}},{"type":"finish","data":{"reason":"end_turn","time":1767225691}}]', 'fake-model', 1767225691, 1767225691, 1767225691, 'fake', 0);
+-- In the later chat: a cancelled answer (Crush does not send it), a tool call
+-- that never got a result (Crush sends an error result for it) and a
+-- result whose call is not in the session (Crush drops it).
+INSERT INTO messages VALUES ('0c5e0003-0000-4000-8000-000000000003', '0c5e0001-aaaa-4000-8000-000000000003', 'assistant', '[{"type":"finish","data":{"reason":"canceled","time":1767225692}}]', 'fake-model', 1767225692, 1767225692, 1767225692, 'fake', 0);
+INSERT INTO messages VALUES ('0c5e0003-0000-4000-8000-000000000004', '0c5e0001-aaaa-4000-8000-000000000003', 'user', '[{"type":"text","data":{"text":"Run it."}}]', NULL, 1767225693, 1767225693, NULL, NULL, 0);
+INSERT INTO messages VALUES ('0c5e0003-0000-4000-8000-000000000005', '0c5e0001-aaaa-4000-8000-000000000003', 'assistant', '[{"type":"tool_call","data":{"id":"call_9","name":"bash","input":"{\"command\":\"sleep 100\"}","provider_executed":false,"finished":false}}]', 'fake-model', 1767225694, 1767225694, NULL, 'fake', 0);
+INSERT INTO messages VALUES ('0c5e0003-0000-4000-8000-000000000006', '0c5e0001-aaaa-4000-8000-000000000003', 'tool', '[{"type":"tool_result","data":{"tool_call_id":"call_gone","name":"bash","content":"orphan","data":"","mime_type":"","metadata":"","is_error":false}}]', NULL, 1767225695, 1767225695, NULL, NULL, 0);
