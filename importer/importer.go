@@ -83,7 +83,7 @@ var vendors = []vendor{
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import},
-	{name: Droid, detect: droid.Detect, run: droid.Import, find: droid.Find},
+	{name: Droid, detect: droid.Detect, run: droid.Import, near: droid.Near, find: droid.Find},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.

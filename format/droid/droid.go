@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -172,4 +173,22 @@ func sessionsDir(env input.Env) string {
 		home = h
 	}
 	return filepath.Join(home, ".factory", "sessions")
+}
+
+// Near says why an input that is not a session is Droid's all the same:
+// the settings file beside a session (<id>.settings.json: its model and
+// token totals), which holds no message; "" otherwise.
+func Near(path string, head []byte) string {
+	h := bytes.TrimSpace(head)
+	if len(h) == 0 || h[0] != '{' || !bytes.Contains(h, []byte(`"tokenUsage"`)) ||
+		!(bytes.Contains(h, []byte(`"autonomyMode"`)) || bytes.Contains(h, []byte(`"providerLock"`)) || bytes.Contains(h, []byte(`"assistantActiveTimeMs"`))) {
+		return ""
+	}
+	session := strings.TrimSuffix(path, ".settings.json") + ".jsonl"
+	if strings.HasSuffix(path, ".settings.json") {
+		if _, err := os.Stat(session); err == nil {
+			return "this is Factory Droid's session settings (its model and token totals, no message); import the session beside it: " + session
+		}
+	}
+	return "this is Factory Droid's session settings (its model and token totals, no message); import the session's <id>.jsonl beside it"
 }

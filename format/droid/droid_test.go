@@ -207,3 +207,16 @@ func TestFind(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{"rewind.jsonl", "compacted.jsonl"}, "session.jsonl", droid.Import)
 }
+
+func TestNear(t *testing.T) {
+	d := t.TempDir()
+	settings := filepath.Join(d, "s.settings.json")
+	head := []byte(`{"assistantActiveTimeMs":2088,"model":"custom:Fake-0","autonomyMode":"auto-low","tokenUsage":{"inputTokens":9160}}`)
+	os.WriteFile(filepath.Join(d, "s.jsonl"), nil, 0o644)
+	if got := droid.Near(settings, head); !strings.Contains(got, filepath.Join(d, "s.jsonl")) {
+		t.Errorf("Near on the settings file: %q, want the session beside it named", got)
+	}
+	if got := droid.Near("x.json", []byte(`{"tokenUsage":{}}`)); got != "" {
+		t.Errorf("Near on another JSON: %q", got)
+	}
+}
