@@ -132,6 +132,7 @@ func newCompactCmd(f *Factory, runF func(*compactOptions) error) *cobra.Command 
 	addModelFlags(cmd, &opts.ModelFlags)
 	fl.StringVar(&opts.LangFlag, "lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
 	_ = cmd.RegisterFlagCompletionFunc("lang", fixedCompletion("en", "zh"))
+	addFromFlag(cmd, f)
 	return cmd
 }
 

@@ -53,6 +53,9 @@ type Factory struct {
 	// prepareLive is live.Options.Prepare for this run's transcript
 	// files (estimate sets it: estimate.Warm).
 	prepareLive func(session string)
+	// liveFrom is --from of a command that reads transcript files: the
+	// import format of its file arguments (addFromFlag).
+	liveFrom string
 	// global holds the persistent flags, once loadConfig has resolved
 	// them (flag > environment > config file > default).
 	global globalFlags
@@ -209,6 +212,16 @@ its invariants.` + exitStatusHelp(""),
 	pf.StringVar(&f.global.ConfigFile, "config", "", "config file (default $XDG_CONFIG_HOME/ctxfold/config.yaml)")
 	pf.DurationVar(&f.global.LockTimeout, "lock-timeout", store.DefaultLockTimeout, "how long a write waits for another writer")
 	pf.IntVar(&f.global.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "longest JSONL line accepted")
+	// --version and -v print what `ctxfold version` prints (users try
+	// them first); the root command runs only for them, else it shows help.
+	var showVersion bool
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print what 'ctxfold version' prints")
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if !showVersion {
+			return cmd.Help()
+		}
+		return runVersion(cmd.Context(), &versionOptions{IO: f.IO, JSON: f.IO.JSON, BuildInfo: debug.ReadBuildInfo})
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: err}
 	})

@@ -218,6 +218,11 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
 		haveOld = false
 	}
+	if haveOld && opts.From != "" && opts.From != importer.Auto && old.Format != opts.From {
+		// --from names another format than the cache session was read as.
+		haveOld = false
+		e.Reason = fmt.Sprintf("read as %s before, now with --from %s: re-imported", old.Format, opts.From)
+	}
 	if haveOld {
 		// The cache is ctxfold's own copy: anything in it that does not
 		// check out is re-imported, never trusted or failed on forever.
