@@ -55,7 +55,7 @@ func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions) error {
 			return auditRun{err: err}
 		}
 		res, err := auditDir(ctx, dir, opts, io.Discard)
-		return auditRun{results: res, entry: e, err: err}
+		return auditRun{results: res, entry: e, err: entryError(err, e)}
 	}, func(err error) auditRun { return auditRun{err: err} })
 	defer runs.wait()
 	w := bufio.NewWriter(opts.IO.Out)

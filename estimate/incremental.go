@@ -401,6 +401,7 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 		return nil, fallbackReason(fmt.Sprint(err))
 	}
 	res.Session = dir
+	res.ModelAssumed = e.ModelAssumed
 	out = &SessionResult{Result: res, Path: PathIncremental, Summaries: t.basis.Summaries}
 	if err := storeView(dir, *vc, sidecar); err != nil {
 		out.Warnings = append(out.Warnings, "view cache not saved: "+err.Error())

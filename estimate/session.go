@@ -15,18 +15,48 @@ import (
 // (an explicit choice), else the model the session records, else fallback
 // (the configured model) — the one order every command and compact use.
 // The window the session records is filled in unless o sets one.
+//
+// A session that records no model, with none configured, is budgeted for
+// the default model of the client that wrote it (ClientDefaultModel: a
+// Claude Code transcript before its first reply records none) and
+// ModelAssumed says so.
 func (o Options) ForSession(meta store.Meta, fallback string) Options {
 	switch {
 	case o.Model != "":
 	case meta.Model != "":
 		o.Model = meta.Model
-	default:
+	case fallback != "":
 		o.Model = fallback
+	case o.Window <= 0:
+		// With --window the window alone budgets, as before.
+		o.Model = ClientDefaultModel(meta)
+		o.ModelAssumed = o.Model != ""
 	}
 	if o.RecordedWindow <= 0 {
 		o.RecordedWindow = RecordedWindow(meta)
 	}
 	return o
+}
+
+// clientDefaults are the models the clients use when the user picks none,
+// keyed by the importer's format name (session.json's imported_from).
+var clientDefaults = map[string]string{
+	"claude-code": "claude-sonnet-4-5",
+	"codex":       "gpt-5-codex",
+	"gemini":      "gemini-2.5-pro",
+}
+
+// ClientDefaultModel is the default model of the client whose transcript
+// the session was imported from, "" when the session names no client or
+// the client has no single default.
+func ClientDefaultModel(meta store.Meta) string {
+	var from struct {
+		Format string `json:"format"`
+	}
+	if raw, ok := meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
+		return ""
+	}
+	return clientDefaults[from.Format]
 }
 
 // SessionOptions configure Session.
@@ -157,6 +187,7 @@ func full(ctx context.Context, dir string, opts SessionOptions, k viewKey, expli
 		return out
 	}
 	res.Session = dir
+	res.ModelAssumed = e.ModelAssumed
 	out.Result = res
 	if w := res.ModelWarning(); w != "" {
 		out.Warnings = append(out.Warnings, w)

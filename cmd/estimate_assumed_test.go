@@ -1,0 +1,77 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 44 item 6: a Claude Code transcript before its first reply records
+// no model. estimate FILE budgets it for the client's default and says the
+// model is assumed; a folder holding such a file passes --fail-above; an
+// error of a file in a folder names the file, not its cache session.
+func TestEstimateBeforeFirstReply(t *testing.T) {
+	src, err := os.Open(importFixtures + "claude-code/sess-0001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	// The lines before the first assistant record.
+	var head []string
+	sc := bufio.NewScanner(src)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"type":"assistant"`) {
+		head = append(head, sc.Text())
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "early.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(head, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}
+	r := runEnv(t, env, "estimate", file, "--json")
+	var res struct {
+		Model        string
+		ModelAssumed bool `json:"model_assumed"`
+		Total        int
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || r.Code != 0 {
+		t.Fatalf("estimate FILE: exit %d %q %q %v", r.Code, r.Stdout, r.Stderr, err)
+	}
+	if res.Model != "claude-sonnet-4-5" || !res.ModelAssumed || res.Total == 0 {
+		t.Errorf("estimate FILE: %+v", res)
+	}
+	if !strings.Contains(r.Stderr, "assumed claude-sonnet-4-5") {
+		t.Errorf("no word that the model is assumed: %q", r.Stderr)
+	}
+	// The configured model wins over the client's default, unassumed.
+	r = runEnv(t, cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir(), "CTXFOLD_MODEL": "claude-opus-4-6"}}, "estimate", file, "--json")
+	res.ModelAssumed = false
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || res.Model != "claude-opus-4-6" || res.ModelAssumed {
+		t.Errorf("configured model: %+v %q", res, r.Stderr)
+	}
+	// A folder with that file and a finished transcript: the gate holds.
+	full, err := os.ReadFile(importFixtures + "claude-code/sess-0001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "full.jsonl"), full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runEnv(t, env, "estimate", "--fail-above", "80", dir); r.Code != 0 {
+		t.Errorf("estimate --fail-above 80 DIR: exit %d %s", r.Code, r.Stderr)
+	}
+	// A session with no model and no client default still fails, naming
+	// the file in a many-file run, never its cache session.
+	body := filepath.Join(dir, "body.json")
+	if err := os.WriteFile(body, []byte(`{"messages":[{"role":"user","content":"hi"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runEnv(t, env, "estimate", file, body)
+	if r.Code != ExitUsage || !strings.Contains(r.Stderr, body+": no model") || strings.Contains(r.Stderr, env.Env["XDG_CACHE_HOME"]) {
+		t.Errorf("estimate DIR with a model-less body: exit %d %s", r.Code, r.Stderr)
+	}
+}
