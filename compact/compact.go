@@ -130,6 +130,13 @@ func (r *Result) Growth() int {
 	return r.SummaryTokens - r.SummaryCap
 }
 
+// cancelledError is ErrCancelled: its text is the compaction_failed
+// event's "cancelled"; errors.Is finds context.Canceled in it.
+type cancelledError struct{}
+
+func (cancelledError) Error() string        { return "cancelled" }
+func (cancelledError) Is(target error) bool { return target == context.Canceled }
+
 // FailedError is a failed compaction: the summarizer failed or was
 // cancelled, or its summary was rejected. Nothing was written but the
 // compaction_failed event.
@@ -175,11 +182,14 @@ func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s
 
 // Rejection reasons of a summary (docs/COMPACT.md §4).
 var (
-	ErrEmptySummary     = errors.New("the summarizer returned an empty summary")
-	ErrOversized        = errors.New("the summary is over the size ceiling")
-	ErrNonReducing      = errors.New("the summary does not make the rendered context smaller")
-	ErrCancelled        = errors.New("cancelled")
-	errNoSummarizerConf = errors.New("compact: no summarizer")
+	ErrEmptySummary = errors.New("the summarizer returned an empty summary")
+	ErrOversized    = errors.New("the summary is over the size ceiling")
+	ErrNonReducing  = errors.New("the summary does not make the rendered context smaller")
+	// ErrCancelled is a summarizer stopped by Ctrl-C: it is a
+	// context.Canceled, so the command exits 130 like every interrupted
+	// run, not 3 (README, "Exit codes").
+	ErrCancelled        error = cancelledError{}
+	errNoSummarizerConf       = errors.New("compact: no summarizer")
 )
 
 // snapshot is what the plan was made from, re-checked under the lock.
