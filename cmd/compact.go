@@ -335,9 +335,10 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 		case compact.ReasonBelowThreshold:
 			return report.CompactionBelowThreshold(lang, res.BudgetPct, ifAbove)
 		case compact.ReasonBelowTarget:
-			// With a previous summary in the view, a history within the
-			// target is the already-compacted case.
-			if res.Plan != nil && res.Plan.Previous == nil {
+			// With a summary of ctxfold's own in the view, a history
+			// within the target is the already-compacted case; a summary
+			// imported from the client's own compaction is not (issue 44).
+			if res.Plan != nil && (res.Plan.Previous == nil || res.ClientSummary) {
 				return report.CompactionBelowTarget(lang, res.TokensBefore, res.Plan.Target)
 			}
 		case compact.ReasonNoBoundary:
@@ -455,7 +456,16 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, opts
 	if c := res.Correction; c != nil {
 		// The view after keeps the slope fitted before and is anchored on
 		// the client's prefix, as estimate anchors it afterwards.
+		// Before is estimate's own figure; a run that changed nothing
+		// reports it after too (issue 44: 880 before, 795 after, 881 in
+		// estimate for one unchanged session).
 		before, after := c.Apply(res.TokensBefore), c.ApplyCompacted(res.TokensAfter)
+		if res.CalibratedBefore > 0 {
+			before = res.CalibratedBefore
+		}
+		if res.Outcome != compact.OutcomeSucceeded && res.Outcome != compact.OutcomePlanned {
+			after = before
+		}
 		obj.Calibration, obj.CalibratedTokensBefore, obj.CalibratedTokensAfter = c, &before, &after
 	}
 	// newly_covered_count: how many of covers_ids this run folded (the

@@ -82,6 +82,14 @@ type Result struct {
 	// Reason says why a no-op was one.
 	Reason string
 	Plan   *Plan
+	// ClientSummary: the plan's previous summary was not written by a
+	// ctxfold compaction (no compaction_finished names it) but imported
+	// with the client's transcript. A history within the target is then
+	// not "already compacted" by ctxfold but simply within the target.
+	ClientSummary bool
+	// CalibratedBefore is the calibrated total of the view before, the
+	// figure `ctxfold estimate` prints (0 without a calibration).
+	CalibratedBefore int
 	// SummaryID is the new summary node; CoversIDs its covers_ids and
 	// SummarisedCount their number (the coverage reported to people).
 	SummaryID       string
