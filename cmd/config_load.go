@@ -51,6 +51,7 @@ var configKeys = []configKey{
 	{Name: "summarizer-cmd", Usage: "shell command the exec summarizer runs"},
 	{Name: "base-url", Usage: "Chat Completions endpoint of the openai summarizer"},
 	{Name: "summary-model", Usage: "model the openai summarizer calls"},
+	{Name: "cache-max-bytes", Usage: "size cap of the cache of transcript files (default 2GiB; 0: no cap)"},
 	{Name: "models", Usage: "extra or overridden model table entries (config file only)"},
 }
 

@@ -59,7 +59,11 @@ func (f *Factory) liveOptions() (live.Options, error) {
 	if err != nil {
 		return live.Options{}, err
 	}
-	return live.Options{CacheDir: dir, From: f.liveFrom, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv),
+	maxBytes, err := f.cacheMaxBytes()
+	if err != nil {
+		return live.Options{}, err
+	}
+	return live.Options{CacheDir: dir, MaxBytes: maxBytes, From: f.liveFrom, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv),
 		Prepare: f.prepareLive}, nil
 }
 

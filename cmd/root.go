@@ -250,6 +250,7 @@ its invariants.` + exitStatusHelp(""),
 		newConfigCmd(f, nil),
 		newModelsCmd(f, nil),
 		newVersionCmd(f, nil),
+		newCacheCmd(f, nil),
 	)
 	addHiddenCommands(root, f)
 	return root

@@ -61,6 +61,10 @@ type Options struct {
 	// LockTimeout bounds the wait for another process refreshing the same
 	// entry (10 s when 0).
 	LockTimeout time.Duration
+	// MaxBytes caps the cache: once its entries hold more, the least
+	// recently used are evicted (evict.go). 0 is DefaultMaxBytes; a
+	// negative cap evicts nothing.
+	MaxBytes int64
 	// ResumeGC, when set, is called around a refresh from a resume point
 	// and returns what undoes it: the command line holds the collector
 	// back there (cmd's resumeGC), since such a refresh allocates the
@@ -172,19 +176,17 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	// The cache is the one writer of its sessions (store.CacheSessionError).
 	opts.Store.CacheWriter = true
 	dir := EntryDir(opts.CacheDir, abs)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
 	mu := entryMutex(dir)
 	mu.Lock()
 	defer mu.Unlock()
 	if e := heldEntry(dir); e != nil {
 		return e, nil
 	}
-	f, err := lockEntry(ctx, dir, opts.LockTimeout)
+	f, err := lockLiveEntry(ctx, dir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
+	touch(dir)
 	e, err := refresh(ctx, abs, dir, st, opts)
 	if err != nil {
 		f.Close()
@@ -193,6 +195,7 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if err := shareEntry(ctx, dir, f, e, opts.LockTimeout); err != nil {
 		return nil, err
 	}
+	afterRefresh(opts.CacheDir, dir, e.Update, opts.MaxBytes)
 	return e, nil
 }
 
