@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -58,9 +57,6 @@ func TestLiveFileArguments(t *testing.T) {
 		}
 		r := runEnv(t, env, jargs...)
 		out := r.Stdout
-		if slices.Contains(args, "--fit") {
-			out = r.Stderr // the fit report; stdout is the fitted view
-		}
 		var named struct{ Session, File string }
 		if err := json.Unmarshal([]byte(out), &named); err != nil || r.Code != 0 {
 			t.Errorf("%v: exit %d, not one JSON object: %v %q", jargs, r.Code, err, out)

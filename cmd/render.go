@@ -79,8 +79,9 @@ snipped. The session is never written (summaries are cached in DIR/cache/fit/,
 which is safe to delete). At most --max-summary-calls summary calls and a
 --summary-deadline per preparation (every HTTP attempt of the openai
 summarizer counts as a call). If the protected content alone does not
-fit, nothing is printed and the exit status is 5. --json-report FILE (or
-stderr with --json) lists what was changed.
+fit, nothing is printed and the exit status is 5. --json-report FILE lists
+what was changed beside the request on stdout; --json prints that report
+alone, on stdout.
 
 --diff compares the raw view of the branch with the rendered one: the ids the
 active summary folds away, the summary that stands in for them, and the token
@@ -290,6 +291,12 @@ func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render
 	if err != nil {
 		return err
 	}
+	if opts.JSON && opts.JSONReport == "" {
+		// --json: the report is the one object on stdout, as render
+		// --json prints the view's shape, not its text (the body with the
+		// report beside it: --json-report FILE).
+		return nil
+	}
 	if len(rep.Transformations) == 0 {
 		// Already fits: exactly render's output.
 		return render.Write(opts.IO.Out, view, opts.Format)
@@ -302,7 +309,7 @@ func writeFitReport(opts *renderOptions, rep *fit.Report) error {
 	case opts.JSONReport != "":
 		return report.WriteFileAtomic(opts.JSONReport, func(w io.Writer) error { return report.JSON(w, rep) })
 	case opts.JSON:
-		return report.JSON(opts.IO.ErrOut, rep)
+		return report.JSON(opts.IO.Out, rep)
 	}
 	return nil
 }

@@ -202,7 +202,7 @@ func TestRenderFitReportSaysProxy(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	for model, proxy := range map[string]bool{"gpt-4.1": false, "claude-sonnet-4": true} {
 		res := cliRun(t, nil, false, "render", dir, "--fit", "--model", model, "--window", "1200", "--format", "ids", "--json")
-		m := decodeJSON(t, strings.TrimSpace(res.Stderr))
+		m := decodeJSON(t, strings.TrimSpace(res.Stdout))
 		if res.Code != 0 || m["encoding_is_proxy"] != proxy {
 			t.Errorf("%s: exit %d, encoding_is_proxy %v, want %v", model, res.Code, m["encoding_is_proxy"], proxy)
 		}
