@@ -2,7 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // The file-argument step, written once: a command that reads a session
@@ -127,6 +132,9 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
+		if err := missingFile(a); err != nil {
+			return nil, nil, err
+		}
 		if !live.IsTranscriptFile(a) {
 			continue
 		}
@@ -152,6 +160,9 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 // file is brought up to date inside the argument's own run, so many files
 // import in parallel; a session directory passes through with a nil entry.
 func (f *Factory) openArg(ctx context.Context, arg string) (string, *live.Entry, error) {
+	if err := missingFile(arg); err != nil {
+		return "", nil, err
+	}
 	if !live.IsTranscriptFile(arg) {
 		return arg, nil, nil
 	}
@@ -160,6 +171,20 @@ func (f *Factory) openArg(ctx context.Context, arg string) (string, *live.Entry,
 		return "", nil, err
 	}
 	return e.Session, e, nil
+}
+
+// missingFile: an argument that does not exist and is named like a file
+// (it has an extension: s.jsonl, rollout.jsonl.zst) was meant as a
+// transcript file, and is named as one — not as a missing session
+// directory (issue 44).
+func missingFile(arg string) error {
+	if filepath.Ext(arg) == "" {
+		return nil
+	}
+	if _, err := os.Lstat(arg); errors.Is(err, fs.ErrNotExist) {
+		return &transcript.ParseError{File: arg, Msg: "no such file (a transcript file or a session directory was expected)"}
+	}
+	return nil
 }
 
 // fileOf is the transcript file an entry came from, "" for a session
