@@ -142,6 +142,7 @@ func newCompactCmd(f *Factory, runF func(*compactOptions) error) *cobra.Command 
 func (f *Factory) resolveCompact(cmd *cobra.Command, args []string, opts *compactOptions) error {
 	opts.Compact.Dir = args[0]
 	opts.JSON = f.IO.JSON
+	opts.Summarizers.Warn = f.IO.ErrOut
 	if err := opts.Summarizers.resolve(cmd, f.Getenv); err != nil {
 		return err
 	}

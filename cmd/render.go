@@ -189,6 +189,7 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	if opts.MaxSummaryCalls <= 0 || opts.SummaryDeadline <= 0 {
 		return &UsageError{Err: errors.New("--max-summary-calls and --summary-deadline must be positive")}
 	}
+	opts.Summarizers.Warn = f.IO.ErrOut
 	if err := opts.Summarizers.resolve(cmd, f.Getenv); err != nil {
 		return err
 	}
