@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -28,6 +29,9 @@ type FactResult struct {
 	Fact
 	Kept   bool `json:"kept"`
 	Pinned bool `json:"pinned,omitempty"`
+	// Injected: not kept by the summary and the turns after it, but
+	// carried by ctxfold's own injection (Result.InjectedIDs).
+	Injected bool `json:"injected,omitempty"`
 }
 
 // KindResult is the survival of one kind of fact.
@@ -70,6 +74,12 @@ type Result struct {
 	// their subtrees, whether its text is still read verbatim.
 	PinnedNodes []PinnedNode `json:"pinned_nodes,omitempty"`
 	Facts       []FactResult `json:"facts"`
+	// InjectedIDs are the nodes read after the summary that are ctxfold's
+	// own injection (the hook's "dropped facts" context, IsInjection):
+	// they are not the summary's work, so a fact only they carry is not
+	// kept; Injected counts those facts.
+	InjectedIDs []string `json:"injected_ids,omitempty"`
+	Injected    int      `json:"injected"`
 }
 
 // Kind returns the entry of kind k.
@@ -195,13 +205,18 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 			reads = append(append(append([]int(nil), spine[:at]...), s), spine[at+len(covered):]...)
 		}
 	}
-	var hay strings.Builder
+	var hay, injected strings.Builder
 	for _, i := range reads {
 		n, err := g.S.Node(i)
 		if err != nil {
 			return nil, err
 		}
 		res.ReadIDs = append(res.ReadIDs, n.ID)
+		if i != s && IsInjection(n) {
+			res.InjectedIDs = append(res.InjectedIDs, n.ID)
+			ReadText(&injected, n)
+			continue
+		}
 		ReadText(&hay, n)
 	}
 	m := NewMatcher(hay.String())
@@ -217,12 +232,32 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 		}
 	}
 	res.Facts, res.Kinds, res.Pinned = Score(facts, m, pinnedFrom)
+	if injected.Len() > 0 {
+		im := NewMatcher(injected.String())
+		for k := range res.Facts {
+			if f := &res.Facts[k]; !f.Kept && im.Has(f.Fact) {
+				f.Injected = true
+				res.Injected++
+			}
+		}
+	}
 	for _, k := range res.Kinds {
 		res.Total += k.Total
 		res.Kept += k.Kept
 	}
 	res.SurvivalPct = pct(res.Kept, res.Total)
 	return res, nil
+}
+
+// reInjection is the first line of the context ctxfold's hook adds after
+// a client's compaction (hook.Compose): "ctxfold: claude-code's
+// compaction summary dropped 3 of the 10 facts of the turns it folded".
+var reInjection = regexp.MustCompile(`ctxfold: [\w.-]+'s compaction summary dropped \d+ of the \d+ facts`)
+
+// IsInjection reports whether n is ctxfold's own injected context, which
+// the client records as a turn of the session (an attachment).
+func IsInjection(n *transcript.Node) bool {
+	return reInjection.MatchString(n.Content.PlainText())
 }
 
 // Score matches facts against m. A fact is pinned when one of its nodes is

@@ -212,6 +212,15 @@ func writeAuditText(w io.Writer, results []*audit.Result, maxMissing int) {
 		for _, kr := range rows {
 			fmt.Fprintf(w, "  %-12s %6d %6d %7.1f%%\n", kr.Kind, kr.Total, kr.Kept, kr.SurvivalPct)
 		}
+		if r.Injected > 0 {
+			// The hook's injection is not the summary's work (issue 44).
+			fmt.Fprintf(w, "only ctxfold's injection (%s) carries %d of the missing facts:\n", render.TextSafe(strings.Join(r.InjectedIDs, ",")), r.Injected)
+			for _, f := range r.Facts {
+				if f.Injected {
+					fmt.Fprintf(w, "  %s: %s\n", f.Kind, render.TextSafe(f.Text))
+				}
+			}
+		}
 		for _, pn := range r.PinnedNodes {
 			state := "kept verbatim"
 			if !pn.Kept {
