@@ -79,7 +79,7 @@ type Result struct {
 	// they are not the summary's work, so a fact only they carry is not
 	// kept; Injected counts those facts.
 	InjectedIDs []string `json:"injected_ids,omitempty"`
-	Injected    int      `json:"injected"`
+	Injected    int      `json:"injected,omitempty"`
 }
 
 // Kind returns the entry of kind k.
@@ -197,29 +197,11 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 	facts := Extract(nodes, spawned)
 	nodes = append(nodes, spawned...)
 
-	reads := []int{s}
-	if h := g.Head(); h >= 0 {
-		spine := g.Spine(h)
-		if at, ok := g.SegmentOnSpine(spine, covered, g.Pred(s)); ok {
-			res.OnHeadBranch = true
-			reads = append(append(append([]int(nil), spine[:at]...), s), spine[at+len(covered):]...)
-		}
+	hay, injected, err := readTexts(g, s, covered, res)
+	if err != nil {
+		return nil, err
 	}
-	var hay, injected strings.Builder
-	for _, i := range reads {
-		n, err := g.S.Node(i)
-		if err != nil {
-			return nil, err
-		}
-		res.ReadIDs = append(res.ReadIDs, n.ID)
-		if i != s && IsInjection(n) {
-			res.InjectedIDs = append(res.InjectedIDs, n.ID)
-			ReadText(&injected, n)
-			continue
-		}
-		ReadText(&hay, n)
-	}
-	m := NewMatcher(hay.String())
+	m := NewMatcher(hay)
 	pinnedFrom := map[string]bool{}
 	for _, n := range nodes {
 		if opts.Pinned[n.ID] {
@@ -232,8 +214,8 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 		}
 	}
 	res.Facts, res.Kinds, res.Pinned = Score(facts, m, pinnedFrom)
-	if injected.Len() > 0 {
-		im := NewMatcher(injected.String())
+	if injected != "" {
+		im := NewMatcher(injected)
 		for k := range res.Facts {
 			if f := &res.Facts[k]; !f.Kept && im.Has(f.Fact) {
 				f.Injected = true
@@ -247,6 +229,38 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 	}
 	res.SurvivalPct = pct(res.Kept, res.Total)
 	return res, nil
+}
+
+// readTexts is what the model reads in place of the covered turns: the
+// summary and the kept tail after its segment on HEAD's branch (root
+// included), or the summary alone when its segment is not on that branch.
+// ctxfold's own injections among them are returned apart (injected),
+// since they are not the summary's work. It fills res.ReadIDs,
+// OnHeadBranch and InjectedIDs.
+func readTexts(g *dag.Graph, s int, covered []int, res *Result) (hay, injected string, err error) {
+	reads := []int{s}
+	if h := g.Head(); h >= 0 {
+		spine := g.Spine(h)
+		if at, ok := g.SegmentOnSpine(spine, covered, g.Pred(s)); ok {
+			res.OnHeadBranch = true
+			reads = append(append(append([]int(nil), spine[:at]...), s), spine[at+len(covered):]...)
+		}
+	}
+	var read, inj strings.Builder
+	for _, i := range reads {
+		n, err := g.S.Node(i)
+		if err != nil {
+			return "", "", err
+		}
+		res.ReadIDs = append(res.ReadIDs, n.ID)
+		if i != s && IsInjection(n) {
+			res.InjectedIDs = append(res.InjectedIDs, n.ID)
+			ReadText(&inj, n)
+			continue
+		}
+		ReadText(&read, n)
+	}
+	return read.String(), inj.String(), nil
 }
 
 // reInjection is the first line of the context ctxfold's hook adds after
