@@ -75,3 +75,35 @@ func TestEstimateBeforeFirstReply(t *testing.T) {
 		t.Errorf("estimate DIR with a model-less body: exit %d %s", r.Code, r.Stderr)
 	}
 }
+
+// A Claude Code transcript whose attachments name the model before the
+// first reply ("The exact model ID is …") is budgeted for that model, not
+// assumed.
+func TestEstimateModelFromAttachment(t *testing.T) {
+	src, err := os.ReadFile("../testdata/interop/claude-code/2.1.332/chat/transcript/00000000-0000-4000-8000-000000000001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(src), "\n") {
+		if strings.Contains(l, `"type":"assistant"`) {
+			break // the transcript as it is before the first reply
+		}
+		keep = append(keep, l)
+	}
+	file := filepath.Join(t.TempDir(), "early.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(keep, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}
+	for run := 0; run < 2; run++ { // the second run reads the stored view
+		r := runEnv(t, env, "estimate", file, "--json")
+		var res struct {
+			Model        string
+			ModelAssumed bool `json:"model_assumed"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || r.Code != 0 || res.Model != "claude-opus-5-5" || res.ModelAssumed {
+			t.Fatalf("run %d: exit %d %+v %v %s", run, r.Code, res, err, r.Stderr)
+		}
+	}
+}

@@ -392,6 +392,10 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 	if e.Model == "" && e.Window == 0 {
 		return nil, "no model"
 	}
+	if e.ModelAssumed {
+		// The full path looks for the model in the view (announcedModel).
+		return nil, "model assumed"
+	}
 	res, vc, sidecar, err := t.measure(ctx, e, k.key)
 	if errors.As(err, &why) {
 		return nil, why

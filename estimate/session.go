@@ -3,12 +3,15 @@ package estimate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // ForSession resolves the model a command budgets a session for: o.Model
@@ -57,6 +60,26 @@ func ClientDefaultModel(meta store.Meta) string {
 		return ""
 	}
 	return clientDefaults[from.Format]
+}
+
+// reAnnounced is Claude Code's attachment naming the model before the
+// first reply: "You are powered by the model named Opus 5.5. The exact
+// model ID is claude-opus-5-5."
+var reAnnounced = regexp.MustCompile(`The exact model ID is ([A-Za-z0-9][A-Za-z0-9._:/\[\]-]*[A-Za-z0-9\]])`)
+
+// announcedModel is the model an attachment in the view names, "" when
+// none does: what a transcript before its first reply holds of its model.
+func announcedModel(v *render.View) string {
+	found := ""
+	errFound := errors.New("found")
+	_ = v.Nodes(func(_ int, n *transcript.Node) error {
+		if m := reAnnounced.FindStringSubmatch(n.Content.PlainText()); m != nil {
+			found = m[1]
+			return errFound
+		}
+		return nil
+	})
+	return found
 }
 
 // SessionOptions configure Session.
@@ -160,6 +183,11 @@ func full(ctx context.Context, dir string, opts SessionOptions, k viewKey, expli
 	}
 	e.Model = explicit
 	e = e.ForSession(g.S.Meta, opts.DefaultModel)
+	if e.ModelAssumed {
+		if m := announcedModel(view); m != "" {
+			e.Model, e.ModelAssumed = m, false
+		}
+	}
 	var st *viewState
 	if key != "" {
 		defer func() {
