@@ -46,7 +46,7 @@ func (o Options) ForSession(meta store.Meta, fallback string) Options {
 var clientDefaults = map[string]string{
 	"claude-code": "claude-sonnet-4-5",
 	"codex":       "gpt-5-codex",
-	"gemini":      "gemini-2.5-pro",
+	"gemini":      "gemini-3.8-flash", // Gemini CLI 0.61.0's default (docs/ESTIMATE.md)
 }
 
 // ClientDefaultModel is the default model of the client whose transcript
