@@ -190,6 +190,11 @@ func evict(e CacheEntry) (bool, error) {
 		}
 		return false, fmt.Errorf("cache %s: %w", e.Dir, err)
 	}
+	if !sameDir(f, e.Dir) {
+		// Another prune evicted it while this one waited; the path may
+		// already be a new entry, which this lock does not cover.
+		return true, nil
+	}
 	return true, removeAside(e.Dir)
 }
 

@@ -98,3 +98,42 @@ func TestCacheEvictsPastItsCap(t *testing.T) {
 		e.Close()
 	}
 }
+
+// Opens racing with evictions under a cap that holds one entry: every
+// Open evicts the others, yet no entry is removed while it is held —
+// each Open's session reads until it is closed.
+func TestCacheEvictionRacesOpens(t *testing.T) {
+	src, err := os.ReadFile("../fixtures/import/claude-code/sess-0001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, files := t.TempDir(), t.TempDir()
+	errs := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func(w int) {
+			p := filepath.Join(files, "w"+string(rune('0'+w))+".jsonl")
+			if err := os.WriteFile(p, src, 0o644); err != nil {
+				errs <- err
+				return
+			}
+			for i := 0; i < 8; i++ {
+				e, err := Open(context.Background(), p, Options{CacheDir: cache, MaxBytes: 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := os.Stat(filepath.Join(e.Session, "nodes.jsonl")); err != nil {
+					errs <- err
+					return
+				}
+				e.Close()
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
