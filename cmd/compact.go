@@ -269,6 +269,12 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	res, err := run(ctx, co)
 	progress.Done()
 	if res != nil {
+		for i := range res.Warnings {
+			// A warning about a transcript file's cache session names the file.
+			if opts.File != "" && res.Warnings[i].File == co.Dir {
+				res.Warnings[i].File = opts.File
+			}
+		}
 		printWarnings(opts.IO.ErrOut, res.Warnings)
 	}
 	var failed *compact.FailedError

@@ -107,3 +107,46 @@ func TestEstimateModelFromAttachment(t *testing.T) {
 		}
 	}
 }
+
+// compact --dry-run and render --fit resolve the model as estimate does:
+// the attachment's model, else the client's default with the warning
+// naming the file.
+func TestCompactAndFitAssumeAsEstimate(t *testing.T) {
+	src, err := os.ReadFile("../testdata/interop/claude-code/2.1.332/chat/transcript/00000000-0000-4000-8000-000000000001.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	var early []string
+	for _, l := range lines {
+		if strings.Contains(l, `"type":"assistant"`) {
+			break
+		}
+		early = append(early, l)
+	}
+	dir := t.TempDir()
+	announced := filepath.Join(dir, "announced.jsonl")
+	os.WriteFile(announced, []byte(strings.Join(early, "\n")+"\n"), 0o644)
+	// Without the attachment naming the model: the client's default.
+	var bare []string
+	for _, l := range early {
+		if !strings.Contains(l, "The exact model ID is") {
+			bare = append(bare, l)
+		}
+	}
+	assumed := filepath.Join(dir, "assumed.jsonl")
+	os.WriteFile(assumed, []byte(strings.Join(bare, "\n")+"\n"), 0o644)
+	env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}
+	r := runEnv(t, env, "render", announced, "--fit", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"model":"claude-opus-5-5"`) || strings.Contains(r.Stderr, "assumed") {
+		t.Errorf("render --fit, announced: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runEnv(t, env, "render", assumed, "--fit", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"model":"claude-sonnet-4-5"`) || !strings.Contains(r.Stderr, "assumed claude-sonnet-4-5") {
+		t.Errorf("render --fit, assumed: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runEnv(t, env, "compact", assumed, "--dry-run")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "ctxfold: warning: "+assumed+": the session records no model yet: assumed claude-sonnet-4-5") {
+		t.Errorf("compact --dry-run, assumed: %d %s", r.Code, r.Stderr)
+	}
+}

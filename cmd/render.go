@@ -266,7 +266,10 @@ func textStyle(ios *report.IOStreams) render.Style {
 // fit succeeded.
 func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
 	fo := opts.FitOptions
-	fo.Estimate = fo.Estimate.ForSession(g.S.Meta, opts.FitDefaultModel)
+	fo.Estimate = fo.Estimate.ForSession(g.S.Meta, opts.FitDefaultModel).ForView(view)
+	if w := fo.Estimate.AssumedWarning(); w != "" {
+		warnf(opts.IO.ErrOut, "%s", w)
+	}
 	warnFamily(opts.IO.ErrOut, fo.Estimate)
 	if !fo.Estimate.NoCalibrate {
 		// The budget is what the provider will count: calibrate on the

@@ -101,6 +101,13 @@ func (r *Run) measure(ctx context.Context) error {
 		return err
 	}
 	r.view = view
+	// Before the first reply: the model an attachment names, else the
+	// client's default, said to be assumed (estimate.ForSession).
+	eopts = eopts.ForView(view)
+	r.eopts, res.Model = eopts, eopts.Model
+	if w := eopts.AssumedWarning(); w != "" {
+		res.Warnings = append(res.Warnings, store.Warning{File: opts.Dir, Msg: w})
+	}
 	nodes, err := view.LoadNodes()
 	if err != nil {
 		return err

@@ -67,6 +67,28 @@ func ClientDefaultModel(meta store.Meta) string {
 // model ID is claude-opus-5-5."
 var reAnnounced = regexp.MustCompile(`The exact model ID is ([A-Za-z0-9][A-Za-z0-9._:/\[\]-]*[A-Za-z0-9\]])`)
 
+// ForView is o with an assumed model (ForSession) replaced by the model
+// an attachment of the view names, when one does (announcedModel): every
+// command that budgets a session resolves its model the same way.
+func (o Options) ForView(v *render.View) Options {
+	if o.ModelAssumed {
+		if m := announcedModel(v); m != "" {
+			o.Model, o.ModelAssumed = m, false
+		}
+	}
+	return o
+}
+
+// AssumedWarning is the warning of an assumed model ("" when o's model
+// was not assumed), as estimate's result gives it (Result.ModelWarning).
+func (o Options) AssumedWarning() string {
+	if !o.ModelAssumed {
+		return ""
+	}
+	r := Result{Model: o.Model, ModelAssumed: true}
+	return r.ModelWarning()
+}
+
 // announcedModel is the model an attachment in the view names, "" when
 // none does: what a transcript before its first reply holds of its model.
 func announcedModel(v *render.View) string {
@@ -182,12 +204,7 @@ func full(ctx context.Context, dir string, opts SessionOptions, k viewKey, expli
 		return out
 	}
 	e.Model = explicit
-	e = e.ForSession(g.S.Meta, opts.DefaultModel)
-	if e.ModelAssumed {
-		if m := announcedModel(view); m != "" {
-			e.Model, e.ModelAssumed = m, false
-		}
-	}
+	e = e.ForSession(g.S.Meta, opts.DefaultModel).ForView(view)
 	var st *viewState
 	if key != "" {
 		defer func() {
