@@ -40,6 +40,9 @@ func TestCacheCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || r.Code != 0 {
 		t.Fatalf("cache --json: %d %v %s", r.Code, err, r.Stdout)
 	}
+	if r := runEnv(t, env, "config"); !strings.Contains(r.Stdout, "cache-max-bytes\t2GiB\tdefault\n") {
+		t.Errorf("config: %q", r.Stdout)
+	}
 	if list.MaxBytes != 2<<30 || len(list.Entries) != 2 || list.Entries[0].File != filepath.Join(files, "a.jsonl") ||
 		list.Entries[1].File != filepath.Join(files, "b.jsonl") || list.Entries[0].Bytes == 0 || list.Entries[0].LastUse == "" ||
 		list.Bytes != list.Entries[0].Bytes+list.Entries[1].Bytes {

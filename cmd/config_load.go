@@ -55,6 +55,10 @@ var configKeys = []configKey{
 	{Name: "models", Usage: "extra or overridden model table entries (config file only)"},
 }
 
+// flaglessDefaults are the defaults `ctxfold config` shows for the keys
+// no command has a flag for (cacheMaxBytes reads the setting itself).
+var flaglessDefaults = map[string]any{"cache-max-bytes": "2GiB"}
+
 // fileOnlyKeys hold structured values: they have no flag and no
 // environment form.
 var fileOnlyKeys = map[string]bool{"models": true}
@@ -162,6 +166,8 @@ func (f *Factory) resolve(cmd *cobra.Command, file *viper.Viper, key string) (Se
 			s.Value = flagValue(fl)
 		} else if def := treeFlag(cmd.Root(), key); def != nil {
 			s.Value, _ = typedValue(def.Value.Type(), def.DefValue)
+		} else if d, ok := flaglessDefaults[key]; ok {
+			s.Value = d
 		}
 		return s, nil
 	}
