@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -269,13 +270,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	res, err := run(ctx, co)
 	progress.Done()
 	if res != nil {
-		for i := range res.Warnings {
-			// A warning about a transcript file's cache session names the file.
-			if opts.File != "" && res.Warnings[i].File == co.Dir {
-				res.Warnings[i].File = opts.File
-			}
-		}
-		printWarnings(opts.IO.ErrOut, res.Warnings)
+		printWarnings(opts.IO.ErrOut, fileWarnings(res.Warnings, co.Dir, opts.File))
 	}
 	var failed *compact.FailedError
 	var changed *compact.ChangedError
@@ -325,6 +320,17 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: note: %s\n", res.Reason)
 	}
 	return nil
+}
+
+// fileWarnings: a warning about a transcript file's cache session (dir)
+// names the file.
+func fileWarnings(ws []store.Warning, dir, file string) []store.Warning {
+	for i := range ws {
+		if file != "" && ws[i].File == dir {
+			ws[i].File = file
+		}
+	}
+	return ws
 }
 
 func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) string {
