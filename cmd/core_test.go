@@ -280,7 +280,9 @@ func TestCoreBadCorpus(t *testing.T) {
 			before := coreFiles(t, dir)
 			line := "ctxfold: error: " + msg + "\n"
 			runEnv(t, cliEnv{}, "render", dir).check(t, "", line, 2)
-			runEnv(t, cliEnv{}, "render", dir, "--format", "openai", "--json").check(t, "", line, 2)
+			// With --json the error is also one object on stdout.
+			jerr, _ := report.JSONLine(jsonError{Error: msg, ExitCode: 2})
+			runEnv(t, cliEnv{}, "render", dir, "--format", "openai", "--json").check(t, string(jerr)+"\n", line, 2)
 			// append refuses too (it never extends a broken session), with
 			// the same line, and changes nothing.
 			// A broken graph is refused by the store's write path, which

@@ -232,8 +232,12 @@ func (e *UnknownModelError) Error() string {
 	return msg
 }
 
-// Hint points at the two ways out.
+// Hint points at the ways out: a session that records no model needs one
+// named (model:, not the models: table of unknown names; issue 44).
 func (e *UnknownModelError) Hint() string {
+	if e.Model == "" {
+		return "pass --model M (or --window N), or set model: in the config file (CTXFOLD_MODEL)"
+	}
 	return "pass --window N, or add the model under models: in the config file"
 }
 

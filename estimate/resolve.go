@@ -389,9 +389,13 @@ func resolveFamily(toks []string, extra map[string]Model) (Model, bool) {
 	return oldest.m, true
 }
 
-// ModelWarning is the one-line warning for a result whose model resolved
-// by family (Resolution.Warning); "" otherwise.
+// ModelWarning is the one-line warning for a result whose model was
+// assumed (ForSession) or resolved by family (Resolution.Warning); ""
+// otherwise.
 func (r *Result) ModelWarning() string {
+	if r.ModelAssumed {
+		return fmt.Sprintf("the session records no model yet: assumed %s, its client's default — pass --model or set model: in the config to choose", r.Model)
+	}
 	return Resolution{Requested: r.Model, Model: Model{Name: r.ResolvedModel, Window: r.Window}, Rule: r.ModelRule}.Warning()
 }
 

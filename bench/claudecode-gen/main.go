@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 )
 
 var (
@@ -29,11 +31,14 @@ var (
 )
 
 func main() {
-	src := flag.String("src", "../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", "a real Claude Code session whose turns are replicated")
+	src := flag.String("src", "", "a real Claude Code session whose turns are replicated (default: the shared d-kimuson transcript the benchmarks use, else a committed interop transcript)")
 	mb := flag.Int("mb", 100, "size of the file to write, in MB (10^6 bytes)")
 	out := flag.String("o", "", "the file to write (with -append: to extend)")
 	appendN := flag.Int("append", 0, "append this many turns to -o instead of writing it anew")
 	flag.Parse()
+	if *src == "" {
+		*src = defaultSource()
+	}
 	if err := run(*src, *out, *mb, *appendN); err != nil {
 		fmt.Fprintln(os.Stderr, "claudecode-gen:", err)
 		os.Exit(1)
@@ -43,6 +48,32 @@ func main() {
 type line struct {
 	raw     []byte
 	session string
+}
+
+// sharedSource is the real session docs/BENCHMARKS.md's figures replicate
+// (/work/shared/fixtures/external, beside the repository); fallbackSource
+// a committed interop transcript (testdata/interop), so the command runs
+// in any clone (issue 44).
+const (
+	sharedSource   = "../shared/fixtures/external/claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+	fallbackSource = "testdata/interop/claude-code/2.1.332/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl"
+)
+
+// defaultSource is sharedSource when it exists, else fallbackSource (with
+// a note: the figures of docs/BENCHMARKS.md were measured on the former),
+// both relative to the repository root this file is in.
+func defaultSource() string {
+	root := "."
+	if _, file, _, ok := runtime.Caller(0); ok {
+		root = filepath.Join(filepath.Dir(file), "..", "..")
+	}
+	shared := filepath.Join(root, sharedSource)
+	if _, err := os.Stat(shared); err == nil {
+		return shared
+	}
+	fallback := filepath.Join(root, fallbackSource)
+	fmt.Fprintf(os.Stderr, "claudecode-gen: the shared transcript %s is absent: replicating %s (give -src for another)\n", sharedSource, fallbackSource)
+	return fallback
 }
 
 func run(src, out string, mb, appendN int) error {
