@@ -218,7 +218,7 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 	if strings.Contains(lastUser, MarkerReason) {
 		r.Reasoning = "**Planning the reply**"
 	}
-	if strings.Contains(lastUser, CompactionCue) {
+	if isCompactionRequest(lastUser) {
 		r.Text = SummaryText
 		return r
 	}
@@ -277,6 +277,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "exec_command", enc(map[string]any{"cmd": cmd, "yield_time_ms": 10000})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
+	case has["bash"]: // OpenCode's and Kilo's
+		return "bash", enc(map[string]any{"command": cmd})
 	default:
 		return "shell", enc(map[string]any{"command": []string{"bash", "-lc", cmd}, "timeout_ms": 10000})
 	}
