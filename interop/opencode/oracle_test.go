@@ -114,9 +114,10 @@ func readNodes(t *testing.T, sess string) ([]node, []byte) {
 	return out, data
 }
 
-// importChecked imports file (auto-detected as opencode), checks that no
-// record that reached the model was skipped, and verifies the session.
-func importChecked(t *testing.T, file string, extra ...string) string {
+// importChecked imports file (auto-detected: an export is OpenCode's,
+// Kilo's database is kilo by its name), checks that no record that
+// reached the model was skipped, and verifies the session.
+func importChecked(t *testing.T, client, file string, extra ...string) string {
 	t.Helper()
 	sess := filepath.Join(t.TempDir(), "s")
 	out, errOut, code := ctxfold(t, append([]string{"import", "--json", file, "-o", sess}, extra...)...)
@@ -133,8 +134,12 @@ func importChecked(t *testing.T, file string, extra ...string) string {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("import --json: %v\n%s", err, out)
 	}
-	if rep.Format != "opencode" {
-		t.Errorf("%s: detected %q", file, rep.Format)
+	want := "opencode"
+	if client == "kilo" && strings.HasSuffix(file, ".db") {
+		want = "kilo"
+	}
+	if rep.Format != want {
+		t.Errorf("%s: detected %q, want %q", file, rep.Format, want)
 	}
 	for _, r := range rep.Records {
 		if r.Skipped > 0 {
@@ -214,9 +219,9 @@ func oracle(t *testing.T, client, dir string) {
 	if len(exports) != 1 {
 		t.Fatalf("%d exports; every scenario is one session", len(exports))
 	}
-	sess := importChecked(t, exports[0])
+	sess := importChecked(t, client, exports[0])
 	db := buildDB(t, dir, client+".db")
-	fromDB := importChecked(t, db)
+	fromDB := importChecked(t, client, db)
 	nodes, data := readNodes(t, sess)
 	if _, dbData := readNodes(t, fromDB); !bytes.Equal(data, dbData) {
 		t.Errorf("the export and the database import differently:\n%s\n---\n%s", data, dbData)
