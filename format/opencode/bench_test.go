@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/format/opencode"
@@ -92,7 +93,11 @@ func writeBigExport(tb testing.TB, mb int) (string, int64) {
 // (docs/BENCHMARKS.md): go test ./format/opencode -run '^$' -bench
 // ImportExport100MB -benchtime 1x.
 func BenchmarkImportExport100MB(b *testing.B) {
-	path, size := writeBigExport(b, 100)
+	mb := 100
+	if v, err := strconv.Atoi(os.Getenv("CTXFOLD_BENCH_MB")); err == nil && v > 0 {
+		mb = v // a smaller run while iterating
+	}
+	path, size := writeBigExport(b, mb)
 	b.SetBytes(size)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

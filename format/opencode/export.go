@@ -88,7 +88,9 @@ func (e *exportFile) load() error {
 				if m.Info == nil {
 					return d.Errorf("message %d: no info object; expected {\"info\": {...}, \"parts\": [...]}", i+1)
 				}
-				msg := message{id: m.Info.ID, file: e.path, line: d.Line(), info: *m.Info, parts: m.Parts}
+				// No line: Doc.Line re-reads the file up to the value, which
+				// is for errors only (once per message it is quadratic).
+				msg := message{id: m.Info.ID, file: e.path, info: *m.Info, parts: m.Parts}
 				if msg.id == "" {
 					return d.Errorf("message %d: its info has no id", i+1)
 				}
