@@ -196,13 +196,18 @@ func usageOf(t *tokens) *transcript.Usage {
 }
 
 func (c *conv) assistant(m *message) error {
+	if failed(m) {
+		// OpenCode never sends a failed message again (MessageV2.
+		// toModelMessages), but one the user aborted with output.
+		c.sink.Count("message/assistant", transcript.OutcomeSkipped, "a failed request: OpenCode does not send it again")
+		for _, p := range m.parts {
+			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "part of a failed request")
+		}
+		c.sink.Warn(m.file, m.line, fmt.Sprintf("message %q: the request failed (%s); not imported, as OpenCode does not send it again", m.id, input.Text(m.info.Error)))
+		return nil
+	}
 	steps := c.steps(m)
 	if len(steps) == 0 {
-		if len(m.info.Error) > 0 && string(m.info.Error) != "null" {
-			c.sink.Count("message/assistant", transcript.OutcomeSkipped, "a failed request with no output")
-			c.sink.Warn(m.file, m.line, fmt.Sprintf("message %q: the request failed (%s)", m.id, input.Text(m.info.Error)))
-			return nil
-		}
 		c.sink.Count("message/assistant", transcript.OutcomeSkipped, "no output")
 		return nil
 	}
@@ -214,6 +219,26 @@ func (c *conv) assistant(m *message) error {
 	}
 	c.sink.Count("message/assistant", transcript.OutcomeImported, "")
 	return nil
+}
+
+// failed: the message has an error, and is not an aborted one with
+// output (text or a call) that OpenCode still sends.
+func failed(m *message) bool {
+	if len(m.info.Error) == 0 || string(m.info.Error) == "null" {
+		return false
+	}
+	var e struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(m.info.Error, &e) != nil || e.Name != "MessageAbortedError" {
+		return true
+	}
+	for _, p := range m.parts {
+		if p.Type != "step-start" && p.Type != "reasoning" {
+			return false
+		}
+	}
+	return true
 }
 
 // steps groups an assistant message's parts into the requests that

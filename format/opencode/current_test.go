@@ -294,3 +294,32 @@ func BenchmarkFind(b *testing.B) {
 func FuzzImportExport(f *testing.F) {
 	importtest.Fuzz(f, recorded, []string{"tool/export-1.json", "compaction/export-1.json"}, "export.json", opencode.Import)
 }
+
+// A failed request is not sent again; an aborted one with output is
+// (MessageV2.toModelMessages).
+func TestFailedAndAborted(t *testing.T) {
+	doc := `{"info": {"id": "ses_f"}, "messages": [
+ {"info": {"id": "msg_1", "role": "user", "time": {"created": 1}}, "parts": [{"id": "p1", "type": "text", "text": "go"}]},
+ {"info": {"id": "msg_2", "role": "assistant", "time": {"created": 2}, "error": {"name": "APIError", "data": {"message": "overloaded"}}},
+  "parts": [{"id": "p2", "type": "step-start"}, {"id": "p3", "type": "text", "text": "half an answer"}]},
+ {"info": {"id": "msg_3", "role": "assistant", "time": {"created": 3}, "error": {"name": "MessageAbortedError", "data": {"message": "aborted"}}},
+  "parts": [{"id": "p4", "type": "step-start"}, {"id": "p5", "type": "text", "text": "stopped here"}]},
+ {"info": {"id": "msg_4", "role": "assistant", "time": {"created": 4}, "error": {"name": "MessageAbortedError", "data": {"message": "aborted"}}},
+  "parts": [{"id": "p6", "type": "step-start"}, {"id": "p7", "type": "reasoning", "text": "thinking"}]}]}`
+	path := filepath.Join(t.TempDir(), "export.json")
+	os.WriteFile(path, []byte(doc), 0o644)
+	tg, err := importFile(t, path, opencode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, n := range tg.Convs[0].Nodes {
+		texts = append(texts, n.Content.PlainText())
+	}
+	if strings.Join(texts, "|") != "go|stopped here" {
+		t.Errorf("nodes %q; want the user turn and the aborted answer only", texts)
+	}
+	if got := tg.Convs[0].Counts[[2]string{"message/assistant", transcript.OutcomeSkipped}]; got != 2 {
+		t.Errorf("%d assistant messages skipped, want 2", got)
+	}
+}
