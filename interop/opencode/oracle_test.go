@@ -155,9 +155,10 @@ func importChecked(t *testing.T, client, file string, extra ...string) string {
 // normalize applies the rules of docs/INTEROP-opencode.md to a message
 // list, in place: system messages are dropped (the client keeps no system
 // prompt in its store), an assistant message that only calls tools has no
-// content (the AI SDK sends "" or null), and, for Kilo, the
+// content (the AI SDK sends "" or null), for Kilo the
 // <environment_details> part it appends to the last user message at
-// request time (never stored) is dropped.
+// request time (never stored) is dropped, and a user message of several
+// text parts is their texts joined by "\n" (the import's one text).
 func normalize(msgs []map[string]any) []map[string]any {
 	var out []map[string]any
 	for _, m := range msgs {
@@ -176,8 +177,21 @@ func normalize(msgs []map[string]any) []map[string]any {
 				}
 				kept = append(kept, p)
 			}
-			if len(kept) == 1 {
-				m["content"] = kept[0].(map[string]any)["text"]
+			// Text parts only: one string, the texts joined by "\n", as
+			// the import joins a message's text parts (render cannot send
+			// several text parts; the AI SDK sends one as a string).
+			var texts []string
+			for _, p := range kept {
+				pm, _ := p.(map[string]any)
+				text, isText := pm["text"].(string)
+				if pm["type"] != "text" || !isText {
+					texts = nil
+					break
+				}
+				texts = append(texts, text)
+			}
+			if texts != nil {
+				m["content"] = strings.Join(texts, "\n")
 			} else {
 				m["content"] = kept
 			}

@@ -189,6 +189,14 @@ func requests(dir string) ([]byte, error) {
 			sum := sha256.Sum256([]byte(text))
 			mm["content"] = map[string]any{"bytes": len(text), "sha256": hex.EncodeToString(sum[:])}
 		}
+		// Kilo's summarizer has a system prompt of its own: its user
+		// message, OpenCode's, says what it is.
+		for _, m := range msgs {
+			mm, _ := m.(map[string]any)
+			if text, _ := mm["content"].(string); mm["role"] == "user" && strings.HasPrefix(text, "Here is the conversation so far:") {
+				kind = "summarize"
+			}
+		}
 		var tools []string
 		ts, _ := body["tools"].([]any)
 		for _, t := range ts {
