@@ -134,7 +134,12 @@ scenario_compaction_tail() {
 }
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction compaction-tail)
+# Kilo 7.7.7 keeps no tail whatever compaction.tail_turns says (its
+# compaction part has no tail_start_id): compaction-tail is OpenCode's.
+if [ ${#scenarios[@]} -eq 0 ]; then
+  scenarios=(chat tool compaction compaction-tail)
+  [ "$CLIENT" = kilo ] && scenarios=(chat tool compaction)
+fi
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done
