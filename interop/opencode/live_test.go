@@ -71,11 +71,16 @@ func live(t *testing.T, client string) {
 }
 
 // shape is a recording's structure: each request's kind and message
-// roles, then each imported node's role, name and tool call names.
+// roles (the title request left out), then each imported node's role, name and tool call names.
 func shape(t *testing.T, client, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range readRequests(t, dir) {
+		if r.Kind == "title" {
+			// Racy: Kilo asks for the title in the background and may
+			// exit before it does (docs/INTEROP-opencode.md).
+			continue
+		}
 		var roles []string
 		for _, m := range r.Body.Messages {
 			roles = append(roles, fmt.Sprint(m["role"]))
