@@ -305,6 +305,12 @@ func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld
 		e.Update = Unchanged
 		return nil, nil, nil
 	}
+	if update == Appended && isDatabase(e.File) {
+		// A database does not grow by appending its conversation: its
+		// pages change anywhere, and another session may now be the
+		// most recently active one.
+		update, reason = Fresh, "a database is read afresh when it or its -wal changes"
+	}
 	return importInto(ctx, e, dir, old, update, reason, len(cars) > 0, opts)
 }
 
