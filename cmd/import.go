@@ -67,6 +67,9 @@ Formats (--from, default auto: detected from the content of the first file):
                per OpenCode session; --session ses_… picks one), or an
                "opencode export" JSON; compactions become summary nodes
   kilo         Kilo's kilo.db (OpenCode's schema, read the same way)
+  droid        a Factory Droid session (~/.factory/sessions/<cwd>/<id>.jsonl)
+  crush        Crush's .crush/crush.db (read-only; one session per Crush
+               session, --session ID picks one)
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,

@@ -27,6 +27,8 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/crush"
+	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
@@ -51,6 +53,8 @@ const (
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
 	Kilo       = "kilo"
+	Droid      = "droid"
+	Crush      = "crush"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -76,15 +80,17 @@ type vendor struct {
 // Anthropic body before the OpenAI one (both hold "messages"). A new
 // client is one line here.
 var vendors = []vendor{
-	{name: ClaudeCode, detect: claudecode.Detect, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
-	{name: Codex, detect: codex.Detect, run: codex.Import},
-	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
+	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
+	{name: Droid, detect: droid.Detect, run: droid.Import, near: droid.Near, find: droid.Find},
+	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
 	{name: Kilo, detect: func([]byte) bool { return false }, run: opencode.Import, path: opencode.DetectKiloPath, find: opencode.FindKilo},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath, find: opencode.Find},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
@@ -165,6 +171,8 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+	Droid: "Factory Droid",
+	Crush: "Crush",
 }
 
 func title(format string) string {

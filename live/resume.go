@@ -58,22 +58,24 @@ type sidecar struct {
 
 // sidecarsOf lists the files the Claude Code importer may read beside the
 // session file abs (agent-*.jsonl in its directory, <session>/subagents/
-// agent-*.jsonl), and a database's -wal, hashed: a change in one of them
-// alone must be noticed.
+// agent-*.jsonl), hashed: a change in one of them alone must be noticed.
 // The ones of other sessions in the same directory are listed too (the
 // importer keeps only its own by their sessionId); a change in them costs
 // a whole re-import, never a missed one.
-func sidecarsOf(abs string) ([]sidecar, error) {
-	dir := filepath.Dir(abs)
-	a, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
-	b, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(filepath.Base(abs), ".jsonl"), "subagents", "agent-*.jsonl"))
-	paths := append(a, b...)
-	// A SQLite store in WAL mode (OpenCode's, Kilo's) has its newest rows
-	// in the -wal beside it until a checkpoint changes the file itself.
-	if wal := abs + "-wal"; regularNoLink(wal) {
-		paths = append(paths, wal)
+//
+// A SQLite store's sidecar is its write-ahead log: a commit may change
+// only the -wal file, never the database until a checkpoint.
+func sidecarsOf(abs string, db bool) ([]sidecar, error) {
+	var paths []string
+	if db {
+		paths = []string{abs + "-wal"}
+	} else {
+		dir := filepath.Dir(abs)
+		a, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
+		b, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(filepath.Base(abs), ".jsonl"), "subagents", "agent-*.jsonl"))
+		paths = append(a, b...)
+		sort.Strings(paths)
 	}
-	sort.Strings(paths)
 	var out []sidecar
 	for _, p := range paths {
 		if p == abs || !regularNoLink(p) {
@@ -88,18 +90,6 @@ func sidecarsOf(abs string) ([]sidecar, error) {
 		out = append(out, sidecar{p, size, sum})
 	}
 	return out, nil
-}
-
-// isDatabase: the file starts with SQLite's magic (a client's store).
-func isDatabase(path string) bool {
-	f, err := openInput(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 16)
-	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == "SQLite format 3\x00"
 }
 
 // regularNoLink: path is a regular file, not a symlink to one.
