@@ -64,7 +64,9 @@ Formats (--from, default auto: detected from the content of the first file):
                summary nodes
   opencode     OpenCode's opencode.db (read-only), its older storage/
                directory, or the data directory holding them (one session
-               per OpenCode session); compactions become summary nodes
+               per OpenCode session; --session ses_… picks one), or an
+               "opencode export" JSON; compactions become summary nodes
+  kilo         Kilo's kilo.db (OpenCode's schema, read the same way)
   droid        a Factory Droid session (~/.factory/sessions/<cwd>/<id>.jsonl)
   crush        Crush's .crush/crush.db (read-only; one session per Crush
                session, --session ID picks one)

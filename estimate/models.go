@@ -46,6 +46,7 @@ const (
 	srcGeminiNew  = "Gemini CLI 0.61.0 models.ts and tokenLimits.ts (1,048,576, DEFAULT_TOKEN_LIMIT); max output as gemini-3.5-flash (no model card read)"
 	srcOpenModel  = "publisher's model card"
 	srcConfig     = "config file (models:)"
+	srcOpenCode   = "OpenCode 1.18.33's bundled model list (OpenCode Zen: limit.context, limit.output)"
 )
 
 // builtinModels: context window, output capability and encoding as the
@@ -120,6 +121,7 @@ var builtinModels = func() map[string]Model {
 	add(ProviderOpen, O200kBase, true, 262144, 65536, srcOpenModel, "qwen3-coder", "qwen3-coder-480b-a35b", "kimi-k2")
 	add(ProviderOpen, O200kBase, true, 256000, 8192, srcOpenModel, "codestral")
 	add(ProviderOpen, O200kBase, true, 200000, 128000, srcOpenModel, "glm-4.6")
+	add(ProviderOpen, O200kBase, true, 200000, 32000, srcOpenCode, "big-pickle") // OpenCode Zen's free default
 	add(ProviderOpen, O200kBase, true, 128000, 8192, srcOpenModel, "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2", "deepseek-chat")
 	add(ProviderOpen, O200kBase, true, 128000, 32768, srcOpenModel, "deepseek-r1", "deepseek-reasoner")
 	return m

@@ -52,6 +52,7 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	Kilo       = "kilo"
 	Droid      = "droid"
 	Crush      = "crush"
 )
@@ -90,7 +91,8 @@ var vendors = []vendor{
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
 	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
-	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
+	{name: Kilo, detect: func([]byte) bool { return false }, run: opencode.Import, path: opencode.DetectKiloPath, find: opencode.FindKilo},
+	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath, find: opencode.Find},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
 	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
 	// Text, not JSON: last, so a JSON export quoting an aider header is

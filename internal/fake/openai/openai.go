@@ -222,7 +222,7 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = t
 		return r
 	}
-	if strings.Contains(lastUser, CompactionCue) {
+	if isCompactionRequest(lastUser) {
 		r.Text = SummaryText
 		return r
 	}
@@ -283,6 +283,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "Execute", enc(map[string]any{"command": cmd, "summary": "Run the requested command", "riskLevel": "low", "riskLevelReason": "It only prints text."})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
+	case has["bash"]: // OpenCode's and Kilo's
+		return "bash", enc(map[string]any{"command": cmd})
 	default:
 		return "shell", enc(map[string]any{"command": []string{"bash", "-lc", cmd}, "timeout_ms": 10000})
 	}
