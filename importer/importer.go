@@ -32,6 +32,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/openaibody"
 	"github.com/ctxfold/ctxfold/format/opencode"
 	"github.com/ctxfold/ctxfold/format/openhands"
+	"github.com/ctxfold/ctxfold/format/qwen"
 	"github.com/ctxfold/ctxfold/format/specstory"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -50,6 +51,7 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	QwenCode   = "qwen-code"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -75,6 +77,8 @@ type vendor struct {
 // Anthropic body before the OpenAI one (both hold "messages"). A new
 // client is one line here.
 var vendors = []vendor{
+	// Before Claude Code and Gemini CLI: its records have their uuid/parentUuid and sessionId.
+	{name: QwenCode, detect: qwen.Detect, run: qwen.Import, find: qwen.Find},
 	{name: ClaudeCode, detect: claudecode.Detect, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
@@ -163,6 +167,7 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+	QwenCode: "Qwen Code",
 }
 
 func title(format string) string {
