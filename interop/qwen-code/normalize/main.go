@@ -116,8 +116,11 @@ const compressionCue = "produce the <state_snapshot> XML"
 // kind names a request: the client's compression summarizer, or a turn of
 // the conversation.
 func kind(body map[string]any) string {
-	raw, _ := json.Marshal(body["messages"])
-	if bytes.Contains(raw, []byte(compressionCue)) {
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(body["messages"])
+	if bytes.Contains(raw.Bytes(), []byte(compressionCue)) {
 		return "compression"
 	}
 	return "turn"
