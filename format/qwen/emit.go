@@ -33,6 +33,24 @@ func newImporter(sink transcript.ImportSink, file string) *importer {
 	return &importer{sink: sink, file: file, eff: map[string]string{}, pred: map[string]string{}}
 }
 
+// uniq is id, or id with a suffix when a node already has it (a uuid that
+// happens to equal an id derived from another record's).
+func (im *importer) uniq(id string) string {
+	if !im.taken(id) {
+		return id
+	}
+	for i := 2; ; i++ {
+		if alt := fmt.Sprintf("%s~%d", id, i); !im.taken(alt) {
+			return alt
+		}
+	}
+}
+
+func (im *importer) taken(id string) bool {
+	_, ok := im.pred[id]
+	return ok
+}
+
 // content is a Gemini content as the client records and sends it.
 type content struct {
 	Role  string `json:"role"`
@@ -135,6 +153,10 @@ func (im *importer) emit(id, parent string, c content, at string, usage *transcr
 		return "", 0, input.Errorf(im.file, line, "message role %q: expected \"user\" or \"model\"", c.Role)
 	}
 	for i := range nodes {
+		if err := checkIDs(nodes[i]); err != nil {
+			return "", 0, input.Errorf(im.file, line, "%v", err)
+		}
+		nodes[i].ID = im.uniq(nodes[i].ID)
 		nodes[i].Predecessor, nodes[i].CreatedAt = parent, at
 		if err := im.sink.Node(nodes[i]); err != nil {
 			return "", 0, err
@@ -143,6 +165,20 @@ func (im *importer) emit(id, parent string, c content, at string, usage *transcr
 		parent = nodes[i].ID
 	}
 	return parent, len(nodes), nil
+}
+
+// checkIDs refuses a function call or response without its id: the
+// client pairs them by it, and so does every provider format.
+func checkIDs(n transcript.Node) error {
+	for _, c := range n.ToolCalls {
+		if c.ID == "" {
+			return fmt.Errorf("functionCall %q has no id: expected the id that pairs it with its functionResponse", c.Name)
+		}
+	}
+	if n.Role == transcript.RoleTool && n.ToolCallID == "" {
+		return fmt.Errorf("functionResponse %q has no id: expected the id of the functionCall it answers", n.Name)
+	}
+	return nil
 }
 
 // assistantNode is a model content as one assistant node: thoughts as

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -160,8 +161,8 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		if err := lines.Unmarshal(line, &r, "a Qwen Code record (an object with uuid, parentUuid, type)"); err != nil {
 			return err
 		}
-		if r.UUID == "" {
-			return lines.Errorf(`record has no "uuid": expected a Qwen Code record`)
+		if r.UUID == "" || strings.ContainsFunc(r.UUID, unicode.IsControl) {
+			return lines.Errorf(`record has no usable "uuid" (%q): expected a Qwen Code record with an id on one line`, r.UUID)
 		}
 		if im == nil {
 			name := r.SessionID
