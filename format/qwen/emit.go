@@ -309,9 +309,13 @@ func (im *importer) compression(r *record, parent string, line int) (string, err
 	s.SetMeta("compaction", true)
 	s.SetMeta("source", "qwen-code chat_compression")
 	s.SetMeta("covers_ids", covers)
-	if len(p.Info) > 0 {
-		s.Metadata["compression_info"] = p.Info
+	// The client's own figures (tokens before and after, its trigger),
+	// under a key that names the client for audit.
+	info := p.Info
+	if len(info) == 0 {
+		info = json.RawMessage("{}")
 	}
+	s.Metadata["qwen_code_compression"] = info
 	if err := im.sink.Node(s); err != nil {
 		return "", err
 	}

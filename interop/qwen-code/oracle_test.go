@@ -253,7 +253,8 @@ func show(ms []message) string {
 }
 
 // checkCompactionCommands: graph and audit see the compression as the
-// session's active summary, as they see the other clients'.
+// session's active summary, written by the client, as they see the
+// other clients'.
 func checkCompactionCommands(t *testing.T, sess string) {
 	t.Helper()
 	out, errOut, code := ctxfold(t, "graph", "--json", sess)
@@ -266,10 +267,11 @@ func checkCompactionCommands(t *testing.T, sess string) {
 	out, errOut, code = ctxfold(t, "audit", "--json", sess)
 	var a struct {
 		Summaries []struct {
-			CoveredNodes int `json:"covered_nodes"`
+			CoveredNodes int    `json:"covered_nodes"`
+			Source       string `json:"source"`
 		} `json:"summaries"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Summaries) != 1 || a.Summaries[0].CoveredNodes == 0 {
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Summaries) != 1 || a.Summaries[0].CoveredNodes == 0 || a.Summaries[0].Source != "qwen-code" {
 		t.Errorf("audit --json: exit %d, summaries %+v: %s", code, a.Summaries, errOut)
 	}
 }
