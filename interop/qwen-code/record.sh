@@ -22,6 +22,9 @@ if [ ! -x "$node_bin" ]; then
   npm install --prefix "$NODE_DIR" --no-audit --no-fund --silent node@22 >/dev/null
 fi
 
+# A client named by CTXFOLD_QWEN_BIN runs its "#!/usr/bin/env node" with it.
+PATH=$(dirname "$node_bin"):$PATH
+
 if [ -n "${CTXFOLD_QWEN_BIN:-}" ]; then
   # A given client (a newer one): the fixtures go under its version.
   qwen=("$CTXFOLD_QWEN_BIN")
