@@ -7,6 +7,7 @@ package qwen
 // summary node followed by the contents the client keeps after it.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -27,6 +28,9 @@ type importer struct {
 	pred  map[string]string
 	last  string // uuid of the last record: the client's current tail
 	model string
+	// open holds the calls (id, name) of the last model message that no
+	// function response has answered yet.
+	open [][2]string
 }
 
 func newImporter(sink transcript.ImportSink, file string) *importer {
@@ -135,7 +139,7 @@ func (im *importer) emit(id, parent string, c content, at string, usage *transcr
 		}
 		n.ID, n.Usage = nextID(), usage
 		nodes = append(nodes, n)
-	case "user":
+	case "user", "tool":
 		var blocks []transcript.Block
 		for _, p := range c.Parts {
 			if fr := p.FunctionResponse; fr != nil {
@@ -153,10 +157,10 @@ func (im *importer) emit(id, parent string, c content, at string, usage *transcr
 		return "", 0, input.Errorf(im.file, line, "message role %q: expected \"user\" or \"model\"", c.Role)
 	}
 	for i := range nodes {
-		if err := checkIDs(nodes[i]); err != nil {
+		nodes[i].ID = im.uniq(nodes[i].ID)
+		if err := im.pair(&nodes[i]); err != nil {
 			return "", 0, input.Errorf(im.file, line, "%v", err)
 		}
-		nodes[i].ID = im.uniq(nodes[i].ID)
 		nodes[i].Predecessor, nodes[i].CreatedAt = parent, at
 		if err := im.sink.Node(nodes[i]); err != nil {
 			return "", 0, err
@@ -167,16 +171,37 @@ func (im *importer) emit(id, parent string, c content, at string, usage *transcr
 	return parent, len(nodes), nil
 }
 
-// checkIDs refuses a function call or response without its id: the
-// client pairs them by it, and so does every provider format.
-func checkIDs(n transcript.Node) error {
-	for _, c := range n.ToolCalls {
-		if c.ID == "" {
-			return fmt.Errorf("functionCall %q has no id: expected the id that pairs it with its functionResponse", c.Name)
+// pair gives a function call recorded without an id (older clients,
+// Gemini CLI's heritage) one derived from its node, and a function
+// response without one the id of the first unanswered call of the same
+// name in the last model message (the Gemini API pairs them by name and
+// order); a response that answers no call is an error.
+func (im *importer) pair(n *transcript.Node) error {
+	switch n.Role {
+	case transcript.RoleAssistant:
+		im.open = im.open[:0]
+		for i := range n.ToolCalls {
+			c := &n.ToolCalls[i]
+			if c.ID == "" {
+				c.ID = fmt.Sprintf("%s#call%d", n.ID, i+1)
+			}
+			im.open = append(im.open, [2]string{c.ID, c.Name})
 		}
-	}
-	if n.Role == transcript.RoleTool && n.ToolCallID == "" {
-		return fmt.Errorf("functionResponse %q has no id: expected the id of the functionCall it answers", n.Name)
+	case transcript.RoleTool:
+		at := -1
+		for i, c := range im.open {
+			if (n.ToolCallID != "" && c[0] == n.ToolCallID) || (n.ToolCallID == "" && c[1] == n.Name) {
+				at = i
+				break
+			}
+		}
+		if at < 0 && n.ToolCallID == "" {
+			return fmt.Errorf("functionResponse %q has no id and answers no open functionCall of that name", n.Name)
+		}
+		if at >= 0 {
+			n.ToolCallID = im.open[at][0]
+			im.open = append(im.open[:at], im.open[at+1:]...)
+		}
 	}
 	return nil
 }
@@ -279,12 +304,16 @@ type compressionPayload struct {
 // returns the node the records after it extend.
 func (im *importer) compression(r *record, parent string, line int) (string, error) {
 	var p compressionPayload
+	if raw := bytes.TrimSpace(r.SystemPayload); len(raw) == 0 || string(raw) == "null" {
+		im.sink.Count("system/chat_compression", transcript.OutcomeSkipped, "a compression that records no payload: what the client kept is not known, the turns stay as they are")
+		return parent, nil
+	}
 	if err := json.Unmarshal(r.SystemPayload, &p); err != nil {
 		return "", input.Errorf(im.file, line, "chat_compression: expected a systemPayload with compressedHistory: %s", input.JSONErrorText(err))
 	}
 	hist := p.CompressedHistory
 	if len(hist) == 0 || hist[0].Role != "user" {
-		im.sink.Count("system/chat_compression", transcript.OutcomeSkipped, "no compressed history beginning with the summary: the client kept its history as it was")
+		im.sink.Count("system/chat_compression", transcript.OutcomeSkipped, "no compressedHistory beginning with the summary (older clients record only the token counts): what the client kept is not known, the turns stay as they are")
 		return parent, nil
 	}
 	var covers []string

@@ -180,12 +180,35 @@ func TestToolErrorAndIDClash(t *testing.T) {
 	}
 }
 
+// Older clients record calls and responses without ids (paired by name
+// and order) and compressions with only their token counts.
+func TestOlderRecords(t *testing.T) {
+	p := write(t, `{"uuid":"u1","parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","parts":[{"text":"go"}]}}
+{"uuid":"a1","parentUuid":"u1","sessionId":"s","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}},{"functionCall":{"name":"cat","args":{}}}]}}
+{"uuid":"c1","parentUuid":"a1","sessionId":"s","type":"system","subtype":"chat_compression"}
+{"uuid":"r1","parentUuid":"c1","sessionId":"s","type":"tool_result","message":{"role":"tool","parts":[{"functionResponse":{"name":"cat","response":{"output":"text"}}},{"functionResponse":{"name":"ls","response":{"output":"a b"}}}]}}
+{"uuid":"c2","parentUuid":"r1","sessionId":"s","type":"system","subtype":"chat_compression","systemPayload":{"info":{"newTokenCount":3}}}
+`)
+	c, err := load(t, p, qwen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := byID(c)
+	calls := n["a1"].ToolCalls
+	if len(calls) != 2 || calls[0].ID != "a1#call1" || n["r1"].ToolCallID != "a1#call2" || n["r1/1"].ToolCallID != "a1#call1" {
+		t.Fatalf("pairing: calls %+v, results %q %q", calls, n["r1"].ToolCallID, n["r1/1"].ToolCallID)
+	}
+	if got := c.Counts[[2]string{"system/chat_compression", transcript.OutcomeSkipped}]; got != 2 || c.Head != "r1/1" {
+		t.Errorf("compressions skipped %d, head %q", got, c.Head)
+	}
+}
+
 func TestHostileInput(t *testing.T) {
 	cases := map[string]string{
 		"not JSON":          "{\"uuid\":\"u1\",\n",
 		"no uuid":           `{"parentUuid":null,"type":"user"}` + "\n",
 		"role":              `{"uuid":"u1","parentUuid":null,"type":"user","message":{"role":"robot","parts":[{"text":"x"}]}}` + "\n",
-		"call without id":   `{"uuid":"a1","parentUuid":null,"type":"assistant","message":{"role":"model","parts":[{"functionCall":{"name":"f"}}]}}` + "\n",
+		"unpaired response": `{"uuid":"r1","parentUuid":null,"type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}}` + "\n",
 		"compression shape": `{"uuid":"c1","parentUuid":null,"type":"system","subtype":"chat_compression","systemPayload":{"compressedHistory":"no"}}` + "\n",
 		"empty":             "\n\n",
 	}
