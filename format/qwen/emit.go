@@ -31,10 +31,20 @@ type importer struct {
 	// open holds the calls (id, name) of the last model message that no
 	// function response has answered yet.
 	open [][2]string
+	// calls maps each call id to the node holding it (a sub-agent's
+	// caller), shared with the sub-agents' importers.
+	calls map[string]string
+	// session is the client's session id, which names its sub-agents'
+	// folder.
+	session string
+	// sub marks a sub-agent's transcript: its nodes carry caller and never
+	// set HEAD or the model; nextCaller is the caller of the next one.
+	sub                bool
+	caller, nextCaller string
 }
 
 func newImporter(sink transcript.ImportSink, file string) *importer {
-	return &importer{sink: sink, file: file, eff: map[string]string{}, pred: map[string]string{}}
+	return &importer{sink: sink, file: file, eff: map[string]string{}, pred: map[string]string{}, calls: map[string]string{}}
 }
 
 // uniq is id, or id with a suffix when a node already has it (a uuid that
@@ -161,7 +171,7 @@ func (im *importer) emit(id, parent string, c content, at string, usage *transcr
 		if err := im.pair(&nodes[i]); err != nil {
 			return "", 0, input.Errorf(im.file, line, "%v", err)
 		}
-		nodes[i].Predecessor, nodes[i].CreatedAt = parent, at
+		nodes[i].Predecessor, nodes[i].CreatedAt, nodes[i].Caller = parent, at, im.caller
 		if err := im.sink.Node(nodes[i]); err != nil {
 			return "", 0, err
 		}
@@ -186,6 +196,7 @@ func (im *importer) pair(n *transcript.Node) error {
 				c.ID = fmt.Sprintf("%s#call%d", n.ID, i+1)
 			}
 			im.open = append(im.open, [2]string{c.ID, c.Name})
+			im.calls[c.ID] = n.ID
 		}
 	case transcript.RoleTool:
 		at := -1
@@ -312,6 +323,10 @@ func (im *importer) compression(r *record, parent string, line int) (string, err
 		return "", input.Errorf(im.file, line, "chat_compression: expected a systemPayload with compressedHistory: %s", input.JSONErrorText(err))
 	}
 	hist := p.CompressedHistory
+	if im.sub && len(hist) > 0 {
+		im.sink.Count("system/chat_compression", transcript.OutcomeSkipped, "a compression inside a sub-agent's transcript: a summary may not sit in a caller subtree, its turns stay as they are")
+		return parent, nil
+	}
 	if len(hist) == 0 || hist[0].Role != "user" {
 		im.sink.Count("system/chat_compression", transcript.OutcomeSkipped, "no compressedHistory beginning with the summary (older clients record only the token counts): what the client kept is not known, the turns stay as they are")
 		return parent, nil
@@ -368,6 +383,9 @@ func (im *importer) compression(r *record, parent string, line int) (string, err
 // finish names the model and HEAD: the node the client's last record
 // extends, its current tail.
 func (im *importer) finish() {
+	if im.sub {
+		return
+	}
 	if im.model != "" {
 		im.sink.SetModel(im.model)
 	}

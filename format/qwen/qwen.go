@@ -79,6 +79,7 @@ type record struct {
 	UUID       string  `json:"uuid"`
 	ParentUUID *string `json:"parentUuid"`
 	SessionID  string  `json:"sessionId"`
+	AgentID    string  `json:"agentId"`
 	Timestamp  string  `json:"timestamp"`
 	Type       string  `json:"type"`
 	Subtype    string  `json:"subtype"`
@@ -128,60 +129,98 @@ type part struct {
 	} `json:"fileData"`
 }
 
-// Import reads each file as one conversation, named after its session id.
+// Import reads each file as one conversation, named after its session
+// id, with its sub-agents' transcripts (subagents/<session id>/agent-*.jsonl
+// in its project folder) as caller subtrees. A sub-agent's transcript given
+// on its own, whose session is not among files, is a conversation of its
+// own.
 func Import(ctx context.Context, files []string, opts Options, target transcript.ImportTarget) error {
+	attached := map[string]bool{}
+	var later []string
 	for _, file := range files {
-		if err := importFile(ctx, file, opts, target); err != nil {
+		if isSubagent(file, opts) {
+			later = append(later, file)
+			continue
+		}
+		im, err := importFile(ctx, file, opts, target, nil)
+		if err != nil {
+			return err
+		}
+		if err := im.subagents(ctx, opts, attached); err != nil {
+			return err
+		}
+	}
+	for _, file := range later {
+		if attached[cleanPath(file)] {
+			continue
+		}
+		if _, err := importFile(ctx, file, opts, target, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget) error {
+// importFile reads one file into a conversation of its own (parent nil)
+// or, for a sub-agent's transcript, into parent's.
+func importFile(ctx context.Context, file string, opts Options, target transcript.ImportTarget, parent *importer) (*importer, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return &transcript.ParseError{File: file, Msg: err.Error(), Err: err}
+		return nil, &transcript.ParseError{File: file, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
 	lines := input.NewLines(f, file, opts)
 	var im *importer
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		line, err := lines.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var r record
 		if err := lines.Unmarshal(line, &r, "a Qwen Code record (an object with uuid, parentUuid, type)"); err != nil {
-			return err
+			return nil, err
 		}
 		if r.UUID == "" || strings.ContainsFunc(r.UUID, unicode.IsControl) {
-			return lines.Errorf(`record has no usable "uuid" (%q): expected a Qwen Code record with an id on one line`, r.UUID)
+			return nil, lines.Errorf(`record has no usable "uuid" (%q): expected a Qwen Code record with an id on one line`, r.UUID)
 		}
 		if im == nil {
-			name := r.SessionID
-			if name == "" {
-				name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+			if im, err = open(file, &r, target, parent); err != nil {
+				return nil, err
 			}
-			sink, err := target.Conversation(name)
-			if err != nil {
-				return err
-			}
-			im = newImporter(sink, file)
 		}
 		if err := im.add(&r, lines.Line); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if im == nil {
-		return input.Errorf(file, 0, "no records: expected a Qwen Code chat recording (JSONL records with uuid, parentUuid, type)")
+		return nil, input.Errorf(file, 0, "no records: expected a Qwen Code chat recording (JSONL records with uuid, parentUuid, type)")
 	}
 	im.finish()
-	return nil
+	return im, nil
+}
+
+// open starts the importer of file at its first record: a conversation
+// named after the session (or the sub-agent, or the file), or, with a
+// parent, the parent's conversation.
+func open(file string, r *record, target transcript.ImportTarget, parent *importer) (*importer, error) {
+	if parent != nil {
+		return parent.child(file), nil
+	}
+	name := r.SessionID
+	if r.AgentID != "" || name == "" {
+		name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	sink, err := target.Conversation(name)
+	if err != nil {
+		return nil, err
+	}
+	im := newImporter(sink, file)
+	im.session = r.SessionID
+	return im, nil
 }

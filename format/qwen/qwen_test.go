@@ -309,3 +309,45 @@ func TestFind(t *testing.T) {
 		t.Errorf("missing folder: %+v, %v", got, err)
 	}
 }
+
+// A sub-agent's transcript (subagents/<session id>/agent-*.jsonl) joins
+// its session as a caller subtree of the node whose call started it; given
+// with its session it is not imported twice, given alone it is a
+// conversation of its own.
+func TestSubagent(t *testing.T) {
+	main := chat(t, "subagent")
+	subs, _ := filepath.Glob(interop + "subagent/subagents/*/agent-*.jsonl")
+	if len(subs) != 1 {
+		t.Fatalf("sub-agent files %v", subs)
+	}
+	var tg importtest.Target
+	if err := qwen.Import(context.Background(), []string{subs[0], main}, qwen.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	if len(tg.Convs) != 1 {
+		t.Fatalf("%d conversations, want the session alone", len(tg.Convs))
+	}
+	c := tg.Convs[0]
+	var caller string
+	for _, n := range c.Nodes {
+		if len(n.ToolCalls) == 1 && n.ToolCalls[0].Name == "agent" {
+			caller = n.ID
+		}
+	}
+	var called []transcript.Node
+	for _, n := range c.Nodes {
+		if n.Caller != "" {
+			called = append(called, n)
+		}
+	}
+	if caller == "" || len(called) != 2 || called[0].Caller != caller || called[0].Predecessor != "" || called[1].Predecessor != called[0].ID {
+		t.Fatalf("caller %q, sub-agent nodes %+v", caller, called)
+	}
+	if c.Head == called[1].ID || c.Counts[[2]string{"subagent file", transcript.OutcomeImported}] != 1 {
+		t.Errorf("head %q, counts %v", c.Head, c.Counts)
+	}
+	alone, err := load(t, subs[0], qwen.Options{})
+	if err != nil || len(alone.Nodes) != 2 || alone.Nodes[0].Caller != "" || alone.Head != alone.Nodes[1].ID {
+		t.Fatalf("alone: %+v, %v", alone, err)
+	}
+}

@@ -26,7 +26,7 @@ import (
 
 const recordings = "../../testdata/interop/qwen-code/0.24.4"
 
-var scenarios = []string{"chat", "tool", "turns", "compression", "compress"}
+var scenarios = []string{"chat", "tool", "turns", "compression", "compress", "subagent"}
 
 // compressed names the scenarios where the client compressed its history.
 var compressed = map[string]bool{"compression": true, "compress": true}
@@ -211,17 +211,32 @@ func checkScenario(t *testing.T, dir string, wantSummary bool) {
 	if summary != wantSummary {
 		t.Fatalf("summary node imported: %v, want %v", summary, wantSummary)
 	}
-	var turns []request
+	byKind := map[string][]request{}
 	for _, r := range readRequests(t, dir) {
-		if r.Kind == "turn" {
-			turns = append(turns, r)
-		}
+		byKind[r.Kind] = append(byKind[r.Kind], r)
 	}
-	ids := answers(t, file)
-	if len(ids) != len(turns) {
-		t.Fatalf("%d assistant records, %d turn requests", len(ids), len(turns))
+	// The session's requests are answered by its chat recording's
+	// assistant records, the sub-agents' by theirs.
+	subs, _ := filepath.Glob(filepath.Join(dir, "subagents", "*", "agent-*.jsonl"))
+	var subIDs []string
+	for _, f := range subs {
+		subIDs = append(subIDs, answers(t, f)...)
 	}
-	for i, r := range turns {
+	checkRequests(t, sess, pred, byKind["turn"], answers(t, file))
+	checkRequests(t, sess, pred, byKind["subagent"], subIDs)
+	if wantSummary {
+		checkCompactionCommands(t, sess)
+	}
+}
+
+// checkRequests compares each request with the render at the head of the
+// assistant node that answers it.
+func checkRequests(t *testing.T, sess string, pred map[string]string, reqs []request, ids []string) {
+	t.Helper()
+	if len(ids) != len(reqs) {
+		t.Fatalf("%d assistant records, %d requests", len(ids), len(reqs))
+	}
+	for i, r := range reqs {
 		head, ok := pred[ids[i]]
 		if !ok {
 			t.Fatalf("request %d: assistant %s not imported", r.Seq, ids[i])
@@ -238,9 +253,6 @@ func checkScenario(t *testing.T, dir string, wantSummary bool) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("request %d (head %s): render differs from the request\n got: %s\nwant: %s", r.Seq, head, show(got), show(want))
 		}
-	}
-	if wantSummary {
-		checkCompactionCommands(t, sess)
 	}
 }
 

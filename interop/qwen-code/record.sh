@@ -124,8 +124,17 @@ scenario_compress() {
   finish
 }
 
+# A sub-agent ([[spawn: …]] makes the fake call the "agent" tool): it runs
+# in the background, its transcript under subagents/<session id>/, and its
+# completion reaches the session as a notification the model answers.
+scenario_subagent() {
+  start subagent
+  qw -p "Ask a helper. [[spawn: Count the files here.]]"
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool turns compression compress)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool turns compression compress subagent)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done

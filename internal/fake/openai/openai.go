@@ -234,6 +234,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 			return r
 		}
 		if m[1] == "spawn" {
+			if c, ok := s.qwenAgentCall(m[2], tools); ok {
+				r.Calls = append(r.Calls, c)
+				return r
+			}
 			args, _ := json.Marshal(map[string]any{"message": m[2]})
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: string(args)})
 			return r

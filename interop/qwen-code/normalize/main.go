@@ -36,6 +36,7 @@ var (
 	stampRE = regexp.MustCompile(`20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	dateRE  = regexp.MustCompile(`(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), [A-Z][a-z]+ \d{1,2}, 20\d\d`)
 	msRE    = regexp.MustCompile(`"(duration_ms|ttft_ms)":\d+`)
+	portRE  = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
 )
 
 // normalizer maps every UUID and timestamp to a stable value, in order of
@@ -61,6 +62,7 @@ func (n *normalizer) apply(b []byte) []byte {
 		return []byte(fmt.Sprintf("2026-01-01T00:%02d:%02d.000Z", n.stamps/60%60, n.stamps%60))
 	})
 	b = dateRE.ReplaceAll(b, []byte("Thursday, January 1, 2026"))
+	b = portRE.ReplaceAll(b, []byte("http://127.0.0.1:0"))
 	return msRE.ReplaceAll(b, []byte(`"$1":1`))
 }
 
@@ -90,6 +92,22 @@ func run(root, out string) error {
 			return err
 		}
 	}
+	// Sub-agent transcripts and their metadata, under subagents/<session id>/.
+	subs, _ := filepath.Glob(filepath.Join(root, "home", ".qwen", "projects", "*", "subagents", "*", "agent-*"))
+	sort.Strings(subs)
+	for _, p := range subs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := n.apply([]byte(filepath.Join("subagents", filepath.Base(filepath.Dir(p)), filepath.Base(p))))
+		if err := os.MkdirAll(filepath.Join(out, filepath.Dir(string(rel))), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, string(rel)), n.apply(data), 0o644); err != nil {
+			return err
+		}
+	}
 	reqs, _ := filepath.Glob(filepath.Join(root, "req", "request-*.json"))
 	sort.Strings(reqs)
 	var buf bytes.Buffer
@@ -98,11 +116,15 @@ func run(root, out string) error {
 		if err != nil {
 			return err
 		}
+		var whole map[string]any
+		if err := json.Unmarshal(data, &whole); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
 		body, err := shrink(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
-		line, _ := json.Marshal(map[string]any{"seq": i + 1, "kind": kind(body), "body": body})
+		line, _ := json.Marshal(map[string]any{"seq": i + 1, "kind": kind(whole), "body": body})
 		buf.Write(n.apply(line))
 		buf.WriteByte('\n')
 	}
@@ -113,8 +135,9 @@ func run(root, out string) error {
 // (internal/fake/openai.QwenCompressionCue).
 const compressionCue = "produce the <state_snapshot> XML"
 
-// kind names a request: the client's compression summarizer, or a turn of
-// the conversation.
+// kind names a request: the client's compression summarizer, a
+// sub-agent's turn (its system prompt is not the session's "You are Qwen
+// Code…"), or a turn of the conversation.
 func kind(body map[string]any) string {
 	var raw bytes.Buffer
 	enc := json.NewEncoder(&raw)
@@ -122,6 +145,13 @@ func kind(body map[string]any) string {
 	_ = enc.Encode(body["messages"])
 	if bytes.Contains(raw.Bytes(), []byte(compressionCue)) {
 		return "compression"
+	}
+	if msgs, _ := body["messages"].([]any); len(msgs) > 0 {
+		if m, _ := msgs[0].(map[string]any); m["role"] == "system" {
+			if s, _ := m["content"].(string); !strings.HasPrefix(s, "You are Qwen Code") {
+				return "subagent"
+			}
+		}
 	}
 	return "turn"
 }
