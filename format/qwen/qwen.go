@@ -183,6 +183,12 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 			return nil, err
 		}
 		var r record
+		if im != nil && lines.Unterminated && !json.Valid(line) {
+			// A client still writing: keep everything before its last line.
+			im.sink.Warn(file, lines.Line, "torn last line ignored (the file ends without a newline)")
+			im.sink.Count("torn line", transcript.OutcomeSkipped, "incomplete last line (the file ends without a newline)")
+			break
+		}
 		if err := lines.Unmarshal(line, &r, "a Qwen Code record (an object with uuid, parentUuid, type)"); err != nil {
 			return nil, err
 		}

@@ -203,6 +203,22 @@ func TestOlderRecords(t *testing.T) {
 	}
 }
 
+// A client still writing leaves its last line torn: the records before it
+// import, the torn one is counted.
+func TestTornLastLine(t *testing.T) {
+	data, err := os.ReadFile(chat(t, "tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, write(t, string(data[:len(data)-40])), qwen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Counts[[2]string{"torn line", transcript.OutcomeSkipped}] != 1 || len(c.Nodes) != 3 || len(c.Warnings) != 1 {
+		t.Errorf("nodes %d, counts %v, warnings %v", len(c.Nodes), c.Counts, c.Warnings)
+	}
+}
+
 func TestHostileInput(t *testing.T) {
 	cases := map[string]string{
 		"not JSON":          "{\"uuid\":\"u1\",\n",
