@@ -28,6 +28,11 @@ const recordings = "../../testdata/interop/qwen-code/0.24.4"
 
 var scenarios = []string{"chat", "tool", "turns", "compression", "compress", "subagent"}
 
+// neverSent are the record types the client writes but never sends to the
+// model (its SessionApiHistoryAccumulator reads only records with a
+// message): the import may skip them, and nothing else.
+var neverSent = map[string]bool{"system/ui_telemetry": true, "system/attribution_snapshot": true, "system/slash_command": true}
+
 // compressed names the scenarios where the client compressed its history.
 var compressed = map[string]bool{"compression": true, "compress": true}
 
@@ -201,11 +206,30 @@ func checkScenario(t *testing.T, dir string, wantSummary bool) {
 	t.Helper()
 	file := chatFile(t, dir)
 	sess := filepath.Join(t.TempDir(), "s")
-	if _, errOut, code := ctxfold(t, "import", file, "-o", sess); code != 0 {
+	out, errOut, code := ctxfold(t, "import", "--json", file, "-o", sess)
+	if code != 0 {
 		t.Fatalf("import: exit %d: %s", code, errOut)
 	}
-	if out, errOut, code := ctxfold(t, "verify", sess); code != 0 {
-		t.Fatalf("verify: exit %d: %s%s", code, out, errOut)
+	var rep struct {
+		Records []struct {
+			Record  string `json:"record"`
+			Skipped int    `json:"skipped"`
+		} `json:"records"`
+		Warnings []any `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Records {
+		if r.Skipped > 0 && !neverSent[r.Record] {
+			t.Errorf("import skipped %d %q records, which the client sends", r.Skipped, r.Record)
+		}
+	}
+	if len(rep.Warnings) > 0 {
+		t.Errorf("import warnings: %v", rep.Warnings)
+	}
+	if out, errOut, code := ctxfold(t, "verify", "--strict", sess); code != 0 {
+		t.Fatalf("verify --strict: exit %d: %s%s", code, out, errOut)
 	}
 	pred, summary := predecessors(t, sess)
 	if summary != wantSummary {
