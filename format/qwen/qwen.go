@@ -6,7 +6,10 @@
 // message; system records carry the client's bookkeeping, of which only
 // chat_compression changes what the model reads: its compressedHistory is
 // the whole history the client sends from then on (docs/INTEROP-qwen.md).
-// It only reads the files and hands nodes to a transcript.ImportSink.
+// A session's sub-agents write the same records to
+// <project>/subagents/<session id>/agent-*.jsonl, imported with it as
+// caller subtrees. It only reads the files and hands nodes to a
+// transcript.ImportSink.
 package qwen
 
 import (
