@@ -44,3 +44,18 @@ func TestDetectQwenCodeAgainstItsLookalikes(t *testing.T) {
 		t.Errorf("qwen-code finds no sessions: %v", importer.Finders())
 	}
 }
+
+// Named with the wrong --from, a Qwen Code file is refused by name, not
+// taken for an empty Gemini CLI session (each record's sessionId reads as
+// a metadata line there).
+func TestQwenCodeFileUnderFromGemini(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/interop/qwen-code/*/tool/chats/*.jsonl")
+	out := filepath.Join(t.TempDir(), "s")
+	_, err := run(t, importer.Gemini, out, files[0])
+	if err == nil || !strings.Contains(err.Error(), "looks like Qwen Code") || !strings.Contains(hint(err), "--from qwen-code") {
+		t.Fatalf("--from gemini: %v (hint %q)", err, hint(err))
+	}
+	if _, serr := os.Lstat(out); serr == nil {
+		t.Error("an output was created")
+	}
+}
