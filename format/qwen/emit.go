@@ -28,6 +28,9 @@ type importer struct {
 	pred  map[string]string
 	last  string // uuid of the last record: the client's current tail
 	model string
+	// seenModel is the model a telemetry record names, for a session
+	// whose first answer is not written yet.
+	seenModel string
 	// open holds the calls (id, name) of the last model message that no
 	// function response has answered yet.
 	open [][2]string
@@ -98,6 +101,18 @@ func (im *importer) add(r *record, line int) error {
 		im.eff[r.UUID] = tip
 		return nil
 	case r.Message == nil:
+		if kind == "system/ui_telemetry" && im.model == "" && im.seenModel == "" {
+			// Before the first answer is written, the telemetry of its
+			// request already names the model.
+			var p struct {
+				UIEvent struct {
+					Model string `json:"model"`
+				} `json:"uiEvent"`
+			}
+			if json.Unmarshal(r.SystemPayload, &p) == nil {
+				im.seenModel = p.UIEvent.Model
+			}
+		}
 		im.sink.Count(kind, transcript.OutcomeSkipped, "the client's bookkeeping: no message, nothing sent to the model")
 		return nil
 	case r.Subtype == "realtime_message":
@@ -385,6 +400,9 @@ func (im *importer) compression(r *record, parent string, line int) (string, err
 func (im *importer) finish() {
 	if im.sub {
 		return
+	}
+	if im.model == "" {
+		im.model = im.seenModel
 	}
 	if im.model != "" {
 		im.sink.SetModel(im.model)

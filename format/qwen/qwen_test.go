@@ -219,6 +219,20 @@ func TestTornLastLine(t *testing.T) {
 	}
 }
 
+// Cut before the first answer, a session still names its model: the
+// telemetry of the request records it first.
+func TestModelBeforeTheFirstAnswer(t *testing.T) {
+	data, err := os.ReadFile(chat(t, "tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	c, err := load(t, write(t, string(bytes.Join(lines[:3], nil))), qwen.Options{})
+	if err != nil || c.Model != "qwen3-coder-plus" || len(c.Nodes) != 1 {
+		t.Fatalf("model %q, nodes %d, err %v", c.Model, len(c.Nodes), err)
+	}
+}
+
 func TestHostileInput(t *testing.T) {
 	cases := map[string]string{
 		"not JSON":          "{\"uuid\":\"u1\",\n",
