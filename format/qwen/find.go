@@ -14,19 +14,51 @@ import (
 // tailBytes is how much of a session's end Find reads for its last model.
 const tailBytes = 64 << 10
 
-// Dir is where Qwen Code keeps its runtime files, projects/ included:
-// $QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen (its Storage's
-// getRuntimeBaseDir and getGlobalQwenDir); a leading ~ is the home.
+// Dir is where Qwen Code keeps its runtime files, projects/ included
+// (its Storage.getRuntimeBaseDir): $QWEN_RUNTIME_DIR, else the user
+// settings' advanced.runtimeOutputDir when it is absolute or under ~ (a
+// relative one resolves per project, which a machine-wide listing cannot
+// follow), else the global folder: $QWEN_HOME, else ~/.qwen.
 func Dir(env input.Env) string {
-	for _, name := range []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"} {
-		if d := env.Get(name); d != "" {
-			if d == "~" || strings.HasPrefix(d, "~/") {
-				d = filepath.Join(env.Home, strings.TrimPrefix(d, "~"))
-			}
+	if d := env.Get("QWEN_RUNTIME_DIR"); d != "" {
+		return expand(env, d)
+	}
+	global := filepath.Join(env.Home, ".qwen")
+	if d := env.Get("QWEN_HOME"); d != "" {
+		global = expand(env, d)
+	}
+	if d := runtimeOutputDir(filepath.Join(global, "settings.json")); d != "" {
+		if d = expand(env, d); filepath.IsAbs(d) {
 			return d
 		}
 	}
-	return filepath.Join(env.Home, ".qwen")
+	return global
+}
+
+// expand resolves a leading ~ to the home, as the client does.
+func expand(env input.Env, d string) string {
+	if d == "~" || strings.HasPrefix(d, "~/") {
+		return filepath.Join(env.Home, strings.TrimPrefix(d, "~"))
+	}
+	return d
+}
+
+// runtimeOutputDir is the settings file's advanced.runtimeOutputDir, ""
+// when the file is missing, not plain JSON or does not set it.
+func runtimeOutputDir(settings string) string {
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		return ""
+	}
+	var s struct {
+		Advanced struct {
+			RuntimeOutputDir string `json:"runtimeOutputDir"`
+		} `json:"advanced"`
+	}
+	if json.Unmarshal(data, &s) != nil {
+		return ""
+	}
+	return s.Advanced.RuntimeOutputDir
 }
 
 // Find lists the sessions Qwen Code keeps on this machine:

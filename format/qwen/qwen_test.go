@@ -298,7 +298,8 @@ func FuzzImport(f *testing.F) {
 }
 
 // Find lists projects/*/chats/*.jsonl under ~/.qwen, or under the folder
-// $QWEN_RUNTIME_DIR or $QWEN_HOME names, with what the file says.
+// $QWEN_RUNTIME_DIR, the settings' runtimeOutputDir or $QWEN_HOME names,
+// with what the file says.
 func TestFind(t *testing.T) {
 	home := t.TempDir()
 	src, err := os.ReadFile(chat(t, "tool"))
@@ -333,6 +334,18 @@ func TestFind(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].File != moved {
 			t.Errorf("%s: %+v, %v", name, got, err)
 		}
+	}
+	// The user settings may move the runtime folder.
+	settings := filepath.Join(home, ".qwen", "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"advanced":{"runtimeOutputDir":"~/elsewhere"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = qwen.Find(env(nil)); err != nil || len(got) != 1 || got[0].File != moved {
+		t.Errorf("runtimeOutputDir: %+v, %v", got, err)
+	}
+	os.WriteFile(settings, []byte(`{"advanced":{"runtimeOutputDir":".qwen"}}`), 0o644)
+	if got, err = qwen.Find(env(nil)); err != nil || len(got) != 1 || got[0].File != def {
+		t.Errorf("a relative runtimeOutputDir: %+v, %v", got, err)
 	}
 	got, err = qwen.Find(env(map[string]string{"QWEN_HOME": filepath.Join(home, "missing")}))
 	if err != nil || len(got) != 0 {
