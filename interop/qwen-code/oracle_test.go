@@ -26,7 +26,7 @@ import (
 
 const recordings = "../../testdata/interop/qwen-code/0.24.4"
 
-var scenarios = []string{"chat", "tool", "turns", "compression", "compress", "subagent"}
+var scenarios = []string{"chat", "tool", "turns", "compression", "compress", "subagent", "fork"}
 
 // neverSent are the record types the client writes but never sends to the
 // model (its SessionApiHistoryAccumulator reads only records with a
@@ -71,14 +71,22 @@ func readRequests(t *testing.T, dir string) []request {
 	return out
 }
 
-// chatFile is the scenario's one chat recording.
+// chatFile is the scenario's chat recording: the only one, or with a
+// fork the longest (the fork copies the session's records, so it holds the
+// answer to every request).
 func chatFile(t *testing.T, dir string) string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "chats", "*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("%s: want one chat recording, got %v", dir, files)
+	if len(files) == 0 {
+		t.Fatalf("%s: no chat recording", dir)
 	}
-	return files[0]
+	best, size := "", int64(-1)
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Size() > size {
+			best, size = f, st.Size()
+		}
+	}
+	return best
 }
 
 // answers lists the uuids of the assistant records in file order: the
@@ -190,6 +198,29 @@ func normalise(t *testing.T, raw []json.RawMessage) []message {
 		out = append(out, n)
 	}
 	return out
+}
+
+// A fork's file begins with the original session's records, uuids
+// included: imported together they are two sessions, the fork's prefix
+// the original's nodes.
+func TestFork(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(recordings, "fork", "chats", "*.jsonl"))
+	out := filepath.Join(t.TempDir(), "s")
+	if _, errOut, code := ctxfold(t, append([]string{"import"}, append(files, "-o", out)...)...); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", "nodes.jsonl"))
+	if len(dirs) != 2 {
+		t.Fatalf("sessions %v, want the original and the fork", dirs)
+	}
+	a, _ := os.ReadFile(dirs[0])
+	b, _ := os.ReadFile(dirs[1])
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if !bytes.HasPrefix(b, a) {
+		t.Errorf("the fork does not continue the original's nodes")
+	}
 }
 
 func TestOracle(t *testing.T) {

@@ -133,8 +133,17 @@ scenario_subagent() {
   finish
 }
 
+# --fork-session: the client copies the session's records (same uuids)
+# into a new session file and continues there; the original stays.
+scenario_fork() {
+  start fork
+  qw -p "List the files here. [[shell: ls -1]]"
+  qw -c --fork-session -p "Forked turn."
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool turns compression compress subagent)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool turns compression compress subagent fork)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done

@@ -40,11 +40,11 @@ var (
 )
 
 // normalizer maps every UUID and timestamp to a stable value, in order of
-// first appearance across the transcript and then the requests.
+// first appearance across the transcripts and then the requests.
 type normalizer struct {
 	root   string
 	uuids  map[string]string
-	stamps int
+	stamps map[string]string
 }
 
 func (n *normalizer) apply(b []byte) []byte {
@@ -57,9 +57,16 @@ func (n *normalizer) apply(b []byte) []byte {
 		}
 		return []byte(s)
 	})
-	b = stampRE.ReplaceAllFunc(b, func([]byte) []byte {
-		n.stamps++
-		return []byte(fmt.Sprintf("2026-01-01T00:%02d:%02d.000Z", n.stamps/60%60, n.stamps%60))
+	b = stampRE.ReplaceAllFunc(b, func(t []byte) []byte {
+		// The same instant stays the same (a fork copies its records'
+		// timestamps).
+		s, ok := n.stamps[string(t)]
+		if !ok {
+			k := len(n.stamps) + 1
+			s = fmt.Sprintf("2026-01-01T%02d:%02d:%02d.000Z", k/3600%24, k/60%60, k%60)
+			n.stamps[string(t)] = s
+		}
+		return []byte(s)
 	})
 	b = dateRE.ReplaceAll(b, []byte("Thursday, January 1, 2026"))
 	b = portRE.ReplaceAll(b, []byte("http://127.0.0.1:0"))
@@ -70,7 +77,7 @@ func run(root, out string) error {
 	if root == "" || out == "" {
 		return fmt.Errorf("-root and -out are required")
 	}
-	n := &normalizer{root: root, uuids: map[string]string{}}
+	n := &normalizer{root: root, uuids: map[string]string{}, stamps: map[string]string{}}
 	chats, _ := filepath.Glob(filepath.Join(root, "home", ".qwen", "projects", "*", "chats", "*.jsonl"))
 	if len(chats) == 0 {
 		return fmt.Errorf("%s: no chat recording", root)
