@@ -79,11 +79,11 @@ type vendor struct {
 var vendors = []vendor{
 	// Before Claude Code and Gemini CLI: its records have their uuid/parentUuid and sessionId.
 	{name: QwenCode, detect: qwen.Detect, run: qwen.Import, find: qwen.Find},
-	{name: ClaudeCode, detect: claudecode.Detect, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
-	{name: Codex, detect: codex.Detect, run: codex.Import},
-	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
+	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
+	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
