@@ -1,7 +1,6 @@
 package qwen
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,8 +10,8 @@ import (
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
-// tailBytes is how much of a session's end Find reads for its last model.
-const tailBytes = 64 << 10
+// peekBytes is how much of a session's start and end Find reads.
+const peekBytes = 64 << 10
 
 // Dir is where Qwen Code keeps its runtime files, projects/ included
 // (its Storage.getRuntimeBaseDir): $QWEN_RUNTIME_DIR, else the user
@@ -62,9 +61,14 @@ func runtimeOutputDir(settings string) string {
 }
 
 // Find lists the sessions Qwen Code keeps on this machine:
-// projects/<project>/chats/<session id>.jsonl under Dir. Only regular
-// files count; a missing folder is no error.
+// projects/<project>/chats/<session id>.jsonl under Dir, with the session
+// id and project of its first record and the model of its last answer
+// (input.Peek: no import). Only regular files count; a missing folder is
+// no error, and with no home and no override there is nowhere to look.
 func Find(env input.Env) ([]input.Found, error) {
+	if env.Home == "" && env.Get("QWEN_RUNTIME_DIR") == "" && env.Get("QWEN_HOME") == "" {
+		return nil, nil
+	}
 	files, err := filepath.Glob(filepath.Join(Dir(env), "projects", "*", "chats", "*.jsonl"))
 	if err != nil {
 		return nil, err
@@ -72,47 +76,19 @@ func Find(env input.Env) ([]input.Found, error) {
 	sort.Strings(files)
 	var out []input.Found
 	for _, file := range files {
-		st, err := os.Lstat(file)
-		if err != nil || !st.Mode().IsRegular() {
+		if st, err := os.Lstat(file); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		f := input.Found{File: file, SessionID: strings.TrimSuffix(filepath.Base(file), ".jsonl"), Updated: st.ModTime(), Bytes: st.Size()}
-		describe(file, &f)
-		out = append(out, f)
+		head, tail, fi, err := input.Peek(file, peekBytes)
+		if err != nil {
+			continue
+		}
+		id := input.FirstString(head, "sessionId", nil)
+		if id == "" {
+			id = strings.TrimSuffix(filepath.Base(file), ".jsonl")
+		}
+		out = append(out, input.Found{File: file, SessionID: id, Project: input.FirstString(head, "cwd", nil),
+			Model: input.LastString(tail, "model", nil), Updated: fi.ModTime(), Bytes: fi.Size()})
 	}
 	return out, nil
-}
-
-// describe fills what the file says cheaply: the session id and project
-// of its first record, the model of the last assistant record in its
-// last tailBytes.
-func describe(file string, f *input.Found) {
-	fh, err := os.Open(file)
-	if err != nil {
-		return
-	}
-	defer fh.Close()
-	if first, err := input.NewLines(fh, file, input.Options{}).Next(); err == nil {
-		var r struct{ SessionID, Cwd string }
-		if json.Unmarshal(first, &r) == nil {
-			if r.SessionID != "" {
-				f.SessionID = r.SessionID
-			}
-			f.Project = r.Cwd
-		}
-	}
-	off := f.Bytes - tailBytes
-	if off < 0 {
-		off = 0
-	}
-	tail := make([]byte, f.Bytes-off)
-	n, _ := fh.ReadAt(tail, off)
-	lines := bytes.Split(tail[:n], []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		var r struct{ Type, Model string }
-		if json.Unmarshal(lines[i], &r) == nil && r.Type == "assistant" && r.Model != "" {
-			f.Model = r.Model
-			return
-		}
-	}
 }
