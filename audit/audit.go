@@ -406,6 +406,8 @@ func source(n *transcript.Node) string {
 			return "codex"
 		case strings.HasPrefix(k, "gemini"):
 			return "gemini"
+		case strings.HasPrefix(k, "qwen_code"):
+			return "qwen-code"
 		}
 	}
 	return "ctxfold"

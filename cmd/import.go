@@ -62,6 +62,7 @@ Formats (--from, default auto: detected from the content of the first file):
                session per row), a file store sessions/<sid>/events/ (or
                sessions/), or a JSON array of events; condensations become
                summary nodes
+  qwen-code    Qwen Code chat recording (~/.qwen/projects/<project>/chats/*.jsonl)
   opencode     OpenCode's opencode.db (read-only), its older storage/
                directory, or the data directory holding them (one session
                per OpenCode session; --session ses_… picks one), or an

@@ -119,6 +119,9 @@ var builtinModels = func() map[string]Model {
 	add(ProviderOpen, O200kBase, true, 10485760, 8192, srcOpenModel, "llama-4-scout")
 	add(ProviderOpen, O200kBase, true, 131072, 16384, srcOpenModel, "qwen3-32b", "qwen3-235b-a22b")
 	add(ProviderOpen, O200kBase, true, 262144, 65536, srcOpenModel, "qwen3-coder", "qwen3-coder-480b-a35b", "kimi-k2")
+	// Qwen Code 0.24.4's defaults (tokenLimits: 1,000,000 input; output 32k, 64k for qwen3.x and coder-model).
+	add(ProviderOpen, O200kBase, true, 1000000, 32768, "Qwen Code 0.24.4 tokenLimits", "qwen3-coder-plus", "qwen3-coder-flash")
+	add(ProviderOpen, O200kBase, true, 1000000, 65536, "Qwen Code 0.24.4 tokenLimits", "coder-model", "qwen3.5-plus", "qwen3.6-plus", "qwen3.7-plus")
 	add(ProviderOpen, O200kBase, true, 256000, 8192, srcOpenModel, "codestral")
 	add(ProviderOpen, O200kBase, true, 200000, 128000, srcOpenModel, "glm-4.6")
 	add(ProviderOpen, O200kBase, true, 200000, 32000, srcOpenCode, "big-pickle") // OpenCode Zen's free default

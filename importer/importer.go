@@ -34,6 +34,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/openaibody"
 	"github.com/ctxfold/ctxfold/format/opencode"
 	"github.com/ctxfold/ctxfold/format/openhands"
+	"github.com/ctxfold/ctxfold/format/qwen"
 	"github.com/ctxfold/ctxfold/format/specstory"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -55,6 +56,7 @@ const (
 	Kilo       = "kilo"
 	Droid      = "droid"
 	Crush      = "crush"
+	QwenCode   = "qwen-code"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -80,6 +82,8 @@ type vendor struct {
 // Anthropic body before the OpenAI one (both hold "messages"). A new
 // client is one line here.
 var vendors = []vendor{
+	// Before Claude Code and Gemini CLI: its records have their uuid/parentUuid and sessionId.
+	{name: QwenCode, detect: qwen.Detect, run: qwen.Import, find: qwen.Find},
 	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
@@ -173,6 +177,7 @@ var titles = map[string]string{
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
 	Droid: "Factory Droid",
 	Crush: "Crush",
+	QwenCode: "Qwen Code",
 }
 
 func title(format string) string {

@@ -226,6 +226,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = SummaryText
 		return r
 	}
+	if strings.Contains(lastUser, QwenCompressionCue) {
+		r.Text = QwenSnapshot
+		return r
+	}
 	if m := markerRE.FindStringSubmatch(lastUser); m != nil && !callsAfter {
 		if m[1] == "patch" {
 			// A freeform apply_patch call that adds the file m[2].
@@ -234,6 +238,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 			return r
 		}
 		if m[1] == "spawn" {
+			if c, ok := s.qwenAgentCall(m[2], tools); ok {
+				r.Calls = append(r.Calls, c)
+				return r
+			}
 			args, _ := json.Marshal(map[string]any{"message": m[2]})
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: string(args)})
 			return r
@@ -285,6 +293,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
 	case has["bash"]: // OpenCode's and Kilo's
 		return "bash", enc(map[string]any{"command": cmd})
+	case has["run_shell_command"]:
+		return "run_shell_command", enc(map[string]any{"command": cmd, "is_background": false})
 	default:
 		return "shell", enc(map[string]any{"command": []string{"bash", "-lc", cmd}, "timeout_ms": 10000})
 	}
