@@ -32,6 +32,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/openaibody"
 	"github.com/ctxfold/ctxfold/format/opencode"
 	"github.com/ctxfold/ctxfold/format/openhands"
+	"github.com/ctxfold/ctxfold/format/pi"
 	"github.com/ctxfold/ctxfold/format/specstory"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -50,6 +51,7 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	Pi         = "pi"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -80,6 +82,7 @@ var vendors = []vendor{
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
+	{name: Pi, detect: pi.Detect, run: pi.Import, find: pi.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},

@@ -218,7 +218,7 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 	if strings.Contains(lastUser, MarkerReason) {
 		r.Reasoning = "**Planning the reply**"
 	}
-	if strings.Contains(lastUser, CompactionCue) {
+	if strings.Contains(lastUser, CompactionCue) || isPiCompaction(lastUser) {
 		r.Text = SummaryText
 		return r
 	}
@@ -273,6 +273,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 	}
 	enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	switch {
+	case has["bash"] && !has["shell"]: // pi's bash tool (piscript.go)
+		return "bash", enc(map[string]any{"command": cmd})
 	case has["exec_command"]:
 		return "exec_command", enc(map[string]any{"cmd": cmd, "yield_time_ms": 10000})
 	case has["shell_command"]:
