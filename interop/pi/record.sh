@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Re-records the pi interop fixtures (docs/INTEROP-pi.md): installs the
+# pinned client under $HOME/.cache (never in the repo), runs each scenario
+# against the fake OpenAI provider (Chat Completions) on 127.0.0.1 with a
+# throw-away HOME, and writes the session file and the captured requests,
+# normalised, to testdata/interop/pi/$VERSION/<scenario>/ (or to $OUT).
+#
+# Usage: interop/pi/record.sh [scenario...]   (default: all)
+# Env:   OUT=dir   write there instead of testdata (the live test does this)
+#        KEEP=1    keep the temporary directory for inspection
+#        CTXFOLD_PI_BIN=path   record with that client (a newer one) instead
+#                  of the pinned one; the fixtures go under its version
+set -euo pipefail
+
+VERSION=0.73.1 # the pinned client
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -n "${CTXFOLD_PI_BIN:-}" ]; then
+	PI=$CTXFOLD_PI_BIN
+	VERSION=$("$PI" --version 2>&1)
+else
+	CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/pi-$VERSION
+	PI=$CACHE/node_modules/.bin/pi
+	if [ ! -x "$PI" ] || [ "$("$PI" --version 2>&1)" != "$VERSION" ]; then
+		mkdir -p "$CACHE"
+		npm install --no-audit --no-fund --prefix "$CACHE" "@mariozechner/pi-coding-agent@$VERSION" >&2
+	fi
+fi
+OUT=${OUT:-$REPO/testdata/interop/pi/$VERSION}
+ALL="chat tool tool-error compaction"
+SCENARIOS=${*:-$ALL}
+
+TMP=$(mktemp -d /tmp/ctxfold-pi-XXXXXX)
+FAKEPID=
+cleanup() {
+	[ -n "$FAKEPID" ] && kill "$FAKEPID" 2>/dev/null || true
+	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
+}
+trap cleanup EXIT
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai)
+
+# pi runs one prompt of the current scenario, continuing its session,
+# bounded in time.
+pi() {
+	(cd "$S/work" && HOME="$S/home" PI_OFFLINE=1 NO_COLOR=1 \
+		timeout 120 "$PI" -p -c --provider fake --model fake-model "$@" </dev/null >>"$S/client.log" 2>&1) ||
+		{ echo "record.sh: pi $* failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
+}
+
+# normalise replaces what changes from run to run: the temporary root and
+# the date in the system prompt.
+normalise() {
+	sed -e "s#$TMP#/tmp/ctxfold-pi#g" -e 's#Current date: [0-9-]*#Current date: 2026-01-01#' "$1"
+}
+
+for scenario in $SCENARIOS; do
+	S=$TMP/$scenario
+	mkdir -p "$S/home/.pi/agent" "$S/work" "$S/requests"
+	"$TMP/fakeopenai" -record "$S/requests" -url-file "$S/url" -timeout 5m 2>"$S/fake.log" &
+	FAKEPID=$!
+	for _ in $(seq 100); do [ -s "$S/url" ] && break; sleep 0.1; done
+	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
+	cat >"$S/home/.pi/agent/models.json" <<JSON
+{"providers":{"fake":{"baseUrl":"$(cat "$S/url")","api":"openai-completions","apiKey":"dummy",
+"compat":{"supportsDeveloperRole":false,"supportsReasoningEffort":false},
+"models":[{"id":"fake-model","contextWindow":128000,"maxTokens":4096}]}}}
+JSON
+	# A small kept tail, so a compaction summarises the earlier turns.
+	echo '{"compaction":{"keepRecentTokens":20}}' >"$S/home/.pi/agent/settings.json"
+	case $scenario in
+	chat)
+		pi "Hello. Reply briefly."
+		pi "A second turn, continuing the session."
+		;;
+	tool)
+		pi "Run a command for me. [[shell: echo hello from the tool]]"
+		pi "Thanks. One more word?"
+		;;
+	tool-error)
+		pi "List a missing directory. [[shell: ls /nonexistent-ctxfold-dir]]"
+		;;
+	compaction)
+		# [[inflate]] reports 900000 input tokens: over the window, so pi
+		# compacts when the turn ends, then the next turns read the summary.
+		pi "First turn. [[shell: echo before compaction]]"
+		pi "Second turn; report a large usage. [[inflate]]"
+		pi "A turn after the compaction."
+		pi "Third turn; again a large usage. [[inflate]]"
+		pi "And one more."
+		;;
+	*)
+		echo "record.sh: unknown scenario $scenario" >&2
+		exit 2
+		;;
+	esac
+	kill "$FAKEPID"
+	wait "$FAKEPID" 2>/dev/null || true
+	FAKEPID=
+	D=$OUT/$scenario
+	rm -rf "${D:?}"
+	mkdir -p "$D/requests"
+	files=("$S"/home/.pi/agent/sessions/*/*.jsonl)
+	[ "${#files[@]}" = 1 ] || { echo "record.sh: expected one session file in $scenario, got ${#files[@]}" >&2; exit 1; }
+	normalise "${files[0]}" >"$D/session.jsonl"
+	for r in "$S"/requests/request-*.json; do
+		normalise "$r" >"$D/requests/$(basename "$r")"
+	done
+done
