@@ -86,7 +86,7 @@ func scenarios(t *testing.T, root string) []scenario {
 func ctxfold(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	ios, _, out, errOut := report.Test()
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir()}
 	f := &cmd.Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
 		Getenv: func(k string) string { return env[k] }}
 	code := cmd.Run(context.Background(), f, args)

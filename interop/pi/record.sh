@@ -26,7 +26,7 @@ else
 	fi
 fi
 OUT=${OUT:-$REPO/testdata/interop/pi/$VERSION}
-ALL="chat tool tool-error compaction"
+ALL="chat tool tool-error compaction compaction-limit"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-pi-XXXXXX)
@@ -42,7 +42,7 @@ trap cleanup EXIT
 # bounded in time.
 pi() {
 	(cd "$S/work" && HOME="$S/home" PI_OFFLINE=1 NO_COLOR=1 \
-		timeout 120 "$PI" -p -c --provider fake --model fake-model "$@" </dev/null >>"$S/client.log" 2>&1) ||
+		timeout 120 "$PI" -p -c --provider fake --model gpt-5.4 "$@" </dev/null >>"$S/client.log" 2>&1) ||
 		{ echo "record.sh: pi $* failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
 }
 
@@ -59,21 +59,29 @@ for scenario in $SCENARIOS; do
 	FAKEPID=$!
 	for _ in $(seq 100); do [ -s "$S/url" ] && break; sleep 0.1; done
 	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
+	# The model is pi's default for OpenAI (gpt-5.4), served by the fake.
+	# compaction-limit: a window whose threshold (window - reserveTokens)
+	# the requests' own usage crosses after a few turns.
+	window=128000 reserve=16384
+	[ "$scenario" = compaction-limit ] && window=1750 reserve=150
 	cat >"$S/home/.pi/agent/models.json" <<JSON
 {"providers":{"fake":{"baseUrl":"$(cat "$S/url")","api":"openai-completions","apiKey":"dummy",
 "compat":{"supportsDeveloperRole":false,"supportsReasoningEffort":false},
-"models":[{"id":"fake-model","contextWindow":128000,"maxTokens":4096}]}}}
+"models":[{"id":"gpt-5.4","contextWindow":$window,"maxTokens":100}]}}}
 JSON
 	# A small kept tail, so a compaction summarises the earlier turns.
-	echo '{"compaction":{"keepRecentTokens":20}}' >"$S/home/.pi/agent/settings.json"
+	echo "{\"compaction\":{\"keepRecentTokens\":20,\"reserveTokens\":$reserve}}" >"$S/home/.pi/agent/settings.json"
 	case $scenario in
 	chat)
 		pi "Hello. Reply briefly."
 		pi "A second turn, continuing the session."
+		pi "A third turn."
+		pi "A fourth and last turn."
 		;;
 	tool)
 		pi "Run a command for me. [[shell: echo hello from the tool]]"
 		pi "Thanks. One more word?"
+		pi "Another command. [[shell: printf 'a\\nb\\n']]"
 		;;
 	tool-error)
 		pi "List a missing directory. [[shell: ls /nonexistent-ctxfold-dir]]"
@@ -86,6 +94,12 @@ JSON
 		pi "A turn after the compaction."
 		pi "Third turn; again a large usage. [[inflate]]"
 		pi "And one more."
+		;;
+	compaction-limit)
+		for w in one two three four five six; do
+			pi "Turn $w. [[shell: echo $w]]"
+		done
+		pi "A last turn."
 		;;
 	*)
 		echo "record.sh: unknown scenario $scenario" >&2
