@@ -65,6 +65,8 @@ Formats (--from, default auto: detected from the content of the first file):
   opencode     OpenCode's opencode.db (read-only), its older storage/
                directory, or the data directory holding them (one session
                per OpenCode session); compactions become summary nodes
+  pi           pi's session .jsonl (~/.pi/agent/sessions/--<cwd>--/): its
+               id/parentId tree as branches, compactions as summary nodes
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
