@@ -30,6 +30,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
+	"github.com/ctxfold/ctxfold/format/openclaw"
 	"github.com/ctxfold/ctxfold/format/opencode"
 	"github.com/ctxfold/ctxfold/format/openhands"
 	"github.com/ctxfold/ctxfold/format/pi"
@@ -52,6 +53,7 @@ const (
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
 	Pi         = "pi"
+	OpenClaw   = "openclaw"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -87,6 +89,7 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: OpenClaw, detect: openclaw.Detect, run: openclaw.Importer(func(s transcript.ImportSink, f string) openclaw.Decoder { return pi.NewDecoder(s, f) }), path: openclaw.DetectPath, find: openclaw.Find},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
 	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
