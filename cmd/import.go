@@ -67,6 +67,8 @@ Formats (--from, default auto: detected from the content of the first file):
                per OpenCode session); compactions become summary nodes
   pi           pi's session .jsonl (~/.pi/agent/sessions/--<cwd>--/): its
                id/parentId tree as branches, compactions as summary nodes
+  openclaw     OpenClaw's openclaw-agent.sqlite (read-only; one session per
+               OpenClaw session, --session ID picks one): pi's entries
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,
