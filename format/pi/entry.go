@@ -113,13 +113,13 @@ func blocks(raw json.RawMessage) ([]block, error) {
 	}
 	if raw[0] == '"' {
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := input.Unmarshal(raw, &s); err != nil {
 			return nil, err
 		}
 		return []block{{Type: "text", Text: &s}}, nil
 	}
 	var out []block
-	if err := json.Unmarshal(raw, &out); err != nil {
+	if err := input.Unmarshal(raw, &out); err != nil {
 		return nil, fmt.Errorf("content: expected a string or an array of blocks: %s", input.JSONErrorText(err))
 	}
 	return out, nil
@@ -131,7 +131,7 @@ func userContent(raw json.RawMessage) (transcript.Content, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := input.Unmarshal(raw, &s); err != nil {
 			return transcript.Content{}, err
 		}
 		return transcript.TextContent(s), nil
@@ -277,7 +277,7 @@ func stamp(raw json.RawMessage) string {
 	}
 	if raw[0] == '"' {
 		var s string
-		_ = json.Unmarshal(raw, &s)
+		_ = input.Unmarshal(raw, &s)
 		return s
 	}
 	return ""

@@ -275,6 +275,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 	switch {
 	case has["bash"] && !has["shell"]: // pi's bash tool (piscript.go)
 		return "bash", enc(map[string]any{"command": cmd})
+	case has["exec"]: // OpenClaw's (piscript.go)
+		return "exec", enc(map[string]any{"command": cmd})
 	case has["exec_command"]:
 		return "exec_command", enc(map[string]any{"cmd": cmd, "yield_time_ms": 10000})
 	case has["shell_command"]:

@@ -17,3 +17,9 @@ func isPiCompaction(lastUser string) bool {
 	return strings.Contains(lastUser, PiCompactionCue) || strings.Contains(lastUser, piTurnPrefixCue) ||
 		strings.Contains(lastUser, "<previous-summary>") && strings.Contains(lastUser, "Update the existing structured summary")
 }
+
+// isOpenClawContext reports a user message OpenClaw adds after the user's
+// own (its internal runtime context): the script reads the user's.
+func isOpenClawContext(text string) bool {
+	return strings.Contains(text, "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>")
+}
