@@ -54,7 +54,6 @@ type entry struct {
 type message struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
-	Timestamp  json.RawMessage `json:"timestamp"`
 	Model      string          `json:"model"`
 	Provider   string          `json:"provider"`
 	API        string          `json:"api"`
@@ -275,10 +274,13 @@ func stamp(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	if raw[0] == '"' {
-		var s string
-		_ = input.Unmarshal(raw, &s)
-		return s
+	if raw[0] != '"' {
+		return ""
 	}
-	return ""
+	if len(raw) >= 2 && raw[len(raw)-1] == '"' && !bytes.ContainsAny(raw[1:len(raw)-1], `"\`) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = input.Unmarshal(raw, &s)
+	return s
 }
