@@ -84,7 +84,7 @@ var vendors = []vendor{
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
-	{name: Pi, detect: pi.Detect, run: pi.Import, find: pi.Find},
+	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},

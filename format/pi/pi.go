@@ -112,3 +112,23 @@ func importFile(ctx context.Context, file string, opts input.Options, target tra
 	}
 	return d.Close()
 }
+
+// Near explains why a file whose first line is a {"type":"session"} record
+// is not a pi session: the header pi writes names id, timestamp and cwd.
+func Near(_ string, head []byte) string {
+	line, _, _ := bytes.Cut(bytes.TrimSpace(head), []byte("\n"))
+	var h map[string]json.RawMessage
+	if json.Unmarshal(line, &h) != nil || string(h["type"]) != `"session"` {
+		return ""
+	}
+	var missing []string
+	for _, k := range []string{"id", "timestamp", "cwd"} {
+		if _, ok := h[k]; !ok {
+			missing = append(missing, `"`+k+`"`)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "a {\"type\":\"session\"} header like pi's, but without " + strings.Join(missing, ", ") + " (pi's header names id, timestamp and cwd)"
+}

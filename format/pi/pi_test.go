@@ -224,3 +224,14 @@ func TestFind(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{"session-tree.jsonl", "session-v1.jsonl", "malformed.jsonl"}, "session.jsonl", pi.Import)
 }
+
+func TestNear(t *testing.T) {
+	if got := pi.Near("", []byte(`{"type":"session","id":"x"}`)); !strings.Contains(got, `without "timestamp", "cwd"`) {
+		t.Errorf("near %q", got)
+	}
+	for _, s := range []string{`{"type":"session","id":"x","timestamp":"t","cwd":"/"}`, `{"type":"message"}`, `[]`} {
+		if got := pi.Near("", []byte(s)); got != "" {
+			t.Errorf("%s: near %q", s, got)
+		}
+	}
+}
