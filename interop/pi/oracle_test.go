@@ -154,7 +154,8 @@ func lines(t *testing.T, file string) (all [][]byte, answers map[int]int) {
 		}
 		_ = json.Unmarshal(line, &e)
 		if e.Message.Role == "assistant" {
-			seq, err := strconv.Atoi(strings.TrimPrefix(e.Message.ResponseID, "chatcmpl-fake-"))
+			// chatcmpl-fake-NNN (fake OpenAI), msg_fake_reqNNNN (fake Anthropic).
+			seq, err := strconv.Atoi(strings.TrimLeft(e.Message.ResponseID, "abcdefghijklmnopqrstuvwxyz_-"))
 			if err != nil {
 				t.Fatalf("%s: assistant entry with responseId %q", file, e.Message.ResponseID)
 			}
@@ -166,10 +167,11 @@ func lines(t *testing.T, file string) (all [][]byte, answers map[int]int) {
 }
 
 // normalize applies docs/INTEROP-pi.md's normalisation to Chat Completions
-// messages: the system message pi does not record is dropped; content
-// that is a list of text parts and content that is a string both become
-// the list of their texts; "content": null beside tool calls is dropped;
-// the summary node's "[Previous conversation summary]\n" is removed.
+// and Anthropic messages: the system message pi does not record is
+// dropped; content that is a list of text parts and content that is a
+// string both become the list of their texts; "content": null beside tool
+// calls is dropped; the summary node's "[Previous conversation summary]\n"
+// is removed; Anthropic blocks lose cache_control and a false is_error.
 func normalize(msgs []any) []any {
 	var out []any
 	for _, m := range msgs {
@@ -191,7 +193,7 @@ func normalize(msgs []any) []any {
 			for _, p := range v {
 				pm, _ := p.(map[string]any)
 				if pm["type"] != "text" {
-					texts = append(texts, p)
+					texts = append(texts, withoutMarkers(pm))
 					continue
 				}
 				texts = append(texts, strings.TrimPrefix(pm["text"].(string), transcript.SummaryPrefix))
@@ -201,6 +203,20 @@ func normalize(msgs []any) []any {
 		out = append(out, c)
 	}
 	return out
+}
+
+// withoutMarkers drops from an Anthropic block what pi adds for the
+// provider and ctxfold leaves out: cache_control markers and a false
+// is_error.
+func withoutMarkers(b map[string]any) map[string]any {
+	c := map[string]any{}
+	for k, v := range b {
+		if k == "cache_control" || k == "is_error" && v == false {
+			continue
+		}
+		c[k] = v
+	}
+	return c
 }
 
 func diff(got, want any) string {
@@ -216,6 +232,11 @@ func diff(got, want any) string {
 }
 
 func isCompaction(req map[string]any) bool {
+	if sys, ok := req["system"].([]any); ok && len(sys) > 0 { // Anthropic Messages
+		b, _ := sys[0].(map[string]any)
+		text, _ := b["text"].(string)
+		return strings.HasPrefix(text, summarizerPrompt)
+	}
 	msgs, _ := req["messages"].([]any)
 	if len(msgs) == 0 {
 		return false
@@ -265,16 +286,60 @@ func checkRenders(t *testing.T, s scenario) {
 			t.Fatal(err)
 		}
 		dir := importFile(t, prefix)
-		var got []any
-		if err := json.Unmarshal([]byte(must(t, "render", dir, "--format", "openai")), &got); err != nil {
-			t.Fatal(err)
-		}
+		got := render(t, dir, req)
 		sent, _ := req["messages"].([]any)
-		if g, w := normalize(got), normalize(sent); !reflect.DeepEqual(g, w) {
+		g, w := normalize(got), normalize(sent)
+		if _, chat := req["stream_options"]; !chat {
+			g, w = mergeUsers(g), mergeUsers(w)
+		}
+		if !reflect.DeepEqual(g, w) {
 			t.Errorf("request %d: render differs from what pi sent, %s", seq, diff(g, w))
 		}
 	}
 	if compactions > 0 && asked < compactions {
 		t.Errorf("%d compaction entries but %d compaction requests", compactions, asked)
 	}
+}
+
+// render is the session's view in the wire format of req: Anthropic
+// Messages when the request has max_tokens and no stream_options (pi's
+// anthropic-messages API), else Chat Completions.
+func render(t *testing.T, dir string, req map[string]any) []any {
+	t.Helper()
+	_, chat := req["stream_options"]
+	if !chat {
+		var body struct {
+			Messages []any `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(must(t, "render", dir, "--format", "anthropic")), &body); err != nil {
+			t.Fatal(err)
+		}
+		return body.Messages
+	}
+	var got []any
+	if err := json.Unmarshal([]byte(must(t, "render", dir, "--format", "openai")), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// mergeUsers joins consecutive user messages into one, as the Anthropic
+// API reads them: pi sends its summary and the next user turn as two user
+// messages, ctxfold's render merges a summary with the user turn after it
+// (docs/FORMAT.md §4).
+func mergeUsers(msgs []any) []any {
+	var out []any
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		if n := len(out); n > 0 && mm["role"] == "user" {
+			if prev, _ := out[n-1].(map[string]any); prev["role"] == "user" {
+				a, _ := prev["content"].([]any)
+				b, _ := mm["content"].([]any)
+				out[n-1] = map[string]any{"role": "user", "content": append(append([]any(nil), a...), b...)}
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }

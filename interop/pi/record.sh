@@ -26,7 +26,7 @@ else
 	fi
 fi
 OUT=${OUT:-$REPO/testdata/interop/pi/$VERSION}
-ALL="chat tool tool-error compaction compaction-limit"
+ALL="chat tool tool-error compaction compaction-limit anthropic"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-pi-XXXXXX)
@@ -36,13 +36,13 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai)
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/fakeanthropic" ./internal/fake/anthropic/cmd/fakeanthropic)
 
 # pi runs one prompt of the current scenario, continuing its session,
 # bounded in time.
 pi() {
 	(cd "$S/work" && HOME="$S/home" PI_OFFLINE=1 NO_COLOR=1 \
-		timeout 120 "$PI" -p -c --provider fake --model gpt-5.4 "$@" </dev/null >>"$S/client.log" 2>&1) ||
+		timeout 120 "$PI" -p -c --provider fake --model "$model" "$@" </dev/null >>"$S/client.log" 2>&1) ||
 		{ echo "record.sh: pi $* failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
 }
 
@@ -55,7 +55,15 @@ normalise() {
 for scenario in $SCENARIOS; do
 	S=$TMP/$scenario
 	mkdir -p "$S/home/.pi/agent" "$S/work" "$S/requests"
-	"$TMP/fakeopenai" -record "$S/requests" -url-file "$S/url" -timeout 5m 2>"$S/fake.log" &
+	# The anthropic scenario talks to the fake Anthropic provider (pi's
+	# anthropic-messages API), the others to the fake OpenAI one.
+	api=openai-completions model=gpt-5.4
+	if [ "$scenario" = anthropic ]; then
+		api=anthropic-messages model=claude-sonnet-4-5
+		"$TMP/fakeanthropic" -record "$S/requests" -url-file "$S/url" -max-lifetime 5m 2>"$S/fake.log" &
+	else
+		"$TMP/fakeopenai" -record "$S/requests" -url-file "$S/url" -timeout 5m 2>"$S/fake.log" &
+	fi
 	FAKEPID=$!
 	for _ in $(seq 100); do [ -s "$S/url" ] && break; sleep 0.1; done
 	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
@@ -63,11 +71,11 @@ for scenario in $SCENARIOS; do
 	# compaction-limit: a window whose threshold (window - reserveTokens)
 	# the requests' own usage crosses after a few turns.
 	window=128000 reserve=16384
-	[ "$scenario" = compaction-limit ] && window=1750 reserve=150
+	case $scenario in compaction-limit | anthropic) window=1750 reserve=150 ;; esac
 	cat >"$S/home/.pi/agent/models.json" <<JSON
-{"providers":{"fake":{"baseUrl":"$(cat "$S/url")","api":"openai-completions","apiKey":"dummy",
+{"providers":{"fake":{"baseUrl":"$(cat "$S/url")","api":"$api","apiKey":"dummy",
 "compat":{"supportsDeveloperRole":false,"supportsReasoningEffort":false},
-"models":[{"id":"gpt-5.4","contextWindow":$window,"maxTokens":100}]}}}
+"models":[{"id":"$model","contextWindow":$window,"maxTokens":100}]}}}
 JSON
 	# A small kept tail, so a compaction summarises the earlier turns.
 	echo "{\"compaction\":{\"keepRecentTokens\":20,\"reserveTokens\":$reserve}}" >"$S/home/.pi/agent/settings.json"
@@ -95,6 +103,12 @@ JSON
 		pi "Third turn; again a large usage. [[inflate]]"
 		pi "And one more."
 		;;
+	anthropic)
+		for w in one two three four; do
+			pi "Turn $w. [[bash: echo $w]]"
+		done
+		pi "A last turn."
+		;;
 	compaction-limit)
 		for w in one two three four five six; do
 			pi "Turn $w. [[shell: echo $w]]"
@@ -115,7 +129,9 @@ JSON
 	files=("$S"/home/.pi/agent/sessions/*/*.jsonl)
 	[ "${#files[@]}" = 1 ] || { echo "record.sh: expected one session file in $scenario, got ${#files[@]}" >&2; exit 1; }
 	normalise "${files[0]}" >"$D/session.jsonl"
-	for r in "$S"/requests/request-*.json; do
-		normalise "$r" >"$D/requests/$(basename "$r")"
+	# request-NNN.json (the fake Anthropic provider names them NNNN-messages.json).
+	for r in "$S"/requests/*.json; do
+		n=$(basename "$r" | grep -oE '[0-9]+' | head -1)
+		normalise "$r" >"$D/requests/request-$(printf %03d "$((10#$n))").json"
 	done
 done
