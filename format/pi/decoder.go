@@ -8,6 +8,7 @@ package pi
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -40,7 +41,12 @@ type ent struct {
 	parent string
 	node   string
 	at     string
+	// open are the tool calls still without a result where the entry
+	// stands (inherited from its parent).
+	open []openCall
 }
+
+type openCall struct{ id, name string }
 
 // NewDecoder returns a decoder writing to sink; file names errors.
 func NewDecoder(sink transcript.ImportSink, file string) *Decoder {
@@ -62,6 +68,9 @@ func (d *Decoder) Entry(raw []byte, line int) error {
 			return nil
 		}
 		d.header, d.Cwd = true, e.Cwd
+		if e.ModelID != "" { // a version 1 header names the model
+			d.model = e.ModelID
+		}
 		if e.ID != nil {
 			d.ID = *e.ID
 		}
@@ -75,7 +84,7 @@ func (d *Decoder) Entry(raw []byte, line int) error {
 	}
 	en := &ent{parent: parent}
 	if parent != "" {
-		en.at = d.byID[parent].at
+		en.at, en.open = d.byID[parent].at, d.byID[parent].open
 	}
 	if err := d.fold(&e, id, en, line); err != nil {
 		return input.Errorf(d.file, line, "entry %q (%s): %v", id, e.Type, err)
@@ -214,12 +223,52 @@ func (d *Decoder) node(e *entry, id string, en *ent, role transcript.Role, c tra
 }
 
 // emit hands n to the sink; the entry's children follow it.
+// A tool result answers a call still open on its path; any other node
+// first closes the open calls as pi does when it sends them
+// (transformMessages: a synthetic "No result provided" result each).
 func (d *Decoder) emit(rec string, n transcript.Node, en *ent) error {
+	if n.Role == transcript.RoleTool {
+		i := slices.IndexFunc(en.open, func(c openCall) bool { return c.id == n.ToolCallID })
+		if i < 0 {
+			d.sink.Count(rec, transcript.OutcomeSkipped, "a result whose call is in no reply pi sends (an errored or aborted one, or one a user message already closed)")
+			return nil
+		}
+		en.open = slices.Delete(slices.Clone(en.open), i, i+1)
+	} else {
+		if err := d.closeOpen(n.ID, en); err != nil {
+			return err
+		}
+		n.Predecessor = en.at
+	}
 	if err := d.sink.Node(n); err != nil {
 		return err
 	}
 	en.node, en.at = n.ID, n.ID
+	if len(n.ToolCalls) > 0 {
+		en.open = make([]openCall, len(n.ToolCalls))
+		for i, c := range n.ToolCalls {
+			en.open[i] = openCall{c.ID, c.Name}
+		}
+	}
 	d.sink.Count(rec, transcript.OutcomeImported, "")
+	return nil
+}
+
+// closeOpen adds the result pi synthesises for each call still open
+// before the node next.
+func (d *Decoder) closeOpen(next string, en *ent) error {
+	for k, c := range en.open {
+		n := transcript.Node{ID: fmt.Sprintf("%s.noresult%d", next, k), Predecessor: en.at, Role: transcript.RoleTool,
+			ToolCallID: c.id, Name: c.name, Content: transcript.TextContent("No result provided")}
+		n.SetMeta("is_error", true)
+		n.SetMeta("pi_synthetic", true)
+		if err := d.sink.Node(n); err != nil {
+			return err
+		}
+		en.at = n.ID
+		d.sink.Count("toolCall without a result", transcript.OutcomeImported, "pi sends \"No result provided\" for it (a synthetic tool node)")
+	}
+	en.open = nil
 	return nil
 }
 

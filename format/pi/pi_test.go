@@ -235,3 +235,34 @@ func TestNear(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicSample: an excerpt of a real public pi session (version 1,
+// fixtures/import/pi/README.md) imports with its two compactions, the
+// results pi synthesises for the calls left open, the aborted replies
+// left out, and its recorded usage.
+func TestPublicSample(t *testing.T) {
+	c, err := load(t, dir+"public-pi-mono-v1.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summaries, synthetic, usage int
+	for _, n := range c.Nodes {
+		switch {
+		case strings.HasPrefix(n.ID, transcript.SummaryIDPrefix):
+			summaries++
+		case n.Metadata["pi_synthetic"] != nil:
+			synthetic++
+			if n.Content.Text != "No result provided" || string(n.Metadata["is_error"]) != "true" {
+				t.Errorf("synthetic result %+v", n)
+			}
+		case n.Usage != nil && n.Usage.InputTokens > n.Usage.CachedInputTokens && n.Usage.CachedInputTokens > 0:
+			usage++
+		}
+	}
+	if summaries != 2 || synthetic != 2 || usage < 5 || c.Model != "claude-opus-4-5" {
+		t.Errorf("%d summaries, %d synthetic results, %d usages with cache reads, model %q", summaries, synthetic, usage, c.Model)
+	}
+	if got := c.Counts[[2]string{"message/assistant", transcript.OutcomeSkipped}]; got != 2 {
+		t.Errorf("%d aborted replies skipped, want 2", got)
+	}
+}
