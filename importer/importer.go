@@ -84,11 +84,11 @@ var vendors = []vendor{
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
-	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
 	{name: OpenClaw, detect: openclaw.Detect, run: openclaw.Importer(func(s transcript.ImportSink, f string) openclaw.Decoder { return pi.NewDecoder(s, f) }), path: openclaw.DetectPath, find: openclaw.Find},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
