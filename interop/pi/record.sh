@@ -26,7 +26,7 @@ else
 	fi
 fi
 OUT=${OUT:-$REPO/testdata/interop/pi/$VERSION}
-ALL="chat tool tool-error compaction compaction-limit anthropic"
+ALL="chat tool tool-error compaction compaction-limit anthropic rpc"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-pi-XXXXXX)
@@ -44,6 +44,32 @@ pi() {
 	(cd "$S/work" && HOME="$S/home" PI_OFFLINE=1 NO_COLOR=1 \
 		timeout 120 "$PI" -p -c --provider fake --model "$model" "$@" </dev/null >>"$S/client.log" 2>&1) ||
 		{ echo "record.sh: pi $* failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
+}
+
+# rpc drives one `pi --mode rpc` session through a FIFO: each line a
+# command (docs/rpc.md of the package), each awaited by its response or
+# by the end of the agent's run; what pi prints goes to $S/rpc.out.
+rpc() {
+	mkfifo "$S/in"
+	(cd "$S/work" && HOME="$S/home" PI_OFFLINE=1 NO_COLOR=1 timeout 300 "$PI" --mode rpc --provider fake --model "$model" \
+		<"$S/in" >"$S/rpc.out" 2>>"$S/client.log") &
+	local pid=$! ends=0
+	exec 9>"$S/in"
+	while IFS= read -r cmd; do
+		echo "$cmd" >&9
+		case $cmd in
+		*'"type":"prompt"'*) ends=$((ends + 1)) pattern='"type":"agent_end"' count=$ends ;;
+		*) pattern="\"id\":\"$(echo "$cmd" | sed -E 's/.*"id":"([^"]*)".*/\1/')\"" count=1 ;;
+		esac
+		for _ in $(seq 600); do
+			[ "$(grep -c "$pattern" "$S/rpc.out" 2>/dev/null)" -ge "$count" ] && break
+			sleep 0.2
+		done
+		[ "$(grep -c "$pattern" "$S/rpc.out" 2>/dev/null)" -ge "$count" ] ||
+			{ echo "record.sh: pi --mode rpc: no answer to $cmd; see $S/rpc.out" >&2; exit 1; }
+	done
+	exec 9>&-
+	wait "$pid"
 }
 
 # normalise replaces what changes from run to run: the temporary root and
@@ -108,6 +134,17 @@ JSON
 			pi "Turn $w. [[bash: echo $w]]"
 		done
 		pi "A last turn."
+		;;
+	rpc)
+		# A user's own shell command (a bashExecution entry) and a manual
+		# compaction (/compact's RPC command), each followed by a turn.
+		rpc <<'CMDS'
+{"id":"p1","type":"prompt","message":"Run a command for me. [[shell: echo one]]"}
+{"id":"b1","type":"bash","command":"echo from the user"}
+{"id":"p2","type":"prompt","message":"What did my command print?"}
+{"id":"c1","type":"compact"}
+{"id":"p3","type":"prompt","message":"A turn after the manual compaction."}
+CMDS
 		;;
 	compaction-limit)
 		for w in one two three four five six; do
