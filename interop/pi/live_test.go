@@ -15,8 +15,8 @@ import (
 // $HOME/.cache) and checks the fresh recording twice: the oracle of
 // TestOracle, and the same structure as the committed fixtures (the
 // sequence of entry types and message roles, the number of requests).
-// Off unless CTXFOLD_INTEROP_LIVE=1; 260 s for the six scenarios on the
-// loaded 2-core machine once the client is cached.
+// Off unless CTXFOLD_INTEROP_LIVE=1; 190–260 s for the seven scenarios on
+// the loaded 2-core machine once the client is cached.
 func TestLive(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real pi " + Version)
