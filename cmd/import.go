@@ -69,6 +69,9 @@ Formats (--from, default auto: detected from the content of the first file):
                id/parentId tree as branches, compactions as summary nodes
   openclaw     OpenClaw's openclaw-agent.sqlite (read-only; one session per
                OpenClaw session, --session ID picks one): pi's entries
+  droid        a Factory Droid session (~/.factory/sessions/<cwd>/<id>.jsonl)
+  crush        Crush's .crush/crush.db (read-only; one session per Crush
+               session, --session ID picks one)
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,

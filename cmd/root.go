@@ -236,6 +236,8 @@ its invariants.` + exitStatusHelp(""),
 		newUnpinCmd(f, nil),
 		newConfigCmd(f, nil),
 		newModelsCmd(f, nil),
+		newSessionsCmd(f, nil),
+		newDoctorCmd(f, nil),
 		newVersionCmd(f, nil),
 	)
 	addHiddenCommands(root, f)

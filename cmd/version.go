@@ -66,6 +66,12 @@ func runVersion(_ context.Context, opts *versionOptions) error {
 	return nil
 }
 
+// releaseVersion is the release's version, set by the release build
+// (.goreleaser.yaml's -X, scripts/release-build.sh VERSION): the version
+// the npm packages carry, which the module version of a snapshot build
+// is not. "" in any other build.
+var releaseVersion string
+
 // readBuildVersion takes the module version and the vcs.* settings the Go
 // toolchain stamps into binaries built inside a checkout.
 func readBuildVersion(read func() (*debug.BuildInfo, bool)) buildVersion {
@@ -76,6 +82,9 @@ func readBuildVersion(read func() (*debug.BuildInfo, bool)) buildVersion {
 	}
 	if bi.Main.Version != "" {
 		v.Version = bi.Main.Version
+	}
+	if releaseVersion != "" {
+		v.Version = releaseVersion
 	}
 	if bi.GoVersion != "" {
 		v.GoVersion = bi.GoVersion

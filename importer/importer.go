@@ -27,6 +27,8 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/crush"
+	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
@@ -54,6 +56,8 @@ const (
 	OpenCode   = "opencode"
 	Pi         = "pi"
 	OpenClaw   = "openclaw"
+	Droid      = "droid"
+	Crush      = "crush"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -79,17 +83,19 @@ type vendor struct {
 // Anthropic body before the OpenAI one (both hold "messages"). A new
 // client is one line here.
 var vendors = []vendor{
-	{name: ClaudeCode, detect: claudecode.Detect, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
-	{name: Codex, detect: codex.Detect, run: codex.Import},
-	{name: Gemini, detect: gemini.Detect, run: gemini.Import},
+	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
+	{name: Droid, detect: droid.Detect, run: droid.Import, near: droid.Near, find: droid.Find},
+	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
 	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
 	{name: OpenClaw, detect: openclaw.Detect, run: openclaw.Importer(func(s transcript.ImportSink, f string) openclaw.Decoder { return pi.NewDecoder(s, f) }), path: openclaw.DetectPath, find: openclaw.Find},
+	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
 	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
@@ -169,6 +175,8 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+	Droid: "Factory Droid",
+	Crush: "Crush",
 }
 
 func title(format string) string {

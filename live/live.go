@@ -171,7 +171,17 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	// The cache is the one writer of its sessions (store.CacheSessionError).
 	opts.Store.CacheWriter = true
-	dir := EntryDir(opts.CacheDir, abs)
+	db := isDatabase(abs)
+	switch {
+	case !db:
+		// A transcript file is one session, whatever picked it.
+		opts.Input.SessionID = ""
+	case opts.Input.SessionID == "":
+		// A store of several sessions reads as the one the client used
+		// last (docs/LIVE.md, "Databases").
+		opts.Input.Latest = true
+	}
+	dir := EntryDir(opts.CacheDir, entryKey(abs, opts.Input.SessionID))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -231,7 +241,8 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 		var once sync.Once
 		prepare = func() { once.Do(func() { go opts.Prepare(e.Session) }) }
 	}
-	cars, err := sidecarsOf(abs)
+	db := isDatabase(abs)
+	cars, err := sidecarsOf(abs, db)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +260,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 		}
 	}
 	if !done {
-		if rep, res, err = refreshSerial(ctx, e, dir, old, haveOld, cars, prepare, opts); err != nil {
+		if rep, res, err = refreshSerial(ctx, e, dir, old, haveOld, cars, db, prepare, opts); err != nil {
 			return nil, err
 		}
 		if e.Update == Unchanged {
@@ -279,7 +290,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 
 // refreshSerial hashes the file, then brings the cache session up to it:
 // the path of every refresh that cannot overlap the two (overlap.go).
-func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld bool, cars []sidecar, prepare func(), opts Options) (*importer.Report, *input.Resume, error) {
+func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld bool, cars []sidecar, db bool, prepare func(), opts Options) (*importer.Report, *input.Resume, error) {
 	// One pass over the file: the hash of the old consumed prefix on the
 	// way, the hash of everything at the end.
 	prefixSum, fullSum, size, err := hashFile(e.File, old.Consumed, haveOld)
@@ -305,7 +316,11 @@ func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld
 		e.Update = Unchanged
 		return nil, nil, nil
 	}
-	return importInto(ctx, e, dir, old, update, reason, len(cars) > 0, opts)
+	if db && update == Appended {
+		// SQLite writes pages in place: a store is never appended to.
+		update, reason = Fresh, "the database changed: re-read"
+	}
+	return importInto(ctx, e, dir, old, update, reason, len(cars) > 0 && !db, opts)
 }
 
 // classify says how the file relates to what the cache consumed: never

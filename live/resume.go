@@ -62,12 +62,20 @@ type sidecar struct {
 // The ones of other sessions in the same directory are listed too (the
 // importer keeps only its own by their sessionId); a change in them costs
 // a whole re-import, never a missed one.
-func sidecarsOf(abs string) ([]sidecar, error) {
-	dir := filepath.Dir(abs)
-	a, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
-	b, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(filepath.Base(abs), ".jsonl"), "subagents", "agent-*.jsonl"))
-	paths := append(a, b...)
-	sort.Strings(paths)
+//
+// A SQLite store's sidecar is its write-ahead log: a commit may change
+// only the -wal file, never the database until a checkpoint.
+func sidecarsOf(abs string, db bool) ([]sidecar, error) {
+	var paths []string
+	if db {
+		paths = []string{abs + "-wal"}
+	} else {
+		dir := filepath.Dir(abs)
+		a, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
+		b, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(filepath.Base(abs), ".jsonl"), "subagents", "agent-*.jsonl"))
+		paths = append(a, b...)
+		sort.Strings(paths)
+	}
 	var out []sidecar
 	for _, p := range paths {
 		if p == abs || !regularNoLink(p) {

@@ -48,3 +48,13 @@ type Found struct {
 // format that knows where its client keeps sessions exports one as Find,
 // and the importer's registry names it beside the format.
 type FindFunc func(env Env) ([]Found, error)
+
+// sqliteMagic opens every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// IsSQLite reports whether head (a file's first bytes) is a SQLite
+// database: a client's store of several sessions, read as a whole and
+// never appended to (live re-reads it whole when it or its -wal changes).
+func IsSQLite(head []byte) bool {
+	return len(head) >= len(sqliteMagic) && string(head[:len(sqliteMagic)]) == sqliteMagic
+}

@@ -60,9 +60,17 @@ func ClientBin(t testing.TB, env, dir, name, recordScript string) string {
 }
 
 // Build builds ctxfold into a temporary directory and returns the
-// binary's path, for the clients' hooks and MCP server to run.
+// binary's path, for the clients' hooks and MCP server to run; with
+// CTXFOLD_TEST_BIN set, that installed ctxfold instead (the npm-installed
+// one in .ci/run: docs/INSTALL.md).
 func Build(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("CTXFOLD_TEST_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("CTXFOLD_TEST_BIN: %v", err)
+		}
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "ctxfold")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ctxfold/ctxfold").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
