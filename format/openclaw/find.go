@@ -2,6 +2,8 @@ package openclaw
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,13 +42,47 @@ func Find(env input.Env) ([]input.Found, error) {
 			continue
 		}
 		sessions, err := listSessions(context.Background(), db)
-		cleanup()
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 		for _, s := range sessions {
-			out = append(out, input.Found{File: file, SessionID: s.id, Updated: time.UnixMilli(s.last), Bytes: st.Size()})
+			f := input.Found{File: file, SessionID: s.id, Updated: time.UnixMilli(s.last), Bytes: st.Size()}
+			f.Project, f.Model = describe(db, s.id)
+			out = append(out, f)
 		}
+		cleanup()
 	}
 	return out, firstErr
+}
+
+// describe is what a session's first rows say cheaply: the working
+// directory of its header and the model of its latest model_change or
+// reply among them ("" when they do not say).
+func describe(db *sql.DB, id string) (project, model string) {
+	rows, err := db.Query(`SELECT event_json FROM transcript_events WHERE session_id = ? AND event_json IS NOT NULL ORDER BY seq LIMIT 8`, id)
+	if err != nil {
+		return "", ""
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw string
+		if rows.Scan(&raw) != nil {
+			break
+		}
+		var e struct {
+			Type    string `json:"type"`
+			Cwd     string `json:"cwd"`
+			ModelID string `json:"modelId"`
+		}
+		if json.Unmarshal([]byte(raw), &e) != nil {
+			continue
+		}
+		switch e.Type {
+		case "session":
+			project = e.Cwd
+		case "model_change":
+			model = e.ModelID
+		}
+	}
+	return project, model
 }

@@ -153,7 +153,8 @@ func TestDetectAndFind(t *testing.T) {
 		t.Error("Detect")
 	}
 	found, err := openclaw.Find(input.Env{Home: home})
-	if err != nil || len(found) != 2 || found[0].File != path || found[1].SessionID != "tree-2" || found[1].Updated.UnixMilli() != 1796568500018 {
+	if err != nil || len(found) != 2 || found[0].File != path || found[1].SessionID != "tree-2" || found[1].Updated.UnixMilli() != 1796568500018 ||
+		found[0].Project != "/tmp/ctxfold-openclaw/work" || found[0].Model != "gpt-5.4" || found[1].Model != "claude-sonnet-4-5" {
 		t.Errorf("found %+v, %v", found, err)
 	}
 	if got, err := openclaw.Find(input.Env{Home: t.TempDir()}); err != nil || len(got) != 0 {
