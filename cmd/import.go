@@ -68,6 +68,10 @@ Formats (--from, default auto: detected from the content of the first file):
                per OpenCode session; --session ses_… picks one), or an
                "opencode export" JSON; compactions become summary nodes
   kilo         Kilo's kilo.db (OpenCode's schema, read the same way)
+  pi           pi's session .jsonl (~/.pi/agent/sessions/--<cwd>--/): its
+               id/parentId tree as branches, compactions as summary nodes
+  openclaw     OpenClaw's openclaw-agent.sqlite (read-only; one session per
+               OpenClaw session, --session ID picks one): pi's entries
   droid        a Factory Droid session (~/.factory/sessions/<cwd>/<id>.jsonl)
   crush        Crush's .crush/crush.db (read-only; one session per Crush
                session, --session ID picks one)

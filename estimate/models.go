@@ -127,6 +127,11 @@ var builtinModels = func() map[string]Model {
 	add(ProviderOpen, O200kBase, true, 200000, 32000, srcOpenCode, "big-pickle") // OpenCode Zen's free default
 	add(ProviderOpen, O200kBase, true, 128000, 8192, srcOpenModel, "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2", "deepseek-chat")
 	add(ProviderOpen, O200kBase, true, 128000, 32768, srcOpenModel, "deepseek-r1", "deepseek-reasoner")
+	// pi 0.73.1's defaults for DeepSeek, xAI, MiniMax and Xiaomi (its defaultModelPerProvider), sized by its registry.
+	add(ProviderOpen, O200kBase, true, 1000000, 384000, "pi 0.73.1 model registry (pi-ai models.generated.js)", "deepseek-v4-pro")
+	add(ProviderOpen, O200kBase, true, 2000000, 30000, "pi 0.73.1 model registry (pi-ai models.generated.js)", "grok-4.20-0309-reasoning")
+	add(ProviderOpen, O200kBase, true, 204800, 131072, "pi 0.73.1 model registry (pi-ai models.generated.js)", "minimax-m2.7")
+	add(ProviderOpen, O200kBase, true, 1048576, 128000, "pi 0.73.1 model registry (pi-ai models.generated.js)", "mimo-v2.5-pro")
 	return m
 }()
 

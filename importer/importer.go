@@ -32,8 +32,10 @@ import (
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
+	"github.com/ctxfold/ctxfold/format/openclaw"
 	"github.com/ctxfold/ctxfold/format/opencode"
 	"github.com/ctxfold/ctxfold/format/openhands"
+	"github.com/ctxfold/ctxfold/format/pi"
 	"github.com/ctxfold/ctxfold/format/qwen"
 	"github.com/ctxfold/ctxfold/format/specstory"
 	"github.com/ctxfold/ctxfold/store"
@@ -54,6 +56,8 @@ const (
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
 	Kilo       = "kilo"
+	Pi         = "pi"
+	OpenClaw   = "openclaw"
 	Droid      = "droid"
 	Crush      = "crush"
 	QwenCode   = "qwen-code"
@@ -94,6 +98,8 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
+	{name: OpenClaw, detect: openclaw.Detect, run: openclaw.Importer(func(s transcript.ImportSink, f string) openclaw.Decoder { return pi.NewDecoder(s, f) }), path: openclaw.DetectPath, find: openclaw.Find},
 	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
 	{name: Kilo, detect: func([]byte) bool { return false }, run: opencode.Import, path: opencode.DetectKiloPath, find: opencode.FindKilo},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath, find: opencode.Find},
@@ -175,8 +181,8 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
-	Droid: "Factory Droid",
-	Crush: "Crush",
+	Droid:    "Factory Droid",
+	Crush:    "Crush",
 	QwenCode: "Qwen Code",
 }
 

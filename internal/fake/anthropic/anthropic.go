@@ -433,6 +433,9 @@ func Script(req Request) Reply {
 		if end := strings.Index(cmd, "]]"); end >= 0 {
 			cmd = cmd[:end]
 		}
+		if !hasTool(req, "Bash") && hasTool(req, "bash") { // pi's (picue.go)
+			return Reply{StopReason: "tool_use", Content: []Block{toolUse("bash", map[string]any{"command": cmd})}}
+		}
 		return Reply{StopReason: "tool_use", Content: []Block{
 			toolUse("Bash", map[string]any{"command": cmd, "description": "Scripted command"}),
 		}}
@@ -447,7 +450,7 @@ func isCompaction(t string) bool {
 	l := strings.ToLower(t)
 	return strings.Contains(l, "detailed summary of the conversation") ||
 		strings.Contains(l, "summary of the conversation so far") ||
-		strings.Contains(l, "create a detailed summary")
+		strings.Contains(l, "create a detailed summary") || isPiCompaction(l)
 }
 
 // shortReply answers a plain prompt. Side requests a client makes (a

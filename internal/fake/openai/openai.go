@@ -222,7 +222,7 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = t
 		return r
 	}
-	if isCompactionRequest(lastUser) {
+	if isCompactionRequest(lastUser) || isPiCompaction(lastUser) {
 		r.Text = SummaryText
 		return r
 	}
@@ -295,6 +295,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "bash", enc(map[string]any{"command": cmd})
 	case has["run_shell_command"]:
 		return "run_shell_command", enc(map[string]any{"command": cmd, "is_background": false})
+	case has["exec"]: // OpenClaw's (piscript.go)
+		return "exec", enc(map[string]any{"command": cmd})
 	default:
 		return "shell", enc(map[string]any{"command": []string{"bash", "-lc", cmd}, "timeout_ms": 10000})
 	}
