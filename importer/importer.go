@@ -27,6 +27,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/copilot"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
@@ -50,6 +51,7 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	Copilot    = "copilot"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -79,6 +81,8 @@ var vendors = []vendor{
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
+	// Before Gemini: its session.start names a sessionId and a startTime too.
+	{name: Copilot, detect: copilot.Detect, run: copilot.Import, find: copilot.Find},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
@@ -163,6 +167,7 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+	Copilot: copilot.Title,
 }
 
 func title(format string) string {
@@ -409,6 +414,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			err = input.RenameError(werr, names)
 		}
 	}
+	if (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.importedNothing() {
+		err = input.RenameError(emptyDetected(format, opts.Files[0]), names)
+	}
 	if err != nil {
 		// Nothing more is written: the chunk in hand and the end of the
 		// conversation (its HEAD) are dropped, not committed.
@@ -484,6 +492,14 @@ func wrongFormat(format, file string, opts input.Options, runErr error) error {
 		return nil
 	}
 	return &FormatError{Parse: pe, hint: "the supported formats are " + supported()}
+}
+
+// emptyDetected refuses an auto-detected import that took not one record:
+// the file only looked like that format (a silent empty session is what a
+// GitHub Copilot CLI log once became as Gemini CLI's).
+func emptyDetected(format, file string) error {
+	pe := &transcript.ParseError{File: file, Msg: "looks like " + title(format) + " but holds none of its records; nothing was imported (supported: " + supported() + ")"}
+	return &FormatError{Parse: pe, hint: "if it is one of the others, name it with --from"}
 }
 
 // ExistsError refuses to overwrite a session.

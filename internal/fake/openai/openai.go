@@ -222,6 +222,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = SummaryText
 		return r
 	}
+	if strings.Contains(lastUser, CopilotCompactionCue) {
+		r.Text = CopilotSummaryText
+		return r
+	}
 	if m := markerRE.FindStringSubmatch(lastUser); m != nil && !callsAfter {
 		if m[1] == "patch" {
 			// A freeform apply_patch call that adds the file m[2].
@@ -277,6 +281,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "exec_command", enc(map[string]any{"cmd": cmd, "yield_time_ms": 10000})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
+	case has["bash"]: // GitHub Copilot CLI
+		return "bash", enc(map[string]any{"command": cmd, "description": "Run the command"})
 	default:
 		return "shell", enc(map[string]any{"command": []string{"bash", "-lc", cmd}, "timeout_ms": 10000})
 	}
