@@ -414,15 +414,15 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 			err = input.RenameError(werr, names)
 		}
 	}
-	if (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.importedNothing() {
-		err = input.RenameError(emptyDetected(format, opts.Files[0]), names)
-	}
 	if err != nil {
 		// Nothing more is written: the chunk in hand and the end of the
 		// conversation (its HEAD) are dropped, not committed.
 		t.abortCurrent()
 	} else {
 		err = t.finishCurrent()
+	}
+	if (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.wroteNothing() {
+		err = input.RenameError(emptyDetected(format, opts.Files[0]), names)
 	}
 	if err == nil {
 		err = t.place()
@@ -498,7 +498,7 @@ func wrongFormat(format, file string, opts input.Options, runErr error) error {
 // the file only looked like that format (a silent empty session is what a
 // GitHub Copilot CLI log once became as Gemini CLI's).
 func emptyDetected(format, file string) error {
-	pe := &transcript.ParseError{File: file, Msg: "looks like " + title(format) + " but holds none of its records; nothing was imported (supported: " + supported() + ")"}
+	pe := &transcript.ParseError{File: file, Msg: "looks like " + title(format) + " but holds no message of it; nothing was imported (supported: " + supported() + ")"}
 	return &FormatError{Parse: pe, hint: "if it is one of the others, name it with --from"}
 }
 

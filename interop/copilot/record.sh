@@ -76,12 +76,13 @@ for scenario in $SCENARIOS; do
 		copilot -p "A turn after the compaction." --resume="$(session)"
 		;;
 	auto-compact)
-		# A prompt limit just above what the first request holds: the
-		# client compacts by itself once the history grows past its
-		# threshold.
-		LIMIT=${AUTO_LIMIT:-12000}
-		copilot -p "First turn. [[shell: echo one]]"
-		copilot -p "Second turn. [[shell: echo two]]" --resume="$(session)"
+		# A prompt limit a little above what the first request holds (its
+		# tools and system prompt alone are ~10.5k of the client's tokens):
+		# the client compacts in the background once the history, grown by
+		# the commands' output, crosses its threshold.
+		LIMIT=${AUTO_LIMIT:-14000}
+		copilot -p "First turn. [[shell: seq 1 300]]"
+		copilot -p "Second turn. [[shell: seq 301 600]]" --resume="$(session)"
 		copilot -p "Third turn." --resume="$(session)"
 		;;
 	*)

@@ -1,0 +1,235 @@
+// Package copilot_test checks ctxfold against what the real GitHub Copilot
+// CLI 1.0.102 sent: the event logs and requests recorded by
+// interop/copilot/record.sh (docs/INTEROP-copilot.md) are imported,
+// verified, rendered at the point each request was made and compared with
+// the request's messages. The committed recordings need no client;
+// CTXFOLD_INTEROP_LIVE=1 re-records with the installed client first
+// (live_test.go).
+package copilot_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/cmd"
+	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+const version = "1.0.102"
+
+var recordings = filepath.Join("..", "..", "testdata", "interop", "copilot", version)
+
+var scenarios = []string{"chat", "tool", "compact", "auto-compact"}
+
+// compacted are the scenarios whose client compacted its history.
+var compacted = map[string]bool{"compact": true, "auto-compact": true}
+
+// ctxfold runs one command line in-process.
+func ctxfold(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &cmd.Factory{IO: &report.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, ColorMode: "never"},
+		Getenv: func(string) string { return "" }}
+	code := cmd.Run(context.Background(), f, args)
+	return out.String(), errOut.String(), code
+}
+
+type event struct {
+	Type string          `json:"type"`
+	ID   string          `json:"id"`
+	Data json.RawMessage `json:"data"`
+}
+
+// call is one request of the conversation as the log records it: the
+// assistant message it produced, whether the client had applied a
+// compaction when it sent it, and the system prompt in effect.
+type call struct {
+	apiCallID, answer, system string
+	compacted                 bool
+}
+
+// calls reads the log: each usage record names its API call, the
+// assistant message with the same apiCallId answers it.
+func calls(t *testing.T, file string) (out []call, lastSystem string) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	var system string
+	applied := false
+	byCall := map[string]int{}
+	for sc.Scan() {
+		var ev event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Content   string `json:"content"`
+			APICallID string `json:"apiCallId"`
+			Success   bool   `json:"success"`
+			Usage     struct {
+				APICallID string `json:"apiCallId"`
+			} `json:"usage"`
+		}
+		json.Unmarshal(ev.Data, &d)
+		switch ev.Type {
+		case "system.message":
+			system = d.Content
+		case "session.compaction_complete":
+			applied = applied || d.Success
+		case "session.usage_record":
+			byCall[d.Usage.APICallID] = len(out)
+			out = append(out, call{apiCallID: d.Usage.APICallID, system: system, compacted: applied})
+		case "assistant.message":
+			if i, ok := byCall[d.APICallID]; ok && out[i].answer == "" {
+				out[i].answer = ev.ID
+			}
+		}
+	}
+	return out, system
+}
+
+// requests reads requests.jsonl by the fake's completion id
+// (chatcmpl-fake-NNN answers request NNN), blobs resolved and the
+// client's own bookkeeping fields (__copilot…) and null refusals dropped.
+func requests(t *testing.T, dir string) map[string][]map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]map[string]any{}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r struct {
+			Seq  int `json:"seq"`
+			Body struct {
+				Messages []map[string]any `json:"messages"`
+			} `json:"body"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range r.Body.Messages {
+			if ref, ok := m["content"].(map[string]any); ok && ref["$blob"] != nil {
+				raw, err := os.ReadFile(filepath.Join(dir, "..", "blobs", ref["$blob"].(string)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var v any
+				json.Unmarshal(raw, &v)
+				m["content"] = v
+			}
+			for k, v := range m {
+				// The client's bookkeeping, and an empty refusal it
+				// echoes back from the reply it streamed.
+				if strings.HasPrefix(k, "__copilot") || k == "refusal" && v == nil {
+					delete(m, k)
+				}
+			}
+		}
+		out[fmt.Sprintf("chatcmpl-fake-%03d", r.Seq)] = r.Body.Messages
+	}
+	return out
+}
+
+// TestOracle: render at the point of each request the client made equals
+// the request's messages, after its compaction too; the system prompt is
+// the one the client had written by then, and the root system node holds
+// its last one (docs/INTEROP-copilot.md).
+func TestOracle(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc, func(t *testing.T) {
+			dir := filepath.Join(recordings, sc)
+			file := filepath.Join(dir, "events.jsonl")
+			sess := filepath.Join(t.TempDir(), "s")
+			if _, errOut, code := ctxfold(t, "import", file, "-o", sess); code != 0 {
+				t.Fatalf("import: exit %d: %s", code, errOut)
+			}
+			if out, errOut, code := ctxfold(t, "verify", sess); code != 0 {
+				t.Fatalf("verify: exit %d: %s%s", code, out, errOut)
+			}
+			cs, lastSystem := calls(t, file)
+			reqs := requests(t, dir)
+			if len(cs) == 0 {
+				t.Fatal("no usage records")
+			}
+			summarised := 0
+			for _, c := range cs {
+				want, ok := reqs[c.apiCallID]
+				if !ok || c.answer == "" {
+					t.Fatalf("call %s: request %v, answer %q", c.apiCallID, ok, c.answer)
+				}
+				got := renderBefore(t, sess, c.answer, c.compacted)
+				if c.compacted {
+					summarised++
+				}
+				if len(got) == 0 || len(want) == 0 || got[0]["role"] != "system" || want[0]["role"] != "system" {
+					t.Fatalf("call %s: no system message first", c.apiCallID)
+				}
+				if got[0]["content"] != lastSystem || want[0]["content"] != c.system {
+					t.Errorf("call %s: the system prompt is not the client's (last, or the one in effect)", c.apiCallID)
+				}
+				if !reflect.DeepEqual(got[1:], want[1:]) {
+					g, _ := json.MarshalIndent(got[1:], "", " ")
+					w, _ := json.MarshalIndent(want[1:], "", " ")
+					t.Errorf("call %s: render differs from the request\nrender:\n%s\nrequest:\n%s", c.apiCallID, g, w)
+				}
+			}
+			if compacted[sc] != (summarised > 0) {
+				t.Errorf("%d requests after a compaction; the scenario compacts: %v", summarised, compacted[sc])
+			}
+			// The last request is rendered whole, system prompt included.
+			if last := cs[len(cs)-1]; last.system != lastSystem {
+				t.Errorf("the last request's system prompt is not the log's last")
+			}
+		})
+	}
+}
+
+// renderBefore renders the session at the predecessor of the assistant
+// node answer (the request that produced it), raw when the client had not
+// compacted yet.
+func renderBefore(t *testing.T, sess, answer string, compacted bool) []map[string]any {
+	t.Helper()
+	out, errOut, code := ctxfold(t, "render", sess, "--head", answer, "--format", "ids", "--raw")
+	if code != 0 {
+		t.Fatalf("render ids: exit %d: %s", code, errOut)
+	}
+	ids := strings.Fields(out)
+	if len(ids) < 2 || ids[len(ids)-1] != answer {
+		t.Fatalf("render --head %s: %v", answer, ids)
+	}
+	args := []string{"render", sess, "--head", ids[len(ids)-2], "--format", "openai"}
+	if !compacted {
+		args = append(args, "--raw")
+	}
+	out, errOut, code = ctxfold(t, args...)
+	if code != 0 {
+		t.Fatalf("render: exit %d: %s", code, errOut)
+	}
+	var msgs []map[string]any
+	if err := json.Unmarshal([]byte(out), &msgs); err != nil {
+		t.Fatalf("render output: %v\n%s", err, out)
+	}
+	// The one normalisation: a summary node's text begins with the
+	// format's marker (docs/FORMAT.md §4); after it is the client's text.
+	for _, m := range msgs {
+		if s, ok := m["content"].(string); ok && m["role"] == "user" {
+			m["content"] = strings.TrimPrefix(s, transcript.SummaryPrefix)
+		}
+	}
+	return msgs
+}
