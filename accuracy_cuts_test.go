@@ -158,6 +158,8 @@ func accuracyCutFiles(t *testing.T) []cutFile {
 			return strings.HasPrefix(base, "rollout-") && strings.HasSuffix(p, ".jsonl")
 		case strings.Contains(p, "/gemini-cli/"):
 			return strings.Contains(p, "/chats/") && strings.HasSuffix(p, ".jsonl")
+		case strings.Contains(p, "/copilot/"):
+			return base == "events.jsonl"
 		}
 		return false
 	})

@@ -103,7 +103,7 @@ func importFile(ctx context.Context, file string, opts input.Options, target tra
 		}
 		var ev event
 		if err := lines.Unmarshal(line, &ev, "a Copilot CLI event {type, data, id, parentId}"); err != nil {
-			if lines.Unterminated {
+			if lines.Unterminated && st.sink != nil {
 				// A last line the client is still writing.
 				st.warn(lines.Line, "the last line is incomplete (the client may still be writing it); left out")
 				break
