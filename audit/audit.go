@@ -352,6 +352,8 @@ func source(n *transcript.Node) string {
 			return "codex"
 		case strings.HasPrefix(k, "gemini"):
 			return "gemini"
+		case strings.HasPrefix(k, "copilot"):
+			return "copilot"
 		}
 	}
 	return "ctxfold"
