@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,7 @@ func TestFind(t *testing.T) {
 	if err != nil || len(found) != 2 {
 		t.Fatalf("%v %+v", err, found)
 	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Updated.After(found[j].Updated) })
 	if f := found[0]; f.SessionID != "newer" || f.Project != "/home/dev/app" || f.Model != "claude-sonnet-4.5" || f.Bytes == 0 {
 		t.Errorf("%+v", f)
 	}

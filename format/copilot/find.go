@@ -1,16 +1,16 @@
 package copilot
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/ctxfold/ctxfold/format/input"
 )
+
+// peekBytes is how much of a log's start and end Find reads.
+const peekBytes = 64 << 10
 
 // Dir is where the client keeps its state: $COPILOT_HOME, else ~/.copilot
 // (the client reads COPILOT_HOME for its whole config directory).
@@ -18,14 +18,21 @@ func Dir(env input.Env) string {
 	if d := env.Get("COPILOT_HOME"); d != "" {
 		return d
 	}
+	if env.Home == "" {
+		return ""
+	}
 	return filepath.Join(env.Home, ".copilot")
 }
 
 // Find lists the sessions under Dir(env)/session-state/<id>/events.jsonl,
-// newest first, with the working directory and model their session.start
-// names. Only regular files count (a symlink could point anywhere).
+// with the working directory session.start names and the last model the
+// log names. Only regular files count (a symlink could point anywhere).
 func Find(env input.Env) ([]input.Found, error) {
-	root := filepath.Join(Dir(env), "session-state")
+	dir := Dir(env)
+	if dir == "" {
+		return nil, nil
+	}
+	root := filepath.Join(dir, "session-state")
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -39,42 +46,15 @@ func Find(env input.Env) ([]input.Found, error) {
 			continue
 		}
 		file := filepath.Join(root, e.Name(), "events.jsonl")
-		st, err := os.Lstat(file)
-		if err != nil || !st.Mode().IsRegular() {
+		if st, err := os.Lstat(file); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		f := input.Found{File: file, SessionID: e.Name(), Updated: st.ModTime(), Bytes: st.Size()}
-		f.Project, f.Model = head(file)
-		out = append(out, f)
+		head, tail, fi, err := input.Peek(file, peekBytes)
+		if err != nil {
+			continue
+		}
+		out = append(out, input.Found{File: file, SessionID: e.Name(), Project: input.FirstString(head, "cwd", nil),
+			Model: input.LastString(tail, "model", nil), Updated: fi.ModTime(), Bytes: fi.Size()})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
 	return out, nil
-}
-
-// head reads the session.start event on the first line: its working
-// directory and selected model ("" when it names none).
-func head(file string) (cwd, model string) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	if !sc.Scan() {
-		return "", ""
-	}
-	var ev struct {
-		Type string `json:"type"`
-		Data struct {
-			SelectedModel string `json:"selectedModel"`
-			Context       struct {
-				Cwd string `json:"cwd"`
-			} `json:"context"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Type != "session.start" {
-		return "", ""
-	}
-	return ev.Data.Context.Cwd, ev.Data.SelectedModel
 }

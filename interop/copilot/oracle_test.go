@@ -151,51 +151,58 @@ func requests(t *testing.T, dir string) map[string][]map[string]any {
 // its last one (docs/INTEROP-copilot.md).
 func TestOracle(t *testing.T) {
 	for _, sc := range scenarios {
-		t.Run(sc, func(t *testing.T) {
-			dir := filepath.Join(recordings, sc)
-			file := filepath.Join(dir, "events.jsonl")
-			sess := filepath.Join(t.TempDir(), "s")
-			if _, errOut, code := ctxfold(t, "import", file, "-o", sess); code != 0 {
-				t.Fatalf("import: exit %d: %s", code, errOut)
-			}
-			if out, errOut, code := ctxfold(t, "verify", sess); code != 0 {
-				t.Fatalf("verify: exit %d: %s%s", code, out, errOut)
-			}
-			cs, lastSystem := calls(t, file)
-			reqs := requests(t, dir)
-			if len(cs) == 0 {
-				t.Fatal("no usage records")
-			}
-			summarised := 0
-			for _, c := range cs {
-				want, ok := reqs[c.apiCallID]
-				if !ok || c.answer == "" {
-					t.Fatalf("call %s: request %v, answer %q", c.apiCallID, ok, c.answer)
-				}
-				got := renderBefore(t, sess, c.answer, c.compacted)
-				if c.compacted {
-					summarised++
-				}
-				if len(got) == 0 || len(want) == 0 || got[0]["role"] != "system" || want[0]["role"] != "system" {
-					t.Fatalf("call %s: no system message first", c.apiCallID)
-				}
-				if got[0]["content"] != lastSystem || want[0]["content"] != c.system {
-					t.Errorf("call %s: the system prompt is not the client's (last, or the one in effect)", c.apiCallID)
-				}
-				if !reflect.DeepEqual(got[1:], want[1:]) {
-					g, _ := json.MarshalIndent(got[1:], "", " ")
-					w, _ := json.MarshalIndent(want[1:], "", " ")
-					t.Errorf("call %s: render differs from the request\nrender:\n%s\nrequest:\n%s", c.apiCallID, g, w)
-				}
-			}
-			if compacted[sc] != (summarised > 0) {
-				t.Errorf("%d requests after a compaction; the scenario compacts: %v", summarised, compacted[sc])
-			}
-			// The last request is rendered whole, system prompt included.
-			if last := cs[len(cs)-1]; last.system != lastSystem {
-				t.Errorf("the last request's system prompt is not the log's last")
-			}
-		})
+		t.Run(sc, func(t *testing.T) { checkScenario(t, filepath.Join(recordings, sc), compacted[sc]) })
+	}
+}
+
+// checkScenario imports one recorded scenario's events.jsonl, verifies it
+// and compares render at each request with the request (requests.jsonl,
+// blobs in ../blobs).
+func checkScenario(t *testing.T, dir string, compacts bool) {
+	t.Helper()
+	file := filepath.Join(dir, "events.jsonl")
+	sess := filepath.Join(t.TempDir(), "s")
+	out, errOut, code := ctxfold(t, "import", file, "-o", sess, "--json")
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	checkReport(t, out)
+	if out, errOut, code := ctxfold(t, "verify", "--strict", sess); code != 0 {
+		t.Fatalf("verify: exit %d: %s%s", code, out, errOut)
+	}
+	cs, lastSystem := calls(t, file)
+	reqs := requests(t, dir)
+	if len(cs) == 0 {
+		t.Fatal("no usage records")
+	}
+	summarised := 0
+	for _, c := range cs {
+		want, ok := reqs[c.apiCallID]
+		if !ok || c.answer == "" {
+			t.Fatalf("call %s: request %v, answer %q", c.apiCallID, ok, c.answer)
+		}
+		got := renderBefore(t, sess, c.answer, c.compacted)
+		if c.compacted {
+			summarised++
+		}
+		if len(got) == 0 || len(want) == 0 || got[0]["role"] != "system" || want[0]["role"] != "system" {
+			t.Fatalf("call %s: no system message first", c.apiCallID)
+		}
+		if got[0]["content"] != lastSystem || want[0]["content"] != c.system {
+			t.Errorf("call %s: the system prompt is not the client's (last, or the one in effect)", c.apiCallID)
+		}
+		if !reflect.DeepEqual(got[1:], want[1:]) {
+			g, _ := json.MarshalIndent(got[1:], "", " ")
+			w, _ := json.MarshalIndent(want[1:], "", " ")
+			t.Errorf("call %s: render differs from the request\nrender:\n%s\nrequest:\n%s", c.apiCallID, g, w)
+		}
+	}
+	if compacts != (summarised > 0) {
+		t.Errorf("%d requests after a compaction; the scenario compacts: %v", summarised, compacts)
+	}
+	// The last request is rendered whole, system prompt included.
+	if last := cs[len(cs)-1]; last.system != lastSystem {
+		t.Errorf("the last request's system prompt is not the log's last")
 	}
 }
 
@@ -232,4 +239,38 @@ func renderBefore(t *testing.T, sess, answer string, compacted bool) []map[strin
 		}
 	}
 	return msgs
+}
+
+// sent are the events whose content reaches the model: the import may
+// skip none of them (a compaction only when it did not apply).
+var sent = map[string]string{"user.message": "", "assistant.message": "", "tool.execution_complete": "", "system.message": "",
+	"session.compaction_complete": "did not apply"}
+
+// checkReport: every event is counted, and none that reached the model
+// is skipped.
+func checkReport(t *testing.T, out string) {
+	t.Helper()
+	var rep struct {
+		Records []struct {
+			Record  string `json:"record"`
+			Skipped int    `json:"skipped"`
+			Reasons []struct {
+				Outcome, Reason string
+			} `json:"reasons"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Records) == 0 {
+		t.Fatalf("import report: %v\n%s", err, out)
+	}
+	for _, r := range rep.Records {
+		allowed, isSent := sent[r.Record]
+		if !isSent || r.Skipped == 0 {
+			continue
+		}
+		for _, why := range r.Reasons {
+			if why.Outcome == "skipped" && (allowed == "" || !strings.Contains(why.Reason, allowed)) {
+				t.Errorf("%s skipped: %s", r.Record, why.Reason)
+			}
+		}
+	}
 }
