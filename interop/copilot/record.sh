@@ -18,7 +18,9 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/copilot-$VERSION
 if [ -n "${CTXFOLD_COPILOT_BIN:-}" ]; then
 	COPILOT=$CTXFOLD_COPILOT_BIN
-	VERSION=$("$COPILOT" --version </dev/null 2>/dev/null | sed -n 's/^GitHub Copilot CLI \([0-9.]*\)\.$/\1/p')
+	VERSION=$(COPILOT_PKG_CACHE_HOME=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/copilot-pkg "$COPILOT" --version </dev/null 2>/dev/null |
+		sed -n 's/^GitHub Copilot CLI \([0-9.]*[0-9]\)\.$/\1/p')
+	[ -n "$VERSION" ] || { echo "record.sh: $COPILOT --version names no version" >&2; exit 1; }
 else
 	COPILOT=$CACHE/node_modules/.bin/copilot
 	if [ ! -x "$COPILOT" ]; then
