@@ -69,13 +69,17 @@ var skipped = map[string]string{
 }
 
 func (st *state) event(line int, ev *event) error {
-	if st.ids[ev.ID] {
-		return input.Errorf(st.file, line, "event id %q repeats an earlier event", ev.ID)
-	}
-	st.ids[ev.ID] = true
 	if ev.AgentID != "" {
 		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "a sub-agent's event (agentId); sub-agent conversations are not imported yet")
 		return nil
+	}
+	switch ev.Type {
+	case "user.message", "assistant.message", "tool.execution_complete", "session.compaction_complete":
+		// The events that become nodes, named by their id.
+		if st.ids[ev.ID] {
+			return input.Errorf(st.file, line, "event id %q repeats an earlier event", ev.ID)
+		}
+		st.ids[ev.ID] = true
 	}
 	switch ev.Type {
 	case "session.start", "session.resume":
