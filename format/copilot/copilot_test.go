@@ -163,6 +163,9 @@ func TestFind(t *testing.T) {
 		os.Chtimes(p, when, when)
 	}
 	os.MkdirAll(filepath.Join(dir, "session-state", "no-events"), 0o755)
+	data, _ := os.ReadFile(fixture)
+	os.WriteFile(filepath.Join(dir, "session-state", "legacy.jsonl"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "session-state", "notes.txt"), data, 0o644)
 	env := input.Env{Home: home, Getenv: func(k string) string {
 		if k == "COPILOT_HOME" {
 			return dir
@@ -170,11 +173,17 @@ func TestFind(t *testing.T) {
 		return ""
 	}}
 	found, err := copilot.Find(env)
-	if err != nil || len(found) != 2 {
+	if err != nil || len(found) != 3 {
 		t.Fatalf("%v %+v", err, found)
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Updated.After(found[j].Updated) })
-	if f := found[0]; f.SessionID != "newer" || f.Project != "/home/dev/app" || f.Model != "claude-sonnet-4.5" || f.Bytes == 0 {
+	if f := found[2]; f.SessionID != "older" || f.File != filepath.Join(dir, "session-state", "older", "events.jsonl") {
+		t.Errorf("%+v", f)
+	}
+	if f := found[0]; f.SessionID != "legacy" {
+		t.Errorf("%+v", f)
+	}
+	if f := found[1]; f.SessionID != "newer" || f.Project != "/home/dev/app" || f.Model != "claude-sonnet-4.5" || f.Bytes == 0 {
 		t.Errorf("%+v", f)
 	}
 	// Without COPILOT_HOME: ~/.copilot, absent here, is no error.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
 )
@@ -24,7 +25,8 @@ func Dir(env input.Env) string {
 	return filepath.Join(env.Home, ".copilot")
 }
 
-// Find lists the sessions under Dir(env)/session-state/<id>/events.jsonl,
+// Find lists the sessions under Dir(env)/session-state/<id>/events.jsonl
+// (and the older session-state/<id>.jsonl),
 // with the working directory session.start names and the last model the
 // log names. Only regular files count (a symlink could point anywhere).
 func Find(env input.Env) ([]input.Found, error) {
@@ -42,10 +44,14 @@ func Find(env input.Env) ([]input.Found, error) {
 	}
 	var out []input.Found
 	for _, e := range entries {
+		file, id := filepath.Join(root, e.Name(), "events.jsonl"), e.Name()
 		if !e.IsDir() {
-			continue
+			// Before the per-session folders (0.0.3xx): <id>.jsonl.
+			if filepath.Ext(id) != ".jsonl" {
+				continue
+			}
+			file, id = filepath.Join(root, id), strings.TrimSuffix(id, ".jsonl")
 		}
-		file := filepath.Join(root, e.Name(), "events.jsonl")
 		if st, err := os.Lstat(file); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
@@ -53,7 +59,7 @@ func Find(env input.Env) ([]input.Found, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, input.Found{File: file, SessionID: e.Name(), Project: input.FirstString(head, "cwd", nil),
+		out = append(out, input.Found{File: file, SessionID: id, Project: input.FirstString(head, "cwd", nil),
 			Model: input.LastString(tail, "model", nil), Updated: fi.ModTime(), Bytes: fi.Size()})
 	}
 	return out, nil
