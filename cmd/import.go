@@ -182,7 +182,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
 		Store: opts.Store, Input: opts.inputOptions(),
-		Progress: progress.Add,
+		Progress: progress.Add, RefuseEmpty: true,
 	})
 	progress.Done()
 	if err != nil {

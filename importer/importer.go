@@ -331,6 +331,10 @@ type Options struct {
 	// refuses, or an Out that is no session to cut, is an
 	// input.ErrCannotResume.
 	RewindTo *store.Meta
+	// RefuseEmpty makes an auto-detected import that writes no node an
+	// error naming the formats (ctxfold import: a file that only looked
+	// like one); live reads a transcript that has no message yet.
+	RefuseEmpty bool
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).
 	Progress func(n int)
@@ -421,7 +425,7 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	} else {
 		err = t.finishCurrent()
 	}
-	if (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.wroteNothing() {
+	if opts.RefuseEmpty && (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.wroteNothing() {
 		err = input.RenameError(emptyDetected(format, opts.Files[0]), names)
 	}
 	if err == nil {
