@@ -12,10 +12,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,10 +28,14 @@ const version = "1.0.102"
 
 var recordings = filepath.Join("..", "..", "testdata", "interop", "copilot", version)
 
-var scenarios = []string{"chat", "tool", "compact", "auto-compact"}
+var scenarios = []string{"chat", "tool", "compact", "auto-compact", "anthropic"}
 
 // compacted are the scenarios whose client compacted its history.
-var compacted = map[string]bool{"compact": true, "auto-compact": true}
+var compacted = map[string]bool{"compact": true, "auto-compact": true, "anthropic": true}
+
+// wires are the render formats of the scenarios not recorded over Chat
+// Completions (--format openai).
+var wires = map[string]string{"anthropic": "anthropic"}
 
 // ctxfold runs one command line in-process.
 func ctxfold(t *testing.T, args ...string) (string, string, int) {
@@ -102,47 +106,164 @@ func calls(t *testing.T, file string) (out []call, lastSystem string) {
 	return out, system
 }
 
-// requests reads requests.jsonl by the fake's completion id
-// (chatcmpl-fake-NNN answers request NNN), blobs resolved and the
-// client's own bookkeeping fields (__copilot…) and null refusals dropped.
-func requests(t *testing.T, dir string) map[string][]map[string]any {
+// request is one captured request: its system prompt as text and its
+// messages, normalised (normalizeRequest).
+type request struct {
+	system   string
+	messages []map[string]any
+}
+
+// seqOf is the request a fake's reply id answers: its trailing digits
+// (chatcmpl-fake-NNN, msg_fake_reqNNNN answer request NNN).
+func seqOf(apiCallID string) int {
+	i := len(apiCallID)
+	for i > 0 && apiCallID[i-1] >= '0' && apiCallID[i-1] <= '9' {
+		i--
+	}
+	n, _ := strconv.Atoi(apiCallID[i:])
+	return n
+}
+
+// requests reads requests.jsonl by seq, blobs resolved.
+func requests(t *testing.T, dir string) map[int]request {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]map[string]any{}
+	blob := func(v any) any {
+		ref, ok := v.(map[string]any)
+		if !ok || ref["$blob"] == nil {
+			return v
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "..", "blobs", ref["$blob"].(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		json.Unmarshal(raw, &out)
+		return out
+	}
+	out := map[int]request{}
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		var r struct {
 			Seq  int `json:"seq"`
 			Body struct {
+				System   any              `json:"system"`
 				Messages []map[string]any `json:"messages"`
 			} `json:"body"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range r.Body.Messages {
-			if ref, ok := m["content"].(map[string]any); ok && ref["$blob"] != nil {
-				raw, err := os.ReadFile(filepath.Join(dir, "..", "blobs", ref["$blob"].(string)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var v any
-				json.Unmarshal(raw, &v)
-				m["content"] = v
+		var req request
+		if r.Body.System != nil {
+			// Anthropic: the system prompt's blocks, which the client
+			// splits from one text at a blank line.
+			var parts []string
+			for _, b := range blob(r.Body.System).([]any) {
+				parts = append(parts, b.(map[string]any)["text"].(string))
 			}
-			for k, v := range m {
-				// The client's bookkeeping, and an empty refusal it
-				// echoes back from the reply it streamed.
-				if strings.HasPrefix(k, "__copilot") || k == "refusal" && v == nil {
-					delete(m, k)
-				}
-			}
+			req.system = strings.Join(parts, "\n\n")
 		}
-		out[fmt.Sprintf("chatcmpl-fake-%03d", r.Seq)] = r.Body.Messages
+		for _, m := range r.Body.Messages {
+			m["content"] = blob(m["content"])
+			if m["role"] == "system" {
+				req.system, _ = m["content"].(string)
+				continue
+			}
+			req.messages = append(req.messages, normalizeRequest(m))
+		}
+		out[r.Seq] = req
 	}
 	return out
+}
+
+// normalizeRequest drops what the client adds that no transcript holds:
+// its bookkeeping fields (__copilot…), an empty refusal it echoes back,
+// Anthropic cache markers.
+func normalizeRequest(m map[string]any) map[string]any {
+	for k, v := range m {
+		if strings.HasPrefix(k, "__copilot") || k == "refusal" && v == nil {
+			delete(m, k)
+		}
+	}
+	if blocks, ok := m["content"].([]any); ok {
+		for _, b := range blocks {
+			if bm, ok := b.(map[string]any); ok {
+				delete(bm, "cache_control")
+			}
+		}
+	}
+	return m
+}
+
+// renderBefore renders the session at the predecessor of the assistant
+// node answer (the request that produced it), raw when the client had not
+// compacted yet, in the scenario's wire format.
+func renderBefore(t *testing.T, sess, answer, wire string, compacted bool) request {
+	t.Helper()
+	out, errOut, code := ctxfold(t, "render", sess, "--head", answer, "--format", "ids", "--raw")
+	if code != 0 {
+		t.Fatalf("render ids: exit %d: %s", code, errOut)
+	}
+	ids := strings.Fields(out)
+	if len(ids) < 2 || ids[len(ids)-1] != answer {
+		t.Fatalf("render --head %s: %v", answer, ids)
+	}
+	args := []string{"render", sess, "--head", ids[len(ids)-2], "--format", wire}
+	if !compacted {
+		args = append(args, "--raw")
+	}
+	out, errOut, code = ctxfold(t, args...)
+	if code != 0 {
+		t.Fatalf("render: exit %d: %s", code, errOut)
+	}
+	var got request
+	var msgs []map[string]any
+	if wire == "anthropic" {
+		var body struct {
+			System   string           `json:"system"`
+			Messages []map[string]any `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(out), &body); err != nil {
+			t.Fatalf("render output: %v\n%s", err, out)
+		}
+		got.system, msgs = body.System, body.Messages
+	} else if err := json.Unmarshal([]byte(out), &msgs); err != nil {
+		t.Fatalf("render output: %v\n%s", err, out)
+	}
+	for _, m := range msgs {
+		if m["role"] == "system" {
+			got.system, _ = m["content"].(string)
+			continue
+		}
+		got.messages = append(got.messages, normalizeRender(m, wire))
+	}
+	return got
+}
+
+// normalizeRender removes the summary's first line, the format's marker
+// (docs/FORMAT.md §4): after it is the client's text. On the Anthropic
+// wire the client sends text blocks without trailing whitespace.
+func normalizeRender(m map[string]any, wire string) map[string]any {
+	if s, ok := m["content"].(string); ok && m["role"] == "user" {
+		m["content"] = strings.TrimPrefix(s, transcript.SummaryPrefix)
+	}
+	blocks, _ := m["content"].([]any)
+	for _, b := range blocks {
+		bm, ok := b.(map[string]any)
+		if !ok || bm["type"] != "text" {
+			continue
+		}
+		text, _ := bm["text"].(string)
+		text = strings.TrimPrefix(text, transcript.SummaryPrefix)
+		if wire == "anthropic" {
+			text = strings.TrimRight(text, " \n\t")
+		}
+		bm["text"] = text
+	}
+	return m
 }
 
 // TestOracle: render at the point of each request the client made equals
@@ -151,14 +272,14 @@ func requests(t *testing.T, dir string) map[string][]map[string]any {
 // its last one (docs/INTEROP-copilot.md).
 func TestOracle(t *testing.T) {
 	for _, sc := range scenarios {
-		t.Run(sc, func(t *testing.T) { checkScenario(t, filepath.Join(recordings, sc), compacted[sc]) })
+		t.Run(sc, func(t *testing.T) { checkScenario(t, filepath.Join(recordings, sc), sc) })
 	}
 }
 
 // checkScenario imports one recorded scenario's events.jsonl, verifies it
 // and compares render at each request with the request (requests.jsonl,
 // blobs in ../blobs).
-func checkScenario(t *testing.T, dir string, compacts bool) {
+func checkScenario(t *testing.T, dir, sc string) {
 	t.Helper()
 	file := filepath.Join(dir, "events.jsonl")
 	sess := filepath.Join(t.TempDir(), "s")
@@ -175,70 +296,36 @@ func checkScenario(t *testing.T, dir string, compacts bool) {
 	if len(cs) == 0 {
 		t.Fatal("no usage records")
 	}
+	wire := wires[sc]
+	if wire == "" {
+		wire = "openai"
+	}
 	summarised := 0
 	for _, c := range cs {
-		want, ok := reqs[c.apiCallID]
+		want, ok := reqs[seqOf(c.apiCallID)]
 		if !ok || c.answer == "" {
 			t.Fatalf("call %s: request %v, answer %q", c.apiCallID, ok, c.answer)
 		}
-		got := renderBefore(t, sess, c.answer, c.compacted)
+		got := renderBefore(t, sess, c.answer, wire, c.compacted)
 		if c.compacted {
 			summarised++
 		}
-		if len(got) == 0 || len(want) == 0 || got[0]["role"] != "system" || want[0]["role"] != "system" {
-			t.Fatalf("call %s: no system message first", c.apiCallID)
-		}
-		if got[0]["content"] != lastSystem || want[0]["content"] != c.system {
+		if got.system != lastSystem || want.system != c.system {
 			t.Errorf("call %s: the system prompt is not the client's (last, or the one in effect)", c.apiCallID)
 		}
-		if !reflect.DeepEqual(got[1:], want[1:]) {
-			g, _ := json.MarshalIndent(got[1:], "", " ")
-			w, _ := json.MarshalIndent(want[1:], "", " ")
+		if !reflect.DeepEqual(got.messages, want.messages) {
+			g, _ := json.MarshalIndent(got.messages, "", " ")
+			w, _ := json.MarshalIndent(want.messages, "", " ")
 			t.Errorf("call %s: render differs from the request\nrender:\n%s\nrequest:\n%s", c.apiCallID, g, w)
 		}
 	}
-	if compacts != (summarised > 0) {
-		t.Errorf("%d requests after a compaction; the scenario compacts: %v", summarised, compacts)
+	if compacted[sc] != (summarised > 0) {
+		t.Errorf("%d requests after a compaction; the scenario compacts: %v", summarised, compacted[sc])
 	}
 	// The last request is rendered whole, system prompt included.
 	if last := cs[len(cs)-1]; last.system != lastSystem {
 		t.Errorf("the last request's system prompt is not the log's last")
 	}
-}
-
-// renderBefore renders the session at the predecessor of the assistant
-// node answer (the request that produced it), raw when the client had not
-// compacted yet.
-func renderBefore(t *testing.T, sess, answer string, compacted bool) []map[string]any {
-	t.Helper()
-	out, errOut, code := ctxfold(t, "render", sess, "--head", answer, "--format", "ids", "--raw")
-	if code != 0 {
-		t.Fatalf("render ids: exit %d: %s", code, errOut)
-	}
-	ids := strings.Fields(out)
-	if len(ids) < 2 || ids[len(ids)-1] != answer {
-		t.Fatalf("render --head %s: %v", answer, ids)
-	}
-	args := []string{"render", sess, "--head", ids[len(ids)-2], "--format", "openai"}
-	if !compacted {
-		args = append(args, "--raw")
-	}
-	out, errOut, code = ctxfold(t, args...)
-	if code != 0 {
-		t.Fatalf("render: exit %d: %s", code, errOut)
-	}
-	var msgs []map[string]any
-	if err := json.Unmarshal([]byte(out), &msgs); err != nil {
-		t.Fatalf("render output: %v\n%s", err, out)
-	}
-	// The one normalisation: a summary node's text begins with the
-	// format's marker (docs/FORMAT.md §4); after it is the client's text.
-	for _, m := range msgs {
-		if s, ok := m["content"].(string); ok && m["role"] == "user" {
-			m["content"] = strings.TrimPrefix(s, transcript.SummaryPrefix)
-		}
-	}
-	return msgs
 }
 
 // sent are the events whose content reaches the model: the import may

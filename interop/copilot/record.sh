@@ -31,7 +31,7 @@ fi
 # The native package unpacks itself (~240 MB) on first run: once, here.
 PKG=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/copilot-pkg
 OUT=${OUT:-$REPO/testdata/interop/copilot/$VERSION}
-ALL="chat tool compact auto-compact"
+ALL="chat tool compact auto-compact anthropic"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-copilot-XXXXXX)
@@ -41,14 +41,15 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/normalize" ./interop/copilot/normalize)
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai &&
+	go build -o "$TMP/fakeanthropic" ./internal/fake/anthropic/cmd/fakeanthropic && go build -o "$TMP/normalize" ./interop/copilot/normalize)
 
 # copilot runs one client command of the current scenario, bounded in time.
 copilot() {
 	(cd "$S/work" && HOME="$S/home" COPILOT_PKG_CACHE_HOME="$PKG" NO_COLOR=1 \
-		COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$(cat "$S/url")" COPILOT_PROVIDER_TYPE=openai \
-		COPILOT_PROVIDER_API_KEY=dummy COPILOT_PROVIDER_WIRE_API=completions COPILOT_MODEL=gpt-4.1 \
-		env ${LIMIT:+COPILOT_PROVIDER_MAX_PROMPT_TOKENS=$LIMIT} timeout 120 "$COPILOT" "$@" --allow-all-tools </dev/null >>"$S/client.log" 2>&1) ||
+		COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$(cat "$S/url")" COPILOT_PROVIDER_API_KEY=dummy \
+		COPILOT_PROVIDER_TYPE=$TYPE COPILOT_MODEL=$MODEL \
+		env ${WIRE:+COPILOT_PROVIDER_WIRE_API=$WIRE} ${LIMIT:+COPILOT_PROVIDER_MAX_PROMPT_TOKENS=$LIMIT} timeout 120 "$COPILOT" "$@" --allow-all-tools </dev/null >>"$S/client.log" 2>&1) ||
 		{ echo "record.sh: copilot $* failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
 }
 
@@ -58,7 +59,15 @@ session() { basename "$(dirname "$(ls "$S"/home/.copilot/session-state/*/events.
 for scenario in $SCENARIOS; do
 	S=$TMP/$scenario
 	mkdir -p "$S/home" "$S/work" "$S/requests"
-	"$TMP/fakeopenai" -record "$S/requests" -url-file "$S/url" -timeout 5m 2>"$S/fake.log" &
+	# The Anthropic scenario runs against the fake Anthropic provider, the
+	# others against the fake OpenAI one (Chat Completions).
+	TYPE=openai MODEL=gpt-4.1 WIRE=completions
+	if [ "$scenario" = anthropic ]; then
+		TYPE=anthropic MODEL=claude-sonnet-4.5 WIRE=
+		"$TMP/fakeanthropic" -record "$S/requests" -url-file "$S/url" -max-lifetime 5m 2>"$S/fake.log" &
+	else
+		"$TMP/fakeopenai" -record "$S/requests" -url-file "$S/url" -timeout 5m 2>"$S/fake.log" &
+	fi
 	FAKEPID=$!
 	for _ in $(seq 100); do [ -s "$S/url" ] && break; sleep 0.1; done
 	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
@@ -86,6 +95,11 @@ for scenario in $SCENARIOS; do
 		copilot -p "First turn. [[shell: seq 1 300]]"
 		copilot -p "Second turn. [[shell: seq 301 600]]" --resume="$(session)"
 		copilot -p "Third turn." --resume="$(session)"
+		;;
+	anthropic)
+		copilot -p "Run a command for me. [[bash: echo hello from the tool]]"
+		copilot -p "/compact" --resume="$(session)"
+		copilot -p "A turn after the compaction." --resume="$(session)"
 		;;
 	*)
 		echo "record.sh: unknown scenario $scenario" >&2

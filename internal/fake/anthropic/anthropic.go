@@ -433,8 +433,12 @@ func Script(req Request) Reply {
 		if end := strings.Index(cmd, "]]"); end >= 0 {
 			cmd = cmd[:end]
 		}
+		name := "Bash"
+		if !hasTool(req, "Bash") && hasTool(req, "bash") { // GitHub Copilot CLI's
+			name = "bash"
+		}
 		return Reply{StopReason: "tool_use", Content: []Block{
-			toolUse("Bash", map[string]any{"command": cmd, "description": "Scripted command"}),
+			toolUse(name, map[string]any{"command": cmd, "description": "Scripted command"}),
 		}}
 	}
 	return text(shortReply(t))

@@ -95,7 +95,14 @@ func run(root, out, blobs string) error {
 	if err := os.WriteFile(filepath.Join(out, "events.jsonl"), []byte(n.apply(string(data))), 0o644); err != nil {
 		return err
 	}
+	// The fake OpenAI provider names them request-NNN.json, the fake
+	// Anthropic one NNNN-messages.json.
 	reqs, _ := filepath.Glob(filepath.Join(root, "requests", "request-*.json"))
+	path := "/chat/completions"
+	if len(reqs) == 0 {
+		reqs, _ = filepath.Glob(filepath.Join(root, "requests", "*-messages.json"))
+		path = "/v1/messages"
+	}
 	sort.Strings(reqs)
 	var buf bytes.Buffer
 	for i, p := range reqs {
@@ -103,7 +110,7 @@ func run(root, out, blobs string) error {
 		if err != nil {
 			return err
 		}
-		line, err := request(i+1, []byte(n.apply(string(body))), blobs)
+		line, err := request(i+1, path, []byte(n.apply(string(body))), blobs)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -114,18 +121,21 @@ func run(root, out, blobs string) error {
 }
 
 // request is one requests.jsonl line: {seq, path, body}, the body's tools
-// and system message contents moved to blobs.
-func request(seq int, body []byte, blobs string) ([]byte, error) {
+// and system prompt (an Anthropic body's system, a Chat Completions
+// system message's content) moved to blobs.
+func request(seq int, path string, body []byte, blobs string) ([]byte, error) {
 	var b map[string]json.RawMessage
 	if err := json.Unmarshal(body, &b); err != nil {
 		return nil, err
 	}
-	if tools, ok := b["tools"]; ok {
-		ref, err := blob(blobs, tools)
-		if err != nil {
-			return nil, err
+	for _, key := range []string{"tools", "system"} {
+		if v, ok := b[key]; ok {
+			ref, err := blob(blobs, v)
+			if err != nil {
+				return nil, err
+			}
+			b[key] = ref
 		}
-		b["tools"] = ref
 	}
 	var msgs []map[string]json.RawMessage
 	if err := json.Unmarshal(b["messages"], &msgs); err != nil {
@@ -142,7 +152,7 @@ func request(seq int, body []byte, blobs string) ([]byte, error) {
 	}
 	b["messages"], _ = json.Marshal(msgs)
 	raw, _ := json.Marshal(b)
-	return json.Marshal(map[string]any{"seq": seq, "path": "/chat/completions", "body": json.RawMessage(raw)})
+	return json.Marshal(map[string]any{"seq": seq, "path": path, "body": json.RawMessage(raw)})
 }
 
 func blob(dir string, v json.RawMessage) (json.RawMessage, error) {
