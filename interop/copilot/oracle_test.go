@@ -28,14 +28,14 @@ const version = "1.0.102"
 
 var recordings = filepath.Join("..", "..", "testdata", "interop", "copilot", version)
 
-var scenarios = []string{"chat", "tool", "compact", "auto-compact", "anthropic"}
+var scenarios = []string{"chat", "tool", "compact", "auto-compact", "anthropic", "responses"}
 
 // compacted are the scenarios whose client compacted its history.
 var compacted = map[string]bool{"compact": true, "auto-compact": true, "anthropic": true}
 
 // wires are the render formats of the scenarios not recorded over Chat
 // Completions (--format openai).
-var wires = map[string]string{"anthropic": "anthropic"}
+var wires = map[string]string{"anthropic": "anthropic", "responses": "responses"}
 
 // ctxfold runs one command line in-process.
 func ctxfold(t *testing.T, args ...string) (string, string, int) {
@@ -149,8 +149,10 @@ func requests(t *testing.T, dir string) map[int]request {
 		var r struct {
 			Seq  int `json:"seq"`
 			Body struct {
-				System   any              `json:"system"`
-				Messages []map[string]any `json:"messages"`
+				System       any              `json:"system"`
+				Instructions any              `json:"instructions"`
+				Messages     []map[string]any `json:"messages"`
+				Input        []map[string]any `json:"input"`
 			} `json:"body"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
@@ -166,8 +168,13 @@ func requests(t *testing.T, dir string) map[int]request {
 			}
 			req.system = strings.Join(parts, "\n\n")
 		}
-		for _, m := range r.Body.Messages {
-			m["content"] = blob(m["content"])
+		if r.Body.Instructions != nil {
+			req.system, _ = blob(r.Body.Instructions).(string)
+		}
+		for _, m := range append(r.Body.Messages, r.Body.Input...) {
+			if c, ok := m["content"]; ok {
+				m["content"] = blob(c)
+			}
 			if m["role"] == "system" {
 				req.system, _ = m["content"].(string)
 				continue
@@ -181,17 +188,26 @@ func requests(t *testing.T, dir string) map[int]request {
 
 // normalizeRequest drops what the client adds that no transcript holds:
 // its bookkeeping fields (__copilot…), an empty refusal it echoes back,
-// Anthropic cache markers.
+// Anthropic cache markers, the item id and status of a Responses function
+// call or assistant message and an output text's empty annotations (the
+// log keeps the call id only).
 func normalizeRequest(m map[string]any) map[string]any {
 	for k, v := range m {
 		if strings.HasPrefix(k, "__copilot") || k == "refusal" && v == nil {
 			delete(m, k)
 		}
 	}
+	if m["type"] == "function_call" || m["type"] == "message" && m["role"] == "assistant" {
+		delete(m, "id")
+		delete(m, "status")
+	}
 	if blocks, ok := m["content"].([]any); ok {
 		for _, b := range blocks {
 			if bm, ok := b.(map[string]any); ok {
 				delete(bm, "cache_control")
+				if a, ok := bm["annotations"].([]any); ok && len(a) == 0 {
+					delete(bm, "annotations")
+				}
 			}
 		}
 	}
@@ -234,8 +250,11 @@ func renderBefore(t *testing.T, sess, answer, wire string, compacted bool) reque
 		t.Fatalf("render output: %v\n%s", err, out)
 	}
 	for _, m := range msgs {
-		if m["role"] == "system" {
+		if m["role"] == "system" || m["role"] == "developer" && got.system == "" && len(got.messages) == 0 {
 			got.system, _ = m["content"].(string)
+			if parts, ok := m["content"].([]any); ok && len(parts) == 1 { // a developer message's input_text
+				got.system, _ = parts[0].(map[string]any)["text"].(string)
+			}
 			continue
 		}
 		got.messages = append(got.messages, normalizeRender(m, wire))

@@ -31,7 +31,7 @@ fi
 # The native package unpacks itself (~240 MB) on first run: once, here.
 PKG=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/copilot-pkg
 OUT=${OUT:-$REPO/testdata/interop/copilot/$VERSION}
-ALL="chat tool compact auto-compact anthropic"
+ALL="chat tool compact auto-compact anthropic responses"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-copilot-XXXXXX)
@@ -62,6 +62,7 @@ for scenario in $SCENARIOS; do
 	# The Anthropic scenario runs against the fake Anthropic provider, the
 	# others against the fake OpenAI one (Chat Completions).
 	TYPE=openai MODEL=gpt-4.1 WIRE=completions
+	[ "$scenario" = responses ] && MODEL=gpt-5.4 WIRE=responses
 	if [ "$scenario" = anthropic ]; then
 		TYPE=anthropic MODEL=claude-sonnet-4.5 WIRE=
 		"$TMP/fakeanthropic" -record "$S/requests" -url-file "$S/url" -max-lifetime 5m 2>"$S/fake.log" &
@@ -95,6 +96,10 @@ for scenario in $SCENARIOS; do
 		copilot -p "First turn. [[shell: seq 1 300]]"
 		copilot -p "Second turn. [[shell: seq 301 600]]" --resume="$(session)"
 		copilot -p "Third turn." --resume="$(session)"
+		;;
+	responses)
+		copilot -p "Run a command for me. [[shell: echo hello from the tool]]"
+		copilot -p "A second turn, after resuming." --resume="$(session)"
 		;;
 	anthropic)
 		copilot -p "Run a command for me. [[bash: echo hello from the tool]]"

@@ -137,6 +137,17 @@ func request(seq int, path string, body []byte, blobs string) ([]byte, error) {
 			b[key] = ref
 		}
 	}
+	if v, ok := b["instructions"]; ok { // the Responses API's system prompt
+		ref, err := blob(blobs, v)
+		if err != nil {
+			return nil, err
+		}
+		b["instructions"] = ref
+	}
+	if _, ok := b["messages"]; !ok {
+		raw, _ := json.Marshal(b)
+		return json.Marshal(map[string]any{"seq": seq, "path": "/responses", "body": json.RawMessage(raw)})
+	}
 	var msgs []map[string]json.RawMessage
 	if err := json.Unmarshal(b["messages"], &msgs); err != nil {
 		return nil, err
