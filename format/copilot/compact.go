@@ -20,7 +20,7 @@ func (st *state) compactionStart(line int, ev *event) error {
 	if err := st.data(line, ev, &d); err != nil {
 		return err
 	}
-	st.covers[d.CompactionAttemptID] = append([]string(nil), st.chain...)
+	st.covers[d.CompactionAttemptID] = append([]string(nil), st.order...)
 	st.sink.Count(ev.Type, transcript.OutcomeMerged, "what the compaction that follows replaces: its summary node's covers_ids")
 	return nil
 }
@@ -49,7 +49,7 @@ func (st *state) compactionComplete(line int, ev *event) error {
 		return nil
 	case !started:
 		st.warn(line, "session.compaction_complete "+ev.ID+": no session.compaction_start with its compactionAttemptId; it covers the whole history")
-		covers = append([]string(nil), st.chain...)
+		covers = append([]string(nil), st.order...)
 	}
 	if len(covers) == 0 {
 		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "a compaction of an empty history")

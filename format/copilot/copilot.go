@@ -78,7 +78,7 @@ func Import(ctx context.Context, files []string, opts input.Options, target tran
 }
 
 func importFile(ctx context.Context, file string, opts input.Options, target transcript.ImportTarget) error {
-	sys, err := lastSystem(file, opts)
+	systems, err := lastSystems(file, opts)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func importFile(ctx context.Context, file string, opts input.Options, target tra
 	}
 	defer f.Close()
 	name := filepath.Base(filepath.Dir(file))
-	st := newState(file, sys)
+	st := newState(file, systems)
 	lines := input.NewLines(f, file, opts)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -137,37 +137,38 @@ func importFile(ctx context.Context, file string, opts input.Options, target tra
 	return st.finish()
 }
 
-// lastSystem is the system prompt the client wrote last (the content of
-// the main agent's last system.message): what its next request sends,
-// which the root system node holds. A first pass reads only those lines.
-func lastSystem(file string, opts input.Options) (string, error) {
+// lastSystems are the system prompts each conversation of the log had
+// last, by agent id ("" the session's): the content of its last
+// system.message, what its next request sends, which its root system node
+// holds. A first pass reads only those lines.
+func lastSystems(file string, opts input.Options) (map[string]string, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return "", &transcript.ParseError{File: file, Msg: err.Error(), Err: err}
+		return nil, &transcript.ParseError{File: file, Msg: err.Error(), Err: err}
 	}
 	defer f.Close()
 	lines := input.NewLines(f, file, opts)
-	var sys string
+	out := map[string]string{}
 	for {
 		line, err := lines.Next()
 		if errors.Is(err, io.EOF) {
-			return sys, nil
+			return out, nil
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if !bytes.Contains(line, []byte(`"system.message"`)) {
 			continue
 		}
 		var ev event
-		if json.Unmarshal(line, &ev) != nil || ev.Type != "system.message" || ev.AgentID != "" {
+		if json.Unmarshal(line, &ev) != nil || ev.Type != "system.message" {
 			continue // the second pass reports it
 		}
 		var d struct {
 			Content string `json:"content"`
 		}
 		if json.Unmarshal(ev.Data, &d) == nil && d.Content != "" {
-			sys = d.Content
+			out[ev.AgentID] = d.Content
 		}
 	}
 }

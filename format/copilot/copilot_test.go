@@ -69,7 +69,7 @@ func TestImportFixture(t *testing.T) {
 		byID[n.ID] = n
 		order = append(order, n.ID)
 	}
-	if got := strings.Join(order, " "); got != "system e02 e06 e08 e09 e13 summary_e16 e17 e20" {
+	if got := strings.Join(order, " "); got != "system e02 e06 e08 e09 system-sub-1 e10a e11 e11b e13 summary_e16 e17 e20" {
 		t.Fatalf("nodes %s", got)
 	}
 	if c.Name != "6f1c2d3e-0000-4000-8000-000000000001" || c.Head != "e20" || c.Model != "claude-sonnet-4.5" {
@@ -83,7 +83,7 @@ func TestImportFixture(t *testing.T) {
 		t.Errorf("user %+v", u)
 	}
 	a := byID["e06"]
-	if len(a.ToolCalls) != 2 || a.ToolCalls[0].ID != "tc1" || string(a.ToolCalls[0].Arguments) != `{"command":"ls","description":"List files"}` {
+	if len(a.ToolCalls) != 3 || a.ToolCalls[0].ID != "tc1" || string(a.ToolCalls[0].Arguments) != `{"command":"ls","description":"List files"}` {
 		t.Errorf("calls %+v", a.ToolCalls)
 	}
 	if !a.Content.IsBlocks || a.Content.Blocks[0].Type != "thinking" || a.Content.Blocks[0].Signature != "sig-1" || a.Content.Blocks[1].Text != "Listing them." {
@@ -98,8 +98,26 @@ func TestImportFixture(t *testing.T) {
 	if r := byID["e09"]; r.ToolCallID != "tc1" || !strings.HasPrefix(r.Content.Text, "README.md\nmain.go\n<shellId") {
 		t.Errorf("result %+v", r)
 	}
+	// The sub-agent: its own chain, under the node whose task call
+	// started it, with its own system prompt and usage; the call's result
+	// follows the other results on the session's chain.
+	for _, id := range []string{"system-sub-1", "e10a", "e11"} {
+		if n := byID[id]; n.Caller != "e06" {
+			t.Errorf("%s: caller %q", id, n.Caller)
+		}
+	}
+	if byID["system-sub-1"].Predecessor != "" || byID["system-sub-1"].Content.Text != "You are an exploration agent." ||
+		byID["e10a"].Predecessor != "system-sub-1" || byID["e11"].Predecessor != "e10a" {
+		t.Errorf("sub-agent chain %+v", byID["system-sub-1"])
+	}
+	if u := byID["e11"].Usage; u == nil || u.InputTokens != 3000 {
+		t.Errorf("sub-agent usage %+v", u)
+	}
+	if r := byID["e11b"]; r.Predecessor != "e09" || r.ToolCallID != "tc3" || r.Caller != "" {
+		t.Errorf("task result %+v", r)
+	}
 	s := byID["summary_e16"]
-	if got := strings.Join(s.CoversIDs(), " "); got != "e02 e06 e08 e09 e13" || s.Predecessor != "system" {
+	if got := strings.Join(s.CoversIDs(), " "); got != "e02 e06 e08 e09 e11b e13" || s.Predecessor != "system" {
 		t.Errorf("summary covers %q after %q", got, s.Predecessor)
 	}
 	want := transcript.SummaryPrefix + "Some of the conversation history has been summarized to free up context.\n\n" +
@@ -114,18 +132,19 @@ func TestImportFixture(t *testing.T) {
 		t.Errorf("e17 follows %q", byID["e17"].Predecessor)
 	}
 	for k, want := range map[[2]string]int{
-		{"assistant.message", transcript.OutcomeSkipped}:           1, // the sub-agent's
-		{"session.usage_record", transcript.OutcomeMerged}:         3,
+		{"assistant.message", transcript.OutcomeImported}:          4, // the sub-agent's too
+		{"session.usage_record", transcript.OutcomeMerged}:         4,
 		{"session.usage_record", transcript.OutcomeSkipped}:        1, // call-4: no reply
 		{"session.compaction_complete", transcript.OutcomeSkipped}: 1, // cancelled
 		{"system.message", transcript.OutcomeMerged}:               1,
 		{"subagent.started", transcript.OutcomeSkipped}:            1,
+		{"subagent.completed", transcript.OutcomeSkipped}:          1,
 	} {
 		if c.Counts[k] != want {
 			t.Errorf("%v: %d, want %d", k, c.Counts[k], want)
 		}
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], ":24: the last line is incomplete") {
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], ":29: the last line is incomplete") {
 		t.Errorf("warnings %q", c.Warnings)
 	}
 }

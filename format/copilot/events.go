@@ -23,33 +23,78 @@ type event struct {
 	Data      json.RawMessage `json:"data"`
 }
 
+// chain is one conversation of the log: the session's, or a sub-agent's
+// (its events carry agentId; its nodes carry the node whose task call
+// started it as caller).
+type chain struct {
+	agent, caller string
+	// sys is the chain's last system prompt (lastSystems); sysID its root
+	// system node once written.
+	sys, sysID string
+	sysSeen    bool
+	// last is the chain's newest node; order the ids of its nodes after
+	// the system node, users their user texts as the client lists them in
+	// a compaction's replacement message; open the calls awaiting results.
+	last  string
+	order []string
+	users map[string]string
+	open  map[string]bool
+}
+
 type state struct {
 	file string
 	sink transcript.ImportSink
-	// sys is the last system prompt of the file (lastSystem); sysID the
-	// root system node once written.
-	sys, sysID string
-	sysSeen    bool
-	// last is the newest node of the conversation's chain; chain the ids
-	// of its nodes after the system node, users their user texts as the
-	// client lists them in a compaction's replacement message.
-	last  string
-	chain []string
-	users map[string]string
+	// *chain is the chain of the event at hand.
+	*chain
+	main   *chain
+	agents map[string]*chain
+	// systems are the last system prompt of each chain, by agent id ("" the
+	// session's): lastSystems' first pass.
+	systems map[string]string
+	// callNode is the assistant node making each tool call (a task call's
+	// node is its sub-agent's caller).
+	callNode map[string]string
 	// covers holds, per compaction attempt, the chain when it started:
 	// what the client summarises (what it adds meanwhile is kept).
 	covers map[string][]string
 	// usage is each usage record waiting for the assistant message of the
 	// same API call.
 	usage map[string]*transcript.Usage
-	open  map[string]bool
-	ids   map[string]bool
+	seen  map[string]bool
 	model string
 }
 
-func newState(file, sys string) *state {
-	return &state{file: file, sys: sys, users: map[string]string{}, covers: map[string][]string{},
-		usage: map[string]*transcript.Usage{}, open: map[string]bool{}, ids: map[string]bool{}}
+func newChain(agent, caller, sys string) *chain {
+	return &chain{agent: agent, caller: caller, sys: sys, users: map[string]string{}, open: map[string]bool{}}
+}
+
+func newState(file string, systems map[string]string) *state {
+	main := newChain("", "", systems[""])
+	return &state{file: file, chain: main, main: main, agents: map[string]*chain{}, systems: systems, callNode: map[string]string{},
+		covers: map[string][]string{}, usage: map[string]*transcript.Usage{}, seen: map[string]bool{}}
+}
+
+// chainOf is the chain an event belongs to, a sub-agent's made on its
+// first event (its caller unknown unless subagent.started named it).
+func (st *state) chainOf(line int, ev *event) *chain {
+	if ev.AgentID == "" {
+		return st.main
+	}
+	c := st.agents[ev.AgentID]
+	if c == nil {
+		var d struct {
+			ToolCallID string `json:"toolCallId"`
+		}
+		if ev.Type == "subagent.started" {
+			json.Unmarshal(ev.Data, &d)
+		}
+		c = newChain(ev.AgentID, st.callNode[d.ToolCallID], st.systems[ev.AgentID])
+		if c.caller == "" {
+			st.warn(line, fmt.Sprintf("sub-agent %s: no task call in the log started it; imported as a root of its own", ev.AgentID))
+		}
+		st.agents[ev.AgentID] = c
+	}
+	return c
 }
 
 func (st *state) warn(line int, msg string) { st.sink.Warn(st.file, line, msg) }
@@ -63,23 +108,24 @@ var skipped = map[string]string{
 	"hook":                     "a hook run; not sent to the model",
 	"permission":               "a permission prompt; not sent to the model",
 	"tool":                     "tool progress; the call is on its assistant message, the result is tool.execution_complete",
-	"subagent":                 "sub-agent lifecycle; sub-agent conversations are not imported yet (docs/INTEROP-copilot.md)",
+	"subagent":                 "sub-agent lifecycle; its conversation is imported from its own events (agentId)",
 	"tool.execution_start":     "the call is on its assistant message",
 	"session.compaction_start": "marks what the compaction that follows replaces",
 }
 
 func (st *state) event(line int, ev *event) error {
-	if ev.AgentID != "" {
-		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "a sub-agent's event (agentId); sub-agent conversations are not imported yet")
-		return nil
-	}
+	st.chain = st.chainOf(line, ev)
 	switch ev.Type {
 	case "user.message", "assistant.message", "tool.execution_complete", "session.compaction_complete":
 		// The events that become nodes, named by their id.
-		if st.ids[ev.ID] {
+		if st.seen[ev.ID] {
 			return input.Errorf(st.file, line, "event id %q repeats an earlier event", ev.ID)
 		}
-		st.ids[ev.ID] = true
+		st.seen[ev.ID] = true
+	}
+	if st.agent != "" && strings.HasPrefix(ev.Type, "session.") && ev.Type != "session.usage_record" {
+		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "a sub-agent's session event (its model, its own compaction: not modelled)")
+		return nil
 	}
 	switch ev.Type {
 	case "session.start", "session.resume":
@@ -171,7 +217,10 @@ func (st *state) ensureSystem(ts string) error {
 		return nil
 	}
 	st.sysID = "system"
-	n := transcript.Node{ID: st.sysID, Role: transcript.RoleSystem, Content: transcript.TextContent(st.sys), CreatedAt: ts}
+	if st.agent != "" {
+		st.sysID = "system-" + st.agent
+	}
+	n := transcript.Node{ID: st.sysID, Role: transcript.RoleSystem, Content: transcript.TextContent(st.sys), CreatedAt: ts, Caller: st.caller}
 	if err := st.sink.Node(n); err != nil {
 		return err
 	}
@@ -180,12 +229,12 @@ func (st *state) ensureSystem(ts string) error {
 }
 
 func (st *state) add(n transcript.Node) error {
-	n.Predecessor = st.last
+	n.Predecessor, n.Caller = st.last, st.caller
 	if err := st.sink.Node(n); err != nil {
 		return err
 	}
 	st.last = n.ID
-	st.chain = append(st.chain, n.ID)
+	st.order = append(st.order, n.ID)
 	return nil
 }
 
@@ -276,10 +325,10 @@ func (st *state) assistant(line int, ev *event) error {
 		delete(st.usage, d.APICallID)
 		st.sink.Count("session.usage_record", transcript.OutcomeMerged, "usage of the assistant message its API call produced")
 	}
-	if d.Model != "" && d.Model != st.model {
+	if d.Model != "" && st.agent == "" {
 		st.model = d.Model
 	}
-	if st.model != "" {
+	if st.model != "" && st.agent == "" {
 		st.sink.SetModel(st.model)
 	}
 	if err := st.add(n); err != nil {
@@ -288,6 +337,7 @@ func (st *state) assistant(line int, ev *event) error {
 	st.open = map[string]bool{}
 	for _, tc := range n.ToolCalls {
 		st.open[tc.ID] = true
+		st.callNode[tc.ID] = n.ID
 	}
 	st.sink.Count(ev.Type, transcript.OutcomeImported, "")
 	return nil
@@ -373,8 +423,8 @@ func (st *state) finish() error {
 	for range st.usage {
 		st.sink.Count("session.usage_record", transcript.OutcomeSkipped, "a request whose reply the log does not hold (failed or aborted)")
 	}
-	if st.last != "" {
-		st.sink.SetHead(st.last)
+	if st.main.last != "" {
+		st.sink.SetHead(st.main.last)
 	}
 	return nil
 }

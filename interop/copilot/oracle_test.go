@@ -28,7 +28,7 @@ const version = "1.0.102"
 
 var recordings = filepath.Join("..", "..", "testdata", "interop", "copilot", version)
 
-var scenarios = []string{"chat", "tool", "compact", "auto-compact", "anthropic", "responses"}
+var scenarios = []string{"chat", "tool", "compact", "auto-compact", "anthropic", "responses", "subagent"}
 
 // compacted are the scenarios whose client compacted its history.
 var compacted = map[string]bool{"compact": true, "auto-compact": true, "anthropic": true}
@@ -48,22 +48,25 @@ func ctxfold(t *testing.T, args ...string) (string, string, int) {
 }
 
 type event struct {
-	Type string          `json:"type"`
-	ID   string          `json:"id"`
-	Data json.RawMessage `json:"data"`
+	Type    string          `json:"type"`
+	ID      string          `json:"id"`
+	AgentID string          `json:"agentId"`
+	Data    json.RawMessage `json:"data"`
 }
 
-// call is one request of the conversation as the log records it: the
-// assistant message it produced, whether the client had applied a
-// compaction when it sent it, and the system prompt in effect.
+// call is one request of a conversation (the session's, or a sub-agent's:
+// agent) as the log records it: the assistant message it produced,
+// whether the client had applied a compaction when it sent it, and the
+// system prompt in effect.
 type call struct {
-	apiCallID, answer, system string
-	compacted                 bool
+	apiCallID, answer, system, agent string
+	compacted                        bool
 }
 
 // calls reads the log: each usage record names its API call, the
-// assistant message with the same apiCallId answers it.
-func calls(t *testing.T, file string) (out []call, lastSystem string) {
+// assistant message with the same apiCallId answers it. lastSystem is
+// each conversation's last system prompt, by agent id.
+func calls(t *testing.T, file string) (out []call, lastSystem map[string]string) {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
@@ -72,7 +75,7 @@ func calls(t *testing.T, file string) (out []call, lastSystem string) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<24)
-	var system string
+	system := map[string]string{}
 	applied := false
 	byCall := map[string]int{}
 	for sc.Scan() {
@@ -91,12 +94,13 @@ func calls(t *testing.T, file string) (out []call, lastSystem string) {
 		json.Unmarshal(ev.Data, &d)
 		switch ev.Type {
 		case "system.message":
-			system = d.Content
+			system[ev.AgentID] = d.Content
 		case "session.compaction_complete":
-			applied = applied || d.Success
+			applied = applied || d.Success && ev.AgentID == ""
 		case "session.usage_record":
 			byCall[d.Usage.APICallID] = len(out)
-			out = append(out, call{apiCallID: d.Usage.APICallID, system: system, compacted: applied})
+			out = append(out, call{apiCallID: d.Usage.APICallID, system: system[ev.AgentID], agent: ev.AgentID,
+				compacted: applied && ev.AgentID == ""})
 		case "assistant.message":
 			if i, ok := byCall[d.APICallID]; ok && out[i].answer == "" {
 				out[i].answer = ev.ID
@@ -329,7 +333,7 @@ func checkScenario(t *testing.T, dir, sc string) {
 		if c.compacted {
 			summarised++
 		}
-		if got.system != lastSystem || want.system != c.system {
+		if got.system != lastSystem[c.agent] || want.system != c.system {
 			t.Errorf("call %s: the system prompt is not the client's (last, or the one in effect)", c.apiCallID)
 		}
 		if !reflect.DeepEqual(got.messages, want.messages) {
@@ -342,7 +346,7 @@ func checkScenario(t *testing.T, dir, sc string) {
 		t.Errorf("%d requests after a compaction; the scenario compacts: %v", summarised, compacted[sc])
 	}
 	// The last request is rendered whole, system prompt included.
-	if last := cs[len(cs)-1]; last.system != lastSystem {
+	if last := cs[len(cs)-1]; last.system != lastSystem[""] {
 		t.Errorf("the last request's system prompt is not the log's last")
 	}
 }

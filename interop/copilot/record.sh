@@ -31,7 +31,7 @@ fi
 # The native package unpacks itself (~240 MB) on first run: once, here.
 PKG=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/copilot-pkg
 OUT=${OUT:-$REPO/testdata/interop/copilot/$VERSION}
-ALL="chat tool compact auto-compact anthropic responses"
+ALL="chat tool compact auto-compact anthropic responses subagent"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-copilot-XXXXXX)
@@ -96,6 +96,9 @@ for scenario in $SCENARIOS; do
 		copilot -p "First turn. [[shell: seq 1 300]]"
 		copilot -p "Second turn. [[shell: seq 301 600]]" --resume="$(session)"
 		copilot -p "Third turn." --resume="$(session)"
+		;;
+	subagent)
+		copilot -p "Delegate this. [[spawn: Say hi from the helper.]]"
 		;;
 	responses)
 		copilot -p "Run a command for me. [[shell: echo hello from the tool]]"

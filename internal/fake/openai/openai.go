@@ -233,6 +233,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "apply_patch", Arguments: patch, Custom: true})
 			return r
 		}
+		if m[1] == "spawn" && hasTool(tools, "task") { // GitHub Copilot CLI's sub-agent
+			r.Calls = append(r.Calls, copilotTask(s.nextCallID(), m[2]))
+			return r
+		}
 		if m[1] == "spawn" {
 			args, _ := json.Marshal(map[string]any{"message": m[2]})
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: string(args)})
