@@ -8,7 +8,9 @@
 // assistant node of the same API call, the client's system prompt as the
 // root system node, and each applied compaction (session.compaction_start
 // … session.compaction_complete) as a summary node covering what the client
-// replaced (docs/INTEROP-copilot.md). Every other event is counted. It
+// replaced (docs/INTEROP-copilot.md). A sub-agent's events (agentId) are
+// a chain of their own under the node whose task call started it. Every
+// other event is counted. It
 // only reads the file and hands nodes to a transcript.ImportSink; Find
 // lists the sessions under COPILOT_HOME (default ~/.copilot).
 package copilot
