@@ -47,8 +47,9 @@ Formats (--from, default auto: detected from the content of the first file):
                with its parent continues the parent's session as a branch;
                a sub-agent's rollout joins it as a chain called by the
                spawning node)
-  copilot      GitHub Copilot CLI ~/.copilot/session-state/<id>/events.jsonl;
-               its compactions become summary nodes
+  copilot      GitHub Copilot CLI ~/.copilot/session-state/<id>/events.jsonl
+               (or that folder); its compactions become summary nodes and
+               its sub-agents chains called by their task call
   gemini       Gemini CLI chat recording (.jsonl, or the legacy .json), with
                its sub-agents' chats/<session id>/*.jsonl (looked up only
                beside the input); a /chat save checkpoint-<tag>.json

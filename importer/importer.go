@@ -82,7 +82,7 @@ var vendors = []vendor{
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
 	// Before Gemini: its session.start names a sessionId and a startTime too.
-	{name: Copilot, detect: copilot.Detect, run: copilot.Import, find: copilot.Find},
+	{name: Copilot, detect: copilot.Detect, run: copilot.Import, find: copilot.Find, path: copilot.DetectPath},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.

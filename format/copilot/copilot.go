@@ -69,9 +69,31 @@ func Detect(head []byte) bool {
 // knownPrefixes are the namespaces of the client's event types.
 var knownPrefixes = map[string]bool{"session": true, "user": true, "assistant": true, "tool": true, "system": true}
 
-// Import reads each file as one conversation, named by its session id.
+// DetectPath recognises a session's folder, session-state/<id>/, by the
+// event log in it.
+func DetectPath(path string) bool {
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return false
+	}
+	file := filepath.Join(path, "events.jsonl")
+	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	head, _, _, err := input.Peek(file, 64<<10)
+	return err == nil && Detect(head)
+}
+
+// Import reads each file (or session folder: its events.jsonl) as one
+// conversation, named by its session id.
 func Import(ctx context.Context, files []string, opts input.Options, target transcript.ImportTarget) error {
 	for _, file := range files {
+		if st, err := os.Stat(file); err == nil && st.IsDir() {
+			log := filepath.Join(file, "events.jsonl")
+			if fi, err := os.Lstat(log); err != nil || !fi.Mode().IsRegular() {
+				return input.Errorf(file, 0, "a folder without a Copilot CLI events.jsonl (session-state/<id>/events.jsonl)")
+			}
+			file = log
+		}
 		if err := importFile(ctx, file, opts, target); err != nil {
 			return err
 		}

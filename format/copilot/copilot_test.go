@@ -149,6 +149,28 @@ func TestImportFixture(t *testing.T) {
 	}
 }
 
+// TestSessionFolder: session-state/<id>/ imports as its events.jsonl;
+// a folder without one is refused.
+func TestSessionFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "6f1c2d3e")
+	os.MkdirAll(dir, 0o755)
+	if copilot.DetectPath(dir) {
+		t.Fatal("an empty folder detected")
+	}
+	if _, err := load(t, dir); err == nil {
+		t.Fatal("an empty folder imported")
+	}
+	data, _ := os.ReadFile(fixture)
+	os.WriteFile(filepath.Join(dir, "events.jsonl"), data, 0o644)
+	if !copilot.DetectPath(dir) || copilot.DetectPath(filepath.Join(dir, "events.jsonl")) {
+		t.Fatal("DetectPath")
+	}
+	c, err := load(t, dir)
+	if err != nil || c.Head != "e20" {
+		t.Fatalf("%v %+v", err, c)
+	}
+}
+
 func TestHostile(t *testing.T) {
 	for name, body := range map[string]string{
 		"not json":     "{\"type\":\"session.start\",\n",
