@@ -171,6 +171,40 @@ func TestSessionFolder(t *testing.T) {
 	}
 }
 
+// TestRewind: what session.snapshot_rewind removed stays as a branch and
+// the conversation continues from the message before it (the schema's
+// rewind; the CLI's /rewind is interactive, so no recording has one).
+func TestRewind(t *testing.T) {
+	ev := func(typ, id, parent, data string) string {
+		return `{"type":"` + typ + `","data":` + data + `,"id":"` + id + `","timestamp":"2026-01-01T00:00:00Z","parentId":"` + parent + `"}` + "\n"
+	}
+	log := ev("session.start", "e0", "", `{"sessionId":"s","producer":"copilot-agent","copilotVersion":"1.0.102"}`) +
+		ev("user.message", "u1", "e0", `{"content":"one"}`) +
+		ev("assistant.message", "a1", "u1", `{"messageId":"m1","content":"first"}`) +
+		ev("user.message", "u2", "a1", `{"content":"two"}`) +
+		ev("assistant.message", "a2", "u2", `{"messageId":"m2","content":"second"}`) +
+		ev("session.snapshot_rewind", "r1", "a2", `{"upToEventId":"u2","eventsRemoved":2}`) +
+		ev("user.message", "u3", "a1", `{"content":"three"}`) +
+		ev("assistant.message", "a3", "u3", `{"messageId":"m3","content":"third"}`) +
+		ev("session.snapshot_rewind", "r2", "a3", `{"upToEventId":"nothing-imported","eventsRemoved":1}`)
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	os.WriteFile(path, []byte(log), 0o644)
+	c, err := load(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := map[string]string{}
+	for _, n := range c.Nodes {
+		pred[n.ID] = n.Predecessor
+	}
+	if len(c.Nodes) != 6 || pred["u2"] != "a1" || pred["u3"] != "a1" || pred["a3"] != "u3" || c.Head != "a3" {
+		t.Fatalf("nodes %v head %q", pred, c.Head)
+	}
+	if c.Counts[[2]string{"session.snapshot_rewind", transcript.OutcomeMerged}] != 1 || len(c.Warnings) != 1 {
+		t.Errorf("counts %v warnings %q", c.Counts, c.Warnings)
+	}
+}
+
 func TestHostile(t *testing.T) {
 	for name, body := range map[string]string{
 		"not json":     "{\"type\":\"session.start\",\n",

@@ -153,7 +153,9 @@ func (st *state) event(line int, ev *event) error {
 		return st.compactionStart(line, ev)
 	case "session.compaction_complete":
 		return st.compactionComplete(line, ev)
-	case "session.truncation", "session.snapshot_rewind", "session.context_cleared":
+	case "session.snapshot_rewind":
+		return st.rewind(line, ev)
+	case "session.truncation", "session.context_cleared":
 		st.warn(line, ev.Type+": the client dropped part of its history here; ctxfold keeps the whole history (not modelled yet)")
 		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "history the client dropped is kept (not modelled yet)")
 	default:
@@ -426,5 +428,44 @@ func (st *state) finish() error {
 	if st.main.last != "" {
 		st.sink.SetHead(st.main.last)
 	}
+	return nil
+}
+
+// rewind follows session.snapshot_rewind (the schema's: upToEventId is
+// the first event removed, eventIds all of them when given): the messages
+// from the first removed one on stay as a branch, and the conversation
+// continues from the node before them, as the client does.
+func (st *state) rewind(line int, ev *event) error {
+	var d struct {
+		UpToEventID string   `json:"upToEventId"`
+		EventIDs    []string `json:"eventIds"`
+	}
+	if err := st.data(line, ev, &d); err != nil {
+		return err
+	}
+	removed := map[string]bool{d.UpToEventID: true}
+	for _, id := range d.EventIDs {
+		removed[id] = true
+	}
+	cut := -1
+	for i, id := range st.main.order {
+		if removed[id] {
+			cut = i
+			break
+		}
+	}
+	if cut < 0 {
+		st.warn(line, "session.snapshot_rewind "+ev.ID+": it removes no message of the conversation")
+		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "a rewind that removes no message")
+		return nil
+	}
+	m := st.main
+	m.last = m.sysID
+	if cut > 0 {
+		m.last = m.order[cut-1]
+	}
+	m.order = m.order[:cut:cut]
+	m.open = map[string]bool{}
+	st.sink.Count(ev.Type, transcript.OutcomeMerged, "the rewound messages stay as a branch; the conversation continues from the message before them")
 	return nil
 }
