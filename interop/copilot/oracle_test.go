@@ -28,10 +28,10 @@ const version = "1.0.102"
 
 var recordings = filepath.Join("..", "..", "testdata", "interop", "copilot", version)
 
-var scenarios = []string{"chat", "tool", "compact", "auto-compact", "anthropic", "responses", "subagent"}
+var scenarios = []string{"chat", "tool", "compact", "recompact", "auto-compact", "anthropic", "responses", "subagent"}
 
 // compacted are the scenarios whose client compacted its history.
-var compacted = map[string]bool{"compact": true, "auto-compact": true, "anthropic": true}
+var compacted = map[string]bool{"compact": true, "recompact": true, "auto-compact": true, "anthropic": true}
 
 // wires are the render formats of the scenarios not recorded over Chat
 // Completions (--format openai).
@@ -61,6 +61,10 @@ type event struct {
 type call struct {
 	apiCallID, answer, system, agent string
 	compacted                        bool
+	// line is the answer's line; superseded marks a request made while a
+	// summary was in force that a later compaction replaced.
+	line       int
+	superseded bool
 }
 
 // calls reads the log: each usage record names its API call, the
@@ -78,7 +82,9 @@ func calls(t *testing.T, file string) (out []call, lastSystem map[string]string)
 	system := map[string]string{}
 	applied := false
 	byCall := map[string]int{}
+	line := 0
 	for sc.Scan() {
+		line++
 		var ev event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatal(err)
@@ -96,14 +102,19 @@ func calls(t *testing.T, file string) (out []call, lastSystem map[string]string)
 		case "system.message":
 			system[ev.AgentID] = d.Content
 		case "session.compaction_complete":
-			applied = applied || d.Success && ev.AgentID == ""
+			if d.Success && ev.AgentID == "" {
+				for i := range out {
+					out[i].superseded = out[i].superseded || out[i].compacted
+				}
+				applied = true
+			}
 		case "session.usage_record":
 			byCall[d.Usage.APICallID] = len(out)
 			out = append(out, call{apiCallID: d.Usage.APICallID, system: system[ev.AgentID], agent: ev.AgentID,
 				compacted: applied && ev.AgentID == ""})
 		case "assistant.message":
 			if i, ok := byCall[d.APICallID]; ok && out[i].answer == "" {
-				out[i].answer = ev.ID
+				out[i].answer, out[i].line = ev.ID, line
 			}
 		}
 	}
@@ -218,6 +229,26 @@ func normalizeRequest(m map[string]any) map[string]any {
 	return m
 }
 
+// renderCut imports the log's lines before line and renders its HEAD:
+// the view of a request made while a since-replaced summary was active.
+func renderCut(t *testing.T, file string, line int, wire string) request {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	cut := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(cut, bytes.Join(lines[:line-1], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sess := filepath.Join(t.TempDir(), "cut")
+	if _, errOut, code := ctxfold(t, "import", cut, "-o", sess); code != 0 {
+		t.Fatalf("import of the cut log: exit %d: %s", code, errOut)
+	}
+	return renderHead(t, sess, nil, wire)
+}
+
 // renderBefore renders the session at the predecessor of the assistant
 // node answer (the request that produced it), raw when the client had not
 // compacted yet, in the scenario's wire format.
@@ -231,11 +262,18 @@ func renderBefore(t *testing.T, sess, answer, wire string, compacted bool) reque
 	if len(ids) < 2 || ids[len(ids)-1] != answer {
 		t.Fatalf("render --head %s: %v", answer, ids)
 	}
-	args := []string{"render", sess, "--head", ids[len(ids)-2], "--format", wire}
+	args := []string{"--head", ids[len(ids)-2]}
 	if !compacted {
 		args = append(args, "--raw")
 	}
-	out, errOut, code = ctxfold(t, args...)
+	return renderHead(t, sess, args, wire)
+}
+
+// renderHead renders the session with args in the wire format, split into
+// its system prompt and its normalised messages.
+func renderHead(t *testing.T, sess string, args []string, wire string) request {
+	t.Helper()
+	out, errOut, code := ctxfold(t, append([]string{"render", sess, "--format", wire}, args...)...)
 	if code != 0 {
 		t.Fatalf("render: exit %d: %s", code, errOut)
 	}
@@ -329,11 +367,19 @@ func checkScenario(t *testing.T, dir, sc string) {
 		if !ok || c.answer == "" {
 			t.Fatalf("call %s: request %v, answer %q", c.apiCallID, ok, c.answer)
 		}
-		got := renderBefore(t, sess, c.answer, wire, c.compacted)
+		last := lastSystem[c.agent]
+		var got request
+		if c.superseded {
+			// One summary is active at a time (docs/FORMAT.md §4): the
+			// log as it was then, cut before the answer, renders it.
+			got, last = renderCut(t, file, c.line, wire), c.system
+		} else {
+			got = renderBefore(t, sess, c.answer, wire, c.compacted)
+		}
 		if c.compacted {
 			summarised++
 		}
-		if got.system != lastSystem[c.agent] || want.system != c.system {
+		if got.system != last || want.system != c.system {
 			t.Errorf("call %s: the system prompt is not the client's (last, or the one in effect)", c.apiCallID)
 		}
 		if !reflect.DeepEqual(got.messages, want.messages) {

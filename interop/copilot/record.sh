@@ -31,7 +31,7 @@ fi
 # The native package unpacks itself (~240 MB) on first run: once, here.
 PKG=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/copilot-pkg
 OUT=${OUT:-$REPO/testdata/interop/copilot/$VERSION}
-ALL="chat tool compact auto-compact anthropic responses subagent"
+ALL="chat tool compact recompact auto-compact anthropic responses subagent"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-copilot-XXXXXX)
@@ -95,6 +95,13 @@ for scenario in $SCENARIOS; do
 		LIMIT=${AUTO_LIMIT:-14000}
 		copilot -p "First turn. [[shell: seq 1 300]]"
 		copilot -p "Second turn. [[shell: seq 301 600]]" --resume="$(session)"
+		copilot -p "Third turn." --resume="$(session)"
+		;;
+	recompact)
+		copilot -p "First turn."
+		copilot -p "/compact" --resume="$(session)"
+		copilot -p "Second turn." --resume="$(session)"
+		copilot -p "/compact" --resume="$(session)"
 		copilot -p "Third turn." --resume="$(session)"
 		;;
 	subagent)
