@@ -338,6 +338,11 @@ func source(n *transcript.Node) string {
 				return client
 			}
 		}
+		// Otherwise the client is the name's first word ("droid
+		// compaction_state", "crush summary message").
+		if client, _, ok := strings.Cut(named, " "); ok && client != "" {
+			return strings.ToLower(client)
+		}
 	}
 	keys := make([]string, 0, len(n.Metadata))
 	for k := range n.Metadata {

@@ -99,6 +99,11 @@ func TestSourceOfAnImportedSummary(t *testing.T) {
 	if got := source(&transcript.Node{ID: "summary_y"}); got != "ctxfold" {
 		t.Fatalf("source %q", got)
 	}
+	d := &transcript.Node{ID: "summary_z"}
+	d.SetMeta("source", "droid compaction_state")
+	if got := source(d); got != "droid" {
+		t.Fatalf("source %q, want the name's first word", got)
+	}
 }
 
 // TestReadTextOnce: a tool node of the OpenAI layout (role tool, its text

@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ctxfold/ctxfold/hook"
 	"github.com/ctxfold/ctxfold/osfile"
+	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/setup"
 	"github.com/ctxfold/ctxfold/store"
 )
 
@@ -61,11 +64,16 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			exitStatusHelp("  hook itself always exits 0."),
 		Example: `  echo '{"hook_event_name":"PreCompact","transcript_path":"s.jsonl"}' | ctxfold hook
   ctxfold hook --budget 2000 < hook.json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		// A stray argument must not break the client either: it is
+		// logged, and the hook runs.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In = f.IO.In
 			if opts.CacheDir == "" {
 				opts.CacheDir, _ = f.cacheDir()
+			}
+			if len(args) > 0 {
+				appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("hook: ignored arguments %q", args))
 			}
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
@@ -89,8 +97,17 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 	fl.Float64Var(&opts.Share, "budget-share", 100*hook.DefaultBudgetShare, "percentage of the model's window the injected facts may take when --budget is not given")
 	fl.StringVar(&opts.Model, "model", "", "model whose window and tokenizer size the budget (default the hook's, else the session's)")
 	fl.StringVar(&opts.Client, "client", "Claude Code", "client name used in the injected line")
+	addSetupMarkerFlag(fl)
 	_ = cmd.MarkFlagDirname("cache-dir")
 	return cmd
+}
+
+// addSetupMarkerFlag accepts setup.Marker, the argument setup writes into
+// the commands it installs so that it finds them again (docs/HOOKS.md):
+// hidden, and without effect.
+func addSetupMarkerFlag(fl *pflag.FlagSet) {
+	fl.Bool(strings.TrimPrefix(setup.Marker, "--"), false, "marks a command 'ctxfold setup' wrote")
+	_ = fl.MarkHidden(strings.TrimPrefix(setup.Marker, "--"))
 }
 
 // runHook prints the hook's output, or nothing, whatever happens.
@@ -148,8 +165,14 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The injection is printed while the hook holds its state's lock,
+	// between recording it claimed and delivered (hook.Options.Emit).
+	emit := func(out []byte) error {
+		_, err := fmt.Fprintln(opts.IO.Out, string(out))
+		return err
+	}
 	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
-		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client})
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
 	}
@@ -198,5 +221,8 @@ func appendCacheLog(cacheDir, name string, err error) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), strings.ReplaceAll(err.Error(), "\n", " "))
+	// The error may quote a hostile transcript_path: escaped, as the
+	// status line's log is, so reading the log cannot drive the terminal.
+	msg := render.TextSafe(strings.ReplaceAll(err.Error(), "\n", " "))
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), msg)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/setup"
 )
 
 // hookEnv is an environment whose cache is the test's own.
@@ -82,7 +83,33 @@ func TestHookNeverBreaksTheClient(t *testing.T) {
 			t.Fatalf("log: %q", log)
 		}
 	})
+	// Issue 45 #3: a stray argument is logged, and the hook still runs.
+	t.Run("stray argument", func(t *testing.T) {
+		env, cache := hookEnv(t)
+		r := runEnv(t, cliEnv{Stdin: ev("PreCompact", cut), Env: env}, "hook", "extra", setupMarker)
+		if r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
+			t.Fatalf("%+v", r)
+		}
+		if log, _ := os.ReadFile(filepath.Join(cache, "hook.log")); !strings.Contains(string(log), `ignored arguments ["extra"]`) {
+			t.Fatalf("log: %q", log)
+		}
+	})
+	// Issue 45 #4: the log escapes what a hostile transcript_path holds.
+	t.Run("log escapes control bytes", func(t *testing.T) {
+		env, cache := hookEnv(t)
+		r := runEnv(t, cliEnv{Stdin: ev("PreCompact", filepath.Join(dir, "x\x1b]0;pwned\x07\x1b[2J.jsonl")), Env: env}, "hook")
+		if r.Code != 0 || r.Stdout != "" {
+			t.Fatalf("%+v", r)
+		}
+		log, _ := os.ReadFile(filepath.Join(cache, "hook.log"))
+		if len(log) == 0 || strings.ContainsAny(string(log), "\x1b\x07") {
+			t.Fatalf("log: %q", log)
+		}
+	})
 }
+
+// setupMarker is the argument setup writes into the hook's command.
+var setupMarker = setup.Marker
 
 // A client that never closes stdin is not waited for past --timeout.
 func TestHookTimeBound(t *testing.T) {

@@ -68,6 +68,9 @@ Formats (--from, default auto: detected from the content of the first file):
   opencode     OpenCode's opencode.db (read-only), its older storage/
                directory, or the data directory holding them (one session
                per OpenCode session); compactions become summary nodes
+  droid        a Factory Droid session (~/.factory/sessions/<cwd>/<id>.jsonl)
+  crush        Crush's .crush/crush.db (read-only; one session per Crush
+               session, --session ID picks one)
 
 One conversation: DIR is the session. Several (a conversations.json, several
 rollouts): DIR is a parent directory holding one session per conversation,

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/mcpserver"
@@ -73,14 +72,13 @@ through its cache session (docs/LIVE.md); nothing else is written.` + exitStatus
 
 func runMCP(ctx context.Context, opts *mcpOptions) error {
 	s := mcpserver.New(opts.Server)
-	t := &mcp.IOTransport{Reader: io.NopCloser(opts.IO.In), Writer: nopWriteCloser{opts.IO.Out}}
+	// ctxfold's own line transport: a malformed line is answered with a
+	// JSON-RPC error and serving goes on, and the requests read before
+	// stdin closed are answered before the server ends (issue 45).
+	t := &mcpserver.Transport{In: opts.IO.In, Out: opts.IO.Out}
 	err := s.Run(ctx, t)
 	if err == io.EOF || ctx.Err() != nil {
 		return nil // the client closed the pipe: a normal end
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

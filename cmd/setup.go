@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 
+	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/report"
@@ -26,9 +28,12 @@ type setupOptions struct {
 	Project                 string
 	CodexHome               string
 	Command                 string
-	DryRun                  bool
-	Uninstall               bool
-	JSON                    bool
+	// Warning is said on stderr before the change (a command other
+	// machines may not resolve).
+	Warning   string
+	DryRun    bool
+	Uninstall bool
+	JSON      bool
 
 	// StableCopy, when ctxfold runs from npx's temporary cache, is the
 	// copy setup installs and names instead (setup_npx.go).
@@ -45,15 +50,21 @@ const setupLong = `Merge ctxfold into Claude Code's own settings files (docs/HOO
   --project         .claude/settings.json of --dir (the hooks, the status line
                     and enabledMcpjsonServers) and its .mcp.json
 
-Every other key, hook and server stays as it was, in its place; a status line
-or MCP server named ctxfold that is not ctxfold's is kept and reported. Each
-file is copied to NAME.ctxfold.bak before it is replaced (atomically; a
-symbolic link is refused, never written through). A second run changes
-nothing. --uninstall removes exactly ctxfold's entries: when the file is
-otherwise as it was at install time, the backup's bytes come back; otherwise
-ctxfold's entries are taken out and the file is re-indented as Claude Code
-writes it (two spaces). A file that is not valid JSON is left untouched and
-named with its line. --dry-run prints the change as a diff and writes nothing.
+Every other key, hook and server stays as it was, in its place, its bytes
+kept; a status line or MCP server named ctxfold that is not ctxfold's is kept
+and reported. Each file is copied to NAME.ctxfold.bak before it is replaced
+(NAME.ctxfold.bak.N when that holds something else: a backup is never
+overwritten), atomically; a symbolic link or a read-only file is refused,
+never written. A second run changes nothing; two runs at once take turns.
+The hook and status line commands carry --by-setup, the marker setup finds
+them by: --uninstall removes exactly ctxfold's entries, whatever --command
+installed them, and reports what it keeps that looks like ctxfold's. When the
+file is otherwise as it was at install time, the backup's bytes come back. A
+file that is not valid JSON, or whose hooks or mcpServers is not an object,
+is left untouched and named. With --project, --command defaults to ctxfold
+when this program is the ctxfold on PATH (the files are committed), else a
+note says the path is this machine's. --dry-run prints the change as a
+unified diff and writes nothing.
 
 codex (--user only): $CODEX_HOME/hooks.json (else ~/.codex) gets the same
 hooks ('ctxfold hook --client Codex' on PreCompact, PostCompact, SessionStart,
@@ -131,15 +142,49 @@ func (f *Factory) resolveSetup(args []string, opts *setupOptions) error {
 		if opts.StableCopy != nil {
 			opts.Command = opts.StableCopy.Dest
 		}
+		if opts.Scope == setup.ScopeProject && filepath.IsAbs(opts.Command) {
+			// Project files are committed: this machine's path does not
+			// resolve on the others. ctxfold on PATH does, when it is this
+			// same program.
+			if onPath := lookPath(f.Getenv("PATH"), "ctxfold"); onPath != "" && sameFile(onPath, opts.Command) {
+				opts.Command = "ctxfold"
+			} else {
+				opts.Warning = fmt.Sprintf("the project's files will run ctxfold as %s, a path of this machine; "+
+					"to commit them, run setup with --command ctxfold (with ctxfold on everyone's PATH)", opts.Command)
+			}
+		}
 	}
 	opts.JSON = f.IO.JSON
 	return nil
 }
 
+// lookPath finds an executable file named name in the PATH list path.
+func lookPath(path, name string) string {
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+func sameFile(a, b string) bool {
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
+}
+
+// executable is os.Executable (tests name another program).
+var executable = os.Executable
+
 // defaultCommand is this executable's absolute path when it is a real
 // install (not a go run build), else "ctxfold" on PATH.
 func defaultCommand() string {
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil || strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.ContainsAny(exe, " \t'\"") {
 		return "ctxfold"
 	}
@@ -159,31 +204,21 @@ type setupJSONFile struct {
 }
 
 func runSetup(opts *setupOptions) error {
-	if err := opts.StableCopy.install(opts.IO.ErrOut, opts.DryRun); err != nil {
-		return err
-	}
-	var changes []*setup.Change
-	var err error
 	switch opts.Client {
-	case "claude-code":
-		changes, err = setup.ClaudeCode(setup.Options{Scope: opts.Scope, Home: opts.Home, Project: opts.Project,
-			Command: opts.Command, Uninstall: opts.Uninstall})
-	case "codex":
-		changes, err = setup.Codex(setup.Options{Scope: opts.Scope, Home: opts.Home, Command: opts.Command,
-			Uninstall: opts.Uninstall}, opts.CodexHome)
-	case "gemini":
-		changes, err = setup.Gemini(setup.Options{Scope: opts.Scope, Home: opts.Home, Project: opts.Project,
-			Command: opts.Command, Uninstall: opts.Uninstall})
+	case setup.ClientClaudeCode, setup.ClientCodex, setup.ClientGemini:
 	default:
 		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code, codex or gemini)", opts.Client)}
 	}
-	if err != nil {
+	if err := opts.StableCopy.install(opts.IO.ErrOut, opts.DryRun); err != nil {
 		return err
 	}
-	if !opts.DryRun {
-		if err := setup.Apply(changes); err != nil {
-			return err
-		}
+	if opts.Warning != "" {
+		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: "+opts.Warning)
+	}
+	changes, err := setup.Run(context.Background(), opts.Client, setup.Options{Scope: opts.Scope, Home: opts.Home,
+		Project: opts.Project, Command: opts.Command, Uninstall: opts.Uninstall}, opts.CodexHome, opts.DryRun)
+	if err != nil {
+		return err
 	}
 	if opts.JSON {
 		out := setupJSON{Client: opts.Client, Scope: opts.Scope, DryRun: opts.DryRun}
@@ -199,7 +234,7 @@ func runSetup(opts *setupOptions) error {
 	for _, c := range changes {
 		writeSetupChange(opts.IO.Out, c, opts.DryRun)
 	}
-	if opts.Client == "codex" && !opts.Uninstall && !opts.DryRun {
+	if opts.Client == setup.ClientCodex && !opts.Uninstall && !opts.DryRun {
 		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: Codex runs new hooks only once you trust them: review them when Codex asks at its next interactive start; 'codex exec' runs untrusted hooks only with --dangerously-bypass-hook-trust (docs/HOOKS.md)")
 	}
 	return nil
@@ -223,47 +258,13 @@ func writeSetupChange(w io.Writer, c *setup.Change, dry bool) {
 	}
 }
 
-// lineDiff is a unified-style diff of two small files (whole-file
-// context): settings files are a few hundred lines at most.
+// lineDiff is the unified diff of a change, with three lines of context
+// (Myers' algorithm, as gopls computes it: github.com/aymanbagabas/go-udiff).
 func lineDiff(path string, a, b []byte) string {
-	x, y := splitLines(a), splitLines(b)
-	// lcs[i][j] is the longest common subsequence of x[i:] and y[j:].
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
+	edits := udiff.Lines(string(a), string(b))
+	d, err := udiff.ToUnified(path, path, string(a), edits, udiff.DefaultContextLines)
+	if err != nil {
+		return fmt.Sprintf("--- %s\n+++ %s\n(no diff: %v)\n", path, path, err)
 	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", path, path)
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			out.WriteString("  " + x[i] + "\n")
-			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + y[j] + "\n")
-			j++
-		default:
-			out.WriteString("- " + x[i] + "\n")
-			i++
-		}
-	}
-	return out.String()
-}
-
-func splitLines(b []byte) []string {
-	s := strings.TrimSuffix(string(b), "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
+	return d
 }

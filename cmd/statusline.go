@@ -196,6 +196,7 @@ func newStatuslineCmd(f *Factory, runF func(*statuslineOptions) error) *cobra.Co
 		return nil
 	})
 	fl := cmd.Flags()
+	addSetupMarkerFlag(fl) // setup's marker (docs/HOOKS.md)
 	addModelFlags(cmd, &opts.ModelFlags)
 	fl.StringVar(&opts.Format, "format", "", "a Go text/template over the status fields instead of the default line")
 	fl.IntVar(&opts.Width, "width", 40, "never print more than this many columns")

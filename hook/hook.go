@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -35,6 +36,13 @@ type Options struct {
 	Now func() time.Time
 	// ResumeGC is passed to the refresh (live.Options.ResumeGC).
 	ResumeGC func() (restore func())
+	// Emit prints the hook's output. Run calls it while it holds the
+	// state's lock, after the injection is recorded as claimed and before
+	// it is recorded as delivered: concurrent hooks of one session never
+	// print the same compaction twice, and a run killed before it printed
+	// leaves the claim unconfirmed, so the next prompt injects it. Nil:
+	// the output is Result.Output, taken as delivered.
+	Emit func(out []byte) error
 }
 
 // DefaultBudgetShare is the default budget of the injected facts: 2% of
@@ -57,6 +65,9 @@ type Injection struct {
 	Shown   int `json:"shown"`
 	Tokens  int `json:"tokens"`
 	Budget  int `json:"budget"`
+	// Unconfirmed is set while the injection is claimed but not yet
+	// printed (Options.Emit): found by a later run, its printing run died.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 }
 
 // Result is what one hook run did.
@@ -85,8 +96,8 @@ type Result struct {
 //     record after SessionStart and PostCompact ran (docs/HOOKS.md), so this
 //     is where they reach the model there.
 //
-// Any other event does nothing. Run never prints; the caller prints
-// Result.Output.
+// Any other event does nothing. Run prints only through Options.Emit,
+// under the state's lock; without it the caller prints Result.Output.
 func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	res := &Result{Event: in.Event}
 	relevant := in.Event == EventPreCompact || in.Event == EventPostCompact ||
@@ -108,9 +119,17 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		return nil, err
 	}
 	sp := statePath(opts.CacheDir, abs)
+	if in.Event == EventUserPromptSubmit && !loadState(sp, abs).Pending {
+		return res, nil // the common case: nothing to do, nothing read, no lock
+	}
+	unlock, err := lockState(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st := loadState(sp, abs)
 	if in.Event == EventUserPromptSubmit && !st.Pending {
-		return res, nil // the common case: nothing to do, nothing read
+		return res, nil // another prompt's hook injected it meanwhile
 	}
 	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC})
 	if err != nil {
@@ -135,24 +154,47 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if in.Event == EventPreCompact || in.Event == EventPostCompact || active == "" || active == st.Before {
 		return res, st.save(sp)
 	}
-	st.Pending = false
-	if st.injected(active) {
+	if prev := st.find(active); prev != nil && !prev.Unconfirmed {
+		st.Pending = false
 		return res, st.save(sp)
 	}
+	st.forget(active) // claimed by a run that died before it printed
 	inj, text, err := inject(ctx, g, entry.Session, active, in, opts)
 	if err != nil {
 		return nil, err
 	}
-	st.Injected = append(st.Injected, *inj)
-	if err := st.save(sp); err != nil {
-		return nil, err // not printed: it would be injected again next time
-	}
 	res.Injected, res.Context = inj, text
-	if text != "" {
-		res.Output, err = json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
-			"hookEventName": in.clientEvent(), "additionalContext": text}})
+	if text == "" {
+		st.Pending, st.Injected = false, append(st.Injected, *inj)
+		return res, st.save(sp)
 	}
-	return res, err
+	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
+		"hookEventName": in.clientEvent(), "additionalContext": text}})
+	if err != nil {
+		return nil, err
+	}
+	return res, deliver(st, sp, *inj, out, res, opts.Emit)
+}
+
+// deliver records the injection as claimed, prints it (emit) and records
+// it as delivered; a print that fails gives the claim back.
+func deliver(st *state, sp string, inj Injection, out []byte, res *Result, emit func([]byte) error) error {
+	inj.Unconfirmed = true
+	st.Injected = append(st.Injected, inj)
+	if err := st.save(sp); err != nil {
+		return err // not printed: it would be injected again next time
+	}
+	if emit == nil {
+		res.Output = out
+	} else if err := emit(out); err != nil {
+		st.forget(inj.SummaryID)
+		_ = st.save(sp)
+		return fmt.Errorf("printing the injection: %w", err)
+	}
+	st.Pending = false
+	st.Injected[len(st.Injected)-1].Unconfirmed = false
+	res.Injected.Unconfirmed = false
+	return st.save(sp)
 }
 
 // inject audits summary id and composes the context of what it dropped.

@@ -1,8 +1,10 @@
 package hook
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -10,11 +12,14 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/store"
 )
 
 // state is what the hook remembers about one transcript between runs, in
 // <cache>/hook/<key>.json (key as the live cache entry's directory name).
+// Every run that reads it to change it holds <key>.json.lock (lockState),
+// so concurrent hooks of one session take turns.
 type state struct {
 	Version int    `json:"schema_version"`
 	File    string `json:"file"`
@@ -32,32 +37,106 @@ type state struct {
 
 const stateVersion = 1
 
+// maxStateBytes bounds the state file: maxRemembered injections take a
+// few tens of KB; a bigger file is not ours.
+const maxStateBytes = 1 << 20
+
 func statePath(cacheDir, abs string) string {
 	return filepath.Join(cacheDir, "hook", filepath.Base(live.EntryDir(cacheDir, abs))+".json")
 }
 
-// loadState reads the state; a missing or unreadable one starts afresh
-// (the worst case is one more injection of a compaction's facts).
+// loadState reads the state as every cache file is read (docs/LIVE.md,
+// "Hostile files": a regular file only, never through a link, bounded):
+// a missing one starts afresh, and so does one that cannot be ours (a
+// FIFO, a link, a directory, an oversized or unreadable file), which is
+// first set aside as NAME.bad so the next save can write the state.
 func loadState(path, abs string) *state {
 	st := &state{Version: stateVersion, File: abs}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := store.ReadCacheFile(path, maxStateBytes)
+	if errors.Is(err, fs.ErrNotExist) {
 		return st
 	}
 	var got state
-	if json.Unmarshal(b, &got) != nil || got.Version != stateVersion || got.File != abs {
+	if err != nil || json.Unmarshal(b, &got) != nil || got.Version != stateVersion {
+		setAside(path)
 		return st
+	}
+	if got.File != abs {
+		return st // another transcript's (a hash collision): not set aside
 	}
 	return &got
 }
 
-func (st *state) injected(id string) bool {
-	for _, in := range st.Injected {
-		if in.SummaryID == id {
-			return true
+// setAside moves what is at path out of the state's way (renaming a link
+// renames the link, never what it points to).
+func setAside(path string) {
+	_ = os.RemoveAll(path + ".bad")
+	if os.Rename(path, path+".bad") != nil {
+		_ = os.RemoveAll(path)
+	}
+}
+
+// lockState takes the state's lock, waiting while another hook of the
+// same transcript holds it (until ctx ends). A lock file that is not a
+// regular file is set aside once.
+func lockState(ctx context.Context, path string) (unlock func(), err error) {
+	lp := path + ".lock"
+	if err := os.MkdirAll(filepath.Dir(lp), 0o700); err != nil {
+		return nil, err
+	}
+	var f *os.File
+	for try := 0; ; try++ {
+		f, err = osfile.OpenNoFollow(lp, os.O_RDWR|os.O_CREATE, 0o600)
+		if err == nil {
+			if fi, e := f.Stat(); e != nil || !fi.Mode().IsRegular() {
+				f.Close()
+				f, err = nil, &fs.PathError{Op: "open", Path: lp, Err: errors.New("not a regular file")}
+			}
+		}
+		if err == nil || try > 0 {
+			break
+		}
+		setAside(lp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := osfile.TryLock(f, osfile.Exclusive)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !osfile.IsLockBusy(err) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", lp, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: another hook of this session held it: %w", lp, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return false
+}
+
+// find is the injection recorded for summary id (nil none).
+func (st *state) find(id string) *Injection {
+	for i := range st.Injected {
+		if st.Injected[i].SummaryID == id {
+			return &st.Injected[i]
+		}
+	}
+	return nil
+}
+
+// forget drops the injection recorded for summary id.
+func (st *state) forget(id string) {
+	for i := range st.Injected {
+		if st.Injected[i].SummaryID == id {
+			st.Injected = append(st.Injected[:i:i], st.Injected[i+1:]...)
+			return
+		}
+	}
 }
 
 // maxRemembered bounds the injected list: a session compacts a few times
@@ -72,7 +151,7 @@ func (st *state) save(path string) error {
 		return err
 	}
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return &fs.PathError{Op: "write", Path: path, Err: errors.New("not a regular file")}
+		setAside(path)
 	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

@@ -28,6 +28,8 @@ import (
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
 	"github.com/ctxfold/ctxfold/format/copilot"
+	"github.com/ctxfold/ctxfold/format/crush"
+	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
@@ -51,6 +53,8 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	Droid      = "droid"
+	Crush      = "crush"
 	Copilot    = "copilot"
 )
 
@@ -81,6 +85,7 @@ var vendors = []vendor{
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
+	{name: Droid, detect: droid.Detect, run: droid.Import, near: droid.Near, find: droid.Find},
 	// Before Gemini: its session.start names a sessionId and a startTime too.
 	{name: Copilot, detect: copilot.Detect, run: copilot.Import, find: copilot.Find, path: copilot.DetectPath},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
@@ -88,6 +93,7 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
 	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
 	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
@@ -167,6 +173,8 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
+	Droid:   "Factory Droid",
+	Crush:   "Crush",
 	Copilot: copilot.Title,
 }
 

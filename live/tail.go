@@ -58,6 +58,11 @@ type tailState struct {
 	TailHash          string `json:"tail_xxh64"`
 	SeamHash          string `json:"seam_xxh64"`
 	PrefixCompactions int    `json:"prefix_compactions"`
+	// PrefixCheck binds PrefixCompactions to the bytes it was counted in
+	// (prefixCheck): the count is not checked against the file on every
+	// Open, as the hashes are, so an edited or corrupted count must not be
+	// taken (issue 45: "↻-3", "↻999" shown and kept while the file grew).
+	PrefixCheck string `json:"prefix_check"`
 	// Copied is the length the copy was made with (at least what was
 	// asked; more when the line it starts at is long): a tail that had to
 	// be long stays while it grows, whatever shorter length is asked first.
@@ -267,6 +272,7 @@ func freshTail(in *os.File, copyPath, abs string, size, minBytes int64) (tailSta
 	if s.SeamHash, err = hashRange(in, max(0, start-tailSeam), start); err != nil {
 		return s, err
 	}
+	s.PrefixCheck = prefixCheck(s)
 	if s.TailHash, err = hashRange(in, start, size); err != nil {
 		return s, err
 	}
@@ -378,11 +384,25 @@ func readTailState(dir string) (tailState, bool) {
 	if json.Unmarshal(b, &s) != nil || s.Version != tailStateVersion || s.Start < 0 || s.Size < s.Start {
 		return tailState{}, false
 	}
+	// The count as the rest of the entry is validated: within what the
+	// prefix can hold, and the one counted in these bytes.
+	if s.PrefixCompactions < 0 || int64(s.PrefixCompactions) > s.Start/int64(len(compactBoundary)) || s.PrefixCheck != prefixCheck(s) {
+		return tailState{}, false
+	}
 	st, err := os.Lstat(filepath.Join(dir, tailCopyFile))
 	if err != nil || !st.Mode().IsRegular() || st.Size() < s.Size-s.Start {
 		return tailState{}, false
 	}
 	return s, true
+}
+
+// prefixCheck is the hex XXH64 of the prefix's count, the offset it ends
+// at, the seam's hash and the file: tail.json's count is taken only when
+// it is the one freshTail wrote for these bytes.
+func prefixCheck(s tailState) string {
+	h := newPrefixHash()
+	fmt.Fprintf(h, "%d\x00%d\x00%s\x00%s", s.PrefixCompactions, s.Start, s.SeamHash, s.File)
+	return sumHex(h)
 }
 
 func writeTailState(dir string, s tailState) error {

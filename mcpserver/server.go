@@ -10,8 +10,10 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -30,7 +32,13 @@ type Options struct {
 	Model string
 	// Version is ctxfold's, reported to the client.
 	Version string
+	// CallTimeout bounds every tool call (CallTimeout when 0).
+	CallTimeout time.Duration
 }
+
+// CallTimeout is the default bound of a tool call: a search or a read
+// that takes longer answers with an error saying so, and stops working.
+const CallTimeout = 30 * time.Second
 
 // Tool names, as the client shows them (Claude Code prefixes
 // mcp__ctxfold__).
@@ -52,14 +60,60 @@ func New(opts Options) *mcp.Server {
 			"full the context is.",
 	})
 	h := &handlers{opts: opts}
+	if h.opts.CallTimeout <= 0 {
+		h.opts.CallTimeout = CallTimeout
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: ToolSearch, Description: "Search every turn of this conversation, including turns " +
 		"folded into a compaction summary. Each hit gives the node id (for read_turns), whether the model still reads it, " +
-		"and the summary that covers it."}, h.search)
+		"and the summary that covers it."}, bounded(h, h.search))
 	mcp.AddTool(s, &mcp.Tool{Name: ToolRead, Description: "The verbatim text of turns of this conversation: given " +
-		"node ids, or a range from one id to another in file order. Bounded in size; a cut result says where to go on."}, h.read)
+		"node ids, or a range from one id to another in file order. Bounded in size; a cut result says where to go on."}, bounded(h, h.read))
 	mcp.AddTool(s, &mcp.Tool{Name: ToolStatus, Description: "How full the context window is (calibrated on the " +
-		"client's recorded usage) and how many compactions the conversation has had."}, h.status)
+		"client's recorded usage) and how many compactions the conversation has had."}, bounded(h, h.status))
 	return s
+}
+
+// bounded runs a tool call under the call's time bound: at the bound (or
+// when the client cancels the call) it answers at once, and the work,
+// which checks its context, stops.
+func bounded[In, Out any](h *handlers, fn mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		ctx, cancel := context.WithTimeout(ctx, h.opts.CallTimeout)
+		defer cancel()
+		type answer struct {
+			res *mcp.CallToolResult
+			out Out
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			var a answer
+			defer func() {
+				if p := recover(); p != nil {
+					a = answer{res: errorResult(fmt.Errorf("internal error: %v", p))}
+				}
+				done <- a
+			}()
+			a.res, a.out, a.err = fn(ctx, req, in)
+		}()
+		var zero Out
+		select {
+		case a := <-done:
+			if ctx.Err() != nil && (a.res == nil || a.res.IsError) {
+				return timeoutResult(ctx, h.opts.CallTimeout), zero, nil
+			}
+			return a.res, a.out, a.err
+		case <-ctx.Done():
+			return timeoutResult(ctx, h.opts.CallTimeout), zero, nil
+		}
+	}
+}
+
+func timeoutResult(ctx context.Context, bound time.Duration) *mcp.CallToolResult {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errorResult(fmt.Errorf("gave up after %s: narrow the query (a plainer pattern, fewer ids)", bound))
+	}
+	return errorResult(errors.New("cancelled"))
 }
 
 type handlers struct{ opts Options }

@@ -49,6 +49,9 @@ func (h *handlers) search(ctx context.Context, _ *mcp.CallToolRequest, in Search
 	if strings.TrimSpace(in.Query) == "" {
 		return errorResult(errors.New("query is empty")), out, nil
 	}
+	if err := checkQuery(in.Query, in.Regexp); err != nil {
+		return errorResult(err), out, nil
+	}
 	limit := in.Limit
 	if limit <= 0 {
 		limit = defaultLimit
@@ -76,7 +79,7 @@ func (h *handlers) search(ctx context.Context, _ *mcp.CallToolRequest, in Search
 		return errorResult(err), out, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s for %q in %s", plural(out.Total, "hit"), in.Query, file)
+	fmt.Fprintf(&b, "%s for %q in %s", plural(out.Total, "hit"), clip(in.Query, maxEcho), file)
 	if out.Total > len(out.Hits) {
 		fmt.Fprintf(&b, " (first %d shown)", len(out.Hits))
 	}
@@ -118,10 +121,17 @@ type ReadOutput struct {
 
 const defaultReadBytes, maxReadBytes, defaultRange = 32_000, 200_000, 20
 
+// maxReadIDs bounds the distinct ids of one read_turns call.
+const maxReadIDs = 1000
+
 func (h *handlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadInput) (*mcp.CallToolResult, ReadOutput, error) {
 	var out ReadOutput
 	if len(in.IDs) == 0 && in.From == "" {
 		return errorResult(errors.New("give ids, or from (and to)")), out, nil
+	}
+	in.IDs = dedupe(in.IDs)
+	if len(in.IDs) > maxReadIDs {
+		return errorResult(fmt.Errorf("%d ids: at most %d at once", len(in.IDs), maxReadIDs)), out, nil
 	}
 	bound := in.MaxBytes
 	if bound <= 0 {
@@ -139,8 +149,14 @@ func (h *handlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadInpu
 		return errorResult(err), out, nil
 	}
 	covering := coveringSummary(g)
+	// The bound is on the response as sent: the text and the structured
+	// turns each carry every turn's text, JSON-escaped.
+	budget := bound - readOverhead - 2*jsonLen(file)
 	var b strings.Builder
-	for _, i := range idx {
+	for k, i := range idx {
+		if err := ctx.Err(); err != nil {
+			return errorResult(err), out, nil
+		}
 		n, err := g.S.Node(i)
 		if err != nil {
 			return errorResult(err), out, nil
@@ -152,18 +168,30 @@ func (h *handlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadInpu
 		if turn.CoveredBy != "" {
 			head += " · covered by summary " + turn.CoveredBy
 		}
-		block := head + "\n" + turn.Text + "\n"
-		if b.Len()+len(block) > bound && len(out.Turns) > 0 {
+		fixed := turnOverhead(turn, head)
+		cost := fixed + 2*jsonLen(turn.Text)
+		if cost > budget && len(out.Turns) > 0 {
 			out.Cut = n.ID
 			fmt.Fprintf(&b, "[cut at %d bytes: ask read_turns from %q for the rest]\n", bound, n.ID)
 			break
 		}
-		if len(block) > bound {
-			block = block[:bound] + "\n[this turn is cut at the size bound]\n"
-			turn.Text = turn.Text[:min(len(turn.Text), bound)]
+		note := ""
+		if cost > budget {
+			turn.Text = turn.Text[:fitJSON(turn.Text, max(0, budget-fixed)/2)]
+			note = "[this turn is cut at the size bound]\n"
+			budget = 0
+		} else {
+			budget -= cost
 		}
-		b.WriteString(block)
+		b.WriteString(head + "\n" + turn.Text + "\n" + note)
 		out.Turns = append(out.Turns, turn)
+		if budget == 0 {
+			if k+1 < len(idx) {
+				out.Cut = g.ID(idx[k+1])
+				fmt.Fprintf(&b, "[cut at %d bytes: ask read_turns from %q for the rest]\n", bound, out.Cut)
+			}
+			break
+		}
 	}
 	return textResult(b.String()), out, nil
 }
@@ -174,7 +202,7 @@ func selectNodes(g *dag.Graph, in ReadInput) ([]int, error) {
 	for _, id := range in.IDs {
 		i, ok := g.Lookup(id)
 		if !ok {
-			return nil, fmt.Errorf("no node %q in this conversation", id)
+			return nil, fmt.Errorf("no node %q in this conversation", clip(id, maxEcho))
 		}
 		idx = append(idx, i)
 	}
@@ -183,12 +211,12 @@ func selectNodes(g *dag.Graph, in ReadInput) ([]int, error) {
 	}
 	from, ok := g.Lookup(in.From)
 	if !ok {
-		return nil, fmt.Errorf("no node %q in this conversation", in.From)
+		return nil, fmt.Errorf("no node %q in this conversation", clip(in.From, maxEcho))
 	}
 	to := min(g.Len()-1, from+defaultRange-1)
 	if in.To != "" {
 		if to, ok = g.Lookup(in.To); !ok {
-			return nil, fmt.Errorf("no node %q in this conversation", in.To)
+			return nil, fmt.Errorf("no node %q in this conversation", clip(in.To, maxEcho))
 		}
 	}
 	if to < from {

@@ -131,6 +131,9 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 			go func() {
 				defer wg.Done()
 				for k := w; k < n; k += workers {
+					if ctx.Err() != nil {
+						return // cancelled: checked per line, a batch may hold 8 MB
+					}
 					lo := 0
 					if k > 0 {
 						lo = bounds[k-1]
@@ -140,6 +143,9 @@ func Search(ctx context.Context, v *View, opts SearchOptions, fn func(Hit) error
 			}()
 		}
 		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for k, r := range results {
 			if r.err != nil {
 				ref := g.Ref(start + k)

@@ -39,6 +39,7 @@ auth:
     file: $work/htpasswd
     max_users: 10
 uplinks: {}
+max_body_size: 200mb
 packages:
   '**':
     access: \$all

@@ -2,8 +2,8 @@ package setup
 
 import (
 	"encoding/json"
-	"path/filepath"
-	"strings"
+	"fmt"
+	"slices"
 )
 
 // The Claude Code hooks ctxfold installs (docs/HOOKS.md): PreCompact keeps
@@ -37,31 +37,31 @@ const hookTimeout = 60
 // ServerName is the MCP server's name in the client's configuration.
 const ServerName = "ctxfold"
 
-// ours reports whether a command line is ctxfold's sub (hook, statusline,
-// mcp): the configured command, or any executable named ctxfold.
-func ours(command, bin, sub string) bool {
-	f := strings.Fields(command)
-	if len(f) < 2 || f[1] != sub {
-		return false
-	}
-	return f[0] == bin || filepath.Base(f[0]) == "ctxfold"
+// notObject is the error for a container of the user's that setup cannot
+// merge into: replacing it would lose what it holds.
+func notObject(key string, raw json.RawMessage, want string) error {
+	return fmt.Errorf("%q is %s, not %s: left untouched (fix it by hand, then run setup again)", key, kind(raw), want)
 }
 
 // mergeClaudeSettings adds (or, with remove, takes out) ctxfold's status
 // line and hooks in a settings.json object; approveMCP also lists the
-// project's .mcp.json server as enabled. It reports what it did.
-func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) []string {
+// project's .mcp.json server as enabled. It reports what it did, and what
+// it kept that looks like ctxfold's.
+func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) ([]string, error) {
 	var did []string
 	if v, ok := o.get("statusLine"); ok {
 		var sl struct {
 			Command string `json:"command"`
 		}
-		if json.Unmarshal(v, &sl) == nil && ours(sl.Command, bin, "statusline") {
-			if remove {
-				o.del("statusLine")
-				did = append(did, "removed the status line")
-			}
-		} else if !remove {
+		_ = json.Unmarshal(v, &sl)
+		switch m := recognise(sl.Command, bin, "statusline"); {
+		case m == ours && remove:
+			o.del("statusLine")
+			did = append(did, "removed the status line")
+		case m == ours:
+		case remove && m == mentions:
+			did = append(did, fmt.Sprintf("kept the statusLine %q: setup did not write it", sl.Command))
+		case !remove:
 			did = append(did, "kept your own statusLine (ctxfold's not installed)")
 		}
 	} else if !remove {
@@ -69,31 +69,30 @@ func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) []strin
 			Type    string `json:"type"`
 			Command string `json:"command"`
 			Padding int    `json:"padding"`
-		}{"command", bin + " statusline", 0}))
+		}{"command", command(bin, "statusline"), 0}))
 		did = append(did, "added the status line")
 	}
-	did = append(did, mergeHooks(o, bin, bin+" hook", remove, hookSet{claudeHooks, hookTimeout})...)
+	hd, err := mergeHooks(o, bin, command(bin, "hook"), remove, hookSet{claudeHooks, hookTimeout})
+	if err != nil {
+		return nil, err
+	}
+	did = append(did, hd...)
 	if approveMCP {
 		did = append(did, mergeList(o, "enabledMcpjsonServers", ServerName, remove)...)
 	}
-	return did
+	return did, nil
 }
 
 // mergeList adds item to (or removes it from) the string list under key.
 func mergeList(o *object, key, item string, remove bool) []string {
 	var list []string
 	if v, ok := o.get(key); ok && json.Unmarshal(v, &list) != nil {
-		return nil // not a list of strings: not ours to touch
+		return []string{"left " + key + " alone: not a list of strings"}
 	}
-	at := -1
-	for i, s := range list {
-		if s == item {
-			at = i
-		}
-	}
+	at := slices.Index(list, item)
 	switch {
 	case remove && at >= 0:
-		list = append(list[:at:at], list[at+1:]...)
+		list = slices.Delete(list, at, at+1)
 	case !remove && at < 0:
 		list = append(list, item)
 	default:
@@ -122,23 +121,38 @@ type hookSet struct {
 }
 
 // mergeHooks adds (or removes) ctxfold's command hook (command, recognised
-// by bin and the hook sub-command) for each event under
-// the object's "hooks" key: Claude Code's settings.json and Codex's
-// hooks.json share the layout (event → matcher groups → command hooks).
-func mergeHooks(o *object, bin, command string, remove bool, set hookSet) []string {
+// by recognise) for each event under the object's "hooks" key: Claude
+// Code's settings.json and Codex's hooks.json share the layout (event →
+// matcher groups → command hooks). A "hooks" that is not an object, or an
+// event's value that is not an array, is an error: nothing is changed.
+func mergeHooks(o *object, bin, command string, remove bool, set hookSet) ([]string, error) {
 	var did []string
-	hooks, _ := o.child("hooks")
+	hooks, ok := o.child("hooks")
+	if !ok {
+		raw, _ := o.get("hooks")
+		return nil, notObject("hooks", raw, "an object")
+	}
 	changed := false
 	for _, h := range set.specs {
-		groups := array(hooks.vals[h.event])
-		kept, found := dropOurHooks(groups, bin)
+		var groups []*value
+		if raw, present := hooks.get(h.event); present {
+			if groups, ok = array(raw); !ok {
+				return nil, notObject("hooks."+h.event, raw, "an array")
+			}
+		}
+		kept, found, others := dropOurHooks(groups, bin)
+		if remove {
+			for _, c := range others {
+				did = append(did, fmt.Sprintf("kept the %s hook %q: setup did not write it", h.event, c))
+			}
+		}
 		switch {
 		case remove && found:
 			did = append(did, "removed the "+h.event+" hook")
 			groups = kept
 		case !remove && !found:
-			groups = append(groups, marshal(hookGroup{Matcher: h.matcher,
-				Hooks: []hookCommand{{Type: "command", Command: command, Timeout: set.timeout}}}))
+			groups = append(groups, &value{raw: marshal(hookGroup{Matcher: h.matcher,
+				Hooks: []hookCommand{{Type: "command", Command: command, Timeout: set.timeout}}}), fresh: true})
 			did = append(did, "added the "+h.event+" hook")
 		default:
 			continue
@@ -147,35 +161,40 @@ func mergeHooks(o *object, bin, command string, remove bool, set hookSet) []stri
 		if len(groups) == 0 {
 			hooks.del(h.event)
 		} else {
-			hooks.set(h.event, rawArray(groups))
+			hooks.put(h.event, arrayValue(groups))
 		}
 	}
 	if changed {
 		setOrDrop(o, "hooks", hooks)
 	}
-	return did
+	return did, nil
 }
 
 // dropOurHooks returns the matcher groups without ctxfold's hook commands
-// (a group left with no hook goes) and whether there was one.
-func dropOurHooks(groups []json.RawMessage, bin string) ([]json.RawMessage, bool) {
-	var out []json.RawMessage
-	found := false
+// (a group left with no hook goes), whether there was one, and the
+// commands kept that run a "hook" sub-command or ctxfold without being
+// setup's.
+func dropOurHooks(groups []*value, bin string) (out []*value, found bool, others []string) {
 	for _, g := range groups {
-		o, err := parseObject(g)
+		o, err := parseObject(g.bytes())
 		if err != nil {
 			out = append(out, g)
 			continue
 		}
-		var kept []json.RawMessage
-		hs := array(o.vals["hooks"])
+		raw, _ := o.get("hooks")
+		hs, _ := array(raw)
+		var kept []*value
 		for _, h := range hs {
 			var c struct {
 				Command string `json:"command"`
 			}
-			if json.Unmarshal(h, &c) == nil && ours(c.Command, bin, "hook") {
+			_ = json.Unmarshal(h.raw, &c)
+			switch recognise(c.Command, bin, "hook") {
+			case ours:
 				found = true
 				continue
+			case mentions:
+				others = append(others, c.Command)
 			}
 			kept = append(kept, h)
 		}
@@ -184,14 +203,15 @@ func dropOurHooks(groups []json.RawMessage, bin string) ([]json.RawMessage, bool
 			continue
 		}
 		if len(kept) > 0 {
-			o.set("hooks", rawArray(kept))
-			out = append(out, o.raw())
+			o.put("hooks", arrayValue(kept))
+			out = append(out, &value{obj: o})
 		}
 	}
-	return out, found
+	return out, found, others
 }
 
-// claudeServer is the server entry of ~/.claude.json and .mcp.json.
+// claudeServer is the server entry of ~/.claude.json and .mcp.json. The
+// client starts it without a shell: the command is not quoted.
 func claudeServer(bin string) json.RawMessage {
 	return marshal(struct {
 		Type    string   `json:"type"`
@@ -202,38 +222,49 @@ func claudeServer(bin string) json.RawMessage {
 
 // mergeMCPServer adds (or removes) the ctxfold server entry under
 // mcpServers: ~/.claude.json (user scope), .mcp.json (project scope) and
-// Gemini CLI's settings.json hold them alike. A server named ctxfold that
-// is not ctxfold's is left alone.
-func mergeMCPServer(o *object, bin string, remove bool, entry json.RawMessage) []string {
-	servers, _ := o.child("mcpServers")
+// Gemini CLI's settings.json hold them alike. The entry is setup's when it
+// is named ctxfold and runs its command with the one argument mcp, as
+// setup writes it (whatever the command); a server named ctxfold that is
+// not is left alone and reported.
+func mergeMCPServer(o *object, remove bool, entry json.RawMessage) ([]string, error) {
+	servers, ok := o.child("mcpServers")
+	if !ok {
+		raw, _ := o.get("mcpServers")
+		return nil, notObject("mcpServers", raw, "an object")
+	}
 	v, present := servers.get(ServerName)
 	var s struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
 	}
-	mine := present && json.Unmarshal(v, &s) == nil && len(s.Args) > 0 && ours(s.Command+" "+s.Args[0], bin, "mcp")
+	mine := present && json.Unmarshal(v, &s) == nil && len(s.Args) == 1 && s.Args[0] == "mcp"
 	var did []string
 	switch {
 	case remove && mine:
 		servers.del(ServerName)
 		did = append(did, "removed the MCP server")
+	case remove && present:
+		return []string{"kept the MCP server named " + ServerName + ": setup did not write it"}, nil
 	case !remove && !present:
 		servers.set(ServerName, entry)
 		did = append(did, "added the MCP server")
 	case !remove && !mine:
 		did = append(did, "kept your own MCP server named "+ServerName+" (ctxfold's not installed)")
 	default:
-		return nil
+		return nil, nil
 	}
 	setOrDrop(o, "mcpServers", servers)
-	return did
+	return did, nil
 }
 
 // setOrDrop stores child under key, or drops the key when child is empty.
 func setOrDrop(o *object, key string, child *object) {
+	if !child.changed {
+		return
+	}
 	if len(child.keys) == 0 {
 		o.del(key)
 		return
 	}
-	o.set(key, child.raw())
+	o.put(key, &value{obj: child})
 }

@@ -2,11 +2,11 @@ package setup
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -40,8 +40,8 @@ func Codex(o Options, codexHome string) ([]*Change, error) {
 	if o.Command == "" {
 		o.Command = "ctxfold"
 	}
-	hooks, err := plan(filepath.Join(codexHome, "hooks.json"), o.Uninstall, func(obj *object) []string {
-		return mergeHooks(obj, o.Command, o.Command+" hook --client Codex", o.Uninstall, hookSet{codexHooks, hookTimeout})
+	hooks, err := plan(filepath.Join(codexHome, "hooks.json"), o.Uninstall, func(obj *object) ([]string, error) {
+		return mergeHooks(obj, o.Command, command(o.Command, "hook --client Codex"), o.Uninstall, hookSet{codexHooks, hookTimeout})
 	})
 	if err != nil {
 		return nil, err
@@ -74,20 +74,15 @@ func codexBlock(bin, codexHome string) []byte {
 // itself, is left untouched.
 func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error) {
 	c := &Change{Path: path, Action: "unchanged"}
-	fi, err := os.Lstat(path)
-	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		return nil, &FileError{path, errors.New("not a regular file (a symbolic link?): ctxfold does not write through links")}
-	case err == nil:
-		c.exists = true
-		if c.Before, err = os.ReadFile(path); err != nil {
-			return nil, &FileError{path, err}
-		}
-	case !os.IsNotExist(err):
-		return nil, &FileError{path, err}
+	var fi os.FileInfo
+	var err error
+	if c.Before, fi, c.exists, err = readSettings(path); err != nil {
+		return nil, err
 	}
-	var doc map[string]any
-	if err := toml.Unmarshal(c.Before, &doc); err != nil {
+	// A fresh document each time: go-toml cannot decode into a map that
+	// already holds an array of tables ([[…]]).
+	doc, err := decodeTOML(c.Before)
+	if err != nil {
 		return nil, &FileError{path, fmt.Errorf("not valid TOML, left untouched: %w", err)}
 	}
 	start := bytes.Index(c.Before, []byte(codexBlockStart))
@@ -95,6 +90,9 @@ func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error)
 	if start >= 0 {
 		if e := bytes.Index(c.Before[start:], []byte(codexBlockEnd)); e >= 0 {
 			end = start + e + len(codexBlockEnd)
+		} else {
+			return nil, &FileError{path, fmt.Errorf("holds the start of ctxfold's block (%q) but not its end (%q): left untouched; remove the block by hand",
+				strings.TrimSpace(codexBlockStart), strings.TrimSpace(codexBlockEnd))}
 		}
 	}
 	switch {
@@ -105,11 +103,10 @@ func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error)
 		// An older setup's block (before it named CODEX_HOME, or another
 		// command): replaced in place.
 		c.After = append(append(append([]byte(nil), c.Before[:start]...), block...), c.Before[end:]...)
-		if err := toml.Unmarshal(c.After, &doc); err != nil {
+		if _, err := decodeTOML(c.After); err != nil {
 			return nil, &FileError{path, fmt.Errorf("updating [mcp_servers.ctxfold] would make it invalid (%v); left untouched", err)}
 		}
-		c.Action, c.Did, c.Backup = "update", []string{"updated the MCP server"}, path+BackupSuffix
-		return c, nil
+		c.Action, c.Did = "update", []string{"updated the MCP server"}
 	case uninstall, end > 0:
 		return c, nil
 	default:
@@ -122,7 +119,7 @@ func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error)
 			c.After = append(c.After, '\n')
 		}
 		c.After = append(c.After, block...)
-		if err := toml.Unmarshal(c.After, &doc); err != nil {
+		if _, err := decodeTOML(c.After); err != nil {
 			return nil, &FileError{path, fmt.Errorf("adding [mcp_servers.ctxfold] would make it invalid (%v); left untouched", err)}
 		}
 		c.Action, c.Did = "update", []string{"added the MCP server"}
@@ -130,11 +127,16 @@ func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error)
 			c.Action = "create"
 		}
 	}
+	if c.exists && fi.Mode().Perm()&0o200 == 0 {
+		return nil, &FileError{path, errReadOnly(fi)}
+	}
 	if c.exists {
-		c.Backup = path + BackupSuffix
+		if c.Backup, err = backupPath(path, c.Before); err != nil {
+			return nil, err
+		}
 	}
 	if uninstall {
-		bak, err := os.ReadFile(c.Backup)
+		bak, err := os.ReadFile(path + BackupSuffix)
 		switch {
 		case err == nil && bytes.Equal(bytes.TrimRight(bak, "\n"), bytes.TrimRight(c.After, "\n")):
 			c.After, c.Action, c.Backup = bak, "restore", "" // the newline setup added goes too
@@ -143,4 +145,10 @@ func planCodexConfig(path string, block []byte, uninstall bool) (*Change, error)
 		}
 	}
 	return c, nil
+}
+
+func decodeTOML(b []byte) (map[string]any, error) {
+	var doc map[string]any
+	err := toml.Unmarshal(b, &doc)
+	return doc, err
 }

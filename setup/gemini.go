@@ -43,21 +43,30 @@ func Gemini(o Options) ([]*Change, error) {
 	if o.Command == "" {
 		o.Command = "ctxfold"
 	}
-	var path string
-	switch o.Scope {
-	case ScopeUser:
-		path = filepath.Join(o.Home, ".gemini", "settings.json")
-	case ScopeProject:
-		path = filepath.Join(o.Project, ".gemini", "settings.json")
-	default:
-		return nil, fmt.Errorf("unknown scope %q", o.Scope)
+	path, err := geminiPath(o)
+	if err != nil {
+		return nil, err
 	}
-	c, err := plan(path, o.Uninstall, func(obj *object) []string {
-		did := mergeHooks(obj, o.Command, o.Command+" hook --client Gemini", o.Uninstall, hookSet{geminiHooks, geminiHookTimeout})
-		return append(did, mergeMCPServer(obj, o.Command, o.Uninstall, geminiServer(o.Command))...)
+	c, err := plan(path, o.Uninstall, func(obj *object) ([]string, error) {
+		did, err := mergeHooks(obj, o.Command, command(o.Command, "hook --client Gemini"), o.Uninstall, hookSet{geminiHooks, geminiHookTimeout})
+		if err != nil {
+			return nil, err
+		}
+		more, err := mergeMCPServer(obj, o.Uninstall, geminiServer(o.Command))
+		return append(did, more...), err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return []*Change{c}, nil
+}
+
+func geminiPath(o Options) (string, error) {
+	switch o.Scope {
+	case ScopeUser:
+		return filepath.Join(o.Home, ".gemini", "settings.json"), nil
+	case ScopeProject:
+		return filepath.Join(o.Project, ".gemini", "settings.json"), nil
+	}
+	return "", fmt.Errorf("unknown scope %q", o.Scope)
 }

@@ -47,7 +47,7 @@ func TestGeminiInstallIdempotentUninstall(t *testing.T) {
 		hooks := m["hooks"].(map[string]any)
 		pre, _ := json.Marshal(hooks["PreCompress"])
 		ba, _ := json.Marshal(hooks["BeforeAgent"])
-		if !strings.Contains(string(pre), "save-state.sh") || !strings.Contains(string(pre), `"/opt/bin/ctxfold hook --client Gemini"`) ||
+		if !strings.Contains(string(pre), "save-state.sh") || !strings.Contains(string(pre), `"/opt/bin/ctxfold hook --client Gemini --by-setup"`) ||
 			!strings.Contains(string(ba), `"timeout":60000`) {
 			t.Fatalf("%s: hooks %s %s", scope, pre, ba)
 		}

@@ -115,7 +115,7 @@ func TestClaudeCodeInstallIdempotentUninstall(t *testing.T) {
 	if _, ok := hooks["Stop"]; !ok {
 		t.Fatal("the user's Stop hook is gone")
 	}
-	if sl := m["statusLine"].(map[string]any); sl["command"] != "/opt/bin/ctxfold statusline" {
+	if sl := m["statusLine"].(map[string]any); sl["command"] != "/opt/bin/ctxfold statusline --by-setup" {
 		t.Fatalf("statusLine %v", sl)
 	}
 	srv := decode(t, cj)["mcpServers"].(map[string]any)

@@ -218,6 +218,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 	if strings.Contains(lastUser, MarkerReason) {
 		r.Reasoning = "**Planning the reply**"
 	}
+	if t := droidSummary(lastUser); t != "" {
+		r.Text = t
+		return r
+	}
 	if strings.Contains(lastUser, CompactionCue) {
 		r.Text = SummaryText
 		return r
@@ -283,6 +287,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 	switch {
 	case has["exec_command"]:
 		return "exec_command", enc(map[string]any{"cmd": cmd, "yield_time_ms": 10000})
+	case has["Execute"]: // Factory Droid
+		return "Execute", enc(map[string]any{"command": cmd, "summary": "Run the requested command", "riskLevel": "low", "riskLevelReason": "It only prints text."})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
 	case has["bash"]: // GitHub Copilot CLI
