@@ -22,7 +22,7 @@ func TestRefuseEmpty(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s")
 	_, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: out, RefuseEmpty: true})
 	var pe *transcript.ParseError
-	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "looks like Gemini CLI but holds no message of it") || !strings.Contains(pe.Msg, "copilot, gemini") {
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "looks like Gemini CLI but holds no message of it") || !strings.Contains(pe.Msg, "copilot") || !strings.Contains(pe.Msg, "supported: ") {
 		t.Fatalf("%v", err)
 	}
 	if _, serr := os.Lstat(out); !errors.Is(serr, os.ErrNotExist) {
