@@ -18,7 +18,7 @@ import (
 // CTXFOLD_COPILOT_BIN names) and checks the fresh recording twice: the
 // oracle comparison of TestOracle, and the same conversation structure as
 // the committed fixtures. Off unless CTXFOLD_INTEROP_LIVE=1 (it needs npm
-// and the network for the first install; about a minute once cached).
+// and the network for the first install; one to three minutes once cached).
 func TestLive(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
 		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real GitHub Copilot CLI " + version)
