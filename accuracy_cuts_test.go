@@ -162,6 +162,8 @@ func accuracyCutFiles(t *testing.T) []cutFile {
 			return strings.Contains(p, "/chats/") && strings.HasSuffix(p, ".jsonl")
 		case strings.Contains(p, "/qwen-code/"):
 			return strings.Contains(p, "/chats/") && strings.HasSuffix(p, ".jsonl")
+		case strings.Contains(p, "/copilot/"):
+			return base == "events.jsonl"
 		}
 		return false
 	})

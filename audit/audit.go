@@ -408,6 +408,8 @@ func source(n *transcript.Node) string {
 			return "gemini"
 		case strings.HasPrefix(k, "qwen_code"):
 			return "qwen-code"
+		case strings.HasPrefix(k, "copilot"):
+			return "copilot"
 		}
 	}
 	return "ctxfold"

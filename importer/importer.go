@@ -27,6 +27,7 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/copilot"
 	"github.com/ctxfold/ctxfold/format/crush"
 	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
@@ -61,6 +62,7 @@ const (
 	Droid      = "droid"
 	Crush      = "crush"
 	QwenCode   = "qwen-code"
+	Copilot    = "copilot"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -93,6 +95,8 @@ var vendors = []vendor{
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
 	{name: Droid, detect: droid.Detect, run: droid.Import, near: droid.Near, find: droid.Find},
+	// Before Gemini: its session.start names a sessionId and a startTime too.
+	{name: Copilot, detect: copilot.Detect, run: copilot.Import, find: copilot.Find, path: copilot.DetectPath},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
@@ -184,6 +188,7 @@ var titles = map[string]string{
 	Droid:    "Factory Droid",
 	Crush:    "Crush",
 	QwenCode: "Qwen Code",
+	Copilot:  copilot.Title,
 }
 
 func title(format string) string {
@@ -347,6 +352,10 @@ type Options struct {
 	// refuses, or an Out that is no session to cut, is an
 	// input.ErrCannotResume.
 	RewindTo *store.Meta
+	// RefuseEmpty makes an auto-detected import that writes no node an
+	// error naming the formats (ctxfold import: a file that only looked
+	// like one); live reads a transcript that has no message yet.
+	RefuseEmpty bool
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).
 	Progress func(n int)
@@ -437,6 +446,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	} else {
 		err = t.finishCurrent()
 	}
+	if opts.RefuseEmpty && (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.wroteNothing() {
+		err = input.RenameError(emptyDetected(format, opts.Files[0]), names)
+	}
 	if err == nil {
 		err = t.place()
 	}
@@ -505,6 +517,14 @@ func wrongFormat(format, file string, opts input.Options, runErr error) error {
 		return nil
 	}
 	return &FormatError{Parse: pe, hint: "the supported formats are " + supported()}
+}
+
+// emptyDetected refuses an auto-detected import that took not one record:
+// the file only looked like that format (a silent empty session is what a
+// GitHub Copilot CLI log once became as Gemini CLI's).
+func emptyDetected(format, file string) error {
+	pe := &transcript.ParseError{File: file, Msg: "looks like " + title(format) + " but holds no message of it; nothing was imported (supported: " + supported() + ")"}
+	return &FormatError{Parse: pe, hint: "if it is one of the others, name it with --from"}
 }
 
 // ExistsError refuses to overwrite a session.

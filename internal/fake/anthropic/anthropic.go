@@ -433,12 +433,16 @@ func Script(req Request) Reply {
 		if end := strings.Index(cmd, "]]"); end >= 0 {
 			cmd = cmd[:end]
 		}
-		if !hasTool(req, "Bash") && hasTool(req, "bash") { // pi's (picue.go)
-			return Reply{StopReason: "tool_use", Content: []Block{toolUse("bash", map[string]any{"command": cmd})}}
+		name, args := "Bash", map[string]any{"command": cmd, "description": "Scripted command"}
+		if !hasTool(req, "Bash") && hasTool(req, "bash") {
+			// GitHub Copilot CLI's bash (beside its read_bash) takes a
+			// description; pi's (picue.go) the command alone.
+			name = "bash"
+			if !hasTool(req, "read_bash") {
+				args = map[string]any{"command": cmd}
+			}
 		}
-		return Reply{StopReason: "tool_use", Content: []Block{
-			toolUse("Bash", map[string]any{"command": cmd, "description": "Scripted command"}),
-		}}
+		return Reply{StopReason: "tool_use", Content: []Block{toolUse(name, args)}}
 	}
 	return text(shortReply(t))
 }

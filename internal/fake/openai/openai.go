@@ -230,11 +230,19 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = QwenSnapshot
 		return r
 	}
+	if strings.Contains(lastUser, CopilotCompactionCue) {
+		r.Text = CopilotSummaryText
+		return r
+	}
 	if m := markerRE.FindStringSubmatch(lastUser); m != nil && !callsAfter {
 		if m[1] == "patch" {
 			// A freeform apply_patch call that adds the file m[2].
 			patch := "*** Begin Patch\n*** Add File: " + strings.TrimSpace(m[2]) + "\n+written by apply_patch\n*** End Patch\n"
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "apply_patch", Arguments: patch, Custom: true})
+			return r
+		}
+		if m[1] == "spawn" && hasTool(tools, "task") { // GitHub Copilot CLI's sub-agent
+			r.Calls = append(r.Calls, copilotTask(s.nextCallID(), m[2]))
 			return r
 		}
 		if m[1] == "spawn" {
@@ -291,7 +299,9 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "Execute", enc(map[string]any{"command": cmd, "summary": "Run the requested command", "riskLevel": "low", "riskLevelReason": "It only prints text."})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
-	case has["bash"]: // OpenCode's and Kilo's
+	case has["bash"] && has["read_bash"]: // GitHub Copilot CLI's (it takes a description)
+		return "bash", enc(map[string]any{"command": cmd, "description": "Run the command"})
+	case has["bash"]: // OpenCode's, Kilo's and pi's
 		return "bash", enc(map[string]any{"command": cmd})
 	case has["run_shell_command"]:
 		return "run_shell_command", enc(map[string]any{"command": cmd, "is_background": false})
