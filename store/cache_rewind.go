@@ -102,7 +102,7 @@ func rewindUnread(ctx context.Context, dir string, to Meta) error {
 	if m.NodesBytes != nil {
 		committed = *m.NodesBytes
 	}
-	if to.NodesBytes == nil || *to.NodesBytes > committed || to.FormatVersion != m.FormatVersion {
+	if to.NodesBytes == nil || *to.NodesBytes > committed || to.FormatVersion > m.FormatVersion {
 		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), committed)}
 	}
 	cut := *to.NodesBytes

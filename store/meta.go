@@ -12,8 +12,11 @@ import (
 )
 
 // FormatVersion is the session format this build writes. A session with a
-// higher version is refused; lower versions are read (there are none yet).
-const FormatVersion = 1
+// higher version is refused; lower versions are read. Version 2 stores a
+// summary's coverage as covers_span (docs/FORMAT.md §4, §6): a version 1
+// session is raised to 2 by the commit that writes its first span, and
+// stays 1 until then.
+const FormatVersion = 2
 
 // File names inside a session directory (docs/FORMAT.md).
 const (

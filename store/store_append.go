@@ -90,6 +90,9 @@ func (tx *Tx) prepareBatch(nodes []transcript.Node, opts AppendOptions) (Meta, s
 		}
 		batch[n.ID] = n
 		if n.IsSummary() {
+			// A reader of version 1 would take the span's summary for one
+			// without coverage (docs/FORMAT.md §6).
+			meta.FormatVersion = max(meta.FormatVersion, FormatVersion)
 			meta.ActiveSummaryID = n.ID
 			meta.ActiveSummaryText = strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix)
 		} else {

@@ -43,7 +43,11 @@ func (c *Conv) Node(n transcript.Node) error {
 	if c.seen[n.ID] {
 		return fmt.Errorf("node %q handed over twice", n.ID)
 	}
-	for _, ref := range append([]string{n.Predecessor, n.Caller}, n.CoversIDs()...) {
+	refs := append([]string{n.Predecessor, n.Caller}, n.CoversIDs()...)
+	if sp, ok := n.CoversSpan(); ok {
+		refs = append(refs, sp.First, sp.Last)
+	}
+	for _, ref := range refs {
 		if ref != "" && !c.seen[ref] {
 			return fmt.Errorf("node %q names %q before it was handed over", n.ID, ref)
 		}
