@@ -42,7 +42,7 @@ func TestMetaKeepsUnknownFields(t *testing.T) {
 	dir := newSession(t)
 	path := filepath.Join(dir, store.MetaFile)
 	data, _ := os.ReadFile(path)
-	data = bytes.Replace(data, []byte(`"format_version": 2,`), []byte(`"format_version": 2, "x_owner": {"team": "infra"},`), 1)
+	data = bytes.Replace(data, []byte(`"format_version": 1,`), []byte(`"format_version": 1, "x_owner": {"team": "infra"},`), 1)
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 		f.Close()
 	}
 	zero := int64(0)
-	m := Meta{FormatVersion: FormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
+	m := Meta{FormatVersion: InitFormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
 	m.setChain(newChain())
 	if st, err := os.Lstat(filepath.Join(dir, NodesFile)); err == nil {
 		if fp, ok := statOf(st); ok {
