@@ -79,6 +79,7 @@ func UpdateFrom(ctx context.Context, dir string, to Meta, opts WriteOptions, fn 
 		return nil, nil
 	}, func(tx *Tx) error {
 		tx.rewound = true
+		tx.covered = coverMemo{} // it may name nodes the cut removed
 		if fn == nil {
 			return nil
 		}

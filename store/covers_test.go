@@ -158,3 +158,47 @@ func TestAppendRefusesBadCoverage(t *testing.T) {
 		t.Fatalf("summary_y: %+v", ref)
 	}
 }
+
+// Within one transaction (an import), a span that extends the last
+// summary's is walked back only to that summary's last node; what the
+// shortcut skips is exactly what was checked, so every fault is still
+// refused.
+func TestSpanExtendingTheLastOneInATransaction(t *testing.T) {
+	dir := newSession(t)
+	ids := chain(t, dir, 0, 4)
+	span := func(id, pred string, sp transcript.CoverSpan) transcript.Node {
+		n := summaryNode(id, pred)
+		delete(n.Metadata, transcript.MetaCoversIDs)
+		n.SetMeta(transcript.MetaCoversSpan, sp)
+		return n
+	}
+	_, err := store.Update(t.Context(), dir, testWrite, func(tx *store.Tx) error {
+		if _, err := tx.Append([]transcript.Node{span("summary_a", "", transcript.CoverSpan{First: ids[0], Last: ids[1], Count: 2})}, store.AppendOptions{}); err != nil {
+			return err
+		}
+		if _, err := tx.Append([]transcript.Node{user("c4", "", "q"), asst("c5", "", "a")}, store.AppendOptions{}); err != nil {
+			return err
+		}
+		for _, bad := range []struct {
+			node transcript.Node
+			want string
+		}{
+			{span("summary_x", "c0", transcript.CoverSpan{First: ids[0], Last: "c5", Count: 6}), "predecessor must be"},
+			{span("summary_x", "", transcript.CoverSpan{First: ids[1], Last: "c5", Count: 6}), `not "c1"`},
+			{span("summary_x", "", transcript.CoverSpan{First: ids[0], Last: "c5", Count: 5}), `not "c0"`},
+		} {
+			if _, err := tx.Append([]transcript.Node{bad.node}, store.AppendOptions{}); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%+v: err = %v, want %q", bad.node.Metadata, err, bad.want)
+			}
+		}
+		_, err := tx.Append([]transcript.Node{span("summary_b", "", transcript.CoverSpan{First: ids[0], Last: "c5", Count: 6})}, store.AppendOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir)
+	if ref, _ := s.RefByID("summary_b"); ref.CoverCount() != 6 || s.Meta.ActiveSummaryID != "summary_b" {
+		t.Fatalf("summary_b: %+v, active %q", ref, s.Meta.ActiveSummaryID)
+	}
+}

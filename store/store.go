@@ -95,6 +95,17 @@ type Tx struct {
 	// a snapshot written at its end covers exactly the cut
 	// (snapshotRewindDelta).
 	rewound bool
+	// covered is the coverage of the last summary this transaction
+	// committed, checked whole: a later span that extends it is walked
+	// back only to its last node (walkCoverage), so an import that
+	// compacts K times walks each covered node once, not K times.
+	covered coverMemo
+}
+
+// coverMemo is a checked summary's span and predecessor.
+type coverMemo struct {
+	span transcript.CoverSpan
+	pred string
 }
 
 // interrupted checks the context every 4096 nodes of a batch: validating

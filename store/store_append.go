@@ -47,6 +47,12 @@ func (tx *Tx) Append(nodes []transcript.Node, opts AppendOptions) (*AppendResult
 	if err := tx.writeNodes(data, meta, head, refs); err != nil {
 		return nil, err
 	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if sp, ok := nodes[i].CoversSpan(); ok && nodes[i].IsSummary() {
+			tx.covered = coverMemo{span: sp, pred: nodes[i].Predecessor}
+			break
+		}
+	}
 	ids := make([]string, len(nodes))
 	for i := range nodes {
 		ids[i] = nodes[i].ID

@@ -233,7 +233,9 @@ func (tx *Tx) validateSummary(n *transcript.Node, batch map[string]*transcript.N
 // sp.Last, sp.Count nodes back along predecessor links (through the batch,
 // then the index) to sp.First, spliced at n's predecessor. ids, when not
 // nil, is the list the chain must spell. O(sp.Count), with no allocation:
-// the index part of the walk follows record links.
+// the index part of the walk follows record links. A span that extends
+// the last one this transaction committed stops where that one ended:
+// O(the new turns).
 func (tx *Tx) walkCoverage(n *transcript.Node, sp transcript.CoverSpan, ids []string, batch map[string]*transcript.Node, fail func(string, ...any) error) error {
 	s := tx.s
 	id, idx := sp.Last, -1
@@ -256,6 +258,13 @@ func (tx *Tx) walkCoverage(n *transcript.Node, sp transcript.CoverSpan, ids []st
 		}
 		if ids != nil && ids[k] != id {
 			return fail("covers_ids is not a contiguous chain: %q does not follow %q", ids[k+1], ids[k])
+		}
+		if m := tx.covered; ids == nil && k+1 == m.span.Count && id == m.span.Last && sp.First == m.span.First {
+			// The rest of the chain is m's, checked when it was appended.
+			if n.Predecessor != m.pred {
+				return fail("predecessor must be the predecessor of the first covered node (%s), got %s", quoteOrNull(m.pred), quoteOrNull(n.Predecessor))
+			}
+			return nil
 		}
 		if k == 0 {
 			if id != sp.First {
