@@ -495,16 +495,10 @@ func (p *planner) buildSummary(n *pnode, warns *[]builtWarning) (transcript.Node
 	// The summary covers every turn before it: handed over as its span
 	// (docs/FORMAT.md §4), which the store checks by walking the chain,
 	// rather than as a list of every id, which a session compacting
-	// hundreds of times would encode and decode again at each compaction.
+	// hundreds of times would build, encode and decode again each time.
 	var span transcript.CoverSpan
-	for _, c := range p.spine(n.sum.last) {
-		if nd := p.peek(c); nd.kind != kindSystem {
-			if span.Count == 0 {
-				span.First = nd.id
-			}
-			span.Last = nd.id
-			span.Count++
-		}
+	if n.sum.count > 0 {
+		span = transcript.CoverSpan{First: p.peek(n.sum.first).id, Last: p.peek(n.sum.last).id, Count: n.sum.count}
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Predecessor: p.idOf(n.pred), CreatedAt: r.Timestamp,
