@@ -127,15 +127,16 @@ func (p *planner) onSpine(n, last int32) bool {
 	return false
 }
 
-// spine returns the chain from a root to last, root first (emit's
-// builders call it: it only peeks).
-func (p *planner) spine(last int32) []int32 {
-	var out []int32
-	for cur := last; cur >= 0; cur = p.peek(cur).pred {
-		out = append(out, cur)
+// peekRun is chainTo's chain without its shortcut, for emit's builders
+// (it only peeks): the first node and the count.
+func (p *planner) peekRun(last int32) (int32, int) {
+	if p.peek(last).kind == kindSystem {
+		return last, 0
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	first, count := last, 1
+	for pr := p.peek(first).pred; pr >= 0 && p.peek(pr).kind != kindSystem; pr = p.peek(first).pred {
+		first = pr
+		count++
 	}
-	return out
+	return first, count
 }

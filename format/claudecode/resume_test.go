@@ -218,3 +218,60 @@ func TestRefreshEqualsPlain(t *testing.T) {
 		t.Errorf("%d refreshes kept the point, %d moved it; the test wants both", kept, moved)
 	}
 }
+
+// A refresh whose saved state holds a compaction boundary (a summary node
+// planned before the point, its text and coverage emitted after it) gives
+// the summary the coverage a plain import gives it: the saved state keeps
+// only the summary's last node, and emit walks the chain again
+// (docs/FORMAT.md §4, covers_span). Every cut of a session with two
+// compactions.
+func TestRefreshOfACompactionEqualsPlain(t *testing.T) {
+	full, err := os.ReadFile(filepath.Join(fixtureDir, "sess-0001.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without its sub-agent files (a session with them imports whole) and
+	// with provisional points a few lines apart, as in a long file.
+	defer func(w int64) { provWindow = w }(provWindow)
+	provWindow = 1 << 10
+	file := filepath.Join(t.TempDir(), "sess-0001.jsonl")
+	if err := os.WriteFile(file, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := importMem(t, file).convs[0]
+	summaries := 0
+	for _, n := range plain.nodes {
+		if n.IsSummary() {
+			summaries++
+		}
+	}
+	if summaries != 2 {
+		t.Fatalf("the fixture imports %d summaries, want 2", summaries)
+	}
+	resumed := 0
+	for _, cut := range sessiontest.LineEnds(full) {
+		if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := &Resume{}
+		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &memTarget{}); err != nil || res.Point == nil {
+			continue
+		}
+		if err := os.WriteFile(file, full, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var tgt memTarget
+		if err := Import(context.Background(), []string{file}, Options{Resume: &Resume{State: res.Point.State}}, &tgt); err != nil {
+			t.Fatalf("cut %d: refresh: %v", cut, err)
+		}
+		a, _ := json.Marshal(plain.nodes[res.Point.Nodes:])
+		b, _ := json.Marshal(tgt.convs[0].nodes)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("cut %d: the refresh emitted\n%s\na plain import\n%s", cut, b, a)
+		}
+		resumed++
+	}
+	if resumed == 0 {
+		t.Fatal("no cut gave a resume point")
+	}
+}
