@@ -496,15 +496,9 @@ func (p *planner) buildSummary(n *pnode, warns *[]builtWarning) (transcript.Node
 	// (docs/FORMAT.md §4), which the store checks by walking the chain,
 	// rather than as a list of every id, which a session compacting
 	// hundreds of times would build, encode and decode again each time.
-	first, count := n.sum.first, n.sum.count
-	if count == 0 {
-		// A summary restored from a saved planner state (snapshot.go)
-		// keeps only its last node: walk its chain here.
-		first, count = p.peekRun(n.sum.last)
-	}
 	var span transcript.CoverSpan
-	if count > 0 {
-		span = transcript.CoverSpan{First: p.peek(first).id, Last: p.peek(n.sum.last).id, Count: count}
+	if n.sum.count > 0 {
+		span = transcript.CoverSpan{First: p.peek(n.sum.first).id, Last: p.peek(n.sum.last).id, Count: n.sum.count}
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Predecessor: p.idOf(n.pred), CreatedAt: r.Timestamp,

@@ -126,17 +126,3 @@ func (p *planner) onSpine(n, last int32) bool {
 	}
 	return false
 }
-
-// peekRun is chainTo's chain without its shortcut, for emit's builders
-// (it only peeks): the first node and the count.
-func (p *planner) peekRun(last int32) (int32, int) {
-	if p.peek(last).kind == kindSystem {
-		return last, 0
-	}
-	first, count := last, 1
-	for pr := p.peek(first).pred; pr >= 0 && p.peek(pr).kind != kindSystem; pr = p.peek(first).pred {
-		first = pr
-		count++
-	}
-	return first, count
-}

@@ -219,12 +219,10 @@ func TestRefreshEqualsPlain(t *testing.T) {
 	}
 }
 
-// A refresh whose saved state holds a compaction boundary (a summary node
-// planned before the point, its text and coverage emitted after it) gives
-// the summary the coverage a plain import gives it: the saved state keeps
-// only the summary's last node, and emit walks the chain again
-// (docs/FORMAT.md §4, covers_span). Every cut of a session with two
-// compactions.
+// A resumable import and a refresh of a session with compactions give each
+// summary the coverage a plain import gives it (docs/FORMAT.md §4,
+// covers_span): the saved state keeps each summary's first covered node
+// and count beside its last. Every cut of a session with two compactions.
 func TestRefreshOfACompactionEqualsPlain(t *testing.T) {
 	full, err := os.ReadFile(filepath.Join(fixtureDir, "sess-0001.jsonl"))
 	if err != nil {
@@ -254,8 +252,14 @@ func TestRefreshOfACompactionEqualsPlain(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := &Resume{}
-		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &memTarget{}); err != nil || res.Point == nil {
+		var first memTarget
+		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &first); err != nil || res.Point == nil {
 			continue
+		}
+		a, _ := json.Marshal(importMem(t, file).convs[0].nodes)
+		b, _ := json.Marshal(first.convs[0].nodes)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("cut %d: the resumable import emitted\n%s\na plain import\n%s", cut, b, a)
 		}
 		if err := os.WriteFile(file, full, 0o644); err != nil {
 			t.Fatal(err)
@@ -264,8 +268,8 @@ func TestRefreshOfACompactionEqualsPlain(t *testing.T) {
 		if err := Import(context.Background(), []string{file}, Options{Resume: &Resume{State: res.Point.State}}, &tgt); err != nil {
 			t.Fatalf("cut %d: refresh: %v", cut, err)
 		}
-		a, _ := json.Marshal(plain.nodes[res.Point.Nodes:])
-		b, _ := json.Marshal(tgt.convs[0].nodes)
+		a, _ = json.Marshal(plain.nodes[res.Point.Nodes:])
+		b, _ = json.Marshal(tgt.convs[0].nodes)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("cut %d: the refresh emitted\n%s\na plain import\n%s", cut, b, a)
 		}
