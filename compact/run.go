@@ -143,6 +143,11 @@ func (r *Run) measure(ctx context.Context) error {
 		return err
 	}
 	r.in = PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target}
+	if view.Substitution.Summary >= 0 {
+		// The view's summary is stored: its coverage may be a span, which
+		// only the graph expands (docs/FORMAT.md §4).
+		r.in.PreviousCovers = g.CoverIDs(view.Substitution.Summary)
+	}
 	r.plan = MakePlan(r.in)
 	res.Plan = r.plan
 	if r.plan.Previous != nil && r.plan.NoOp {
@@ -223,7 +228,7 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 		if !strings.Contains(req.Previous, "## Objective") {
 			// A client's own summary (imported) states no objective under
 			// that heading: the first request it covers is on disk.
-			if req.FirstRequest, err = firstRequest(g.S, plan.Previous.CoversIDs()); err != nil {
+			if req.FirstRequest, err = firstRequest(g.S, plan.PreviousCovers); err != nil {
 				return summarize.Request{}, err
 			}
 		}
