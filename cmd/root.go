@@ -325,6 +325,7 @@ its invariants.` + exitStatusHelp(""),
 		newModelsCmd(f, nil),
 		newSessionsCmd(f, nil),
 		newDoctorCmd(f, nil),
+		newUncompactCmd(f, nil),
 		newVersionCmd(f, nil),
 		newCacheCmd(f, nil),
 	)

@@ -229,6 +229,11 @@ func (c *checker) checkActive() {
 		return
 	}
 	latest := c.segs[len(c.segs)-1].summary
+	if c.undone() {
+		// An uncompact (or redo) chose the active summary: neither the
+		// latest nor any need be active (docs/FORMAT.md §10).
+		return
+	}
 	if s.Meta.ActiveSummaryID == "" {
 		c.add(Summaries, Warning, CodeActiveSummaryUnset, latest, c.metaPath(), c.s.MetaKeyLine("active_summary_id"),
 			"the session has %d summary node(s) but session.json names no active summary: every render is raw", len(c.segs))
@@ -366,4 +371,14 @@ func quoteOrNull(s string) string {
 		return "null"
 	}
 	return quote(s)
+}
+
+// undone reports whether the last undo or redo record left active the
+// summary session.json names: then it, not the latest written, is active.
+func (c *checker) undone() bool {
+	events, err := c.s.UndoEvents()
+	if err != nil || len(events) == 0 {
+		return false
+	}
+	return events[len(events)-1].Active == c.s.Meta.ActiveSummaryID
 }

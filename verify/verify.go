@@ -87,6 +87,7 @@ const (
 	CodeEventMalformed      = "event_malformed"
 	CodeEventSummaryMissing = "event_summary_missing"
 	CodeEventCountMismatch  = "event_count_mismatch"
+	CodeUndoSummaryMissing  = "undo_summary_missing"
 	// A compaction_started with no compaction_finished or compaction_failed
 	// after it: the compaction was killed (warning).
 	CodeCompactionInterrupted = "compaction_interrupted"
