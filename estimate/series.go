@@ -1,0 +1,41 @@
+package estimate
+
+// SeriesPoint is one recorded request as the accuracy check cuts it
+// (docs/ACCURACY.md, "Every cut, pooled"): the provider's recorded input
+// beside the calibrated total that `estimate --head <its predecessor>`
+// gives, calibrated on the requests before it alone.
+type SeriesPoint struct {
+	Node     string `json:"node"`
+	Recorded int64  `json:"recorded"`
+	// Estimated is the calibrated prediction; for the first request,
+	// which no earlier request calibrates, the raw estimate (Calibrated
+	// false).
+	Estimated  int  `json:"estimated"`
+	Raw        int  `json:"raw"`
+	Calibrated bool `json:"calibrated"`
+	// AfterCompaction: a summary was written between the previous request
+	// and this one, so the prediction is anchored on the client's prefix.
+	AfterCompaction bool `json:"after_compaction,omitempty"`
+}
+
+// Series predicts every matched request (Calibration.History, spine
+// order) from the ones before it, as a run at each request's cut would:
+// the view request k read is reqs[k].Estimated (matchRequests re-estimates
+// it as sent), the fit is FitRequests(reqs[:k]) and HEAD's state at the
+// cut is whether a user message or a compaction came since request k−1.
+// One pass over the history instead of a render and count per request;
+// each fit reads the requests before it (O(n²) integer steps, no
+// counting).
+func Series(reqs []MatchedRequest) []SeriesPoint {
+	out := make([]SeriesPoint, len(reqs))
+	for k, r := range reqs {
+		p := SeriesPoint{Node: r.Node, Recorded: r.Measured, Raw: r.Estimated, Estimated: r.Estimated}
+		if k > 0 {
+			h := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
+			p.Estimated, _, _, _ = FitRequests(reqs[:k]).predictAt(r.Estimated, r.Framing, h)
+			p.Calibrated, p.AfterCompaction = true, h.AfterCompaction
+		}
+		out[k] = p
+	}
+	return out
+}
