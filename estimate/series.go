@@ -1,5 +1,7 @@
 package estimate
 
+import "github.com/ctxfold/ctxfold/transcript"
+
 // SeriesPoint is one recorded request as the accuracy check cuts it
 // (docs/ACCURACY.md, "Every cut, pooled"): the provider's recorded input
 // beside the calibrated total that `estimate --head <its predecessor>`
@@ -38,4 +40,13 @@ func Series(reqs []MatchedRequest) []SeriesPoint {
 		out[k] = p
 	}
 	return out
+}
+
+// RecordedInput is the input the provider recorded for the request that
+// produced a node, as calibration reads it (the whole prompt).
+func RecordedInput(u *transcript.Usage) int64 {
+	if u == nil {
+		return 0
+	}
+	return measuredInput(u)
 }
