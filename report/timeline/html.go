@@ -113,11 +113,22 @@ func writeChart(w *bufio.Writer, d *Data) {
 	w.WriteString("</svg>\n<p class=\"legend\"><span class=\"k rec\"></span>recorded input (client) <span class=\"k est\"></span>ctxfold's calibrated estimate at the same cut <span class=\"k sub\"></span>sub-agent request (recorded) <span class=\"k cmp\"></span>compaction (before → after)</p>\n")
 }
 
-// drawOrder is the requests in file order (sub-agents among the main
-// requests by when they were written), every stride-th past MaxMarks.
+// drawOrder is the requests by time when every one records it (an
+// imported sub-agent's file follows the main conversation's, but its
+// requests ran during it), else in file order; every stride-th past
+// MaxMarks.
 func drawOrder(d *Data) ([]Request, int) {
 	all := append([]Request(nil), d.Requests...)
-	sort.SliceStable(all, func(a, b int) bool { return all[a].fileIdx < all[b].fileIdx })
+	timed := true
+	for _, r := range all {
+		timed = timed && r.Time != ""
+	}
+	sort.SliceStable(all, func(a, b int) bool {
+		if timed && all[a].Time != all[b].Time {
+			return all[a].Time < all[b].Time
+		}
+		return all[a].fileIdx < all[b].fileIdx
+	})
 	stride := 1
 	if len(all) > MaxMarks {
 		stride = (len(all) + MaxMarks - 1) / MaxMarks

@@ -144,11 +144,6 @@ func (e *EmptyError) Error() string {
 func Build(ctx context.Context, dir string, opts Options) (*Data, error) {
 	e := opts.Estimate
 	e.NodeDetail = true
-	sr := estimate.Session(ctx, dir, estimate.SessionOptions{Estimate: e, DefaultModel: opts.DefaultModel, Head: opts.Head, Open: opts.Open})
-	if sr.Err != nil {
-		return nil, sr.Err
-	}
-	res := sr.Result
 	g, err := dag.Open(dir, opts.Open)
 	if err != nil {
 		return nil, err
@@ -157,6 +152,11 @@ func Build(ctx context.Context, dir string, opts Options) (*Data, error) {
 	if g.Len() == 0 {
 		return nil, &EmptyError{Dir: dir}
 	}
+	sr := estimate.Session(ctx, dir, estimate.SessionOptions{Estimate: e, DefaultModel: opts.DefaultModel, Head: opts.Head, Open: opts.Open})
+	if sr.Err != nil {
+		return nil, sr.Err
+	}
+	res := sr.Result
 	d := &Data{Session: dir, File: opts.File, Head: res.Head, Model: res.Model, Window: res.Window, InputBudget: res.InputBudget,
 		Total: res.Total, Calibrated: res.Total, Categories: res.Categories, Warnings: sr.Warnings}
 	if d.Head == "" {
