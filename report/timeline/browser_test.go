@@ -278,4 +278,3 @@ func correlation(a, b []float64) float64 {
 	}
 	return (n*sab - sa*sb) / math.Sqrt((n*saa-sa*sa)*(n*sbb-sb*sb))
 }
-
