@@ -43,19 +43,31 @@ func TestSeriesMatchesCuts(t *testing.T) {
 		}
 		for _, s := range rep.Sessions {
 			cuts := cutSamples(t, ctx, s.Dir, f.name)
-			series := sessionSeries(t, ctx, s.Dir)
 			if len(cuts) == 0 {
 				continue
 			}
+			series := sessionSeries(t, ctx, s.Dir)
 			if len(series) != len(cuts)+1 {
 				t.Fatalf("%s: %d points in the series, %d cuts (+1 for the first request)", f.name, len(series), len(cuts))
 			}
 			for _, c := range cuts {
 				p := series[c.k-1]
-				if p.Node != c.node || p.Recorded != c.measured || p.Estimated != c.predicted || !p.Calibrated {
-					t.Errorf("%s request %d: series %+v, cut node %s recorded %d predicted %d", f.name, c.k, p, c.node, c.measured, c.predicted)
-				}
 				checked++
+				if p.Node == c.node && p.Recorded == c.measured && p.Estimated == c.predicted && p.Calibrated {
+					continue
+				}
+				// The one known difference: the first request after a
+				// compaction that a later one superseded. The cut renders
+				// the whole session's graph at the request's predecessor,
+				// where the later summary is the active one and the view
+				// is raw; the series uses the view the request read, with
+				// the summary then in force (matchRequests), and must be
+				// at least as close to the recorded input.
+				if p.Node == c.node && p.Recorded == c.measured && p.AfterCompaction && abs64(int64(p.Estimated)-c.measured) <= abs64(int64(c.predicted)-c.measured) {
+					t.Logf("%s request %d: series %d, cut %d (raw view), recorded %d", f.name, c.k, p.Estimated, c.predicted, c.measured)
+					continue
+				}
+				t.Errorf("%s request %d: series %+v, cut node %s recorded %d predicted %d", f.name, c.k, p, c.node, c.measured, c.predicted)
 			}
 		}
 	}
@@ -85,4 +97,11 @@ func sessionSeries(t *testing.T, ctx context.Context, dir string) []estimate.Ser
 		t.Fatalf("estimate: %v (calibration %v)", err, res)
 	}
 	return estimate.Series(res.Calibration.History)
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

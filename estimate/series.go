@@ -25,18 +25,31 @@ type SeriesPoint struct {
 // the view request k read is reqs[k].Estimated (matchRequests re-estimates
 // it as sent), the fit is FitRequests(reqs[:k]) and HEAD's state at the
 // cut is whether a user message or a compaction came since request k−1.
-// One pass over the history instead of a render and count per request;
-// each fit reads the requests before it (O(n²) integer steps, no
-// counting).
+// One pass over the history instead of a render and count per request:
+// the carried output is accumulated as withoutCarried would for each
+// prefix, each fit reads its window (FitWindow), and the client's prefix
+// (a scan of every earlier request) is found only where a compaction
+// anchors on it.
 func Series(reqs []MatchedRequest) []SeriesPoint {
 	out := make([]SeriesPoint, len(reqs))
+	adjusted := make([]MatchedRequest, len(reqs))
+	var h int64 // the hidden output request k carries
 	for k, r := range reqs {
 		p := SeriesPoint{Node: r.Node, Recorded: r.Measured, Raw: r.Estimated, Estimated: r.Estimated}
 		if k > 0 {
-			h := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
-			p.Estimated, _, _, _ = FitRequests(reqs[:k]).predictAt(r.Estimated, r.Framing, h)
-			p.Calibrated, p.AfterCompaction = true, h.AfterCompaction
+			// withoutCarried(reqs[:k]) is adjusted[:k] and this carry.
+			carried := float64(h + reqs[k-1].Hidden)
+			hs := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
+			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction).predictAt(r.Estimated, r.Framing, hs)
+			p.Calibrated, p.AfterCompaction = true, hs.AfterCompaction
+			if r.NewTurn {
+				h = 0
+			} else {
+				h += reqs[k-1].Hidden
+			}
 		}
+		adjusted[k] = r
+		adjusted[k].Measured = r.Measured - h
 		out[k] = p
 	}
 	return out
