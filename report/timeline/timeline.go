@@ -211,8 +211,9 @@ func (d *Data) addRequests(g *dag.Graph, series []estimate.SeriesPoint) error {
 		d.Requests = append(d.Requests, Request{Index: len(d.Requests), Node: p.Node, Recorded: p.Recorded, Estimated: est, Raw: p.Raw,
 			Calibrated: p.Calibrated, AfterCompaction: p.AfterCompaction, Time: n.CreatedAt, Model: d.Model, fileIdx: i})
 	}
+	sub := spawnedNodes(g)
 	for i := range g.Len() {
-		if onSpine[i] || g.S.RoleAt(i) != transcript.RoleAssistant || !spawned(g, i) {
+		if onSpine[i] || g.S.RoleAt(i) != transcript.RoleAssistant || !sub[i] {
 			continue
 		}
 		n, err := g.S.Node(i)
@@ -228,15 +229,17 @@ func (d *Data) addRequests(g *dag.Graph, series []estimate.SeriesPoint) error {
 	return nil
 }
 
-// spawned says node i's chain of predecessors reaches a node a turn
-// spawned (it has a caller): a sub-agent's or side chain's node.
-func spawned(g *dag.Graph, i int) bool {
-	for ; i >= 0; i = g.Pred(i) {
-		if g.Caller(i) >= 0 {
-			return true
-		}
+// spawnedNodes marks the nodes whose chain of predecessors reaches a node
+// a turn spawned (it has a caller): sub-agents' and side chains' nodes.
+// A predecessor is always earlier in the file (docs/FORMAT.md), so one
+// pass in file order decides each from its predecessor.
+func spawnedNodes(g *dag.Graph) []bool {
+	out := make([]bool, g.Len())
+	for i := range out {
+		p := g.Pred(i)
+		out[i] = g.Caller(i) >= 0 || p >= 0 && p < i && out[p]
 	}
-	return false
+	return out
 }
 
 // addCompactions audits every summary (audit --all) and places it among

@@ -137,12 +137,21 @@ func TestBuildSubagent(t *testing.T) {
 	}
 	defer g.S.Close()
 	want := 0
+	// A node is a sub-agent's when its chain reaches a node with a caller.
+	spawned := func(i int) bool {
+		for ; i >= 0; i = g.Pred(i) {
+			if g.Caller(i) >= 0 {
+				return true
+			}
+		}
+		return false
+	}
 	for i := range g.Len() {
 		n, err := g.S.Node(i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.Role == transcript.RoleAssistant && n.Usage != nil && n.Usage.InputTokens > 0 && spawned(g, i) {
+		if n.Role == transcript.RoleAssistant && n.Usage != nil && n.Usage.InputTokens > 0 && spawned(i) {
 			want++
 		}
 	}
