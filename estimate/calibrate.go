@@ -241,29 +241,6 @@ func (f Fit) predictAt(est, framing int, h headState) (total int, unrecorded, ca
 	return max(0, int(math.Round(f.Slope*float64(est)+unrecorded+carried+framed))), unrecorded, carried, framed
 }
 
-// withoutCarried is reqs with each measured input less the hidden output
-// the request carried from earlier requests of its turn, and that carry
-// for the request after the last: what the linear model fits.
-func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
-	out := make([]MatchedRequest, len(reqs))
-	var h int64
-	for k, r := range reqs {
-		if k > 0 {
-			if r.NewTurn {
-				h = 0
-			} else {
-				h += reqs[k-1].Hidden
-			}
-		}
-		out[k] = r
-		out[k].Measured = r.Measured - h
-	}
-	if n := len(reqs); n > 0 {
-		h += reqs[n-1].Hidden
-	}
-	return out, float64(h)
-}
-
 // FitWindow is how many of the latest requests the slope is fitted on
 // and judged by (docs/ESTIMATE.md, "Calibration"): the proxy tokenizer's
 // rate follows the content of the recent turns, and a bounded window lets

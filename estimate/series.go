@@ -63,3 +63,26 @@ func RecordedInput(u *transcript.Usage) int64 {
 	}
 	return measuredInput(u)
 }
+
+// withoutCarried is reqs with each measured input less the hidden output
+// the request carried from earlier requests of its turn, and that carry
+// for the request after the last: what the linear model fits.
+func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
+	out := make([]MatchedRequest, len(reqs))
+	var h int64
+	for k, r := range reqs {
+		if k > 0 {
+			if r.NewTurn {
+				h = 0
+			} else {
+				h += reqs[k-1].Hidden
+			}
+		}
+		out[k] = r
+		out[k].Measured = r.Measured - h
+	}
+	if n := len(reqs); n > 0 {
+		h += reqs[n-1].Hidden
+	}
+	return out, float64(h)
+}
