@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
@@ -187,6 +188,29 @@ func TestSpotterInBrowser(t *testing.T) {
 	p.open(t, d)
 	checkPage(t, p, d, dir)
 	checkScreenshot(t, p, d)
+	// The page's figures are the series the accuracy check's cuts agree
+	// with (TestSeriesMatchesCuts), from an estimate made apart.
+	type fig struct {
+		Node      string `json:"node"`
+		Recorded  int64  `json:"recorded"`
+		Estimated *int   `json:"estimated"`
+		Subagent  bool   `json:"subagent"`
+	}
+	embedded := evalIn[[]fig](t, p, `JSON.parse(document.getElementById("ctxfold-data").textContent).requests`)
+	series := estimate.Series(history(t, dir))
+	k := 0
+	for _, e := range embedded {
+		if e.Subagent {
+			continue
+		}
+		if k >= len(series) || e.Node != series[k].Node || e.Recorded != series[k].Recorded || (k > 0) != (e.Estimated != nil) || k > 0 && *e.Estimated != series[k].Estimated {
+			t.Fatalf("embedded request %d %+v, series %+v", k, e, series[min(k, len(series)-1)])
+		}
+		k++
+	}
+	if k != len(series) {
+		t.Errorf("%d embedded requests, %d in the series", k, len(series))
+	}
 	if out := os.Getenv("CTXFOLD_REPORT_SCREENSHOT"); out != "" {
 		shot, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS("#timeline")))
 		if err != nil {
