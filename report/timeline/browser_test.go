@@ -158,6 +158,12 @@ func checkPage(t *testing.T, p *page, d *Data, dir string) {
 	if n != len(d.Requests) {
 		t.Errorf("embedded data has %d requests, want %d", n, len(d.Requests))
 	}
+	// Hover: each mark's tooltip gives the request's time, model and figures.
+	tip := evalIn[string](t, p, `document.querySelector("#chart g.mark[data-index='1'] title").textContent`)
+	r1 := d.Requests[1]
+	if !strings.Contains(tip, r1.Time) || !strings.Contains(tip, r1.Model) || !strings.Contains(tip, "recorded "+num(r1.Recorded)) {
+		t.Errorf("tooltip of request 2: %q (time %s, model %s, recorded %d)", tip, r1.Time, r1.Model, r1.Recorded)
+	}
 	if r := evalIn[int](t, p, `performance.getEntriesByType("resource").length`); r != 0 {
 		t.Errorf("the page loaded %d resources", r)
 	}
