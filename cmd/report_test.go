@@ -77,3 +77,40 @@ func TestReportRuns(t *testing.T) {
 		t.Error("the transcript was changed")
 	}
 }
+
+// ctxfold's own compaction is on the page beside the client's: placed
+// after the last request, its after figure the calibrated total of the
+// view that now substitutes it.
+func TestReportOwnCompaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	if r := cliRun(t, nil, false, "import", transcriptFile(t), "-o", dir); r.Code != 0 {
+		t.Fatalf("import: %s", r.Stderr)
+	}
+	if r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "100"); r.Code != 0 {
+		t.Fatalf("compact: %s", r.Stderr)
+	}
+	r := cliRun(t, nil, false, "report", dir, "--json")
+	var d struct {
+		Calibrated  int               `json:"calibrated"`
+		Requests    []json.RawMessage `json:"requests"`
+		Compactions []struct {
+			Source       string `json:"source"`
+			Status       string `json:"status"`
+			AfterRequest int    `json:"after_request"`
+			Before       int64  `json:"before"`
+			After        int64  `json:"after"`
+			AfterBasis   string `json:"after_basis"`
+		} `json:"compactions"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil || r.Code != 0 {
+		t.Fatalf("report --json: exit %d, %v: %s", r.Code, err, r.Stderr)
+	}
+	if len(d.Compactions) != 2 {
+		t.Fatalf("%d compactions, want the client's and ctxfold's", len(d.Compactions))
+	}
+	c := d.Compactions[1]
+	if c.Source != "ctxfold" || c.Status != "active" || c.AfterRequest != len(d.Requests)-1 || c.AfterBasis != "estimated" ||
+		c.After != int64(d.Calibrated) || c.After >= c.Before {
+		t.Errorf("ctxfold's compaction: %+v (calibrated now %d, %d requests)", c, d.Calibrated, len(d.Requests))
+	}
+}
