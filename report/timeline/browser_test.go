@@ -308,3 +308,28 @@ func correlation(a, b []float64) float64 {
 	}
 	return (n*sab - sa*sb) / math.Sqrt((n*saa-sa*sa)*(n*sbb-sb*sb))
 }
+
+// A session whose ids, content, tool names and facts are markup and
+// script: the page shows them as text and runs none of them.
+func TestHostilePageInBrowser(t *testing.T) {
+	dir := sessiontest.CopyFixture(t, "hostile")
+	d, err := Build(context.Background(), dir, Options{Estimate: estimate.Options{Model: "gpt-4o"}, Largest: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Compactions) == 0 || len(d.Largest) == 0 {
+		t.Fatalf("the hostile fixture: %d compactions, %d nodes listed", len(d.Compactions), len(d.Largest))
+	}
+	p := newPage(t)
+	p.open(t, d)
+	clean := evalIn[bool](t, p, `window.__pwned === undefined && !document.title.includes("pwned") &&
+		document.scripts.length === 2 && document.querySelectorAll("img, iframe, body > svg:not(#chart), #largest svg, .dropped li *:not(.kind), #largest td *:not(code)").length === 0`)
+	if !clean {
+		t.Errorf("a payload ran or left markup: __pwned=%s title=%q", evalIn[string](t, p, `String(window.__pwned)`), evalIn[string](t, p, `document.title`))
+	}
+	text := evalIn[string](t, p, `document.getElementById("largest").textContent`)
+	if !strings.Contains(text, "onerror") {
+		t.Errorf("the payloads are not shown as text:\n%s", text)
+	}
+	p.clean(t)
+}
