@@ -64,6 +64,9 @@ func is[T error](err error) bool {
 // interruption while reading must still exit 130.
 var exitRules = []exitRule{
 	{is[*store.LockedError], ExitBusy},
+	// A summarizer stopped by Ctrl-C is a failed compaction too (the
+	// event says "cancelled"), but the run was interrupted: 130.
+	{func(err error) bool { return errors.Is(err, compact.ErrCancelled) }, ExitInterrupted},
 	{is[*compact.FailedError], ExitCompactFailed},
 	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
@@ -87,6 +90,7 @@ var exitRules = []exitRule{
 //	nil                          0
 //	*SilentError                 its Code (a failed check, 1, printed its report)
 //	*store.LockedError      4
+//	compact.ErrCancelled         130 (Ctrl-C while summarizing)
 //	*compact.FailedError         3
 //	*compact.RejectedError       3
 //	*compact.ChangedError        4

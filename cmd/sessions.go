@@ -70,6 +70,7 @@ Where each client keeps its sessions (each client's own variable moves it):
   codex        $CODEX_HOME or ~/.codex: sessions/YYYY/MM/DD/rollout-*.jsonl[.zst],
                archived_sessions/
   gemini       ~/.gemini/tmp/<project>/chats/session-*.jsonl
+  qwen-code    $QWEN_RUNTIME_DIR, $QWEN_HOME or ~/.qwen: projects/<project>/chats/<id>.jsonl
 A client that is not installed lists nothing. --json prints one object per
 session, one per line.` + exitStatusHelp(""),
 		Example: `  ctxfold sessions

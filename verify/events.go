@@ -97,7 +97,7 @@ func (c *checker) checkFinished(path string, line int, e *transcript.CompactionE
 		c.buf = append(c.buf, f)
 		return
 	}
-	covers := len(s.Ref(j).CoversIDs)
+	covers := s.Ref(j).CoverCount()
 	switch {
 	case e.SummarisedCount == nil:
 		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
