@@ -74,7 +74,15 @@ func TestFormatV1SessionReadsAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.ReplaceAll(out, dir, "DIR"); got != string(want) || strconv.Itoa(code) != strings.TrimSpace(string(wantCode)) {
+			got := strings.ReplaceAll(out, dir, "DIR")
+			if name == "audit.json" {
+				// What a fact is evolves with audit (issue 44 added
+				// numbers after a unit word); what the format decides —
+				// the summary, what it covers, what the model reads — must
+				// not.
+				got, want = auditCoverage(t, got), []byte(auditCoverage(t, string(want)))
+			}
+			if got != string(want) || strconv.Itoa(code) != strings.TrimSpace(string(wantCode)) {
 				t.Errorf("ctxfold %s: exit %d (want %s), output differs from the build that wrote the session:\n%s\nwant:\n%s",
 					strings.Join(args, " "), code, bytes.TrimSpace(wantCode), got, want)
 			}
@@ -136,4 +144,24 @@ func activeSummaryOf(t *testing.T, dir string) string {
 		t.Fatalf("session.json names no active summary: %s", raw)
 	}
 	return meta.Active
+}
+
+// auditCoverage is the part of `audit --json` the session format decides:
+// each summary's id, status, covered node count and the ids the model
+// reads.
+func auditCoverage(t *testing.T, out string) string {
+	t.Helper()
+	var rep struct {
+		Summaries []struct {
+			SummaryID    string   `json:"summary_id"`
+			Status       string   `json:"status"`
+			CoveredNodes int      `json:"covered_nodes"`
+			ReadIDs      []string `json:"read_ids"`
+		} `json:"summaries"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("audit --json: %v: %s", err, out)
+	}
+	b, _ := json.Marshal(rep)
+	return string(b)
 }
