@@ -56,6 +56,9 @@ type Factory struct {
 	// liveFrom is --from of a command that reads transcript files: the
 	// import format of its file arguments (addFromFlag).
 	liveFrom string
+	// liveSession is --session of those commands: the session of a
+	// database argument ("": the most recently active).
+	liveSession string
 	// global holds the persistent flags, once loadConfig has resolved
 	// them (flag > environment > config file > default).
 	global globalFlags

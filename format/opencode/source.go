@@ -158,9 +158,9 @@ type database struct {
 	db   *sql.DB
 	// columns of each table, for the schema's versions.
 	cols map[string]map[string]bool
-	// copyDir holds the copy read when the database's folder is read-only
-	// (readonly.go), removed by close.
-	copyDir string
+	// closeDB closes db and removes the copy read when the database's
+	// folder is read-only (input.OpenSQLite).
+	closeDB func()
 }
 
 func (d *database) errorf(format string, args ...any) error {
@@ -175,16 +175,13 @@ func (d *database) open(ctx context.Context) error {
 	if err != nil {
 		return d.errorf("%v", err)
 	}
-	db, rows, err := queryTables(ctx, abs)
-	if err != nil && cannotOpen(err) {
-		// A WAL database in a folder this user cannot write: SQLite
-		// cannot make its -shm file beside it (readonly.go).
-		if db, rows, err = d.openCopy(ctx, abs, db); err != nil {
-			return d.errorf("not a readable SQLite database (its folder is read-only, and a copy failed): %s", oneLine(err))
-		}
+	db, closeDB, err := input.OpenSQLite(ctx, abs, nil)
+	if err != nil {
+		return d.errorf("not a readable SQLite database: %s", oneLine(err))
 	}
-	d.db = db
+	d.db, d.closeDB = db, closeDB
 	d.cols = map[string]map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
 	if err != nil {
 		return d.errorf("not a readable SQLite database: %s", oneLine(err))
 	}
@@ -229,11 +226,8 @@ func (d *database) open(ctx context.Context) error {
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 func (d *database) close() {
-	if d.db != nil {
-		d.db.Close()
-	}
-	if d.copyDir != "" {
-		os.RemoveAll(d.copyDir)
+	if d.closeDB != nil {
+		d.closeDB()
 	}
 }
 
