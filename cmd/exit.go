@@ -71,6 +71,7 @@ var exitRules = []exitRule{
 	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
 	{is[*fit.DoesNotFitError], ExitDoesNotFit},
+	{is[*tooBigError], ExitDoesNotFit},
 	{is[*store.CacheSessionError], ExitCacheSession},
 	{is[*store.WriteError], ExitWriteFailed},
 	// Bad input that is named as such even when the run was interrupted.

@@ -9,6 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/compact"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/export"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
@@ -19,6 +22,12 @@ type uncompactOptions struct {
 	IO   *report.IOStreams
 	JSON bool
 	Undo compact.UndoOptions
+	// ExportTo is --export: a transcript FILE is handed back as a new
+	// session of that client (uncompact_file.go); File is then set.
+	ExportTo string
+	File     uncompactFileOptions
+	// ModelFlags budget the history handed back (--export).
+	ModelFlags modelFlags
 }
 
 // uncompactJSON is the --json object.
@@ -40,19 +49,34 @@ branch. It is recorded append-only as a summary_undone event in events.jsonl
 relic, so 'ctxfold compact' afterwards works as on any session, and --redo (or
 another compact) puts a summary back. Nothing to undo is a no-op (exit 0).
 
-A client's transcript FILE is read through ctxfold's cache, which is never
-written: import it first (ctxfold import FILE -o DIR), then uncompact DIR.` +
-			exitStatusHelp("  2  --summary names no summary, or one that stands in for nothing now (nothing written)\n  6  a transcript file or a cache session (import it first)\n"),
+With a client's transcript FILE and --export claude-code|codex, the client's
+own latest compaction is taken back and the whole history written as a NEW
+session of that client where it looks for it (the original is never touched),
+with the command that resumes it; --json gives session_id and output. A
+history that no longer fits the model's input budget is refused with the
+figures (exit 5, nothing written): compact it with ctxfold instead (import,
+uncompact DIR, compact DIR, export DIR). Without --export a FILE is refused:
+ctxfold never writes a transcript's cache session.` +
+			exitStatusHelp("  2  --summary names no summary, or one that stands in for nothing now (nothing written)\n  5  with --export: the history without its compaction does not fit the window\n  6  a transcript file without --export, or a cache session (import it first)\n"),
 		Example: `  ctxfold uncompact ./s                 # the active summary's turns render again
   ctxfold uncompact ./s --redo          # put it back
   ctxfold uncompact ./s --summary summary_0f62… --json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if live.IsTranscriptFile(args[0]) {
-				// Its cache session is ctxfold's read-only copy (exit 6).
-				return &store.CacheSessionError{Dir: args[0], Command: "uncompact", File: args[0]}
-			}
 			opts.Undo.Dir, opts.JSON = args[0], f.IO.JSON
+			if live.IsTranscriptFile(args[0]) {
+				opts.ModelFlags.recordExplicit(cmd)
+				if err := f.resolveUncompactFile(args[0], opts); err != nil {
+					return err
+				}
+				if runF != nil {
+					return runF(opts)
+				}
+				return runUncompactFile(cmd.Context(), opts.IO, opts.JSON, opts.File)
+			}
+			if opts.ExportTo != "" {
+				return &UsageError{Err: errors.New("--export hands a client's transcript FILE back: for a session directory, use 'ctxfold export DIR --to CLIENT'")}
+			}
 			opts.Undo.Store, opts.Undo.Now = f.writeOptions("uncompact"), f.Now
 			if opts.Undo.Redo && opts.Undo.Summary != "" {
 				return &UsageError{Err: errors.New("--redo puts back the last undo: not with --summary")}
@@ -69,6 +93,9 @@ written: import it first (ctxfold import FILE -o DIR), then uncompact DIR.` +
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Undo.Summary, "summary", "", "the summary to take back: the active one (default) or one it extends")
 	fl.BoolVar(&opts.Undo.Redo, "redo", false, "put back the summary the last uncompact took back")
+	fl.StringVar(&opts.ExportTo, "export", "", "with a transcript FILE: write it back, its latest compaction undone, as a new session of this client (claude-code or codex)")
+	_ = cmd.RegisterFlagCompletionFunc("export", fixedCompletion("claude-code", "codex"))
+	addModelFlags(cmd, &opts.ModelFlags)
 	return cmd
 }
 
@@ -97,5 +124,31 @@ func runUncompact(ctx context.Context, opts *uncompactOptions) error {
 	default:
 		fmt.Fprintf(opts.IO.Out, "undone: %s no longer stands in for its %d turns; the branch renders raw\n", render.TextSafe(res.Undone), res.Covered)
 	}
+	return nil
+}
+
+// resolveUncompactFile fills uncompact FILE's options: without --export a
+// file is refused (its cache session is ctxfold's read-only copy, exit 6).
+func (f *Factory) resolveUncompactFile(file string, opts *uncompactOptions) error {
+	if opts.ExportTo == "" {
+		return &store.CacheSessionError{Dir: file, Command: "uncompact", File: file}
+	}
+	if opts.Undo.Redo || opts.Undo.Summary != "" {
+		return &UsageError{Err: errors.New("a transcript FILE has its client's latest compaction taken back: not with --redo or --summary")}
+	}
+	to, err := export.ParseTarget(opts.ExportTo)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	est, fallback, err := f.resolveModelOptions(opts.ModelFlags)
+	if err != nil {
+		return err
+	}
+	o := &opts.File
+	o.File, o.To, o.ClientHome = file, to, clientHome(to, f.Getenv)
+	o.Import = importer.Options{From: importer.Auto, Store: f.writeOptions("uncompact"), Input: f.liveInput()}
+	o.Estimate = estimate.SessionOptions{Estimate: est, DefaultModel: fallback, Open: f.openOptions()}
+	o.Export = export.Options{Now: f.Now}
+	o.Open = f.openOptions()
 	return nil
 }

@@ -1,0 +1,132 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	ccCompacted    = "../testdata/interop/claude-code/2.1.328/compact/transcript/00000000-0000-4000-8000-000000000001.jsonl"
+	codexCompacted = "../testdata/interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+)
+
+// copyTranscript puts a recording where a test may leave it untouched.
+func copyTranscript(t *testing.T, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestUncompactFileExportsTheWholeHistory(t *testing.T) {
+	for _, c := range []struct{ client, src, homeVar string }{
+		{"claude-code", ccCompacted, "CLAUDE_CONFIG_DIR"},
+		{"codex", codexCompacted, "CODEX_HOME"},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			file := copyTranscript(t, c.src)
+			original, _ := os.ReadFile(file)
+			env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir(), c.homeVar: t.TempDir()}
+			compacted := cliRun(t, env, false, "render", file, "--format", "ids")
+			raw := cliRun(t, env, false, "render", file, "--format", "jsonl", "--raw")
+			r := cliRun(t, env, false, "uncompact", file, "--export", c.client, "--json")
+			var out struct {
+				SessionID string `json:"session_id"`
+				Output    string `json:"output"`
+				Resume    string `json:"resume"`
+				Undone    string `json:"undone"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || r.Code != 0 || out.SessionID == "" || out.Undone == "" {
+				t.Fatalf("exit %d %v: %s %s", r.Code, err, r.Stdout, r.Stderr)
+			}
+			if !strings.HasPrefix(out.Output, env[c.homeVar]) || !strings.Contains(out.Resume, out.SessionID) {
+				t.Errorf("output %s (want under %s), resume %q", out.Output, env[c.homeVar], out.Resume)
+			}
+			if now, _ := os.ReadFile(file); !bytes.Equal(now, original) {
+				t.Errorf("the original transcript changed")
+			}
+			// What the client reads on resume: every turn, no summary.
+			back := cliRun(t, env, false, "render", out.Output, "--format", "ids")
+			if back.Code != 0 {
+				t.Fatalf("render the export: %d %s", back.Code, back.Stderr)
+			}
+			if back.Code != 0 {
+				t.Fatalf("render the export: %d %s", back.Code, back.Stderr)
+			}
+			// Every request of the user's that the client's summary stood
+			// in for is read again (the client's own system and reminder
+			// lines are never exported).
+			text := cliRun(t, env, false, "render", out.Output)
+			kept := map[string]bool{}
+			for _, id := range strings.Fields(compacted.Stdout) {
+				kept[id] = true
+			}
+			covered := 0
+			for _, line := range strings.Split(strings.TrimSpace(raw.Stdout), "\n") {
+				var n struct {
+					ID      string          `json:"id"`
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				}
+				var plain string
+				if json.Unmarshal([]byte(line), &n) != nil || n.Role != "user" || kept[n.ID] {
+					continue
+				}
+				if json.Unmarshal(n.Content, &plain) != nil {
+					var blocks []struct{ Text string }
+					_ = json.Unmarshal(n.Content, &blocks)
+					for _, b := range blocks {
+						plain += b.Text
+					}
+				}
+				if plain = strings.TrimSpace(plain); plain == "" || strings.HasPrefix(plain, "<") {
+					continue
+				}
+				covered++
+				if !strings.Contains(text.Stdout, plain[:min(40, len(plain))]) {
+					t.Errorf("the covered request %q is not in what the client resumes", plain)
+				}
+			}
+			if covered == 0 {
+				t.Fatalf("no covered request to check: %s", compacted.Stdout)
+			}
+			if strings.Contains(back.Stdout, "summary_") {
+				t.Errorf("the export still carries a summary: %s", back.Stdout)
+			}
+		})
+	}
+}
+
+func TestUncompactFileRefusals(t *testing.T) {
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir(), "CLAUDE_CONFIG_DIR": t.TempDir()}
+	plain := copyTranscript(t, "../testdata/interop/claude-code/2.1.328/chat/transcript/00000000-0000-4000-8000-000000000001.jsonl")
+	file := copyTranscript(t, ccCompacted)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"uncompact", plain, "--export", "claude-code"}, 2, "holds no compaction"},
+		{[]string{"uncompact", file, "--export", "aider"}, 2, "claude-code or codex"},
+		{[]string{"uncompact", file}, 6, "ctxfold import"},
+		{[]string{"uncompact", file, "--export", "claude-code", "--window", "3000"}, 5, "over the model's input budget"},
+	} {
+		r := cliRun(t, env, false, c.args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: exit %d %q; want %d and %q", c.args[2:], r.Code, r.Stderr, c.code, c.want)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(env["CLAUDE_CONFIG_DIR"], "projects", "*", "*.jsonl")); len(m) != 0 {
+		t.Errorf("a refused uncompact wrote %v", m)
+	}
+}
