@@ -68,7 +68,7 @@ type Counts struct {
 	Bytes     int64 `json:"bytes"`
 	// Indexed is how many nodes were added to the index.
 	Indexed  int     `json:"indexed_nodes"`
-	Reindexd bool    `json:"reindexed"`
+	Reindexed bool    `json:"reindexed"`
 	Seconds  float64 `json:"seconds"`
 }
 
@@ -129,7 +129,7 @@ func Run(ctx context.Context, opts Options) (c Counts, errs []error, err error) 
 		return c, errs, err
 	}
 	defer idx.Close()
-	c.Reindexd = rebuilt
+	c.Reindexed = rebuilt
 	lopts := opts.Live
 	lopts.CacheDir, lopts.Archive = opts.Dir, true
 	for i, f := range found {

@@ -330,7 +330,7 @@ func TestArchiveCorruptIndexIsRebuilt(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c := run(t, env, dir); !c.Reindexd {
+	if c := run(t, env, dir); !c.Reindexed {
 		t.Fatalf("the run trusted a damaged index: %+v", c)
 	}
 	checkConsistent(t, dir)

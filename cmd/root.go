@@ -237,6 +237,7 @@ its invariants.` + exitStatusHelp(""),
 		newConfigCmd(f, nil),
 		newModelsCmd(f, nil),
 		newSessionsCmd(f, nil),
+		newArchiveCmd(f, nil),
 		newVersionCmd(f, nil),
 	)
 	addHiddenCommands(root, f)
