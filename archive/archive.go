@@ -67,9 +67,9 @@ type Counts struct {
 	Failed    int   `json:"failed"`
 	Bytes     int64 `json:"bytes"`
 	// Indexed is how many nodes were added to the index.
-	Indexed  int     `json:"indexed_nodes"`
+	Indexed   int     `json:"indexed_nodes"`
 	Reindexed bool    `json:"reindexed"`
-	Seconds  float64 `json:"seconds"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // Origin is what the archive keeps of where an entry came from
