@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/cespare/xxhash/v2"
 	// The SQLite driver, with FTS5 compiled in.
 	_ "modernc.org/sqlite"
 
 	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -54,11 +56,13 @@ type Index struct {
 // rebuilt says whether it was.
 func OpenIndex(root string, rebuild bool) (idx *Index, rebuilt bool, err error) {
 	p := filepath.Join(root, IndexFile)
-	if !rebuild {
+	if !rebuild && !leftAsChecked(root) {
 		if why := checkIndex(p); why != "" {
 			rebuild = true
 		}
 	}
+	// Until Close records it again, the index is checked in full.
+	_ = os.Remove(filepath.Join(root, checkedFile))
 	if rebuild {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 			if err := os.Remove(p + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -120,8 +124,53 @@ func checkIndex(p string) string {
 	return ""
 }
 
-// Close closes the index.
-func (x *Index) Close() error { return x.db.Close() }
+// Close closes the index and records the file as the run left it, checked.
+func (x *Index) Close() error {
+	if err := x.db.Close(); err != nil {
+		return err
+	}
+	if sum, ok := indexSum(x.root); ok {
+		_ = os.WriteFile(filepath.Join(x.root, checkedFile), []byte(sum), 0o600)
+	}
+	return nil
+}
+
+// checkedFile records the XXH64 of index.sqlite as the last run that
+// checked it left it. The full check (quick_check and FTS5's
+// integrity-check, which re-reads every indexed text) costs about a second
+// per 20 MB of index on a loaded machine, hashing the file a fraction of
+// that: an index byte for byte as a run left it, no write-ahead log
+// pending, is not checked again; any change since (a damaged or replaced
+// file) brings the full check back.
+const checkedFile = "index.checked"
+
+// leftAsChecked reports whether the index is as the last run left it.
+func leftAsChecked(root string) bool {
+	want, err := os.ReadFile(filepath.Join(root, checkedFile))
+	if err != nil {
+		return false
+	}
+	if st, err := os.Lstat(filepath.Join(root, IndexFile+"-wal")); err == nil && st.Size() > 0 {
+		return false
+	}
+	sum, ok := indexSum(root)
+	return ok && sum == string(want)
+}
+
+// indexSum is the index file's size and XXH64, as a line of text.
+func indexSum(root string) (string, bool) {
+	f, err := osfile.OpenNoFollow(filepath.Join(root, IndexFile), os.O_RDONLY, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	h := xxhash.New()
+	n, err := io.Copy(h, bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d %016x\n", n, h.Sum64()), true
+}
 
 // reindexAll indexes every session directory of the archive, from its
 // entries alone.
