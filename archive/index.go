@@ -90,7 +90,8 @@ func OpenIndex(root string, rebuild bool) (idx *Index, rebuilt bool, err error) 
 			db.Close()
 			return nil, false, err
 		}
-		return idx, true, nil
+		// A first index is no rebuild; a damaged or --reindex one is.
+		return idx, rebuild, nil
 	}
 	return idx, false, nil
 }
