@@ -132,34 +132,72 @@ func Run(ctx context.Context, opts Options) (c Counts, errs []error, err error) 
 	c.Reindexed = rebuilt
 	lopts := opts.Live
 	lopts.CacheDir, lopts.Archive = opts.Dir, true
+	jobs, wait := startIndexer(ctx, idx)
 	for i, f := range found {
-		if err := ctx.Err(); err != nil {
-			return c, errs, err
+		if ctx.Err() != nil {
+			break
 		}
-		how, n, err := keep(ctx, idx, f, lopts, &c)
+		how, job, err := keep(ctx, f, lopts, &c)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f.File, err))
+		} else {
+			jobs <- job
 		}
-		c.Indexed += n
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(found), f, how)
 		}
+	}
+	close(jobs)
+	n, ierrs := wait()
+	c.Indexed = n
+	errs = append(errs, ierrs...)
+	if err := ctx.Err(); err != nil {
+		return c, errs, err
 	}
 	c.Files = len(found)
 	c.Seconds = now().Sub(start).Seconds()
 	return c, errs, nil
 }
 
-// keep archives one found session and indexes what it added; it says how
-// the session was treated and how many nodes it indexed.
-func keep(ctx context.Context, idx *Index, f input.Found, lopts live.Options, c *Counts) (string, int, error) {
+// indexJob is one archived entry to index, held (e) until it is.
+type indexJob struct {
+	e     *live.Entry
+	entry string
+	o     Origin
+}
+
+// startIndexer indexes the entries Run hands it on a goroutine of its
+// own, so that one session's import overlaps the indexing of the one
+// before (the two cost about the same; the index has one writer). wait
+// returns the nodes it indexed and the errors.
+func startIndexer(ctx context.Context, idx *Index) (chan<- indexJob, func() (int, []error)) {
+	jobs := make(chan indexJob, 1)
+	var n int
+	var errs []error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for j := range jobs {
+			k, err := idx.UpdateEntry(ctx, j.entry, j.o)
+			j.e.Close()
+			n += k
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", j.o.File, err))
+			}
+		}
+	}()
+	return jobs, func() (int, []error) { <-done; return n, errs }
+}
+
+// keep archives one found session; it says how the session was treated
+// and hands back the entry, held, to index.
+func keep(ctx context.Context, f input.Found, lopts live.Options, c *Counts) (string, indexJob, error) {
 	lopts.Input.SessionID = f.SessionID
 	e, err := live.Open(ctx, f.File, lopts)
 	if err != nil {
 		c.Failed++
-		return Failed, 0, err
+		return Failed, indexJob{}, err
 	}
-	defer e.Close()
 	entry := filepath.Dir(e.Session)
 	how := Unchanged
 	switch {
@@ -183,10 +221,10 @@ func keep(ctx context.Context, idx *Index, f input.Found, lopts live.Options, c 
 	}
 	o := Origin{Client: f.Client, File: e.File, SessionID: f.SessionID, Project: f.Project}
 	if err := writeOrigin(entry, o); err != nil {
-		return how, 0, err
+		e.Close()
+		return how, indexJob{}, err
 	}
-	n, err := idx.UpdateEntry(ctx, entry, o)
-	return how, n, err
+	return how, indexJob{e: e, entry: entry, o: o}, nil
 }
 
 func hasVersions(entry string) bool {

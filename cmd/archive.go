@@ -53,8 +53,8 @@ next completes it.
 
 Progress goes to stderr on a terminal; --json prints one line per run with
 the counts: files, new, grown, unchanged, rewritten, failed, bytes (parsed),
-indexed_nodes, seconds. A session that cannot be archived is reported and the
-others are still archived; the exit status is then 2.` + exitStatusHelp(""),
+indexed_nodes, seconds. A session that cannot be archived (or indexed) is reported and
+the others are still archived; the exit status is then 2.` + exitStatusHelp(""),
 		Example: `  ctxfold archive
   ctxfold archive --client claude-code --json
   # every hour, from cron:
@@ -145,7 +145,7 @@ func runArchive(ctx context.Context, opts *archiveOptions) error {
 		fmt.Fprintf(opts.IO.Out, "%d sessions: %d new, %d grown, %d unchanged, %d rewritten, %d failed; %s parsed, %d nodes indexed in %.1fs\n",
 			c.Files, c.New, c.Grown, c.Unchanged, c.Rewritten, c.Failed, byteSize(c.Bytes), c.Indexed, c.Seconds)
 	}
-	if c.Failed > 0 {
+	if c.Failed > 0 || len(errs) > 0 {
 		return &SilentError{Code: ExitUsage}
 	}
 	return nil
