@@ -204,7 +204,7 @@ func (x *Index) UpdateEntry(ctx context.Context, entry string, o Origin) (int, e
 	dirs = append(dirs, vs...)
 	total := 0
 	for _, d := range dirs {
-		if _, err := os.Lstat(filepath.Join(d, store.NodesFile)); err != nil {
+		if _, err := store.StatNodes(d); err != nil {
 			continue
 		}
 		n, err := x.updateSession(ctx, d, o)
