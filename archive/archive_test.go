@@ -335,3 +335,22 @@ func TestArchiveCorruptIndexIsRebuilt(t *testing.T) {
 	}
 	checkConsistent(t, dir)
 }
+
+// A session removed from the archive by hand leaves its hits shown, as
+// unreadable, instead of failing every search.
+func TestArchiveHitOfARemovedSessionIsShown(t *testing.T) {
+	env, phrases := testHome(t)
+	dir := t.TempDir()
+	run(t, env, dir)
+	hits, err := Search(context.Background(), dir, SearchOptions{Query: phrases[1].query})
+	if err != nil || len(hits) == 0 {
+		t.Fatal(hits, err)
+	}
+	if err := os.RemoveAll(hits[0].Session); err != nil {
+		t.Fatal(err)
+	}
+	hits, err = Search(context.Background(), dir, SearchOptions{Query: phrases[1].query})
+	if err != nil || len(hits) == 0 || hits[0].Status != StatusUnreadable {
+		t.Fatalf("after removing the session: %+v %v", hits, err)
+	}
+}

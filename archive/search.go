@@ -187,22 +187,38 @@ func classify(hits []Hit) error {
 		bySession[h.Session] = append(bySession[h.Session], i)
 	}
 	for _, dir := range order {
-		g, err := dag.Open(dir, store.OpenOptions{})
-		if err != nil {
-			return fmt.Errorf("%s: %w", dir, err)
-		}
-		v, err := render.Build(g, "", false)
-		if err != nil {
-			g.S.Close()
-			return fmt.Errorf("%s: %w", dir, err)
-		}
-		status := render.Classifier(v)
+		status, done, err := classifier(dir)
 		for _, i := range bySession[dir] {
-			if k, ok := g.Lookup(hits[i].NodeID); ok {
+			hits[i].Status = StatusUnreadable
+			if err != nil {
+				continue
+			}
+			if k, ok := done.Lookup(hits[i].NodeID); ok {
 				hits[i].Status = status(k)
 			}
 		}
-		g.S.Close()
+		if err == nil {
+			done.S.Close()
+		}
 	}
 	return nil
+}
+
+// StatusUnreadable is a hit whose archived session could not be opened
+// to classify it (removed or damaged by hand since it was indexed; run
+// ctxfold archive --reindex): the hit is still shown, never dropped.
+const StatusUnreadable = "unreadable"
+
+// classifier opens dir's view from its HEAD.
+func classifier(dir string) (func(int) string, *dag.Graph, error) {
+	g, err := dag.Open(dir, store.OpenOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		g.S.Close()
+		return nil, nil, err
+	}
+	return render.Classifier(v), g, nil
 }
