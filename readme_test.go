@@ -66,14 +66,21 @@ type tourStep struct {
 // output lines shown under each.
 func readmeTour(t *testing.T) []tourStep {
 	t.Helper()
+	return readmeSection(t, "\n## A two-minute tour")
+}
+
+// readmeSection is the "$ " commands of the README section whose heading
+// line is heading, with the output lines shown under each.
+func readmeSection(t *testing.T, heading string) []tourStep {
+	t.Helper()
 	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	start := strings.Index(text, "\n## A two-minute tour")
+	start := strings.Index(text, heading)
 	if start < 0 {
-		t.Fatal(`README.md has no "## A two-minute tour"`)
+		t.Fatalf("README.md has no %q", heading)
 	}
 	text = text[start+1:]
 	if end := strings.Index(text[3:], "\n## "); end >= 0 {

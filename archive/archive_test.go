@@ -354,3 +354,22 @@ func TestArchiveHitOfARemovedSessionIsShown(t *testing.T) {
 		t.Fatalf("after removing the session: %+v %v", hits, err)
 	}
 }
+
+// The archive is a live cache that nothing evicts: even a cache cap of one
+// byte (live.Options.MaxBytes) keeps every entry.
+func TestArchiveIsNeverEvicted(t *testing.T) {
+	env, phrases := testHome(t)
+	dir := t.TempDir()
+	opts := Options{Dir: dir, Env: env}
+	opts.Live.MaxBytes = 1
+	for range 2 {
+		if _, errs, err := Run(context.Background(), opts); err != nil || len(errs) > 0 {
+			t.Fatal(err, errs)
+		}
+	}
+	sessions, _ := filepath.Glob(filepath.Join(dir, "live", "*", "session"))
+	if len(sessions) != len(phrases) {
+		t.Fatalf("%d archived sessions left of %d", len(sessions), len(phrases))
+	}
+	checkConsistent(t, dir)
+}

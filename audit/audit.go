@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -28,6 +29,9 @@ type FactResult struct {
 	Fact
 	Kept   bool `json:"kept"`
 	Pinned bool `json:"pinned,omitempty"`
+	// Injected: not kept by the summary and the turns after it, but
+	// carried by ctxfold's own injection (Result.InjectedIDs).
+	Injected bool `json:"injected,omitempty"`
 }
 
 // KindResult is the survival of one kind of fact.
@@ -70,6 +74,12 @@ type Result struct {
 	// their subtrees, whether its text is still read verbatim.
 	PinnedNodes []PinnedNode `json:"pinned_nodes,omitempty"`
 	Facts       []FactResult `json:"facts"`
+	// InjectedIDs are the nodes read after the summary that are ctxfold's
+	// own injection (the hook's "dropped facts" context, IsInjection):
+	// they are not the summary's work, so a fact only they carry is not
+	// kept; Injected counts those facts.
+	InjectedIDs []string `json:"injected_ids,omitempty"`
+	Injected    int      `json:"injected,omitempty"`
 }
 
 // Kind returns the entry of kind k.
@@ -187,24 +197,11 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 	facts := Extract(nodes, spawned)
 	nodes = append(nodes, spawned...)
 
-	reads := []int{s}
-	if h := g.Head(); h >= 0 {
-		spine := g.Spine(h)
-		if at, ok := g.SegmentOnSpine(spine, covered, g.Pred(s)); ok {
-			res.OnHeadBranch = true
-			reads = append(append(append([]int(nil), spine[:at]...), s), spine[at+len(covered):]...)
-		}
+	hay, injected, err := readTexts(g, s, covered, res)
+	if err != nil {
+		return nil, err
 	}
-	var hay strings.Builder
-	for _, i := range reads {
-		n, err := g.S.Node(i)
-		if err != nil {
-			return nil, err
-		}
-		res.ReadIDs = append(res.ReadIDs, n.ID)
-		ReadText(&hay, n)
-	}
-	m := NewMatcher(hay.String())
+	m := NewMatcher(hay)
 	pinnedFrom := map[string]bool{}
 	for _, n := range nodes {
 		if opts.Pinned[n.ID] {
@@ -217,12 +214,64 @@ func one(g *dag.Graph, s int, opts Options) (*Result, error) {
 		}
 	}
 	res.Facts, res.Kinds, res.Pinned = Score(facts, m, pinnedFrom)
+	if injected != "" {
+		im := NewMatcher(injected)
+		for k := range res.Facts {
+			if f := &res.Facts[k]; !f.Kept && im.Has(f.Fact) {
+				f.Injected = true
+				res.Injected++
+			}
+		}
+	}
 	for _, k := range res.Kinds {
 		res.Total += k.Total
 		res.Kept += k.Kept
 	}
 	res.SurvivalPct = pct(res.Kept, res.Total)
 	return res, nil
+}
+
+// readTexts is what the model reads in place of the covered turns: the
+// summary and the kept tail after its segment on HEAD's branch (root
+// included), or the summary alone when its segment is not on that branch.
+// ctxfold's own injections among them are returned apart (injected),
+// since they are not the summary's work. It fills res.ReadIDs,
+// OnHeadBranch and InjectedIDs.
+func readTexts(g *dag.Graph, s int, covered []int, res *Result) (hay, injected string, err error) {
+	reads := []int{s}
+	if h := g.Head(); h >= 0 {
+		spine := g.Spine(h)
+		if at, ok := g.SegmentOnSpine(spine, covered, g.Pred(s)); ok {
+			res.OnHeadBranch = true
+			reads = append(append(append([]int(nil), spine[:at]...), s), spine[at+len(covered):]...)
+		}
+	}
+	var read, inj strings.Builder
+	for _, i := range reads {
+		n, err := g.S.Node(i)
+		if err != nil {
+			return "", "", err
+		}
+		res.ReadIDs = append(res.ReadIDs, n.ID)
+		if i != s && IsInjection(n) {
+			res.InjectedIDs = append(res.InjectedIDs, n.ID)
+			ReadText(&inj, n)
+			continue
+		}
+		ReadText(&read, n)
+	}
+	return read.String(), inj.String(), nil
+}
+
+// reInjection is the first line of the context ctxfold's hook adds after
+// a client's compaction (hook.Compose): "ctxfold: claude-code's
+// compaction summary dropped 3 of the 10 facts of the turns it folded".
+var reInjection = regexp.MustCompile(`ctxfold: [\w.-]+'s compaction summary dropped \d+ of the \d+ facts`)
+
+// IsInjection reports whether n is ctxfold's own injected context, which
+// the client records as a turn of the session (an attachment).
+func IsInjection(n *transcript.Node) bool {
+	return reInjection.MatchString(n.Content.PlainText())
 }
 
 // Score matches facts against m. A fact is pinned when one of its nodes is
@@ -338,6 +387,11 @@ func source(n *transcript.Node) string {
 				return client
 			}
 		}
+		// Otherwise the client is the name's first word ("droid
+		// compaction_state", "crush summary message").
+		if client, _, ok := strings.Cut(named, " "); ok && client != "" {
+			return strings.ToLower(client)
+		}
 	}
 	keys := make([]string, 0, len(n.Metadata))
 	for k := range n.Metadata {
@@ -352,6 +406,10 @@ func source(n *transcript.Node) string {
 			return "codex"
 		case strings.HasPrefix(k, "gemini"):
 			return "gemini"
+		case strings.HasPrefix(k, "qwen_code"):
+			return "qwen-code"
+		case strings.HasPrefix(k, "copilot"):
+			return "copilot"
 		}
 	}
 	return "ctxfold"

@@ -91,8 +91,18 @@ func TestSourceOfAnImportedSummary(t *testing.T) {
 	if got := source(n); got != "codex" {
 		t.Fatalf("source %q", got)
 	}
+	c := &transcript.Node{ID: "summary_c"}
+	c.SetMeta("copilot_compaction", map[string]any{"trigger": "manual"})
+	if got := source(c); got != "copilot" {
+		t.Fatalf("source %q", got)
+	}
 	if got := source(&transcript.Node{ID: "summary_y"}); got != "ctxfold" {
 		t.Fatalf("source %q", got)
+	}
+	d := &transcript.Node{ID: "summary_z"}
+	d.SetMeta("source", "droid compaction_state")
+	if got := source(d); got != "droid" {
+		t.Fatalf("source %q, want the name's first word", got)
 	}
 }
 
@@ -109,5 +119,44 @@ func TestReadTextOnce(t *testing.T) {
 	ReadText(&b, result("r1", "c1", "exit 2: no such file", true))
 	if got := strings.TrimSpace(b.String()); got != "exit 2: no such file" {
 		t.Errorf("tool_result block reads %q", got)
+	}
+}
+
+// Issue 44 item 13: after ctxfold's hook injected the facts a summary
+// dropped, audit does not count them as kept by the summary: it says
+// which facts only the injection carries.
+func TestRunInjectionIsNotTheSummarysWork(t *testing.T) {
+	summary := transcript.Node{ID: "summary_1", Role: transcript.SummaryRole, Name: transcript.SummaryName,
+		Content: transcript.TextContent(transcript.SummaryPrefix + "## Objective\nRun the build.\n")}
+	summary.SetMeta("compaction", true)
+	summary.SetMeta("covers_ids", []string{"u1", "a1"})
+	inject := "<system-reminder>\nctxfold: claude-code's compaction summary dropped 1 of the 2 facts of the turns it folded; " +
+		"the dropped facts follow.\n- instruction [u1]: Always use make.\n</system-reminder>"
+	g := session(t, []transcript.Node{
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Run the build. Always use make.")},
+		{ID: "a1", Predecessor: "u1", Role: transcript.RoleAssistant, Content: transcript.TextContent("Starting.")},
+		{ID: "u2", Predecessor: "a1", Role: transcript.RoleUser, Content: transcript.TextContent("And now?")},
+		{ID: "a2", Predecessor: "u2", Role: transcript.RoleAssistant, Content: transcript.TextContent("Done.")},
+		summary,
+		{ID: "inj", Predecessor: "a2", Role: transcript.RoleUser, Content: transcript.TextContent(inject)},
+	})
+	res, err := Run(context.Background(), g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if len(r.InjectedIDs) != 1 || r.InjectedIDs[0] != "inj" || r.Injected != 1 {
+		t.Fatalf("injected %v (%d)", r.InjectedIDs, r.Injected)
+	}
+	for _, f := range r.Facts {
+		if f.Text == "Always use make." && (f.Kept || !f.Injected) {
+			t.Errorf("the injected instruction: %+v", f)
+		}
+		if f.Text == "Run the build." && (!f.Kept || f.Injected) {
+			t.Errorf("the summary's request: %+v", f)
+		}
+	}
+	if r.Kind(KindInstruction).Kept != 0 {
+		t.Errorf("instructions kept: %+v", r.Kind(KindInstruction))
 	}
 }

@@ -56,17 +56,23 @@ var (
 	// Identifiers: a backticked name, a call (name()), camelCase,
 	// PascalCase with two humps, snake_case or a qualified name (a.b.c is
 	// kept only in backticks: in prose it is usually a file or a sentence).
-	reTicked   = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*(?:(?:\\.|::|#)[A-Za-z_][A-Za-z0-9_]*)*[!?]?)(?:\\(\\))?`")
-	reCall     = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\(\)`)
-	reCamel    = regexp.MustCompile(`\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b`)
-	rePascal   = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b`)
-	reSnake    = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
-	reNumber   = regexp.MustCompile(`(?i)\b\d+(?:[.,]\d+)?\s?(?:ms|µs|us|ns|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|kb|mb|gb|tb|kib|mib|gib|tib|bytes?|tokens?|px|rem|hz|khz|mhz|ghz|[smh])\b|\b\d+(?:[.,]\d+)?\s?%`)
-	reMarker   = regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|please|instead|stop|no longer|not allowed|required|without|keep)\b`)
-	reCorrect  = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
-	space      = regexp.MustCompile(`\s+`)
-	reExitOnly = regexp.MustCompile(`(?i)^(exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
-	reANSI     = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+	reTicked = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*(?:(?:\\.|::|#)[A-Za-z_][A-Za-z0-9_]*)*[!?]?)(?:\\(\\))?`")
+	reCall   = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\(\)`)
+	reCamel  = regexp.MustCompile(`\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b`)
+	rePascal = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b`)
+	reSnake  = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+	// An upper-case code (ERR_PORT_7, E_TIMEOUT, MAX_RETRIES): an error
+	// code or a constant the user names (issue 44).
+	reUpperCode = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
+	// A number after its unit word ("port 8443", "pid 4312"): the unit
+	// names what the number is, as "250ms" does after it.
+	reUnitFirst = regexp.MustCompile(`(?i)\b(?:port|pid|uid|gid|line|attempt|retries|timeout|version)\s?:?\s?\d+(?:\.\d+)*\b`)
+	reNumber    = regexp.MustCompile(`(?i)\b\d+(?:[.,]\d+)?\s?(?:ms|µs|us|ns|secs?|seconds?|mins?|minutes?|hrs?|hours?|days?|kb|mb|gb|tb|kib|mib|gib|tib|bytes?|tokens?|px|rem|hz|khz|mhz|ghz|[smh])\b|\b\d+(?:[.,]\d+)?\s?%`)
+	reMarker    = regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|please|instead|stop|no longer|not allowed|required|without|keep)\b`)
+	reCorrect   = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
+	space       = regexp.MustCompile(`\s+`)
+	reExitOnly  = regexp.MustCompile(`(?i)^(exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
+	reANSI      = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 
 // pathKeys are tool-argument keys holding file paths.
@@ -199,8 +205,10 @@ func (x *extractor) prose(text, id string) {
 		return
 	}
 	x.identifiers(rest, id)
-	for _, n := range reNumber.FindAllString(rest, -1) {
-		x.add(KindNumber, n, id)
+	for _, re := range []*regexp.Regexp{reNumber, reUnitFirst} {
+		for _, n := range re.FindAllString(rest, -1) {
+			x.add(KindNumber, n, id)
+		}
 	}
 }
 
@@ -213,7 +221,7 @@ func (x *extractor) identifiers(text, id string) {
 	for _, m := range reCall.FindAllStringSubmatch(text, -1) {
 		x.add(KindIdentifier, m[1], id)
 	}
-	for _, re := range []*regexp.Regexp{reCamel, rePascal, reSnake} {
+	for _, re := range []*regexp.Regexp{reCamel, rePascal, reSnake, reUpperCode} {
 		for _, m := range re.FindAllString(text, -1) {
 			x.add(KindIdentifier, m, id)
 		}

@@ -152,3 +152,15 @@ func TestExtractKindsIsAFilter(t *testing.T) {
 		}
 	}
 }
+
+// Issue 44 item 13: a number after its unit word and an upper-case error
+// code are facts to audit.
+func TestExtractPortAndErrorCode(t *testing.T) {
+	facts := Extract([]*transcript.Node{user("u1", "Remember port 8443. The deploy failed with ERR_PORT_7 twice.")}, nil)
+	if got := texts(facts, KindNumber); !slices.Contains(got, "port 8443") {
+		t.Errorf("numbers %q", got)
+	}
+	if got := texts(facts, KindIdentifier); !slices.Contains(got, "ERR_PORT_7") {
+		t.Errorf("identifiers %q", got)
+	}
+}

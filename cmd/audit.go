@@ -96,6 +96,7 @@ func newAuditCmd(f *Factory, runF func(*auditOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.All, "all", false, "audit every summary, relics and imported ones included")
 	fl.Float64Var(&opts.FailBelow, "fail-below", 0, "exit 1 when a summary keeps less than this percentage of its facts")
 	fl.IntVar(&opts.Missing, "missing", 10, "list at most this many missing facts per kind in text output (0: all)")
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 
@@ -210,6 +211,15 @@ func writeAuditText(w io.Writer, results []*audit.Result, maxMissing int) {
 		}
 		for _, kr := range rows {
 			fmt.Fprintf(w, "  %-12s %6d %6d %7.1f%%\n", kr.Kind, kr.Total, kr.Kept, kr.SurvivalPct)
+		}
+		if r.Injected > 0 {
+			// The hook's injection is not the summary's work (issue 44).
+			fmt.Fprintf(w, "only ctxfold's injection (%s) carries %d of the missing facts:\n", render.TextSafe(strings.Join(r.InjectedIDs, ",")), r.Injected)
+			for _, f := range r.Facts {
+				if f.Injected {
+					fmt.Fprintf(w, "  %s: %s\n", f.Kind, render.TextSafe(f.Text))
+				}
+			}
 		}
 		for _, pn := range r.PinnedNodes {
 			state := "kept verbatim"

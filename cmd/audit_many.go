@@ -55,7 +55,7 @@ func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions) error {
 			return auditRun{err: err}
 		}
 		res, err := auditDir(ctx, dir, opts, io.Discard)
-		return auditRun{results: res, entry: e, err: err}
+		return auditRun{results: res, entry: e, err: entryError(err, e)}
 	}, func(err error) auditRun { return auditRun{err: err} })
 	defer runs.wait()
 	w := bufio.NewWriter(opts.IO.Out)
@@ -72,12 +72,18 @@ func runAuditMany(ctx context.Context, f *Factory, opts *auditOptions) error {
 		tally.add(r, opts.FailBelow)
 	}
 	progress.Done()
-	if !opts.JSON {
-		fmt.Fprintf(w, "%s: %d audited, %d never compacted, %d unreadable%s\n",
-			plural(len(args), "transcript"), tally.audited, tally.notCompacted, tally.unreadable, survivalLine(tally.pcts))
-	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	// The summary line: on a terminal after the blocks; piped, a note on
+	// stderr, so stdout ends with the last file's data (fanSummary.print).
+	line := fmt.Sprintf("%s: %d audited, %d never compacted, %d unreadable%s",
+		plural(len(args), "transcript"), tally.audited, tally.notCompacted, tally.unreadable, survivalLine(tally.pcts))
+	switch {
+	case !opts.JSON && opts.IO.StdoutTTY:
+		fmt.Fprintln(opts.IO.Out, line)
+	case !opts.JSON || opts.IO.StderrTTY:
+		fmt.Fprintf(opts.IO.ErrOut, "ctxfold: %s\n", line)
 	}
 	code := tally.code
 	if tally.below > 0 && code == ExitOK {

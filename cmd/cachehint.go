@@ -96,3 +96,22 @@ func namePath(s, session, file string) string {
 		return file + m[len(session):]
 	})
 }
+
+// entryError is err told in terms of one argument's transcript file: a
+// many-file run (estimate DIR, audit DIR) reports each argument's error
+// itself, where Run's fileHints does not see it.
+func entryError(err error, e *live.Entry) error {
+	if err == nil || e == nil {
+		return err
+	}
+	var h interface{ Hint() string }
+	msg, hint := err.Error(), ""
+	if errors.As(err, &h) {
+		hint = h.Hint()
+	}
+	newMsg, newHint := namePath(msg, e.Session, e.File), fileHint(hint, e.Session, e.File, false)
+	if newMsg == msg && newHint == hint {
+		return err
+	}
+	return &fileHintError{err: err, msg: newMsg, hint: newHint}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/summarize"
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -132,6 +133,7 @@ func newCompactCmd(f *Factory, runF func(*compactOptions) error) *cobra.Command 
 	addModelFlags(cmd, &opts.ModelFlags)
 	fl.StringVar(&opts.LangFlag, "lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
 	_ = cmd.RegisterFlagCompletionFunc("lang", fixedCompletion("en", "zh"))
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 
@@ -141,6 +143,7 @@ func newCompactCmd(f *Factory, runF func(*compactOptions) error) *cobra.Command 
 func (f *Factory) resolveCompact(cmd *cobra.Command, args []string, opts *compactOptions) error {
 	opts.Compact.Dir = args[0]
 	opts.JSON = f.IO.JSON
+	opts.Summarizers.Warn = f.IO.ErrOut
 	if err := opts.Summarizers.resolve(cmd, f.Getenv); err != nil {
 		return err
 	}
@@ -267,7 +270,7 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	res, err := run(ctx, co)
 	progress.Done()
 	if res != nil {
-		printWarnings(opts.IO.ErrOut, res.Warnings)
+		printWarnings(opts.IO.ErrOut, fileWarnings(res.Warnings, co.Dir, opts.File))
 	}
 	var failed *compact.FailedError
 	var changed *compact.ChangedError
@@ -319,6 +322,17 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	return nil
 }
 
+// fileWarnings: a warning about a transcript file's cache session (dir)
+// names the file.
+func fileWarnings(ws []store.Warning, dir, file string) []store.Warning {
+	for i := range ws {
+		if file != "" && ws[i].File == dir {
+			ws[i].File = file
+		}
+	}
+	return ws
+}
+
 func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) string {
 	switch res.Outcome {
 	case compact.OutcomeSucceeded:
@@ -334,9 +348,10 @@ func compactMessage(lang report.Lang, res *compact.Result, ifAbove float64) stri
 		case compact.ReasonBelowThreshold:
 			return report.CompactionBelowThreshold(lang, res.BudgetPct, ifAbove)
 		case compact.ReasonBelowTarget:
-			// With a previous summary in the view, a history within the
-			// target is the already-compacted case.
-			if res.Plan != nil && res.Plan.Previous == nil {
+			// With a summary of ctxfold's own in the view, a history
+			// within the target is the already-compacted case; a summary
+			// imported from the client's own compaction is not (issue 44).
+			if res.Plan != nil && (res.Plan.Previous == nil || res.ClientSummary) {
 				return report.CompactionBelowTarget(lang, res.TokensBefore, res.Plan.Target)
 			}
 		case compact.ReasonNoBoundary:
@@ -454,7 +469,16 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, opts
 	if c := res.Correction; c != nil {
 		// The view after keeps the slope fitted before and is anchored on
 		// the client's prefix, as estimate anchors it afterwards.
+		// Before is estimate's own figure; a run that changed nothing
+		// reports it after too (issue 44: 880 before, 795 after, 881 in
+		// estimate for one unchanged session).
 		before, after := c.Apply(res.TokensBefore), c.ApplyCompacted(res.TokensAfter)
+		if res.CalibratedBefore > 0 {
+			before = res.CalibratedBefore
+		}
+		if res.Outcome != compact.OutcomeSucceeded && res.Outcome != compact.OutcomePlanned {
+			after = before
+		}
 		obj.Calibration, obj.CalibratedTokensBefore, obj.CalibratedTokensAfter = c, &before, &after
 	}
 	// newly_covered_count: how many of covers_ids this run folded (the

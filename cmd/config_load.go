@@ -51,8 +51,13 @@ var configKeys = []configKey{
 	{Name: "summarizer-cmd", Usage: "shell command the exec summarizer runs"},
 	{Name: "base-url", Usage: "Chat Completions endpoint of the openai summarizer"},
 	{Name: "summary-model", Usage: "model the openai summarizer calls"},
+	{Name: "cache-max-bytes", Usage: "size cap of the cache of transcript files (default 2GiB; 0: no cap)"},
 	{Name: "models", Usage: "extra or overridden model table entries (config file only)"},
 }
+
+// flaglessDefaults are the defaults `ctxfold config` shows for the keys
+// no command has a flag for (cacheMaxBytes reads the setting itself).
+var flaglessDefaults = map[string]any{"cache-max-bytes": "2GiB"}
 
 // fileOnlyKeys hold structured values: they have no flag and no
 // environment form.
@@ -161,6 +166,8 @@ func (f *Factory) resolve(cmd *cobra.Command, file *viper.Viper, key string) (Se
 			s.Value = flagValue(fl)
 		} else if def := treeFlag(cmd.Root(), key); def != nil {
 			s.Value, _ = typedValue(def.Value.Type(), def.DefValue)
+		} else if d, ok := flaglessDefaults[key]; ok {
+			s.Value = d
 		}
 		return s, nil
 	}

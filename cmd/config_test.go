@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -144,7 +145,7 @@ func TestConfigTextOutput(t *testing.T) {
 	}
 	// On a terminal the columns are aligned with spaces, not tabs.
 	r = cliRun(t, nil, true, "config", "--color", "never")
-	if strings.Contains(r.Stdout, "\t") || !strings.Contains(r.Stdout, "lock-timeout    10s") {
+	if strings.Contains(r.Stdout, "\t") || !regexp.MustCompile(`\nlock-timeout {2,}10s {2,}default\n`).MatchString(r.Stdout) {
 		t.Errorf("tty output:\n%s", r.Stdout)
 	}
 }

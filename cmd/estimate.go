@@ -155,6 +155,7 @@ func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Comman
 	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 
@@ -356,7 +357,9 @@ func estimateOne(ctx context.Context, opts *estimateOptions, so estimate.Session
 	if err != nil {
 		return estimateRun{SessionResult: estimate.SessionResult{Err: err}}
 	}
-	return estimateRun{SessionResult: estimate.Session(ctx, dir, so), entry: e}
+	res := estimate.Session(ctx, dir, so)
+	res.Err = entryError(res.Err, e)
+	return estimateRun{SessionResult: res, entry: e}
 }
 
 // estimateReadError is estimate's --json object for a session it could

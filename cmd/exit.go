@@ -66,6 +66,9 @@ func is[T error](err error) bool {
 var exitRules = []exitRule{
 	{is[*store.LockedError], ExitBusy},
 	{is[*archive.BusyError], ExitBusy},
+	// A summarizer stopped by Ctrl-C is a failed compaction too (the
+	// event says "cancelled"), but the run was interrupted: 130.
+	{func(err error) bool { return errors.Is(err, compact.ErrCancelled) }, ExitInterrupted},
 	{is[*compact.FailedError], ExitCompactFailed},
 	{is[*compact.RejectedError], ExitCompactFailed},
 	{is[*compact.ChangedError], ExitBusy},
@@ -81,6 +84,7 @@ var exitRules = []exitRule{
 	{is[*graph.AroundError], ExitUsage},
 	{is[*audit.NoSummaryError], ExitUsage},
 	{is[*store.PinError], ExitUsage},
+	{is[*compact.UndoError], ExitUsage},
 	{func(err error) bool { return errors.Is(err, context.Canceled) }, ExitInterrupted},
 }
 
@@ -89,6 +93,7 @@ var exitRules = []exitRule{
 //	nil                          0
 //	*SilentError                 its Code (a failed check, 1, printed its report)
 //	*store.LockedError      4
+//	compact.ErrCancelled         130 (Ctrl-C while summarizing)
 //	*compact.FailedError         3
 //	*compact.RejectedError       3
 //	*compact.ChangedError        4
@@ -98,7 +103,7 @@ var exitRules = []exitRule{
 //	*compact.BrokenError, *estimate.UnknownModelError,
 //	*estimate.UnknownEncodingError, *fit.OutputCapError,
 //	*fit.NoBudgetError, *graph.AroundError, *audit.NoSummaryError,
-//	*store.PinError         2
+//	*store.PinError, *compact.UndoError 2
 //	context.Canceled             130
 //	anything else                2 (*UsageError, *transcript.ParseError,
 //	                             *store.ValidationError,

@@ -90,11 +90,15 @@ func (s *fanSummary) line() string {
 // print writes the summary after the per-argument output: on stdout for
 // people; with --json only on a terminal's stderr, so the stream stays one
 // object per argument.
+//
+// Piped, stdout carries only the results (one block per file): the
+// summary line is a note on stderr then, never a prose line ending the
+// data a script reads (issue 44).
 func (s *fanSummary) print(ios *report.IOStreams, json bool) {
 	switch {
-	case !json:
+	case !json && ios.StdoutTTY:
 		fmt.Fprintf(ios.Out, "\n%s\n", s.line())
-	case ios.StderrTTY:
+	case !json || ios.StderrTTY:
 		fmt.Fprintf(ios.ErrOut, "ctxfold: %s\n", s.line())
 	}
 }

@@ -105,6 +105,7 @@ func newGraphCmd(f *Factory, runF func(*graphOptions) error) *cobra.Command {
 	addModelFlags(cmd, &opts.ModelFlags)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("tree", "json", "dot", "mermaid", "html"))
 	_ = cmd.RegisterFlagCompletionFunc("around", nodeIDFlagCompletion(f))
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

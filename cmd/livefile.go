@@ -2,12 +2,22 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // The file-argument step, written once: a command that reads a session
@@ -17,6 +27,25 @@ import (
 // (render, graph, search, audit, compact --dry-run), sessionArgs those of
 // several (estimate, verify, audit), openArg each run of a many-file
 // fan-out; all three open the file through openLive.
+
+// addFileArgFlags gives a command that reads a session the import's
+// --from for its transcript-file arguments (the "not a transcript" hint
+// says "name it with --from", so every command taking a file accepts it)
+// and --session, the session of a client's database to read (docs/LIVE.md,
+// "Databases"; by default the most recently active one).
+func addFileArgFlags(cmd *cobra.Command, f *Factory) {
+	cmd.Flags().StringVar(&f.liveFrom, "from", importer.Auto, "format of a transcript file argument: "+strings.Join(importer.Formats(), ", ")+" (a session directory ignores it)")
+	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
+	cmd.Flags().StringVar(&f.liveSession, "session", "", "the session of a database argument to read, by the client's id (default: the most recently active; ctxfold sessions lists them)")
+}
+
+// checkFrom rejects a --from that names no format.
+func (f *Factory) checkFrom() error {
+	if f.liveFrom != "" && !slices.Contains(importer.Formats(), f.liveFrom) {
+		return &UsageError{Err: fmt.Errorf("--from must be one of %s, got %q", strings.Join(importer.Formats(), ", "), f.liveFrom)}
+	}
+	return nil
+}
 
 // openLive brings a transcript file's cache session up to date.
 func (f *Factory) openLive(ctx context.Context, file string) (*live.Entry, error) {
@@ -31,11 +60,18 @@ func (f *Factory) openLive(ctx context.Context, file string) (*live.Entry, error
 // session: the cache folder, the import's write options, the input limits
 // and the collector setting of a resumed refresh.
 func (f *Factory) liveOptions() (live.Options, error) {
+	if err := f.checkFrom(); err != nil {
+		return live.Options{}, err
+	}
 	dir, err := f.cacheDir()
 	if err != nil {
 		return live.Options{}, err
 	}
-	return live.Options{CacheDir: dir, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv),
+	maxBytes, err := f.cacheMaxBytes()
+	if err != nil {
+		return live.Options{}, err
+	}
+	return live.Options{CacheDir: dir, MaxBytes: maxBytes, From: f.liveFrom, Store: f.writeOptions("import"), Input: f.liveInput(), ResumeGC: resumeGC(f.Getenv),
 		Prepare: f.prepareLive}, nil
 }
 
@@ -44,6 +80,9 @@ func (f *Factory) liveOptions() (live.Options, error) {
 // (--json's "file", beside "session"; "" for a session directory). The
 // cache entry is held until the command ends.
 func (f *Factory) sessionArg(ctx context.Context, arg string) (dir, file string, err error) {
+	if err := f.checkFrom(); err != nil {
+		return "", "", err
+	}
 	out, entries, err := f.liveArgs(ctx, []string{arg})
 	if err != nil {
 		return "", "", err
@@ -69,6 +108,9 @@ type sessionArgs struct {
 // sessionArgs expands args (expandArgs; a bad pattern or folder is a
 // *UsageError) and, unless they are many, opens each transcript file.
 func (f *Factory) sessionArgs(ctx context.Context, args []string) (sessionArgs, error) {
+	if err := f.checkFrom(); err != nil {
+		return sessionArgs{}, err
+	}
 	args, many, err := expandArgs(args)
 	if err != nil {
 		return sessionArgs{}, &UsageError{Err: err}
@@ -93,6 +135,9 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
+		if err := missingFile(a); err != nil {
+			return nil, nil, err
+		}
 		if !live.IsTranscriptFile(a) {
 			continue
 		}
@@ -118,6 +163,9 @@ func (f *Factory) liveArgs(ctx context.Context, args []string) ([]string, map[st
 // file is brought up to date inside the argument's own run, so many files
 // import in parallel; a session directory passes through with a nil entry.
 func (f *Factory) openArg(ctx context.Context, arg string) (string, *live.Entry, error) {
+	if err := missingFile(arg); err != nil {
+		return "", nil, err
+	}
 	if !live.IsTranscriptFile(arg) {
 		return arg, nil, nil
 	}
@@ -126,6 +174,20 @@ func (f *Factory) openArg(ctx context.Context, arg string) (string, *live.Entry,
 		return "", nil, err
 	}
 	return e.Session, e, nil
+}
+
+// missingFile: an argument that does not exist and is named like a file
+// (it has an extension: s.jsonl, rollout.jsonl.zst) was meant as a
+// transcript file, and is named as one — not as a missing session
+// directory (issue 44).
+func missingFile(arg string) error {
+	if filepath.Ext(arg) == "" {
+		return nil
+	}
+	if _, err := os.Lstat(arg); errors.Is(err, fs.ErrNotExist) {
+		return &transcript.ParseError{File: arg, Msg: "no such file (a transcript file or a session directory was expected)"}
+	}
+	return nil
 }
 
 // fileOf is the transcript file an entry came from, "" for a session
@@ -149,5 +211,5 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 }
 
 func (f *Factory) liveInput() input.Options {
-	return input.Options{MaxLineBytes: f.global.MaxLineBytes}
+	return input.Options{MaxLineBytes: f.global.MaxLineBytes, SessionID: f.liveSession}
 }

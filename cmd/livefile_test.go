@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -58,9 +57,6 @@ func TestLiveFileArguments(t *testing.T) {
 		}
 		r := runEnv(t, env, jargs...)
 		out := r.Stdout
-		if slices.Contains(args, "--fit") {
-			out = r.Stderr // the fit report; stdout is the fitted view
-		}
 		var named struct{ Session, File string }
 		if err := json.Unmarshal([]byte(out), &named); err != nil || r.Code != 0 {
 			t.Errorf("%v: exit %d, not one JSON object: %v %q", jargs, r.Code, err, out)
@@ -86,5 +82,44 @@ func TestLiveFileArguments(t *testing.T) {
 	after, _ := os.ReadFile(file)
 	if string(after) != string(b) {
 		t.Error("a command wrote to the transcript file")
+	}
+}
+
+// Issue 44 item 5: the "not a transcript" hint says "name it with --from",
+// so every command reading a transcript file takes --from; without it the
+// file is refused with that hint.
+func TestLiveFileFrom(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "chat.md")
+	// An aider history without its "# aider chat started at" line: auto
+	// detection declines it, --from aider reads it.
+	if err := os.WriteFile(file, []byte("#### hello there\n\nHi! How can I help?\n\n#### list the files\n\nSure: main.go.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"estimate", file}, {"render", file}, {"graph", file}, {"verify", file},
+		{"search", file, "files"}, {"compact", file, "--dry-run"}, {"audit", file},
+	} {
+		// A cache of its own: once read with --from, the cache session
+		// keeps its format for later runs without it.
+		env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir(), "CTXFOLD_MODEL": "gpt-4o"}}
+		r := runEnv(t, env, args...)
+		if r.Code != ExitUsage || !strings.Contains(r.Stderr, "name it with --from") {
+			t.Fatalf("%v without --from: exit %d %s", args, r.Code, r.Stderr)
+		}
+		r = runEnv(t, env, append(args, "--from", "aider")...)
+		// audit needs a summary to audit: its refusal says so, not the format.
+		if args[0] == "audit" {
+			if strings.Contains(r.Stderr, "--from") || !strings.Contains(r.Stderr, "summary") {
+				t.Errorf("%v --from aider: exit %d %s", args, r.Code, r.Stderr)
+			}
+			continue
+		}
+		if r.Code != 0 {
+			t.Errorf("%v --from aider: exit %d %s", args, r.Code, r.Stderr)
+		}
+	}
+	env := cliEnv{Env: map[string]string{"XDG_CACHE_HOME": t.TempDir()}}
+	if r := runEnv(t, env, "estimate", file, "--from", "bogus"); r.Code != ExitUsage || !strings.Contains(r.Stderr, "--from must be one of") {
+		t.Errorf("--from bogus: exit %d %s", r.Code, r.Stderr)
 	}
 }

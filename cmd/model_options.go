@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -145,6 +146,8 @@ type summarizerSettings struct {
 	// CmdGiven: --summarizer-cmd was given on the command line (a
 	// configured summarizer-cmd is allowed to sit unused).
 	CmdGiven bool
+	// Warn receives the openai summarizer's retries (stderr).
+	Warn io.Writer
 }
 
 // addSummarizerFlags declares the summarizer flags into s. The API key is
@@ -204,7 +207,13 @@ func (s summarizerSettings) build(defaultModel string) (summarize.Summarizer, er
 				return nil, &UsageError{Err: err}
 			}
 		}
-		return &summarize.OpenAI{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: model}, nil
+		o := &summarize.OpenAI{BaseURL: s.BaseURL, APIKey: s.APIKey, Model: model}
+		if w := s.Warn; w != nil {
+			o.OnRetry = func(attempt, attempts int, wait time.Duration, err error) {
+				warnf(w, "%s", fmt.Sprintf("openai summarizer: attempt %d of %d failed (%v); retrying in %s", attempt, attempts, err, wait))
+			}
+		}
+		return o, nil
 	case "exec":
 		return &summarize.Exec{Command: s.Cmd}, nil
 	}

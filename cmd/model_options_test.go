@@ -159,7 +159,7 @@ func TestRenderFitModelResolution(t *testing.T) {
 			if r.Code != 0 {
 				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 			}
-			rep := decodeJSON(t, r.Stderr)
+			rep := decodeJSON(t, r.Stdout)
 			if rep["model"] != tc.wantModel || rep["session"] != dir {
 				t.Fatalf("report model %v session %v, want %s %s", rep["model"], rep["session"], tc.wantModel, dir)
 			}

@@ -79,8 +79,9 @@ snipped. The session is never written (summaries are cached in DIR/cache/fit/,
 which is safe to delete). At most --max-summary-calls summary calls and a
 --summary-deadline per preparation (every HTTP attempt of the openai
 summarizer counts as a call). If the protected content alone does not
-fit, nothing is printed and the exit status is 5. --json-report FILE (or
-stderr with --json) lists what was changed.
+fit, nothing is printed and the exit status is 5. --json-report FILE lists
+what was changed beside the request on stdout; --json prints that report
+alone, on stdout.
 
 --diff compares the raw view of the branch with the rendered one: the ids the
 active summary folds away, the summary that stands in for them, and the token
@@ -124,6 +125,7 @@ func newRenderCmd(f *Factory, runF func(*renderOptions) error) *cobra.Command {
 	fl.IntVar(&opts.MaxSummaryCalls, "max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
 	fl.DurationVar(&opts.SummaryDeadline, "summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
 	fl.StringVar(&opts.JSONReport, "json-report", "", "--fit: write the report of what was changed to FILE")
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 
@@ -187,6 +189,7 @@ func (f *Factory) fitOptions(cmd *cobra.Command, opts *renderOptions) error {
 	if opts.MaxSummaryCalls <= 0 || opts.SummaryDeadline <= 0 {
 		return &UsageError{Err: errors.New("--max-summary-calls and --summary-deadline must be positive")}
 	}
+	opts.Summarizers.Warn = f.IO.ErrOut
 	if err := opts.Summarizers.resolve(cmd, f.Getenv); err != nil {
 		return err
 	}
@@ -263,7 +266,10 @@ func textStyle(ios *report.IOStreams) render.Style {
 // fit succeeded.
 func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render.View) error {
 	fo := opts.FitOptions
-	fo.Estimate = fo.Estimate.ForSession(g.S.Meta, opts.FitDefaultModel)
+	fo.Estimate = fo.Estimate.ForSession(g.S.Meta, opts.FitDefaultModel).ForView(view)
+	if w := fo.Estimate.AssumedWarning(); w != "" {
+		warnf(opts.IO.ErrOut, "%s", w)
+	}
 	warnFamily(opts.IO.ErrOut, fo.Estimate)
 	if !fo.Estimate.NoCalibrate {
 		// The budget is what the provider will count: calibrate on the
@@ -289,6 +295,12 @@ func runFit(ctx context.Context, opts *renderOptions, g *dag.Graph, view *render
 	if err != nil {
 		return err
 	}
+	if opts.JSON && opts.JSONReport == "" {
+		// --json: the report is the one object on stdout, as render
+		// --json prints the view's shape, not its text (the body with the
+		// report beside it: --json-report FILE).
+		return nil
+	}
 	if len(rep.Transformations) == 0 {
 		// Already fits: exactly render's output.
 		return render.Write(opts.IO.Out, view, opts.Format)
@@ -301,7 +313,7 @@ func writeFitReport(opts *renderOptions, rep *fit.Report) error {
 	case opts.JSONReport != "":
 		return report.WriteFileAtomic(opts.JSONReport, func(w io.Writer) error { return report.JSON(w, rep) })
 	case opts.JSON:
-		return report.JSON(opts.IO.ErrOut, rep)
+		return report.JSON(opts.IO.Out, rep)
 	}
 	return nil
 }

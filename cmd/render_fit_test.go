@@ -78,7 +78,9 @@ func TestRenderFitExitCodes(t *testing.T) {
 		err  string
 	}{
 		{"protected content over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai", "--no-calibrate"}, 5, "does not fit"},
-		{"calibrated prefix over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai"}, 5, "does not fit"},
+		// The calibrated prefix leaves no budget: the same error as a
+		// window below the output reserve and margin (issue 44 item 11).
+		{"calibrated prefix over budget", []string{"render", dir, "--fit", "--window", "600", "--format", "openai"}, 2, "no input budget: window 600 − output reserve 150 − margin 256 − fixed costs"},
 		{"explicit output cap above the model's capability", []string{"render", dir, "--fit", "--model", "gpt-4o", "--output-cap", "100000"}, 2, "cannot be honoured"},
 		{"fit flag without --fit", []string{"render", dir, "--window", "1000"}, 2, "--window needs --fit"},
 		{"jsonl is not a request format", []string{"render", dir, "--fit", "--format", "jsonl"}, 2, "--fit prints"},
@@ -200,7 +202,7 @@ func TestRenderFitReportSaysProxy(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	for model, proxy := range map[string]bool{"gpt-4.1": false, "claude-sonnet-4": true} {
 		res := cliRun(t, nil, false, "render", dir, "--fit", "--model", model, "--window", "1200", "--format", "ids", "--json")
-		m := decodeJSON(t, strings.TrimSpace(res.Stderr))
+		m := decodeJSON(t, strings.TrimSpace(res.Stdout))
 		if res.Code != 0 || m["encoding_is_proxy"] != proxy {
 			t.Errorf("%s: exit %d, encoding_is_proxy %v, want %v", model, res.Code, m["encoding_is_proxy"], proxy)
 		}

@@ -53,6 +53,12 @@ type Factory struct {
 	// prepareLive is live.Options.Prepare for this run's transcript
 	// files (estimate sets it: estimate.Warm).
 	prepareLive func(session string)
+	// liveFrom is --from of a command that reads transcript files: the
+	// import format of its file arguments (addFromFlag).
+	liveFrom string
+	// liveSession is --session of those commands: the session of a
+	// database argument ("": the most recently active).
+	liveSession string
 	// global holds the persistent flags, once loadConfig has resolved
 	// them (flag > environment > config file > default).
 	global globalFlags
@@ -154,12 +160,17 @@ func runTree(ctx context.Context, f *Factory, args []string, newRoot func(*Facto
 	if f.Config == nil {
 		f.Config = viper.New()
 	}
+	// stdout is counted: an error after a command wrote its own JSON
+	// (estimate's read_error) is not reported twice.
+	out := &countingWriter{w: f.IO.Out}
+	f.IO.Out = out
+	defer func() { f.IO.Out = out.w }()
 	root := newRoot(f)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -169,7 +180,73 @@ func runTree(ctx context.Context, f *Factory, args []string, newRoot func(*Facto
 	}
 	err = f.fileHints(err)
 	printError(f.IO.ErrOut, err)
-	return ExitCode(err)
+	code = ExitCode(err)
+	if out.n == 0 && (f.IO.JSON || jsonAsked(args)) && !protocolCommand(c) {
+		printJSONError(out.w, err, code)
+	}
+	return code
+}
+
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// jsonAsked: --json is on the command line, for an error before the flags
+// were resolved (an unknown flag).
+func jsonAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// protocolCommand: a command whose stdout speaks a client's protocol
+// (hook, mcp) or is one status line; an error object there would be read
+// as a reply.
+func protocolCommand(c *cobra.Command) bool {
+	if c == nil {
+		return false
+	}
+	switch c.Name() {
+	case "hook", "mcp", "statusline", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return true
+	}
+	return c.Parent() != nil && protocolCommand(c.Parent())
+}
+
+// jsonError is the --json form of an error: every command with --json
+// prints it on stdout when it fails before printing its own object, with
+// the exit code unchanged (stderr still has the one-line error).
+type jsonError struct {
+	Error    string `json:"error"`
+	Hint     string `json:"hint,omitempty"`
+	ExitCode int    `json:"exit_code"`
+}
+
+func printJSONError(w io.Writer, err error, code int) {
+	var silent *SilentError
+	if errors.As(err, &silent) {
+		return
+	}
+	je := jsonError{Error: strings.ReplaceAll(err.Error(), "\n", " "), ExitCode: code}
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		je.Hint = h.Hint()
+	}
+	_ = report.JSON(w, je)
 }
 
 func printError(w io.Writer, err error) {
@@ -209,6 +286,16 @@ its invariants.` + exitStatusHelp(""),
 	pf.StringVar(&f.global.ConfigFile, "config", "", "config file (default $XDG_CONFIG_HOME/ctxfold/config.yaml)")
 	pf.DurationVar(&f.global.LockTimeout, "lock-timeout", store.DefaultLockTimeout, "how long a write waits for another writer")
 	pf.IntVar(&f.global.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "longest JSONL line accepted")
+	// --version and -v print what `ctxfold version` prints (users try
+	// them first); the root command runs only for them, else it shows help.
+	var showVersion bool
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print what 'ctxfold version' prints")
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if !showVersion {
+			return cmd.Help()
+		}
+		return runVersion(cmd.Context(), &versionOptions{IO: f.IO, JSON: f.IO.JSON, BuildInfo: debug.ReadBuildInfo})
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: err}
 	})
@@ -224,6 +311,7 @@ its invariants.` + exitStatusHelp(""),
 		newCompactCmd(f, nil),
 		newVerifyCmd(f, nil),
 		newGraphCmd(f, nil),
+		newReportCmd(f, nil),
 		newImportCmd(f, nil),
 		newExportCmd(f, nil),
 		newSearchCmd(f, nil),
@@ -238,7 +326,10 @@ its invariants.` + exitStatusHelp(""),
 		newModelsCmd(f, nil),
 		newSessionsCmd(f, nil),
 		newArchiveCmd(f, nil),
+		newDoctorCmd(f, nil),
+		newUncompactCmd(f, nil),
 		newVersionCmd(f, nil),
+		newCacheCmd(f, nil),
 	)
 	addHiddenCommands(root, f)
 	return root

@@ -45,6 +45,8 @@ type statuslineOptions struct {
 	// TailMinBytes is the transcript size from which the status line
 	// answers from its tail (statusline_tail.go); 0 never does.
 	TailMinBytes int64
+	// MaxBytes caps the cache (cache-max-bytes; live.Options.MaxBytes).
+	MaxBytes int64
 	// The flags Est, Model and DefaultModel are resolved from.
 	ModelFlags   modelFlags
 	CompactAtPct float64
@@ -165,6 +167,10 @@ func newStatuslineCmd(f *Factory, runF func(*statuslineOptions) error) *cobra.Co
 				opts.CacheDir, _ = f.cacheDir()
 			}
 			opts.JSON = f.IO.JSON
+			// A bad cache-max-bytes must not fail the hook: the default cap.
+			if mb, err := f.cacheMaxBytes(); err == nil {
+				opts.MaxBytes = mb
+			}
 			opts.Store = f.writeOptions("statusline")
 			opts.Open = f.openOptions()
 			opts.ModelFlags.recordExplicit(cmd)
@@ -252,7 +258,7 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	so.Estimate.Model = hookModel(opts, hook)
 	var st StatusLine
 	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
-	ts, err := measureTranscript(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: resumeGC(opts.Getenv),
+	ts, err := measureTranscript(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, MaxBytes: opts.MaxBytes, Store: opts.Store, ResumeGC: resumeGC(opts.Getenv),
 		Prepare: estimate.Warm}, so, opts.TailMinBytes,
 		func() func() { return liveGC(opts.Getenv) })
 	if err != nil {

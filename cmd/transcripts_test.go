@@ -87,8 +87,9 @@ func TestEstimateFolderOfTranscripts(t *testing.T) {
 		}
 	}
 	want := len(files)
-	if !strings.Contains(r.Stdout, "\n"+plural(want, "transcript")+": "+itoa(want-1)+" measured, 1 unreadable · budget median ") ||
-		!strings.Contains(r.Stdout, " compacted · ") {
+	// Piped, the summary line is a note on stderr: stdout ends with data.
+	if !strings.Contains(r.Stderr, "ctxfold: "+plural(want, "transcript")+": "+itoa(want-1)+" measured, 1 unreadable · budget median ") ||
+		!strings.Contains(r.Stderr, " compacted · ") || strings.Contains(r.Stdout, " measured, ") {
 		t.Errorf("no summary line:\n%s", r.Stdout)
 	}
 	// A quoted pattern is expanded like the folder, with the same figures.
@@ -187,7 +188,8 @@ func TestAuditFolderOfTranscripts(t *testing.T) {
 	if !strings.Contains(r.Stdout, filepath.Join(dir, "compact.jsonl")+"\nsummary ") {
 		t.Errorf("the compacted transcript is not audited under its name:\n%s", r.Stdout)
 	}
-	if !strings.Contains(r.Stdout, plural(len(files), "transcript")+": 1 audited, ") || !strings.Contains(r.Stdout, ", 1 unreadable · survival median ") {
+	if !strings.Contains(r.Stderr, "ctxfold: "+plural(len(files), "transcript")+": 1 audited, ") || !strings.Contains(r.Stderr, ", 1 unreadable · survival median ") ||
+		strings.Contains(r.Stdout, " audited, ") {
 		t.Errorf("no summary line:\n%s", r.Stdout)
 	}
 	if r.Code != ExitUsage || strings.Contains(r.Stdout+r.Stderr, "ctxfold compact") {

@@ -80,6 +80,7 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "count warnings as errors")
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/report"
@@ -49,5 +50,28 @@ func TestVersionCommand(t *testing.T) {
 	}
 	if r := cliRun(t, nil, false, "version", "extra"); r.Code != ExitUsage {
 		t.Fatalf("extra argument: exit %d", r.Code)
+	}
+}
+
+// Issue 44 item 4: --version and -v print what `ctxfold version` prints.
+func TestVersionFlags(t *testing.T) {
+	want := cliRun(t, nil, false, "version")
+	for _, flag := range []string{"--version", "-v"} {
+		r := cliRun(t, nil, false, flag)
+		if r.Code != 0 || r.Stdout != want.Stdout || r.Stdout == "" {
+			t.Fatalf("%s: exit %d stdout %q stderr %q, want %q", flag, r.Code, r.Stdout, r.Stderr, want.Stdout)
+		}
+	}
+	wantJSON := cliRun(t, nil, false, "version", "--json")
+	if r := cliRun(t, nil, false, "--version", "--json"); r.Stdout != wantJSON.Stdout {
+		t.Fatalf("--version --json: %q, want %q", r.Stdout, wantJSON.Stdout)
+	}
+	// Without the flag the bare command still shows help, and an unknown
+	// command stays an error.
+	if r := cliRun(t, nil, false); r.Code != 0 || !strings.Contains(r.Stdout, "Usage:") {
+		t.Fatalf("bare: exit %d %q", r.Code, r.Stdout)
+	}
+	if r := cliRun(t, nil, false, "nosuchcmd"); r.Code != ExitUsage {
+		t.Fatalf("unknown command: exit %d %q", r.Code, r.Stderr)
 	}
 }

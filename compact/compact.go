@@ -82,6 +82,14 @@ type Result struct {
 	// Reason says why a no-op was one.
 	Reason string
 	Plan   *Plan
+	// ClientSummary: the plan's previous summary was not written by a
+	// ctxfold compaction (no compaction_finished names it) but imported
+	// with the client's transcript. A history within the target is then
+	// not "already compacted" by ctxfold but simply within the target.
+	ClientSummary bool
+	// CalibratedBefore is the calibrated total of the view before, the
+	// figure `ctxfold estimate` prints (0 without a calibration).
+	CalibratedBefore int
 	// SummaryID is the new summary node; CoversIDs its covers_ids and
 	// SummarisedCount their number (the coverage reported to people).
 	SummaryID       string
@@ -130,6 +138,13 @@ func (r *Result) Growth() int {
 	return r.SummaryTokens - r.SummaryCap
 }
 
+// cancelledError is ErrCancelled: its text is the compaction_failed
+// event's "cancelled"; errors.Is finds context.Canceled in it.
+type cancelledError struct{}
+
+func (cancelledError) Error() string        { return "cancelled" }
+func (cancelledError) Is(target error) bool { return target == context.Canceled }
+
 // FailedError is a failed compaction: the summarizer failed or was
 // cancelled, or its summary was rejected. Nothing was written but the
 // compaction_failed event.
@@ -175,11 +190,14 @@ func (e *BrokenError) Hint() string { return fmt.Sprintf("run 'ctxfold verify %s
 
 // Rejection reasons of a summary (docs/COMPACT.md §4).
 var (
-	ErrEmptySummary     = errors.New("the summarizer returned an empty summary")
-	ErrOversized        = errors.New("the summary is over the size ceiling")
-	ErrNonReducing      = errors.New("the summary does not make the rendered context smaller")
-	ErrCancelled        = errors.New("cancelled")
-	errNoSummarizerConf = errors.New("compact: no summarizer")
+	ErrEmptySummary = errors.New("the summarizer returned an empty summary")
+	ErrOversized    = errors.New("the summary is over the size ceiling")
+	ErrNonReducing  = errors.New("the summary does not make the rendered context smaller")
+	// ErrCancelled is a summarizer stopped by Ctrl-C: it is a
+	// context.Canceled, so the command exits 130 like every interrupted
+	// run, not 3 (README, "Exit codes").
+	ErrCancelled        error = cancelledError{}
+	errNoSummarizerConf       = errors.New("compact: no summarizer")
 )
 
 // snapshot is what the plan was made from, re-checked under the lock.

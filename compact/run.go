@@ -2,6 +2,7 @@ package compact
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,6 +101,13 @@ func (r *Run) measure(ctx context.Context) error {
 		return err
 	}
 	r.view = view
+	// Before the first reply: the model an attachment names, else the
+	// client's default, said to be assumed (estimate.ForSession).
+	eopts = eopts.ForView(view)
+	r.eopts, res.Model = eopts, eopts.Model
+	if w := eopts.AssumedWarning(); w != "" {
+		res.Warnings = append(res.Warnings, store.Warning{File: opts.Dir, Msg: w})
+	}
 	nodes, err := view.LoadNodes()
 	if err != nil {
 		return err
@@ -119,6 +127,9 @@ func (r *Run) measure(ctx context.Context) error {
 	res.TokensBefore, res.TokensAfter = before.Total, before.Total
 	res.BudgetPct, res.BudgetBasis = before.BudgetPct, before.BudgetBasis
 	res.Correction = before.Calibration.Correction()
+	if before.Calibration != nil {
+		res.CalibratedBefore = before.Calibration.CalibratedTotal
+	}
 	target := opts.KeepTokens
 	if target <= 0 {
 		w, err := window(eopts)
@@ -131,10 +142,41 @@ func (r *Run) measure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.in = PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target}
+	r.in = PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target, PreviousCovers: previousCovers(g, view)}
 	r.plan = MakePlan(r.in)
 	res.Plan = r.plan
+	if r.plan.Previous != nil && r.plan.NoOp {
+		res.ClientSummary = !ownSummary(g.S, r.plan.Previous.ID)
+	}
 	return nil
+}
+
+// previousCovers is what the view's stored summary covers, nil when the
+// view has none: its coverage may be a span, which only the graph expands
+// (docs/FORMAT.md §4).
+func previousCovers(g *dag.Graph, view *render.View) []string {
+	if view.Substitution.Summary < 0 {
+		return nil
+	}
+	return g.CoverIDs(view.Substitution.Summary)
+}
+
+// ownSummary reports whether a ctxfold compaction wrote the summary id: a
+// compaction_finished event names it. An unreadable events file counts
+// as ctxfold's (the message stays the one it always was).
+func ownSummary(s *store.Session, id string) bool {
+	found := false
+	_, err := s.ReadEvents(func(ev store.EventLine) error {
+		var e struct {
+			Type      string `json:"type"`
+			SummaryID string `json:"summary_id"`
+		}
+		if json.Unmarshal(ev.Raw, &e) == nil && e.Type == EventFinished && e.SummaryID == id {
+			found = true
+		}
+		return nil
+	})
+	return found || err != nil
 }
 
 // Close releases the session.
@@ -191,7 +233,7 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 		if !strings.Contains(req.Previous, "## Objective") {
 			// A client's own summary (imported) states no objective under
 			// that heading: the first request it covers is on disk.
-			if req.FirstRequest, err = firstRequest(g.S, plan.Previous.CoversIDs()); err != nil {
+			if req.FirstRequest, err = firstRequest(g.S, plan.PreviousCovers); err != nil {
 				return summarize.Request{}, err
 			}
 		}

@@ -27,6 +27,9 @@ type Options struct {
 	// Model names the model (resolved through Models, then the built-in
 	// table). "" with no Window counts tokens without a budget.
 	Model string
+	// ModelAssumed is set by ForSession when Model is the client's
+	// default, not one the session, the user or the config named.
+	ModelAssumed bool
 	// Encoding overrides the model's encoding ("" means the model's).
 	Encoding string
 	// Window and MaxOutput override the model's context window and output
@@ -80,9 +83,12 @@ type Result struct {
 	Session string `json:"session"`
 	// File is the transcript file Session was imported from, when the
 	// command was given the file (docs/LIVE.md).
-	File            string `json:"file,omitempty"`
-	Head            string `json:"head,omitempty"`
-	Model           string `json:"model"`
+	File  string `json:"file,omitempty"`
+	Head  string `json:"head,omitempty"`
+	Model string `json:"model"`
+	// ModelAssumed: the session records no model and none was configured,
+	// so Model is its client's default (ClientDefaultModel).
+	ModelAssumed    bool   `json:"model_assumed,omitempty"`
 	Provider        string `json:"provider"`
 	Encoding        string `json:"encoding"`
 	EncodingIsProxy bool   `json:"encoding_is_proxy"`

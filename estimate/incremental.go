@@ -392,6 +392,10 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 	if e.Model == "" && e.Window == 0 {
 		return nil, "no model"
 	}
+	if e.ModelAssumed {
+		// The full path looks for the model in the view (announcedModel).
+		return nil, "model assumed"
+	}
 	res, vc, sidecar, err := t.measure(ctx, e, k.key)
 	if errors.As(err, &why) {
 		return nil, why
@@ -401,6 +405,7 @@ func incremental(ctx context.Context, dir string, k viewKey, e Options, opts Ses
 		return nil, fallbackReason(fmt.Sprint(err))
 	}
 	res.Session = dir
+	res.ModelAssumed = e.ModelAssumed
 	out = &SessionResult{Result: res, Path: PathIncremental, Summaries: t.basis.Summaries}
 	if err := storeView(dir, *vc, sidecar); err != nil {
 		out.Warnings = append(out.Warnings, "view cache not saved: "+err.Error())

@@ -84,6 +84,14 @@ func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 		r.Model, r.Rule = m, RuleExact
 		return r, true
 	}
+	// GitHub Copilot CLI names Claude models with a dotted version
+	// ("claude-sonnet-4.5"); Anthropic's name is dashed: an alias.
+	if strings.HasPrefix(raw, "claude-") && strings.Contains(raw, ".") {
+		if m, ok := findModel(strings.ReplaceAll(raw, ".", "-"), extra); ok {
+			r.Model, r.Rule = m, RuleAlias
+			return r, true
+		}
+	}
 	key, long := normalizeModelName(raw)
 	toks := trimAliasTokens(strings.Split(key, "-"))
 	if len(toks) == 0 || toks[0] == "" {
@@ -389,9 +397,13 @@ func resolveFamily(toks []string, extra map[string]Model) (Model, bool) {
 	return oldest.m, true
 }
 
-// ModelWarning is the one-line warning for a result whose model resolved
-// by family (Resolution.Warning); "" otherwise.
+// ModelWarning is the one-line warning for a result whose model was
+// assumed (ForSession) or resolved by family (Resolution.Warning); ""
+// otherwise.
 func (r *Result) ModelWarning() string {
+	if r.ModelAssumed {
+		return fmt.Sprintf("the session records no model yet: assumed %s, its client's default — pass --model or set model: in the config to choose", r.Model)
+	}
 	return Resolution{Requested: r.Model, Model: Model{Name: r.ResolvedModel, Window: r.Window}, Rule: r.ModelRule}.Warning()
 }
 

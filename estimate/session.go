@@ -3,30 +3,105 @@ package estimate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // ForSession resolves the model a command budgets a session for: o.Model
 // (an explicit choice), else the model the session records, else fallback
 // (the configured model) — the one order every command and compact use.
 // The window the session records is filled in unless o sets one.
+//
+// A session that records no model, with none configured, is budgeted for
+// the default model of the client that wrote it (ClientDefaultModel: a
+// Claude Code transcript before its first reply records none) and
+// ModelAssumed says so.
 func (o Options) ForSession(meta store.Meta, fallback string) Options {
 	switch {
 	case o.Model != "":
 	case meta.Model != "":
 		o.Model = meta.Model
-	default:
+	case fallback != "":
 		o.Model = fallback
+	case o.Window <= 0:
+		// With --window the window alone budgets, as before.
+		o.Model = ClientDefaultModel(meta)
+		o.ModelAssumed = o.Model != ""
 	}
 	if o.RecordedWindow <= 0 {
 		o.RecordedWindow = RecordedWindow(meta)
 	}
 	return o
+}
+
+// clientDefaults are the models the clients use when the user picks none,
+// keyed by the importer's format name (session.json's imported_from).
+var clientDefaults = map[string]string{
+	"claude-code": "claude-sonnet-4-5",
+	"codex":       "gpt-5-codex",
+	"gemini":      "gemini-3.8-flash", // Gemini CLI 0.61.0's default (docs/ESTIMATE.md)
+}
+
+// ClientDefaultModel is the default model of the client whose transcript
+// the session was imported from, "" when the session names no client or
+// the client has no single default.
+func ClientDefaultModel(meta store.Meta) string {
+	var from struct {
+		Format string `json:"format"`
+	}
+	if raw, ok := meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
+		return ""
+	}
+	return clientDefaults[from.Format]
+}
+
+// reAnnounced is Claude Code's attachment naming the model before the
+// first reply: "You are powered by the model named Opus 5.5. The exact
+// model ID is claude-opus-5-5."
+var reAnnounced = regexp.MustCompile(`The exact model ID is ([A-Za-z0-9][A-Za-z0-9._:/\[\]-]*[A-Za-z0-9\]])`)
+
+// ForView is o with an assumed model (ForSession) replaced by the model
+// an attachment of the view names, when one does (announcedModel): every
+// command that budgets a session resolves its model the same way.
+func (o Options) ForView(v *render.View) Options {
+	if o.ModelAssumed {
+		if m := announcedModel(v); m != "" {
+			o.Model, o.ModelAssumed = m, false
+		}
+	}
+	return o
+}
+
+// AssumedWarning is the warning of an assumed model ("" when o's model
+// was not assumed), as estimate's result gives it (Result.ModelWarning).
+func (o Options) AssumedWarning() string {
+	if !o.ModelAssumed {
+		return ""
+	}
+	r := Result{Model: o.Model, ModelAssumed: true}
+	return r.ModelWarning()
+}
+
+// announcedModel is the model an attachment in the view names, "" when
+// none does: what a transcript before its first reply holds of its model.
+func announcedModel(v *render.View) string {
+	found := ""
+	errFound := errors.New("found")
+	_ = v.Nodes(func(_ int, n *transcript.Node) error {
+		if m := reAnnounced.FindStringSubmatch(n.Content.PlainText()); m != nil {
+			found = m[1]
+			return errFound
+		}
+		return nil
+	})
+	return found
 }
 
 // SessionOptions configure Session.
@@ -129,7 +204,7 @@ func full(ctx context.Context, dir string, opts SessionOptions, k viewKey, expli
 		return out
 	}
 	e.Model = explicit
-	e = e.ForSession(g.S.Meta, opts.DefaultModel)
+	e = e.ForSession(g.S.Meta, opts.DefaultModel).ForView(view)
 	var st *viewState
 	if key != "" {
 		defer func() {
@@ -157,6 +232,7 @@ func full(ctx context.Context, dir string, opts SessionOptions, k viewKey, expli
 		return out
 	}
 	res.Session = dir
+	res.ModelAssumed = e.ModelAssumed
 	out.Result = res
 	if w := res.ModelWarning(); w != "" {
 		out.Warnings = append(out.Warnings, w)

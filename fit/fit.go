@@ -145,11 +145,20 @@ func (e *OutputCapError) Error() string {
 // error (cmd/exit.go).
 type NoBudgetError struct {
 	Window, OutputReserve, Margin int
+	// Fixed is what the calibration adds to every request that the view
+	// does not hold (the client's unrecorded prompt prefix, framing): a
+	// window below it leaves nothing either, and is the same error, not
+	// a request that "does not fit" (issue 44).
+	Fixed int
 	// InputBudget is the result (≤ 0).
 	InputBudget int
 }
 
 func (e *NoBudgetError) Error() string {
+	if e.Fixed != 0 {
+		return fmt.Sprintf("no input budget: window %d − output reserve %d − margin %d − fixed costs %d (the client's prompt prefix and framing, from recorded usage) = %d tokens",
+			e.Window, e.OutputReserve, e.Margin, e.Fixed, e.InputBudget)
+	}
 	return fmt.Sprintf("no input budget: window %d − output reserve %d − margin %d = %d tokens",
 		e.Window, e.OutputReserve, e.Margin, e.InputBudget)
 }
@@ -266,6 +275,9 @@ func newReport(opts Options) (*Report, error) {
 		// The provider counts the view's own tokens × slope plus the
 		// unrecorded prefix: the view's count must fit what is left.
 		rep.Calibration = c
+		if fixed := c.UnrecordedTokens + c.CarriedTokens + c.FramingTokens; rep.InputBudget-fixed <= 0 {
+			return nil, &NoBudgetError{Window: b.Window, OutputReserve: b.OutputReserve, Margin: margin, Fixed: fixed, InputBudget: rep.InputBudget - fixed}
+		}
 		rep.InputBudget = c.RawBudget(rep.InputBudget)
 	}
 	return rep, nil

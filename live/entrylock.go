@@ -145,3 +145,21 @@ func flockWait(ctx context.Context, f *os.File, kind osfile.LockKind, timeout ti
 		}
 	}
 }
+
+// lockLiveEntry creates the entry directory and locks it (lockEntry),
+// again should an eviction have renamed it aside meanwhile (evict.go).
+func lockLiveEntry(ctx context.Context, dir string, timeout time.Duration) (*os.File, error) {
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		f, err := lockEntry(ctx, dir, timeout)
+		if err != nil || sameDir(f, dir) {
+			return f, err
+		}
+		f.Close()
+		if try == 3 {
+			return nil, fmt.Errorf("cache %s: evicted while it was opened, again and again", dir)
+		}
+	}
+}

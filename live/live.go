@@ -61,6 +61,10 @@ type Options struct {
 	// LockTimeout bounds the wait for another process refreshing the same
 	// entry (10 s when 0).
 	LockTimeout time.Duration
+	// MaxBytes caps the cache: once its entries hold more, the least
+	// recently used are evicted (evict.go). 0 is DefaultMaxBytes; a
+	// negative cap evicts nothing.
+	MaxBytes int64
 	// ResumeGC, when set, is called around a refresh from a resume point
 	// and returns what undoes it: the command line holds the collector
 	// back there (cmd's resumeGC), since such a refresh allocates the
@@ -176,6 +180,9 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	// The cache is the one writer of its sessions (store.CacheSessionError).
 	opts.Store.CacheWriter = true
+	if opts.Archive {
+		opts.MaxBytes = -1 // an archive is never evicted (evict.go)
+	}
 	db := isDatabase(abs)
 	switch {
 	case !db:
@@ -187,19 +194,17 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 		opts.Input.Latest = true
 	}
 	dir := EntryDir(opts.CacheDir, entryKey(abs, opts.Input.SessionID))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
 	mu := entryMutex(dir)
 	mu.Lock()
 	defer mu.Unlock()
 	if e := heldEntry(dir); e != nil {
 		return e, nil
 	}
-	f, err := lockEntry(ctx, dir, opts.LockTimeout)
+	f, err := lockLiveEntry(ctx, dir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
+	touch(dir)
 	e, err := refresh(ctx, abs, dir, st, opts)
 	if err != nil {
 		f.Close()
@@ -208,6 +213,7 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	if err := shareEntry(ctx, dir, f, e, opts.LockTimeout); err != nil {
 		return nil, err
 	}
+	afterRefresh(opts.CacheDir, dir, e.Update, opts.MaxBytes)
 	return e, nil
 }
 
@@ -232,6 +238,11 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	old, haveOld := readState(dir)
 	if haveOld && (old.File != abs || !isDir(e.Session)) {
 		haveOld = false
+	}
+	if haveOld && opts.From != "" && opts.From != importer.Auto && old.Format != opts.From {
+		// --from names another format than the cache session was read as.
+		haveOld = false
+		e.Reason = fmt.Sprintf("read as %s before, now with --from %s: re-imported", old.Format, opts.From)
 	}
 	if haveOld {
 		// The cache is ctxfold's own copy: anything in it that does not
@@ -328,22 +339,6 @@ func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld
 		update, reason = Fresh, "the database changed: re-read"
 	}
 	return importInto(ctx, e, dir, old, update, reason, len(cars) > 0 && !db, opts)
-}
-
-// classify says how the file relates to what the cache consumed: never
-// seen, unchanged, grown with the same prefix, or rewritten (with why).
-func classify(old state, haveOld bool, prefixSum string, size int64) (update, reason string) {
-	switch {
-	case !haveOld:
-		return Fresh, ""
-	case size < old.Consumed:
-		return Fresh, fmt.Sprintf("the file is shorter than the %d bytes consumed (truncated or rewritten)", old.Consumed)
-	case prefixSum != old.PrefixHash:
-		return Fresh, fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
-	case size == old.Consumed:
-		return Unchanged, ""
-	}
-	return Appended, ""
 }
 
 // importInto brings the cache session up to the file and sets e's

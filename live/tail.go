@@ -125,14 +125,12 @@ func OpenTail(ctx context.Context, file string, opts Options, minBytes int64) (*
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	lock, err := lockEntry(ctx, dir, opts.LockTimeout)
+	lock, err := lockLiveEntry(ctx, dir, opts.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Close()
+	touch(dir)
 	te, err := syncTail(abs, dir, minBytes)
 	if err != nil {
 		return nil, err

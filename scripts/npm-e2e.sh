@@ -39,6 +39,7 @@ auth:
     file: $work/htpasswd
     max_users: 10
 uplinks: {}
+max_body_size: 200mb
 packages:
   '**':
     access: \$all
@@ -76,7 +77,8 @@ export NPM_CONFIG_REGISTRY=$registry NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG
 : >"$NPM_CONFIG_USERCONFIG"
 unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_DATA_HOME CLAUDE_CONFIG_DIR
 
-got=$(npx -y "ctxfold@$version" version | head -1)
+got=$(npx -y "ctxfold@$version" version 2>"$work/npx.err") || { cat "$work/npx.err" >&2; fail "npx -y ctxfold@$version version"; }
+got=$(head -1 <<<"$got")
 [ "$got" = "ctxfold $version" ] || fail "npx ctxfold@$version version printed '$got'"
 echo "ok: npx -y ctxfold@$version version"
 
@@ -104,7 +106,7 @@ echo '{"session_id":"s","transcript_path":"/nonexistent.jsonl","cwd":"/","model"
 echo "ok: setup from npx wrote commands that run without it ($(echo "$commands" | head -1))"
 
 prefix=${CTXFOLD_NPM_PREFIX:-$work/global}
-npm install -g --prefix "$prefix" "ctxfold@$version" >/dev/null
+npm install -g --prefix "$prefix" "ctxfold@$version" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "npm install -g ctxfold@$version"; }
 got=$("$prefix/bin/ctxfold" version | head -1)
 [ "$got" = "ctxfold $version" ] || fail "$prefix/bin/ctxfold version printed '$got'"
 installed=$(find "$prefix" -path '*ctxfold-linux-*/bin/ctxfold' -type f | head -1)

@@ -15,18 +15,22 @@
 #   --version V    the packages' version (default: GoReleaser's
 #                  metadata.json, which `ctxfold version` prints too)
 #   --out DIR      where the packages and tarballs go (default DIR/npm)
+#   --tag T        the dist-tag (default latest; a prerelease version,
+#                  such as a snapshot's, defaults to "snapshot": npm
+#                  refuses to make a prerelease latest)
 #   --pack-only    assemble and pack, publish nothing
 # Writes OUT/SHA256SUMS: the sha256 of every packed binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-registry="" dist="" version="" out="" publish=1
+registry="" dist="" version="" out="" publish=1 tag=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --registry) registry=$2; shift 2 ;;
     --dist) dist=$2; shift 2 ;;
     --version) version=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
     --pack-only) publish=0; shift ;;
     *) echo "npm-publish: error: unknown argument $1 (see the usage at the top of $0)" >&2; exit 2 ;;
   esac
@@ -64,6 +68,10 @@ if [ -z "$version" ]; then
 fi
 if ! [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
   echo "npm-publish: error: version $version is not semver without build metadata (npm would drop a +…)" >&2; exit 2
+fi
+if [ -z "$tag" ]; then
+  tag=latest
+  [[ "$version" == *-* ]] && tag=snapshot
 fi
 out=${out:-$dist/npm}
 rm -rf "$out"
@@ -130,7 +138,7 @@ done
 if [ "$publish" = 1 ]; then
   for name in "${names[@]}" ctxfold; do
     echo "publishing $name@$version to $registry" >&2
-    npm publish "$out/$name-$version.tgz" --registry "$registry" --access public >&2
+    npm publish "$out/$name-$version.tgz" --registry "$registry" --access public --tag "$tag" >&2
   done
 fi
 echo "$version"

@@ -40,6 +40,10 @@ type OpenAI struct {
 	// (default: half the transcript); MinChunkTokens the smallest (256).
 	ChunkTokens    int
 	MinChunkTokens int
+	// OnRetry, when set, is told of every failed attempt that will be
+	// retried, before the wait: five refused connections take 15 s, which
+	// the user should not spend wondering (issue 44).
+	OnRetry func(attempt, attempts int, wait time.Duration, err error)
 	// HTTPClient replaces the default client (tests).
 	HTTPClient *http.Client
 	// onCall is called before every HTTP attempt (set by Limited).
@@ -352,6 +356,9 @@ func (r *openaiRun) call(ctx context.Context, prompt string) (string, error) {
 		lastErr = err
 		if attempt == retries {
 			break
+		}
+		if o.OnRetry != nil {
+			o.OnRetry(attempt+1, retries+1, backoff<<attempt, o.scrub(err))
 		}
 		select {
 		case <-ctx.Done():
