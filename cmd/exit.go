@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ctxfold/ctxfold/archive"
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/compact"
 	"github.com/ctxfold/ctxfold/estimate"
@@ -64,6 +65,7 @@ func is[T error](err error) bool {
 // interruption while reading must still exit 130.
 var exitRules = []exitRule{
 	{is[*store.LockedError], ExitBusy},
+	{is[*archive.BusyError], ExitBusy},
 	// A summarizer stopped by Ctrl-C is a failed compaction too (the
 	// event says "cancelled"), but the run was interrupted: 130.
 	{func(err error) bool { return errors.Is(err, compact.ErrCancelled) }, ExitInterrupted},

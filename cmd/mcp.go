@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxfold/ctxfold/archive"
 	"github.com/ctxfold/ctxfold/mcpserver"
 	"github.com/ctxfold/ctxfold/report"
 )
@@ -51,6 +52,9 @@ through its cache session (docs/LIVE.md); nothing else is written.` + exitStatus
 			if o.CacheDir == "" {
 				o.CacheDir, _ = f.cacheDir()
 			}
+			if o.ArchiveDir == "" {
+				o.ArchiveDir, _ = archive.DefaultDir(f.Getenv)
+			}
 			o.Store = f.writeOptions("mcp")
 			o.Open = f.openOptions()
 			o.Version = strings.Fields(versionLine())[1]
@@ -64,6 +68,7 @@ through its cache session (docs/LIVE.md); nothing else is written.` + exitStatus
 	fl.StringVar(&opts.Server.Locate.Transcript, "transcript", "", "the transcript file to serve")
 	fl.StringVar(&opts.Server.Locate.Session, "session", "", "a session directory to serve instead of a transcript")
 	fl.StringVar(&opts.Server.CacheDir, "cache-dir", "", "cache directory (default $XDG_CACHE_HOME/ctxfold, else ~/.cache/ctxfold)")
+	fl.StringVar(&opts.Server.ArchiveDir, "archive-dir", "", "archive directory of search_history's scope archive (default $XDG_DATA_HOME/ctxfold/archive)")
 	fl.StringVar(&opts.Server.Model, "model", "", "model that sizes context_status (default the session's)")
 	_ = cmd.MarkFlagFilename("transcript", "jsonl")
 	_ = cmd.MarkFlagDirname("session")

@@ -84,6 +84,7 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 	fl.StringVar(&opts.Head, "head", "", "classify hits against the view from this node instead of HEAD")
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
 	addFileArgFlags(cmd, f)
+	addArchiveSearch(f, cmd) // search --archive QUERY (search_archive.go)
 	return cmd
 }
 

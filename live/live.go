@@ -77,6 +77,11 @@ type Options struct {
 	// the refresh (the estimate's rank table, estimate.Warm) on the core
 	// the hash leaves idle. Open does not wait for it.
 	Prepare func(session string)
+	// Archive makes the cache an archive (docs/ARCHIVE.md): nothing it
+	// held is dropped. A cache session a fresh import replaces is moved
+	// to the entry's versions/ directory instead of deleted, and no
+	// eviction may ever remove an entry of it.
+	Archive bool
 }
 
 // Entry is one file's cache session after Open.
@@ -175,6 +180,9 @@ func Open(ctx context.Context, file string, opts Options) (*Entry, error) {
 	}
 	// The cache is the one writer of its sessions (store.CacheSessionError).
 	opts.Store.CacheWriter = true
+	if opts.Archive {
+		opts.MaxBytes = -1 // an archive is never evicted (evict.go)
+	}
 	db := isDatabase(abs)
 	switch {
 	case !db:
@@ -258,7 +266,9 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	var res *input.Resume
 	var point *resumeState
 	done := false
-	if haveOld && overlappable(old, cars, st.Size(), opts.From) {
+	// The overlapped refresh rewinds before it knows the prefix held: an
+	// archive must first know, to keep a rewritten file's session whole.
+	if haveOld && !opts.Archive && overlappable(old, cars, st.Size(), opts.From) {
 		if rep, res, point, done, err = refreshOverlapped(ctx, e, dir, old, st.Size(), prepare, opts); err != nil {
 			return nil, err
 		}
@@ -395,7 +405,7 @@ func checkOne(rep *importer.Report, file string) error {
 // fresh import's equal.
 func importWhole(ctx context.Context, e *Entry, dir, from, update, reason string, res *input.Resume, opts Options) (*importer.Report, string, string, error) {
 	if update == Fresh {
-		if err := dropSession(e, dir); err != nil {
+		if err := dropSession(e, dir, opts.Archive); err != nil {
 			return nil, update, reason, err
 		}
 	}
@@ -410,24 +420,13 @@ func importWhole(ctx context.Context, e *Entry, dir, from, update, reason string
 		// so it is rebuilt to be exactly a fresh import of the file.
 		update = Fresh
 		reason = "the earlier import ended inside a streamed request (or a stored node changed since): re-imported"
-		if err := dropSession(e, dir); err != nil {
+		if err := dropSession(e, dir, opts.Archive); err != nil {
 			return nil, update, reason, err
 		}
 		rep, err = importer.Import(ctx, importer.Options{From: from, Files: []string{e.File}, Out: e.Session,
 			Store: opts.Store, Input: opts.Input, Resume: res})
 	}
 	return rep, update, reason, err
-}
-
-// dropSession removes the cache session before a fresh import. The state
-// goes first: a crash after this leaves no state that vouches for a
-// half-replaced session.
-func dropSession(e *Entry, dir string) error {
-	if err := os.RemoveAll(e.Session); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	_ = os.Remove(filepath.Join(dir, "state.json"))
-	return nil
 }
 
 // hashFile hashes the file at path: the hex SHA-256 of its first cut bytes

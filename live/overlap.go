@@ -81,5 +81,5 @@ func refreshOverlapped(ctx context.Context, e *Entry, dir string, old state, siz
 	} else {
 		e.Reason = fmt.Sprintf("the first %d bytes changed since they were imported (the file was rewritten)", old.Consumed)
 	}
-	return nil, nil, nil, false, dropSession(e, dir)
+	return nil, nil, nil, false, dropSession(e, dir, opts.Archive)
 }

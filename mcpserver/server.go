@@ -26,8 +26,11 @@ import (
 type Options struct {
 	Locate   Locate
 	CacheDir string
-	Store    store.WriteOptions
-	Open     store.OpenOptions
+	// ArchiveDir is ctxfold archive's directory: search_history's scope
+	// "archive" and read_turns' session read it ("" none).
+	ArchiveDir string
+	Store      store.WriteOptions
+	Open       store.OpenOptions
 	// Model sizes context_status (else the session's).
 	Model string
 	// Version is ctxfold's, reported to the client.

@@ -20,6 +20,7 @@ type SearchInput struct {
 	Query  string `json:"query" jsonschema:"text to find (case-insensitive substring), or a regular expression with regexp"`
 	Regexp bool   `json:"regexp,omitempty" jsonschema:"treat query as an RE2 regular expression"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"most hits returned (default 20, at most 100)"`
+	Scope  string `json:"scope,omitempty" jsonschema:"session (default): this session; archive: every session of every agent that ctxfold archive keeps (query: words, \"a phrase\", prefix*)"`
 }
 
 // SearchHit is one hit.
@@ -33,6 +34,12 @@ type SearchHit struct {
 	Summaries []string `json:"summaries,omitempty"`
 	Field     string   `json:"field"`
 	Snippet   string   `json:"snippet"`
+	// Client, Session (read_turns' session), Time and Source (the
+	// client's file) name an archive hit's origin.
+	Client  string `json:"client,omitempty"`
+	Session string `json:"session,omitempty"`
+	Time    string `json:"time,omitempty"`
+	Source  string `json:"source,omitempty"`
 }
 
 // SearchOutput is search_history's result.
@@ -57,6 +64,13 @@ func (h *handlers) search(ctx context.Context, _ *mcp.CallToolRequest, in Search
 		limit = defaultLimit
 	}
 	limit = min(limit, maxLimit)
+	switch in.Scope {
+	case "", ScopeSession:
+	case ScopeArchive:
+		return h.searchArchive(ctx, in, limit)
+	default:
+		return errorResult(fmt.Errorf("scope must be %q or %q, got %q", ScopeSession, ScopeArchive, clip(in.Scope, maxEcho))), out, nil
+	}
 	g, file, done, err := h.open(ctx)
 	if err != nil {
 		return errorResult(err), out, nil
@@ -100,6 +114,7 @@ type ReadInput struct {
 	From     string   `json:"from,omitempty" jsonschema:"first node id of a range (file order)"`
 	To       string   `json:"to,omitempty" jsonschema:"last node id of the range (default: 20 nodes on)"`
 	MaxBytes int      `json:"max_bytes,omitempty" jsonschema:"most bytes returned (default 32000, at most 200000)"`
+	Session  string   `json:"session,omitempty" jsonschema:"an archive hit's session (search_history scope archive); default this session"`
 }
 
 // Turn is one quoted node.
@@ -138,7 +153,11 @@ func (h *handlers) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadInpu
 		bound = defaultReadBytes
 	}
 	bound = min(bound, maxReadBytes)
-	g, file, done, err := h.open(ctx)
+	open := h.open
+	if in.Session != "" {
+		open = func(context.Context) (*dag.Graph, string, func(), error) { return h.openArchived(in.Session) }
+	}
+	g, file, done, err := open(ctx)
 	if err != nil {
 		return errorResult(err), out, nil
 	}
