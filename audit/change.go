@@ -20,7 +20,7 @@ const (
 	changeArrow = " → "
 	// maxChangeSymbols caps a file's symbols: definitions first, then
 	// events, routes, attributes and fields, then calls.
-	maxChangeSymbols = 10
+	maxChangeSymbols = 24
 	// A change's status: every edit of the file undone by a later turn
 	// (an inverse edit, git checkout/restore), replaced by a later whole
 	// write that no longer holds it, or the file deleted.
