@@ -20,7 +20,7 @@ const (
 	changeArrow = " → "
 	// maxChangeSymbols caps a file's symbols: definitions first, then
 	// events, routes, attributes and fields, then calls.
-	maxChangeSymbols = 24
+	maxChangeSymbols = 64
 	// A change's status: every edit of the file undone by a later turn
 	// (an inverse edit, git checkout/restore), replaced by a later whole
 	// write that no longer holds it, or the file deleted.
@@ -269,13 +269,19 @@ func fileSymbols(p string, es []*edit) []string {
 			classes[c] = append(classes[c], syms...)
 		}
 	}
-	// A name/arity and the same name called are one symbol.
+	// A name/arity and the same name called are one symbol, and an
+	// attribute whose value is a symbol already (phx-click="save") adds
+	// nothing.
 	seen := map[string]bool{}
 	var out []string
 	for _, syms := range classes {
 		for _, s := range syms {
-			if !seen[symbolName(s)] && len(out) < maxChangeSymbols {
-				seen[symbolName(s)] = true
+			key := symbolName(s)
+			if _, v, ok := strings.Cut(s, `="`); ok {
+				key = strings.TrimSuffix(v, `"`)
+			}
+			if !seen[key] && !seen[symbolName(s)] && len(out) < maxChangeSymbols {
+				seen[key], seen[symbolName(s)] = true, true
 				out = append(out, s)
 			}
 		}

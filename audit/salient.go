@@ -60,7 +60,8 @@ var (
 
 // HasSalient reports whether an item is in text as the matcher finds
 // facts: verbatim (whitespace collapsed), a path also by its last two
-// components, a name/arity also by its name, a call name() also by name.
+// components, a name/arity also by its name, a call name() also by name,
+// a code fragment by its names (each of two characters or more).
 func (m *Matcher) HasSalient(item string) bool {
 	item = norm(item)
 	if strings.Contains(m.text, item) {
@@ -70,5 +71,22 @@ func (m *Matcher) HasSalient(item string) bool {
 		return true
 	}
 	bare := strings.TrimSuffix(symbolName(item), "()")
-	return bare != item && bare != "" && strings.Contains(m.text, bare)
+	if bare != item && bare != "" && strings.Contains(m.text, bare) {
+		return true
+	}
+	// A code fragment (`msg[:id] || msg[:uuid]`, `selection_source:
+	// :terminal`) is held when each of its names is.
+	names := reFragmentName.FindAllString(item, -1)
+	if len(names) < 2 && strings.Join(names, "") == item {
+		return false
+	}
+	for _, n := range names {
+		if !strings.Contains(m.text, n) {
+			return false
+		}
+	}
+	return len(names) > 0
 }
+
+// reFragmentName is a name in a code fragment: two or more characters.
+var reFragmentName = regexp.MustCompile(`[A-Za-z_][\w.]*\w`)

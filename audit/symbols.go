@@ -52,6 +52,7 @@ var symbolClasses = [][]symbolPattern{
 		{re: regexp.MustCompile(`\bfunction\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(`)},
 		{re: regexp.MustCompile(`(?m)^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=`)},
 		{re: regexp.MustCompile(`(?m)^\s*(?:export\s+)?type\s+([A-Z]\w*)\s*=`)},
+		{re: regexp.MustCompile(`(?m)^\s*((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\s*=[^=]`)},
 		{re: regexp.MustCompile(`(?m)^\s*(?:(?:public|private|protected|static|async|override)\s+)*([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*(?::\s*[\w<>\[\]|. ]+)?\s*\{`)},
 	},
 	// Events, routes, HTML attributes, CSS classes.
@@ -64,7 +65,7 @@ var symbolClasses = [][]symbolPattern{
 	},
 	// Fields and config keys.
 	{
-		{re: regexp.MustCompile(`(?m)^\s*(?:field|add|embeds_one|embeds_many|belongs_to|has_many|has_one)\s+:(\w+)`), exts: extElixir},
+		{re: regexp.MustCompile(`(?m)^\s*(?:field|add|embeds_one|embeds_many|belongs_to|has_many|has_one|many_to_many|attribute|argument|calculate|aggregate|create|update|read|destroy|action|identity)\s+:(\w+)`), exts: extElixir},
 		{re: regexp.MustCompile(`(?m)^\s+([A-Z]\w*)\s+[\w.*\[\]]+\s+\x60`)},
 		{re: regexp.MustCompile(`\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+):\s`)},
 		{re: regexp.MustCompile(`(?m)^\s*"([\w.-]+)"\s*:`), exts: extConfig},
@@ -83,7 +84,37 @@ var notSymbols = map[string]bool{"if": true, "for": true, "while": true, "switch
 	"function": true, "else": true, "do": true, "fn": true, "case": true, "cond": true, "with": true, "try": true,
 	"constructor": true, "super": true, "new": true, "typeof": true, "sizeof": true, "func": true, "select": true,
 	"console.log": true, "fmt.Println": true, "fmt.Printf": true, "fmt.Sprintf": true, "t.Fatal": true, "t.Fatalf": true,
-	"t.Errorf": true, "IO.puts": true, "IO.inspect": true}
+	"t.Errorf": true, "is_nil": true, "map_size": true, "is_map": true, "is_list": true, "is_binary": true}
+
+// stdQualifiers are standard-library modules and objects: a call through
+// one (Enum.map, Map.get, fmt.Errorf, JSON.parse) is not the agent's
+// symbol. A call through a local variable (text.trim()) is kept only
+// when its method name looks like code (getRangeAt, intersects_node).
+var stdQualifiers = map[string]bool{"Enum": true, "Map": true, "String": true, "List": true, "Keyword": true, "MapSet": true,
+	"DateTime": true, "Date": true, "Time": true, "NaiveDateTime": true, "System": true, "Path": true, "File": true, "IO": true,
+	"Integer": true, "Float": true, "Kernel": true, "Process": true, "Logger": true, "Jason": true, "Access": true, "Tuple": true,
+	"console": true, "Math": true, "JSON": true, "Object": true, "Array": true, "Promise": true, "Number": true,
+	"fmt": true, "strings": true, "os": true, "errors": true, "strconv": true, "sort": true, "bytes": true, "json": true,
+	"filepath": true, "io": true, "sys": true, "re": true, "t": true, "b": true, "assert": true, "self": true, "this": false}
+
+// codeLike: a name with a hump or an underscore.
+var reCodeLike = regexp.MustCompile(`[a-z][A-Z]|_[a-z0-9]`)
+
+// keepCall filters the calls class: no standard library, no plain method
+// of a local variable.
+func keepCall(s string) bool {
+	q, name, ok := strings.Cut(s, ".")
+	if !ok {
+		return true
+	}
+	if stdQualifiers[q] {
+		return false
+	}
+	if q == "this" || q == "window" || q == "document" || q[0] >= 'A' && q[0] <= 'Z' {
+		return true
+	}
+	return reCodeLike.MatchString(name)
+}
 
 // editSymbols returns the symbols of one edit by class: those of its new
 // text (and a patch's @@ context), or of its old text when it only
@@ -107,7 +138,7 @@ func editSymbols(p string, e *edit) [][]string {
 				continue
 			}
 			for _, ix := range pat.re.FindAllStringSubmatchIndex(text, -1) {
-				if s := symbolOf(text, ix, pat.whole); s != "" && !notSymbols[s] {
+				if s := symbolOf(text, ix, pat.whole); s != "" && !notSymbols[s] && (c < len(symbolClasses)-1 || keepCall(s)) {
 					found = append(found, posSymbol{ix[0], s})
 				}
 			}

@@ -62,13 +62,16 @@ func versus(t *testing.T, c versusCase) {
 	}
 	view, summary := readView(t, dir)
 	inCovered, forView := audit.NewMatcher(coveredText), audit.NewMatcher(view)
-	var total, kept int
+	var total, kept, verbatim int
 	var missing []string
 	for _, it := range audit.Salient(clientText) {
 		if !inCovered.HasSalient(it) {
 			continue
 		}
 		total++
+		if forView.Has(audit.Fact{Kind: audit.KindPath, Text: it}) {
+			verbatim++ // verbatim, or a path by its last two components
+		}
 		if forView.HasSalient(it) {
 			kept++
 		} else {
@@ -86,6 +89,7 @@ func versus(t *testing.T, c versusCase) {
 	oursTok, _ := estimate.Text(estimate.O200kBase, summary)
 	t.Logf("client summary %d tokens, ctxfold summary %d tokens", clientTok, oursTok)
 	t.Logf("client's salient items in ctxfold's view: %d of %d (%.1f%%); missing: %q", kept, total, pct(kept, total), missing)
+	t.Logf("of them verbatim (no name/arity, call or fragment rule): %d (%.1f%%)", verbatim, pct(verbatim, total))
 	t.Logf("ctxfold's facts in the client's summary: %s", strings.Join(reverse, ", "))
 	if total == 0 || kept*100 < 95*total {
 		t.Errorf("%d of %d salient items (%.1f%%), want ≥ 95%%", kept, total, pct(kept, total))
