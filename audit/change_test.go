@@ -123,3 +123,20 @@ func TestMatcherChange(t *testing.T) {
 		t.Error("change is a reported kind ranked before commands")
 	}
 }
+
+// A model's summary that names the file but not what changed in it lacks
+// the change: Survive lists it missing, for the LLM summarisers' ledger.
+func TestSurviveListsAChangeAModelDropped(t *testing.T) {
+	nodes := []*transcript.Node{
+		user("u1", "Add the refs."),
+		assistant("a1", "", call("c1", "Edit", map[string]any{"file_path": "lib/refs.ex", "old_string": "x", "new_string": "def create_message_refs(a, b), do: :ok"})),
+	}
+	facts := Extract(nodes, nil)
+	sv := Survive(facts, []*transcript.Node{assistant("s", "Edited lib/refs.ex. Add the refs.")})
+	if len(sv.Missing) != 1 || sv.Missing[0].Kind != KindChange || sv.Missing[0].Text != "lib/refs.ex → create_message_refs/2" {
+		t.Errorf("missing %+v", sv.Missing)
+	}
+	if k := sv.Figures.Kinds[string(KindChange)]; k.Total != 1 || k.Kept != 0 {
+		t.Errorf("change figures %+v", k)
+	}
+}
