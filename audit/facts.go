@@ -253,8 +253,10 @@ func (x *extractor) call(c transcript.ToolCall, id string) {
 			}
 		}
 	}
-	for _, e := range edits(c, id) {
-		x.changes.add(e)
+	if x.only == nil || x.only[KindChange] {
+		for _, e := range edits(c, id) {
+			x.changes.add(e)
+		}
 	}
 	if cmd := c.ShellCommand(); cmd != "" {
 		x.changes.undo(cmd)

@@ -87,7 +87,7 @@ func versus(t *testing.T, c versusCase) {
 	}
 	clientTok, _ := estimate.Text(estimate.O200kBase, clientText)
 	oursTok, _ := estimate.Text(estimate.O200kBase, summary)
-	t.Logf("client summary %d tokens, ctxfold summary %d tokens", clientTok, oursTok)
+	t.Logf("client summary %d tokens, ctxfold summary %d tokens (cap %d, growth %d; facts not kept: %v)", clientTok, oursTok, res.SummaryCap, res.Growth(), strings.Contains(summary, "did not fit"))
 	t.Logf("client's salient items in ctxfold's view: %d of %d (%.1f%%); missing: %q", kept, total, pct(kept, total), missing)
 	t.Logf("of them verbatim (no name/arity, call or fragment rule): %d (%.1f%%)", verbatim, pct(verbatim, total))
 	t.Logf("ctxfold's facts in the client's summary: %s", strings.Join(reverse, ", "))
