@@ -33,8 +33,9 @@ const (
 type edit struct {
 	path     string
 	old, new string
-	// hunks are the @@ lines of a patch: the enclosing definition the
-	// patch format names (Codex "@@ def foo").
+	// hunks are the @@ lines and context lines of a patch: the enclosing
+	// definition the patch names (Codex "@@ def foo", or a context line
+	// "export const f = …"), of which only definitions are symbols.
 	hunks string
 	whole bool // new is the whole file (Write, write_file, Add File)
 	del   bool
@@ -154,6 +155,8 @@ func patchEdits(patch, id string) []*edit {
 			nw.WriteString(line[1:] + "\n")
 		case strings.HasPrefix(line, "-"):
 			old.WriteString(line[1:] + "\n")
+		case strings.HasPrefix(line, " "):
+			hunks.WriteString(line[1:] + "\n")
 		}
 	}
 	flush()

@@ -117,21 +117,31 @@ func keepCall(s string) bool {
 }
 
 // editSymbols returns the symbols of one edit by class: those of its new
-// text (and a patch's @@ context), or of its old text when it only
-// removed.
+// text (and the definitions of a patch's context), or of its old text
+// when it only removed.
 func editSymbols(p string, e *edit) [][]string {
-	text := e.new + "\n" + e.hunks
+	text := e.new
 	if strings.TrimSpace(e.new) == "" {
-		text = e.old + "\n" + e.hunks
+		text = e.old
 	}
-	e2 := ext(p)
+	// A patch's context names the definitions it edits inside: they come
+	// first, and give nothing else.
+	out := symbolsOf(ext(p), e.hunks, 1)
+	for c, syms := range symbolsOf(ext(p), text, len(symbolClasses)) {
+		out[c] = append(out[c], syms...)
+	}
+	return out
+}
+
+// symbolsOf finds the symbols of text in the first n classes.
+func symbolsOf(e2, text string, n int) [][]string {
 	out := make([][]string, len(symbolClasses))
 	if extElixir[e2] {
 		for _, m := range reElixirDef.FindAllStringSubmatch(text, -1) {
 			out[0] = append(out[0], m[1]+"/"+strconv.Itoa(arity(m[2], m[3])))
 		}
 	}
-	for c, pats := range symbolClasses {
+	for c, pats := range symbolClasses[:n] {
 		var found []posSymbol
 		for _, pat := range pats {
 			if pat.exts != nil && !pat.exts[e2] || pat.skip[e2] {
