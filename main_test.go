@@ -23,19 +23,22 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScripts runs every end-to-end script. $FIXTURES points at fixtures/
+// TestScripts runs every end-to-end script. $FIXTURES points at fixtures/,
+// $TESTDATA at testdata/ (the real clients' recordings),
 // and $SHARED at the shared real transcripts' directory (../shared, or
 // $CTXFOLD_SHARED_DIR: sessiontest.SharedRoot); the scripts needing it
 // skip when it is absent, saying so ([!shared] skip '…').
 // Refresh expected output with: go test -run TestScripts -update
 func TestScripts(t *testing.T) {
 	fixtures, _ := filepath.Abs("fixtures")
+	testdata, _ := filepath.Abs("testdata")
 	shared := sessiontest.SharedRoot()
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("TESTDATA", testdata)
 			env.Setenv("SHARED", shared)
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))

@@ -98,33 +98,62 @@ func (sc *scenario) ids(head string, raw bool) []string {
 	return lines(sc.ok(args...))
 }
 
-// summary reads a summary node's predecessor and covers_ids from disk.
+// summary reads a summary node's predecessor and coverage from disk: its
+// covers_ids, or its covers_span walked back along the file's predecessor
+// links (docs/FORMAT.md §4).
 func (sc *scenario) summary(id string) (pred string, covers []string) {
 	sc.t.Helper()
 	data, err := os.ReadFile(filepath.Join(sc.dir, "nodes.jsonl"))
 	if err != nil {
 		sc.t.Fatal(err)
 	}
+	preds := map[string]string{}
+	found := false
+	var span *struct {
+		First string `json:"first"`
+		Last  string `json:"last"`
+		Count int    `json:"count"`
+	}
 	for _, line := range lines(string(data)) {
 		var n struct {
 			ID          string  `json:"id"`
 			Predecessor *string `json:"predecessor"`
 			Metadata    struct {
-				CoversIDs []string `json:"covers_ids"`
+				CoversIDs  []string `json:"covers_ids"`
+				CoversSpan *struct {
+					First string `json:"first"`
+					Last  string `json:"last"`
+					Count int    `json:"count"`
+				} `json:"covers_span"`
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal([]byte(line), &n); err != nil {
 			sc.t.Fatal(err)
 		}
+		p := ""
+		if n.Predecessor != nil {
+			p = *n.Predecessor
+		}
+		preds[n.ID] = p
 		if n.ID == id {
-			if n.Predecessor != nil {
-				pred = *n.Predecessor
-			}
-			return pred, n.Metadata.CoversIDs
+			found, pred, covers, span = true, p, n.Metadata.CoversIDs, n.Metadata.CoversSpan
 		}
 	}
-	sc.t.Fatalf("no node %q", id)
-	return "", nil
+	if !found {
+		sc.t.Fatalf("no node %q", id)
+	}
+	if span != nil {
+		covers = make([]string, span.Count)
+		x := span.Last
+		for k := span.Count - 1; k >= 0; k-- {
+			covers[k] = x
+			x = preds[x]
+		}
+		if covers[0] != span.First {
+			sc.t.Fatalf("%s: covers_span %+v does not walk back to its first node", id, *span)
+		}
+	}
+	return pred, covers
 }
 
 func (sc *scenario) meta() map[string]any {

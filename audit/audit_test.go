@@ -91,6 +91,11 @@ func TestSourceOfAnImportedSummary(t *testing.T) {
 	if got := source(n); got != "codex" {
 		t.Fatalf("source %q", got)
 	}
+	c := &transcript.Node{ID: "summary_c"}
+	c.SetMeta("copilot_compaction", map[string]any{"trigger": "manual"})
+	if got := source(c); got != "copilot" {
+		t.Fatalf("source %q", got)
+	}
 	if got := source(&transcript.Node{ID: "summary_y"}); got != "ctxfold" {
 		t.Fatalf("source %q", got)
 	}

@@ -96,7 +96,7 @@ func newAuditCmd(f *Factory, runF func(*auditOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.All, "all", false, "audit every summary, relics and imported ones included")
 	fl.Float64Var(&opts.FailBelow, "fail-below", 0, "exit 1 when a summary keeps less than this percentage of its facts")
 	fl.IntVar(&opts.Missing, "missing", 10, "list at most this many missing facts per kind in text output (0: all)")
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

@@ -133,7 +133,7 @@ func newCompactCmd(f *Factory, runF func(*compactOptions) error) *cobra.Command 
 	addModelFlags(cmd, &opts.ModelFlags)
 	fl.StringVar(&opts.LangFlag, "lang", "", "language of the messages: en or zh (default from LC_ALL/LANG)")
 	_ = cmd.RegisterFlagCompletionFunc("lang", fixedCompletion("en", "zh"))
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

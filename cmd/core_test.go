@@ -213,7 +213,7 @@ var coreBadCases = map[string]string{
 	"empty-middle-line":          `$DIR/nodes.jsonl:3: empty line; expected one JSON node`,
 	"empty-session-json":         `$DIR/session.json:1: empty file; expected a JSON object with format_version and head`,
 	"format-version-missing":     `$DIR/session.json:1: missing format_version`,
-	"format-version-newer":       `$DIR/session.json:1: format_version 99 is newer than this ctxfold reads (1); upgrade ctxfold`,
+	"format-version-newer":       `$DIR/session.json:1: format_version 99 is newer than this ctxfold reads (2); upgrade ctxfold`,
 	"head-missing":               `$DIR/session.json:3: node "a9": HEAD names a node that does not exist`,
 	"head-on-summary":            `$DIR/session.json:3: node "summary_1": HEAD is a summary node; HEAD never rests on a summary`,
 	"head-unset":                 `$DIR/session.json:3: HEAD is unset but the session has 5 nodes`,

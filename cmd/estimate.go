@@ -155,7 +155,7 @@ func newEstimateCmd(f *Factory, runF func(*estimateOptions) error) *cobra.Comman
 	_ = cmd.RegisterFlagCompletionFunc("encoding", fixedCompletion(estimate.Encodings...))
 	_ = cmd.RegisterFlagCompletionFunc("model", fixedCompletion(estimate.KnownModels()...))
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

@@ -82,6 +82,7 @@ var exitRules = []exitRule{
 	{is[*graph.AroundError], ExitUsage},
 	{is[*audit.NoSummaryError], ExitUsage},
 	{is[*store.PinError], ExitUsage},
+	{is[*compact.UndoError], ExitUsage},
 	{func(err error) bool { return errors.Is(err, context.Canceled) }, ExitInterrupted},
 }
 
@@ -100,7 +101,7 @@ var exitRules = []exitRule{
 //	*compact.BrokenError, *estimate.UnknownModelError,
 //	*estimate.UnknownEncodingError, *fit.OutputCapError,
 //	*fit.NoBudgetError, *graph.AroundError, *audit.NoSummaryError,
-//	*store.PinError         2
+//	*store.PinError, *compact.UndoError 2
 //	context.Canceled             130
 //	anything else                2 (*UsageError, *transcript.ParseError,
 //	                             *store.ValidationError,

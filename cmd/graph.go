@@ -105,7 +105,7 @@ func newGraphCmd(f *Factory, runF func(*graphOptions) error) *cobra.Command {
 	addModelFlags(cmd, &opts.ModelFlags)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("tree", "json", "dot", "mermaid", "html"))
 	_ = cmd.RegisterFlagCompletionFunc("around", nodeIDFlagCompletion(f))
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

@@ -47,6 +47,9 @@ Formats (--from, default auto: detected from the content of the first file):
                with its parent continues the parent's session as a branch;
                a sub-agent's rollout joins it as a chain called by the
                spawning node)
+  copilot      GitHub Copilot CLI ~/.copilot/session-state/<id>/events.jsonl
+               (or that folder); its compactions become summary nodes and
+               its sub-agents chains called by their task call
   gemini       Gemini CLI chat recording (.jsonl, or the legacy .json), with
                its sub-agents' chats/<session id>/*.jsonl (looked up only
                beside the input); a /chat save checkpoint-<tag>.json
@@ -62,9 +65,16 @@ Formats (--from, default auto: detected from the content of the first file):
                session per row), a file store sessions/<sid>/events/ (or
                sessions/), or a JSON array of events; condensations become
                summary nodes
+  qwen-code    Qwen Code chat recording (~/.qwen/projects/<project>/chats/*.jsonl)
   opencode     OpenCode's opencode.db (read-only), its older storage/
                directory, or the data directory holding them (one session
-               per OpenCode session); compactions become summary nodes
+               per OpenCode session; --session ses_… picks one), or an
+               "opencode export" JSON; compactions become summary nodes
+  kilo         Kilo's kilo.db (OpenCode's schema, read the same way)
+  pi           pi's session .jsonl (~/.pi/agent/sessions/--<cwd>--/): its
+               id/parentId tree as branches, compactions as summary nodes
+  openclaw     OpenClaw's openclaw-agent.sqlite (read-only; one session per
+               OpenClaw session, --session ID picks one): pi's entries
   droid        a Factory Droid session (~/.factory/sessions/<cwd>/<id>.jsonl)
   crush        Crush's .crush/crush.db (read-only; one session per Crush
                session, --session ID picks one)
@@ -98,7 +108,7 @@ func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
 	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
-		Short: "Import Claude Code, Codex, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
+		Short: "Import Claude Code, Codex, GitHub Copilot CLI, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
 		Long:  importLong + exitStatusHelp("  2 is also returned for malformed input: the error names file:line."),
 		Example: `  ctxfold import ~/.claude/projects/p/1af7fc5e.jsonl -o ./s
   ctxfold import ~/.codex/sessions/2025/11/17/rollout-*.jsonl -o ./codex-sessions
@@ -183,7 +193,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 	rep, err := importer.Import(ctx, importer.Options{
 		From: opts.From, Files: opts.Files, Out: opts.Out, Append: opts.Append,
 		Store: opts.Store, Input: opts.inputOptions(),
-		Progress: progress.Add,
+		Progress: progress.Add, RefuseEmpty: true,
 	})
 	progress.Done()
 	if err != nil {

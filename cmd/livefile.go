@@ -28,12 +28,15 @@ import (
 // several (estimate, verify, audit), openArg each run of a many-file
 // fan-out; all three open the file through openLive.
 
-// addFromFlag gives a command that reads a session the import's --from
-// for its transcript-file arguments: the "not a transcript" hint says
-// "name it with --from", so every command taking a file accepts it.
-func addFromFlag(cmd *cobra.Command, f *Factory) {
+// addFileArgFlags gives a command that reads a session the import's
+// --from for its transcript-file arguments (the "not a transcript" hint
+// says "name it with --from", so every command taking a file accepts it)
+// and --session, the session of a client's database to read (docs/LIVE.md,
+// "Databases"; by default the most recently active one).
+func addFileArgFlags(cmd *cobra.Command, f *Factory) {
 	cmd.Flags().StringVar(&f.liveFrom, "from", importer.Auto, "format of a transcript file argument: "+strings.Join(importer.Formats(), ", ")+" (a session directory ignores it)")
 	_ = cmd.RegisterFlagCompletionFunc("from", fixedCompletion(importer.Formats()...))
+	cmd.Flags().StringVar(&f.liveSession, "session", "", "the session of a database argument to read, by the client's id (default: the most recently active; ctxfold sessions lists them)")
 }
 
 // checkFrom rejects a --from that names no format.
@@ -208,5 +211,5 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 }
 
 func (f *Factory) liveInput() input.Options {
-	return input.Options{MaxLineBytes: f.global.MaxLineBytes}
+	return input.Options{MaxLineBytes: f.global.MaxLineBytes, SessionID: f.liveSession}
 }

@@ -23,7 +23,7 @@ func TestFormatManPageMatchesTheCode(t *testing.T) {
 	want := []string{store.MetaFile, store.NodesFile, store.EventsFile, store.LockFile, store.LostFound,
 		transcript.BlockText, transcript.BlockThinking, transcript.BlockImage, transcript.BlockToolCall, transcript.BlockToolResult,
 		strings.TrimSuffix(transcript.SummaryPrefix, "\n"), transcript.SummaryName, transcript.SummaryIDPrefix, string(transcript.SummaryRole),
-		"compaction", "covers_ids"}
+		"compaction", transcript.MetaCoversIDs, transcript.MetaCoversSpan}
 	for _, r := range []transcript.Role{transcript.RoleSystem, transcript.RoleUser, transcript.RoleAssistant, transcript.RoleTool} {
 		want = append(want, string(r))
 	}

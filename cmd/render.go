@@ -125,7 +125,7 @@ func newRenderCmd(f *Factory, runF func(*renderOptions) error) *cobra.Command {
 	fl.IntVar(&opts.MaxSummaryCalls, "max-summary-calls", fit.DefaultMaxCalls, "--fit: most summary calls per preparation")
 	fl.DurationVar(&opts.SummaryDeadline, "summary-deadline", fit.DefaultDeadline, "--fit: deadline for all summary calls of one preparation")
 	fl.StringVar(&opts.JSONReport, "json-report", "", "--fit: write the report of what was changed to FILE")
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

@@ -56,6 +56,9 @@ type Factory struct {
 	// liveFrom is --from of a command that reads transcript files: the
 	// import format of its file arguments (addFromFlag).
 	liveFrom string
+	// liveSession is --session of those commands: the session of a
+	// database argument ("": the most recently active).
+	liveSession string
 	// global holds the persistent flags, once loadConfig has resolved
 	// them (flag > environment > config file > default).
 	global globalFlags
@@ -308,6 +311,7 @@ its invariants.` + exitStatusHelp(""),
 		newCompactCmd(f, nil),
 		newVerifyCmd(f, nil),
 		newGraphCmd(f, nil),
+		newReportCmd(f, nil),
 		newImportCmd(f, nil),
 		newExportCmd(f, nil),
 		newSearchCmd(f, nil),
@@ -322,6 +326,7 @@ its invariants.` + exitStatusHelp(""),
 		newModelsCmd(f, nil),
 		newSessionsCmd(f, nil),
 		newDoctorCmd(f, nil),
+		newUncompactCmd(f, nil),
 		newVersionCmd(f, nil),
 		newCacheCmd(f, nil),
 	)

@@ -83,7 +83,7 @@ No match is not an error (exit 0).` + exitStatusHelp(""),
 	fl.BoolVarP(&opts.Regexp, "regexp", "e", false, "QUERY is a regular expression (RE2)")
 	fl.StringVar(&opts.Head, "head", "", "classify hits against the view from this node instead of HEAD")
 	_ = cmd.RegisterFlagCompletionFunc("head", nodeIDFlagCompletion(f))
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

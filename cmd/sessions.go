@@ -70,6 +70,17 @@ Where each client keeps its sessions (each client's own variable moves it):
   codex        $CODEX_HOME or ~/.codex: sessions/YYYY/MM/DD/rollout-*.jsonl[.zst],
                archived_sessions/
   gemini       ~/.gemini/tmp/<project>/chats/session-*.jsonl
+  qwen-code    $QWEN_RUNTIME_DIR, $QWEN_HOME or ~/.qwen: projects/<project>/chats/<id>.jsonl
+  copilot      $COPILOT_HOME or ~/.copilot: session-state/<id>/events.jsonl
+  droid        $FACTORY_HOME_OVERRIDE or ~: .factory/sessions/<project>/<id>.jsonl
+  pi           $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR or ~/.pi/agent: sessions/
+  opencode     $OPENCODE_DB, or $XDG_DATA_HOME/opencode (~/.local/share/opencode): opencode.db
+  kilo         $KILO_DB, or ~/.local/share/kilo: kilo.db
+  openclaw     $OPENCLAW_STATE_DIR or ~/.openclaw: agents/<agent>/agent/openclaw-agent.sqlite
+  crush        each project's .crush/crush.db that Crush lists in its projects.json
+               ($CRUSH_GLOBAL_DATA, $XDG_DATA_HOME/crush or ~/.local/share/crush)
+A session in a database is listed with its id: the other commands read the
+database as its most recently active session.
 A client that is not installed lists nothing. --json prints one object per
 session, one per line.` + exitStatusHelp(""),
 		Example: `  ctxfold sessions

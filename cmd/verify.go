@@ -80,7 +80,7 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "count warnings as errors")
-	addFromFlag(cmd, f)
+	addFileArgFlags(cmd, f)
 	return cmd
 }
 

@@ -30,6 +30,10 @@ type PlanInput struct {
 	Tokens []int
 	Total  int
 	Target int
+	// PreviousCovers is the coverage of the summary in Nodes, as ids
+	// (dag.Graph.CoverIDs: a stored summary may keep a span); nil takes
+	// the summary's own covers_ids.
+	PreviousCovers []string
 }
 
 // Plan is the decision: which turns the summary covers and which stay raw.
@@ -47,6 +51,8 @@ type Plan struct {
 	// summary's covers_ids (the previous segment extended by NewIDs).
 	NewIDs    []string
 	CoversIDs []string
+	// PreviousCovers is Previous's coverage, as ids.
+	PreviousCovers []string
 	// Predecessor is the new summary's splice point.
 	Predecessor string
 	KeptIDs     []string
@@ -218,7 +224,11 @@ func (p *Plan) chooseCut(bounds, suffix, conv []int, target int) int {
 func (p *Plan) fillCoverage(in PlanInput, facts []nodeFacts, suffix []int) {
 	var prevCovers []string
 	if p.Previous != nil {
-		prevCovers = p.Previous.CoversIDs()
+		prevCovers = in.PreviousCovers
+		if prevCovers == nil {
+			prevCovers = p.Previous.CoversIDs()
+		}
+		p.PreviousCovers = prevCovers
 		p.Predecessor = p.Previous.Predecessor
 		p.ReplacedTokens = tokenAt(in.Tokens, p.Start-1)
 	} else {

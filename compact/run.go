@@ -142,13 +142,23 @@ func (r *Run) measure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.in = PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target}
+	r.in = PlanInput{Nodes: nodes, Tokens: tokens, Total: before.Total, Target: target, PreviousCovers: previousCovers(g, view)}
 	r.plan = MakePlan(r.in)
 	res.Plan = r.plan
 	if r.plan.Previous != nil && r.plan.NoOp {
 		res.ClientSummary = !ownSummary(g.S, r.plan.Previous.ID)
 	}
 	return nil
+}
+
+// previousCovers is what the view's stored summary covers, nil when the
+// view has none: its coverage may be a span, which only the graph expands
+// (docs/FORMAT.md §4).
+func previousCovers(g *dag.Graph, view *render.View) []string {
+	if view.Substitution.Summary < 0 {
+		return nil
+	}
+	return g.CoverIDs(view.Substitution.Summary)
 }
 
 // ownSummary reports whether a ctxfold compaction wrote the summary id: a
@@ -223,7 +233,7 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 		if !strings.Contains(req.Previous, "## Objective") {
 			// A client's own summary (imported) states no objective under
 			// that heading: the first request it covers is on disk.
-			if req.FirstRequest, err = firstRequest(g.S, plan.Previous.CoversIDs()); err != nil {
+			if req.FirstRequest, err = firstRequest(g.S, plan.PreviousCovers); err != nil {
 				return summarize.Request{}, err
 			}
 		}

@@ -51,7 +51,7 @@ func (g *Graph) Fold() *Fold {
 // substitution rule applies.
 func (f *Fold) findSegment() {
 	g := f.g
-	ids := g.S.Ref(f.Summary).CoversIDs
+	ids := g.CoverIDs(f.Summary)
 	f.CoversIDs = make([]string, 0, len(ids))
 	for _, id := range ids {
 		if j, ok := g.Lookup(id); ok {

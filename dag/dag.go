@@ -6,6 +6,7 @@ package dag
 
 import (
 	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // IntegrityError is a structural fault of a session that stops commands
@@ -212,10 +213,18 @@ func (g *Graph) Tips() []int {
 	return tips
 }
 
-// Covered returns the node indexes of summary s's covers_ids, or ok=false
-// when one of them does not exist.
+// Covered returns the node indexes of summary s's coverage, in chain
+// order, or ok=false when one of them does not exist. A covers_ids list
+// (format version 1) is looked up id by id; a covers_span (version 2) is
+// expanded by walking back from its last node: ok=false unless the walk
+// meets its first node after exactly its count, on real turns only
+// (docs/FORMAT.md §4). O(covered nodes); nothing is kept.
 func (g *Graph) Covered(s int) ([]int, bool) {
-	ids := g.S.Ref(s).CoversIDs
+	ref := g.S.Ref(s)
+	if sp := ref.CoversSpan; sp.Valid() {
+		return g.spanNodes(sp)
+	}
+	ids := ref.CoversIDs
 	out := make([]int, len(ids))
 	for k, id := range ids {
 		j, ok := g.S.Lookup(id)
@@ -225,6 +234,47 @@ func (g *Graph) Covered(s int) ([]int, bool) {
 		out[k] = j
 	}
 	return out, true
+}
+
+func (g *Graph) spanNodes(sp transcript.CoverSpan) ([]int, bool) {
+	last, ok := g.S.Lookup(sp.Last)
+	// A chain of Count nodes ending at last has last at depth Count-1 or
+	// deeper; anything else (a broken link, too short a chain) is refused
+	// before allocating Count slots.
+	if !ok || g.Depth(last) < sp.Count-1 {
+		return nil, false
+	}
+	out := make([]int, sp.Count)
+	x := last
+	for k := sp.Count - 1; k >= 0; k-- {
+		if x < 0 || g.S.IsSummary(x) {
+			return nil, false
+		}
+		out[k] = x
+		x = g.Pred(x)
+	}
+	if g.S.ID(out[0]) != sp.First {
+		return nil, false
+	}
+	return out, true
+}
+
+// CoverIDs is summary s's coverage as ids: a covers_ids list verbatim, a
+// covers_span expanded (nil when it does not resolve).
+func (g *Graph) CoverIDs(s int) []string {
+	ref := g.S.Ref(s)
+	if !ref.CoversSpan.Valid() {
+		return ref.CoversIDs
+	}
+	idx, ok := g.spanNodes(ref.CoversSpan)
+	if !ok {
+		return nil
+	}
+	ids := make([]string, len(idx))
+	for k, j := range idx {
+		ids[k] = g.ID(j)
+	}
+	return ids
 }
 
 // Substitution is the outcome of docs/FORMAT.md §4 for one spine.

@@ -249,7 +249,14 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 		if i < 0 {
 			continue
 		}
-		for _, id := range s.Ref(i).CoversIDs {
+		ref := s.Ref(i)
+		ids := ref.CoversIDs
+		if sp := ref.CoversSpan; sp.Valid() {
+			// A span resolves through its two ends (dag.Graph.Covered walks
+			// the chain between them).
+			ids = []string{sp.First, sp.Last}
+		}
+		for _, id := range ids {
 			if _, ok := s.Lookup(id); !ok {
 				b.Unresolved = append(b.Unresolved, id)
 			}

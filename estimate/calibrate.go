@@ -241,29 +241,6 @@ func (f Fit) predictAt(est, framing int, h headState) (total int, unrecorded, ca
 	return max(0, int(math.Round(f.Slope*float64(est)+unrecorded+carried+framed))), unrecorded, carried, framed
 }
 
-// withoutCarried is reqs with each measured input less the hidden output
-// the request carried from earlier requests of its turn, and that carry
-// for the request after the last: what the linear model fits.
-func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
-	out := make([]MatchedRequest, len(reqs))
-	var h int64
-	for k, r := range reqs {
-		if k > 0 {
-			if r.NewTurn {
-				h = 0
-			} else {
-				h += reqs[k-1].Hidden
-			}
-		}
-		out[k] = r
-		out[k].Measured = r.Measured - h
-	}
-	if n := len(reqs); n > 0 {
-		h += reqs[n-1].Hidden
-	}
-	return out, float64(h)
-}
-
 // FitWindow is how many of the latest requests the slope is fitted on
 // and judged by (docs/ESTIMATE.md, "Calibration"): the proxy tokenizer's
 // rate follows the content of the recent turns, and a bounded window lets
@@ -289,12 +266,21 @@ const FitWindow = 80
 //     short for three such predictions judges it on its steps: 10% less of
 //     their growth left unexplained).
 func FitRequests(reqs []MatchedRequest) Fit {
-	n := len(reqs)
-	f := Fit{Method: MethodOffset, Slope: 1}
-	if n == 0 {
-		return f
+	if len(reqs) == 0 {
+		return Fit{Method: MethodOffset, Slope: 1}
 	}
 	all, carried := withoutCarried(reqs)
+	return fitAdjusted(all, carried, true)
+}
+
+// fitAdjusted is FitRequests on requests already less their carried
+// hidden output (withoutCarried), at least one. Without prefix, Prefix is
+// left at the latest request's unrecorded part instead of the minimum
+// over all of them (an O(n) scan a caller fitting every prefix of a long
+// history skips when no compaction needs it: Series).
+func fitAdjusted(all []MatchedRequest, carried float64, prefix bool) Fit {
+	n := len(all)
+	f := Fit{Method: MethodOffset, Slope: 1}
 	f.Carried = carried
 	win := all[max(0, n-FitWindow):]
 	slopeBefore, fitted, ok := prequentialSlopes(win)
@@ -326,8 +312,8 @@ func FitRequests(reqs []MatchedRequest) Fit {
 	f.LatestFraming = last.Framing
 	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
 	f.Prefix = f.Unrecorded
-	for _, r := range all {
-		f.Prefix = math.Min(f.Prefix, float64(r.Measured)-f.Slope*float64(r.Estimated))
+	for k := 0; prefix && k < n; k++ {
+		f.Prefix = math.Min(f.Prefix, float64(all[k].Measured)-f.Slope*float64(all[k].Estimated))
 	}
 	return f
 }

@@ -46,6 +46,7 @@ const (
 	srcGeminiNew  = "Gemini CLI 0.61.0 models.ts and tokenLimits.ts (1,048,576, DEFAULT_TOKEN_LIMIT); max output as gemini-3.5-flash (no model card read)"
 	srcOpenModel  = "publisher's model card"
 	srcConfig     = "config file (models:)"
+	srcOpenCode   = "OpenCode 1.18.33's bundled model list (OpenCode Zen: limit.context, limit.output)"
 )
 
 // builtinModels: context window, output capability and encoding as the
@@ -118,10 +119,19 @@ var builtinModels = func() map[string]Model {
 	add(ProviderOpen, O200kBase, true, 10485760, 8192, srcOpenModel, "llama-4-scout")
 	add(ProviderOpen, O200kBase, true, 131072, 16384, srcOpenModel, "qwen3-32b", "qwen3-235b-a22b")
 	add(ProviderOpen, O200kBase, true, 262144, 65536, srcOpenModel, "qwen3-coder", "qwen3-coder-480b-a35b", "kimi-k2")
+	// Qwen Code 0.24.4's defaults (tokenLimits: 1,000,000 input; output 32k, 64k for qwen3.x and coder-model).
+	add(ProviderOpen, O200kBase, true, 1000000, 32768, "Qwen Code 0.24.4 tokenLimits", "qwen3-coder-plus", "qwen3-coder-flash")
+	add(ProviderOpen, O200kBase, true, 1000000, 65536, "Qwen Code 0.24.4 tokenLimits", "coder-model", "qwen3.5-plus", "qwen3.6-plus", "qwen3.7-plus")
 	add(ProviderOpen, O200kBase, true, 256000, 8192, srcOpenModel, "codestral")
 	add(ProviderOpen, O200kBase, true, 200000, 128000, srcOpenModel, "glm-4.6")
+	add(ProviderOpen, O200kBase, true, 200000, 32000, srcOpenCode, "big-pickle") // OpenCode Zen's free default
 	add(ProviderOpen, O200kBase, true, 128000, 8192, srcOpenModel, "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2", "deepseek-chat")
 	add(ProviderOpen, O200kBase, true, 128000, 32768, srcOpenModel, "deepseek-r1", "deepseek-reasoner")
+	// pi 0.73.1's defaults for DeepSeek, xAI, MiniMax and Xiaomi (its defaultModelPerProvider), sized by its registry.
+	add(ProviderOpen, O200kBase, true, 1000000, 384000, "pi 0.73.1 model registry (pi-ai models.generated.js)", "deepseek-v4-pro")
+	add(ProviderOpen, O200kBase, true, 2000000, 30000, "pi 0.73.1 model registry (pi-ai models.generated.js)", "grok-4.20-0309-reasoning")
+	add(ProviderOpen, O200kBase, true, 204800, 131072, "pi 0.73.1 model registry (pi-ai models.generated.js)", "minimax-m2.7")
+	add(ProviderOpen, O200kBase, true, 1048576, 128000, "pi 0.73.1 model registry (pi-ai models.generated.js)", "mimo-v2.5-pro")
 	return m
 }()
 

@@ -84,6 +84,14 @@ func ResolveModel(name string, extra map[string]Model) (Resolution, bool) {
 		r.Model, r.Rule = m, RuleExact
 		return r, true
 	}
+	// GitHub Copilot CLI names Claude models with a dotted version
+	// ("claude-sonnet-4.5"); Anthropic's name is dashed: an alias.
+	if strings.HasPrefix(raw, "claude-") && strings.Contains(raw, ".") {
+		if m, ok := findModel(strings.ReplaceAll(raw, ".", "-"), extra); ok {
+			r.Model, r.Rule = m, RuleAlias
+			return r, true
+		}
+	}
 	key, long := normalizeModelName(raw)
 	toks := trimAliasTokens(strings.Split(key, "-"))
 	if len(toks) == 0 || toks[0] == "" {

@@ -43,6 +43,9 @@ func TestResolveModelFamilies(t *testing.T) {
 		{"us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1", RuleAlias, 200000},
 		{"claude-opus-4-5@20251101", "claude-opus-4-5", RuleAlias, 200000},
 		{"openai/gpt-5.1-codex", "gpt-5.1-codex", RuleAlias, 272000},
+		// GitHub Copilot CLI's spelling of Claude models (issue 37).
+		{"claude-sonnet-4.5", "claude-sonnet-4-5", RuleAlias, 200000},
+		{"claude-opus-4.8", "claude-opus-4-8", RuleAlias, 1000000},
 		{"gpt-4o-2024-08-06", "gpt-4o", RuleAlias, 128000},
 		{"gpt-4-0613", "gpt-4", RuleAlias, 8192},
 		{"gemini-2.5-flash-preview-05-20", "gemini-2.5-flash", RuleAlias, 1048576},

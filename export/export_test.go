@@ -64,25 +64,18 @@ func importFile(t *testing.T, data []byte, name string) string {
 	return out
 }
 
-// activeCovers is the active summary's covers_ids.
+// activeCovers is the active summary's coverage, as ids.
 func activeCovers(t *testing.T, dir string) []string {
 	t.Helper()
-	s, err := store.Open(dir, store.OpenOptions{})
+	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if s.Meta.ActiveSummaryID == "" {
+	defer g.S.Close()
+	if g.ActiveSummary() < 0 {
 		return nil
 	}
-	i, _ := s.Lookup(s.Meta.ActiveSummaryID)
-	n, err := s.Node(i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	_ = json.Unmarshal(n.Metadata["covers_ids"], &ids)
-	return ids
+	return g.CoverIDs(g.ActiveSummary())
 }
 
 func compactSession(t *testing.T, dir string, keep int) {

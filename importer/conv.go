@@ -74,6 +74,21 @@ type conv struct {
 // remapCovers names, in a summary's covers_ids, the copies standing for
 // the nodes this --append replaced on the live branch.
 func (c *conv) remapCovers(n *transcript.Node) {
+	if sp, ok := n.CoversSpan(); ok {
+		// A span's chain runs through the copies from its last node's.
+		first, okF := c.follow[sp.First]
+		last, okL := c.follow[sp.Last]
+		if okF {
+			sp.First = first
+		}
+		if okL {
+			sp.Last = last
+		}
+		if okF || okL {
+			n.WithCoverSpan(sp)
+		}
+		return
+	}
 	covers := n.CoversIDs()
 	var out []string
 	changed := false

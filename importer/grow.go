@@ -71,7 +71,7 @@ func continuation(s *store.Session, n *transcript.Node) grown {
 	extends := okB && okC && rep.Role == n.Role
 	grew := extends && (len(restBlocks) > 0 || len(restCalls) > 0)
 	moved := rep.Predecessor != n.Predecessor
-	if n.IsSummary() && !sameJSON(rep.CoversIDs(), n.CoversIDs()) {
+	if n.IsSummary() && !sameCoverage(rep, n) {
 		moved = true
 	}
 	if !grew && !moved {
@@ -120,11 +120,32 @@ func sameJSON(a, b any) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-// sameNode: the session's stored line for n's id is n encoded.
+// sameCoverage: the stored summary rep covers what the imported n does.
+// A stored span (docs/FORMAT.md §4, format version 2) is compared with the
+// span of n's list, which the store checked to be a chain when it wrote
+// rep; a stored list with n's list.
+func sameCoverage(rep, n *transcript.Node) bool {
+	if sp, ok := rep.CoversSpan(); ok {
+		if nsp, ok := n.CoversSpan(); ok {
+			return sp == nsp
+		}
+		ids := n.CoversIDs()
+		return len(ids) > 0 && transcript.SpanOf(ids) == sp
+	}
+	return sameJSON(rep.CoversIDs(), n.CoversIDs())
+}
+
+// sameNode: the session's stored line for n's id is n encoded, as the
+// store would write it (a summary's covers_ids list as its span).
 func sameNode(s *store.Session, n *transcript.Node) bool {
 	i, ok := s.Lookup(n.ID)
 	if !ok {
 		return false
+	}
+	if ids := n.CoversIDs(); n.IsSummary() && len(ids) > 0 && s.Ref(i).CoversSpan.Valid() {
+		c := *n
+		c.WithCoverSpan(transcript.SpanOf(ids))
+		n = &c
 	}
 	stored, err := s.RawLine(i)
 	// Encoded as the store writes it: json.Marshal would escape <, > and &

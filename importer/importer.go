@@ -27,13 +27,17 @@ import (
 	"github.com/ctxfold/ctxfold/format/claudecode"
 	"github.com/ctxfold/ctxfold/format/cline"
 	"github.com/ctxfold/ctxfold/format/codex"
+	"github.com/ctxfold/ctxfold/format/copilot"
 	"github.com/ctxfold/ctxfold/format/crush"
 	"github.com/ctxfold/ctxfold/format/droid"
 	"github.com/ctxfold/ctxfold/format/gemini"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/format/openaibody"
+	"github.com/ctxfold/ctxfold/format/openclaw"
 	"github.com/ctxfold/ctxfold/format/opencode"
 	"github.com/ctxfold/ctxfold/format/openhands"
+	"github.com/ctxfold/ctxfold/format/pi"
+	"github.com/ctxfold/ctxfold/format/qwen"
 	"github.com/ctxfold/ctxfold/format/specstory"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -52,8 +56,13 @@ const (
 	Cline      = "cline"
 	OpenHands  = "openhands"
 	OpenCode   = "opencode"
+	Kilo       = "kilo"
+	Pi         = "pi"
+	OpenClaw   = "openclaw"
 	Droid      = "droid"
 	Crush      = "crush"
+	QwenCode   = "qwen-code"
+	Copilot    = "copilot"
 )
 
 // ImportFunc is the signature every vendor package exports as Import.
@@ -79,18 +88,25 @@ type vendor struct {
 // Anthropic body before the OpenAI one (both hold "messages"). A new
 // client is one line here.
 var vendors = []vendor{
+	// Before Claude Code and Gemini CLI: its records have their uuid/parentUuid and sessionId.
+	{name: QwenCode, detect: qwen.Detect, run: qwen.Import, find: qwen.Find},
 	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
 	{name: Droid, detect: droid.Detect, run: droid.Import, near: droid.Near, find: droid.Find},
+	// Before Gemini: its session.start names a sessionId and a startTime too.
+	{name: Copilot, detect: copilot.Detect, run: copilot.Import, find: copilot.Find, path: copilot.DetectPath},
 	{name: Gemini, detect: gemini.Detect, run: gemini.Import, find: gemini.Find},
 	{name: ChatGPT, detect: chatgpt.Detect, run: chatgpt.Import},
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
+	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
+	{name: OpenClaw, detect: openclaw.Detect, run: openclaw.Importer(func(s transcript.ImportSink, f string) openclaw.Decoder { return pi.NewDecoder(s, f) }), path: openclaw.DetectPath, find: openclaw.Find},
 	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
-	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath},
+	{name: Kilo, detect: func([]byte) bool { return false }, run: opencode.Import, path: opencode.DetectKiloPath, find: opencode.FindKilo},
+	{name: OpenCode, detect: opencode.Detect, run: opencode.Import, near: opencode.Near, path: opencode.DetectPath, find: opencode.Find},
 	{name: Anthropic, detect: anthropicbody.Detect, run: anthropicbody.Import},
 	{name: OpenAI, detect: openaibody.Detect, run: openaibody.Import},
 	// Text, not JSON: last, so a JSON export quoting an aider header is
@@ -169,8 +185,10 @@ const headBytes = 64 << 10
 var titles = map[string]string{
 	ClaudeCode: "Claude Code", Codex: "Codex", Gemini: "Gemini CLI", ChatGPT: "ChatGPT",
 	OpenAI: "an OpenAI request body", Anthropic: "an Anthropic request body",
-	Droid: "Factory Droid",
-	Crush: "Crush",
+	Droid:    "Factory Droid",
+	Crush:    "Crush",
+	QwenCode: "Qwen Code",
+	Copilot:  copilot.Title,
 }
 
 func title(format string) string {
@@ -334,6 +352,10 @@ type Options struct {
 	// refuses, or an Out that is no session to cut, is an
 	// input.ErrCannotResume.
 	RewindTo *store.Meta
+	// RefuseEmpty makes an auto-detected import that writes no node an
+	// error naming the formats (ctxfold import: a file that only looked
+	// like one); live reads a transcript that has no message yet.
+	RefuseEmpty bool
 	// Progress, when set, receives the number of nodes handed over so far
 	// by the importer, every 1024 nodes (a progress reporter's Add).
 	Progress func(n int)
@@ -424,6 +446,9 @@ func Import(ctx context.Context, opts Options) (*Report, error) {
 	} else {
 		err = t.finishCurrent()
 	}
+	if opts.RefuseEmpty && (opts.From == "" || opts.From == Auto) && err == nil && !resumed && !opts.Append && t.wroteNothing() {
+		err = input.RenameError(emptyDetected(format, opts.Files[0]), names)
+	}
 	if err == nil {
 		err = t.place()
 	}
@@ -492,6 +517,14 @@ func wrongFormat(format, file string, opts input.Options, runErr error) error {
 		return nil
 	}
 	return &FormatError{Parse: pe, hint: "the supported formats are " + supported()}
+}
+
+// emptyDetected refuses an auto-detected import that took not one record:
+// the file only looked like that format (a silent empty session is what a
+// GitHub Copilot CLI log once became as Gemini CLI's).
+func emptyDetected(format, file string) error {
+	pe := &transcript.ParseError{File: file, Msg: "looks like " + title(format) + " but holds no message of it; nothing was imported (supported: " + supported() + ")"}
+	return &FormatError{Parse: pe, hint: "if it is one of the others, name it with --from"}
 }
 
 // ExistsError refuses to overwrite a session.

@@ -241,14 +241,14 @@ func checkCompacted(t *testing.T, g *dag.Graph) {
 	for _, id := range raw.IDs() {
 		rawIDs[id] = true
 	}
-	summary := g.S.Ref(g.ActiveSummary())
-	for _, id := range summary.CoversIDs {
+	covers := g.CoverIDs(g.ActiveSummary())
+	for _, id := range covers {
 		if !rawIDs[id] {
 			t.Fatalf("render --raw lacks covered node %q", id)
 		}
 	}
-	if len(raw.IDs()) != len(v.IDs())-1+len(summary.CoversIDs) {
-		t.Errorf("raw %d ids, rendered %d, covered %d", len(raw.IDs()), len(ids), len(summary.CoversIDs))
+	if len(raw.IDs()) != len(v.IDs())-1+len(covers) {
+		t.Errorf("raw %d ids, rendered %d, covered %d", len(raw.IDs()), len(ids), len(covers))
 	}
 }
 

@@ -281,6 +281,16 @@ func (t *target) importedNothing() bool {
 	return true
 }
 
+// wroteNothing reports whether no conversation got a node.
+func (t *target) wroteNothing() bool {
+	for _, c := range t.convs {
+		if c.written > 0 || c.present > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (t *target) warn(file string, line int, msg string) {
 	if len(t.report.Warnings) >= maxWarnings {
 		t.report.WarningsDropped++

@@ -59,6 +59,13 @@ func OpenAIMessages(nodes []*transcript.Node) []OpenAIMessage {
 // OpenAIMessagesOf converts one node (a node can yield several messages).
 func OpenAIMessagesOf(n *transcript.Node) []OpenAIMessage {
 	var out []OpenAIMessage
+	if n.IsSummary() {
+		// A client's own compaction, as the client sent it.
+		if raw, ok := n.Metadata[transcript.MetaOpenAIMessages]; ok && json.Unmarshal(raw, &out) == nil && len(out) > 0 {
+			return out
+		}
+		out = nil
+	}
 	if n.Role == transcript.RoleTool {
 		return []OpenAIMessage{{Role: "tool", ToolCallID: n.ToolCallID, Content: n.Content.PlainText()}}
 	}

@@ -254,7 +254,7 @@ func writeText(w *bufio.Writer, src nodeSource) error {
 		}
 		header := fmt.Sprintf("── %s · %s", label, n.ID)
 		if n.IsSummary() {
-			header += fmt.Sprintf(" · covers %d nodes", len(n.CoversIDs()))
+			header += fmt.Sprintf(" · covers %d nodes", n.CoverCount())
 		}
 		if n.ToolCallID != "" {
 			header += " · result of " + n.ToolCallID

@@ -397,7 +397,18 @@ type searchState struct {
 	built     bool
 	tips      []int
 	pre, post []int32
-	summaries map[int][]string
+	// segs are the summaries' covered segments, in node order: a hit asks
+	// each whether it holds the node, so memory is one entry per summary,
+	// not one per covered node and summary (docs/FORMAT.md §4).
+	segs []coverSeg
+}
+
+// coverSeg is one summary's coverage: the chain from first to last, or,
+// for a version 1 list that is no chain (a broken session), its nodes.
+type coverSeg struct {
+	summary     string
+	first, last int
+	nodes       map[int]bool
 }
 
 func newSearchState(v *View) *searchState {
@@ -420,8 +431,8 @@ func newSearchState(v *View) *searchState {
 }
 
 // build numbers the predecessor forest in DFS pre- and post-order, so
-// "tip t lies below node i" is two comparisons; and maps each covered node
-// to the summaries covering it.
+// "tip t lies below node i" is two comparisons; and lists the summaries'
+// covered segments.
 func (st *searchState) build() {
 	st.built = true
 	g := st.v.Graph
@@ -454,17 +465,38 @@ func (st *searchState) build() {
 		}
 	}
 	st.tips = g.Tips()
-	st.summaries = map[int][]string{}
 	for s := 0; s < n; s++ {
-		if !g.Ref(s).Summary {
+		if !g.S.IsSummary(s) {
 			continue
 		}
-		if covered, ok := g.Covered(s); ok {
-			for _, c := range covered {
-				st.summaries[c] = append(st.summaries[c], g.ID(s))
+		covered, ok := g.Covered(s)
+		if !ok || len(covered) == 0 {
+			continue
+		}
+		seg := coverSeg{summary: g.ID(s), first: covered[0], last: covered[len(covered)-1]}
+		for k := 1; k < len(covered); k++ {
+			if g.Pred(covered[k]) != covered[k-1] {
+				seg.nodes = make(map[int]bool, len(covered))
+				for _, c := range covered {
+					seg.nodes[c] = true
+				}
+				break
 			}
 		}
+		st.segs = append(st.segs, seg)
 	}
+}
+
+// summariesOf lists, in node order, the summaries whose coverage holds i.
+func (st *searchState) summariesOf(i int) []string {
+	g := st.v.Graph
+	var out []string
+	for _, seg := range st.segs {
+		if seg.nodes != nil && seg.nodes[i] || seg.nodes == nil && g.IsAncestor(seg.first, i) && g.IsAncestor(i, seg.last) {
+			out = append(out, seg.summary)
+		}
+	}
+	return out
 }
 
 func (st *searchState) hit(i int, field, snippet string) Hit {
@@ -474,7 +506,7 @@ func (st *searchState) hit(i int, field, snippet string) Hit {
 	g := st.v.Graph
 	r := g.Ref(i)
 	h := Hit{Index: i, ID: r.ID, Role: r.Role, Line: r.Line, Summary: r.Summary,
-		Field: field, Snippet: snippet, OnHead: st.onSpine[i], Summaries: st.summaries[i]}
+		Field: field, Snippet: snippet, OnHead: st.onSpine[i], Summaries: st.summariesOf(i)}
 	switch {
 	case st.inView[i]:
 		h.Status = HitVisible

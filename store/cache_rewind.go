@@ -79,6 +79,7 @@ func UpdateFrom(ctx context.Context, dir string, to Meta, opts WriteOptions, fn 
 		return nil, nil
 	}, func(tx *Tx) error {
 		tx.rewound = true
+		tx.covered = coverMemo{} // it may name nodes the cut removed
 		if fn == nil {
 			return nil
 		}
@@ -102,7 +103,7 @@ func rewindUnread(ctx context.Context, dir string, to Meta) error {
 	if m.NodesBytes != nil {
 		committed = *m.NodesBytes
 	}
-	if to.NodesBytes == nil || *to.NodesBytes > committed || to.FormatVersion != m.FormatVersion {
+	if to.NodesBytes == nil || *to.NodesBytes > committed || to.FormatVersion > m.FormatVersion {
 		return &ValidationError{Msg: fmt.Sprintf("%s: the state to rewind to is not an earlier commit (it records %s committed bytes; the session has %d)", metaPath, bytesOrNone(to.NodesBytes), committed)}
 	}
 	cut := *to.NodesBytes

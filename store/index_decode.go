@@ -268,12 +268,13 @@ func indexBlock(el []byte, ref *NodeRef) bool {
 	return true
 }
 
-// indexMetadata takes compaction and covers_ids from a metadata object.
+// indexMetadata takes compaction, covers_ids and covers_span from a
+// metadata object.
 func indexMetadata(meta []byte, ref *NodeRef) bool {
 	if meta[0] != '{' {
 		return false
 	}
-	var covers []byte
+	var covers, span []byte
 	var seen uint8
 	good := true
 	transcript.EachJSONMember(meta, 0, func(key, val []byte) bool {
@@ -288,11 +289,20 @@ func indexMetadata(meta []byte, ref *NodeRef) bool {
 			good = seen&2 == 0
 			seen |= 2
 			covers = val
+		case string(key) == transcript.MetaCoversSpan:
+			good = seen&4 == 0
+			seen |= 4
+			span = val
 		}
 		return good
 	})
 	if !good {
 		return false
+	}
+	if ref.Summary && span != nil {
+		// refOf keeps a span only when it decodes; ParseCoverSpan is the
+		// one reader of both paths.
+		ref.CoversSpan, _ = transcript.ParseCoverSpan(span)
 	}
 	if ref.Summary && covers != nil {
 		// refOf keeps covers_ids only when they decode as a list of strings.

@@ -11,9 +11,17 @@ import (
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
-// FormatVersion is the session format this build writes. A session with a
-// higher version is refused; lower versions are read (there are none yet).
-const FormatVersion = 1
+// FormatVersion is the newest session format this build reads and
+// writes. A session with a higher version is refused; lower versions are
+// read. Version 2 stores a summary's coverage as covers_span
+// (docs/FORMAT.md §4, §6), which a version 1 reader would take for a
+// summary without coverage: a session is created as version 1
+// (InitFormatVersion) and raised to 2 by the commit that appends its
+// first summary, so a session without one stays readable by older builds.
+const (
+	FormatVersion     = 2
+	InitFormatVersion = 1
+)
 
 // File names inside a session directory (docs/FORMAT.md).
 const (

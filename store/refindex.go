@@ -160,6 +160,7 @@ func (s *Session) Ref(i int) NodeRef {
 	ref.ResultIDs = take(results)
 	if ref.Summary {
 		ref.CoversIDs = s.covers[int32(i)]
+		ref.CoversSpan = s.spans[int32(i)]
 	}
 	return ref
 }
@@ -313,6 +314,12 @@ func (s *Session) addRef(ref NodeRef) *transcript.ParseError {
 				s.covers = map[int32][]string{}
 			}
 			s.covers[i] = ref.CoversIDs
+		}
+		if ref.CoversSpan.Valid() {
+			if s.spans == nil {
+				s.spans = map[int32]transcript.CoverSpan{}
+			}
+			s.spans[i] = ref.CoversSpan
 		}
 	}
 	if ref.HasText {

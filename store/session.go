@@ -23,9 +23,13 @@ type NodeRef struct {
 	Caller      string
 	Role        transcript.Role
 	Name        string
-	// Summary is metadata.compaction == true; CoversIDs its metadata.covers_ids.
-	Summary   bool
-	CoversIDs []string
+	// Summary is metadata.compaction == true; CoversIDs its
+	// metadata.covers_ids (format version 1) and CoversSpan its
+	// metadata.covers_span (version 2, the zero span when absent): the
+	// stored form, which dag expands (docs/FORMAT.md §4).
+	Summary    bool
+	CoversIDs  []string
+	CoversSpan transcript.CoverSpan
 	// ToolCallIDs are the calls this node makes; ResultIDs the call ids of
 	// the tool results it carries.
 	ToolCallIDs []string
@@ -36,6 +40,14 @@ type NodeRef struct {
 	Line    int
 	Offset  int64
 	Length  int
+}
+
+// CoverCount is how many nodes a summary covers, in either stored form.
+func (r NodeRef) CoverCount() int {
+	if r.CoversSpan.Valid() {
+		return r.CoversSpan.Count
+	}
+	return len(r.CoversIDs)
 }
 
 // Warning is something odd that did not stop reading.
@@ -87,6 +99,7 @@ type Session struct {
 	names     []nameRec
 	nameArena []byte
 	covers    map[int32][]string
+	spans     map[int32]transcript.CoverSpan
 	// bigCounts holds the id counts of nodes with manyIDs or more.
 	bigCounts map[int32][2]int32
 	dangling  map[int32]danglingLinks
@@ -308,6 +321,7 @@ func refOf(n *transcript.Node) NodeRef {
 	if n.IsSummary() {
 		ref.Summary = true
 		ref.CoversIDs = n.CoversIDs()
+		ref.CoversSpan, _ = n.CoversSpan()
 	}
 	if calls := n.AllToolCalls(); len(calls) > 0 {
 		ref.ToolCallIDs = make([]string, len(calls))

@@ -41,7 +41,7 @@ var (
 
 const (
 	snapMagic   = "ctxfidx\x01"
-	snapVersion = 3
+	snapVersion = 4
 	snapPage    = 4096
 	// snapEndian is stored little-endian; a big-endian reader sees it
 	// reversed and rejects the snapshot (its sections are native words).
@@ -57,7 +57,7 @@ const (
 	secPoolBytes        // tool ids back to back
 	secNames            // []nameRec
 	secNameArena        // the names' bytes
-	secSide             // covers, big counts, dangling links, duplicates
+	secSide             // covers, big counts, dangling links, duplicates, spans
 	numSections
 )
 

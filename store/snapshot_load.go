@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"unsafe"
+
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // OpenStats says how Open built a session's index (tests and benchmarks
@@ -319,6 +321,15 @@ func (t *Session) decodeSide(b []byte) bool {
 	}
 	for k := r.count(); k > 0 && r.ok; k-- {
 		t.Duplicates = append(t.Duplicates, Duplicate{ID: r.str(), FirstLine: r.u(), Line: r.u()})
+	}
+	for k := r.count(); k > 0 && r.ok; k-- {
+		if t.spans == nil {
+			t.spans = map[int32]transcript.CoverSpan{}
+		}
+		i := r.idx()
+		sp := transcript.CoverSpan{First: r.str(), Last: r.str(), Count: r.u()}
+		r.ok = r.ok && sp.Valid()
+		t.spans[i] = sp
 	}
 	return r.ok && len(r.b) == 0
 }

@@ -102,7 +102,7 @@ func sameIndex(t *testing.T, a, b *Session) {
 
 // brokenLines is a hand-written nodes.jsonl with every index feature:
 // duplicates, a dangling predecessor and caller, a link forward to a later
-// line, summaries with covers, names, a CRLF line, and a node with more
+// line, summaries with covers lists and spans, names, a CRLF line, and a node with more
 // tool calls than a record's counts hold (manyIDs).
 func brokenLines(rng *rand.Rand, n int) string {
 	var b strings.Builder
@@ -119,7 +119,12 @@ func brokenLines(rng *rand.Rand, n int) string {
 		case 2:
 			fmt.Fprintf(&b, `{"id":"%s","predecessor":"n%d","role":"user","content":"forward"}`+"\r\n", id, i+1)
 		case 3:
-			fmt.Fprintf(&b, `{"id":"summary_%d","predecessor":"r0","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,"covers_ids":["%s"]}}`+"\n", i, prev)
+			// Format version 1's list, or version 2's span (docs/FORMAT.md §4).
+			covers := fmt.Sprintf(`"covers_ids":["%s"]`, prev)
+			if i%2 == 1 {
+				covers = fmt.Sprintf(`"covers_span":{"first":"%s","last":"%s","count":%d}`, prev, prev, i)
+			}
+			fmt.Fprintf(&b, `{"id":"summary_%d","predecessor":"r0","role":"user","name":"context/summary","content":"[Previous conversation summary]\nx","metadata":{"compaction":true,%s}}`+"\n", i, covers)
 			continue
 		case 4:
 			fmt.Fprintf(&b, `{"id":"%s","predecessor":"%s","caller":"gone","role":"tool","name":"bash","tool_call_id":"c%d","content":"ok"}`+"\n", id, prev, i)

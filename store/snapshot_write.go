@@ -179,7 +179,8 @@ func (s *Session) longestLine() int64 {
 }
 
 // encodeSide encodes the index's side tables: covers, big counts,
-// dangling links and duplicates (rare, unlike names), as uvarints and length-prefixed strings.
+// dangling links, duplicates and cover spans (rare, unlike names), as
+// uvarints and length-prefixed strings.
 func (s *Session) encodeSide() []byte {
 	var b []byte
 	u := func(v int) { b = binary.AppendUvarint(b, uint64(v)) }
@@ -212,6 +213,13 @@ func (s *Session) encodeSide() []byte {
 		str(d.ID)
 		u(d.FirstLine)
 		u(d.Line)
+	}
+	u(len(s.spans))
+	for i, sp := range s.spans {
+		u(int(i))
+		str(sp.First)
+		str(sp.Last)
+		u(sp.Count)
 	}
 	return b
 }

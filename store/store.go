@@ -61,7 +61,7 @@ func Init(dir string, model string, opts WriteOptions) (*Meta, error) {
 		f.Close()
 	}
 	zero := int64(0)
-	m := Meta{FormatVersion: FormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
+	m := Meta{FormatVersion: InitFormatVersion, Model: model, CreatedAt: opts.now().UTC().Format(time.RFC3339), NodesBytes: &zero}
 	m.setChain(newChain())
 	if st, err := os.Lstat(filepath.Join(dir, NodesFile)); err == nil {
 		if fp, ok := statOf(st); ok {
@@ -95,6 +95,17 @@ type Tx struct {
 	// a snapshot written at its end covers exactly the cut
 	// (snapshotRewindDelta).
 	rewound bool
+	// covered is the coverage of the last summary this transaction
+	// committed, checked whole: a later span that extends it is walked
+	// back only to its last node (walkCoverage), so an import that
+	// compacts K times walks each covered node once, not K times.
+	covered coverMemo
+}
+
+// coverMemo is a checked summary's span and predecessor.
+type coverMemo struct {
+	span transcript.CoverSpan
+	pred string
 }
 
 // interrupted checks the context every 4096 nodes of a batch: validating

@@ -47,6 +47,12 @@ func (tx *Tx) Append(nodes []transcript.Node, opts AppendOptions) (*AppendResult
 	if err := tx.writeNodes(data, meta, head, refs); err != nil {
 		return nil, err
 	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if sp, ok := nodes[i].CoversSpan(); ok && nodes[i].IsSummary() {
+			tx.covered = coverMemo{span: sp, pred: nodes[i].Predecessor}
+			break
+		}
+	}
 	ids := make([]string, len(nodes))
 	for i := range nodes {
 		ids[i] = nodes[i].ID
@@ -90,6 +96,9 @@ func (tx *Tx) prepareBatch(nodes []transcript.Node, opts AppendOptions) (Meta, s
 		}
 		batch[n.ID] = n
 		if n.IsSummary() {
+			// A reader of version 1 would take the span's summary for one
+			// without coverage (docs/FORMAT.md §6).
+			meta.FormatVersion = max(meta.FormatVersion, FormatVersion)
 			meta.ActiveSummaryID = n.ID
 			meta.ActiveSummaryText = strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix)
 		} else {

@@ -24,7 +24,7 @@ func TestInit(t *testing.T) {
 		}
 	}
 	s := mustOpen(t, dir)
-	if s.Meta.FormatVersion != store.FormatVersion || s.Meta.Model != "gpt-4o" || s.Meta.Head != "" ||
+	if s.Meta.FormatVersion != store.InitFormatVersion || s.Meta.Model != "gpt-4o" || s.Meta.Head != "" ||
 		s.Meta.NodesBytes == nil || *s.Meta.NodesBytes != 0 || s.Meta.CreatedAt != "2026-11-30T12:00:00Z" {
 		t.Fatalf("meta = %+v", s.Meta)
 	}

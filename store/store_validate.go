@@ -197,13 +197,102 @@ func (tx *Tx) validateSummary(n *transcript.Node, batch map[string]*transcript.N
 	if len(n.AllToolCalls()) > 0 || len(n.ToolResults()) > 0 || n.ToolCallID != "" {
 		return fail("a summary node carries no tool calls or results")
 	}
+	_, hasList := n.Metadata[transcript.MetaCoversIDs]
+	if _, hasSpan := n.Metadata[transcript.MetaCoversSpan]; hasSpan {
+		if hasList {
+			return fail("a summary carries covers_ids or covers_span, not both")
+		}
+		sp, ok := n.CoversSpan()
+		if !ok {
+			return fail(`metadata.covers_span must be {"first": ID, "last": ID, "count": N} with N ≥ 1`)
+		}
+		return tx.walkCoverage(n, sp, nil, batch, fail)
+	}
 	covers := n.CoversIDs()
-	if _, ok := n.Metadata["covers_ids"]; ok && covers == nil {
+	if hasList && covers == nil {
 		return fail("metadata.covers_ids must be an array of ids")
 	}
 	if len(covers) == 0 {
 		return fail("metadata.covers_ids is empty")
 	}
+	sp := transcript.SpanOf(covers)
+	if err := tx.walkCoverage(n, sp, covers, batch, fail); err != nil {
+		if lerr := tx.checkCoverList(n, covers, batch, fail); lerr != nil {
+			return lerr // the list's own first fault, named by its position
+		}
+		return err
+	}
+	// docs/FORMAT.md §4: the list is stored as its span, O(1) bytes
+	// whatever the segment's length (a re-compaction's list repeats every
+	// id the previous one covered).
+	n.WithCoverSpan(sp)
+	return nil
+}
+
+// walkCoverage checks that sp is a contiguous chain of real turns: from
+// sp.Last, sp.Count nodes back along predecessor links (through the batch,
+// then the index) to sp.First, spliced at n's predecessor. ids, when not
+// nil, is the list the chain must spell. O(sp.Count), with no allocation:
+// the index part of the walk follows record links. A span that extends
+// the last one this transaction committed stops where that one ended:
+// O(the new turns).
+func (tx *Tx) walkCoverage(n *transcript.Node, sp transcript.CoverSpan, ids []string, batch map[string]*transcript.Node, fail func(string, ...any) error) error {
+	s := tx.s
+	id, idx := sp.Last, -1
+	for k := sp.Count - 1; k >= 0; k-- {
+		pred := ""
+		if idx < 0 {
+			if bn, ok := batch[id]; ok {
+				if bn.IsSummary() {
+					return fail("covers %q, a summary; coverage names real turns only", id)
+				}
+				pred = bn.Predecessor
+			} else if idx, ok = s.Lookup(id); !ok {
+				return fail("covers %q, which is not found", id)
+			}
+		}
+		if idx >= 0 {
+			if id = s.ID(idx); s.IsSummary(idx) {
+				return fail("covers %q, a summary; coverage names real turns only", id)
+			}
+		}
+		if ids != nil && ids[k] != id {
+			return fail("covers_ids is not a contiguous chain: %q does not follow %q", ids[k+1], ids[k])
+		}
+		if m := tx.covered; ids == nil && k+1 == m.span.Count && id == m.span.Last && sp.First == m.span.First {
+			// The rest of the chain is m's, checked when it was appended.
+			if n.Predecessor != m.pred {
+				return fail("predecessor must be the predecessor of the first covered node (%s), got %s", quoteOrNull(m.pred), quoteOrNull(n.Predecessor))
+			}
+			return nil
+		}
+		if k == 0 {
+			if id != sp.First {
+				return fail("covers_span: %d nodes back from %q is %q, not %q", sp.Count, sp.Last, id, sp.First)
+			}
+			if idx >= 0 {
+				pred = s.Ref(idx).Predecessor
+			}
+			if n.Predecessor != pred {
+				return fail("predecessor must be the predecessor of the first covered node (%s), got %s", quoteOrNull(pred), quoteOrNull(n.Predecessor))
+			}
+			return nil
+		}
+		if idx >= 0 {
+			if idx = s.PredIndex(idx); idx < 0 {
+				return fail("covers_span: the chain from %q ends %d nodes short of its count %d", sp.Last, k, sp.Count)
+			}
+		} else if id = pred; id == "" {
+			return fail("covers_span: the chain from %q ends %d nodes short of its count %d", sp.Last, k, sp.Count)
+		}
+	}
+	return nil
+}
+
+// checkCoverList is format version 1's check of a covers_ids list, in list
+// order, which names the first offending position; Append runs it only to
+// explain a list the walk refused.
+func (tx *Tx) checkCoverList(n *transcript.Node, covers []string, batch map[string]*transcript.Node, fail func(string, ...any) error) error {
 	type info struct {
 		pred    string
 		summary bool

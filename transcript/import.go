@@ -15,7 +15,11 @@ const (
 
 // ImportSink receives one conversation. Nodes arrive in an order where
 // every predecessor and caller precedes the nodes that name it; the sink
-// appends them through the store, which validates them.
+// appends them through the store, which validates them. A summary names
+// what it covers with metadata.covers_ids (the chain's ids, in order),
+// which the store keeps as their span, or — cheaper for a format that
+// compacts often, since it skips encoding and checking every id again —
+// directly with metadata.covers_span (Node.WithCoverSpan; docs/FORMAT.md §4).
 type ImportSink interface {
 	// Node adds the next node.
 	Node(n Node) error

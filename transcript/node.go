@@ -331,6 +331,12 @@ const MetaResponsesInput = "responses_input"
 // acknowledgement), which render --format gemini emits as they are.
 const MetaGeminiContents = "gemini_contents"
 
+// MetaOpenAIMessages is the metadata key of a summary node imported from a
+// client's own compaction that sends it as Chat Completions messages
+// (OpenCode's "What did we do so far?" and the summary as the assistant's
+// answer), which render --format openai emits as they are.
+const MetaOpenAIMessages = "openai_messages"
+
 // Node is one line of nodes.jsonl. Field names are the public format
 // (docs/FORMAT.md). Fields this version does not know survive a
 // read/write round trip in Extra.

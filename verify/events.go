@@ -50,6 +50,10 @@ func (c *checker) checkEvents() error {
 			c.add(Events, Error, CodeEventMalformed, -1, path, ev.Line, "event does not decode: %v", err)
 			return nil
 		}
+		if head.Type == store.EventSummaryUndone || head.Type == store.EventSummaryRedone {
+			c.checkUndo(path, ev)
+			return nil
+		}
 		if e.Type != transcript.EventCompactionFinished || e.NoOp {
 			return nil
 		}
@@ -97,11 +101,29 @@ func (c *checker) checkFinished(path string, line int, e *transcript.CompactionE
 		c.buf = append(c.buf, f)
 		return
 	}
-	covers := len(s.Ref(j).CoversIDs)
+	covers := s.Ref(j).CoverCount()
 	switch {
 	case e.SummarisedCount == nil:
 		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished has no summarised_count; the summary covers %d ids", covers)
 	case *e.SummarisedCount != covers:
 		c.add(Events, Error, CodeEventCountMismatch, j, path, line, "compaction_finished reports summarised_count %d but the summary covers %d ids", *e.SummarisedCount, covers)
+	}
+}
+
+// checkUndo: an undo or redo record (docs/FORMAT.md §10) names a summary
+// node, and the summary it left active is one too (or none).
+func (c *checker) checkUndo(path string, ev store.EventLine) {
+	var u store.UndoEvent
+	if err := json.Unmarshal(ev.Raw, &u); err != nil {
+		c.add(Events, Error, CodeEventMalformed, -1, path, ev.Line, "event does not decode: %v", err)
+		return
+	}
+	for k, id := range []string{u.SummaryID, u.Active} {
+		if k == 1 && id == "" {
+			continue // the branch renders raw after it
+		}
+		if i, ok := c.s.Lookup(id); !ok || !c.s.IsSummary(i) {
+			c.add(Events, Error, CodeUndoSummaryMissing, -1, path, ev.Line, "%s names %q, which is not a summary node of this session", u.Type, id)
+		}
 	}
 }

@@ -31,7 +31,8 @@ func (c *checker) checkRendering() error {
 	if a == nil || !a.contiguous {
 		return nil
 	}
-	last := a.covered[len(a.covered)-1]
+	a.covered = c.covered(a)
+	last := a.last
 	if g.Depth(last) < 0 {
 		return nil
 	}

@@ -80,35 +80,106 @@ func (c *checker) checkShape(i int, n *transcript.Node) {
 }
 
 // checkCoverage: covers_ids names existing real turns forming one
-// contiguous predecessor chain, and the summary sits at its splice point.
+// contiguous predecessor chain (a covers_span walks back to its first
+// node), and the summary sits at its splice point.
 func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32, tag int32) {
-	s, g, i := c.s, c.g, seg.summary
-	ids := s.Ref(i).CoversIDs
+	s, i := c.s, seg.summary
+	ref := s.Ref(i)
+	var idx []int
+	var ok bool
+	if _, span := n.Metadata[transcript.MetaCoversSpan]; span {
+		idx, ok = c.spanCoverage(i, ref.CoversSpan)
+	} else {
+		idx, ok = c.listCoverage(i, n, ref.CoversIDs, stamp, tag)
+	}
+	if !ok {
+		return
+	}
+	seg.first, seg.last, seg.n, seg.contiguous = idx[0], idx[len(idx)-1], len(idx), true
+	if seg == c.active {
+		// Only the active segment is kept whole (checkRendering); the
+		// others are walked again from their last node where needed, so
+		// verify's memory is bounded by the chain, not summaries × chain.
+		seg.covered = idx
+	}
+	if want, got := s.Ref(idx[0]).Predecessor, ref.Predecessor; want != got {
+		c.errAt(Summaries, CodeSpliceMismatch, i, "predecessor is %s but the first covered node %q follows %s: a summary sits at its segment's splice point",
+			quoteOrNull(got), s.ID(idx[0]), quoteOrNull(want))
+	}
+}
+
+// spanCoverage resolves a covers_span (format version 2): Count nodes back
+// from Last along predecessor links, real turns only, ending at First.
+func (c *checker) spanCoverage(i int, sp transcript.CoverSpan) ([]int, bool) {
+	s, g := c.s, c.g
+	if s.Ref(i).CoversIDs != nil {
+		c.errAt(Summaries, CodeCoversNotContiguous, i, "carries both covers_ids and covers_span: a summary records its coverage one way (docs/FORMAT.md §4)")
+		return nil, false
+	}
+	if !sp.Valid() {
+		c.errAt(Summaries, CodeCoversEmpty, i, `metadata.covers_span is not {"first": ID, "last": ID, "count": N ≥ 1}: a summary records the turns it replaces`)
+		return nil, false
+	}
+	for _, id := range []string{sp.First, sp.Last} {
+		if _, ok := s.Lookup(id); !ok {
+			c.errAt(Summaries, CodeCoversMissing, i, "covers_span names %q, which does not exist", id)
+			return nil, false
+		}
+	}
+	last, _ := s.Lookup(sp.Last)
+	if d := g.Depth(last); d >= 0 && d < sp.Count-1 {
+		c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_span counts %d nodes back from %q, but its chain holds %d", sp.Count, sp.Last, d+1)
+		return nil, false
+	}
+	idx := make([]int, sp.Count)
+	x := last
+	for k := sp.Count - 1; k >= 0; k-- {
+		if x < 0 {
+			c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_span: the chain from %q breaks %d nodes before its count %d", sp.Last, k+1, sp.Count)
+			return nil, false
+		}
+		if s.IsSummary(x) {
+			c.errAt(Summaries, CodeCoversSummary, i, "covers_span's chain holds %q, a summary; coverage names real turns only (docs/FORMAT.md §4)", g.ID(x))
+			return nil, false
+		}
+		idx[k] = x
+		x = g.Pred(x)
+	}
+	if first := g.ID(idx[0]); first != sp.First {
+		c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_span: %d nodes back from %q is %q, not its first %q", sp.Count, sp.Last, first, sp.First)
+		return nil, false
+	}
+	return idx, true
+}
+
+// listCoverage resolves a covers_ids list (format version 1), id by id.
+func (c *checker) listCoverage(i int, n *transcript.Node, ids []string, stamp []int32, tag int32) ([]int, bool) {
+	s, g := c.s, c.g
 	if len(ids) == 0 {
 		what := "missing"
-		if _, ok := n.Metadata["covers_ids"]; ok {
+		if _, ok := n.Metadata[transcript.MetaCoversIDs]; ok {
 			what = "empty or not an array of ids"
 		}
 		c.errAt(Summaries, CodeCoversEmpty, i, "metadata.covers_ids is %s: a summary records the ids of the turns it replaces", what)
-		return
+		return nil, false
 	}
 	idx := make([]int, len(ids))
 	for k, id := range ids {
 		j, ok := s.Lookup(id)
 		if !ok {
 			c.errAt(Summaries, CodeCoversMissing, i, "covers_ids[%d] %q does not exist", k, id)
-			return
+			return nil, false
 		}
 		if s.IsSummary(j) {
 			c.errAt(Summaries, CodeCoversSummary, i, "covers_ids[%d] %q is a summary; coverage names real turns only (docs/FORMAT.md §4)", k, id)
-			return
+			return nil, false
 		}
 		idx[k] = j
 	}
 	for k, j := range idx {
 		if stamp[j] == tag {
 			c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_ids names %q twice", ids[k])
-			return
+			return nil, false
 		}
 		if k > 0 && g.Pred(j) != idx[k-1] {
 			p := g.Pred(j)
@@ -124,19 +195,30 @@ func (c *checker) checkCoverage(seg *segment, n *transcript.Node, stamp []int32,
 					}
 				}
 				c.errAt(Summaries, CodeCoversDeadFork, i, "covers_ids holds two branches from %q (%q and %q): coverage names a dead fork", g.ID(p), sib, ids[k])
-				return
+				return nil, false
 			}
 			c.errAt(Summaries, CodeCoversNotContiguous, i, "covers_ids is not a contiguous chain: covers_ids[%d] %q does not follow %q (its predecessor is %s)",
 				k, ids[k], ids[k-1], quoteOrNull(s.Ref(j).Predecessor))
-			return
+			return nil, false
 		}
 		stamp[j] = tag
 	}
-	seg.covered, seg.contiguous = idx, true
-	if want, got := s.Ref(idx[0]).Predecessor, s.Ref(i).Predecessor; want != got {
-		c.errAt(Summaries, CodeSpliceMismatch, i, "predecessor is %s but the first covered node %q follows %s: a summary sits at its segment's splice point",
-			quoteOrNull(got), ids[0], quoteOrNull(want))
+	return idx, true
+}
+
+// covered is seg's chain, in order: kept for the active segment, walked
+// back from its last node for the others (checkCoverage found it whole).
+func (c *checker) covered(seg *segment) []int {
+	if seg.covered != nil {
+		return seg.covered
 	}
+	idx := make([]int, seg.n)
+	x := seg.last
+	for k := seg.n - 1; k >= 0; k-- {
+		idx[k] = x
+		x = c.g.Pred(x)
+	}
+	return idx
 }
 
 // checkActive: docs/FORMAT.md §4's one active summary is the latest one written, and
@@ -147,6 +229,11 @@ func (c *checker) checkActive() {
 		return
 	}
 	latest := c.segs[len(c.segs)-1].summary
+	if c.undone() {
+		// An uncompact (or redo) chose the active summary: neither the
+		// latest nor any need be active (docs/FORMAT.md §10).
+		return
+	}
 	if s.Meta.ActiveSummaryID == "" {
 		c.add(Summaries, Warning, CodeActiveSummaryUnset, latest, c.metaPath(), c.s.MetaKeyLine("active_summary_id"),
 			"the session has %d summary node(s) but session.json names no active summary: every render is raw", len(c.segs))
@@ -180,19 +267,20 @@ func (c *checker) checkExtension() {
 	}
 	g := c.g
 	for j, later := range c.segs {
-		if !later.contiguous || j == 0 || g.Depth(later.covered[0]) < 0 {
+		if !later.contiguous || j == 0 || g.Depth(later.first) < 0 {
 			continue
 		}
-		lastLater := later.covered[len(later.covered)-1]
 		for _, earlier := range c.segs[:j] {
-			if !earlier.contiguous || !g.IsAncestor(earlier.covered[len(earlier.covered)-1], lastLater) {
+			if !earlier.contiguous || !g.IsAncestor(earlier.last, later.last) {
 				continue
 			}
-			if !hasPrefix(later.covered, earlier.covered) {
-				e := earlier.covered
+			// Both are chains and the later one holds the earlier's last
+			// node, so it begins with the whole earlier segment exactly
+			// when both begin at the same node.
+			if later.first != earlier.first {
 				c.errAt(Summaries, CodeSummaryNotExtending, later.summary,
-					"its chain holds the whole segment of the earlier summary %q (%q…%q) but covers_ids does not begin with it: re-compaction extends the previous segment (docs/FORMAT.md §4)",
-					g.ID(earlier.summary), g.ID(e[0]), g.ID(e[len(e)-1]))
+					"its chain holds the whole segment of the earlier summary %q (%q…%q) but its coverage does not begin with it: re-compaction extends the previous segment (docs/FORMAT.md §4)",
+					g.ID(earlier.summary), g.ID(earlier.first), g.ID(earlier.last))
 				break
 			}
 		}
@@ -211,13 +299,14 @@ func (c *checker) checkToolSplits() {
 		}
 		open := map[string]int{}
 		reported := false
-		for _, j := range seg.covered {
+		covered := c.covered(seg)
+		for _, j := range covered {
 			for _, r := range s.Ref(j).ResultIDs {
 				if _, ok := open[r]; ok {
 					delete(open, r)
 					continue
 				}
-				if caller := c.callAbove(seg.covered[0], r); caller >= 0 && !reported {
+				if caller := c.callAbove(seg.first, r); caller >= 0 && !reported {
 					c.errAt(Summaries, CodeCoversSplitsToolCall, seg.summary,
 						"covers the result of call %q (node %q) but not the call (node %q, before the segment): coverage separates a tool call from its result",
 						r, g.ID(j), g.ID(caller))
@@ -229,7 +318,7 @@ func (c *checker) checkToolSplits() {
 			}
 		}
 		if len(open) > 0 && !reported {
-			openAtEnd[seg.covered[len(seg.covered)-1]] = open
+			openAtEnd[seg.last] = open
 		}
 	}
 	if len(openAtEnd) == 0 {
@@ -245,7 +334,7 @@ func (c *checker) checkToolSplits() {
 		for _, r := range s.Ref(x).ResultIDs {
 			if caller, ok := open[r]; ok {
 				for _, seg := range c.segs {
-					if seg.contiguous && seg.covered[len(seg.covered)-1] == p {
+					if seg.contiguous && seg.last == p {
 						c.errAt(Summaries, CodeCoversSplitsToolCall, seg.summary,
 							"covers call %q (node %q) but not its result (node %q, after the segment): coverage separates a tool call from its result",
 							r, g.ID(caller), g.ID(x))
@@ -275,18 +364,6 @@ func (c *checker) callAbove(first int, call string) int {
 	return owner
 }
 
-func hasPrefix(a, prefix []int) bool {
-	if len(a) < len(prefix) {
-		return false
-	}
-	for k := range prefix {
-		if a[k] != prefix[k] {
-			return false
-		}
-	}
-	return true
-}
-
 func quote(s string) string { return strconv.Quote(s) }
 
 func quoteOrNull(s string) string {
@@ -294,4 +371,14 @@ func quoteOrNull(s string) string {
 		return "null"
 	}
 	return quote(s)
+}
+
+// undone reports whether the last undo or redo record left active the
+// summary session.json names: then it, not the latest written, is active.
+func (c *checker) undone() bool {
+	events, err := c.s.UndoEvents()
+	if err != nil || len(events) == 0 {
+		return false
+	}
+	return events[len(events)-1].Active == c.s.Meta.ActiveSummaryID
 }

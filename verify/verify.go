@@ -87,6 +87,7 @@ const (
 	CodeEventMalformed      = "event_malformed"
 	CodeEventSummaryMissing = "event_summary_missing"
 	CodeEventCountMismatch  = "event_count_mismatch"
+	CodeUndoSummaryMissing  = "undo_summary_missing"
 	// A compaction_started with no compaction_finished or compaction_failed
 	// after it: the compaction was killed (warning).
 	CodeCompactionInterrupted = "compaction_interrupted"
@@ -190,8 +191,12 @@ func (c *checker) substitutes(x int) bool {
 
 type segment struct {
 	summary int
-	covered []int
-	// contiguous is true when covered is a predecessor chain (missing,
+	// first and last are the ends of the covered chain, n its length;
+	// covered is the chain itself, kept for the active segment only
+	// (checker.covered walks the others).
+	first, last, n int
+	covered        []int
+	// contiguous is true when the coverage is a predecessor chain (missing,
 	// summary or non-contiguous coverage leaves it false).
 	contiguous bool
 }

@@ -7,6 +7,12 @@
 //
 //	go run ./bench/claudecode-gen -mb 100 -o /tmp/big.jsonl
 //	go run ./bench/claudecode-gen -append 1 -o /tmp/big.jsonl   # one more turn
+//	go run ./bench/claudecode-gen -mb 300 -compact-every 310000 -o /tmp/c.jsonl
+//
+// -compact-every N writes a compaction (a compact_boundary and its
+// summary line, as Claude Code writes them) after the turn that brings the
+// bytes since the last one to N: the long-running session of issue 44,
+// whose summaries each cover every turn before them.
 package main
 
 import (
@@ -35,11 +41,12 @@ func main() {
 	mb := flag.Int("mb", 100, "size of the file to write, in MB (10^6 bytes)")
 	out := flag.String("o", "", "the file to write (with -append: to extend)")
 	appendN := flag.Int("append", 0, "append this many turns to -o instead of writing it anew")
+	compactEvery := flag.Int64("compact-every", 0, "write a compaction after every this many bytes (0: none)")
 	flag.Parse()
 	if *src == "" {
 		*src = defaultSource()
 	}
-	if err := run(*src, *out, *mb, *appendN); err != nil {
+	if err := run(*src, *out, *mb, *appendN, *compactEvery); err != nil {
 		fmt.Fprintln(os.Stderr, "claudecode-gen:", err)
 		os.Exit(1)
 	}
@@ -76,7 +83,7 @@ func defaultSource() string {
 	return fallback
 }
 
-func run(src, out string, mb, appendN int) error {
+func run(src, out string, mb, appendN int, compactEvery int64) error {
 	if out == "" {
 		return errors.New("-o FILE is required")
 	}
@@ -99,8 +106,20 @@ func run(src, out string, mb, appendN int) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	written := int64(0)
+	written, since := int64(0), int64(0)
 	for n := 0; ; n++ {
+		if compactEvery > 0 && since >= compactEvery && parent != "" {
+			b, last, err := compaction(session, parent, k+n)
+			if err != nil {
+				return err
+			}
+			nb, err := w.Write(b)
+			written += int64(nb)
+			if err != nil {
+				return err
+			}
+			parent, since = last, 0
+		}
 		if appendN > 0 && n >= appendN {
 			break
 		}
@@ -120,6 +139,7 @@ func run(src, out string, mb, appendN int) error {
 			}
 			nb, err := w.Write(append(b, '\n'))
 			written += int64(nb)
+			since += int64(nb)
 			if err != nil {
 				return err
 			}
@@ -129,6 +149,37 @@ func run(src, out string, mb, appendN int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// compaction is Claude Code's record of a compaction after parent: a
+// compact_boundary that starts a new chain (parentUuid null, its
+// logicalParentUuid naming parent) and the summary line after it. It
+// returns the lines and the summary's uuid, which the next turn follows.
+func compaction(session, parent string, k int) ([]byte, string, error) {
+	h := derive([]byte("compaction/"+parent), k)
+	uuid := func(h string) string {
+		return fmt.Sprintf("%s-%s-4%s-8%s-%s", h[0:8], h[8:12], h[13:16], h[17:20], h[20:32])
+	}
+	boundary, summary := uuid(h), uuid(derive([]byte(h), k))
+	base := func(typ, id string, parent any) map[string]any {
+		return map[string]any{"parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": "/work/app",
+			"sessionId": session, "version": "2.1.30", "type": typ, "uuid": id, "timestamp": "2026-11-30T12:00:00.000Z"}
+	}
+	b := base("system", boundary, nil)
+	b["logicalParentUuid"], b["subtype"], b["content"], b["isMeta"], b["level"] = parent, "compact_boundary", "Conversation compacted", false, "info"
+	b["compactMetadata"] = map[string]any{"trigger": "auto", "preTokens": 150000}
+	sl := base("user", summary, boundary)
+	sl["isVisibleInTranscriptOnly"], sl["isCompactSummary"] = true, true
+	sl["message"] = map[string]any{"role": "user", "content": fmt.Sprintf("This session is being continued from a previous conversation (compaction %d). Summary: the work so far.", k)}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, m := range []map[string]any{b, sl} {
+		if err := enc.Encode(m); err != nil {
+			return nil, "", err
+		}
+	}
+	return buf.Bytes(), summary, nil
 }
 
 // readTurns splits the source into turns: each starts at a main-chain

@@ -14,7 +14,7 @@ func TestDefaultSourceExists(t *testing.T) {
 		t.Fatalf("default -src %s: %v", src, err)
 	}
 	out := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := run(src, out, 1, 0); err != nil {
+	if err := run(src, out, 1, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(out); err != nil || st.Size() < 1_000_000 {

@@ -207,7 +207,7 @@ func generate(dir string, n int, seed uint64) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	meta := store.Meta{FormatVersion: store.FormatVersion, Head: prev, Model: "gpt-4.1", CreatedAt: "2026-11-30T00:00:00Z", NodesBytes: &written}
+	meta := store.Meta{FormatVersion: store.InitFormatVersion, Head: prev, Model: "gpt-4.1", CreatedAt: "2026-11-30T00:00:00Z", NodesBytes: &written}
 	if last := n - 1; last >= 0 {
 		// HEAD never rests on a pending tool call's assistant: the spine
 		// simply ends where it ends.

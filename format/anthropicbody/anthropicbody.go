@@ -27,7 +27,7 @@ type Options = input.Options
 // "system" key, tool_use/tool_result blocks, a claude model).
 func Detect(head []byte) bool {
 	h := bytes.TrimSpace(head)
-	if len(h) == 0 || h[0] != '{' || !bytes.Contains(h, []byte(`"messages"`)) {
+	if len(h) == 0 || h[0] != '{' || !bytes.Contains(h, []byte(`"messages"`)) || eventLog(h) {
 		return false
 	}
 	for _, sig := range []string{`"system":`, `"system" :`, `"tool_use"`, `"tool_result"`, `"anthropic_version"`, `"model":"claude`, `"model": "claude`} {
@@ -36,6 +36,18 @@ func Detect(head []byte) bool {
 		}
 	}
 	return false
+}
+
+// eventLog reports whether head is a JSONL log whose first line is a whole
+// record without "messages" (a GitHub Copilot CLI events.jsonl quotes the
+// messages of a request further on): not a request body.
+func eventLog(head []byte) bool {
+	i := bytes.IndexByte(head, '\n')
+	if i < 0 {
+		return false
+	}
+	first := bytes.TrimSpace(head[:i])
+	return len(first) > 0 && first[0] == '{' && !bytes.Contains(first, []byte(`"messages"`)) && json.Valid(first)
 }
 
 type msg struct {

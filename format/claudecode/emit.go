@@ -492,17 +492,23 @@ func (p *planner) buildSummary(n *pnode, warns *[]builtWarning) (transcript.Node
 		text = strings.TrimSpace(c + " (Claude Code's summary text is not in the file)")
 		*warns = append(*warns, builtWarning{n.first, "compaction boundary without its summary text"})
 	}
-	var covers []string
-	for _, c := range p.spine(n.sum.last) {
-		if nd := p.peek(c); nd.kind != kindSystem {
-			covers = append(covers, nd.id)
-		}
+	// The summary covers every turn before it: handed over as its span
+	// (docs/FORMAT.md §4), which the store checks by walking the chain,
+	// rather than as a list of every id, which a session compacting
+	// hundreds of times would build, encode and decode again each time.
+	var span transcript.CoverSpan
+	if n.sum.count > 0 {
+		span = transcript.CoverSpan{First: p.peek(n.sum.first).id, Last: p.peek(n.sum.last).id, Count: n.sum.count}
 	}
 	node := transcript.Node{ID: n.id, Role: transcript.SummaryRole, Name: transcript.SummaryName,
 		Predecessor: p.idOf(n.pred), CreatedAt: r.Timestamp,
 		Content: transcript.TextContent(transcript.SummaryPrefix + text)}
 	node.SetMeta("compaction", true)
-	node.SetMeta("covers_ids", covers)
+	if span.Count > 0 {
+		node.SetMeta(transcript.MetaCoversSpan, span)
+	} else {
+		node.SetMeta(transcript.MetaCoversIDs, []string(nil)) // refused by the store, as before
+	}
 	node.SetMeta("claude_code", meta)
 	return node, nil
 }

@@ -44,9 +44,12 @@ type planner struct {
 	agentSeen  map[string]bool   // agentIds whose sidechain lines were read (report.go)
 	boundaries map[string]int32  // compact_boundary uuid → summary node
 	lastBound  int32
-	lastTask   string
-	head       int32
-	model      string
+	// covered is the chain the last boundary covers (planBoundary): the
+	// next one's chain usually extends it, and its walk stops there.
+	covered  chainRun
+	lastTask string
+	head     int32
+	model    string
 	// sys is the system node made from the first api-request-shape, or
 	// none; grp the main-chain nodes planned since the last assistant
 	// node, reordered into the order Claude Code sends them when the next

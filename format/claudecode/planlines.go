@@ -140,17 +140,15 @@ func (p *planner) planBoundary(r *record, ref lineRef) error {
 			}
 		}
 	}
-	first := last
-	for p.node(first).pred >= 0 && p.node(p.node(first).pred).kind != kindSystem {
-		first = p.node(first).pred
-	}
+	run := p.chainTo(last)
+	first := run.first
 	id := transcript.SummaryIDPrefix + Sanitize(r.UUID)
 	if r.UUID == "" {
 		id = transcript.SummaryIDPrefix + fmt.Sprintf("line%d", ref.line)
 	}
 	id = p.freshID(id)
 	s := &pnode{id: id, kind: kindSummary, pred: p.node(first).pred,
-		caller: none, first: ref, sum: &summaryInfo{last: last, cont: cont}, group: none, tail: none}
+		caller: none, first: ref, sum: &summaryInfo{last: last, first: first, count: run.count, cont: cont}, group: none, tail: none}
 	i := p.add(s)
 	p.lastBound = i
 	if r.UUID != "" {

@@ -71,14 +71,50 @@ func (n *pnode) lines() []lineRef {
 	return append([]lineRef{n.first}, *n.more...)
 }
 
-// summaryInfo is what a summary node adds: the last node it covers (it
-// covers that node's whole spine, computed again when emitted, so many
-// compactions of a long session cost no memory), and the line of its
-// isCompactSummary text (line 0 when none came).
+// summaryInfo is what a summary node adds: the chain it covers (its last
+// node's spine after the system node: first, last and how many nodes, so
+// many compactions of a long session cost no memory), and the line of
+// its isCompactSummary text (line 0 when none came).
 type summaryInfo struct {
-	last int32
-	cont int32 // the node later turns continue from (last, or a kept message after it)
-	text lineRef
+	last  int32
+	first int32
+	count int   // nodes from first to last; 0 when last is the system node
+	cont  int32 // the node later turns continue from (last, or a kept message after it)
+	text  lineRef
+}
+
+// chainRun is a chain of nodes: count of them, from first to last.
+type chainRun struct {
+	first, last int32
+	count       int
+}
+
+// chainTo returns the chain that ends at last and starts after the system
+// node (or at a root), as a compaction covers it. The walk stops at the
+// previous boundary's last node when it meets it: later lines only ever
+// give a root the system node as predecessor (planShape) or rewire the
+// group they close, so the chain behind that node is still the one
+// counted then, and a session that compacts K times walks each node
+// once, not K times.
+func (p *planner) chainTo(last int32) chainRun {
+	if p.node(last).kind == kindSystem {
+		return chainRun{first: last, last: last}
+	}
+	r := chainRun{first: last, last: last, count: 1}
+	for {
+		if m := p.covered; m.count > 0 && r.first == m.last {
+			r.first, r.count = m.first, r.count-1+m.count
+			break
+		}
+		pr := p.node(r.first).pred
+		if pr < 0 || p.node(pr).kind == kindSystem {
+			break
+		}
+		r.first = pr
+		r.count++
+	}
+	p.covered = r
+	return r
 }
 
 // onSpine reports whether node n is on the chain ending at last.
@@ -89,17 +125,4 @@ func (p *planner) onSpine(n, last int32) bool {
 		}
 	}
 	return false
-}
-
-// spine returns the chain from a root to last, root first (emit's
-// builders call it: it only peeks).
-func (p *planner) spine(last int32) []int32 {
-	var out []int32
-	for cur := last; cur >= 0; cur = p.peek(cur).pred {
-		out = append(out, cur)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
 }

@@ -218,3 +218,64 @@ func TestRefreshEqualsPlain(t *testing.T) {
 		t.Errorf("%d refreshes kept the point, %d moved it; the test wants both", kept, moved)
 	}
 }
+
+// A resumable import and a refresh of a session with compactions give each
+// summary the coverage a plain import gives it (docs/FORMAT.md §4,
+// covers_span): the saved state keeps each summary's first covered node
+// and count beside its last. Every cut of a session with two compactions.
+func TestRefreshOfACompactionEqualsPlain(t *testing.T) {
+	full, err := os.ReadFile(filepath.Join(fixtureDir, "sess-0001.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without its sub-agent files (a session with them imports whole) and
+	// with provisional points a few lines apart, as in a long file.
+	defer func(w int64) { provWindow = w }(provWindow)
+	provWindow = 1 << 10
+	file := filepath.Join(t.TempDir(), "sess-0001.jsonl")
+	if err := os.WriteFile(file, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := importMem(t, file).convs[0]
+	summaries := 0
+	for _, n := range plain.nodes {
+		if n.IsSummary() {
+			summaries++
+		}
+	}
+	if summaries != 2 {
+		t.Fatalf("the fixture imports %d summaries, want 2", summaries)
+	}
+	resumed := 0
+	for _, cut := range sessiontest.LineEnds(full) {
+		if err := os.WriteFile(file, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := &Resume{}
+		var first memTarget
+		if err := Import(context.Background(), []string{file}, Options{Resume: res}, &first); err != nil || res.Point == nil {
+			continue
+		}
+		a, _ := json.Marshal(importMem(t, file).convs[0].nodes)
+		b, _ := json.Marshal(first.convs[0].nodes)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("cut %d: the resumable import emitted\n%s\na plain import\n%s", cut, b, a)
+		}
+		if err := os.WriteFile(file, full, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var tgt memTarget
+		if err := Import(context.Background(), []string{file}, Options{Resume: &Resume{State: res.Point.State}}, &tgt); err != nil {
+			t.Fatalf("cut %d: refresh: %v", cut, err)
+		}
+		a, _ = json.Marshal(plain.nodes[res.Point.Nodes:])
+		b, _ = json.Marshal(tgt.convs[0].nodes)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("cut %d: the refresh emitted\n%s\na plain import\n%s", cut, b, a)
+		}
+		resumed++
+	}
+	if resumed == 0 {
+		t.Fatal("no cut gave a resume point")
+	}
+}

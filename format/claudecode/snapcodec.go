@@ -17,8 +17,9 @@ import (
 
 // snapMagic names the encoding: 2 keeps the id tables in key order, 3
 // starts every column's count and values at a multiple of 8 bytes, so the
-// numeric columns are read in place (rbuf).
-const snapMagic = "ctxfold-cc-resume-3\n"
+// numeric columns are read in place (rbuf), 4 keeps each summary's first
+// covered node and count (its covers_span, docs/FORMAT.md §4).
+const snapMagic = "ctxfold-cc-resume-4\n"
 
 type wbuf []byte
 
@@ -179,6 +180,7 @@ func (s *snap) decode(b []byte) error {
 	s.CallsN, s.ResultsN = r.i32s(), r.i32s()
 	s.CallIDs, s.Results = r.strs(), r.strs()
 	s.SumOf, s.SumLast, s.SumCont = r.i32s(), r.i32s(), r.i32s()
+	s.SumFirst, s.SumCount = r.i32s(), r.i32s()
 	r.refs(&s.SumText)
 	s.UUIDKeys, s.UUIDVals = r.keys(), r.i32s()
 	s.SkipKeys, s.SkipVals = r.keys(), r.keys()

@@ -233,6 +233,18 @@ func (w *wbuf) sumCols(nodes []*pnode, base *snap, k int) {
 		}
 		return nodes[sums[j]].sum.cont
 	})
+	w.i32sOf(k, func(j int) int32 {
+		if j < k0 {
+			return base.SumFirst[j]
+		}
+		return nodes[sums[j]].sum.first
+	})
+	w.i32sOf(k, func(j int) int32 {
+		if j < k0 {
+			return base.SumCount[j]
+		}
+		return int32(nodes[sums[j]].sum.count)
+	})
 	w.refsOf(k, func(yield func(lineRef)) {
 		base.SumText.each(yield)
 		for _, i := range sums[k0:] {

@@ -38,6 +38,7 @@ func snapOf(p *planner, rest snapRest) snap {
 		s.Results = append(s.Results, nd.results...)
 		if nd.sum != nil {
 			s.SumOf, s.SumLast, s.SumCont = append(s.SumOf, int32(i)), append(s.SumLast, nd.sum.last), append(s.SumCont, nd.sum.cont)
+			s.SumFirst, s.SumCount = append(s.SumFirst, nd.sum.first), append(s.SumCount, int32(nd.sum.count))
 			s.SumText.add(nd.sum.text)
 		}
 	}
@@ -196,6 +197,8 @@ func (s *snap) colSizes() int {
 	i32s(s.SumOf)
 	i32s(s.SumLast)
 	i32s(s.SumCont)
+	i32s(s.SumFirst)
+	i32s(s.SumCount)
 	refs(&s.SumText)
 	keys(s.UUIDKeys)
 	i32s(s.UUIDVals)
@@ -237,6 +240,8 @@ func (s *snap) encode() ([]byte, error) {
 	w.i32s(s.SumOf)
 	w.i32s(s.SumLast)
 	w.i32s(s.SumCont)
+	w.i32s(s.SumFirst)
+	w.i32s(s.SumCount)
 	w.refs(&s.SumText)
 	w.keys(s.UUIDKeys)
 	w.i32s(s.UUIDVals)

@@ -30,6 +30,7 @@ type snap struct {
 	CallIDs, Results []string
 	// Summaries: the node of each and its summaryInfo.
 	SumOf, SumLast, SumCont []int32
+	SumFirst, SumCount      []int32
 	SumText                 refCols
 	// The uuid index, as parallel keys and values.
 	UUIDKeys []key
@@ -148,6 +149,7 @@ func decodeSnap(state []byte) (*snap, error) {
 	ok := len(s.Kind) == n && len(s.Side) == n && len(s.Pred) == n && len(s.Caller) == n && len(s.Group) == n &&
 		len(s.Tal) == n && s.First.ok(n) && len(s.CallsN) == n && len(s.ResultsN) == n &&
 		s.More.ok(len(s.MoreOf)) && len(s.SumLast) == len(s.SumOf) && len(s.SumCont) == len(s.SumOf) && s.SumText.ok(len(s.SumOf)) &&
+		len(s.SumFirst) == len(s.SumOf) && len(s.SumCount) == len(s.SumOf) && !slices.ContainsFunc(s.SumCount, func(c int32) bool { return c < 0 }) &&
 		len(s.UUIDVals) == len(s.UUIDKeys) && len(s.SkipVals) == len(s.SkipKeys) && len(s.MsgVals) == len(s.MsgKeys) &&
 		len(rs.BlobRole) == len(rs.BlobHash) && rs.Blob.ok(len(rs.BlobHash)) && rs.SentBlob.ok(len(rs.SentN))
 	var calls, results, sent int
@@ -164,7 +166,7 @@ func decodeSnap(state []byte) (*snap, error) {
 	}
 	// Every node index names a node, or none: a damaged state is refused
 	// here, never indexed out of range later.
-	for _, col := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.SumLast, s.SumCont, s.UUIDVals, s.MsgVals, rs.Grp, rs.SentNodes,
+	for _, col := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.SumLast, s.SumCont, s.SumFirst, s.UUIDVals, s.MsgVals, rs.Grp, rs.SentNodes,
 		{rs.LastBound, rs.Head, rs.Sys, rs.FileSys, rs.FileCaller, rs.LastAsst}} {
 		ok = ok && inRange(col, n)
 	}
@@ -305,7 +307,7 @@ func (s *snap) pnodeAt(i int) *pnode {
 		*nd.more = append(*nd.more, s.More.at(k))
 	}
 	if k, ok := slices.BinarySearch(s.SumOf, int32(i)); ok {
-		nd.sum = &summaryInfo{last: s.SumLast[k], cont: s.SumCont[k], text: s.SumText.at(k)}
+		nd.sum = &summaryInfo{last: s.SumLast[k], cont: s.SumCont[k], first: s.SumFirst[k], count: int(s.SumCount[k]), text: s.SumText.at(k)}
 	}
 	return nd
 }

@@ -54,7 +54,7 @@ func TestCompactedRollout(t *testing.T) {
 	if fmt.Sprint(inputs) != "[1200 1400 1500 800 1000]" {
 		t.Errorf("usage input tokens %v", inputs)
 	}
-	if summary == nil || summary.Predecessor != "" || len(summary.CoversIDs()) != 10 {
+	if summary == nil || summary.Predecessor != "" || len(c.Covers(*summary)) != 10 {
 		t.Fatalf("summary %+v", summary)
 	}
 	if !strings.HasPrefix(summary.Content.Text, transcript.SummaryPrefix+"user: The tests in ./calc fail") {

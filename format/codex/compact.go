@@ -50,7 +50,9 @@ func (st *state) compacted(rec record) error {
 		n.Predecessor = st.base
 	}
 	n.SetMeta("compaction", true)
-	n.SetMeta("covers_ids", covers)
+	// st.real is the chain in order: the summary is handed over as its
+	// span (docs/FORMAT.md §4), not as every id again at each compaction.
+	n.SetMeta(transcript.MetaCoversSpan, transcript.SpanOf(covers))
 	n.SetMeta("source", "codex compacted record")
 	if len(c.Replacement) > 0 {
 		// The items as sent, for render --format responses (docs/FORMAT.md §5).

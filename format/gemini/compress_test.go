@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/store"
 )
@@ -48,6 +49,10 @@ func TestCompressionTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	g, err := dag.Load(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var spine []string
 	covers := map[string]string{}
 	var last string
@@ -57,7 +62,7 @@ func TestCompressionTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n.IsSummary() {
-			covers[n.ID] = n.Predecessor + "|" + strings.Join(n.CoversIDs(), " ")
+			covers[n.ID] = n.Predecessor + "|" + strings.Join(g.CoverIDs(i), " ")
 			last = n.ID
 			continue
 		}

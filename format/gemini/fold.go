@@ -172,6 +172,11 @@ func (fo *fold) record(rec map[string]json.RawMessage, line int, count func(stri
 			return fo.upsert(rec, line, count, errorf)
 		}
 	}
+	if _, ok := rec["parentUuid"]; ok {
+		// Qwen Code's and Claude Code's records carry a sessionId too, but
+		// Gemini CLI's never link by uuid/parentUuid: not its metadata.
+		return errorf(`a record with "parentUuid" (Qwen Code's or Claude Code's), not Gemini CLI's`)
+	}
 	_, hasSession := rec["sessionId"]
 	msgs, hasMessages := rec["messages"]
 	if !hasSession && !hasMessages {

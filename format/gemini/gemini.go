@@ -29,7 +29,9 @@ type Options = input.Options
 // Detect reports whether head is a Gemini CLI recording (its metadata
 // names a sessionId with a projectHash or startTime) or a /chat save
 // checkpoint: {"history": [{"role", "parts"}…]} or the bare array of
-// contents (a ChatGPT export also has "parts", under "mapping").
+// contents (a ChatGPT export also has "parts", under "mapping"). A GitHub
+// Copilot CLI event log is not one, though its first event names a
+// sessionId and a startTime.
 func Detect(head []byte) bool {
 	h := bytes.TrimSpace(head)
 	if len(h) == 0 {
@@ -41,6 +43,11 @@ func Detect(head []byte) bool {
 	case '[':
 		return contents
 	case '{':
+		// A GitHub Copilot CLI event log starts with a session.start event
+		// whose data names a sessionId and a startTime too: never Gemini's.
+		if has(`"type":"session.start"`) || has(`"producer":"copilot-agent"`) {
+			return false
+		}
 		return has(`"sessionId"`) && (has(`"projectHash"`) || has(`"startTime"`)) ||
 			has(`"history"`) && contents
 	}

@@ -32,9 +32,21 @@ func Detect(head []byte) bool {
 	case '[':
 		return bytes.Contains(h, []byte(`"role"`)) && !bytes.Contains(h, []byte(`"mapping"`))
 	case '{':
-		return bytes.Contains(h, []byte(`"messages"`)) && bytes.Contains(h, []byte(`"role"`))
+		return bytes.Contains(h, []byte(`"messages"`)) && bytes.Contains(h, []byte(`"role"`)) && !eventLog(h)
 	}
 	return false
+}
+
+// eventLog reports whether head is a JSONL log whose first line is a whole
+// record without "messages" (a GitHub Copilot CLI events.jsonl quotes the
+// messages of a request further on): not a request body.
+func eventLog(head []byte) bool {
+	i := bytes.IndexByte(head, '\n')
+	if i < 0 {
+		return false
+	}
+	first := bytes.TrimSpace(head[:i])
+	return len(first) > 0 && first[0] == '{' && !bytes.Contains(first, []byte(`"messages"`)) && json.Valid(first)
 }
 
 type msg struct {

@@ -87,11 +87,13 @@ func (s *storage) sessions(ctx context.Context) ([]sessionInfo, error) {
 				continue
 			}
 			var info struct {
-				ID       string `json:"id"`
-				Title    string `json:"title"`
-				ParentID string `json:"parentID"`
-				Time     struct {
+				ID        string `json:"id"`
+				Title     string `json:"title"`
+				ParentID  string `json:"parentID"`
+				Directory string `json:"directory"`
+				Time      struct {
 					Created float64 `json:"created"`
+					Updated float64 `json:"updated"`
 				} `json:"time"`
 			}
 			if err := s.readJSON(file, &info, "an OpenCode session object"); err != nil {
@@ -100,7 +102,8 @@ func (s *storage) sessions(ctx context.Context) ([]sessionInfo, error) {
 			if info.ID != "" {
 				id = info.ID
 			}
-			all = append(all, ranked{sessionInfo{id: id, title: info.Title, parent: info.ParentID, file: file}, info.Time.Created})
+			all = append(all, ranked{sessionInfo{id: id, title: info.Title, parent: info.ParentID, file: file,
+				updated: info.Time.Updated, directory: info.Directory}, info.Time.Created})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool {
@@ -155,9 +158,9 @@ type database struct {
 	db   *sql.DB
 	// columns of each table, for the schema's versions.
 	cols map[string]map[string]bool
-	// copyDir holds the copy read when the database's folder is read-only
-	// (readonly.go), removed by close.
-	copyDir string
+	// closeDB closes db and removes the copy read when the database's
+	// folder is read-only (input.OpenSQLite).
+	closeDB func()
 }
 
 func (d *database) errorf(format string, args ...any) error {
@@ -172,16 +175,13 @@ func (d *database) open(ctx context.Context) error {
 	if err != nil {
 		return d.errorf("%v", err)
 	}
-	db, rows, err := queryTables(ctx, abs)
-	if err != nil && cannotOpen(err) {
-		// A WAL database in a folder this user cannot write: SQLite
-		// cannot make its -shm file beside it (readonly.go).
-		if db, rows, err = d.openCopy(ctx, abs, db); err != nil {
-			return d.errorf("not a readable SQLite database (its folder is read-only, and a copy failed): %s", oneLine(err))
-		}
+	db, closeDB, err := input.OpenSQLite(ctx, abs, nil)
+	if err != nil {
+		return d.errorf("not a readable SQLite database: %s", oneLine(err))
 	}
-	d.db = db
+	d.db, d.closeDB = db, closeDB
 	d.cols = map[string]map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
 	if err != nil {
 		return d.errorf("not a readable SQLite database: %s", oneLine(err))
 	}
@@ -226,11 +226,8 @@ func (d *database) open(ctx context.Context) error {
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 func (d *database) close() {
-	if d.db != nil {
-		d.db.Close()
-	}
-	if d.copyDir != "" {
-		os.RemoveAll(d.copyDir)
+	if d.closeDB != nil {
+		d.closeDB()
 	}
 }
 
@@ -238,19 +235,20 @@ func (d *database) sessions(ctx context.Context) ([]sessionInfo, error) {
 	if err := d.open(ctx); err != nil {
 		return nil, err
 	}
-	q := `SELECT DISTINCT session_id, '', '' FROM message ORDER BY session_id`
+	q := `SELECT session_id, '', '', 0, '' FROM message GROUP BY session_id ORDER BY session_id`
 	if sc := d.cols["session"]; sc["id"] {
-		title, parent, order := "''", "''", "id"
-		if sc["title"] {
-			title = "title"
+		col := func(name, zero string) string {
+			if sc[name] {
+				return fmt.Sprintf("COALESCE(%s, %s)", name, zero)
+			}
+			return zero
 		}
-		if sc["parent_id"] {
-			parent = "parent_id"
-		}
+		order := "id"
 		if sc["time_created"] {
 			order = "time_created, id"
 		}
-		q = fmt.Sprintf(`SELECT id, COALESCE(%s, ''), COALESCE(%s, '') FROM session ORDER BY %s`, title, parent, order)
+		q = fmt.Sprintf(`SELECT id, %s, %s, %s, %s FROM session ORDER BY %s`,
+			col("title", "''"), col("parent_id", "''"), col("time_updated", "0"), col("directory", "''"), order)
 	}
 	rows, err := d.db.QueryContext(ctx, q)
 	if err != nil {
@@ -260,7 +258,7 @@ func (d *database) sessions(ctx context.Context) ([]sessionInfo, error) {
 	var out []sessionInfo
 	for rows.Next() {
 		var s sessionInfo
-		if err := rows.Scan(&s.id, &s.title, &s.parent); err != nil {
+		if err := rows.Scan(&s.id, &s.title, &s.parent, &s.updated, &s.directory); err != nil {
 			return nil, d.errorf("reading sessions: %s", oneLine(err))
 		}
 		s.file = d.path

@@ -43,7 +43,11 @@ func (c *Conv) Node(n transcript.Node) error {
 	if c.seen[n.ID] {
 		return fmt.Errorf("node %q handed over twice", n.ID)
 	}
-	for _, ref := range append([]string{n.Predecessor, n.Caller}, n.CoversIDs()...) {
+	refs := append([]string{n.Predecessor, n.Caller}, n.CoversIDs()...)
+	if sp, ok := n.CoversSpan(); ok {
+		refs = append(refs, sp.First, sp.Last)
+	}
+	for _, ref := range refs {
 		if ref != "" && !c.seen[ref] {
 			return fmt.Errorf("node %q names %q before it was handed over", n.ID, ref)
 		}
@@ -95,4 +99,31 @@ func StatsOf(nodes []transcript.Node) Stats {
 		s.Results += len(n.ToolResults())
 	}
 	return s
+}
+
+// Covers is summary n's coverage as ids: its covers_ids, or its
+// covers_span walked back over the nodes handed over (docs/FORMAT.md §4);
+// nil when the span does not resolve.
+func (c *Conv) Covers(n transcript.Node) []string {
+	sp, ok := n.CoversSpan()
+	if !ok {
+		return n.CoversIDs()
+	}
+	pred := make(map[string]string, len(c.Nodes))
+	for _, m := range c.Nodes {
+		pred[m.ID] = m.Predecessor
+	}
+	ids := make([]string, sp.Count)
+	x := sp.Last
+	for k := sp.Count - 1; k >= 0; k-- {
+		if _, ok := pred[x]; !ok {
+			return nil
+		}
+		ids[k] = x
+		x = pred[x]
+	}
+	if ids[0] != sp.First {
+		return nil
+	}
+	return ids
 }

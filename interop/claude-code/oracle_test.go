@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/cmd"
+	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -529,22 +531,10 @@ func compactionKeepsPreservedTail(t *testing.T, root string) {
 	if len(preserved) == 0 {
 		t.Fatal("the recording has no compact_boundary with preservedMessages")
 	}
-	nodes, err := os.ReadFile(filepath.Join(s.dir, "nodes.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var covers []string
 	var summaryID string
-	for _, line := range bytes.Split(nodes, []byte("\n")) {
-		var n struct {
-			ID       string `json:"id"`
-			Metadata struct {
-				Covers []string `json:"covers_ids"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(line, &n) == nil && len(n.Metadata.Covers) > 0 {
-			covers, summaryID = n.Metadata.Covers, n.ID
-		}
+	for id, c := range storedSummaries(t, s.dir) {
+		covers, summaryID = c, id
 	}
 	if summaryID == "" {
 		t.Fatal("no summary node")
@@ -611,19 +601,8 @@ func compareCompaction(t *testing.T, k string, sessions []imported, req request)
 	t.Helper()
 	var dir, last string
 	for _, s := range sessions {
-		b, err := os.ReadFile(filepath.Join(s.dir, "nodes.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			var n struct {
-				Metadata struct {
-					Covers []string `json:"covers_ids"`
-				} `json:"metadata"`
-			}
-			if json.Unmarshal(line, &n) == nil && len(n.Metadata.Covers) > 0 {
-				dir, last = s.dir, n.Metadata.Covers[len(n.Metadata.Covers)-1]
-			}
+		for _, c := range storedSummaries(t, s.dir) {
+			dir, last = s.dir, c[len(c)-1]
 		}
 	}
 	if dir == "" {
@@ -656,4 +635,23 @@ func compareCompaction(t *testing.T, k string, sessions []imported, req request)
 		t.Errorf("request %s: tools differ", k)
 	}
 	compareMessages(t, k, msgs, got.Messages)
+}
+
+// storedSummaries yields each summary node of the session at dir, in file
+// order, with its coverage as ids (docs/FORMAT.md §4: a covers_span
+// walked, or a version 1 covers_ids list).
+func storedSummaries(t *testing.T, dir string) func(yield func(string, []string) bool) {
+	t.Helper()
+	g, err := dag.Open(dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.S.Close() })
+	return func(yield func(string, []string) bool) {
+		for i := range g.Len() {
+			if c := g.CoverIDs(i); g.S.IsSummary(i) && len(c) > 0 && !yield(g.ID(i), c) {
+				return
+			}
+		}
+	}
 }

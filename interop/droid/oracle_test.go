@@ -405,7 +405,7 @@ func checkCompaction(t *testing.T, s scenario) {
 		t.Fatalf("%d summary nodes for %d compaction_state records (summary text %q)", len(summaries), states, state.SummaryText)
 	}
 	last := summaries[len(summaries)-1]
-	if got := len(last.CoversIDs()); got != state.RemovedCount {
+	if got := last.CoverCount(); got != state.RemovedCount {
 		t.Errorf("summary covers %d nodes, compaction_state removed %d", got, state.RemovedCount)
 	}
 	text := last.Content.PlainText()

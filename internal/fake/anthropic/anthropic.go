@@ -433,9 +433,16 @@ func Script(req Request) Reply {
 		if end := strings.Index(cmd, "]]"); end >= 0 {
 			cmd = cmd[:end]
 		}
-		return Reply{StopReason: "tool_use", Content: []Block{
-			toolUse("Bash", map[string]any{"command": cmd, "description": "Scripted command"}),
-		}}
+		name, args := "Bash", map[string]any{"command": cmd, "description": "Scripted command"}
+		if !hasTool(req, "Bash") && hasTool(req, "bash") {
+			// GitHub Copilot CLI's bash (beside its read_bash) takes a
+			// description; pi's (picue.go) the command alone.
+			name = "bash"
+			if !hasTool(req, "read_bash") {
+				args = map[string]any{"command": cmd}
+			}
+		}
+		return Reply{StopReason: "tool_use", Content: []Block{toolUse(name, args)}}
 	}
 	return text(shortReply(t))
 }
@@ -447,7 +454,7 @@ func isCompaction(t string) bool {
 	l := strings.ToLower(t)
 	return strings.Contains(l, "detailed summary of the conversation") ||
 		strings.Contains(l, "summary of the conversation so far") ||
-		strings.Contains(l, "create a detailed summary")
+		strings.Contains(l, "create a detailed summary") || isPiCompaction(l)
 }
 
 // shortReply answers a plain prompt. Side requests a client makes (a

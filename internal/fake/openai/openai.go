@@ -222,8 +222,16 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = t
 		return r
 	}
-	if strings.Contains(lastUser, CompactionCue) {
+	if isCompactionRequest(lastUser) || isPiCompaction(lastUser) {
 		r.Text = SummaryText
+		return r
+	}
+	if strings.Contains(lastUser, QwenCompressionCue) {
+		r.Text = QwenSnapshot
+		return r
+	}
+	if strings.Contains(lastUser, CopilotCompactionCue) {
+		r.Text = CopilotSummaryText
 		return r
 	}
 	if m := markerRE.FindStringSubmatch(lastUser); m != nil && !callsAfter {
@@ -233,7 +241,15 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "apply_patch", Arguments: patch, Custom: true})
 			return r
 		}
+		if m[1] == "spawn" && hasTool(tools, "task") { // GitHub Copilot CLI's sub-agent
+			r.Calls = append(r.Calls, copilotTask(s.nextCallID(), m[2]))
+			return r
+		}
 		if m[1] == "spawn" {
+			if c, ok := s.qwenAgentCall(m[2], tools); ok {
+				r.Calls = append(r.Calls, c)
+				return r
+			}
 			args, _ := json.Marshal(map[string]any{"message": m[2]})
 			r.Calls = append(r.Calls, Call{ID: s.nextCallID(), Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: string(args)})
 			return r
@@ -283,6 +299,14 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "Execute", enc(map[string]any{"command": cmd, "summary": "Run the requested command", "riskLevel": "low", "riskLevelReason": "It only prints text."})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
+	case has["bash"] && has["read_bash"]: // GitHub Copilot CLI's (it takes a description)
+		return "bash", enc(map[string]any{"command": cmd, "description": "Run the command"})
+	case has["bash"]: // OpenCode's, Kilo's and pi's
+		return "bash", enc(map[string]any{"command": cmd})
+	case has["run_shell_command"]:
+		return "run_shell_command", enc(map[string]any{"command": cmd, "is_background": false})
+	case has["exec"]: // OpenClaw's (piscript.go)
+		return "exec", enc(map[string]any{"command": cmd})
 	default:
 		return "shell", enc(map[string]any{"command": []string{"bash", "-lc", cmd}, "timeout_ms": 10000})
 	}

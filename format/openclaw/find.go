@@ -1,0 +1,88 @@
+package openclaw
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/ctxfold/ctxfold/format/input"
+)
+
+// Find lists OpenClaw's sessions: every agent's database under
+// $OPENCLAW_STATE_DIR (else $OPENCLAW_HOME/.openclaw, else ~/.openclaw),
+// agents/<agent>/agent/openclaw-agent.sqlite, one entry a session (File
+// the database, SessionID what --session takes, Updated its last event).
+func Find(env input.Env) ([]input.Found, error) {
+	state := env.Get("OPENCLAW_STATE_DIR")
+	if state == "" {
+		home := env.Get("OPENCLAW_HOME")
+		if home == "" {
+			home = env.Home
+		}
+		state = filepath.Join(home, ".openclaw")
+	}
+	stores, _ := filepath.Glob(filepath.Join(state, "agents", "*", "agent", StoreName))
+	sort.Strings(stores)
+	var out []input.Found
+	var firstErr error
+	for _, file := range stores {
+		st, err := os.Lstat(file)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		db, cleanup, err := openReadOnly(context.Background(), file)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		sessions, err := listSessions(context.Background(), db)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		for _, s := range sessions {
+			f := input.Found{File: file, SessionID: s.id, Updated: time.UnixMilli(s.last), Bytes: st.Size()}
+			f.Project, f.Model = describe(db, s.id)
+			out = append(out, f)
+		}
+		cleanup()
+	}
+	return out, firstErr
+}
+
+// describe is what a session's first rows say cheaply: the working
+// directory of its header and the model of its latest model_change or
+// reply among them ("" when they do not say).
+func describe(db *sql.DB, id string) (project, model string) {
+	rows, err := db.Query(`SELECT event_json FROM transcript_events WHERE session_id = ? AND event_json IS NOT NULL ORDER BY seq LIMIT 8`, id)
+	if err != nil {
+		return "", ""
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var raw string
+		if rows.Scan(&raw) != nil {
+			break
+		}
+		var e struct {
+			Type    string `json:"type"`
+			Cwd     string `json:"cwd"`
+			ModelID string `json:"modelId"`
+		}
+		if json.Unmarshal([]byte(raw), &e) != nil {
+			continue
+		}
+		switch e.Type {
+		case "session":
+			project = e.Cwd
+		case "model_change":
+			model = e.ModelID
+		}
+	}
+	return project, model
+}
