@@ -41,6 +41,9 @@ type edit struct {
 	del   bool
 	id    string
 	state string // "" live, or a status
+	// nOld, nNew are old and new whitespace-collapsed, once (add
+	// compares each edit with the file's earlier ones).
+	nOld, nNew string
 }
 
 // fileChange is the edits of one file, in order.
@@ -179,15 +182,16 @@ func (cs *changes) add(e *edit) {
 		cs.files[e.path] = fc
 		cs.order = append(cs.order, e.path)
 	}
+	e.nOld, e.nNew = norm(e.old), norm(e.new)
 	for _, prev := range fc.edits {
 		switch {
 		case prev.state != "":
 		case e.del:
 			prev.state = StatusDeleted
-		case !prev.whole && !e.whole && prev.new != "" && norm(e.old) == norm(prev.new) && norm(e.new) == norm(prev.old):
+		case !prev.whole && !e.whole && prev.nNew != "" && e.nOld == prev.nNew && e.nNew == prev.nOld:
 			// The inverse edit: both are undone.
 			prev.state, e.state = StatusReverted, StatusReverted
-		case e.whole && !strings.Contains(norm(e.new), norm(prev.new)):
+		case e.whole && !strings.Contains(e.nNew, prev.nNew):
 			prev.state = StatusSuperseded
 		}
 	}
