@@ -140,3 +140,13 @@ func TestSurviveListsAChangeAModelDropped(t *testing.T) {
 		t.Errorf("change figures %+v", k)
 	}
 }
+
+// A file a patch adds and a later patch deletes is marked deleted.
+func TestChangeDeleted(t *testing.T) {
+	add := call("c1", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: tmp/probe.py\n+def probe():\n+    pass\n*** End Patch"})
+	del := call("c2", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Delete File: tmp/probe.py\n*** End Patch"})
+	got := changeFacts(t, assistant("a1", "", add), assistant("a2", "", del))
+	if w := "tmp/probe.py → probe (deleted)"; got["tmp/probe.py"] != w {
+		t.Errorf("got %q, want %q", got["tmp/probe.py"], w)
+	}
+}
