@@ -479,10 +479,14 @@ func NewMatcher(text string) *Matcher {
 	return &Matcher{text: space.ReplaceAllString(text, " ")}
 }
 
-// Has reports whether f is in the text: verbatim, or — for a path of three
+// Has reports whether f is in the text: a change by its path and every
+// symbol (hasChange); any other verbatim, or — for a path of three
 // or more components — its last two components (a summary may name
 // /home/u/proj/lib/a/b.ex as lib/a/b.ex, never just b.ex).
 func (m *Matcher) Has(f Fact) bool {
+	if f.Kind == KindChange {
+		return m.hasChange(f)
+	}
 	if strings.Contains(m.text, f.Text) {
 		return true
 	}

@@ -23,11 +23,14 @@ const (
 	KindIdentifier  Kind = "identifier"
 	KindURL         Kind = "url"
 	KindNumber      Kind = "number"
+	// KindChange is a file the covered turns wrote, edited or patched,
+	// with the symbols the change touched (change.go).
+	KindChange Kind = "change"
 )
 
 // Kinds lists every kind in report order: what the user asked for first,
 // then what the work touched, then the details.
-var Kinds = []Kind{KindRequest, KindInstruction, KindPath, KindCommand, KindError, KindIdentifier, KindURL, KindNumber}
+var Kinds = []Kind{KindRequest, KindInstruction, KindChange, KindPath, KindCommand, KindError, KindIdentifier, KindURL, KindNumber}
 
 // Fact is one thing a summary should carry, with the nodes it came from
 // (in order of first appearance).
@@ -85,6 +88,8 @@ type extractor struct {
 	at    map[[2]string]int
 	// only, when set, restricts the kinds extracted (ExtractKinds).
 	only map[Kind]bool
+	// changes are the files written so far, made facts at the end.
+	changes changes
 }
 
 func (x *extractor) add(k Kind, text, id string) {
@@ -121,7 +126,10 @@ func (x *extractor) add(k Kind, text, id string) {
 //   - error: error lines of failed tool results (is_error, or a non-zero
 //     exit reported in the output), import lines excepted;
 //   - identifier, url, number (with a unit): from user and assistant text
-//     and tool-call arguments.
+//     and tool-call arguments;
+//   - change: each file a tool call wrote, edited or patched, with the
+//     symbols the change touched and whether a later turn undid it
+//     (change.go), one fact a file after the others.
 //
 // Tool output other than a failure's error lines gives no facts: it is
 // what the work read, not what it did.
@@ -144,6 +152,9 @@ func ExtractKinds(nodes, spawned []*transcript.Node, only map[Kind]bool) []Fact 
 	}
 	for _, nd := range spawned {
 		x.node(nd, false)
+	}
+	if x.only == nil || x.only[KindChange] {
+		x.facts = append(x.facts, x.changes.facts()...)
 	}
 	return x.facts
 }
@@ -242,7 +253,13 @@ func (x *extractor) call(c transcript.ToolCall, id string) {
 			}
 		}
 	}
+	if x.only == nil || x.only[KindChange] {
+		for _, e := range edits(c, id) {
+			x.changes.add(e)
+		}
+	}
 	if cmd := c.ShellCommand(); cmd != "" {
+		x.changes.undo(cmd)
 		x.add(KindCommand, clip(firstLine(cmd), maxCommand), id)
 		for _, p := range paths(cmd) {
 			x.add(KindPath, p, id)

@@ -3,7 +3,7 @@ package audit
 import "sort"
 
 // rankOfKind orders the kinds by what losing them costs the next turn:
-// what the user asked for and how, then what went wrong and what was run,
+// what the user asked for and how, then what went wrong, what the agent changed and what was run,
 // then where the work happened, then the details (docs/COMPACT.md §6).
 // Every budgeted fact list (a summary's fact section, a hook's injected
 // context) is cut from the end of this order.
@@ -11,11 +11,12 @@ var rankOfKind = map[Kind]int{
 	KindRequest:     0,
 	KindInstruction: 1,
 	KindError:       3,
-	KindCommand:     4,
-	KindPath:        5,
-	KindURL:         6,
-	KindIdentifier:  7,
-	KindNumber:      8,
+	KindChange:      4,
+	KindCommand:     5,
+	KindPath:        6,
+	KindURL:         7,
+	KindIdentifier:  8,
+	KindNumber:      9,
 }
 
 // IsCorrection reports whether an instruction fact is the user correcting
@@ -26,7 +27,7 @@ func IsCorrection(f Fact) bool {
 }
 
 // Rank returns facts ordered by value, most valuable first: requests,
-// instructions, corrections, errors, commands, paths, URLs, identifiers,
+// instructions, corrections, errors, changes, commands, paths, URLs, identifiers,
 // numbers. The order within a rank is the order of first appearance, so
 // the result is deterministic. facts is not modified.
 func Rank(facts []Fact) []Fact {

@@ -105,7 +105,7 @@ func TestPinAddsToTheFactsNeverInstead(t *testing.T) {
 	dir := sessiontest.CopyFixture(t, "tools")
 	cliRun(t, nil, false, "pin", dir, "t2")
 	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "200")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "past its cap of") || !strings.Contains(r.Stdout, "survival: 13 of 13 facts (100.0%)") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "past its cap of") || !strings.Contains(r.Stdout, "survival: 14 of 14 facts (100.0%)") {
 		t.Errorf("text report: %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 }
@@ -177,7 +177,7 @@ func TestExecSummaryGetsAFactLedger(t *testing.T) {
 	}
 	// The compaction event records the same survival.
 	evs := readSessionFile(t, dir, "events.jsonl")
-	if !strings.Contains(evs, `"summary_tokens":`+fmt.Sprint(res.SummaryTokens)+`,"survival":{"kept":13,"kinds":{"command":{"kept":2,"survival_pct":100,"total":2},`) {
+	if !strings.Contains(evs, `"summary_tokens":`+fmt.Sprint(res.SummaryTokens)+`,"survival":{"kept":14,"kinds":{"change":{"kept":1,"survival_pct":100,"total":1},"command":{"kept":2,"survival_pct":100,"total":2},`) {
 		t.Errorf("compaction_finished lacks the survival:\n%s", evs)
 	}
 }

@@ -70,7 +70,7 @@ func TestCompactExitCodes(t *testing.T) {
 		{"below --if-above, in Chinese", nil, []string{"compact", "DIR", "--if-above", "90", "--lang", "zh"}, 0,
 			`^上下文占预算的 0\.\d%，低于 --if-above 90%，未压缩。\n$`, `^$`},
 		{"succeeded", nil, []string{"compact", "DIR", "--keep-tokens", "300"}, 0,
-			`^Context compacted: covered 10 older messages, \d+ → \d+ tokens\nsummary: summary_[0-9a-f]{16}\nsurvival: 13 of 13 facts \(100\.0%\): request 1/1, instruction 1/1, path 3/3, command 2/2, error 3/3, identifier 2/2, number 1/1\n$`, `^$`},
+			`^Context compacted: covered 10 older messages, \d+ → \d+ tokens\nsummary: summary_[0-9a-f]{16}\nsurvival: 14 of 14 facts \(100\.0%\): request 1/1, instruction 1/1, change 1/1, path 3/3, command 2/2, error 3/3, identifier 2/2, number 1/1\n$`, `^$`},
 		{"succeeded in Chinese from the locale", map[string]string{"LANG": "zh_CN.UTF-8"}, []string{"compact", "DIR", "--keep-tokens", "300"}, 0,
 			`^上下文已压缩：覆盖 10 条较早消息，\d+ → \d+ tokens\n`, `^$`},
 		{"exec fails", nil, []string{"compact", "DIR", "--keep-tokens", "300", "--summarizer", "exec", "--summarizer-cmd", "echo nope >&2; exit 7"}, 3,

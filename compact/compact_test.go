@@ -84,7 +84,7 @@ func TestCompactExtractiveFactsSurvive(t *testing.T) {
 		// a quoted constraint
 		`"Do not change the public API of ParseDuration."`,
 		// file paths and identifiers
-		"internal/timeutil/parse.go", "## Files modified\n- internal/timeutil/parse.go [a2 a3]\n", "- --- FAIL: TestParseDuration (0.00s) [t1]\n",
+		"internal/timeutil/parse.go", "## Files changed\n- internal/timeutil/parse.go [a3]\n", "- --- FAIL: TestParseDuration (0.00s) [t1]\n",
 	} {
 		if !strings.Contains(text, fact) {
 			t.Errorf("summary lacks %q:\n%s", fact, text)

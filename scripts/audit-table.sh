@@ -29,8 +29,8 @@ cell() {
 row() {
   local name=$1 run=$2 size=${5:-} s
   while IFS= read -r s; do
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s (%s%%) | %s |\n' "$name" "$run" \
-      "$(jq -r .source <<<"$s")" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s (%s%%) | %s |\n' "$name" "$run" \
+      "$(jq -r .source <<<"$s")" "$(cell change "$s")" \
       "$(cell path "$s")" "$(cell command "$s")" "$(cell error "$s")" "$(cell instruction "$s")" "$(cell request "$s")" \
       "$(cell identifier "$s")" "$(cell url "$s")" "$(cell number "$s")" \
       "$(jq -r .kept <<<"$s")" "$(jq -r .total <<<"$s")" "$(jq -r .survival_pct <<<"$s")" "$size"
@@ -38,8 +38,8 @@ row() {
 }
 
 table() {
-  echo '| transcript | run | summary by | paths | commands | errors | instructions | requests | identifiers | URLs | numbers | all facts | summary tokens / cap |'
-  echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
+  echo '| transcript | run | summary by | changes | paths | commands | errors | instructions | requests | identifiers | URLs | numbers | all facts | summary tokens / cap |'
+  echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
   local f name dir win out
   while IFS= read -r f; do
     name=${f#"$shared"/}

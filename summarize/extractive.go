@@ -23,7 +23,7 @@ func (Extractive) Name() string { return "extractive" }
 
 // CacheKey implements Summarizer. The rules are versioned: change the
 // version when they change what a summary says.
-func (Extractive) CacheKey() string { return "extractive/v3" }
+func (Extractive) CacheKey() string { return "extractive/v4" }
 
 // Section names used by the extractive summary besides the fact sections
 // (factledger.go).
@@ -299,6 +299,10 @@ func (x *extraction) absorbFact(sec, item string) {
 	text := stripFactIDs(item)
 	if sec == secFactModified {
 		x.modified[text] = true
+	}
+	if sec == secFactChanged {
+		p, _, _ := audit.ParseChange(text)
+		x.modified[p] = true
 	}
 	kind := kindOfSection[sec]
 	if sec == secInspectedV2 {

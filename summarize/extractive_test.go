@@ -41,7 +41,7 @@ func TestExtractiveSections(t *testing.T) {
 	for _, want := range []string{
 		"## Objective\nMigrate cmd/server/main.go to the new config loader. Never commit secrets to config/prod.yaml. Which Go version do we target?",
 		"## Files and paths\n- ./internal/config [a1]\n- cmd/server/main.go [u1]\n- config/prod.yaml [u1]\n",
-		"## Files modified\n- internal/config/loader.go [a1 a2]",
+		"## Files changed\n- internal/config/loader.go [a2]",
 		"## Commands run\n- go build ./... && go test ./internal/config [a1]",
 		"## Key decisions\n- We'll switch to a single Load function.\n- Rather than patching LoadEnv, I rewrote it.\n\n",
 		"## Rejected approaches\n- The envconfig approach didn't work.",

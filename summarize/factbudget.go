@@ -140,6 +140,7 @@ func (x *extraction) pickFacts(b budget, ranked []audit.Fact, room int) (picks [
 	lastKind := audit.Kind("")
 	used := 0
 	headings := map[string]bool{}
+	changed := map[string]bool{}
 	for _, k := range newestFirstWithinRank(ranked) {
 		f := ranked[k]
 		if f.Kind == audit.KindRequest && objective.Has(f) {
@@ -150,7 +151,7 @@ func (x *extraction) pickFacts(b budget, ranked []audit.Fact, room int) (picks [
 			// listed so far is rebuilt once a kind.
 			m, lastKind = audit.NewMatcher(x.paragraph[secObjective]+"\n"+listed.String()), f.Kind
 		}
-		if coveredBy(f, m) {
+		if coveredBy(f, m, changed) {
 			continue
 		}
 		sec := factSection(f, x.modified)
@@ -170,6 +171,10 @@ func (x *extraction) pickFacts(b budget, ranked []audit.Fact, room int) (picks [
 		used += c
 		picks = append(picks, factPick{sec, line, k})
 		listed.WriteString(f.Text + "\n")
+		if f.Kind == audit.KindChange {
+			p, _, _ := audit.ParseChange(f.Text)
+			changed[p] = true
+		}
 	}
 	// Listed oldest first within a section, as they happened.
 	sort.SliceStable(picks, func(i, j int) bool { return picks[i].at < picks[j].at })
@@ -217,7 +222,7 @@ func (x *extraction) noteLeft() {
 
 // kindOfSection is the kind of fact a fact section lists.
 var kindOfSection = map[string]audit.Kind{secFactRequests: audit.KindRequest, secFactConstr: audit.KindInstruction,
-	secFactErrors: audit.KindError, secFactCommands: audit.KindCommand, secFactModified: audit.KindPath,
+	secFactErrors: audit.KindError, secFactChanged: audit.KindChange, secFactCommands: audit.KindCommand, secFactModified: audit.KindPath,
 	secFactPaths: audit.KindPath, secFactURLs: audit.KindURL, secFactIdents: audit.KindIdentifier, secFactNumbers: audit.KindNumber}
 
 // notKeptNote names how many facts of which kinds did not fit.

@@ -17,6 +17,7 @@ const (
 	secFactConstr   = "Constraints and user preferences"
 	secFactErrors   = "Errors and failing tests"
 	secFactCommands = "Commands run"
+	secFactChanged  = "Files changed"
 	secFactModified = "Files modified"
 	secFactPaths    = "Files and paths"
 	secFactURLs     = "URLs"
@@ -28,7 +29,7 @@ const (
 )
 
 // factSections are the fact sections in the order they are written.
-var factSections = []string{secFactRequests, secFactConstr, secFactErrors, secFactCommands,
+var factSections = []string{secFactRequests, secFactConstr, secFactErrors, secFactChanged, secFactCommands,
 	secFactModified, secFactPaths, secFactURLs, secFactIdents, secFactNumbers, secLedger}
 
 // maxLineIDs is how many source ids a fact line names; more are "+N".
@@ -134,6 +135,8 @@ func factSection(f audit.Fact, modified map[string]bool) string {
 		return secFactErrors
 	case audit.KindCommand:
 		return secFactCommands
+	case audit.KindChange:
+		return secFactChanged
 	case audit.KindPath:
 		if modified[f.Text] {
 			return secFactModified
@@ -149,12 +152,15 @@ func factSection(f audit.Fact, modified map[string]bool) string {
 
 // coveredBy reports whether a detail fact (identifier, number, URL) is
 // already carried by text the summary holds: listing it again would spend
-// the budget on a duplicate. Requests, instructions, errors, commands and
-// paths are always listed on their own line.
-func coveredBy(f audit.Fact, m *audit.Matcher) bool {
+// the budget on a duplicate. A path a listed change names (changed) is
+// carried by the change's line. Requests, instructions, errors, commands
+// and other paths are always listed on their own line.
+func coveredBy(f audit.Fact, m *audit.Matcher, changed map[string]bool) bool {
 	switch f.Kind {
 	case audit.KindIdentifier, audit.KindNumber, audit.KindURL:
 		return m.Has(f)
+	case audit.KindPath:
+		return changed[f.Text]
 	}
 	return false
 }

@@ -227,6 +227,9 @@ Rules:
 - Keep identifiers, file paths, commands, function and test names, ids, numbers and
   error messages verbatim.
 - Quote the user's constraints and preferences verbatim, in double quotes.
+- Under Files modified, list each file written or edited with the functions, types,
+  fields, routes, events and keys the change touched ("path → symbols", as the
+  fact list's change lines do), and say when a later turn reverted it.
 - The objective is the user's first request; the latest user request is the last one.
 - Prefer omission to invention: never state anything the turns do not show.
 - Media appears only as a reference notice; do not describe its content.
