@@ -240,7 +240,10 @@ func TestSlowSearchBoundedInTime(t *testing.T) {
 	if r == nil || !bytes.Contains(r.Result, []byte("gave up after 3s")) {
 		t.Fatalf("no time-bound answer after %s: %+v", took, r)
 	}
-	if took > 20*time.Second {
+	// The answer above is the bound; this only catches a server that
+	// went on scanning after it (the whole scan takes minutes), with room
+	// for a loaded machine.
+	if took > 60*time.Second {
 		t.Fatalf("the server ended %s after its input did", took)
 	}
 }
