@@ -63,7 +63,8 @@ so a transcript is found without knowing where each agent hides it: client,
 last activity, project directory, model, and for the newest --measure sessions
 the calibrated occupancy (the status line's figure, through the same cache
 estimate FILE uses) and the compactions so far. The FILE column is what the
-other commands take (estimate FILE, render FILE, audit FILE …).
+other commands take (estimate FILE, render FILE, audit FILE …), and SESSION the
+client's id, which they take as --session ID when FILE is a database.
 
 Where each client keeps its sessions (each client's own variable moves it):
   claude-code  $CLAUDE_CONFIG_DIR or ~/.claude: projects/<project>/<id>.jsonl
@@ -208,7 +209,7 @@ func writeSessions(ios *report.IOStreams, lines []sessionLine) error {
 		} else if l.ReadError != "" {
 			occ = "error"
 		}
-		return []string{l.Client, l.Updated, render.TextSafe(l.Project), render.TextSafe(l.Model), occ, comp, render.TextSafe(l.File)}
+		return []string{l.Client, l.Updated, render.TextSafe(l.Project), render.TextSafe(l.Model), occ, comp, render.TextSafe(l.File), render.TextSafe(l.SessionID)}
 	}
 	if !ios.StdoutTTY {
 		var b strings.Builder
@@ -219,10 +220,10 @@ func writeSessions(ios *report.IOStreams, lines []sessionLine) error {
 		_, err := fmt.Fprint(ios.Out, b.String())
 		return err
 	}
-	align := tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}}
+	align := tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft}}
 	t := tablewriter.NewTable(ios.Out, tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignmentConfig(align), tablewriter.WithRowAlignmentConfig(align))
-	t.Header("client", "updated", "project", "model", "occupancy", "compactions", "file")
+	t.Header("client", "updated", "project", "model", "occupancy", "compactions", "file", "session")
 	for _, l := range lines {
 		if err := t.Append(row(l)); err != nil {
 			return err

@@ -90,7 +90,7 @@ func TestSessionsClientAndMeasureFlags(t *testing.T) {
 	env := map[string]string{"HOME": home, "CODEX_HOME": codexHome, "XDG_CACHE_HOME": t.TempDir()}
 	r := cliRun(t, env, false, "sessions", "--client", "gemini", "--measure", "0")
 	fields := strings.Split(strings.TrimSpace(r.Stdout), "\t")
-	if r.Code != 0 || len(fields) != 7 || fields[0] != "gemini" || fields[4] != "-" {
+	if r.Code != 0 || len(fields) != 8 || fields[0] != "gemini" || fields[4] != "-" || fields[7] == "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(env["XDG_CACHE_HOME"], "ctxfold")); err == nil {
