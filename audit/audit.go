@@ -406,10 +406,6 @@ func source(n *transcript.Node) string {
 			return "codex"
 		case strings.HasPrefix(k, "gemini"):
 			return "gemini"
-		case strings.HasPrefix(k, "qwen_code"):
-			return "qwen-code"
-		case strings.HasPrefix(k, "copilot"):
-			return "copilot"
 		}
 	}
 	return "ctxfold"

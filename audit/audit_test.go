@@ -91,8 +91,9 @@ func TestSourceOfAnImportedSummary(t *testing.T) {
 	if got := source(n); got != "codex" {
 		t.Fatalf("source %q", got)
 	}
+	// A newer client needs no case here: its importer names the record.
 	c := &transcript.Node{ID: "summary_c"}
-	c.SetMeta("copilot_compaction", map[string]any{"trigger": "manual"})
+	c.SetMeta("source", "copilot session.compaction_complete")
 	if got := source(c); got != "copilot" {
 		t.Fatalf("source %q", got)
 	}

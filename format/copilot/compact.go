@@ -59,6 +59,7 @@ func (st *state) compactionComplete(line int, ev *event) error {
 		Content: transcript.TextContent(transcript.SummaryPrefix + compactionMessage(covers, st.users, d.SummaryContent)), CreatedAt: ev.Timestamp}
 	n.SetMeta("compaction", true)
 	n.SetMeta("covers_ids", covers)
+	n.SetMeta("source", "copilot session.compaction_complete")
 	n.SetMeta("copilot_compaction", map[string]any{"trigger": d.Trigger, "pre_tokens": d.PreCompactionTokens,
 		"post_tokens": d.PostCompactionToks, "checkpoint": d.CheckpointNumber, "summary": d.SummaryContent})
 	if err := st.sink.Node(n); err != nil {
