@@ -72,6 +72,11 @@ func TestImportFixture(t *testing.T) {
 	if got := strings.Join(order, " "); got != "system e02 e06 e08 e09 system-sub-1 e10a e11 e11b e13 summary_e16 e17 e20" {
 		t.Fatalf("nodes %s", got)
 	}
+	// The summary names the record it was made from, which is how audit
+	// says whose summary it is.
+	if src := string(byID["summary_e16"].Metadata["source"]); !strings.HasPrefix(src, `"copilot `) {
+		t.Errorf("summary source %s", src)
+	}
 	if c.Name != "6f1c2d3e-0000-4000-8000-000000000001" || c.Head != "e20" || c.Model != "claude-sonnet-4.5" {
 		t.Errorf("name %q head %q model %q", c.Name, c.Head, c.Model)
 	}
