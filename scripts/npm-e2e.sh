@@ -28,6 +28,10 @@ vpid=""
 cleanup() { [ -n "$vpid" ] && kill "$vpid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "npm-e2e: FAIL: $*" >&2; exit 1; }
+# once_more runs a step that fetches from the registry again after a
+# failure, saying so: a fresh npm cache fetching from a registry that has
+# just started is the one thing here that may fail by chance.
+once_more() { "$@" || { echo "npm-e2e: '$*' failed; once more" >&2; sleep 1; "$@"; }; }
 
 port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 registry="http://127.0.0.1:$port/"
@@ -77,12 +81,12 @@ export NPM_CONFIG_REGISTRY=$registry NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG
 : >"$NPM_CONFIG_USERCONFIG"
 unset XDG_CACHE_HOME XDG_CONFIG_HOME XDG_DATA_HOME CLAUDE_CONFIG_DIR
 
-got=$(npx -y "ctxfold@$version" version 2>"$work/npx.err") || { cat "$work/npx.err" >&2; fail "npx -y ctxfold@$version version"; }
+got=$(once_more npx -y "ctxfold@$version" version 2>"$work/npx.err") || { cat "$work/npx.err" >&2; fail "npx -y ctxfold@$version version"; }
 got=$(head -1 <<<"$got")
 [ "$got" = "ctxfold $version" ] || fail "npx ctxfold@$version version printed '$got'"
 echo "ok: npx -y ctxfold@$version version"
 
-npx -y "ctxfold@$version" setup claude-code >"$work/setup.out" 2>"$work/setup.err" ||
+once_more npx -y "ctxfold@$version" setup claude-code >"$work/setup.out" 2>"$work/setup.err" ||
   { cat "$work/setup.out" "$work/setup.err"; fail "npx ctxfold setup claude-code"; }
 settings=$HOME/.claude/settings.json
 [ -f "$settings" ] || fail "setup wrote no $settings"
@@ -106,7 +110,7 @@ echo '{"session_id":"s","transcript_path":"/nonexistent.jsonl","cwd":"/","model"
 echo "ok: setup from npx wrote commands that run without it ($(echo "$commands" | head -1))"
 
 prefix=${CTXFOLD_NPM_PREFIX:-$work/global}
-npm install -g --prefix "$prefix" "ctxfold@$version" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "npm install -g ctxfold@$version"; }
+once_more npm install -g --prefix "$prefix" "ctxfold@$version" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "npm install -g ctxfold@$version"; }
 got=$("$prefix/bin/ctxfold" version | head -1)
 [ "$got" = "ctxfold $version" ] || fail "$prefix/bin/ctxfold version printed '$got'"
 installed=$(find "$prefix" -path '*ctxfold-linux-*/bin/ctxfold' -type f | head -1)
