@@ -134,6 +134,21 @@ func stress(t *testing.T, src string, readers, cuts int) {
 		}
 		procs, outs = append(procs, cmd), append(outs, out)
 	}
+	// Every reader's output is drained at once, as it comes: a reader
+	// blocked on a full pipe would hold its shared lock, and the others'
+	// refreshes would wait on it until their lock timeout.
+	lines := make([][]string, len(outs))
+	drained := make(chan int, len(outs))
+	for i, out := range outs {
+		go func() {
+			sc := bufio.NewScanner(out)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				lines[i] = append(lines[i], sc.Text())
+			}
+			drained <- i
+		}()
+	}
 	// The appender: the client writing the file, a step at a time.
 	w, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -172,15 +187,16 @@ func stress(t *testing.T, src string, readers, cuts int) {
 		}
 		return false
 	}
-	for i, out := range outs {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "busy ") {
+	for range outs {
+		<-drained
+	}
+	for i := range outs {
+		for _, text := range lines[i] {
+			if strings.HasPrefix(text, "busy ") {
 				busy++
 				continue
 			}
-			line, ok := strings.CutPrefix(sc.Text(), "answer ")
+			line, ok := strings.CutPrefix(text, "answer ")
 			if !ok {
 				continue // the test binary's own output
 			}
