@@ -18,25 +18,17 @@ import (
 	"github.com/ctxfold/ctxfold/setup"
 )
 
-// doctorClients are the clients setup knows, with the program each runs
-// as and the folder it keeps its settings in under HOME.
-var doctorClients = []struct{ name, program, folder string }{
-	{setup.ClientClaudeCode, "claude", ".claude"},
-	{setup.ClientCodex, "codex", ".codex"},
-	{setup.ClientGemini, "gemini", ".gemini"},
-}
-
 // doctorTimeout bounds each program doctor runs (a client's --version,
 // a configured command's version).
 const doctorTimeout = 10 * time.Second
 
 type doctorOptions struct {
-	IO        *report.IOStreams
-	JSON      bool
-	Home      string
-	CodexHome string
-	Path      string
-	CacheDir  string
+	IO       *report.IOStreams
+	JSON     bool
+	Home     string
+	Getenv   func(string) string
+	Path     string
+	CacheDir string
 }
 
 // doctorReport is one client's health: `doctor --json` prints one per
@@ -87,9 +79,7 @@ is a problem, each with a hint. --json prints one object per client.` + exitStat
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.IO.JSON
 			opts.Home, opts.Path = f.Getenv("HOME"), f.Getenv("PATH")
-			if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
-				opts.CodexHome = filepath.Join(opts.Home, ".codex")
-			}
+			opts.Getenv = f.Getenv
 			dir, err := f.cacheDir()
 			if err != nil {
 				return err
@@ -107,21 +97,18 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	cacheBytes := dirBytes(opts.CacheDir)
 	seen := hookTraces(opts.CacheDir)
 	problems := 0
-	for _, c := range doctorClients {
-		r := doctorReport{Client: c.name, CacheDir: opts.CacheDir, CacheBytes: cacheBytes, Entries: []doctorEntry{}, Problems: []doctorProblem{}}
-		if t, ok := seen[c.name]; ok {
+	for _, c := range setup.Clients() {
+		r := doctorReport{Client: c.Name, CacheDir: opts.CacheDir, CacheBytes: cacheBytes, Entries: []doctorEntry{}, Problems: []doctorProblem{}}
+		if t, ok := seen[c.Name]; ok {
 			r.HooksSeen = t.UTC().Format(time.RFC3339)
 		}
-		folder := filepath.Join(opts.Home, c.folder)
-		if c.name == setup.ClientCodex {
-			folder = opts.CodexHome
-		}
-		if r.Program = lookPath(opts.Path, c.program); r.Program != "" {
+		folder := c.Home(opts.options())
+		if r.Program = lookPath(opts.Path, c.Program); r.Program != "" {
 			r.Version = programVersion(ctx, r.Program, "--version")
 		}
 		_, err := os.Stat(folder)
 		r.Installed = r.Program != "" || err == nil
-		inspectClient(ctx, opts, c.name, &r)
+		inspectClient(ctx, opts, c.Name, &r)
 		problems += len(r.Problems)
 		if err := writeDoctor(opts, r); err != nil {
 			return err
@@ -137,7 +124,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 // inspectClient fills what setup finds in the client's settings and runs
 // each configured command once.
 func inspectClient(ctx context.Context, opts *doctorOptions, client string, r *doctorReport) {
-	in, err := setup.Inspect(client, setup.Options{Scope: setup.ScopeUser, Home: opts.Home}, opts.CodexHome)
+	in, err := setup.Inspect(client, opts.options())
 	if err != nil {
 		r.Setup = "unknown"
 		r.Problems = append(r.Problems, doctorProblem{err.Error(), "fix the file by hand (it does not parse), then run 'ctxfold doctor' again"})
@@ -236,11 +223,12 @@ func hookTraces(cacheDir string) map[string]time.Time {
 			continue
 		}
 		format, _ := importer.DetectFile(st.File)
-		if format == importer.Gemini {
-			format = setup.ClientGemini
-		}
-		if t, ok := out[format]; !ok || fi.ModTime().After(t) {
-			out[format] = fi.ModTime()
+		for _, c := range setup.Clients() {
+			if c.Format == format {
+				if t, ok := out[c.Name]; !ok || fi.ModTime().After(t) {
+					out[c.Name] = fi.ModTime()
+				}
+			}
 		}
 	}
 	return out
@@ -289,8 +277,13 @@ func writeDoctor(opts *doctorOptions, r doctorReport) error {
 	if r.Setup == "none" && r.Installed {
 		fmt.Fprintf(w, "  hint: run 'ctxfold setup %s'\n", r.Client)
 	}
-	if r.Client == doctorClients[len(doctorClients)-1].name {
+	if clients := setup.Clients(); r.Client == clients[len(clients)-1].Name {
 		fmt.Fprintf(w, "cache: %s, %s bytes\n", r.CacheDir, report.Thousands(int(r.CacheBytes)))
 	}
 	return nil
+}
+
+// options are setup's for the user's settings of this machine.
+func (opts *doctorOptions) options() setup.Options {
+	return setup.Options{Scope: setup.ScopeUser, Home: opts.Home, Getenv: opts.Getenv}
 }

@@ -524,7 +524,7 @@ func TestSetupFlags(t *testing.T) {
 	}
 	runFlagCases(t, newSetupCmd, []flagCase[setupOptions]{
 		{name: "defaults", args: []string{"setup", "claude-code"}, env: map[string]string{"HOME": "/home/u"}, check: func(t *testing.T, o *setupOptions) {
-			same(t, "Client, Home, Project, CodexHome", []string{o.Client, o.Home, o.Project, o.CodexHome}, []string{"claude-code", "/home/u", cwd, "/home/u/.codex"})
+			same(t, "Client, Home, Project", []string{o.Client, o.Home, o.Project}, []string{"claude-code", "/home/u", cwd})
 			same(t, "Scope", o.Scope, setup.ScopeUser)
 			same(t, "DryRun, Uninstall, JSON", []bool{o.DryRun, o.Uninstall, o.JSON}, []bool{false, false, false})
 			same(t, "Command set", o.Command != "", true)
@@ -533,7 +533,7 @@ func TestSetupFlags(t *testing.T) {
 			env: map[string]string{"HOME": "/home/u", "CODEX_HOME": "/cx"},
 			check: func(t *testing.T, o *setupOptions) {
 				same(t, "Scope", o.Scope, setup.ScopeProject)
-				same(t, "Project, Command, CodexHome", []string{o.Project, o.Command, o.CodexHome}, []string{"/src/app", "/bin/ctxfold", "/cx"})
+				same(t, "Project, Command, CODEX_HOME", []string{o.Project, o.Command, o.Getenv("CODEX_HOME")}, []string{"/src/app", "/bin/ctxfold", "/cx"})
 				same(t, "DryRun, Uninstall, JSON", []bool{o.DryRun, o.Uninstall, o.JSON}, []bool{true, true, true})
 			}},
 		{name: "user and project", args: []string{"setup", "claude-code", "--user", "--project"}, env: map[string]string{"HOME": "/h"}, refused: "--user and --project exclude each other"},

@@ -161,7 +161,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := hook.Parse(b)
+	in, err := hook.ParseAs(hook.DialectOf(opts.Client), b)
 	if err != nil {
 		return nil, err
 	}

@@ -26,8 +26,10 @@ type setupOptions struct {
 	Scope                   setup.Scope
 	Home                    string
 	Project                 string
-	CodexHome               string
-	Command                 string
+	// Getenv reads the variables that name a client's folder
+	// (CODEX_HOME, …).
+	Getenv  func(string) string
+	Command string
 	// Warning is said on stderr before the change (a command other
 	// machines may not resolve).
 	Warning   string
@@ -93,7 +95,7 @@ func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
   ctxfold setup codex
   ctxfold setup gemini --project`,
 		Args:      exactArgs(1),
-		ValidArgs: []string{"claude-code", "codex", "gemini"},
+		ValidArgs: setup.ClientNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.resolveSetup(args, opts); err != nil {
 				return err
@@ -127,9 +129,7 @@ func (f *Factory) resolveSetup(args []string, opts *setupOptions) error {
 		opts.Scope = setup.ScopeProject
 	}
 	opts.Home = f.Getenv("HOME")
-	if opts.CodexHome = f.Getenv("CODEX_HOME"); opts.CodexHome == "" {
-		opts.CodexHome = filepath.Join(opts.Home, ".codex")
-	}
+	opts.Getenv = f.Getenv
 	if opts.Scope == setup.ScopeUser && !filepath.IsAbs(opts.Home) {
 		return &UsageError{Err: errors.New("HOME is not set to an absolute path")}
 	}
@@ -204,10 +204,9 @@ type setupJSONFile struct {
 }
 
 func runSetup(opts *setupOptions) error {
-	switch opts.Client {
-	case setup.ClientClaudeCode, setup.ClientCodex, setup.ClientGemini:
-	default:
-		return &UsageError{Err: fmt.Errorf("unknown client %q (want claude-code, codex or gemini)", opts.Client)}
+	client, err := setup.Lookup(opts.Client)
+	if err != nil {
+		return &UsageError{Err: err}
 	}
 	if err := opts.StableCopy.install(opts.IO.ErrOut, opts.DryRun); err != nil {
 		return err
@@ -216,7 +215,7 @@ func runSetup(opts *setupOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: "+opts.Warning)
 	}
 	changes, err := setup.Run(context.Background(), opts.Client, setup.Options{Scope: opts.Scope, Home: opts.Home,
-		Project: opts.Project, Command: opts.Command, Uninstall: opts.Uninstall}, opts.CodexHome, opts.DryRun)
+		Project: opts.Project, Command: opts.Command, Uninstall: opts.Uninstall, Getenv: opts.Getenv}, opts.DryRun)
 	if err != nil {
 		return err
 	}
@@ -234,8 +233,8 @@ func runSetup(opts *setupOptions) error {
 	for _, c := range changes {
 		writeSetupChange(opts.IO.Out, c, opts.DryRun)
 	}
-	if opts.Client == setup.ClientCodex && !opts.Uninstall && !opts.DryRun {
-		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: Codex runs new hooks only once you trust them: review them when Codex asks at its next interactive start; 'codex exec' runs untrusted hooks only with --dangerously-bypass-hook-trust (docs/HOOKS.md)")
+	if client.Note != "" && !opts.Uninstall && !opts.DryRun {
+		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: "+client.Note)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -168,8 +167,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		st.Pending, st.Injected = false, append(st.Injected, *inj)
 		return res, st.save(sp)
 	}
-	out, err := json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
-		"hookEventName": in.clientEvent(), "additionalContext": text}})
+	out, err := DialectOf(opts.Client).output(in, text)
 	if err != nil {
 		return nil, err
 	}

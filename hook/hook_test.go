@@ -267,3 +267,22 @@ func TestRecordedHookInputs(t *testing.T) {
 		}
 	}
 }
+
+// A client named by --client gets its dialect; a name no row knows gets
+// Claude Code's (the hook never breaks a client over its name).
+func TestDialectOf(t *testing.T) {
+	for name, want := range map[string]string{"Claude Code": "Claude Code", "claude-code": "Claude Code", "codex": "Codex", "GEMINI": "Gemini", "no such client": "Claude Code"} {
+		if got := DialectOf(name).Name; got != want {
+			t.Errorf("DialectOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+	d := Dialect{Name: "x", Events: map[string]string{"beforeFold": EventPreCompact}}
+	in, err := ParseAs(d, []byte(`{"hook_event_name":"beforeFold","transcript_path":"t.jsonl"}`))
+	if err != nil || in.Event != EventPreCompact || in.ClientEvent != "beforeFold" {
+		t.Errorf("ParseAs: %+v, %v", in, err)
+	}
+	out, err := d.output(in, "facts")
+	if err != nil || string(out) != `{"hookSpecificOutput":{"additionalContext":"facts","hookEventName":"beforeFold"}}` {
+		t.Errorf("output %s, %v", out, err)
+	}
+}

@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,9 +40,14 @@ const (
 // MaxInput bounds the hook JSON read from stdin.
 const MaxInput = 1 << 20
 
-// Parse decodes a hook's JSON. Unknown fields are ignored; a document that
-// is not one JSON object, or names no event, is an error.
-func Parse(b []byte) (Input, error) {
+// Parse decodes a hook's JSON as Claude Code writes it (ParseAs with the
+// default dialect).
+func Parse(b []byte) (Input, error) { return ParseAs(dialects[0], b) }
+
+// ParseAs decodes a hook's JSON in the client's dialect. Unknown fields
+// are ignored; a document that is not one JSON object, or names no event,
+// is an error.
+func ParseAs(d Dialect, b []byte) (Input, error) {
 	var in Input
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return in, errors.New("empty hook input")
@@ -51,11 +55,11 @@ func Parse(b []byte) (Input, error) {
 	if len(b) > MaxInput {
 		return in, fmt.Errorf("hook input over %d bytes", MaxInput)
 	}
-	if err := json.Unmarshal(b, &in); err != nil {
+	in, err := d.decode(b)
+	if err != nil {
 		return in, fmt.Errorf("hook input: %w", err)
 	}
-	in.ClientEvent = in.Event
-	in.Event = normalEvent(in.Event)
+	in.Event = d.event(in.ClientEvent)
 	if in.Event == "" {
 		return in, errors.New("hook input: no hook_event_name")
 	}

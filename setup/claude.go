@@ -268,3 +268,27 @@ func setOrDrop(o *object, key string, child *object) {
 	}
 	o.put(key, &value{obj: child})
 }
+
+// claudeCodeClient is Claude Code: settings.json (status line, hooks) and
+// ~/.claude.json or the project's .mcp.json (the MCP server).
+var claudeCodeClient = &Client{
+	Name: ClientClaudeCode, Title: "Claude Code", Program: "claude", Folder: ".claude", Format: "claude-code",
+	Files: func(o Options) ([]string, error) {
+		a, b, err := claudePaths(o)
+		return []string{a, b}, err
+	},
+	Plan: ClaudeCode,
+	Inspect: func(in *Installation, o Options) ([]string, error) {
+		settings, mcp, err := claudePaths(o)
+		if err != nil {
+			return nil, err
+		}
+		if err := in.readJSON(settings, claudeHooks, true); err != nil {
+			return nil, err
+		}
+		if err := in.readJSON(mcp, nil, false); err != nil {
+			return nil, err
+		}
+		return expected(claudeHooks, true), nil
+	},
+}

@@ -33,9 +33,10 @@ const (
 // ($CODEX_HOME, else ~/.codex): the hooks in hooks.json, the MCP server
 // in config.toml. Codex asks the user to review new hooks before it runs
 // them (docs/HOOKS.md); setup cannot vouch for them.
-func Codex(o Options, codexHome string) ([]*Change, error) {
-	if o.Scope != ScopeUser {
-		return nil, fmt.Errorf("codex: only --user is supported (the hooks live in %s)", filepath.Join(codexHome, "hooks.json"))
+func Codex(o Options) ([]*Change, error) {
+	codexHome := o.codexHome()
+	if err := userOnly(o, "codex", filepath.Join(codexHome, "hooks.json")); err != nil {
+		return nil, err
 	}
 	if o.Command == "" {
 		o.Command = "ctxfold"
@@ -151,4 +152,23 @@ func decodeTOML(b []byte) (map[string]any, error) {
 	var doc map[string]any
 	err := toml.Unmarshal(b, &doc)
 	return doc, err
+}
+
+// codexHome is Codex's folder: $CODEX_HOME, else ~/.codex.
+func (o Options) codexHome() string { return o.home("CODEX_HOME", ".codex") }
+
+// codexClient is Codex CLI: hooks.json and config.toml in its folder.
+var codexClient = &Client{
+	Name: ClientCodex, Title: "Codex", Program: "codex", Folder: ".codex", FolderEnv: "CODEX_HOME", Format: "codex",
+	Files: func(o Options) ([]string, error) {
+		return []string{filepath.Join(o.codexHome(), "hooks.json"), filepath.Join(o.codexHome(), "config.toml")}, nil
+	},
+	Plan: Codex,
+	Inspect: func(in *Installation, o Options) ([]string, error) {
+		if err := in.readJSON(filepath.Join(o.codexHome(), "hooks.json"), codexHooks, false); err != nil {
+			return nil, err
+		}
+		return expected(codexHooks, false), in.readCodexConfig(filepath.Join(o.codexHome(), "config.toml"))
+	},
+	Note: "Codex runs new hooks only once you trust them: review them when Codex asks at its next interactive start; 'codex exec' runs untrusted hooks only with --dangerously-bypass-hook-trust (docs/HOOKS.md)",
 }

@@ -70,3 +70,20 @@ func geminiPath(o Options) (string, error) {
 	}
 	return "", fmt.Errorf("unknown scope %q", o.Scope)
 }
+
+// geminiClient is Gemini CLI: hooks and MCP server in one settings.json.
+var geminiClient = &Client{
+	Name: ClientGemini, Title: "Gemini CLI", Program: "gemini", Folder: ".gemini", Format: "gemini",
+	Files: func(o Options) ([]string, error) {
+		p, err := geminiPath(o)
+		return []string{p}, err
+	},
+	Plan: Gemini,
+	Inspect: func(in *Installation, o Options) ([]string, error) {
+		path, err := geminiPath(o)
+		if err != nil {
+			return nil, err
+		}
+		return expected(geminiHooks, false), in.readJSON(path, geminiHooks, false)
+	},
+}

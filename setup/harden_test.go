@@ -132,7 +132,7 @@ func TestConcurrentInstallUninstallNeverHalf(t *testing.T) {
 		h := home(t)
 		settings, cj := filepath.Join(h, ".claude", "settings.json"), filepath.Join(h, ".claude.json")
 		o := Options{Scope: ScopeUser, Home: h, Command: "ctxfold"}
-		if _, err := Run(context.Background(), ClientClaudeCode, o, "", false); err != nil {
+		if _, err := Run(context.Background(), ClientClaudeCode, o, false); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -142,7 +142,7 @@ func TestConcurrentInstallUninstallNeverHalf(t *testing.T) {
 				<-start
 				o := o
 				o.Uninstall = un
-				if _, err := Run(context.Background(), ClientClaudeCode, o, "", false); err != nil {
+				if _, err := Run(context.Background(), ClientClaudeCode, o, false); err != nil {
 					t.Error(err)
 				}
 			})
@@ -201,7 +201,7 @@ func TestCodexArrayOfTables(t *testing.T) {
 	codexHome := t.TempDir()
 	cfg := "model = \"gpt-5.5\"\n\n[[profiles]]\nname = \"a\"\n\n[[profiles]]\nname = \"b\"\n"
 	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600)
-	plan := func(o Options) ([]*Change, error) { return Codex(o, codexHome) }
+	plan := func(o Options) ([]*Change, error) { return Codex(codexAt(o, codexHome)) }
 	applyPlan(t, plan, Options{Scope: ScopeUser, Command: "ctxfold"})
 	if b, _ := os.ReadFile(filepath.Join(codexHome, "config.toml")); !bytes.HasPrefix(b, []byte(cfg)) || !bytes.Contains(b, []byte("[mcp_servers.ctxfold]")) {
 		t.Fatalf("config.toml:\n%s", b)
@@ -232,7 +232,7 @@ func TestReadOnlyEmptyAndBrokenBlock(t *testing.T) {
 	cfg := "model = \"x\"\n" + codexBlockStart + "[mcp_servers.ctxfold]\ncommand = \"ctxfold\"\nargs = [\"mcp\"]\n"
 	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600)
 	for _, un := range []bool{false, true} {
-		if _, err := Codex(Options{Scope: ScopeUser, Uninstall: un}, codexHome); err == nil || !strings.Contains(err.Error(), "not its end") {
+		if _, err := Codex(codexAt(Options{Scope: ScopeUser, Uninstall: un}, codexHome)); err == nil || !strings.Contains(err.Error(), "not its end") {
 			t.Fatalf("uninstall %v: a block without its end marker: %v", un, err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 )
 
@@ -34,41 +33,15 @@ type Installation struct {
 // or project scope as o says) and lists ctxfold's entries in them, and
 // the ones setup installs that are missing. It writes nothing. A file
 // that is absent holds nothing; one that cannot be parsed is an error.
-func Inspect(client string, o Options, codexHome string) (*Installation, error) {
+func Inspect(client string, o Options) (*Installation, error) {
+	c, err := Lookup(client)
+	if err != nil {
+		return nil, err
+	}
 	in := &Installation{}
-	var want []string
-	switch client {
-	case ClientClaudeCode:
-		settings, mcp, err := claudePaths(o)
-		if err != nil {
-			return nil, err
-		}
-		if err := in.readJSON(settings, claudeHooks, true); err != nil {
-			return nil, err
-		}
-		if err := in.readJSON(mcp, nil, false); err != nil {
-			return nil, err
-		}
-		want = expected(claudeHooks, true)
-	case ClientCodex:
-		if err := in.readJSON(filepath.Join(codexHome, "hooks.json"), codexHooks, false); err != nil {
-			return nil, err
-		}
-		if err := in.readCodexConfig(filepath.Join(codexHome, "config.toml")); err != nil {
-			return nil, err
-		}
-		want = expected(codexHooks, false)
-	case ClientGemini:
-		path, err := geminiPath(o)
-		if err != nil {
-			return nil, err
-		}
-		if err := in.readJSON(path, geminiHooks, false); err != nil {
-			return nil, err
-		}
-		want = expected(geminiHooks, false)
-	default:
-		return nil, errors.New("unknown client " + client)
+	want, err := c.Inspect(in, o)
+	if err != nil {
+		return nil, err
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(in.Entries, func(e Entry) bool { return e.name() == w }) {

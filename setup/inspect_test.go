@@ -15,14 +15,14 @@ func TestInspectFindsWhatSetupInstalled(t *testing.T) {
 			home := t.TempDir()
 			codexHome := filepath.Join(home, ".codex")
 			o := Options{Scope: ScopeUser, Home: home, Command: "/opt/my tools/ctxfold"}
-			before, err := Inspect(client, o, codexHome)
+			before, err := Inspect(client, codexAt(o, codexHome))
 			if err != nil || len(before.Entries) != 0 || len(before.Missing) == 0 {
 				t.Fatalf("nothing installed: %+v, %v", before, err)
 			}
-			if _, err := Run(context.Background(), client, o, codexHome, false); err != nil {
+			if _, err := Run(context.Background(), client, codexAt(o, codexHome), false); err != nil {
 				t.Fatal(err)
 			}
-			in, err := Inspect(client, o, codexHome)
+			in, err := Inspect(client, codexAt(o, codexHome))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestInspectFindsWhatSetupInstalled(t *testing.T) {
 				t.Fatalf("no %s in %s", event, b)
 			}
 			_ = os.WriteFile(hooksFile, []byte(edited), 0o600)
-			in, err = Inspect(client, o, codexHome)
+			in, err = Inspect(client, codexAt(o, codexHome))
 			if err != nil || !slices.Contains(in.Missing, "hook "+event) {
 				t.Errorf("after removing %s: missing %v, %v", event, in.Missing, err)
 			}
@@ -67,7 +67,18 @@ func TestInspectRefusesUnparseable(t *testing.T) {
 	p := filepath.Join(home, ".gemini", "settings.json")
 	_ = os.MkdirAll(filepath.Dir(p), 0o755)
 	_ = os.WriteFile(p, []byte("{not json"), 0o600)
-	if _, err := Inspect(ClientGemini, Options{Scope: ScopeUser, Home: home}, ""); err == nil || !strings.Contains(err.Error(), p) {
+	if _, err := Inspect(ClientGemini, Options{Scope: ScopeUser, Home: home}); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("want an error naming %s, got %v", p, err)
 	}
+}
+
+// codexAt is o with CODEX_HOME set to codexHome.
+func codexAt(o Options, codexHome string) Options {
+	o.Getenv = func(k string) string {
+		if k == "CODEX_HOME" {
+			return codexHome
+		}
+		return ""
+	}
+	return o
 }

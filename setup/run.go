@@ -22,35 +22,22 @@ const (
 // them, holding setup's lock on the folders of those files from the plan
 // to the last write: a concurrent install and uninstall (or two installs)
 // run one after the other, never interleaved, so the files are never left
-// half-installed. codexHome is Codex's folder ($CODEX_HOME, else ~/.codex).
-func Run(ctx context.Context, client string, o Options, codexHome string, dryRun bool) ([]*Change, error) {
-	var paths []string
-	var planFn func() ([]*Change, error)
-	switch client {
-	case ClientClaudeCode:
-		a, b, err := claudePaths(o)
-		if err != nil {
-			return nil, err
-		}
-		paths, planFn = []string{a, b}, func() ([]*Change, error) { return ClaudeCode(o) }
-	case ClientCodex:
-		paths = []string{filepath.Join(codexHome, "hooks.json"), filepath.Join(codexHome, "config.toml")}
-		planFn = func() ([]*Change, error) { return Codex(o, codexHome) }
-	case ClientGemini:
-		p, err := geminiPath(o)
-		if err != nil {
-			return nil, err
-		}
-		paths, planFn = []string{p}, func() ([]*Change, error) { return Gemini(o) }
-	default:
-		return nil, fmt.Errorf("unknown client %q (want claude-code, codex or gemini)", client)
+// half-installed.
+func Run(ctx context.Context, client string, o Options, dryRun bool) ([]*Change, error) {
+	c, err := Lookup(client)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := c.Files(o)
+	if err != nil {
+		return nil, err
 	}
 	unlock, err := lockFolders(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	changes, err := planFn()
+	changes, err := c.Plan(o)
 	if err != nil || dryRun {
 		return changes, err
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	// absolute path).
 	Command   string
 	Uninstall bool
+	// Getenv reads the environment a client's folder may be named by
+	// (CODEX_HOME, …); nil reads none.
+	Getenv func(string) string
 }
 
 // Change is one file's planned change.

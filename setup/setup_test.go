@@ -243,7 +243,7 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 	o := Options{Scope: ScopeUser, Command: "/opt/ctxfold"}
 	run := func(o Options) []*Change {
 		t.Helper()
-		return applyPlan(t, func(o Options) ([]*Change, error) { return Codex(o, codexHome) }, o)
+		return applyPlan(t, func(o Options) ([]*Change, error) { return Codex(codexAt(o, codexHome)) }, o)
 	}
 	run(o)
 	got, _ := os.ReadFile(filepath.Join(codexHome, "config.toml"))
@@ -292,7 +292,7 @@ func TestCodexInstallIdempotentUninstall(t *testing.T) {
 		t.Fatalf("the old block was not brought up to date:\n%s", b)
 	}
 	_ = os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte("model = \n"), 0o600)
-	if _, err := Codex(Options{Scope: ScopeUser}, codexHome); err == nil || !strings.Contains(err.Error(), "not valid TOML") {
+	if _, err := Codex(codexAt(Options{Scope: ScopeUser}, codexHome)); err == nil || !strings.Contains(err.Error(), "not valid TOML") {
 		t.Fatalf("bad TOML accepted: %v", err)
 	}
 }

@@ -1,0 +1,80 @@
+package hook
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Dialect is how one client talks to its hooks: the JSON it sends on
+// stdin and the JSON by which a hook adds text to what the model reads
+// next. A new client is one row of dialects (docs/HOOKS.md).
+type Dialect struct {
+	// Name is the client as `ctxfold hook --client` names it; matched
+	// without regard to case, spaces, dashes and underscores.
+	Name string
+	// Events maps the client's event names onto ctxfold's (EventPreCompact,
+	// …), before the spellings every client shares (normalEvent).
+	Events map[string]string
+	// Decode reads the client's hook JSON into an Input (nil: Claude
+	// Code's field names, which Codex, Gemini CLI and several others
+	// share). It sets ClientEvent; Parse normalises Event from it.
+	Decode func(b []byte) (Input, error)
+	// Output is the hook's stdout that hands text to the model in reply
+	// to in (nil: Claude Code's hookSpecificOutput.additionalContext).
+	Output func(in Input, text string) ([]byte, error)
+}
+
+// dialects are the clients whose hooks ctxfold speaks; the first is the
+// default for a --client no row names.
+var dialects = []Dialect{
+	{Name: "Claude Code"},
+	{Name: "Codex"},
+	{Name: "Gemini"},
+}
+
+// DialectOf is the dialect of the client --client names (the default,
+// Claude Code's, for a name no row knows: the hook never breaks a client
+// over its name).
+func DialectOf(client string) Dialect {
+	key := dialectKey(client)
+	for _, d := range dialects {
+		if dialectKey(d.Name) == key {
+			return d
+		}
+	}
+	return dialects[0]
+}
+
+func dialectKey(s string) string {
+	return strings.ToLower(strings.NewReplacer(" ", "", "-", "", "_", "").Replace(s))
+}
+
+// decode reads b as the dialect's JSON.
+func (d Dialect) decode(b []byte) (Input, error) {
+	if d.Decode != nil {
+		return d.Decode(b)
+	}
+	var in Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, err
+	}
+	in.ClientEvent = in.Event
+	return in, nil
+}
+
+// event is ctxfold's name of the client's event e.
+func (d Dialect) event(e string) string {
+	if n, ok := d.Events[e]; ok {
+		return n
+	}
+	return normalEvent(e)
+}
+
+// output is the hook's stdout handing text to the model.
+func (d Dialect) output(in Input, text string) ([]byte, error) {
+	if d.Output != nil {
+		return d.Output(in, text)
+	}
+	return json.Marshal(map[string]any{"hookSpecificOutput": map[string]string{
+		"hookEventName": in.clientEvent(), "additionalContext": text}})
+}
