@@ -2,7 +2,6 @@ package claudecodeinterop
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,13 +10,16 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ctxfold/ctxfold/cmd"
 	"github.com/ctxfold/ctxfold/dag"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
 )
 
 // The oracle tests (docs/INTEROP-claude-code.md): Claude Code's own
@@ -41,19 +43,6 @@ func forEachVersion(t *testing.T, f func(t *testing.T, root string)) {
 
 // ctxfold runs one command in process and returns stdout, stderr and the
 // exit code.
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	ios, _, out, errOut := report.Test()
-	f := &cmd.Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string {
-			if k == "XDG_CONFIG_HOME" || k == "HOME" {
-				return t.TempDir()
-			}
-			return ""
-		}}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
 
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()

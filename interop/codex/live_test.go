@@ -2,17 +2,17 @@ package codex_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 )
 
 // TestLive re-records every scenario with the installed pinned client
@@ -22,19 +22,7 @@ import (
 // CTXFOLD_INTEROP_LIVE=1 (it needs npm, bash and the network for the first
 // install, and takes about 15 s once the client is cached).
 func TestLive(t *testing.T) {
-	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
-		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real Codex CLI " + Version)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	start := time.Now()
-	rec := exec.CommandContext(ctx, "bash", "record.sh")
-	rec.Env = append(os.Environ(), "OUT="+out)
-	if b, err := rec.CombinedOutput(); err != nil {
-		t.Fatalf("record.sh: %v\n%s", err, b)
-	}
-	t.Logf("record.sh took %s", time.Since(start).Round(time.Second))
+	out := interoptest.Rerecord(t, "Codex CLI "+Version, 15*time.Minute)
 	committed := map[string]scenario{}
 	for _, s := range scenarios(t, fixturesOf(committedVersion(t))) {
 		committed[s.name] = s

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/cmd"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/report"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -279,17 +279,8 @@ func isCompactionPrompt(item any) bool {
 }
 
 // diff shows the JSON of rendered and sent items around their first difference.
-func diff(got, want any) string {
-	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(want)
-	i := 0
-	for i < len(g) && i < len(w) && g[i] == w[i] {
-		i++
-	}
-	from := max(0, i-80)
-	cut := func(b []byte) string { return string(b[from:min(len(b), i+120)]) }
-	return fmt.Sprintf("at byte %d\nrender: …%s…\nsent:   …%s…", i, cut(g), cut(w))
-}
+// diff is the shared JSON difference (internal/interoptest).
+var diff = interoptest.Diff
 
 func short(v any) string {
 	b, _ := json.Marshal(v)

@@ -2,15 +2,15 @@ package copilot_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 )
 
 // TestLive re-records every scenario with the installed client (the
@@ -20,19 +20,7 @@ import (
 // the committed fixtures. Off unless CTXFOLD_INTEROP_LIVE=1 (it needs npm
 // and the network for the first install; one to three minutes once cached).
 func TestLive(t *testing.T) {
-	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
-		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real GitHub Copilot CLI " + version)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	start := time.Now()
-	rec := exec.CommandContext(ctx, "bash", "record.sh")
-	rec.Env = append(os.Environ(), "OUT="+out)
-	if b, err := rec.CombinedOutput(); err != nil {
-		t.Fatalf("record.sh: %v\n%s", err, b)
-	}
-	t.Logf("record.sh took %s", time.Since(start).Round(time.Second))
+	out := interoptest.Rerecord(t, "GitHub Copilot CLI "+version, 10*time.Minute)
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			fresh := filepath.Join(out, sc)

@@ -10,7 +10,6 @@ package copilot_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,9 +18,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/cmd"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
 )
 
 const version = "1.0.102"
@@ -38,14 +41,6 @@ var compacted = map[string]bool{"compact": true, "recompact": true, "auto-compac
 var wires = map[string]string{"anthropic": "anthropic", "responses": "responses"}
 
 // ctxfold runs one command line in-process.
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &cmd.Factory{IO: &report.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, ColorMode: "never"},
-		Getenv: func(string) string { return "" }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
 
 type event struct {
 	Type    string          `json:"type"`

@@ -2,7 +2,6 @@ package droid_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 )
 
 // TestLive re-records every scenario with the installed client (record.sh
@@ -21,9 +22,7 @@ import (
 // committed fixtures of that version. Run by .ci/run; off unless
 // CTXFOLD_INTEROP_LIVE=1 (about 90 s once the client is cached).
 func TestLive(t *testing.T) {
-	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
-		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real Factory Droid " + Version)
-	}
+	out := interoptest.Rerecord(t, "Factory Droid "+Version, 10*time.Minute)
 	version := Version
 	if bin := os.Getenv("CTXFOLD_DROID_BIN"); bin != "" {
 		out, err := exec.Command(bin, "--version").Output()
@@ -33,16 +32,6 @@ func TestLive(t *testing.T) {
 		lines := strings.Fields(string(out))
 		version = lines[len(lines)-1]
 	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	start := time.Now()
-	rec := exec.CommandContext(ctx, "bash", "record.sh")
-	rec.Env = append(os.Environ(), "OUT="+out)
-	if b, err := rec.CombinedOutput(); err != nil {
-		t.Fatalf("record.sh: %v\n%s", err, b)
-	}
-	t.Logf("record.sh took %s", time.Since(start).Round(time.Second))
 	committed := map[string]scenario{}
 	for _, s := range scenarios(t, fixturesOf(version)) {
 		committed[s.name] = s

@@ -8,7 +8,6 @@ package droid_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,13 +15,17 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ctxfold/ctxfold/cmd"
 	"github.com/ctxfold/ctxfold/internal/fake/openai"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/store"
 	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
+	must    = interoptest.Must
 )
 
 // Version is the pinned client: record.sh installs it, and its fixtures are
@@ -87,25 +90,6 @@ func scenarios(t *testing.T, root string) []scenario {
 	}
 	if len(out) < 4 {
 		t.Fatalf("%d scenarios under %s, want at least 4", len(out), root)
-	}
-	return out
-}
-
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	ios, _, out, errOut := report.Test()
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
-	f := &cmd.Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return env[k] }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
-
-func must(t *testing.T, args ...string) string {
-	t.Helper()
-	out, errOut, code := ctxfold(t, args...)
-	if code != 0 {
-		t.Fatalf("ctxfold %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
 	}
 	return out
 }

@@ -9,7 +9,6 @@ package geminicli_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,8 +18,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/cmd"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
 )
 
 const recordings = "../../testdata/interop/gemini-cli/0.61.0"
@@ -28,14 +31,6 @@ const recordings = "../../testdata/interop/gemini-cli/0.61.0"
 var scenarios = []string{"chat", "tool", "tool-error", "resume", "resume-tool", "compression", "subagent", "checkpoint"}
 
 // ctxfold runs one command line in-process.
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &cmd.Factory{IO: &report.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, ColorMode: "never"},
-		Getenv: func(string) string { return "" }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
 
 type request struct {
 	Seq  int    `json:"seq"`

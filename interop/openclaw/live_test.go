@@ -1,13 +1,12 @@
 package openclaw_test
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 )
 
 // TestLive re-records every scenario with the installed client
@@ -18,19 +17,7 @@ import (
 // Off unless CTXFOLD_INTEROP_LIVE=1; OpenClaw takes one to two minutes a
 // turn on the loaded 2-core machine, about five for the scenario.
 func TestLive(t *testing.T) {
-	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
-		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real OpenClaw " + Version)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
-	start := time.Now()
-	rec := exec.CommandContext(ctx, "bash", "record.sh")
-	rec.Env = append(os.Environ(), "OUT="+out)
-	if b, err := rec.CombinedOutput(); err != nil {
-		t.Fatalf("record.sh: %v\n%s", err, b)
-	}
-	t.Logf("record.sh took %s", time.Since(start).Round(time.Second))
+	out := interoptest.Rerecord(t, "OpenClaw "+Version, 25*time.Minute)
 	committed := map[string]scenario{}
 	for _, s := range scenarios(t, fixturesOf(Version)) {
 		committed[s.name] = s

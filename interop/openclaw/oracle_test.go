@@ -8,10 +8,8 @@ package openclaw_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,13 +18,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	_ "modernc.org/sqlite"
 
-	"github.com/ctxfold/ctxfold/cmd"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
+	must    = interoptest.Must
+	diff    = interoptest.Diff
 )
 
 // Version is the pinned client.
@@ -124,25 +127,6 @@ func store(t *testing.T, rows []row) string {
 		}
 	}
 	return path
-}
-
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	ios, _, out, errOut := report.Test()
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir()}
-	f := &cmd.Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return env[k] }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
-
-func must(t *testing.T, args ...string) string {
-	t.Helper()
-	out, errOut, code := ctxfold(t, args...)
-	if code != 0 {
-		t.Fatalf("ctxfold %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
-	}
-	return out
 }
 
 // importStore imports the database (auto-detected), checks the report and
@@ -264,18 +248,6 @@ func sanitizeCalls(m map[string]any) {
 }
 
 var nonAlnumRE = regexp.MustCompile(`[^A-Za-z0-9]`)
-
-func diff(got, want any) string {
-	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(want)
-	i := 0
-	for i < len(g) && i < len(w) && g[i] == w[i] {
-		i++
-	}
-	from := max(0, i-80)
-	cut := func(b []byte) string { return string(b[from:min(len(b), i+160)]) }
-	return fmt.Sprintf("at byte %d\nrender: …%s…\nsent:   …%s…", i, cut(g), cut(w))
-}
 
 func isCompaction(req map[string]any) bool {
 	msgs, _ := req["messages"].([]any)

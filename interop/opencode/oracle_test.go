@@ -9,7 +9,6 @@ package opencode_test
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -20,8 +19,12 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/ctxfold/ctxfold/cmd"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
 )
 
 // Versions are the recorded versions of each client the oracle runs on.
@@ -29,15 +32,6 @@ var Versions = map[string][]string{"opencode": {"1.18.33"}, "kilo": {"7.7.7"}}
 
 // scenarios of each client (Kilo: the ones recorded for it).
 var scenarios = []string{"chat", "tool", "compaction", "compaction-tail"}
-
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &cmd.Factory{IO: &report.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, ColorMode: "never"},
-		Getenv: func(string) string { return "" }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
 
 type request struct {
 	Seq  int    `json:"seq"`

@@ -1,13 +1,12 @@
 package pi_test
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 )
 
 // TestLive re-records every scenario with the installed client
@@ -18,19 +17,7 @@ import (
 // Off unless CTXFOLD_INTEROP_LIVE=1; 190–260 s for the seven scenarios on
 // the loaded 2-core machine once the client is cached.
 func TestLive(t *testing.T) {
-	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
-		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to re-record with the real pi " + Version)
-	}
-	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	start := time.Now()
-	rec := exec.CommandContext(ctx, "bash", "record.sh")
-	rec.Env = append(os.Environ(), "OUT="+out)
-	if b, err := rec.CombinedOutput(); err != nil {
-		t.Fatalf("record.sh: %v\n%s", err, b)
-	}
-	t.Logf("record.sh took %s", time.Since(start).Round(time.Second))
+	out := interoptest.Rerecord(t, "pi "+Version, 10*time.Minute)
 	committed := map[string]scenario{}
 	for _, s := range scenarios(t, fixturesOf(Version)) {
 		committed[s.name] = s

@@ -7,9 +7,7 @@ package pi_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,11 +15,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ctxfold/ctxfold/cmd"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
+	must    = interoptest.Must
+	diff    = interoptest.Diff
 )
 
 // Version is the pinned client: record.sh installs it, and its fixtures
@@ -79,25 +82,6 @@ func scenarios(t *testing.T, root string) []scenario {
 	}
 	if len(out) < 4 {
 		t.Fatalf("%d scenarios under %s, want at least 4", len(out), root)
-	}
-	return out
-}
-
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	ios, _, out, errOut := report.Test()
-	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir()}
-	f := &cmd.Factory{IO: ios, Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) },
-		Getenv: func(k string) string { return env[k] }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
-
-func must(t *testing.T, args ...string) string {
-	t.Helper()
-	out, errOut, code := ctxfold(t, args...)
-	if code != 0 {
-		t.Fatalf("ctxfold %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
 	}
 	return out
 }
@@ -217,18 +201,6 @@ func withoutMarkers(b map[string]any) map[string]any {
 		c[k] = v
 	}
 	return c
-}
-
-func diff(got, want any) string {
-	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(want)
-	i := 0
-	for i < len(g) && i < len(w) && g[i] == w[i] {
-		i++
-	}
-	from := max(0, i-80)
-	cut := func(b []byte) string { return string(b[from:min(len(b), i+160)]) }
-	return fmt.Sprintf("at byte %d\nrender: …%s…\nsent:   …%s…", i, cut(g), cut(w))
 }
 
 func isCompaction(req map[string]any) bool {

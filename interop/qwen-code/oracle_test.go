@@ -10,7 +10,6 @@ package qwencode_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,9 +18,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/cmd"
-	"github.com/ctxfold/ctxfold/report"
+	"github.com/ctxfold/ctxfold/internal/interoptest"
 	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// The shared in-process runner and JSON difference (internal/interoptest).
+var (
+	ctxfold = interoptest.Ctxfold
 )
 
 const recordings = "../../testdata/interop/qwen-code/0.24.4"
@@ -37,14 +40,6 @@ var neverSent = map[string]bool{"system/ui_telemetry": true, "system/attribution
 var compressed = map[string]bool{"compression": true, "compress": true}
 
 // ctxfold runs one command line in-process.
-func ctxfold(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &cmd.Factory{IO: &report.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, ColorMode: "never"},
-		Getenv: func(string) string { return "" }}
-	code := cmd.Run(context.Background(), f, args)
-	return out.String(), errOut.String(), code
-}
 
 type request struct {
 	Seq  int    `json:"seq"`
