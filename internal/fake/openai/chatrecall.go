@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // chatRecall scripts MarkerRecall on Chat Completions (Qwen Code 0.24.4
@@ -70,4 +71,28 @@ func (s *Server) chatRecall(body []byte, lastUser string, tools []string) (Reply
 		return Reply{}, false
 	}
 	return r, true
+}
+
+// qwenHookContext opens the text part Qwen Code appends to a prompt for a
+// UserPromptSubmit hook's additionalContext.
+const qwenHookContext = "<qwen:user-prompt-submit-context>"
+
+// userText is a user message's text without the parts a hook added
+// (Qwen Code's <qwen:user-prompt-submit-context>): markers quoted there,
+// as ctxfold quotes the folded requests, are not the user's.
+func userText(raw json.RawMessage) string {
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return contentText(raw)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if !strings.HasPrefix(p.Text, qwenHookContext) {
+			b.WriteString(p.Text)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }

@@ -59,4 +59,10 @@ func TestChatRecall(t *testing.T) {
 	if m := chatReply(t, url, `{"type":"function","function":{"name":"run_shell_command"}}`, user); m["tool_calls"] != nil {
 		t.Fatalf("recall without the tool: %v", m)
 	}
+	// Markers quoted in a hook's context part (ctxfold quotes the folded
+	// requests) are not the user's: a plain reply.
+	hooked := `{"role":"user","content":[{"type":"text","text":"What next?"},{"type":"text","text":"<qwen:user-prompt-submit-context>- request: [[shell: ls /x]] [[recall: y]]</qwen:user-prompt-submit-context>"}]}`
+	if m := chatReply(t, url, tools, hooked); m["tool_calls"] != nil || m["content"] != "OK." {
+		t.Fatalf("markers in a hook's context: %v", m)
+	}
 }
