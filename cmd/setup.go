@@ -79,7 +79,9 @@ gemini (--user: ~/.gemini/settings.json; --project: .gemini/settings.json of
 --dir): the hooks ('ctxfold hook --client Gemini' on PreCompress and
 BeforeAgent, timeout 60000 ms) and the MCP server under mcpServers (trusted:
 it only reads), merged as for Claude Code. A settings.json with comments is
-not plain JSON and is left untouched.`
+not plain JSON and is left untouched.
+
+qwen (--user: ~/.qwen/settings.json, or $QWEN_HOME's; --project: .qwen/settings.json of --dir): the hooks ('ctxfold hook --client 'Qwen Code'' on PreCompact, PostCompact, UserPromptSubmit) and the MCP server (trusted, its tools always loaded), merged as for Gemini CLI.`
 
 func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}

@@ -30,6 +30,10 @@ var dialects = []Dialect{
 	{Name: "Claude Code"},
 	{Name: "Codex"},
 	{Name: "Gemini"},
+	// Qwen Code 0.24.4 sends Claude Code's fields and event names and
+	// reads hookSpecificOutput.additionalContext alike (docs/HOOKS.md,
+	// "Qwen Code"): the row only names it.
+	{Name: "Qwen Code"},
 }
 
 // DialectOf is the dialect of the client --client names (the default,

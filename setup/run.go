@@ -16,6 +16,7 @@ const (
 	ClientClaudeCode = "claude-code"
 	ClientCodex      = "codex"
 	ClientGemini     = "gemini"
+	ClientQwen       = "qwen"
 )
 
 // Run plans the changes to client's files and, unless dryRun, applies
