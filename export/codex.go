@@ -233,6 +233,8 @@ func ResumeCommand(to Target, sessionID string) string {
 		return "claude --resume " + sessionID
 	case Codex:
 		return "codex resume " + sessionID
+	case Gemini:
+		return "gemini --resume " + sessionID
 	}
 	return ""
 }
