@@ -30,15 +30,20 @@ func copyTranscript(t *testing.T, src string) string {
 }
 
 func TestUncompactFileExportsTheWholeHistory(t *testing.T) {
-	for _, c := range []struct{ client, src, homeVar string }{
-		{"claude-code", ccCompacted, "CLAUDE_CONFIG_DIR"},
-		{"codex", codexCompacted, "CODEX_HOME"},
-		{"gemini", geminiCompressed, "GEMINI_CLI_HOME"},
+	// clientSummary is a line of the client's summary (the fake
+	// provider's answer to its compaction request).
+	for _, c := range []struct{ client, src, homeVar, clientSummary string }{
+		{"claude-code", ccCompacted, "CLAUDE_CONFIG_DIR", "This session is being continued from a previous conversation"},
+		{"codex", codexCompacted, "CODEX_HOME", "Summary for the next model"},
+		{"gemini", geminiCompressed, "GEMINI_CLI_HOME", "fake summary of"},
 	} {
 		t.Run(c.client, func(t *testing.T) {
 			file := copyTranscript(t, c.src)
 			original, _ := os.ReadFile(file)
 			env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir(), c.homeVar: t.TempDir()}
+			if b, _ := os.ReadFile(file); !bytes.Contains(b, []byte(c.clientSummary)) {
+				t.Fatalf("the recording does not hold the client's summary %q", c.clientSummary)
+			}
 			compacted := cliRun(t, env, false, "render", file, "--format", "ids")
 			raw := cliRun(t, env, false, "render", file, "--format", "jsonl", "--raw")
 			r := cliRun(t, env, false, "uncompact", file, "--export", c.client, "--json")
@@ -104,6 +109,11 @@ func TestUncompactFileExportsTheWholeHistory(t *testing.T) {
 			}
 			if strings.Contains(back.Stdout, "summary_") {
 				t.Errorf("the export still carries a summary: %s", back.Stdout)
+			}
+			// Nor the client's summary as a turn (Codex records its
+			// compaction request's answer before the compacted record).
+			if exported, _ := os.ReadFile(out.Output); bytes.Contains(exported, []byte(c.clientSummary)) {
+				t.Errorf("the export carries the client's summary %q", c.clientSummary)
 			}
 		})
 	}

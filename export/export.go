@@ -335,6 +335,20 @@ func formatUUID(u []byte) string {
 	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
 }
 
+// clientCompactionOutput reports (and warns) whether n is the answer of a
+// compaction request a client ran itself, recorded like a turn before its
+// compaction record (Codex: metadata.codex_compaction_usage): the client's
+// summary, which its compaction record hands on and which is never sent as
+// a turn; an export after that compaction was taken back must not send it
+// either.
+func clientCompactionOutput(n *transcript.Node, ws *warnings) bool {
+	if _, ok := n.Metadata["codex_compaction_usage"]; !ok || n.Role != transcript.RoleAssistant {
+		return false
+	}
+	ws.add("client_compaction", n.ID, "the answer of the client's own compaction request (its summary) is not exported as a turn")
+	return true
+}
+
 // summaryText is a summary's content without the format's prefix.
 func summaryText(n *transcript.Node) string {
 	return strings.TrimPrefix(n.Content.PlainText(), transcript.SummaryPrefix)

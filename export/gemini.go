@@ -143,6 +143,9 @@ func (w *gmWriter) message(n *transcript.Node) (gmMessage, bool) {
 		w.ws.add("system", n.ID, "system prompts are not exported: Gemini CLI sends its own")
 		return gmMessage{}, false
 	}
+	if clientCompactionOutput(n, w.ws) {
+		return gmMessage{}, false
+	}
 	if n.Role == transcript.RoleTool && n.Name == "" && w.names[n.ToolCallID] != "" {
 		c := *n
 		c.Name = w.names[n.ToolCallID]
