@@ -35,12 +35,8 @@ type exportOptions struct {
 	ToName string
 }
 
-func newExportCmd(f *Factory, runF func(*exportOptions) error) *cobra.Command {
-	opts := &exportOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "export DIR --to claude-code|codex|gemini",
-		Short: "Write a branch as the agent client's own transcript, to resume it",
-		Long: `Write the branch HEAD (or --head) names as the client's own transcript, so
+// exportLong is export's help text.
+const exportLong = `Write the branch HEAD (or --head) names as the client's own transcript, so
 the agent resumes it. When the branch carries the active summary (after
 'ctxfold compact'), the output carries it as the client's own compaction
 record, with the kept tail after it: the client then sends the summary, the
@@ -68,7 +64,14 @@ and the command prints the path and the command that resumes it. The session
 id is --session-id, else a new UUID, so the original transcript is never
 overwritten; an existing file is refused unless --force. -o FILE writes
 elsewhere, -o - to stdout. A branch with a tool call that has no result is
-refused (exit 2), naming the node.` + exitStatusHelp(""),
+refused (exit 2), naming the node.`
+
+func newExportCmd(f *Factory, runF func(*exportOptions) error) *cobra.Command {
+	opts := &exportOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "export DIR --to claude-code|codex|gemini",
+		Short: "Write a branch as the agent client's own transcript, to resume it",
+		Long:  exportLong + exitStatusHelp(""),
 		Example: `  ctxfold import ~/.claude/projects/-home-me-app/3f2a….jsonl -o s
   ctxfold compact s --keep-tokens 20000
   ctxfold export s --to claude-code --cwd ~/app
