@@ -10,8 +10,9 @@ import (
 )
 
 const (
-	ccCompacted    = "../testdata/interop/claude-code/2.1.328/compact/transcript/00000000-0000-4000-8000-000000000001.jsonl"
-	codexCompacted = "../testdata/interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	ccCompacted      = "../testdata/interop/claude-code/2.1.328/compact/transcript/00000000-0000-4000-8000-000000000001.jsonl"
+	codexCompacted   = "../testdata/interop/codex/0.169.0/compaction/rollout-2026-01-01T00-00-00-00000000-0000-7000-8000-000000000001.jsonl"
+	geminiCompressed = "../testdata/interop/gemini-cli/0.61.0/compression/chats/session-2026-01-01T00-00-00000001.jsonl"
 )
 
 // copyTranscript puts a recording where a test may leave it untouched.
@@ -29,14 +30,20 @@ func copyTranscript(t *testing.T, src string) string {
 }
 
 func TestUncompactFileExportsTheWholeHistory(t *testing.T) {
-	for _, c := range []struct{ client, src, homeVar string }{
-		{"claude-code", ccCompacted, "CLAUDE_CONFIG_DIR"},
-		{"codex", codexCompacted, "CODEX_HOME"},
+	// clientSummary is a line of the client's summary (the fake
+	// provider's answer to its compaction request).
+	for _, c := range []struct{ client, src, homeVar, clientSummary string }{
+		{"claude-code", ccCompacted, "CLAUDE_CONFIG_DIR", "This session is being continued from a previous conversation"},
+		{"codex", codexCompacted, "CODEX_HOME", "Summary for the next model"},
+		{"gemini", geminiCompressed, "GEMINI_CLI_HOME", "fake summary of"},
 	} {
 		t.Run(c.client, func(t *testing.T) {
 			file := copyTranscript(t, c.src)
 			original, _ := os.ReadFile(file)
 			env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir(), c.homeVar: t.TempDir()}
+			if b, _ := os.ReadFile(file); !bytes.Contains(b, []byte(c.clientSummary)) {
+				t.Fatalf("the recording does not hold the client's summary %q", c.clientSummary)
+			}
 			compacted := cliRun(t, env, false, "render", file, "--format", "ids")
 			raw := cliRun(t, env, false, "render", file, "--format", "jsonl", "--raw")
 			r := cliRun(t, env, false, "uncompact", file, "--export", c.client, "--json")
@@ -103,6 +110,11 @@ func TestUncompactFileExportsTheWholeHistory(t *testing.T) {
 			if strings.Contains(back.Stdout, "summary_") {
 				t.Errorf("the export still carries a summary: %s", back.Stdout)
 			}
+			// Nor the client's summary as a turn (Codex records its
+			// compaction request's answer before the compacted record).
+			if exported, _ := os.ReadFile(out.Output); bytes.Contains(exported, []byte(c.clientSummary)) {
+				t.Errorf("the export carries the client's summary %q", c.clientSummary)
+			}
 		})
 	}
 }
@@ -117,7 +129,9 @@ func TestUncompactFileRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"uncompact", plain, "--export", "claude-code"}, 2, "holds no compaction"},
-		{[]string{"uncompact", file, "--export", "aider"}, 2, "claude-code or codex"},
+		{[]string{"uncompact", file, "--export", "aider"}, 2, "claude-code, codex or gemini"},
+		{[]string{"uncompact", file, "--export", "claude-code", "--keep-tokens", "200"}, 2, "--keep-tokens goes with --recompact"},
+		{[]string{"uncompact", file, "--export", "claude-code", "--recompact", "--summarizer", "exec"}, 2, "needs --summarizer-cmd"},
 		{[]string{"uncompact", file}, 6, "ctxfold import"},
 		{[]string{"uncompact", file, "--export", "claude-code", "--window", "3000"}, 5, "over the model's input budget"},
 	} {
@@ -129,4 +143,79 @@ func TestUncompactFileRefusals(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(env["CLAUDE_CONFIG_DIR"], "projects", "*", "*.jsonl")); len(m) != 0 {
 		t.Errorf("a refused uncompact wrote %v", m)
 	}
+}
+
+// TestUncompactFileRecompact: --recompact puts ctxfold's summary in place
+// of the client's before the export: the new session carries a summary
+// that is not the client's, every fact the client's summary dropped that
+// ctxfold's keeps is in what the client resumes, and it is smaller than
+// the whole history handed back. The original is untouched.
+func TestUncompactFileRecompact(t *testing.T) {
+	for _, c := range []struct{ client, src, homeVar string }{
+		{"claude-code", ccCompacted, "CLAUDE_CONFIG_DIR"},
+		{"codex", codexCompacted, "CODEX_HOME"},
+		{"gemini", geminiCompressed, "GEMINI_CLI_HOME"},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			file := copyTranscript(t, c.src)
+			original, _ := os.ReadFile(file)
+			env := map[string]string{"HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir(), c.homeVar: t.TempDir()}
+			client := cliRun(t, env, false, "render", file, "--format", "ids")
+			var out struct {
+				Output    string `json:"output"`
+				Recompact struct {
+					SummaryID     string `json:"summary_id"`
+					ClientDropped int    `json:"client_dropped"`
+					Kept          int    `json:"kept_of_client_dropped"`
+					StillMissing  []struct {
+						Text string `json:"text"`
+					} `json:"still_missing"`
+				} `json:"recompact"`
+			}
+			r := cliRun(t, env, false, "uncompact", file, "--export", c.client, "--recompact", "--keep-tokens", "200", "--json")
+			if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || r.Code != 0 || out.Recompact.SummaryID == "" {
+				t.Fatalf("exit %d %v: %s %s", r.Code, err, r.Stdout, r.Stderr)
+			}
+			whole := cliRun(t, env, false, "uncompact", file, "--export", c.client, "--json")
+			var wout struct{ Output string }
+			_ = json.Unmarshal([]byte(whole.Stdout), &wout)
+			ids := cliRun(t, env, false, "render", out.Output, "--format", "ids")
+			if !strings.Contains(ids.Stdout, "summary_") {
+				t.Fatalf("the recompacted export carries no summary: %s", ids.Stdout)
+			}
+			for _, id := range strings.Fields(client.Stdout) {
+				if strings.HasPrefix(id, "summary_") && strings.Contains(ids.Stdout, id) {
+					t.Errorf("the client's summary %s is still what stands in", id)
+				}
+			}
+			if out.Recompact.Kept+len(out.Recompact.StillMissing) != out.Recompact.ClientDropped {
+				t.Errorf("kept %d + missing %d != dropped %d", out.Recompact.Kept, len(out.Recompact.StillMissing), out.Recompact.ClientDropped)
+			}
+			view := cliRun(t, env, false, "render", out.Output).Stdout
+			for _, f := range out.Recompact.StillMissing {
+				if strings.Contains(view, f.Text) {
+					t.Errorf("a fact reported missing is read: %q", f.Text)
+				}
+			}
+			full := cliRun(t, env, false, "estimate", wout.Output, "--json", "--window", "1000000").Stdout
+			small := cliRun(t, env, false, "estimate", out.Output, "--json", "--window", "1000000").Stdout
+			// The Gemini recording is five short turns: a summary with its
+			// snapshot and acknowledgement saves nothing there.
+			if c.client != "gemini" && total(t, small) >= total(t, full) {
+				t.Errorf("the recompacted export (%d tokens) is not smaller than the whole history (%d)", total(t, small), total(t, full))
+			}
+			if now, _ := os.ReadFile(file); !bytes.Equal(now, original) {
+				t.Errorf("the original transcript changed")
+			}
+		})
+	}
+}
+
+func total(t *testing.T, estimateJSON string) int {
+	t.Helper()
+	var e struct{ Total int }
+	if err := json.Unmarshal([]byte(estimateJSON), &e); err != nil {
+		t.Fatalf("estimate --json: %v: %s", err, estimateJSON)
+	}
+	return e.Total
 }

@@ -184,6 +184,9 @@ func (w *ccWriter) node(n *transcript.Node) {
 		return
 	}
 	w.flush()
+	if clientCompactionOutput(n, w.ws) {
+		return
+	}
 	switch n.Role {
 	case transcript.RoleSystem:
 		w.ws.add("system", n.ID, "system prompts are not exported: Claude Code sends its own")

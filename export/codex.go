@@ -104,6 +104,7 @@ func writeCodex(out *countingWriter, b *branch, opts Options, ws *warnings) erro
 		inInitial = inInitial && !n.IsRealRequest()
 		switch {
 		case n == base:
+		case clientCompactionOutput(n, ws):
 		case b.summary == nil && inInitial && codexOwnContext(n):
 			// Sent on resume: no compacted record follows to replace it.
 			ws.add("client_context", n.ID, "Codex's own initial context (skills, environment) is not exported: the client adds it again on resume")
@@ -233,6 +234,8 @@ func ResumeCommand(to Target, sessionID string) string {
 		return "claude --resume " + sessionID
 	case Codex:
 		return "codex resume " + sessionID
+	case Gemini:
+		return "gemini --resume " + sessionID
 	}
 	return ""
 }

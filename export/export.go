@@ -1,6 +1,6 @@
 // Package export writes one branch of a session as an agent client's own
-// transcript, so the client resumes it: Claude Code's project JSONL and
-// Codex CLI's rollout. When the branch carries the active summary, the
+// transcript, so the client resumes it: Claude Code's project JSONL,
+// Codex CLI's rollout and Gemini CLI's session file. When the branch carries the active summary, the
 // output carries it as the client's own compaction record, with the kept
 // tail after it, so the client sends [summary, kept tail, new turns]; the
 // covered turns are still written before the compaction record, as the
@@ -39,10 +39,11 @@ type Target string
 const (
 	ClaudeCode Target = "claude-code"
 	Codex      Target = "codex"
+	Gemini     Target = "gemini"
 )
 
 // Targets lists every Target, for help and completion.
-var Targets = []Target{ClaudeCode, Codex}
+var Targets = []Target{ClaudeCode, Codex, Gemini}
 
 // ParseTarget accepts a --to value.
 func ParseTarget(s string) (Target, error) {
@@ -51,7 +52,7 @@ func ParseTarget(s string) (Target, error) {
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("--to %q: expected claude-code or codex", s)
+	return "", fmt.Errorf("--to %q: expected claude-code, codex or gemini", s)
 }
 
 // Options shape one export.
@@ -64,6 +65,8 @@ type Options struct {
 	// CWD is the working directory the client resumes in: it is recorded
 	// in every line and decides Claude Code's project folder.
 	CWD string
+	// ProjectHash is Gemini CLI's projectHash ("": the hash of CWD).
+	ProjectHash string
 	// Now stamps lines whose node has no time (nil: time.Now).
 	Now func() time.Time
 }
@@ -264,6 +267,8 @@ func Export(ctx context.Context, g *dag.Graph, w io.Writer, to Target, opts Opti
 		err = writeClaudeCode(bw, b, opts, &ws)
 	case Codex:
 		err = writeCodex(bw, b, opts, &ws)
+	case Gemini:
+		err = writeGemini(bw, b, opts, &ws)
 	default:
 		err = fmt.Errorf("unknown export target %q", to)
 	}
@@ -328,6 +333,20 @@ func ClientID(id string) string {
 func formatUUID(u []byte) string {
 	s := hex.EncodeToString(u)
 	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}
+
+// clientCompactionOutput reports (and warns) whether n is the answer of a
+// compaction request a client ran itself, recorded like a turn before its
+// compaction record (Codex: metadata.codex_compaction_usage): the client's
+// summary, which its compaction record hands on and which is never sent as
+// a turn; an export after that compaction was taken back must not send it
+// either.
+func clientCompactionOutput(n *transcript.Node, ws *warnings) bool {
+	if _, ok := n.Metadata["codex_compaction_usage"]; !ok || n.Role != transcript.RoleAssistant {
+		return false
+	}
+	ws.add("client_compaction", n.ID, "the answer of the client's own compaction request (its summary) is not exported as a turn")
+	return true
 }
 
 // summaryText is a summary's content without the format's prefix.

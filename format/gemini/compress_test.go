@@ -78,3 +78,61 @@ func TestCompressionTwice(t *testing.T) {
 		t.Errorf("active summary %q, want summary_s2", s.Meta.ActiveSummaryID)
 	}
 }
+
+// TestCompressionMergesRepeatedResult: after a resume Gemini CLI 0.61 holds a
+// call's result twice (docs/INTEROP-gemini-cli.md); its compression merges
+// the two into one user message with the same functionResponse twice
+// (recorded with the real client by interop/gemini-cli
+// TestLiveUncompactResume). That message is the kept turn the call's one
+// tool node already is: the import covers what the CLI compressed and
+// keeps one result per call (it failed with "already has a result").
+func TestCompressionMergesRepeatedResult(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "session-x.jsonl")
+	call := `{"functionCall":{"id":"c1","name":"run_shell_command","args":{"command":"ls"}}}`
+	resp := `{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":"x"}}}`
+	data := `{"sessionId":"s","projectHash":"p","startTime":"t","kind":"main"}
+{"id":"u1","type":"user","content":[{"text":"one"}]}
+{"id":"a1","type":"gemini","content":"r1"}
+{"id":"u2","type":"user","content":[{"text":"two"}]}
+{"id":"a2","type":"gemini","content":[` + call + `]}
+{"id":"t2","type":"user","content":[` + resp + `]}
+{"id":"a3","type":"gemini","content":"r3"}
+{"$set":{"messages":[{"id":"u1","type":"user","content":[{"text":"one"}]},{"id":"a1","type":"gemini","content":"r1"},` +
+		`{"id":"u2","type":"user","content":[{"text":"two"}]},{"id":"a2","type":"gemini","content":[` + call + `]},` +
+		`{"id":"a2_response","type":"user","content":[` + resp + `]},{"id":"t2","type":"user","content":[` + resp + `]},` +
+		`{"id":"a3","type":"gemini","content":"r3"}]}}
+{"$set":{"messages":[{"id":"s1","type":"user","content":[{"text":"<state_snapshot>A</state_snapshot>"}]},` +
+		`{"id":"k1","type":"gemini","content":[{"text":"Got it. Thanks for the additional context!"}]},` +
+		`{"id":"u2b","type":"user","content":[{"text":"two"}]},{"id":"a2b","type":"gemini","content":[` + call + `]},` +
+		`{"id":"t2b","type":"user","content":[` + resp + `,` + resp + `]},{"id":"a3b","type":"gemini","content":[{"text":"r3"}]}]}}
+{"id":"u4","type":"user","content":[{"text":"four"}]}
+`
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(context.Background(), importer.Options{From: "gemini", Files: []string{file}, Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := dag.Open(dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	if a := g.ActiveSummary(); a < 0 || strings.Join(g.CoverIDs(a), " ") != "u1 a1" {
+		t.Fatalf("the compression does not cover u1 a1 (active %d)", g.ActiveSummary())
+	}
+	tools := 0
+	for i := 0; i < g.S.Len(); i++ {
+		n, err := g.S.Node(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.ToolCallID == "c1" {
+			tools++
+		}
+	}
+	if tools != 1 {
+		t.Errorf("%d tool nodes answer c1, want 1", tools)
+	}
+}

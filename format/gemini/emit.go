@@ -351,12 +351,20 @@ func userNodes(m *message, r record) []transcript.Node {
 	ps := parseParts(r.Content, r.Parts)
 	var tools []transcript.Node
 	var rest []part
+	answered := map[string]bool{}
 	for _, p := range ps {
 		fr := p.FunctionResponse
 		if fr == nil {
 			rest = append(rest, p)
 			continue
 		}
+		// Gemini CLI's compression merges a resumed call's two results
+		// (docs/INTEROP-gemini-cli.md) into one message: a call has one
+		// result node.
+		if fr.ID != "" && answered[fr.ID] {
+			continue
+		}
+		answered[fr.ID] = true
 		id := m.key
 		if len(tools) > 0 {
 			id = fmt.Sprintf("%s.r%d", m.key, len(tools)+1)

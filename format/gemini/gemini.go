@@ -261,11 +261,15 @@ func conversation(raw json.RawMessage) string {
 		calls = append(calls, call{id, name, a})
 	}
 	var responses []any
+	answered := map[string]bool{}
 	for _, p := range ps {
 		if fc := p.FunctionCall; fc != nil {
 			addCall(fc.ID, fc.Name, fc.Args)
 		}
-		if fr := p.FunctionResponse; fr != nil {
+		if fr := p.FunctionResponse; fr != nil && (fr.ID == "" || !answered[fr.ID]) {
+			// A result repeated in one message (a resumed call's two
+			// results, merged by the CLI's compression) is one result.
+			answered[fr.ID] = true
 			var v any
 			json.Unmarshal(fr.Response, &v)
 			responses = append(responses, []any{fr.ID, fr.Name, v})
