@@ -111,6 +111,11 @@ func TestArchiveKeepsSessionsTheClientDeleted(t *testing.T) {
 				t.Errorf("%s: hit in %s %s, want only %s %s", p.query, h.Client, h.File, p.client, p.file)
 			}
 			checkHitOpens(t, h)
+			// The snippet is cut from the node around the query's words.
+			word := strings.Fields(strings.Trim(p.query, `"`))[0]
+			if !strings.Contains(strings.ToLower(h.Snippet), strings.ToLower(word)) {
+				t.Errorf("%s: snippet %q lacks %q", p.query, h.Snippet, word)
+			}
 		}
 	}
 }
