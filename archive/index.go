@@ -40,8 +40,16 @@ CREATE TABLE nodes(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, node_id TEX
   role TEXT NOT NULL, created_at TEXT NOT NULL, line INTEGER NOT NULL);
 CREATE INDEX nodes_session ON nodes(session, line);
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
 INSERT INTO meta VALUES ('schema_version', '` + indexVersion + `');
 `
+
+// The FTS5 table's in-memory hash of pending terms is flushed as a new
+// segment when it passes hashsize (1 MB by default): at 64 MB a 40 MB
+// session makes one segment instead of dozens, and the merges of those
+// segments were a growing share of a large first archive (docs/
+// BENCHMARKS.md, "archive"). It bounds the index's memory as the page
+// cache does.
 
 // indexVersion is the index layout's version. Version 2 made fts
 // contentless: the text is the archive's already (nodes.jsonl), and
