@@ -306,6 +306,11 @@ func checkConsistent(t *testing.T, dir string) {
 	if got != want || fts != want || want == 0 {
 		t.Fatalf("index holds %d nodes (%d texts), the archive %d", got, fts, want)
 	}
+	// And node for node, line for line (verify --archive's check).
+	res, err := CheckIndex(context.Background(), dir)
+	if err != nil || len(res.Findings) != 0 || res.Nodes != want {
+		t.Fatalf("verify --archive: %v %+v (want %d nodes)", err, res, want)
+	}
 }
 
 func TestArchiveCorruptIndexIsRebuilt(t *testing.T) {
