@@ -40,8 +40,10 @@ const (
 type Finding struct {
 	Code string
 	// Session is the archived session directory at fault ("" for the
-	// index as a whole); Line the line of its nodes.jsonl (0: none).
+	// index as a whole); File its nodes file and Line the line in it
+	// (0: none).
 	Session string
+	File    string
 	Line    int
 	NodeID  string
 	Msg     string
@@ -234,7 +236,7 @@ func checkSession(ctx context.Context, db *sql.DB, dir string, row sessionRow) (
 	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, committed), 1<<20)
 	line, k := 0, 0
 	mismatch := func(line int, id, msg string) (int, []Finding, error) {
-		return k, []Finding{{Code: CodeIndexMismatch, Session: dir, Line: line, NodeID: id, Msg: msg}}, nil
+		return k, []Finding{{Code: CodeIndexMismatch, Session: dir, File: r.Name(), Line: line, NodeID: id, Msg: msg}}, nil
 	}
 	for {
 		raw, rerr := br.ReadBytes('\n')
@@ -251,7 +253,7 @@ func checkSession(ctx context.Context, db *sql.DB, dir string, row sessionRow) (
 				return mismatch(line, n.ID, fmt.Sprintf("the index says it holds the session's %d bytes but lacks this node", committed))
 			}
 			if k == len(got) {
-				return k, []Finding{{Code: CodeIndexBehind, Session: dir, Line: line, NodeID: n.ID, Warning: true,
+				return k, []Finding{{Code: CodeIndexBehind, Session: dir, File: r.Name(), Line: line, NodeID: n.ID, Warning: true,
 					Msg: fmt.Sprintf("the index holds the session's first %d nodes, the session more", k)}}, nil
 			}
 			g := got[k]

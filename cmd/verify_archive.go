@@ -84,13 +84,13 @@ func writeIndexJSON(w io.Writer, res *archive.CheckResult) error {
 		Errors: errs, Warnings: warns, Nodes: &nodes})
 }
 
-// indexFindingFile is where a finding is: the session's nodes.jsonl, or
-// the index itself.
+// indexFindingFile is where a finding is: the session's nodes file, the
+// session, or ("") the index itself.
 func indexFindingFile(f archive.Finding) string {
-	if f.Session == "" {
-		return ""
+	if f.File != "" {
+		return f.File
 	}
-	return f.Session + "/nodes.jsonl"
+	return f.Session
 }
 
 // indexFix is the documented fix of a finding (docs/VERIFY.md, "Archive
