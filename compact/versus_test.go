@@ -112,6 +112,12 @@ func versus(t *testing.T, c versusCase) {
 	t.Logf("client's salient items in ctxfold's view: %d of %d (%.1f%%); missing: %q", kept, total, pct(kept, total), missing)
 	t.Logf("of them verbatim (no name/arity, call or fragment rule): %d (%.1f%%)", verbatim, pct(verbatim, total))
 	t.Logf("ctxfold's facts in the client's summary: %s", strings.Join(reverse, ", "))
+	if sv := res.Survival; sv != nil {
+		t.Logf("ctxfold's own facts in its view: %d of %d (%.1f%%)", sv.Kept, sv.Total, sv.SurvivalPct)
+		if sv.Kept != sv.Total {
+			t.Errorf("ctxfold's compaction lost %d of its own facts", sv.Total-sv.Kept)
+		}
+	}
 	if total == 0 || kept*100 < 95*total {
 		t.Errorf("%d of %d salient items (%.1f%%), want ≥ 95%%", kept, total, pct(kept, total))
 	}
