@@ -157,7 +157,7 @@ func Run(ctx context.Context, opts Options) (c Counts, errs []error, err error) 
 	}
 	close(jobs)
 	n, ierrs := wait()
-	c.Indexed = n
+	c.Indexed = n + idx.Rebuilt
 	errs = append(errs, ierrs...)
 	if err := ctx.Err(); err != nil {
 		return c, errs, err

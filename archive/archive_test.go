@@ -340,7 +340,7 @@ func TestArchiveCorruptIndexIsRebuilt(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c := run(t, env, dir); !c.Reindexed {
+	if c := run(t, env, dir); !c.Reindexed || c.Indexed == 0 {
 		t.Fatalf("the run trusted a damaged index: %+v", c)
 	}
 	checkConsistent(t, dir)

@@ -62,6 +62,9 @@ const indexVersion = "2"
 type Index struct {
 	db   *sql.DB
 	root string
+	// Rebuilt is how many nodes OpenIndex indexed building the index
+	// afresh (Counts.Indexed includes them).
+	Rebuilt int
 }
 
 // OpenIndex opens the index of the archive at root for writing (the
@@ -202,7 +205,9 @@ func (x *Index) reindexAll() error {
 		if !ok {
 			continue // not (yet) an archived entry: a run died before its origin
 		}
-		if _, err := x.UpdateEntry(context.Background(), entry, o); err != nil {
+		n, err := x.UpdateEntry(context.Background(), entry, o)
+		x.Rebuilt += n
+		if err != nil {
 			return err
 		}
 	}
