@@ -47,3 +47,16 @@ func TestHookArchivesBeforeCompaction(t *testing.T) {
 		t.Fatalf("a transcript the hook was not called for was archived: %s", r.Stdout)
 	}
 }
+
+// Each client setup installs the hook for names its importer client, so
+// the hook's walk is of that client's folders only.
+func TestArchiveClientOfEveryHookClient(t *testing.T) {
+	for name, want := range map[string]string{"Claude Code": "claude-code", "Codex": "codex", "Gemini": "gemini", "Gemini CLI": "gemini"} {
+		if got := archiveClientOf(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %v, want %s", name, got, want)
+		}
+	}
+	if got := archiveClientOf("Nobody"); got != nil {
+		t.Errorf("an unknown client: %v, want every client", got)
+	}
+}
