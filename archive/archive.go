@@ -46,6 +46,11 @@ type Options struct {
 	// Clients limits the run to these importer format names (all the
 	// registry can find when empty).
 	Clients []string
+	// Only, when set, limits the run to these transcript files among the
+	// ones found (a hook archives the transcript it was called for: a
+	// walk of the clients' folders, no hash of the others). A file not
+	// found is an error in errs.
+	Only []string
 	// Live carries the store and input options of each refresh; its
 	// CacheDir and Archive are set by Run.
 	Live live.Options
@@ -124,6 +129,9 @@ func Run(ctx context.Context, opts Options) (c Counts, errs []error, err error) 
 		found = append(found, got...)
 		errs = append(errs, ferrs...)
 	}
+	if opts.Only != nil {
+		found, errs = only(found, opts.Only, errs)
+	}
 	idx, rebuilt, err := OpenIndex(opts.Dir, opts.Reindex)
 	if err != nil {
 		return c, errs, err
@@ -149,7 +157,7 @@ func Run(ctx context.Context, opts Options) (c Counts, errs []error, err error) 
 	}
 	close(jobs)
 	n, ierrs := wait()
-	c.Indexed = n
+	c.Indexed = n + idx.Rebuilt
 	errs = append(errs, ierrs...)
 	if err := ctx.Err(); err != nil {
 		return c, errs, err
@@ -157,6 +165,29 @@ func Run(ctx context.Context, opts Options) (c Counts, errs []error, err error) 
 	c.Files = len(found)
 	c.Seconds = now().Sub(start).Seconds()
 	return c, errs, nil
+}
+
+// only keeps the found sessions of the given files; a file none is of is
+// an error.
+func only(found []input.Found, files []string, errs []error) ([]input.Found, []error) {
+	want := map[string]bool{}
+	for _, f := range files {
+		want[filepath.Clean(f)] = false
+	}
+	var kept []input.Found
+	for _, f := range found {
+		if _, ok := want[filepath.Clean(f.File)]; ok {
+			kept = append(kept, f)
+			want[filepath.Clean(f.File)] = true
+		}
+	}
+	for _, f := range files {
+		if !want[filepath.Clean(f)] {
+			errs = append(errs, fmt.Errorf("%s: not a transcript of the clients' default folders (docs/ARCHIVE.md): not archived", f))
+			want[filepath.Clean(f)] = true
+		}
+	}
+	return kept, errs
 }
 
 // indexJob is one archived entry to index, held (e) until it is.

@@ -111,6 +111,11 @@ func TestArchiveKeepsSessionsTheClientDeleted(t *testing.T) {
 				t.Errorf("%s: hit in %s %s, want only %s %s", p.query, h.Client, h.File, p.client, p.file)
 			}
 			checkHitOpens(t, h)
+			// The snippet is cut from the node around the query's words.
+			word := strings.Fields(strings.Trim(p.query, `"`))[0]
+			if !strings.Contains(strings.ToLower(h.Snippet), strings.ToLower(word)) {
+				t.Errorf("%s: snippet %q lacks %q", p.query, h.Snippet, word)
+			}
 		}
 	}
 }
@@ -301,6 +306,11 @@ func checkConsistent(t *testing.T, dir string) {
 	if got != want || fts != want || want == 0 {
 		t.Fatalf("index holds %d nodes (%d texts), the archive %d", got, fts, want)
 	}
+	// And node for node, line for line (verify --archive's check).
+	res, err := CheckIndex(context.Background(), dir)
+	if err != nil || len(res.Findings) != 0 || res.Nodes != want {
+		t.Fatalf("verify --archive: %v %+v (want %d nodes)", err, res, want)
+	}
 }
 
 func TestArchiveCorruptIndexIsRebuilt(t *testing.T) {
@@ -330,7 +340,7 @@ func TestArchiveCorruptIndexIsRebuilt(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c := run(t, env, dir); !c.Reindexed {
+	if c := run(t, env, dir); !c.Reindexed || c.Indexed == 0 {
 		t.Fatalf("the run trusted a damaged index: %+v", c)
 	}
 	checkConsistent(t, dir)

@@ -39,14 +39,32 @@ CREATE TABLE sessions(id INTEGER PRIMARY KEY, dir TEXT UNIQUE NOT NULL, client T
 CREATE TABLE nodes(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, node_id TEXT NOT NULL,
   role TEXT NOT NULL, created_at TEXT NOT NULL, line INTEGER NOT NULL);
 CREATE INDEX nodes_session ON nodes(session, line);
-CREATE VIRTUAL TABLE fts USING fts5(text);
-INSERT INTO meta VALUES ('schema_version', '1');
+CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 67108864);
+INSERT INTO meta VALUES ('schema_version', '` + indexVersion + `');
 `
+
+// The FTS5 table's in-memory hash of pending terms is flushed as a new
+// segment when it passes hashsize (1 MB by default): at 64 MB a 40 MB
+// session makes one segment instead of dozens, and the merges of those
+// segments were a growing share of a large first archive (docs/
+// BENCHMARKS.md, "archive"). It bounds the index's memory as the page
+// cache does.
+
+// indexVersion is the index layout's version. Version 2 made fts
+// contentless: the text is the archive's already (nodes.jsonl), and
+// storing it again in SQLite was three quarters of the index's bytes and
+// most of a first archive's cost beyond the import (docs/BENCHMARKS.md,
+// "archive"); a hit's snippet is cut from its node in the session.
+const indexVersion = "2"
 
 // Index is the archive's full-text index (SQLite FTS5).
 type Index struct {
 	db   *sql.DB
 	root string
+	// Rebuilt is how many nodes OpenIndex indexed building the index
+	// afresh (Counts.Indexed includes them).
+	Rebuilt int
 }
 
 // OpenIndex opens the index of the archive at root for writing (the
@@ -116,7 +134,7 @@ func checkIndex(p string) string {
 	if res != "ok" {
 		return res
 	}
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key='schema_version'`).Scan(&version); err != nil || version != "1" {
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key='schema_version'`).Scan(&version); err != nil || version != indexVersion {
 		return "not an index of this version"
 	}
 	// FTS5's own structure check: a damaged full-text b-tree passes
@@ -187,7 +205,9 @@ func (x *Index) reindexAll() error {
 		if !ok {
 			continue // not (yet) an archived entry: a run died before its origin
 		}
-		if _, err := x.UpdateEntry(context.Background(), entry, o); err != nil {
+		n, err := x.UpdateEntry(context.Background(), entry, o)
+		x.Rebuilt += n
+		if err != nil {
 			return err
 		}
 	}

@@ -109,8 +109,7 @@ func query(ctx context.Context, p string, opts SearchOptions) ([]Hit, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	q := `SELECT s.client, s.file, s.session_id, s.dir, n.node_id, n.role, n.created_at, n.line,
-  snippet(fts, 0, '', '', '…', 16)
+	q := `SELECT s.client, s.file, s.session_id, s.dir, n.node_id, n.role, n.created_at, n.line
 FROM fts JOIN nodes n ON n.id = fts.rowid JOIN sessions s ON s.id = n.session
 WHERE fts MATCH ?`
 	args := []any{opts.Query}
@@ -133,18 +132,18 @@ WHERE fts MATCH ?`
 	for rows.Next() {
 		var h Hit
 		var rel string
-		if err := rows.Scan(&h.Client, &h.File, &h.SessionID, &rel, &h.NodeID, &h.Role, &h.Time, &h.Line, &h.Snippet); err != nil {
+		if err := rows.Scan(&h.Client, &h.File, &h.SessionID, &rel, &h.NodeID, &h.Role, &h.Time, &h.Line); err != nil {
 			return nil, err
 		}
 		h.Session = filepath.Join(filepath.Dir(p), rel)
 		h.Version = filepath.Base(filepath.Dir(rel)) == "versions"
-		h.Snippet = render.TextSafe(strings.Join(strings.Fields(h.Snippet), " "))
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classifyErr(opts.Query, err)
 	}
-	return hits, classify(hits)
+	classify(hits, newSnipper(opts.Query))
+	return hits, nil
 }
 
 // checkQuick is checkIndex's cheap part for a reader: the header and
@@ -159,7 +158,7 @@ func checkQuick(p string) string {
 	if err := db.QueryRow(`SELECT value FROM meta WHERE key='schema_version'`).Scan(&version); err != nil {
 		return err.Error()
 	}
-	if version != "1" {
+	if version != indexVersion {
 		return "not an index of this version"
 	}
 	return ""
@@ -176,8 +175,9 @@ func classifyErr(q string, err error) error {
 }
 
 // classify sets each hit's Status from its session's view (one dag.Open
-// and render.Build per session among the hits).
-func classify(hits []Hit) error {
+// and render.Build per session among the hits), and its Snippet from its
+// node there (the index keeps no text).
+func classify(hits []Hit, snip *snipper) {
 	bySession := map[string][]int{}
 	var order []string
 	for i, h := range hits {
@@ -195,13 +195,13 @@ func classify(hits []Hit) error {
 			}
 			if k, ok := done.Lookup(hits[i].NodeID); ok {
 				hits[i].Status = status(k)
+				hits[i].Snippet = snip.of(done.S, k)
 			}
 		}
 		if err == nil {
 			done.S.Close()
 		}
 	}
-	return nil
 }
 
 // StatusUnreadable is a hit whose archived session could not be opened

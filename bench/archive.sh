@@ -6,7 +6,9 @@
 # first `archive` of them all; an unchanged `archive`; `archive` after one
 # turn is appended to one file; and `search --archive` of a word only that
 # turn holds against `grep -rF` over the transcripts (page cache warm for
-# both), with the hits of each. Prints wall seconds and peak RSS (KB).
+# both), with the hits of each. Prints wall seconds, peak RSS (KB) and
+# user and system CPU seconds (the machine may be shared: CPU is the
+# figure a load does not inflate).
 #
 #   go build -o /tmp/ctxfold . && bench/archive.sh /tmp/ctxfold 25 40
 set -euo pipefail
@@ -24,7 +26,7 @@ done
 echo "files: $files x $mb MB = $(du -sb "$HOME" | cut -f1) bytes; uptime: $(uptime)"
 measure() { # label cmd...: "label wall rssKB"
 	local label=$1; shift
-	/usr/bin/time -f '%e %M' -o "$work/t" "$@" >"$work/out" 2>"$work/err" || { [ "$label" = grep ] || { cat "$work/err" >&2; exit 1; }; }
+	/usr/bin/time -f '%e %M %U %S' -o "$work/t" "$@" >"$work/out" 2>"$work/err" || { [ "$label" = grep ] || { cat "$work/err" >&2; exit 1; }; }
 	echo "$label $(cat "$work/t")"
 }
 measure import sh -c 'n=0; for f in $(find "$HOME" -name "*.jsonl"); do n=$((n+1)); "$0" import "$f" -o "$1/imp/$n" >/dev/null; done' "$bin" "$work"

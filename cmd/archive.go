@@ -67,6 +67,11 @@ the others are still archived; the exit status is then 2.` + exitStatusHelp(""),
 			if runF != nil {
 				return runF(opts)
 			}
+			// A run imports as 'ctxfold import' does, and indexes: at the
+			// command line's 25% the collector ran four times as often
+			// as import's, for no smaller peak (docs/BENCHMARKS.md,
+			// "archive").
+			defer liveGC(f.Getenv)()
 			return runArchive(cmd.Context(), opts)
 		},
 	}

@@ -426,6 +426,10 @@ func writeSurvival(w io.Writer, res *compact.Result) {
 	if g := res.Growth(); g > 0 {
 		fmt.Fprintf(w, "summary size: %d tokens, %d past its cap of %d (the ceiling allows growth for facts and pinned texts)\n", res.SummaryTokens, g, res.SummaryCap)
 	}
+	if res.CeilingBasis == compact.CeilingHistory {
+		fmt.Fprintf(w, "summary ceiling: %d tokens, grown with the covered history (5%% of the %d tokens it replaces, within the retained-token target of %d)\n",
+			res.SummaryCeiling, res.Plan.ReplacedTokens, res.Plan.Target)
+	}
 }
 
 // summaryCheck says what the dry run knows about the summary: with an
@@ -462,6 +466,7 @@ func writeCompactJSON(w io.Writer, res *compact.Result, co compact.Options, opts
 		growth := res.Growth()
 		obj.Survival, obj.LedgerFacts = res.Survival, &res.LedgerFacts
 		obj.SummaryTokens, obj.SummaryCapTokens, obj.SummaryGrowthTokens = &res.SummaryTokens, &res.SummaryCap, &growth
+		obj.SummaryCeilingTokens, obj.SummaryCeilingBasis = &res.SummaryCeiling, res.CeilingBasis
 	}
 	if co.MinSurvival > 0 {
 		obj.MinSurvival = &co.MinSurvival
@@ -541,7 +546,12 @@ type compactResult struct {
 	LedgerFacts         *int                     `json:"ledger_facts,omitempty"`
 	SummaryCapTokens    *int                     `json:"summary_cap_tokens,omitempty"`
 	SummaryGrowthTokens *int                     `json:"summary_growth_tokens,omitempty"`
-	MinSurvival         *float64                 `json:"min_survival,omitempty"`
+	// summary_ceiling_tokens is how far the summary could grow for facts
+	// and pins, summary_ceiling_basis why: max-summary-tokens, window, or
+	// covered history (docs/COMPACT.md §3).
+	SummaryCeilingTokens *int     `json:"summary_ceiling_tokens,omitempty"`
+	SummaryCeilingBasis  string   `json:"summary_ceiling_basis,omitempty"`
+	MinSurvival          *float64 `json:"min_survival,omitempty"`
 	// budget_pct is on the basis budget_basis names (calibrated when the
 	// session recorded usage); calibration is the correction applied, and
 	// the calibrated figures keep its prefix and slope after compaction.

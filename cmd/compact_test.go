@@ -169,7 +169,7 @@ func TestCompactJSONMatchesEstimate(t *testing.T) {
 	slices.Sort(keys)
 	want := []string{"budget_basis", "budget_pct", "calibrated_tokens_after", "calibrated_tokens_before", "calibration",
 		"covers_ids", "ledger_facts", "message", "newly_covered_count", "outcome", "schema_version", "session", "summarised_count", "summarizer",
-		"summary_cap_tokens", "summary_growth_tokens", "summary_id", "summary_tokens", "survival", "tokens_after", "tokens_before"}
+		"summary_cap_tokens", "summary_ceiling_basis", "summary_ceiling_tokens", "summary_growth_tokens", "summary_id", "summary_tokens", "survival", "tokens_after", "tokens_before"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}

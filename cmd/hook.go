@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ctxfold/ctxfold/archive"
 	"github.com/ctxfold/ctxfold/hook"
 	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
@@ -35,10 +36,14 @@ type hookOptions struct {
 	Open     store.OpenOptions
 	// ResumeGC is live.Options.ResumeGC (resumeGC).
 	ResumeGC func() (restore func())
+	// Archive, set by --archive, is the archive run a PreCompact also
+	// makes of its transcript (hook_archive.go).
+	Archive *archive.Options
 }
 
 func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
 	opts := &hookOptions{IO: f.IO}
+	var archiveOn bool
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Claude Code / Codex / Gemini CLI hook: keep what the client's compaction drops",
@@ -57,6 +62,10 @@ installs it). Reads the hook's JSON on stdin and:
                     instructions verbatim, corrections, errors, commands,
                     paths, URLs, identifiers, numbers — cut to --budget
                     tokens, with one line saying how to recall the rest
+
+With --archive ('ctxfold setup … --archive'), a PreCompact also keeps the
+transcript in the archive ('ctxfold archive', docs/ARCHIVE.md), within the
+hook's time bound.
 
 Each compaction's facts are injected once (state in the cache folder). The
 hook never breaks the client: on any error, bad input or timeout it prints
@@ -78,6 +87,11 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
 			opts.ResumeGC = resumeGC(f.Getenv)
+			if archiveOn {
+				if err := f.hookArchive(opts); err != nil {
+					appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("hook: --archive: %w", err))
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -97,6 +111,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 	fl.Float64Var(&opts.Share, "budget-share", 100*hook.DefaultBudgetShare, "percentage of the model's window the injected facts may take when --budget is not given")
 	fl.StringVar(&opts.Model, "model", "", "model whose window and tokenizer size the budget (default the hook's, else the session's)")
 	fl.StringVar(&opts.Client, "client", "Claude Code", "client name used in the injected line")
+	fl.BoolVar(&archiveOn, "archive", false, "on PreCompact, also keep the transcript in the archive (ctxfold archive)")
 	addSetupMarkerFlag(fl)
 	_ = cmd.MarkFlagDirname("cache-dir")
 	return cmd
@@ -175,6 +190,9 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
+	}
+	if opts.Archive != nil && in.Event == hook.EventPreCompact && in.TranscriptPath != "" {
+		archiveTranscript(ctx, opts, in.TranscriptPath)
 	}
 	if inj := res.Injected; inj != nil {
 		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: summary %s: %d of %d facts dropped, %d injected in %d tokens (budget %d)",

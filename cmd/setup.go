@@ -36,6 +36,8 @@ type setupOptions struct {
 	DryRun    bool
 	Uninstall bool
 	JSON      bool
+	// Archive installs the hook as 'ctxfold hook --archive'.
+	Archive bool
 
 	// StableCopy, when ctxfold runs from npx's temporary cache, is the
 	// copy setup installs and names instead (setup_npx.go).
@@ -81,7 +83,16 @@ BeforeAgent, timeout 60000 ms) and the MCP server under mcpServers (trusted:
 it only reads), merged as for Claude Code. A settings.json with comments is
 not plain JSON and is left untouched.
 
-qwen (--user: ~/.qwen/settings.json, or $QWEN_HOME's; --project: .qwen/settings.json of --dir): the hooks ('ctxfold hook --client 'Qwen Code'' on PreCompact, PostCompact, UserPromptSubmit) and the MCP server (trusted, its tools always loaded), merged as for Gemini CLI.`
+qwen (--user: ~/.qwen/settings.json, or $QWEN_HOME's; --project:
+.qwen/settings.json of --dir): the hooks ('ctxfold hook --client 'Qwen Code''
+on PreCompact, PostCompact, UserPromptSubmit) and the MCP server (trusted, its
+tools always loaded), merged as for Gemini CLI.
+
+--archive (any client) installs the hook as 'ctxfold hook --archive': before
+the client compacts (PreCompact; Gemini CLI: PreCompress) the hook also keeps
+the transcript in the archive ('ctxfold archive', docs/ARCHIVE.md), within the
+hook's time bound and never failing the client. Running setup again with or
+without --archive updates the hook.`
 
 func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}
@@ -93,6 +104,7 @@ func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 		Example: `  ctxfold setup claude-code --dry-run
   ctxfold setup claude-code
   ctxfold setup claude-code --project --dir ~/src/app
+  ctxfold setup claude-code --archive
   ctxfold setup claude-code --uninstall
   ctxfold setup codex
   ctxfold setup gemini --project`,
@@ -115,6 +127,7 @@ func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	fl.StringVar(&opts.Command, "command", "", "how the client runs ctxfold (default this executable's absolute path)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the change as a diff, write nothing")
 	fl.BoolVar(&opts.Uninstall, "uninstall", false, "remove ctxfold's entries")
+	fl.BoolVar(&opts.Archive, "archive", false, "the hook also archives the transcript before a compaction (ctxfold archive)")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
 }
@@ -217,7 +230,7 @@ func runSetup(opts *setupOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "ctxfold: note: "+opts.Warning)
 	}
 	changes, err := setup.Run(context.Background(), opts.Client, setup.Options{Scope: opts.Scope, Home: opts.Home,
-		Project: opts.Project, Command: opts.Command, Uninstall: opts.Uninstall, Getenv: opts.Getenv}, opts.DryRun)
+		Project: opts.Project, Command: opts.Command, Uninstall: opts.Uninstall, Getenv: opts.Getenv, Archive: opts.Archive}, opts.DryRun)
 	if err != nil {
 		return err
 	}

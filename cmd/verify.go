@@ -31,6 +31,9 @@ type verifyOptions struct {
 	// arguments: each transcript file opened in its own parallel run).
 	Many    bool
 	OpenArg func(ctx context.Context, arg string) (string, *live.Entry, error)
+	// Archive, set by --archive, is the archive whose index is checked
+	// first (verify_archive.go); its sessions are in Dirs.
+	Archive string
 }
 
 func newVerifyCmd(f *Factory, runF func(*verifyOptions) error) *cobra.Command {
@@ -53,11 +56,18 @@ named by its file, then a summary line); with --json, one object per session
 per line:
 {schema_version, session, ok, num_errors, num_warnings, errors, warnings},
 each finding {code, node_id, file, line, message}. --strict counts warnings
-(an interrupted write, a pending tool call, a stale active summary) as errors.` + exitStatusHelp(`  verify exits 1 when any session has an error, and 2 when any session cannot
+(an interrupted write, a pending tool call, a stale active summary) as errors.
+
+With --archive (and --archive-dir), the archive 'ctxfold archive' keeps is
+checked: first its full-text index against its sessions (it must hold every
+archived session's committed nodes, ids, lines and roles, and nothing else;
+a damaged index is an error whose fix is 'ctxfold archive --reindex'), then
+every archived session, as a DIR would be.` + exitStatusHelp(`  verify exits 1 when any session has an error, and 2 when any session cannot
   be read at all (a line that does not parse, a missing session.json).`),
 		Example: `  ctxfold verify ./s
   ctxfold verify --strict sessions/*
-  ctxfold verify --json ./a ./b | jq -c '{session, ok, codes: [.errors[].code]}'`,
+  ctxfold verify --json ./a ./b | jq -c '{session, ok, codes: [.errors[].code]}'
+  ctxfold verify --archive`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Transcript files are read through their cache sessions
@@ -81,6 +91,7 @@ each finding {code, node_id, file, line, message}. --strict counts warnings
 	}
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "count warnings as errors")
 	addFileArgFlags(cmd, f)
+	addVerifyArchive(f, cmd, opts) // verify --archive (verify_archive.go)
 	return cmd
 }
 
@@ -108,6 +119,15 @@ func runVerify(ctx context.Context, opts *verifyOptions) error {
 	defer checks.wait()
 	code := ExitOK
 	w := bufio.NewWriter(opts.IO.Out)
+	if opts.Archive != "" {
+		failed, err := verifyArchiveIndex(ctx, opts, w)
+		if err != nil {
+			return err
+		}
+		if failed {
+			code = ExitCheckFailed
+		}
+	}
 	var ok, failed, unreadable int
 	for i, dir := range opts.Dirs {
 		c := checks.get(i)

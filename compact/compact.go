@@ -51,6 +51,25 @@ func SummaryCeiling(window int) int {
 	return min(max(window/20, DefaultMaxSummaryTokens), MaxAutoSummaryTokens)
 }
 
+// HistoryCeiling is the default ceiling for a long covered history: the
+// same 5% of what the summary replaces, bounded by the retained-token
+// target (the summary never outgrows the tail the compaction keeps raw).
+// The default ceiling is the larger of the two (docs/COMPACT.md §3): a
+// history longer than the window (a 1M-token model, a session imported
+// whole) has more facts than the window's ceiling holds, and the summary
+// may then grow past it where its facts need the room — it grows only by
+// facts, never by prose.
+func HistoryCeiling(replaced, target int) int {
+	return min(replaced/20, target)
+}
+
+// How the summary's ceiling was chosen (Result.CeilingBasis).
+const (
+	CeilingFlag    = "max-summary-tokens"
+	CeilingWindow  = "window"
+	CeilingHistory = "covered history"
+)
+
 // Options configure one compaction.
 type Options struct {
 	Dir   string
@@ -123,6 +142,12 @@ type Result struct {
 	// (tokens, its prefix included); SummaryTokens past it is growth to
 	// hold facts and pins (Growth). 0 before Request.
 	SummaryCap int
+	// SummaryCeiling is how far the summary may grow past SummaryCap for
+	// facts and pins (tokens, its prefix included), and CeilingBasis
+	// where it came from: --max-summary-tokens, the window, or the
+	// covered history (HistoryCeiling). 0 and "" before Request.
+	SummaryCeiling int
+	CeilingBasis   string
 	// Survival is the survival of the covered turns' facts in the view
 	// with the summary (nil until a candidate was checked); LedgerFacts
 	// how many of them the fact ledger appended to the summarizer's text.

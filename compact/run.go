@@ -201,16 +201,24 @@ func (r *Run) Triggered() bool {
 // newly covered turn (docs/COMPACT.md §3), the facts it would not see
 // otherwise, the pinned texts, and the cap on its text.
 func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
-	maxTok := r.opts.MaxSummaryTokens
+	plan, g := r.plan, r.g
+	maxTok, basis := r.opts.MaxSummaryTokens, CeilingFlag
 	if maxTok <= 0 {
 		w, err := window(r.eopts)
 		if err != nil {
 			return summarize.Request{}, err
 		}
-		maxTok = SummaryCeiling(w)
+		maxTok, basis = SummaryCeiling(w), CeilingWindow
+	}
+	// The cap (prose included) follows the window's ceiling; only the
+	// growth for facts follows a long covered history.
+	capTok := maxTok
+	if basis == CeilingWindow {
+		if h := HistoryCeiling(plan.ReplacedTokens, plan.Target); h > maxTok {
+			maxTok, basis = h, CeilingHistory
+		}
 	}
 	r.maxTok = maxTok
-	plan, g := r.plan, r.g
 	// The ceiling is on the summary node as the view counts it (its prefix
 	// and message overhead included): the summarizer's text gets what the
 	// node leaves of it.
@@ -219,7 +227,7 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 	if err != nil {
 		return summarize.Request{}, err
 	}
-	req := summarize.Request{Nodes: plan.Covered(r.in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), max(maxTok-shell.Total, 1)), Encoding: r.before.Encoding}
+	req := summarize.Request{Nodes: plan.Covered(r.in), MaxTokens: min(max(plan.ReplacedTokens/4, MinSummaryTokens), max(capTok-shell.Total, 1)), Encoding: r.before.Encoding}
 	// The summary may grow past its cap to hold every fact and the pins,
 	// up to the ceiling and to less than what it replaces (so it still
 	// folds); the result reports the growth (docs/COMPACT.md §3).
@@ -228,6 +236,7 @@ func (r *Run) Request(ctx context.Context) (summarize.Request, error) {
 	req.MaxTokens = max(min(req.MaxTokens, plan.ReplacedTokens-shell.Total-2), 1)
 	req.Ceiling = max(min(maxTok, plan.ReplacedTokens)-shell.Total-2, req.MaxTokens)
 	r.res.SummaryCap = req.MaxTokens + shell.Total
+	r.res.SummaryCeiling, r.res.CeilingBasis = req.Ceiling+shell.Total, basis
 	if plan.Previous != nil {
 		req.Previous = strings.TrimPrefix(plan.Previous.Content.PlainText(), transcript.SummaryPrefix)
 		if !strings.Contains(req.Previous, "## Objective") {

@@ -47,7 +47,7 @@ func notObject(key string, raw json.RawMessage, want string) error {
 // line and hooks in a settings.json object; approveMCP also lists the
 // project's .mcp.json server as enabled. It reports what it did, and what
 // it kept that looks like ctxfold's.
-func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) ([]string, error) {
+func mergeClaudeSettings(o *object, bin, hook string, remove, approveMCP bool) ([]string, error) {
 	var did []string
 	if v, ok := o.get("statusLine"); ok {
 		var sl struct {
@@ -72,7 +72,7 @@ func mergeClaudeSettings(o *object, bin string, remove, approveMCP bool) ([]stri
 		}{"command", command(bin, "statusline"), 0}))
 		did = append(did, "added the status line")
 	}
-	hd, err := mergeHooks(o, bin, command(bin, "hook"), remove, hookSet{claudeHooks, hookTimeout})
+	hd, err := mergeHooks(o, bin, hook, remove, hookSet{claudeHooks, hookTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,8 @@ func mergeHooks(o *object, bin, command string, remove bool, set hookSet) ([]str
 				return nil, notObject("hooks."+h.event, raw, "an array")
 			}
 		}
-		kept, found, others := dropOurHooks(groups, bin)
+		kept, ourCmds, others := dropOurHooks(groups, bin)
+		found := len(ourCmds) > 0
 		if remove {
 			for _, c := range others {
 				did = append(did, fmt.Sprintf("kept the %s hook %q: setup did not write it", h.event, c))
@@ -150,10 +151,16 @@ func mergeHooks(o *object, bin, command string, remove bool, set hookSet) ([]str
 		case remove && found:
 			did = append(did, "removed the "+h.event+" hook")
 			groups = kept
-		case !remove && !found:
-			groups = append(groups, &value{raw: marshal(hookGroup{Matcher: h.matcher,
+		case !remove && (!found || !slices.Equal(ourCmds, []string{command})):
+			// A hook of setup's that runs another command (setup run
+			// again with or without --archive) is replaced.
+			groups = append(kept, &value{raw: marshal(hookGroup{Matcher: h.matcher,
 				Hooks: []hookCommand{{Type: "command", Command: command, Timeout: set.timeout}}}), fresh: true})
-			did = append(did, "added the "+h.event+" hook")
+			if found {
+				did = append(did, "updated the "+h.event+" hook")
+			} else {
+				did = append(did, "added the "+h.event+" hook")
+			}
 		default:
 			continue
 		}
@@ -171,10 +178,9 @@ func mergeHooks(o *object, bin, command string, remove bool, set hookSet) ([]str
 }
 
 // dropOurHooks returns the matcher groups without ctxfold's hook commands
-// (a group left with no hook goes), whether there was one, and the
-// commands kept that run a "hook" sub-command or ctxfold without being
-// setup's.
-func dropOurHooks(groups []*value, bin string) (out []*value, found bool, others []string) {
+// (a group left with no hook goes), the ones it dropped, and the commands
+// kept that run a "hook" sub-command or ctxfold without being setup's.
+func dropOurHooks(groups []*value, bin string) (out []*value, mine []string, others []string) {
 	for _, g := range groups {
 		o, err := parseObject(g.bytes())
 		if err != nil {
@@ -191,7 +197,7 @@ func dropOurHooks(groups []*value, bin string) (out []*value, found bool, others
 			_ = json.Unmarshal(h.raw, &c)
 			switch recognise(c.Command, bin, "hook") {
 			case ours:
-				found = true
+				mine = append(mine, c.Command)
 				continue
 			case mentions:
 				others = append(others, c.Command)
@@ -207,7 +213,7 @@ func dropOurHooks(groups []*value, bin string) (out []*value, found bool, others
 			out = append(out, &value{obj: o})
 		}
 	}
-	return out, found, others
+	return out, mine, others
 }
 
 // claudeServer is the server entry of ~/.claude.json and .mcp.json. The

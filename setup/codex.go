@@ -42,7 +42,7 @@ func Codex(o Options) ([]*Change, error) {
 		o.Command = "ctxfold"
 	}
 	hooks, err := plan(filepath.Join(codexHome, "hooks.json"), o.Uninstall, func(obj *object) ([]string, error) {
-		return mergeHooks(obj, o.Command, command(o.Command, "hook --client Codex"), o.Uninstall, hookSet{codexHooks, hookTimeout})
+		return mergeHooks(obj, o.Command, hookLine(o, "hook --client Codex"), o.Uninstall, hookSet{codexHooks, hookTimeout})
 	})
 	if err != nil {
 		return nil, err

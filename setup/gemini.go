@@ -48,7 +48,7 @@ func Gemini(o Options) ([]*Change, error) {
 		return nil, err
 	}
 	c, err := plan(path, o.Uninstall, func(obj *object) ([]string, error) {
-		did, err := mergeHooks(obj, o.Command, command(o.Command, "hook --client Gemini"), o.Uninstall, hookSet{geminiHooks, geminiHookTimeout})
+		did, err := mergeHooks(obj, o.Command, hookLine(o, "hook --client Gemini"), o.Uninstall, hookSet{geminiHooks, geminiHookTimeout})
 		if err != nil {
 			return nil, err
 		}

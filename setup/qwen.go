@@ -55,7 +55,7 @@ func Qwen(o Options) ([]*Change, error) {
 		return nil, err
 	}
 	c, err := plan(path, o.Uninstall, func(obj *object) ([]string, error) {
-		did, err := mergeHooks(obj, o.Command, command(o.Command, qwenHookCommand), o.Uninstall, hookSet{qwenHooks, hookTimeout})
+		did, err := mergeHooks(obj, o.Command, hookLine(o, qwenHookCommand), o.Uninstall, hookSet{qwenHooks, hookTimeout})
 		if err != nil {
 			return nil, err
 		}

@@ -51,6 +51,20 @@ type Options struct {
 	// Getenv reads the environment a client's folder may be named by
 	// (CODEX_HOME, …); nil reads none.
 	Getenv func(string) string
+	// Archive makes the installed hook also archive the transcript
+	// before the client compacts it (ctxfold hook --archive;
+	// docs/ARCHIVE.md): every client's hook command comes from
+	// hookLine.
+	Archive bool
+}
+
+// hookLine is the hook command setup installs for sub ("hook",
+// "hook --client Codex"), with --archive under Options.Archive.
+func hookLine(o Options, sub string) string {
+	if o.Archive {
+		sub += " --archive"
+	}
+	return command(o.Command, sub)
 }
 
 // Change is one file's planned change.
@@ -90,7 +104,7 @@ func ClaudeCode(o Options) ([]*Change, error) {
 		return nil, err
 	}
 	a, err := plan(settings, o.Uninstall, func(obj *object) ([]string, error) {
-		return mergeClaudeSettings(obj, o.Command, o.Uninstall, o.Scope == ScopeProject)
+		return mergeClaudeSettings(obj, o.Command, hookLine(o, "hook"), o.Uninstall, o.Scope == ScopeProject)
 	})
 	if err != nil {
 		return nil, err

@@ -33,6 +33,9 @@ func OpenNodes(dir string) (*NodesReader, error) {
 // Stat is the file's stat when it was opened (size and identity).
 func (r *NodesReader) Stat() os.FileInfo { return r.st }
 
+// Name is the path of the file read (a finding names it).
+func (r *NodesReader) Name() string { return r.f.Name() }
+
 // Read reads from the current position (a sequential scan).
 func (r *NodesReader) Read(p []byte) (int, error) { return r.f.Read(p) }
 
