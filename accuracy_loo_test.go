@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -79,32 +80,45 @@ func TestAccuracyLeaveOneOut(t *testing.T) {
 		if looExcluded(s.name) != "" {
 			continue
 		}
-		for _, miss := range looMisses(s) {
-			if why := looKnownMiss(s.name); why != "" {
-				t.Logf("known miss (not met): %s: %s: %s", s.name, miss, why)
-				continue
-			}
-			t.Errorf("%s: %s", s.name, miss)
+		misses, why := looMisses(s), looKnownMisses[s.name]
+		switch {
+		case len(misses) > 0 && why == "":
+			t.Errorf("%s: %s", s.name, strings.Join(misses, "; "))
+		case len(misses) > 0:
+			t.Logf("known miss (not met): %s: %s: %s", s.name, strings.Join(misses, "; "), why)
+		case why != "":
+			t.Errorf("%s meets every target: take it off looKnownMisses", s.name)
 		}
+	}
+	if pooled.p90 <= 0.01 && looPooledMiss != "" {
+		t.Errorf("the pooled p90 is %.3f%%: empty looPooledMiss", 100*pooled.p90)
 	}
 	if pooled.median > 0.0015 || (pooled.p90 > 0.01 && looPooledMiss == "") {
 		t.Errorf("pooled next-request error over %d requests: median %.3f%%, p90 %.3f%%; want ≤ 0.15%% and ≤ 1%%", pooled.n, 100*pooled.median, 100*pooled.p90)
 	}
 }
 
-// looMisses lists the targets s misses.
+// looMisses lists the targets s misses. A recording's request 1 is not
+// held (looFakeFirst): its targets are held on the requests after it.
 func looMisses(s looSession) []string {
 	var out []string
-	med, p90 := quantile(append([]float64(nil), s.errs...), 0.5), quantile(append([]float64(nil), s.errs...), 0.9)
+	errs, first, from := s.errs, s.first, 1
+	if strings.HasPrefix(s.name, "interop/") {
+		errs, first, from = errs[1:], first[1:], 2
+		if len(errs) == 0 {
+			return nil
+		}
+	}
+	med, p90 := quantile(append([]float64(nil), errs...), 0.5), quantile(append([]float64(nil), errs...), 0.9)
 	if med > 0.01 {
 		out = append(out, fmt.Sprintf("median %.2f%% > 1%%", 100*med))
 	}
 	if p90 > 0.05 {
 		out = append(out, fmt.Sprintf("p90 %.2f%% > 5%%", 100*p90))
 	}
-	for k, e := range s.first {
+	for k, e := range first {
 		if e > 0.05 {
-			out = append(out, fmt.Sprintf("request %d off by %.2f%% > 5%%", k+1, 100*e))
+			out = append(out, fmt.Sprintf("request %d off by %.2f%% > 5%%", k+from, 100*e))
 		}
 	}
 	return out
@@ -117,6 +131,10 @@ func looExcluded(name string) string {
 		return why
 	}
 	switch {
+	case strings.HasPrefix(name, "gemini-cli/jazzyalex-agent-sessions/"):
+		return "a SYNTHETIC schema fixture (MANIFEST.md): its usage is made up"
+	case strings.Contains(name, "/subagents/agent-acompact-"):
+		return "Claude Code's compaction summariser: its one request read the main chain's whole history (167k tokens), of which the file holds 4 lines"
 	case strings.HasPrefix(name, "interop/pi/") && strings.Contains(name, "/compaction"),
 		strings.HasPrefix(name, "interop/codex/") && strings.Contains(name, "/compaction/"):
 		return "the fake reported 900,000 input tokens ([[inflate]]) to push the client into its compaction: those requests' usage measures no content"
@@ -131,12 +149,34 @@ func looDuplicate(name string) bool {
 	return strings.Contains(cutExcluded(name), "recorded again with a newer client")
 }
 
-// looKnownMiss says why a session misses a target today: NOT met
-// (docs/ACCURACY.md, "Leave one session out"), named so that the test
-// fails on a miss nobody has explained.
-func looKnownMiss(name string) string {
-	return "request 1 is predicted raw: no prior for the part the transcript never records (issue 41)"
+// looFakeFirst is why a recording's request 1 is reported, not held.
+const looFakeFirst = "the fake providers' usage is a quarter of the request body's bytes (JSON keys and escapes included), not a count of tokens: " +
+	"no token count meets it before a request has been recorded (from request 2 the offset carries the difference)"
+
+// looKnownMisses are the sessions that miss a target today, with why:
+// NOT met (docs/ACCURACY.md, "Leave one session out"). The test fails on
+// a miss not listed here, and on a listed session that meets every target.
+var looKnownMisses = map[string]string{
+	"claude-code/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": looOldClaude,
+	"claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": looOldClaude,
+	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl":                looOldClaude,
+	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": looOldClaude +
+		"; requests 2 and 3 are predicted with a slope fitted on one and two steps of a sub-agent file",
+	"codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "request 1: the prior is Codex 0.169.0's (the nearest recorded version to 0.58.0), " +
+		"whose instructions and tools count about 3,200 tokens fewer than what 0.58.0 sent (the rollout records neither)",
+	"interop/claude-code/2.1.328/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl": looParallel,
+	"interop/claude-code/2.1.332/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl": looParallel,
+	"interop/pi/0.73.1/anthropic/session.jsonl":                                                  looPiFake,
+	"interop/pi/0.73.1/rpc/session.jsonl":                                                        looPiFake,
+	"interop/pi/0.73.1/tool-error/session.jsonl":                                                 looPiFake,
 }
+
+const (
+	looOldClaude = "request 1: the prior is Claude Code 2.1.332's (the session records no version; it ran 1.0.98, 1.0.108 or 2.1.39), " +
+		"recorded with the tools restricted to Bash and Agent: far below a default tool set, the user's CLAUDE.md, MCP tools and hook output"
+	looPiFake   = "pi's requests 2–3 are off by 1.4–6.3% (the fake's quarter of the body's bytes, calibrated on one or two requests), and a session of 2–4 requests has them as its median or p90"
+	looParallel = "its one request after the first (1.57%) follows two parallel tool calls and their results, whose JSON the fake counts at a quarter of its bytes: no framing rate is fitted from one request"
+)
 
 // looFiles is every transcript the accuracy checks read: the cut check's
 // files (accuracyCutFiles) and the other clients' recordings.
@@ -173,11 +213,13 @@ func looOf(t *testing.T, ctx context.Context, dir, name string) (looSession, boo
 	if err != nil {
 		t.Fatalf("%s: estimate: %v", name, err)
 	}
-	if res.Calibration == nil {
+	if res.Calibration == nil || len(res.Calibration.History) == 0 {
 		return looSession{}, false
 	}
 	ls := looSession{name: name, prior: "none (raw)"}
-	for k, p := range estimate.Series(res.Calibration.History) {
+	series := estimate.Series(res.Calibration.History)
+	series[0].Estimated, ls.prior = looFirst(t, ctx, g, o, name, series[0])
+	for k, p := range series {
 		e := math.Abs(float64(p.Estimated)-float64(p.Recorded)) / float64(p.Recorded)
 		ls.errs = append(ls.errs, e)
 		if k < 3 {
@@ -185,6 +227,86 @@ func looOf(t *testing.T, ctx context.Context, dir, name string) (looSession, boo
 		}
 	}
 	return ls, true
+}
+
+// looFirst predicts request 1 as estimate does at the cut before it
+// (`estimate --head <its predecessor>`: the raw view plus what the prior
+// adds), with the prior looked up in the table less the session's own
+// recording (looPrior). For a shared transcript, whose prior is the whole
+// table's, the figure must be the one estimate gives at that cut.
+func looFirst(t *testing.T, ctx context.Context, g *dag.Graph, o estimate.Options, name string, first estimate.SeriesPoint) (int, string) {
+	t.Helper()
+	i, ok := g.Lookup(first.Node)
+	if !ok || g.Pred(i) < 0 {
+		return first.Estimated, "none (no view before it)"
+	}
+	v, err := render.Build(g, g.ID(g.Pred(i)), true)
+	if err != nil {
+		t.Fatalf("%s: render: %v", name, err)
+	}
+	o.NodeDetail = true
+	res, err := estimate.View(ctx, v, o)
+	if err != nil {
+		t.Fatalf("%s: estimate: %v", name, err)
+	}
+	if res.Total != first.Raw {
+		t.Errorf("%s: the cut before request 1 counts %d, the series %d", name, res.Total, first.Raw)
+	}
+	p, ok := looPrior(g, name)
+	if !ok {
+		return res.Total, "none (raw)"
+	}
+	unrecorded := p.Unrecorded(res.Provider, leadingSystem(res.Nodes), res.Categories[estimate.CatTools] > 0)
+	got := res.Total + unrecorded
+	if !strings.HasPrefix(name, "interop/") && (res.Calibration == nil || res.Calibration.CalibratedTotal != got) {
+		t.Errorf("%s: estimate at the cut before request 1 gives %+v, the prior %d", name, res.Calibration, got)
+	}
+	return got, fmt.Sprintf("%s: +%d", p.Method, unrecorded)
+}
+
+// looPrior is the prior the session's first request is predicted with,
+// looked up as estimate does (the client the import names, the version
+// and mode its root records) in the table less the entries of the
+// session's own recording: a recording never predicts itself.
+func looPrior(g *dag.Graph, name string) (estimate.Prior, bool) {
+	var from struct {
+		Format string `json:"format"`
+	}
+	if raw, ok := g.S.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
+		return estimate.Prior{}, false
+	}
+	root, err := g.S.Node(0)
+	if err != nil {
+		return estimate.Prior{}, false
+	}
+	own := ""
+	if rest, ok := strings.CutPrefix(name, "interop/"); ok {
+		parts := strings.SplitN(rest, "/", 4)
+		if len(parts) == 4 {
+			own = "testdata/interop/" + strings.Join(parts[:3], "/") + "/"
+		}
+	}
+	var table []estimate.PriorEntry
+	for _, e := range estimate.PriorTable() {
+		if own == "" || !strings.HasPrefix(e.Source, own) {
+			table = append(table, e)
+		}
+	}
+	return estimate.NearestPrior(table, from.Format, estimate.ClientVersion(root), estimate.PriorMode(root))
+}
+
+// leadingSystem is the tokens of the view's system messages before its
+// first other message: what the transcript records of the request's
+// system prompt.
+func leadingSystem(nodes []estimate.NodeCount) int {
+	n := 0
+	for _, c := range nodes {
+		if c.Role != "system" {
+			break
+		}
+		n += c.Tokens
+	}
+	return n
 }
 
 type looStats struct {
@@ -207,7 +329,7 @@ func looTable(sessions []looSession) (string, looStats) {
 	var b strings.Builder
 	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 	b.WriteString("| session | requests | median | p90 | worst | requests 1, 2, 3 | request 1 from | targets |\n|---|---|---|---|---|---|---|---|\n")
-	var next, firsts []float64
+	var next []float64
 	for _, s := range sessions {
 		st := looStatsOf(s.errs)
 		var first []string
@@ -220,17 +342,33 @@ func looTable(sessions []looSession) (string, looStats) {
 		} else if m := looMisses(s); len(m) > 0 {
 			verdict = "**not met**: " + strings.Join(m, "; ")
 		}
+		if strings.HasPrefix(s.name, "interop/") && looExcluded(s.name) == "" {
+			verdict += " (request 1 not held: the fake's unit)"
+		}
 		if looExcluded(s.name) == "" && !looDuplicate(s.name) {
 			next = append(next, s.errs[1:]...)
-			firsts = append(firsts, s.errs[0])
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", s.name, st.n, pct(st.median), pct(st.p90), pct(st.worst), strings.Join(first, ", "), s.prior, verdict)
 	}
 	pooled := looStatsOf(next)
-	fmt.Fprintf(&b, "| **pooled**, requests 2… (held sessions) | %d | %s | %s | %s | | | |\n", pooled.n, pct(pooled.median), pct(pooled.p90), pct(pooled.worst))
-	all := looStatsOf(append(append([]float64(nil), next...), firsts...))
-	fmt.Fprintf(&b, "| pooled, every request (held sessions) | %d | %s | %s | %s | | | |\n", all.n, pct(all.median), pct(all.p90), pct(all.worst))
-	f := looStatsOf(firsts)
-	fmt.Fprintf(&b, "| request 1 alone (held sessions) | %d | %s | %s | %s | | | |\n", f.n, pct(f.median), pct(f.p90), pct(f.worst))
+	row := func(label string, st looStats) {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | | | |\n", label, st.n, pct(st.median), pct(st.p90), pct(st.worst))
+	}
+	row("**pooled**, requests 2… (held sessions)", pooled)
+	var realNext, recNext, realFirst, recFirst []float64
+	for _, s := range sessions {
+		if looExcluded(s.name) != "" || looDuplicate(s.name) {
+			continue
+		}
+		if strings.HasPrefix(s.name, "interop/") {
+			recNext, recFirst = append(recNext, s.errs[1:]...), append(recFirst, s.errs[0])
+		} else {
+			realNext, realFirst = append(realNext, s.errs[1:]...), append(realFirst, s.errs[0])
+		}
+	}
+	row("of which the shared real transcripts", looStatsOf(realNext))
+	row("of which the real-client recordings (fake providers' usage)", looStatsOf(recNext))
+	row("request 1, shared real transcripts (held)", looStatsOf(realFirst))
+	row("request 1, real-client recordings (not held: the fake's unit)", looStatsOf(recFirst))
 	return b.String(), pooled
 }

@@ -131,7 +131,12 @@ func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *Status
 	}
 	path := filepath.Join(opts.CacheDir, prefixFile)
 	known := readPrefixes(path)
-	if c := r.Calibration; c != nil {
+	// A calibration from recorded requests is remembered; one from the
+	// prior (no request recorded yet: estimate's table of what the client
+	// sends, docs/ACCURACY.md "The prior") gives way to the prefix this
+	// folder's own sessions inferred, which holds the user's own additions
+	// (CLAUDE.md, MCP tools, hooks).
+	if c := r.Calibration; c != nil && c.Requests > 0 {
 		if c.PrefixTokens <= 0 {
 			return
 		}

@@ -357,9 +357,16 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	if spine != nil {
 		slims = make([]slimCount, s.Len())
 	}
+	// lead is the view's first nodes' totals: the prior (prior.go) needs
+	// what its leading system messages hold. Each goroutine writes its own
+	// positions.
+	var lead [priorLead]int32
 	// want starts with idx, in order: position k < len(idx) is view node k.
 	err = countStored(ctx, s, want, b, opts, nw, func(w, k, i int, p parts) {
 		if k < len(idx) {
+			if k < priorLead {
+				lead[k] = int32(p.total())
+			}
 			tallies[w].add(categoryFor(s.IsSummary(i), s.RoleAt(i)), p)
 			if detail != nil {
 				detail[k] = p
@@ -389,6 +396,9 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	st := &viewState{tally: tallies[0]}
 	if spine != nil {
 		st.calib = calibrateView(v, spine, slims, b, opts, res)
+	}
+	if res.Calibration == nil && !opts.NoCalibrate && len(idx) > 0 {
+		applyPrior(s, idx, lead[:], b, opts, res)
 	}
 	return res, st, nil
 }
