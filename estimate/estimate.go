@@ -357,16 +357,11 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	if spine != nil {
 		slims = make([]slimCount, s.Len())
 	}
-	// lead is the view's first nodes' totals: the prior (prior.go) needs
-	// what its leading system messages hold. Each goroutine writes its own
-	// positions.
-	var lead [priorLead]int32
+	var lead leadTotals
 	// want starts with idx, in order: position k < len(idx) is view node k.
 	err = countStored(ctx, s, want, b, opts, nw, func(w, k, i int, p parts) {
 		if k < len(idx) {
-			if k < priorLead {
-				lead[k] = int32(p.total())
-			}
+			lead.keep(k, p)
 			tallies[w].add(categoryFor(s.IsSummary(i), s.RoleAt(i)), p)
 			if detail != nil {
 				detail[k] = p
@@ -384,10 +379,7 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	}
 	res := tallies[0].result(b, opts, len(idx))
 	if detail != nil {
-		res.Nodes = make([]NodeCount, len(idx))
-		for k, i := range idx {
-			res.Nodes[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), detail[k])
-		}
+		res.Nodes = nodeCounts(s, idx, detail)
 	}
 	res.Session = s.Dir
 	if v.Head >= 0 {
@@ -401,6 +393,15 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 		applyPrior(s, idx, lead[:], b, opts, res)
 	}
 	return res, st, nil
+}
+
+// nodeCounts is the per-node detail of the view idx of s.
+func nodeCounts(s *store.Session, idx []int, detail []parts) []NodeCount {
+	out := make([]NodeCount, len(idx))
+	for k, i := range idx {
+		out[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), detail[k])
+	}
+	return out
 }
 
 // calibrateView calibrates res on HEAD's raw spine and returns the state

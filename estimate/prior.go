@@ -213,10 +213,40 @@ func PriorMode(root *transcript.Node) string {
 	return PriorMain
 }
 
+// ClaudeProxySlope is the prior slope of a Claude model counted with its
+// proxy encoding: how much more Claude's tokenizer counts than o200k_base
+// on a transcript's growth, the least-squares slope through the origin of
+// the recorded input's growth on the estimate's, pooled over every step
+// of the shared real Claude Code transcripts (docs/ACCURACY.md, "The prior
+// slope"; TestAccuracyLeaveOneOut recomputes it and reports each session
+// with the slope of the others).
+const ClaudeProxySlope = 1.130
+
+// PriorSlope is the slope calibration uses where the session has too few
+// requests to fit one: ClaudeProxySlope for an Anthropic model counted
+// with a proxy, else 1 (an exact encoding, or a proxy nothing measured).
+func PriorSlope(provider string, proxy bool) float64 {
+	if provider == ProviderAnthropic && proxy {
+		return ClaudeProxySlope
+	}
+	return 1
+}
+
 // priorLead is how many of a view's first nodes are looked at for the
 // system messages a transcript records (a root system prompt and the
-// instructions after it).
+// instructions after it): measureView keeps their totals as it counts,
+// each goroutine writing its own positions.
 const priorLead = 8
+
+// leadTotals are the totals of a view's first priorLead nodes.
+type leadTotals [priorLead]int32
+
+// keep records view node k's total, if it is one of the first.
+func (l *leadTotals) keep(k int, p parts) {
+	if k < priorLead {
+		l[k] = int32(p.total())
+	}
+}
 
 // applyPrior calibrates res, a view of s no request has been recorded
 // for, with the prior of the client its import names: lead holds the

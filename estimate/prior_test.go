@@ -3,6 +3,7 @@ package estimate
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,5 +147,31 @@ func writeLinesBefore(t *testing.T, src, dst, stop string) {
 	}
 	if err := os.WriteFile(dst, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With too few requests to fit a slope, a Claude model's calibration
+// uses the prior slope (the growth Claude's tokenizer counts beyond the
+// proxy's); an exact encoding keeps 1; enough steps fit their own.
+func TestPriorSlope(t *testing.T) {
+	if PriorSlope(ProviderAnthropic, true) != ClaudeProxySlope || PriorSlope(ProviderOpenAI, false) != 1 || PriorSlope(ProviderGemini, true) != 1 {
+		t.Fatal("prior slopes")
+	}
+	one := []MatchedRequest{{Node: "a", Estimated: 1000, Measured: 11000}}
+	f := FitRequestsPrior(one, ClaudeProxySlope)
+	want := 11000 + int(math.Round(ClaudeProxySlope*1000))
+	if f.Method != MethodPriorSlope || f.Predict(2000, 0) != want {
+		t.Errorf("one request: %s predicts %d, want %d", f.Method, f.Predict(2000, 0), want)
+	}
+	if f := FitRequests(one); f.Method != MethodOffset || f.Predict(2000, 0) != 12000 {
+		t.Errorf("no prior: %+v", f)
+	}
+	// Four steps at slope 1.5 fit it, whatever the prior.
+	var reqs []MatchedRequest
+	for k := range 5 {
+		reqs = append(reqs, MatchedRequest{Node: string(rune('a' + k)), Estimated: 1000 + 1000*k, Measured: int64(10000 + 1500*k)})
+	}
+	if f := FitRequestsPrior(reqs, ClaudeProxySlope); f.Method != MethodOffsetSlope || f.Slope != 1.5 {
+		t.Errorf("five requests: %s slope %v, want the fitted 1.5", f.Method, f.Slope)
 	}
 }
