@@ -6,6 +6,8 @@
 # (testdata/interop), predicted with a calibration that never saw the
 # session. Prints the Markdown table; the test behind it
 # (TestAccuracyLeaveOneOut) asserts the targets on the same figures.
+# CTXFOLD_ACCURACY_HELDOUT=DIR adds the transcripts under DIR as held-out
+# rows (docs/ACCURACY.md, "Held-out real transcripts").
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp); trap 'rm -f "$out"' EXIT
