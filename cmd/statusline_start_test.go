@@ -125,6 +125,21 @@ func TestStatuslineAfterClearCarriesPrefix(t *testing.T) {
 	if st.Basis != "inferred_prefix" || st.PrefixTokens <= 0 || st.Tokens != st.RawTokens+st.PrefixTokens {
 		t.Errorf("after /clear: %+v (calibrated session inferred %d unrecorded)", st, cal.Tokens-cal.RawTokens)
 	}
+	// The prefix remembered from a whole transcript is what its first
+	// request carried beside the transcript (issue 41).
+	est := runEnv(t, cliEnv{Env: map[string]string{"XDG_CACHE_HOME": cache}}, "estimate", tr["tool"], "--json")
+	var res struct {
+		Calibration struct {
+			FirstUnrecorded int `json:"first_unrecorded_tokens"`
+			Prefix          int `json:"prefix_tokens"`
+		} `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(est.Stdout), &res); err != nil || cal.Read != "full" {
+		t.Fatalf("estimate %v %q (status read %s)", err, est.Stdout, cal.Read)
+	}
+	if c := res.Calibration; c.FirstUnrecorded <= 0 || st.PrefixTokens != c.FirstUnrecorded || c.FirstUnrecorded == c.Prefix {
+		t.Errorf("remembered %d; the calibrated session's first request left %d unrecorded (prefix_tokens %d)", st.PrefixTokens, c.FirstUnrecorded, c.Prefix)
+	}
 }
 
 func writeFirstUserLine(t *testing.T, src, dst string) {

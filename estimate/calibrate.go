@@ -64,9 +64,11 @@ type Calibration struct {
 	// not (0 with fewer than two usable steps).
 	Slope       float64 `json:"slope"`
 	FittedSlope float64 `json:"fitted_slope"`
-	// PriorSlope is the slope used where none is fitted (PriorSlope); 0
-	// for 1.
-	PriorSlope float64 `json:"prior_slope,omitempty"`
+	// PriorSlope is the slope used where none is fitted (PriorSlope; 0
+	// for 1); FirstUnrecordedTokens the first request's unrecorded part
+	// (firstUnrecorded), what a fresh session of the folder starts with.
+	PriorSlope            float64 `json:"prior_slope,omitempty"`
+	FirstUnrecordedTokens int     `json:"first_unrecorded_tokens,omitempty"`
 	// CalibratedTotal = Slope × total + UnrecordedTokens: what the
 	// provider is predicted to count for this view; CalibratedBudgetPct the
 	// same against the input budget.
@@ -130,8 +132,6 @@ const (
 	MethodOffset      = "offset"
 	MethodOffsetSlope = "offset+slope"
 	MethodFraming     = "offset+slope+framing"
-	// MethodPriorSlope: the offset, with the model's prior slope.
-	MethodPriorSlope = "offset+prior-slope"
 )
 
 // Slope bounds: outside them the fit is noise (a proxy tokenizer is not
@@ -584,7 +584,7 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	c.Method, c.Slope, c.FittedSlope, c.NextMedianError, c.FramingRate = f.Method, f.Slope, f.FittedSlope, f.NextMedianError, f.FramingRate
 	total, unrecorded, carried, framed := f.predictAt(res.Total, res.Categories[CatOverhead], h)
 	c.UnrecordedTokens, c.CarriedTokens, c.FramingTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), int(math.Round(framed)), total
-	c.PrefixTokens = int(math.Round(f.Prefix))
+	c.PrefixTokens, c.FirstUnrecordedTokens = int(math.Round(f.Prefix)), firstUnrecorded(reqs)
 	c.Anchor = AnchorLatest
 	if h.AfterCompaction {
 		c.Anchor = AnchorCompaction

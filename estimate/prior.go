@@ -213,6 +213,21 @@ func PriorMode(root *transcript.Node) string {
 	return PriorMain
 }
 
+// MethodPriorSlope is the offset with the model's prior slope (PriorSlope).
+const MethodPriorSlope = "offset+prior-slope"
+
+// firstUnrecorded is the unrecorded part of the first of reqs, measured −
+// estimated: what the client sent beside the transcript before anything
+// else (system prompt, tools, the user's CLAUDE.md, a SessionStart hook's
+// output), in the terms a fresh session's raw count is added to (the
+// status line's remembered prefix); 0 when a compaction came before it.
+func firstUnrecorded(reqs []MatchedRequest) int {
+	if len(reqs) == 0 || reqs[0].Segment != 0 {
+		return 0
+	}
+	return int(reqs[0].Measured) - reqs[0].Estimated
+}
+
 // ClaudeProxySlope is the prior slope of a Claude model counted with its
 // proxy encoding: how much more Claude's tokenizer counts than o200k_base
 // on a transcript's growth, the least-squares slope through the origin of
