@@ -138,7 +138,7 @@ func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *Status
 	// (CLAUDE.md, MCP tools, hooks).
 	if c := r.Calibration; c != nil && c.Requests > 0 {
 		// What a fresh session's first request carries is what this
-		// session's first one did (its first_unrecorded_tokens: the user's
+		// session's first one did (FirstUnrecordedTokens: the user's
 		// CLAUDE.md and hooks included; docs/ACCURACY.md "Held-out real
 		// transcripts"), known when the whole transcript was read; a tail
 		// gives the client's prefix alone.

@@ -127,18 +127,23 @@ func TestStatuslineAfterClearCarriesPrefix(t *testing.T) {
 	}
 	// The prefix remembered from a whole transcript is what its first
 	// request carried beside the transcript (issue 41).
-	est := runEnv(t, cliEnv{Env: map[string]string{"XDG_CACHE_HOME": cache}}, "estimate", tr["tool"], "--json")
+	est := runEnv(t, cliEnv{Env: map[string]string{"XDG_CACHE_HOME": cache}}, "estimate", tr["tool"], "--nodes", "--json")
 	var res struct {
 		Calibration struct {
-			FirstUnrecorded int `json:"first_unrecorded_tokens"`
-			Prefix          int `json:"prefix_tokens"`
+			Prefix  int `json:"prefix_tokens"`
+			History []struct {
+				Estimated int `json:"estimated"`
+				Measured  int `json:"measured"`
+			} `json:"history"`
 		} `json:"calibration"`
 	}
-	if err := json.Unmarshal([]byte(est.Stdout), &res); err != nil || cal.Read != "full" {
+	if err := json.Unmarshal([]byte(est.Stdout), &res); err != nil || cal.Read != "full" || len(res.Calibration.History) == 0 {
 		t.Fatalf("estimate %v %q (status read %s)", err, est.Stdout, cal.Read)
 	}
-	if c := res.Calibration; c.FirstUnrecorded <= 0 || st.PrefixTokens != c.FirstUnrecorded || c.FirstUnrecorded == c.Prefix {
-		t.Errorf("remembered %d; the calibrated session's first request left %d unrecorded (prefix_tokens %d)", st.PrefixTokens, c.FirstUnrecorded, c.Prefix)
+	c := res.Calibration
+	first := c.History[0].Measured - c.History[0].Estimated
+	if first <= 0 || st.PrefixTokens != first || first == c.Prefix {
+		t.Errorf("remembered %d; the calibrated session's first request left %d unrecorded (prefix_tokens %d)", st.PrefixTokens, first, c.Prefix)
 	}
 }
 

@@ -66,9 +66,9 @@ type Calibration struct {
 	FittedSlope float64 `json:"fitted_slope"`
 	// PriorSlope is the slope used where none is fitted (PriorSlope; 0
 	// for 1); FirstUnrecordedTokens the first request's unrecorded part
-	// (firstUnrecorded), what a fresh session of the folder starts with.
+	// (firstUnrecorded; not in the JSON, whose v1 golden is byte for byte).
 	PriorSlope            float64 `json:"prior_slope,omitempty"`
-	FirstUnrecordedTokens int     `json:"first_unrecorded_tokens,omitempty"`
+	FirstUnrecordedTokens int     `json:"-"`
 	// CalibratedTotal = Slope × total + UnrecordedTokens: what the
 	// provider is predicted to count for this view; CalibratedBudgetPct the
 	// same against the input budget.
