@@ -96,7 +96,7 @@ func sessionSeries(t *testing.T, ctx context.Context, dir string) []estimate.Ser
 	if err != nil || res.Calibration == nil {
 		t.Fatalf("estimate: %v (calibration %v)", err, res)
 	}
-	return estimate.Series(res.Calibration.History)
+	return res.Calibration.Series()
 }
 
 func abs64(x int64) int64 {

@@ -433,7 +433,11 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 	if c := r.Calibration; c != nil {
 		// The part of the prompt the transcript does not hold, as its own
 		// labelled line (it is not a category of the view).
-		line("+ unrecorded prefix (inferred from recorded usage): %s tokens", report.Thousands(c.UnrecordedTokens))
+		if c.Requests == 0 {
+			line("+ unrecorded prefix (the prior, no usage recorded yet): %s tokens", report.Thousands(c.UnrecordedTokens))
+		} else {
+			line("+ unrecorded prefix (inferred from recorded usage): %s tokens", report.Thousands(c.UnrecordedTokens))
+		}
 		if c.Slope != 1 {
 			line("× slope %.3f on the view's own tokens (fitted on recorded usage)", c.Slope)
 		}
@@ -450,7 +454,11 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 		}
 		line("should compact: %s (at %g%% of the input budget)", verdict, 100*compactAt)
 	}
-	if c := r.Calibration; c != nil {
+	if c := r.Calibration; c != nil && c.Requests == 0 {
+		// No request recorded yet: the prior (docs/ACCURACY.md "The prior").
+		line("calibrated estimate: %s tokens (%.1f%% of the input budget; raw %.1f%%), method %s: no request recorded yet, %s tokens added for what the client sends beside the transcript",
+			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, r.RawBudgetPct, render.TextSafe(c.Method), report.Thousands(c.UnrecordedTokens))
+	} else if c != nil {
 		line("calibrated estimate: %s tokens (%.1f%% of the input budget; raw %.1f%%), method %s, exact at %s (measured %s vs estimated %s); %d request(s): next-request median error %.1f%%, raw median error %.1f%%, worst %+.1f%% at %s",
 			report.Thousands(c.CalibratedTotal), c.CalibratedBudgetPct, r.RawBudgetPct, c.Method, render.TextSafe(c.LatestNode), report.Thousands(int(c.Measured)), report.Thousands(c.Estimated),
 			c.Requests, 100*c.NextMedianError, 100*c.MedianRelError, 100*c.WorstRelError, render.TextSafe(c.WorstNode))

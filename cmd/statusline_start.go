@@ -131,15 +131,29 @@ func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *Status
 	}
 	path := filepath.Join(opts.CacheDir, prefixFile)
 	known := readPrefixes(path)
-	if c := r.Calibration; c != nil {
-		if c.PrefixTokens <= 0 {
+	// A calibration from recorded requests is remembered; one from the
+	// prior (no request recorded yet: estimate's table of what the client
+	// sends, docs/ACCURACY.md "The prior") gives way to the prefix this
+	// folder's own sessions inferred, which holds the user's own additions
+	// (CLAUDE.md, MCP tools, hooks).
+	if c := r.Calibration; c != nil && c.Requests > 0 {
+		// What a fresh session's first request carries is what this
+		// session's first one did (FirstUnrecordedTokens: the user's
+		// CLAUDE.md and hooks included; docs/ACCURACY.md "Held-out real
+		// transcripts"), known when the whole transcript was read; a tail
+		// gives the client's prefix alone.
+		prefix := c.PrefixTokens
+		if st.Read == readFull && c.FirstUnrecordedTokens > 0 {
+			prefix = c.FirstUnrecordedTokens
+		}
+		if prefix <= 0 {
 			return
 		}
 		k := prefixKey(hook.Cwd, st.Model)
-		if e, ok := known[k]; ok && e.Tokens == c.PrefixTokens {
+		if e, ok := known[k]; ok && e.Tokens == prefix {
 			return
 		}
-		known[k] = prefixEntry{Tokens: c.PrefixTokens, At: time.Now().Unix()}
+		known[k] = prefixEntry{Tokens: prefix, At: time.Now().Unix()}
 		known[prefixKey("", st.Model)] = known[k]
 		writePrefixes(path, known)
 		return

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/report"
 )
 
@@ -123,6 +125,26 @@ func TestStatuslineAfterClearCarriesPrefix(t *testing.T) {
 	if st.Basis != "inferred_prefix" || st.PrefixTokens <= 0 || st.Tokens != st.RawTokens+st.PrefixTokens {
 		t.Errorf("after /clear: %+v (calibrated session inferred %d unrecorded)", st, cal.Tokens-cal.RawTokens)
 	}
+	// The prefix remembered from a whole transcript is what its first
+	// request carried beside the transcript (issue 41).
+	est := runEnv(t, cliEnv{Env: map[string]string{"XDG_CACHE_HOME": cache}}, "estimate", tr["tool"], "--nodes", "--json")
+	var res struct {
+		Calibration struct {
+			Prefix  int `json:"prefix_tokens"`
+			History []struct {
+				Estimated int `json:"estimated"`
+				Measured  int `json:"measured"`
+			} `json:"history"`
+		} `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(est.Stdout), &res); err != nil || cal.Read != "full" || len(res.Calibration.History) == 0 {
+		t.Fatalf("estimate %v %q (status read %s)", err, est.Stdout, cal.Read)
+	}
+	c := res.Calibration
+	first := c.History[0].Measured - c.History[0].Estimated
+	if first <= 0 || st.PrefixTokens != first || first == c.Prefix {
+		t.Errorf("remembered %d; the calibrated session's first request left %d unrecorded (prefix_tokens %d)", st.PrefixTokens, first, c.Prefix)
+	}
 }
 
 func writeFirstUserLine(t *testing.T, src, dst string) {
@@ -193,4 +215,37 @@ func TestStatuslineHygiene(t *testing.T) {
 			t.Errorf("500 KB model id: %v, %q", d, r.Stdout)
 		}
 	})
+}
+
+// Issue 41: before the first reply, with no prefix remembered for the
+// folder, the status line adds the prior of the client (estimate's table
+// of what Claude Code sends beside the transcript, docs/ACCURACY.md "The
+// prior"), and keeps it when the transcript grows before any usage.
+func TestStatuslineFirstRequestUsesThePrior(t *testing.T) {
+	cache := t.TempDir()
+	tr := claudeInteropTranscripts(t)
+	fresh := filepath.Join(t.TempDir(), "fresh.jsonl")
+	writeFirstUserLine(t, tr["chat"], fresh)
+	p, ok := estimate.LookupPrior("claude-code", "", estimate.PriorMain)
+	if !ok {
+		t.Fatal("no Claude Code prior")
+	}
+	want := p.Unrecorded(estimate.ProviderAnthropic, 0, false)
+	for run := range 2 {
+		r := statusRun(t, cache, nil, statusHookJSON(t, fresh, "Sonnet 4.5", ""), "--json")
+		var st StatusLine
+		if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+			t.Fatalf("%v %q", err, r.Stdout)
+		}
+		if st.Basis != "calibrated" || st.Tokens != st.RawTokens+want || st.PrefixTokens != 0 {
+			t.Errorf("run %d before the first reply: %+v, want the raw count + %d (%s)", run, st, want, p.Method)
+		}
+		// A second user line, still no reply: the stored view is extended.
+		f, err := os.OpenFile(fresh, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, `{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"And one more thing."},"uuid":"00000000-0000-4000-8000-0000000000f%d","timestamp":"2026-01-01T00:00:30.000Z","sessionId":"00000000-0000-4000-8000-000000000001","version":"2.1.328"}`+"\n", run)
+		f.Close()
+	}
 }

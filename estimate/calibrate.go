@@ -64,6 +64,11 @@ type Calibration struct {
 	// not (0 with fewer than two usable steps).
 	Slope       float64 `json:"slope"`
 	FittedSlope float64 `json:"fitted_slope"`
+	// PriorSlope is the slope used where none is fitted (PriorSlope; 0
+	// for 1); FirstUnrecordedTokens the first request's unrecorded part
+	// (firstUnrecorded; not in the JSON, whose v1 golden is byte for byte).
+	PriorSlope            float64 `json:"prior_slope,omitempty"`
+	FirstUnrecordedTokens int     `json:"-"`
 	// CalibratedTotal = Slope × total + UnrecordedTokens: what the
 	// provider is predicted to count for this view; CalibratedBudgetPct the
 	// same against the input budget.
@@ -265,12 +270,16 @@ const FitWindow = 80
 //     next-request and third-of-the-window-ahead predictions (a window too
 //     short for three such predictions judges it on its steps: 10% less of
 //     their growth left unexplained).
-func FitRequests(reqs []MatchedRequest) Fit {
+func FitRequests(reqs []MatchedRequest) Fit { return FitRequestsPrior(reqs, 1) }
+
+// FitRequestsPrior is FitRequests with prior as the slope where none is
+// fitted, and the one a fitted slope must beat (PriorSlope).
+func FitRequestsPrior(reqs []MatchedRequest, prior float64) Fit {
 	if len(reqs) == 0 {
 		return Fit{Method: MethodOffset, Slope: 1}
 	}
 	all, carried := withoutCarried(reqs)
-	return fitAdjusted(all, carried, true)
+	return fitAdjusted(all, carried, true, prior)
 }
 
 // fitAdjusted is FitRequests on requests already less their carried
@@ -278,23 +287,26 @@ func FitRequests(reqs []MatchedRequest) Fit {
 // left at the latest request's unrecorded part instead of the minimum
 // over all of them (an O(n) scan a caller fitting every prefix of a long
 // history skips when no compaction needs it: Series).
-func fitAdjusted(all []MatchedRequest, carried float64, prefix bool) Fit {
+func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, prior float64) Fit {
 	n := len(all)
-	f := Fit{Method: MethodOffset, Slope: 1}
+	f := Fit{Method: MethodOffset, Slope: prior}
+	if prior != 1 {
+		f.Method = MethodPriorSlope
+	}
 	f.Carried = carried
 	win := all[max(0, n-FitWindow):]
-	slopeBefore, fitted, ok := prequentialSlopes(win)
+	slopeBefore, fitted, ok := prequentialSlopes(win, prior)
 	if ok {
 		f.FittedSlope = fitted
 	}
-	offErr, slopeErr := replayErrors(win, slopeBefore, f.FittedSlope)
+	offErr, slopeErr := replayErrors(win, slopeBefore, f.FittedSlope, prior)
 	if f.FittedSlope > 0 && slopeErr < slopeGain*offErr {
 		f.Method, f.Slope = MethodOffsetSlope, f.FittedSlope
 	}
 	ratesBefore, rates := framingRates(win)
 	var next []float64
 	for k := 1; k < len(win); k++ {
-		s, c := 1.0, 0.0
+		s, c := prior, 0.0
 		if rb := ratesBefore[k-1]; rates.ok && rb.ok {
 			s, c = rb.slope, rb.framing
 		} else if f.Method == MethodOffsetSlope {
@@ -323,16 +335,16 @@ func fitAdjusted(all []MatchedRequest, carried float64, prefix bool) Fit {
 func sameView(reqs []MatchedRequest, a, b int) bool { return reqs[a].Segment == reqs[b].Segment }
 
 // prequentialSlopes returns, for each request k, the slope fitted on the
-// steps before it (1 until two steps are known), so that a replay never
+// steps before it (prior until two steps are known), so that a replay never
 // judges the slope on the request it predicts; and the slope fitted on all
 // steps, with ok false when fewer than two steps have estimated growth.
-func prequentialSlopes(reqs []MatchedRequest) (slopeBefore []float64, fitted float64, ok bool) {
+func prequentialSlopes(reqs []MatchedRequest, prior float64) (slopeBefore []float64, fitted float64, ok bool) {
 	n := len(reqs)
 	var sxy, sxx float64
 	slopeBefore = make([]float64, n)
 	steps := 0
 	for k := range n {
-		slopeBefore[k] = 1
+		slopeBefore[k] = prior
 		if steps >= 2 && sxx > 0 {
 			slopeBefore[k] = clampSlope(sxy / sxx)
 		}
@@ -366,12 +378,12 @@ func predErr(reqs []MatchedRequest, from, to int, s, c float64) (float64, bool) 
 
 // replayErrors sums the errors of offset-only and slope predictions that
 // FitRequests compares (see its comment for the two kinds of evidence).
-func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted float64) (offErr, slopeErr float64) {
+func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted, prior float64) (offErr, slopeErr float64) {
 	n := len(reqs)
 	gap := max(1, n/3)
 	add := func(from, to int) {
 		// slopeBefore[j] is the slope known when request j was the latest.
-		o, ok := predErr(reqs, from, to, 1, 0)
+		o, ok := predErr(reqs, from, to, prior, 0)
 		if !ok {
 			return
 		}
@@ -390,7 +402,7 @@ func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted float64) 
 	// unexplained than slope 1 does.
 	informed := 0
 	for k := 1; k < n; k++ {
-		if slopeBefore[k-1] != 1 && sameView(reqs, k-1, k) {
+		if slopeBefore[k-1] != prior && sameView(reqs, k-1, k) {
 			informed++
 		}
 	}
@@ -402,7 +414,7 @@ func replayErrors(reqs []MatchedRequest, slopeBefore []float64, fitted float64) 
 			}
 			dx := float64(reqs[k].Estimated - reqs[k-1].Estimated)
 			dy := float64(reqs[k].Measured - reqs[k-1].Measured)
-			offErr += math.Abs(dy - dx)
+			offErr += math.Abs(dy - prior*dx)
 			slopeErr += math.Abs(dy - fitted*dx)
 		}
 	}
@@ -564,11 +576,15 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	w := reqs[worst]
 	c.WorstRelError, c.WorstNode = float64(w.Estimated-int(w.Measured))/float64(w.Measured), w.Node
 	c.MedianRelError = median(abs)
-	f := FitRequests(reqs)
+	prior := PriorSlope(res.Provider, res.EncodingIsProxy)
+	if prior != 1 {
+		c.PriorSlope = prior
+	}
+	f := FitRequestsPrior(reqs, prior)
 	c.Method, c.Slope, c.FittedSlope, c.NextMedianError, c.FramingRate = f.Method, f.Slope, f.FittedSlope, f.NextMedianError, f.FramingRate
 	total, unrecorded, carried, framed := f.predictAt(res.Total, res.Categories[CatOverhead], h)
 	c.UnrecordedTokens, c.CarriedTokens, c.FramingTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), int(math.Round(framed)), total
-	c.PrefixTokens = int(math.Round(f.Prefix))
+	c.PrefixTokens, c.FirstUnrecordedTokens = int(math.Round(f.Prefix)), firstUnrecorded(reqs)
 	c.Anchor = AnchorLatest
 	if h.AfterCompaction {
 		c.Anchor = AnchorCompaction

@@ -357,9 +357,11 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	if spine != nil {
 		slims = make([]slimCount, s.Len())
 	}
+	var lead leadTotals
 	// want starts with idx, in order: position k < len(idx) is view node k.
 	err = countStored(ctx, s, want, b, opts, nw, func(w, k, i int, p parts) {
 		if k < len(idx) {
+			lead.keep(k, p)
 			tallies[w].add(categoryFor(s.IsSummary(i), s.RoleAt(i)), p)
 			if detail != nil {
 				detail[k] = p
@@ -377,10 +379,7 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	}
 	res := tallies[0].result(b, opts, len(idx))
 	if detail != nil {
-		res.Nodes = make([]NodeCount, len(idx))
-		for k, i := range idx {
-			res.Nodes[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), detail[k])
-		}
+		res.Nodes = nodeCounts(s, idx, detail)
 	}
 	res.Session = s.Dir
 	if v.Head >= 0 {
@@ -390,7 +389,19 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 	if spine != nil {
 		st.calib = calibrateView(v, spine, slims, b, opts, res)
 	}
+	if res.Calibration == nil && !opts.NoCalibrate && len(idx) > 0 {
+		applyPrior(s, idx, lead[:], b, opts, res)
+	}
 	return res, st, nil
+}
+
+// nodeCounts is the per-node detail of the view idx of s.
+func nodeCounts(s *store.Session, idx []int, detail []parts) []NodeCount {
+	out := make([]NodeCount, len(idx))
+	for k, i := range idx {
+		out[k] = nodeCount(s.ID(i), s.RoleAt(i), categoryFor(s.IsSummary(i), s.RoleAt(i)), detail[k])
+	}
+	return out
 }
 
 // calibrateView calibrates res on HEAD's raw spine and returns the state

@@ -321,6 +321,10 @@ func (t *tailRun) measure(ctx context.Context, e Options, key string) (*Result, 
 	if len(reqs) > 0 {
 		res.Calibration = newCalibration(reqs, res, nb.Calib.Head)
 		res.setBudget(b, e)
+	} else if c := carryPrior(t.vc.Result.Calibration, res); c != nil && !e.NoCalibrate {
+		// No request recorded yet: the prior the stored view was given.
+		res.Calibration = c
+		res.setBudget(b, e)
 	}
 	vc := &viewCache{Key: key, Result: res, Basis: &nb}
 	recs := append(t.recs[:len(t.recs):len(t.recs)], t.newR...)

@@ -11,7 +11,7 @@ type SeriesPoint struct {
 	Recorded int64  `json:"recorded"`
 	// Estimated is the calibrated prediction; for the first request,
 	// which no earlier request calibrates, the raw estimate (Calibrated
-	// false).
+	// false) or, with a prior, the raw estimate and what the prior adds.
 	Estimated  int  `json:"estimated"`
 	Raw        int  `json:"raw"`
 	Calibrated bool `json:"calibrated"`
@@ -30,17 +30,36 @@ type SeriesPoint struct {
 // prefix, each fit reads its window (FitWindow), and the client's prefix
 // (a scan of every earlier request) is found only where a compaction
 // anchors on it.
-func Series(reqs []MatchedRequest) []SeriesPoint {
+func Series(reqs []MatchedRequest) []SeriesPoint { return SeriesWithPrior(reqs, -1, 1) }
+
+// Series is the calibration's history predicted as Series does, with the
+// calibration's prior slope (what `estimate` at each cut uses).
+func (c *Calibration) Series() []SeriesPoint {
+	prior := c.PriorSlope
+	if prior == 0 {
+		prior = 1
+	}
+	return SeriesWithPrior(c.History, -1, prior)
+}
+
+// SeriesWithPrior is Series with request 1 predicted as the cut before it
+// gives with a prior (Prior.Unrecorded: unrecorded is what the prior adds
+// to its view; negative for no prior, when request 1 is the raw estimate)
+// and slope as the prior slope of every fit (FitRequestsPrior).
+func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, slope float64) []SeriesPoint {
 	out := make([]SeriesPoint, len(reqs))
 	adjusted := make([]MatchedRequest, len(reqs))
 	var h int64 // the hidden output request k carries
 	for k, r := range reqs {
 		p := SeriesPoint{Node: r.Node, Recorded: r.Measured, Raw: r.Estimated, Estimated: r.Estimated}
+		if k == 0 && unrecorded >= 0 {
+			p.Estimated, p.Calibrated = r.Estimated+unrecorded, true
+		}
 		if k > 0 {
 			// withoutCarried(reqs[:k]) is adjusted[:k] and this carry.
 			carried := float64(h + reqs[k-1].Hidden)
 			hs := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
-			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction).predictAt(r.Estimated, r.Framing, hs)
+			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, slope).predictAt(r.Estimated, r.Framing, hs)
 			p.Calibrated, p.AfterCompaction = true, hs.AfterCompaction
 			if r.NewTurn {
 				h = 0

@@ -203,7 +203,7 @@ func TestSpotterInBrowser(t *testing.T) {
 		Subagent  bool   `json:"subagent"`
 	}
 	embedded := evalIn[[]fig](t, p, `JSON.parse(document.getElementById("ctxfold-data").textContent).requests`)
-	series := estimate.Series(history(t, dir))
+	series := history(t, dir)
 	k := 0
 	for _, e := range embedded {
 		if e.Subagent {

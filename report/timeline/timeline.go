@@ -169,11 +169,11 @@ func Build(ctx context.Context, dir string, opts Options) (*Data, error) {
 		}
 		d.CompactAt = int(share * float64(res.InputBudget))
 	}
-	var hist []estimate.MatchedRequest
+	var series []estimate.SeriesPoint
 	if c := res.Calibration; c != nil {
-		d.Calibrated, hist = c.CalibratedTotal, c.History
+		d.Calibrated, series = c.CalibratedTotal, c.Series()
 	}
-	if err := d.addRequests(g, estimate.Series(hist)); err != nil {
+	if err := d.addRequests(g, series); err != nil {
 		return nil, err
 	}
 	if err := d.addCompactions(ctx, g, opts.Head); err != nil {

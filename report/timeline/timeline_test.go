@@ -50,7 +50,9 @@ func build(t testing.TB, dir string) *Data {
 
 // history is the recorded requests a full estimate of HEAD's view
 // matches, counted apart from Build (its own render and count).
-func history(t testing.TB, dir string) []estimate.MatchedRequest {
+// history is the session's recorded requests predicted as estimate does
+// at each cut (the calibration's Series, with its prior slope).
+func history(t testing.TB, dir string) []estimate.SeriesPoint {
 	t.Helper()
 	g, err := dag.Open(dir, store.OpenOptions{})
 	if err != nil {
@@ -68,7 +70,7 @@ func history(t testing.TB, dir string) []estimate.MatchedRequest {
 	if res.Calibration == nil {
 		return nil
 	}
-	return res.Calibration.History
+	return res.Calibration.Series()
 }
 
 func auditAll(t testing.TB, dir string) []*audit.Result {
@@ -91,16 +93,15 @@ func auditAll(t testing.TB, dir string) []*audit.Result {
 func TestBuildCompaction(t *testing.T) {
 	dir := importFile(t, interop("compact"))
 	d := build(t, dir)
-	hist := history(t, dir)
-	series := estimate.Series(hist)
+	series := history(t, dir)
 	var main []Request
 	for _, r := range d.Requests {
 		if !r.Subagent {
 			main = append(main, r)
 		}
 	}
-	if len(hist) < 2 || len(main) != len(hist) {
-		t.Fatalf("%d main requests, %d matched (want at least 2, equal)", len(main), len(hist))
+	if len(series) < 2 || len(main) != len(series) {
+		t.Fatalf("%d main requests, %d matched (want at least 2, equal)", len(main), len(series))
 	}
 	for k, r := range main {
 		p := series[k]

@@ -1,0 +1,495 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/importer"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
+)
+
+// The leave-one-out check of docs/ACCURACY.md ("Leave one session out",
+// issue 41): every recorded request of every real transcript the
+// repository tests with — the shared real transcripts and the real-client
+// recordings in testdata/interop — predicted as `estimate` would at the
+// cut just before its reply (estimate.Series, which TestSeriesMatchesCuts
+// ties to the cut), the first request included, with a calibration that
+// never saw the session: the session's own earlier requests, and nothing
+// fitted on it. Per session: median, p90, worst and the first three
+// requests; pooled: median and p90 of the requests after the first.
+//
+// Targets (issue 41): per session median ≤ 1%, p90 ≤ 5%, each of the first
+// three requests within 5%; pooled median ≤ 0.15%, p90 ≤ 1%. A session's
+// miss is either an exception (looExcluded: its usage measures something
+// else than the view) or a known miss (looKnownMisses: not met, with why);
+// the test fails on any other miss, so a regression cannot hide.
+//
+// CTXFOLD_ACCURACY_LOO_TABLE=FILE writes the table (scripts/accuracy-loo.sh).
+// CTXFOLD_ACCURACY_HELDOUT=DIR adds every transcript under DIR as a
+// held-out session ("heldout/…"): reported in the table and pooled apart,
+// fitted on nothing (the prior slope is the shared transcripts'), held to
+// no target (public transcripts outside the repository, read in place;
+// docs/ACCURACY.md names the ones measured).
+
+// looSession is one session's left-out figures.
+type looSession struct {
+	name string
+	errs []float64 // per recorded request, in spine order (request 1 first)
+	// first are the first three requests' errors (fewer in a shorter session).
+	first []float64
+	// prior says how request 1 was predicted (estimate.Series).
+	prior string
+	// hist is the recorded requests; firstPred request 1's prediction
+	// (looFirst); slope the prior slope estimate gives the session's model
+	// (estimate.PriorSlope), which the check replaces by the slope fitted
+	// on the other sessions (looSlopes).
+	hist      []estimate.MatchedRequest
+	firstPred int
+	slope     float64
+	used      float64 // the prior slope the check used
+}
+
+func TestAccuracyLeaveOneOut(t *testing.T) {
+	sessiontest.Long(t, "the leave-one-out accuracy check over every real transcript and recording")
+	ctx := context.Background()
+	var sessions []looSession
+	for _, f := range append(looFiles(t), looHeldOut(t)...) {
+		out := filepath.Join(t.TempDir(), "s")
+		rep, err := importer.Import(ctx, importer.Options{From: importer.Auto, Files: []string{f.path}, Out: out})
+		if err != nil {
+			t.Fatalf("%s: import: %v", f.name, err)
+		}
+		for _, s := range rep.Sessions {
+			if ls, ok := looOf(t, ctx, s.Dir, f.name); ok {
+				sessions = append(sessions, ls)
+			}
+		}
+	}
+	if len(sessions) == 0 {
+		t.Fatal("no session with recorded usage")
+	}
+	slopes, all := looSlopes(sessions)
+	if math.Abs(all-estimate.ClaudeProxySlope) > 0.0005 {
+		t.Errorf("the pooled slope of the shared Claude Code transcripts is %.4f: estimate.ClaudeProxySlope is %.4f", all, estimate.ClaudeProxySlope)
+	}
+	for k := range sessions {
+		looPredict(&sessions[k], slopes[sessions[k].name])
+	}
+	table, pooled := looTable(sessions)
+	t.Log("\n" + table)
+	if p := os.Getenv("CTXFOLD_ACCURACY_LOO_TABLE"); p != "" {
+		if err := os.WriteFile(p, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range sessions {
+		if looExcluded(s.name) != "" || looHeld(s.name) {
+			continue
+		}
+		misses, why := looMisses(s), looKnownMisses[s.name]
+		switch {
+		case len(misses) > 0 && why == "":
+			t.Errorf("%s: %s", s.name, strings.Join(misses, "; "))
+		case len(misses) > 0:
+			t.Logf("known miss (not met): %s: %s: %s", s.name, strings.Join(misses, "; "), why)
+		case why != "":
+			t.Errorf("%s meets every target: take it off looKnownMisses", s.name)
+		}
+	}
+	if pooled.median > 0.0015 || pooled.p90 > 0.01 {
+		t.Errorf("pooled next-request error over %d requests: median %.3f%%, p90 %.3f%%; want ≤ 0.15%% and ≤ 1%%", pooled.n, 100*pooled.median, 100*pooled.p90)
+	}
+}
+
+// looMisses lists the targets s misses. A recording's request 1 is not
+// held (looFakeFirst): its targets are held on the requests after it.
+func looMisses(s looSession) []string {
+	var out []string
+	errs, first, from := s.errs, s.first, 1
+	if strings.HasPrefix(s.name, "interop/") {
+		errs, first, from = errs[1:], first[1:], 2
+		if len(errs) == 0 {
+			return nil
+		}
+	}
+	med, p90 := quantile(append([]float64(nil), errs...), 0.5), quantile(append([]float64(nil), errs...), 0.9)
+	if med > 0.01 {
+		out = append(out, fmt.Sprintf("median %.2f%% > 1%%", 100*med))
+	}
+	if p90 > 0.05 {
+		out = append(out, fmt.Sprintf("p90 %.2f%% > 5%%", 100*p90))
+	}
+	for k, e := range first {
+		if e > 0.05 {
+			out = append(out, fmt.Sprintf("request %d off by %.2f%% > 5%%", k+from, 100*e))
+		}
+	}
+	return out
+}
+
+// looExcluded says why a session's usage measures something else than the
+// view it answered: reported, neither pooled nor held to the targets.
+func looExcluded(name string) string {
+	if why := cutExcluded(name); why != "" && !looDuplicate(name) {
+		return why
+	}
+	switch {
+	case strings.HasPrefix(name, "gemini-cli/jazzyalex-agent-sessions/"):
+		return "a SYNTHETIC schema fixture (MANIFEST.md): its usage is made up"
+	case strings.Contains(name, "/subagents/agent-acompact-"):
+		return "Claude Code's compaction summariser: its one request read the main chain's whole history, of which the file holds a few lines"
+	case strings.HasPrefix(name, "interop/pi/") && strings.Contains(name, "/compaction"),
+		strings.HasPrefix(name, "interop/codex/") && strings.Contains(name, "/compaction/"):
+		return "the fake reported 900,000 input tokens ([[inflate]]) to push the client into its compaction: those requests' usage measures no content"
+	}
+	return ""
+}
+
+// looDuplicate says the session is a pinned client's scenario recorded
+// again with a newer client: held to the targets, not pooled, so no
+// scenario counts twice.
+func looDuplicate(name string) bool {
+	return strings.Contains(cutExcluded(name), "recorded again with a newer client")
+}
+
+// looFakeFirst is why a recording's request 1 is reported, not held.
+const looFakeFirst = "the fake providers' usage is a quarter of the request body's bytes (JSON keys and escapes included), not a count of tokens: " +
+	"no token count meets it before a request has been recorded (from request 2 the offset carries the difference)"
+
+// looKnownMisses are the sessions that miss a target today, with why:
+// NOT met (docs/ACCURACY.md, "Leave one session out"). The test fails on
+// a miss not listed here, and on a listed session that meets every target.
+var looKnownMisses = map[string]string{
+	"claude-code/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": looOldClaude,
+	"claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": looOldClaude,
+	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl":                looOldClaude,
+	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": looOldClaude +
+		"; with 3 requests, request 1 is its p90 and request 3 (2.45%) its median",
+	"codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "request 1: the prior is Codex 0.169.0's (the nearest recorded version to 0.58.0), " +
+		"whose instructions and tools count about 3,200 tokens fewer than what 0.58.0 sent (the rollout records neither)",
+	"interop/claude-code/2.1.328/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl": looParallel,
+	"interop/claude-code/2.1.332/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl": looParallel,
+	"interop/pi/0.73.1/anthropic/session.jsonl":                                                  looPiFake,
+	"interop/pi/0.73.1/rpc/session.jsonl":                                                        looPiFake,
+	"interop/pi/0.73.1/tool-error/session.jsonl":                                                 looPiFake,
+}
+
+const (
+	looOldClaude = "request 1: the prior is Claude Code 2.1.332's (the session records no version; it ran 1.0.98, 1.0.108 or 2.1.39), " +
+		"recorded with the tools restricted to Bash and Agent: far below a default tool set, the user's CLAUDE.md, MCP tools and hook output"
+	looPiFake   = "pi's requests 2–3 are off by 1.4–6.3% (the fake's quarter of the body's bytes, calibrated on one or two requests), and a session of 2–4 requests has them as its median or p90"
+	looParallel = "its one request after the first (1.44%) follows two parallel tool calls and their results, whose JSON the fake counts at a quarter of its bytes: no framing rate is fitted from one request"
+)
+
+// looHeldOut lists the transcripts under CTXFOLD_ACCURACY_HELDOUT.
+func looHeldOut(t *testing.T) []cutFile {
+	root := os.Getenv("CTXFOLD_ACCURACY_HELDOUT")
+	if root == "" {
+		return nil
+	}
+	var files []cutFile
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			rel, _ := filepath.Rel(root, p)
+			files = append(files, cutFile{"heldout/" + filepath.ToSlash(rel), p})
+		}
+		return err
+	})
+	if err != nil || len(files) == 0 {
+		t.Fatalf("CTXFOLD_ACCURACY_HELDOUT=%s: no transcript (%v)", root, err)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	return files
+}
+
+// looWorstLater is the index of the worst error after request 1, 0 for
+// a session of one request.
+func looWorstLater(errs []float64) int {
+	w := 0
+	for k := 1; k < len(errs); k++ {
+		if w == 0 || errs[k] > errs[w] {
+			w = k
+		}
+	}
+	return w
+}
+
+// looHeld says the session is a held-out one (CTXFOLD_ACCURACY_HELDOUT).
+func looHeld(name string) bool { return strings.HasPrefix(name, "heldout/") }
+
+// looFiles is every transcript the accuracy checks read: the cut check's
+// files (accuracyCutFiles) and the other clients' recordings.
+func looFiles(t *testing.T) []cutFile {
+	files := accuracyCutFiles(t)
+	more, _ := filepath.Glob("testdata/interop/pi/*/*/session.jsonl")
+	droid, _ := filepath.Glob("testdata/interop/droid/*/*/*-*-*-*-*.jsonl")
+	more = append(more, droid...)
+	for _, p := range more {
+		files = append(files, cutFile{"interop/" + strings.TrimPrefix(p, "testdata/interop/"), p})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	return files
+}
+
+// looOf predicts every recorded request of the session in dir; false when
+// it recorded no usage.
+func looOf(t *testing.T, ctx context.Context, dir, name string) (looSession, bool) {
+	t.Helper()
+	g, err := dag.Open(dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer g.S.Close()
+	o := estimate.Options{Model: g.S.Meta.Model, RecordedWindow: estimate.RecordedWindow(g.S.Meta), NodeDetail: true}
+	if _, ok := estimate.ResolveModel(o.Model, nil); !ok && o.RecordedWindow == 0 {
+		o.Window = 1000000 // a session that records no model: only the counts matter here
+	}
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatalf("%s: render: %v", name, err)
+	}
+	res, err := estimate.View(ctx, v, o)
+	if err != nil {
+		t.Fatalf("%s: estimate: %v", name, err)
+	}
+	if res.Calibration == nil || len(res.Calibration.History) == 0 {
+		return looSession{}, false
+	}
+	ls := looSession{name: name, hist: res.Calibration.History, slope: res.Calibration.PriorSlope}
+	ls.firstPred, ls.prior = looFirst(t, ctx, g, o, name, estimate.Series(ls.hist)[0])
+	return ls, true
+}
+
+// looPredict fills ls's errors: request 1 from looFirst, each later one
+// from the requests before it, with slope as the prior slope (1 for a
+// model estimate gives none).
+func looPredict(ls *looSession, slope float64) {
+	if ls.slope == 0 || ls.slope == 1 {
+		slope = 1
+	}
+	ls.used = slope
+	series := estimate.SeriesWithPrior(ls.hist, -1, slope)
+	series[0].Estimated = ls.firstPred
+	for k, p := range series {
+		e := math.Abs(float64(p.Estimated)-float64(p.Recorded)) / float64(p.Recorded)
+		ls.errs = append(ls.errs, e)
+		if k < 3 {
+			ls.first = append(ls.first, e)
+		}
+	}
+}
+
+// looSlopes is, for every session whose model has a prior slope, the
+// slope pooled over the other shared real transcripts of such a model:
+// the least-squares slope through the origin of each step's recorded
+// growth on its estimated growth (steps across a compaction left out, as
+// the fit does), the step of a session's own requests only. all is the
+// slope pooled over all of them (estimate.ClaudeProxySlope's figure).
+func looSlopes(sessions []looSession) (map[string]float64, float64) {
+	type sums struct{ xy, xx float64 }
+	own := map[string]sums{}
+	var tot sums
+	for _, s := range sessions {
+		if s.slope == 0 || s.slope == 1 || strings.HasPrefix(s.name, "interop/") || looHeld(s.name) || looExcluded(s.name) != "" {
+			continue
+		}
+		var sm sums
+		for k := 1; k < len(s.hist); k++ {
+			a, b := s.hist[k-1], s.hist[k]
+			if a.Segment != b.Segment {
+				continue
+			}
+			dx, dy := float64(b.Estimated-a.Estimated), float64(b.Measured-a.Measured)
+			sm.xy += dx * dy
+			sm.xx += dx * dx
+		}
+		own[s.name] = sm
+		tot.xy += sm.xy
+		tot.xx += sm.xx
+	}
+	out := map[string]float64{}
+	for _, s := range sessions {
+		o := own[s.name]
+		if d := tot.xx - o.xx; d > 0 {
+			out[s.name] = (tot.xy - o.xy) / d
+		}
+	}
+	all := 0.0
+	if tot.xx > 0 {
+		all = tot.xy / tot.xx
+	}
+	return out, all
+}
+
+// looFirst predicts request 1 as estimate does at the cut before it
+// (`estimate --head <its predecessor>`: the raw view plus what the prior
+// adds), with the prior looked up in the table less the session's own
+// recording (looPrior). For a shared transcript, whose prior is the whole
+// table's, the figure must be the one estimate gives at that cut.
+func looFirst(t *testing.T, ctx context.Context, g *dag.Graph, o estimate.Options, name string, first estimate.SeriesPoint) (int, string) {
+	t.Helper()
+	i, ok := g.Lookup(first.Node)
+	if !ok || g.Pred(i) < 0 {
+		return first.Estimated, "none (no view before it)"
+	}
+	v, err := render.Build(g, g.ID(g.Pred(i)), true)
+	if err != nil {
+		t.Fatalf("%s: render: %v", name, err)
+	}
+	o.NodeDetail = true
+	res, err := estimate.View(ctx, v, o)
+	if err != nil {
+		t.Fatalf("%s: estimate: %v", name, err)
+	}
+	if res.Total != first.Raw {
+		t.Errorf("%s: the cut before request 1 counts %d, the series %d", name, res.Total, first.Raw)
+	}
+	p, ok := looPrior(g, name)
+	if !ok {
+		return res.Total, "none (raw)"
+	}
+	unrecorded := p.Unrecorded(res.Provider, leadingSystem(res.Nodes), res.Categories[estimate.CatTools] > 0)
+	got := res.Total + unrecorded
+	if !strings.HasPrefix(name, "interop/") && (res.Calibration == nil || res.Calibration.CalibratedTotal != got) {
+		t.Errorf("%s: estimate at the cut before request 1 gives %+v, the prior %d", name, res.Calibration, got)
+	}
+	return got, fmt.Sprintf("%s: +%d", p.Method, unrecorded)
+}
+
+// looPrior is the prior the session's first request is predicted with,
+// looked up as estimate does (the client the import names, the version
+// and mode its root records) in the table less the entries of the
+// session's own recording: a recording never predicts itself.
+func looPrior(g *dag.Graph, name string) (estimate.Prior, bool) {
+	var from struct {
+		Format string `json:"format"`
+	}
+	if raw, ok := g.S.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
+		return estimate.Prior{}, false
+	}
+	root, err := g.S.Node(0)
+	if err != nil {
+		return estimate.Prior{}, false
+	}
+	own := ""
+	if rest, ok := strings.CutPrefix(name, "interop/"); ok {
+		parts := strings.SplitN(rest, "/", 4)
+		if len(parts) == 4 {
+			own = "testdata/interop/" + strings.Join(parts[:3], "/") + "/"
+		}
+	}
+	var table []estimate.PriorEntry
+	for _, e := range estimate.PriorTable() {
+		if own == "" || !strings.HasPrefix(e.Source, own) {
+			table = append(table, e)
+		}
+	}
+	return estimate.NearestPrior(table, from.Format, estimate.ClientVersion(root), estimate.PriorMode(root))
+}
+
+// leadingSystem is the tokens of the view's system messages before its
+// first other message: what the transcript records of the request's
+// system prompt.
+func leadingSystem(nodes []estimate.NodeCount) int {
+	n := 0
+	for _, c := range nodes {
+		if c.Role != "system" {
+			break
+		}
+		n += c.Tokens
+	}
+	return n
+}
+
+type looStats struct {
+	n                  int
+	median, p90, worst float64
+}
+
+func looStatsOf(errs []float64) looStats {
+	s := looStats{n: len(errs)}
+	for _, e := range errs {
+		s.worst = math.Max(s.worst, e)
+	}
+	s.median, s.p90 = quantile(append([]float64(nil), errs...), 0.5), quantile(append([]float64(nil), errs...), 0.9)
+	return s
+}
+
+// looTable is the Markdown table; pooled is over the held sessions'
+// requests after the first (the next-request figure of "Every cut").
+func looTable(sessions []looSession) (string, looStats) {
+	var b strings.Builder
+	pct := func(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+	b.WriteString("| session | requests | median | p90 | worst | worst of 2… (request) | requests 1, 2, 3 | request 1 from | targets |\n|---|---|---|---|---|---|---|---|---|\n")
+	var next []float64
+	for _, s := range sessions {
+		st := looStatsOf(s.errs)
+		var first []string
+		for _, e := range s.first {
+			first = append(first, pct(e))
+		}
+		verdict := "met"
+		if why := looExcluded(s.name); why != "" {
+			verdict = "not held: " + why
+		} else if m := looMisses(s); len(m) > 0 && looHeld(s.name) {
+			verdict = "held out, reported: " + strings.Join(m, "; ")
+		} else if len(m) > 0 {
+			verdict = "**not met**: " + strings.Join(m, "; ")
+		}
+		if strings.HasPrefix(s.name, "interop/") && looExcluded(s.name) == "" {
+			verdict += " (request 1 not held: the fake's unit)"
+		}
+		if looExcluded(s.name) == "" && !looDuplicate(s.name) && !looHeld(s.name) {
+			next = append(next, s.errs[1:]...)
+		}
+		prior := s.prior
+		if s.used != 1 {
+			prior += fmt.Sprintf("; prior slope %.3f", s.used)
+		}
+		later := "–"
+		if w := looWorstLater(s.errs); w > 0 {
+			later = fmt.Sprintf("%s (%d)", pct(s.errs[w]), w+1)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.name, st.n, pct(st.median), pct(st.p90), pct(st.worst), later, strings.Join(first, ", "), prior, verdict)
+	}
+	pooled := looStatsOf(next)
+	row := func(label string, st looStats) {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | | | | |\n", label, st.n, pct(st.median), pct(st.p90), pct(st.worst))
+	}
+	row("**pooled**, requests 2… (held sessions)", pooled)
+	var realNext, recNext, realFirst, recFirst, heldNext, heldFirst []float64
+	for _, s := range sessions {
+		if looExcluded(s.name) != "" || looDuplicate(s.name) {
+			continue
+		}
+		if looHeld(s.name) {
+			heldNext, heldFirst = append(heldNext, s.errs[1:]...), append(heldFirst, s.errs[0])
+			continue
+		}
+		if strings.HasPrefix(s.name, "interop/") {
+			recNext, recFirst = append(recNext, s.errs[1:]...), append(recFirst, s.errs[0])
+		} else {
+			realNext, realFirst = append(realNext, s.errs[1:]...), append(realFirst, s.errs[0])
+		}
+	}
+	row("of which the shared real transcripts", looStatsOf(realNext))
+	row("of which the real-client recordings (fake providers' usage)", looStatsOf(recNext))
+	row("request 1, shared real transcripts (held)", looStatsOf(realFirst))
+	row("request 1, real-client recordings (not held: the fake's unit)", looStatsOf(recFirst))
+	if len(heldNext)+len(heldFirst) > 0 {
+		row("held-out transcripts (CTXFOLD_ACCURACY_HELDOUT), requests 2…", looStatsOf(heldNext))
+		row("held-out transcripts, request 1", looStatsOf(heldFirst))
+	}
+	return b.String(), pooled
+}

@@ -1,0 +1,177 @@
+package estimate
+
+import (
+	"bufio"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/importer"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
+)
+
+// A version the table does not hold takes the nearest known one, and the
+// method says which (docs/ACCURACY.md, "The prior").
+func TestNearestPrior(t *testing.T) {
+	table := []PriorEntry{
+		{Client: "c", Version: "2.1.328", Mode: PriorMain, SystemTokens: 100},
+		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 200},
+		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 210},
+		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 220},
+		{Client: "c", Version: "2.1.332", Mode: PriorSubagent, SystemTokens: 50},
+	}
+	for _, tc := range []struct {
+		version, mode string
+		tokens        int
+		method        string
+	}{
+		{"2.1.332", PriorMain, 210, "prior: c 2.1.332 main"},
+		{"2.1.330", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 2.1.330)"},
+		{"1.0.98", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 1.0.98)"},
+		{"2.1.400", PriorMain, 210, "prior: c 2.1.332 main (nearest known version to 2.1.400)"},
+		{"2.1.40", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 2.1.40)"},
+		{"", PriorMain, 210, "prior: c 2.1.332 main (the session records no client version: the newest known)"},
+		{"2.1.332", PriorSubagent, 50, "prior: c 2.1.332 subagent"},
+		{"2.1.328", PriorSubagent, 50, "prior: c 2.1.332 subagent (nearest known version to 2.1.328)"},
+	} {
+		p, ok := NearestPrior(table, "c", tc.version, tc.mode)
+		if !ok || p.Entry.SystemTokens != tc.tokens || p.Method != tc.method {
+			t.Errorf("%s %s: %+v %v, want %d tokens, method %q", tc.version, tc.mode, p, ok, tc.tokens, tc.method)
+		}
+	}
+	if _, ok := NearestPrior(table, "other", "1", PriorMain); ok {
+		t.Error("a client the table does not hold has a prior")
+	}
+	// Only main entries: a sub-agent takes the main one.
+	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorSubagent); !ok || p.Method != "prior: c 2.1.328 main" {
+		t.Errorf("sub-agent without its own entry: %+v", p)
+	}
+}
+
+// What the prior adds is the entry's system prompt and tools less what
+// the view's leading system messages hold, plus Anthropic's tool preamble
+// when the view declares no tools itself.
+func TestPriorUnrecorded(t *testing.T) {
+	p := Prior{Entry: PriorEntry{SystemTokens: 1000, ElidedBytes: 400, Tools: 2, ToolsTokens: 500, ToolsTokensOpenAI: 300}}
+	if got := p.Unrecorded(ProviderOpenAI, 0, false); got != 1000+100+300+perMessage {
+		t.Errorf("openai: %d", got)
+	}
+	if got := p.Unrecorded(ProviderAnthropic, 0, false); got != 1000+100+500+perMessage+anthropicToolPreamble {
+		t.Errorf("anthropic, no tools in the view: %d", got)
+	}
+	if got := p.Unrecorded(ProviderAnthropic, 1200, true); got != 1000+100+500+perMessage-1200 {
+		t.Errorf("anthropic, system recorded: %d", got)
+	}
+	if got := p.Unrecorded(ProviderOpen, 5000, true); got != 0 {
+		t.Errorf("more recorded than the prior: %d, want 0", got)
+	}
+}
+
+// Before any usage is recorded, `estimate` calibrates a Codex rollout with
+// the prior of its recorded cli_version: the tools, which the rollout
+// does not record, beside the instructions, which it does; the stored
+// view's incremental run carries it.
+func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
+	rollout, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "codex", "0.169.0", "chat", "rollout-*.jsonl"))
+	if len(rollout) != 1 {
+		t.Fatalf("the Codex 0.169.0 chat recording: %v", rollout)
+	}
+	cut := filepath.Join(t.TempDir(), filepath.Base(rollout[0]))
+	writeLinesBefore(t, rollout[0], cut, `"type":"token_usage_record"`)
+	out := filepath.Join(t.TempDir(), "s")
+	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{cut}, Out: out})
+	if err != nil || len(rep.Sessions) != 1 {
+		t.Fatalf("import: %v", err)
+	}
+	g, err := dag.Open(rep.Sessions[0].Dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := View(context.Background(), v, Options{Model: g.S.Meta.Model, Window: 200000, NodeDetail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Calibration
+	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main" || c.Anchor != MethodPrior {
+		t.Fatalf("calibration before the first request: %+v", c)
+	}
+	p, _ := LookupPrior("codex", "0.169.0", PriorMain)
+	sys := 0
+	for _, n := range res.Nodes {
+		if n.Role != "system" {
+			break
+		}
+		sys += n.Tokens
+	}
+	want := p.Unrecorded(res.Provider, sys, false)
+	if sys == 0 || want <= 0 || c.UnrecordedTokens != want || c.CalibratedTotal != res.Total+want || res.BudgetBasis != BasisCalibrated {
+		t.Errorf("prior: unrecorded %d (want %d, %d recorded in the system messages), total %d of raw %d", c.UnrecordedTokens, want, sys, c.CalibratedTotal, res.Total)
+	}
+	// The tools are what the rollout lacks: the prior adds about them
+	// (within the framing of the recorded system messages).
+	if d := want - p.Entry.ToolsTokensOpenAI; d < -p.Entry.ToolsTokensOpenAI/10 || d > p.Entry.ToolsTokensOpenAI/10 {
+		t.Errorf("prior adds %d, the tools count %d", want, p.Entry.ToolsTokensOpenAI)
+	}
+	if off, err := View(context.Background(), v, Options{Model: g.S.Meta.Model, Window: 200000, NoCalibrate: true}); err != nil || off.Calibration != nil {
+		t.Errorf("--no-calibrate: %+v %v", off.Calibration, err)
+	}
+	if carried := carryPrior(c, &Result{Total: 10}); carried == nil || carried.CalibratedTotal != 10+want || carried.Method != c.Method {
+		t.Errorf("carried: %+v", carried)
+	}
+}
+
+// writeLinesBefore copies src's lines before the first that contains
+// stop into dst.
+func writeLinesBefore(t *testing.T, src, dst, stop string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() && !strings.Contains(sc.Text(), stop) {
+		b.WriteString(sc.Text() + "\n")
+	}
+	if err := os.WriteFile(dst, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With too few requests to fit a slope, a Claude model's calibration
+// uses the prior slope (the growth Claude's tokenizer counts beyond the
+// proxy's); an exact encoding keeps 1; enough steps fit their own.
+func TestPriorSlope(t *testing.T) {
+	if PriorSlope(ProviderAnthropic, true) != ClaudeProxySlope || PriorSlope(ProviderOpenAI, false) != 1 || PriorSlope(ProviderGemini, true) != 1 {
+		t.Fatal("prior slopes")
+	}
+	one := []MatchedRequest{{Node: "a", Estimated: 1000, Measured: 11000}}
+	f := FitRequestsPrior(one, ClaudeProxySlope)
+	want := 11000 + int(math.Round(ClaudeProxySlope*1000))
+	if f.Method != MethodPriorSlope || f.Predict(2000, 0) != want {
+		t.Errorf("one request: %s predicts %d, want %d", f.Method, f.Predict(2000, 0), want)
+	}
+	if f := FitRequests(one); f.Method != MethodOffset || f.Predict(2000, 0) != 12000 {
+		t.Errorf("no prior: %+v", f)
+	}
+	// Four steps at slope 1.5 fit it, whatever the prior.
+	var reqs []MatchedRequest
+	for k := range 5 {
+		reqs = append(reqs, MatchedRequest{Node: string(rune('a' + k)), Estimated: 1000 + 1000*k, Measured: int64(10000 + 1500*k)})
+	}
+	if f := FitRequestsPrior(reqs, ClaudeProxySlope); f.Method != MethodOffsetSlope || f.Slope != 1.5 {
+		t.Errorf("five requests: %s slope %v, want the fitted 1.5", f.Method, f.Slope)
+	}
+}
