@@ -26,6 +26,24 @@ func BenchmarkAfterAppend(b *testing.B) {
 	}
 	ctx := context.Background()
 	so := SessionOptions{Estimate: Options{Model: "claude-sonnet-4-5"}}
+	appendTurn := func() {
+		b.Helper()
+		_, err := store.Update(ctx, dir, store.WriteOptions{}, func(tx *store.Tx) error {
+			_, err := tx.Append([]transcript.Node{
+				{Role: transcript.RoleUser, Content: transcript.TextContent("One more thing: run the race detector on pkg/store and fix what it finds.")},
+				{Role: transcript.RoleAssistant, Content: transcript.TextContent("Ran `go test -race ./pkg/store`: one data race in the flusher, fixed by taking the lock in Close."),
+					Usage: &transcript.Usage{InputTokens: 1 << 20, OutputTokens: 40}},
+			}, store.AppendOptions{})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The generator writes nodes.jsonl itself: a first commit through the
+	// store starts its hash chain (docs/FORMAT.md §1), which the
+	// incremental run needs to prove the session only grew.
+	appendTurn()
 	if r := Session(ctx, dir, so); r.Err != nil {
 		b.Fatal(r.Err)
 	}
@@ -37,17 +55,7 @@ func BenchmarkAfterAppend(b *testing.B) {
 		}
 		saved[name] = data
 	}
-	_, err := store.Update(ctx, dir, store.WriteOptions{}, func(tx *store.Tx) error {
-		_, err := tx.Append([]transcript.Node{
-			{Role: transcript.RoleUser, Content: transcript.TextContent("One more thing: run the race detector on pkg/store and fix what it finds.")},
-			{Role: transcript.RoleAssistant, Content: transcript.TextContent("Ran `go test -race ./pkg/store`: one data race in the flusher, fixed by taking the lock in Close."),
-				Usage: &transcript.Usage{InputTokens: 1 << 20, OutputTokens: 40}},
-		}, store.AppendOptions{})
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	appendTurn()
 	restore := func(names ...string) {
 		os.RemoveAll(filepath.Join(dir, CacheDir))
 		os.Mkdir(filepath.Join(dir, CacheDir), 0o755)
