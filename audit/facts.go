@@ -74,7 +74,7 @@ var (
 	reMarker    = regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|please|instead|stop|no longer|not allowed|required|without|keep)\b`)
 	reCorrect   = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
 	space       = regexp.MustCompile(`\s+`)
-	reExitOnly  = regexp.MustCompile(`(?i)^(exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
+	reExitOnly  = regexp.MustCompile(`(?i)^((<shellId: \d+ completed with )?exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
 	reANSI      = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 

@@ -164,3 +164,18 @@ func TestExtractPortAndErrorCode(t *testing.T) {
 		t.Errorf("identifiers %q", got)
 	}
 }
+
+// GitHub Copilot CLI records a command that exits non-zero as a
+// successful tool result ending in "<shellId: N completed with exit code
+// 2>": its error line is a fact, the exit line alone is not.
+func TestCopilotShellFailureIsAnError(t *testing.T) {
+	nodes := []*transcript.Node{
+		result("r1", "c1", "ls: cannot access '/nonexistent-ctxfold-dir': No such file or directory\n<shellId: 0 completed with exit code 2>", false),
+		result("r2", "c2", "checkpoint reached, no error here\n<shellId: 1 completed with exit code 0>", false),
+	}
+	got := texts(Extract(nodes, nil), KindError)
+	want := []string{"ls: cannot access '/nonexistent-ctxfold-dir': No such file or directory"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("errors %q, want %q", got, want)
+	}
+}

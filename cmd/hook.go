@@ -35,6 +35,8 @@ type hookOptions struct {
 	Open     store.OpenOptions
 	// ResumeGC is live.Options.ResumeGC (resumeGC).
 	ResumeGC func() (restore func())
+	// Getenv reads the environment (a Copilot CLI hook's transcript).
+	Getenv func(string) string
 }
 
 func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
@@ -78,6 +80,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
 			opts.ResumeGC = resumeGC(f.Getenv)
+			opts.Getenv = f.Getenv
 			if runF != nil {
 				return runF(opts)
 			}
@@ -172,7 +175,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 		return err
 	}
 	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
-		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit})
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit, Getenv: opts.Getenv})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	// leaves the claim unconfirmed, so the next prompt injects it. Nil:
 	// the output is Result.Output, taken as delivered.
 	Emit func(out []byte) error
+	// Getenv reads the hook's environment, for a client whose input names
+	// no transcript (Dialect.Transcript); nil reads none.
+	Getenv func(string) string
 }
 
 // DefaultBudgetShare is the default budget of the injected facts: 2% of
@@ -103,6 +106,9 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		in.Event == EventUserPromptSubmit || (in.Event == EventSessionStart && in.Source == "compact")
 	if !relevant {
 		return res, nil
+	}
+	if d := DialectOf(opts.Client); in.TranscriptPath == "" && d.Transcript != nil {
+		in.TranscriptPath = d.Transcript(in, opts.Getenv)
 	}
 	if in.TranscriptPath == "" {
 		return nil, errors.New("hook input has no transcript_path")
