@@ -40,6 +40,7 @@ var clients = []*Client{
 	claudeCodeClient,
 	codexClient,
 	geminiClient,
+	copilotClient,
 }
 
 // Clients lists the agents setup knows.
