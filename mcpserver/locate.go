@@ -51,6 +51,8 @@ func (l Locate) file() (string, error) {
 		return l.codexRollout(getenv)
 	case "gemini":
 		return l.geminiSession()
+	case "copilot":
+		return l.copilotSession(getenv)
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {
