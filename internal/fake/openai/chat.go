@@ -32,14 +32,17 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 	for _, m := range req.Messages {
 		switch {
 		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)):
-			lastUser, callsAfter, outputs = contentText(m.Content), false, nil
+			lastUser, callsAfter, outputs = withoutReminder(contentText(m.Content)), false, nil
 		case m.Role == "assistant" && len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null":
 			callsAfter = true
 		case m.Role == "tool":
 			outputs = append(outputs, contentText(m.Content))
 		}
 	}
-	reply := s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
+	reply, ok := s.chatRecallStep(body, lastUser)
+	if !ok {
+		reply = s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
+	}
 	id := fmt.Sprintf("chatcmpl-fake-%03d", seq)
 	var calls []map[string]any
 	for i, c := range reply.Calls {
