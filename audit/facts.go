@@ -75,7 +75,10 @@ var (
 	reCorrect   = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
 	space       = regexp.MustCompile(`\s+`)
 	reExitOnly  = regexp.MustCompile(`(?i)^((<shellId: \d+ completed with )?exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
-	reANSI      = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+	// reClientDate is the line GitHub Copilot CLI 1.0.102 puts before each
+	// prompt the model reads (transformedContent, docs/INTEROP-copilot.md).
+	reClientDate = regexp.MustCompile(`^<current_datetime>[^<>]*</current_datetime>$`)
+	reANSI       = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 
 // pathKeys are tool-argument keys holding file paths.
@@ -183,6 +186,9 @@ func (x *extractor) node(nd *transcript.Node, byUser bool) {
 func (x *extractor) request(text, id string) {
 	first := ""
 	for _, s := range sentences(text) {
+		if reClientDate.MatchString(s) {
+			continue // the client's, not the user's (and no summary repeats it)
+		}
 		if first == "" {
 			first = s
 		}

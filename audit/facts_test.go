@@ -179,3 +179,12 @@ func TestCopilotShellFailureIsAnError(t *testing.T) {
 		t.Fatalf("errors %q, want %q", got, want)
 	}
 }
+
+// Copilot CLI opens every prompt the model reads with a date line; the
+// request is what the user typed after it, as Copilot's summary repeats it.
+func TestCopilotDateLineIsNoRequest(t *testing.T) {
+	got := texts(Extract([]*transcript.Node{user("u1", "<current_datetime>2026-12-06T17:50:33.420+00:00</current_datetime>\n\nPlease migrate the store. Never touch prod.")}, nil), KindRequest)
+	if !slices.Equal(got, []string{"Please migrate the store."}) {
+		t.Fatalf("requests %q", got)
+	}
+}
