@@ -170,6 +170,7 @@ func (x *extractor) node(nd *transcript.Node, byUser bool) {
 	text := nd.Content.PlainText()
 	switch {
 	case nd.Role == transcript.RoleUser && nd.IsRealRequest() && byUser:
+		text = withoutClientDate(text)
 		x.request(text, id)
 		x.prose(text, id)
 	case nd.Role == transcript.RoleAssistant:
@@ -183,12 +184,18 @@ func (x *extractor) node(nd *transcript.Node, byUser bool) {
 	}
 }
 
+// withoutClientDate is a prompt without the date line Copilot CLI puts
+// before it: the client's, not the user's, and no summary repeats it.
+func withoutClientDate(text string) string {
+	if i := strings.IndexByte(text, '\n'); i > 0 && reClientDate.MatchString(text[:i]) {
+		return strings.TrimLeft(text[i:], "\n")
+	}
+	return text
+}
+
 func (x *extractor) request(text, id string) {
 	first := ""
 	for _, s := range sentences(text) {
-		if reClientDate.MatchString(s) {
-			continue // the client's, not the user's (and no summary repeats it)
-		}
 		if first == "" {
 			first = s
 		}

@@ -187,4 +187,9 @@ func TestCopilotDateLineIsNoRequest(t *testing.T) {
 	if !slices.Equal(got, []string{"Please migrate the store."}) {
 		t.Fatalf("requests %q", got)
 	}
+	for _, f := range Extract([]*transcript.Node{user("u1", "<current_datetime>2026-12-06T17:50:33.420+00:00</current_datetime>\n\nGo on.")}, nil) {
+		if f.Kind != KindRequest {
+			t.Errorf("a fact of the date line: %+v", f)
+		}
+	}
 }
