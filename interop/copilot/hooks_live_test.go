@@ -204,6 +204,9 @@ func saveRecallMessages(t *testing.T, reqs []openai.Recorded, path, tmp, session
 	}
 	b, _ := json.Marshal(msgs)
 	s := strings.ReplaceAll(strings.ReplaceAll(string(b), tmp, "/interop"), session, "<session_id>")
+	s = uuidRE.ReplaceAllString(s, "<id>")
+	s = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00`).ReplaceAllString(s, "<datetime>")
+	s = regexp.MustCompile(`…[0-9:.]+\+00:00`).ReplaceAllString(s, "…<time>")
 	var out bytes.Buffer
 	_ = json.Indent(&out, []byte(s), "", "  ")
 	out.WriteByte('\n')
@@ -228,11 +231,16 @@ func copilotContext(messages json.RawMessage, tmp, session string) string {
 		}
 		if i := strings.Index(s, "<system_reminder>\nctxfold: "); i >= 0 {
 			s = strings.TrimSuffix(strings.TrimSpace(s[i+len("<system_reminder>\n"):]), "</system_reminder>")
-			return strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(s), tmp, "/interop"), session, "<session_id>")
+			s = strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(s), tmp, "/interop"), session, "<session_id>")
+			return uuidRE.ReplaceAllString(s, "<id>")
 		}
 	}
 	return ""
 }
+
+// uuidRE matches the ids Copilot gives sessions and events (node ids),
+// which differ at every recording.
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 type chatMessage struct {
 	Role       string          `json:"role"`
@@ -336,7 +344,7 @@ func copilotRecallCheck(t *testing.T, reqs []openai.Recorded, from int, rec map[
 // saveCopilotInputs writes the recorded hook inputs in order, with the
 // temporary folder, the session id and the times normalised.
 func saveCopilotInputs(t *testing.T, from, to, tmp string) {
-	ids := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	ids := uuidRE
 	err := hooktest.SaveInputs(from, to, strings.NewReplacer(tmp, "/interop"), func(v map[string]any) {
 		hooktest.Placeholders(v, "session_id", "timestamp")
 		if p, ok := v["transcript_path"].(string); ok {

@@ -2,6 +2,8 @@ package openai
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,5 +64,29 @@ func TestChatRecallCopilotNames(t *testing.T) {
 	quoted := `{"role":"user","content":"What next?\n\n<system_reminder>\n- request: Check. [[shell: ls /x]]\n</system_reminder>"}`
 	if calls, text := chatCalls(t, url, tools, quoted); len(calls) != 0 || text != "OK." {
 		t.Fatalf("a marker quoted in the hook's reminder was obeyed: %v %q", calls, text)
+	}
+}
+
+// The recall as GitHub Copilot CLI 1.0.102 really sent it
+// (testdata/hook/copilot, recorded by interop/copilot/hooks.sh): its
+// search_history result (the text, then the structured result) makes the
+// fake call read_turns on the covered hit.
+func TestChatRecallOnRecordedCopilotMessages(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "hook", "copilot", "1.0.102", "recall-messages.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(b, &msgs); err != nil || len(msgs) < 2 {
+		t.Fatalf("%d messages: %v", len(msgs), err)
+	}
+	_, url := start(t)
+	tools := `{"type":"function","function":{"name":"ctxfold-read_turns"}},{"type":"function","function":{"name":"ctxfold-search_history"}}`
+	hist := `{"role":"user","content":"Find it. [[recall: checkpoint-42-reached]]"},` + string(msgs[0]) + "," + string(msgs[1])
+	calls, _ := chatCalls(t, url, tools, hist)
+	var args struct{ IDs []string }
+	if len(calls) != 1 || calls[0][0] != "ctxfold-read_turns" || json.Unmarshal([]byte(calls[0][1]), &args) != nil ||
+		len(args.IDs) != 1 || args.IDs[0] != "<id>" {
+		t.Fatalf("after the recorded search_history: %v, want read_turns on the covered hit", calls)
 	}
 }
