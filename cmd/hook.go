@@ -181,7 +181,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	}
 	if inj := res.Injected; inj != nil {
 		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: summary %s: %d of %d facts dropped, %d injected in %d tokens (budget %d)",
-			in.Event, in.TranscriptPath, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
+			in.Event, res.Transcript, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
 	}
 	return res.Output, nil
 }

@@ -71,6 +71,9 @@ func TestCopilotHookFindsTheSessionAndInjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Transcript != file {
+		t.Errorf("result names transcript %q, want %q", res.Transcript, file)
+	}
 	var out map[string]string
 	if err := json.Unmarshal(res.Output, &out); err != nil || len(out) != 1 {
 		t.Fatalf("output %s: want one top-level additionalContext (%v)", res.Output, err)

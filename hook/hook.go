@@ -75,6 +75,9 @@ type Injection struct {
 // Result is what one hook run did.
 type Result struct {
 	Event string
+	// Transcript is the transcript the run read (the input's, or the one
+	// the client's dialect found: Dialect.Transcript).
+	Transcript string
 	// Output is the JSON to print on stdout (nil: print nothing).
 	Output []byte
 	// Update is how the cache session was brought up to date ("" not
@@ -113,6 +116,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if in.TranscriptPath == "" {
 		return nil, errors.New("hook input has no transcript_path")
 	}
+	res.Transcript = in.TranscriptPath
 	if opts.CacheDir == "" {
 		return nil, errors.New("no cache directory")
 	}
