@@ -15,6 +15,41 @@ import (
 // additionalContext reaches the model (appended to the prompt in a
 // <system_reminder>); hookSpecificOutput is ignored.
 
+// copilotEvents are Copilot's camelCase names of ctxfold's events.
+var copilotEvents = map[string]string{"preCompact": EventPreCompact, "userPromptSubmitted": EventUserPromptSubmit}
+
+// copilotDecode reads both spellings. Under its own camelCase event
+// names (preCompact, userPromptSubmitted) Copilot sends camelCase fields
+// and no event name (recorded): preCompact's input is the one with a
+// trigger and a transcriptPath, userPromptSubmitted's the one with a
+// prompt (userPromptTransformed adds transformedPrompt: not that one).
+func copilotDecode(b []byte) (Input, error) {
+	var in Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, err
+	}
+	var camel struct {
+		SessionID         string  `json:"sessionId"`
+		TranscriptPath    string  `json:"transcriptPath"`
+		Trigger           string  `json:"trigger"`
+		Prompt            *string `json:"prompt"`
+		TransformedPrompt *string `json:"transformedPrompt"`
+	}
+	_ = json.Unmarshal(b, &camel)
+	in.ClientEvent = in.Event
+	if in.Event != "" {
+		return in, nil
+	}
+	in.SessionID, in.TranscriptPath = camel.SessionID, camel.TranscriptPath
+	switch {
+	case camel.Trigger != "" && camel.TranscriptPath != "":
+		in.ClientEvent = "preCompact"
+	case camel.Prompt != nil && camel.TransformedPrompt == nil:
+		in.ClientEvent, in.Prompt = "userPromptSubmitted", *camel.Prompt
+	}
+	return in, nil
+}
+
 // copilotOutput is {"additionalContext": text}.
 func copilotOutput(_ Input, text string) ([]byte, error) {
 	return json.Marshal(map[string]string{"additionalContext": text})

@@ -108,3 +108,29 @@ func TestCopilotTranscript(t *testing.T) {
 		}
 	}
 }
+
+// What Copilot CLI 1.0.102 sent to hooks configured under its camelCase
+// names (recorded by hand, docs/HOOKS.md): no event name.
+func TestCopilotCamelCaseInputs(t *testing.T) {
+	d := DialectOf("Copilot")
+	for _, c := range []struct{ in, event, transcript string }{
+		{`{"sessionId":"s-1","timestamp":1796578226192,"cwd":"/w","transcriptPath":"/h/.copilot/session-state/s-1/events.jsonl","trigger":"manual","customInstructions":""}`,
+			EventPreCompact, "/h/.copilot/session-state/s-1/events.jsonl"},
+		{`{"sessionId":"s-1","timestamp":1796578202785,"cwd":"/w","prompt":"First turn."}`, EventUserPromptSubmit, ""},
+		{`{"hook_event_name":"UserPromptSubmit","session_id":"s-1","timestamp":"2026-12-06T17:30:02.785Z","cwd":"/w","prompt":"x"}`, EventUserPromptSubmit, ""},
+	} {
+		in, err := ParseAs(d, []byte(c.in))
+		if err != nil || in.Event != c.event || in.SessionID != "s-1" || in.TranscriptPath != c.transcript {
+			t.Errorf("%s: %+v, %v", c.in, in, err)
+		}
+	}
+	// userPromptTransformed and sessionStart are no events of ctxfold's.
+	for _, other := range []string{
+		`{"sessionId":"s-1","timestamp":1,"cwd":"/w","prompt":"x","transformedPrompt":"<current_datetime>…</current_datetime>\n\nx"}`,
+		`{"sessionId":"s-1","timestamp":1,"cwd":"/w","source":"new","initialPrompt":"x"}`,
+	} {
+		if in, err := ParseAs(d, []byte(other)); err == nil {
+			t.Errorf("%s: parsed as %q", other, in.Event)
+		}
+	}
+}

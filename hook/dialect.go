@@ -33,7 +33,7 @@ var dialects = []Dialect{
 	{Name: "Claude Code"},
 	{Name: "Codex"},
 	{Name: "Gemini"},
-	{Name: "Copilot", Output: copilotOutput, Transcript: copilotTranscript},
+	{Name: "Copilot", Events: copilotEvents, Decode: copilotDecode, Output: copilotOutput, Transcript: copilotTranscript},
 }
 
 // DialectOf is the dialect of the client --client names (the default,
