@@ -74,8 +74,11 @@ var (
 	reMarker    = regexp.MustCompile(`(?i)\b(never|always|do not|don't|dont|must|mustn't|should|shouldn't|only|prefer|avoid|make sure|ensure|please|instead|stop|no longer|not allowed|required|without|keep)\b`)
 	reCorrect   = regexp.MustCompile(`(?i)^(no|nope|actually|wait|wrong|that's wrong|that is wrong|not that|that's not)\b`)
 	space       = regexp.MustCompile(`\s+`)
-	reExitOnly  = regexp.MustCompile(`(?i)^(exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
-	reANSI      = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+	reExitOnly  = regexp.MustCompile(`(?i)^((<shellId: \d+ completed with )?exit (code|status):? ?\d+|process exited with code \d+)\W*$`)
+	// reClientDate is the line GitHub Copilot CLI 1.0.102 puts before each
+	// prompt the model reads (transformedContent, docs/INTEROP-copilot.md).
+	reClientDate = regexp.MustCompile(`^<current_datetime>[^<>]*</current_datetime>$`)
+	reANSI       = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 )
 
 // pathKeys are tool-argument keys holding file paths.
@@ -167,6 +170,7 @@ func (x *extractor) node(nd *transcript.Node, byUser bool) {
 	text := nd.Content.PlainText()
 	switch {
 	case nd.Role == transcript.RoleUser && nd.IsRealRequest() && byUser:
+		text = withoutClientDate(text)
 		x.request(text, id)
 		x.prose(text, id)
 	case nd.Role == transcript.RoleAssistant:
@@ -178,6 +182,15 @@ func (x *extractor) node(nd *transcript.Node, byUser bool) {
 	for _, r := range nd.ToolResults() {
 		x.result(r, id)
 	}
+}
+
+// withoutClientDate is a prompt without the date line Copilot CLI puts
+// before it: the client's, not the user's, and no summary repeats it.
+func withoutClientDate(text string) string {
+	if i := strings.IndexByte(text, '\n'); i > 0 && reClientDate.MatchString(text[:i]) {
+		return strings.TrimLeft(text[i:], "\n")
+	}
+	return text
 }
 
 func (x *extractor) request(text, id string) {

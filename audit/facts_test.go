@@ -164,3 +164,32 @@ func TestExtractPortAndErrorCode(t *testing.T) {
 		t.Errorf("identifiers %q", got)
 	}
 }
+
+// GitHub Copilot CLI records a command that exits non-zero as a
+// successful tool result ending in "<shellId: N completed with exit code
+// 2>": its error line is a fact, the exit line alone is not.
+func TestCopilotShellFailureIsAnError(t *testing.T) {
+	nodes := []*transcript.Node{
+		result("r1", "c1", "ls: cannot access '/nonexistent-ctxfold-dir': No such file or directory\n<shellId: 0 completed with exit code 2>", false),
+		result("r2", "c2", "checkpoint reached, no error here\n<shellId: 1 completed with exit code 0>", false),
+	}
+	got := texts(Extract(nodes, nil), KindError)
+	want := []string{"ls: cannot access '/nonexistent-ctxfold-dir': No such file or directory"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("errors %q, want %q", got, want)
+	}
+}
+
+// Copilot CLI opens every prompt the model reads with a date line; the
+// request is what the user typed after it, as Copilot's summary repeats it.
+func TestCopilotDateLineIsNoRequest(t *testing.T) {
+	got := texts(Extract([]*transcript.Node{user("u1", "<current_datetime>2026-12-06T17:50:33.420+00:00</current_datetime>\n\nPlease migrate the store. Never touch prod.")}, nil), KindRequest)
+	if !slices.Equal(got, []string{"Please migrate the store."}) {
+		t.Fatalf("requests %q", got)
+	}
+	for _, f := range Extract([]*transcript.Node{user("u1", "<current_datetime>2026-12-06T17:50:33.420+00:00</current_datetime>\n\nGo on.")}, nil) {
+		if f.Kind != KindRequest {
+			t.Errorf("a fact of the date line: %+v", f)
+		}
+	}
+}

@@ -39,6 +39,8 @@ type hookOptions struct {
 	// Archive, set by --archive, is the archive run a PreCompact also
 	// makes of its transcript (hook_archive.go).
 	Archive *archive.Options
+	// Getenv reads the environment (a Copilot CLI hook's transcript).
+	Getenv func(string) string
 }
 
 func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
@@ -87,6 +89,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
 			opts.ResumeGC = resumeGC(f.Getenv)
+			opts.Getenv = f.Getenv
 			if archiveOn {
 				if err := f.hookArchive(opts); err != nil {
 					appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("hook: --archive: %w", err))
@@ -187,7 +190,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 		return err
 	}
 	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
-		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit})
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit, Getenv: opts.Getenv})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
 	}
@@ -196,7 +199,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	}
 	if inj := res.Injected; inj != nil {
 		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: summary %s: %d of %d facts dropped, %d injected in %d tokens (budget %d)",
-			in.Event, in.TranscriptPath, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
+			in.Event, res.Transcript, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
 	}
 	return res.Output, nil
 }

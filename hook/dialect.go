@@ -22,6 +22,9 @@ type Dialect struct {
 	// Output is the hook's stdout that hands text to the model in reply
 	// to in (nil: Claude Code's hookSpecificOutput.additionalContext).
 	Output func(in Input, text string) ([]byte, error)
+	// Transcript finds the transcript of an input that names none (nil:
+	// transcript_path is required); getenv reads the hook's environment.
+	Transcript func(in Input, getenv func(string) string) string
 }
 
 // dialects are the clients whose hooks ctxfold speaks; the first is the
@@ -34,6 +37,7 @@ var dialects = []Dialect{
 	// reads hookSpecificOutput.additionalContext alike (docs/HOOKS.md,
 	// "Qwen Code"): the row only names it.
 	{Name: "Qwen Code"},
+	{Name: "Copilot", Events: copilotEvents, Decode: copilotDecode, Output: copilotOutput, Transcript: copilotTranscript},
 }
 
 // DialectOf is the dialect of the client --client names (the default,

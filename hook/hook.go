@@ -42,6 +42,9 @@ type Options struct {
 	// leaves the claim unconfirmed, so the next prompt injects it. Nil:
 	// the output is Result.Output, taken as delivered.
 	Emit func(out []byte) error
+	// Getenv reads the hook's environment, for a client whose input names
+	// no transcript (Dialect.Transcript); nil reads none.
+	Getenv func(string) string
 }
 
 // DefaultBudgetShare is the default budget of the injected facts: 2% of
@@ -72,6 +75,9 @@ type Injection struct {
 // Result is what one hook run did.
 type Result struct {
 	Event string
+	// Transcript is the transcript the run read (the input's, or the one
+	// the client's dialect found: Dialect.Transcript).
+	Transcript string
 	// Output is the JSON to print on stdout (nil: print nothing).
 	Output []byte
 	// Update is how the cache session was brought up to date ("" not
@@ -104,9 +110,13 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if !relevant {
 		return res, nil
 	}
+	if d := DialectOf(opts.Client); in.TranscriptPath == "" && d.Transcript != nil {
+		in.TranscriptPath = d.Transcript(in, opts.Getenv)
+	}
 	if in.TranscriptPath == "" {
 		return nil, errors.New("hook input has no transcript_path")
 	}
+	res.Transcript = in.TranscriptPath
 	if opts.CacheDir == "" {
 		return nil, errors.New("no cache directory")
 	}

@@ -53,6 +53,8 @@ func (l Locate) file() (string, error) {
 		return l.geminiSession()
 	case "qwen":
 		return l.qwenSession(getenv)
+	case "copilot":
+		return l.copilotSession(getenv)
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {

@@ -41,6 +41,7 @@ var clients = []*Client{
 	codexClient,
 	geminiClient,
 	qwenClient,
+	copilotClient,
 }
 
 // Clients lists the agents setup knows.

@@ -52,8 +52,10 @@ var (
 	// prints FAIL and still exits through a pipe).
 	// Every marker is anchored at a line start, an exit code alone on its
 	// line ("Exit code 1", Codex's "Exit code: 1"): a fetched page that
-	// says "Exit code 2 is the way a hook signals…" did not fail.
-	reFailed  = regexp.MustCompile(`(?im)^\s*((exit (code|status):? ?[1-9]\d*|process exited with code [1-9]\d*)\W*$|(--- )?FAIL\b|panic:|Traceback \(most recent call last\)|fatal:|error(\[\w+\])?:|\*\* \(\w+Error\))`)
+	// says "Exit code 2 is the way a hook signals…" did not fail. GitHub
+	// Copilot CLI 1.0.102 ends a shell result with "<shellId: 0 completed
+	// with exit code 2>" and records it as a success.
+	reFailed  = regexp.MustCompile(`(?im)^\s*(((<shellId: \d+ completed with )?exit (code|status):? ?[1-9]\d*|process exited with code [1-9]\d*)\W*$|(--- )?FAIL\b|panic:|Traceback \(most recent call last\)|fatal:|error(\[\w+\])?:|\*\* \(\w+Error\))`)
 	reErrLine = regexp.MustCompile(`(?i)(\berror\b|\berrors?:|\bfail(ed|ure|s)?\b|panic:|exception|traceback|\bundefined\b|\bcannot\b|\bcan't\b|not found|no such file|permission denied|\bdenied\b|\bfatal\b|segmentation fault|exit (code|status):? [1-9]|\.go:\d+:\d*|", line \d+)`)
 	// An import or include line names a module; it is not an error even in
 	// a failed result (a traceback quotes the importing line), nor is a

@@ -32,15 +32,15 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 	for _, m := range req.Messages {
 		switch {
 		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)):
-			lastUser, callsAfter, outputs = userText(m.Content), false, nil
+			lastUser, callsAfter, outputs = withoutReminder(userText(m.Content)), false, nil
 		case m.Role == "assistant" && len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null":
 			callsAfter = true
 		case m.Role == "tool":
 			outputs = append(outputs, contentText(m.Content))
 		}
 	}
-	reply, recall := s.chatRecall(body, lastUser, toolNames(req.Tools))
-	if !recall {
+	reply, ok := s.chatRecallStep(body, lastUser)
+	if !ok {
 		reply = s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
 	}
 	id := fmt.Sprintf("chatcmpl-fake-%03d", seq)

@@ -2,34 +2,39 @@ package openai
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
-// chatRecall scripts MarkerRecall on Chat Completions (Qwen Code 0.24.4
-// offers ctxfold's tools as functions mcp__ctxfold__search_history and
-// mcp__ctxfold__read_turns when setup marks the server alwaysLoadTools):
-// search_history for the query, then read_turns on the first hit its
-// result says is covered by a summary, then a text reply. ok is false
-// when the request is no step of a recall (the ordinary script answers).
-func (s *Server) chatRecall(body []byte, lastUser string, tools []string) (Reply, bool) {
+// chatRecallStep scripts MarkerRecall on Chat Completions, where a
+// client offers an MCP server's tools as plain functions named after the
+// server (GitHub Copilot CLI 1.0.102: "ctxfold-search_history",
+// "ctxfold-read_turns"): search_history for the query, then read_turns on
+// the first hit its result says is covered, then a reply. ok is false
+// when the request is no step of a recall.
+func (s *Server) chatRecallStep(body []byte, lastUser string) (Reply, bool) {
+	r, ok := s.chatRecall(body, lastUser)
+	r.Input = Usage(body)
+	return r, ok
+}
+
+func (s *Server) chatRecall(body []byte, lastUser string) (Reply, bool) {
 	query, ok := recallQuery(lastUser)
 	if !ok {
 		return Reply{}, false
 	}
-	r := Reply{Input: Usage(body)}
 	var req struct {
 		Messages []struct {
-			Role      string          `json:"role"`
-			Content   json.RawMessage `json:"content"`
-			ToolCalls []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
 				ID       string `json:"id"`
 				Function struct {
 					Name string `json:"name"`
 				} `json:"function"`
 			} `json:"tool_calls"`
-			ToolCallID string `json:"tool_call_id"`
 		} `json:"messages"`
+		Tools []tool `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &req)
 	var calls []turnCall
@@ -46,31 +51,47 @@ func (s *Server) chatRecall(body []byte, lastUser string, tools []string) (Reply
 			outputs[m.ToolCallID] = m.Content
 		}
 	}
-	search := "mcp__" + RecallServer + "__" + toolSearchHistory
 	if len(calls) == 0 {
-		if !slices.Contains(tools, search) {
-			r.Text = "Recall is not offered: no " + search + " tool."
-			return r, true
+		for _, name := range toolNames(req.Tools) {
+			if chatTool(name, toolSearchHistory) {
+				args, _ := json.Marshal(map[string]any{"query": query})
+				return Reply{Calls: []Call{{ID: s.nextCallID(), Name: name, Arguments: string(args)}}}, true
+			}
 		}
-		args, _ := json.Marshal(map[string]any{"query": query})
-		r.Calls = []Call{{ID: s.nextCallID(), Name: search, Arguments: string(args)}}
-		return r, true
+		return Reply{Text: "Recall is not offered: no " + RecallServer + " search_history tool."}, true
 	}
-	switch last := calls[len(calls)-1]; {
-	case isTool(last, toolSearchHistory):
+	last := calls[len(calls)-1]
+	switch {
+	case chatTool(last.Name, toolSearchHistory):
 		id := firstCoveredHit(outputs[last.ID])
 		if id == "" {
-			r.Text = "Recall found no covered turn."
-			return r, true
+			return Reply{Text: "Recall found no covered turn."}, true
 		}
 		args, _ := json.Marshal(map[string]any{"ids": []string{id}})
-		r.Calls = []Call{{ID: s.nextCallID(), Name: "mcp__" + RecallServer + "__" + toolReadTurns, Arguments: string(args)}}
-	case isTool(last, toolReadTurns):
-		r.Text = "Recalled the covered turn."
-	default:
-		return Reply{}, false
+		name := strings.TrimSuffix(last.Name, toolSearchHistory) + toolReadTurns
+		return Reply{Calls: []Call{{ID: s.nextCallID(), Name: name, Arguments: string(args)}}}, true
+	case chatTool(last.Name, toolReadTurns):
+		return Reply{Text: "Recalled the covered turn."}, true
 	}
-	return r, true
+	return Reply{}, false
+}
+
+// chatTool tells whether a function name is ctxfold's MCP tool as a
+// client names it: the server's name, a separator, the tool.
+func chatTool(name, tool string) bool {
+	prefix, ok := strings.CutSuffix(name, tool)
+	return ok && strings.Contains(prefix, RecallServer) && prefix != ""
+}
+
+// withoutReminder is a Copilot CLI user message without the
+// <system_reminder> block the client appends to it (where a hook's
+// additionalContext goes): markers quoted there are the hook's, not the
+// user's.
+func withoutReminder(text string) string {
+	if i := strings.Index(text, "\n\n<system_reminder>\n"); i >= 0 {
+		return text[:i]
+	}
+	return text
 }
 
 // qwenHookContext opens the text part Qwen Code appends to a prompt for a
