@@ -43,6 +43,10 @@ type partData struct {
 	BinData    []byte `json:"Data"`
 }
 
+// finishReason is why a finish part imports as no content of its own:
+// Crush writes one on every message and never sends it.
+const finishReason = "how the message ended; bookkeeping of its message, never sent"
+
 // conv is the state of one session's import.
 type conv struct {
 	file, session string
@@ -230,6 +234,10 @@ func (c *conv) user(id string, parts []part, datas []partData, at string) error 
 			images = append(images, input.Image(d.URL, "", ""))
 		case "shell_command":
 			shells = append(shells, fmt.Sprintf("$ %s\n%s\n(exit code %d)", d.Command, d.Output, d.ExitCode))
+		case "finish":
+			// Crush 0.90.0 ends every user message with one
+			// (testdata/interop/crush).
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
 		default:
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in a user message")
 		}
@@ -302,7 +310,7 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 			}
 			calls = append(calls, transcript.ToolCall{ID: d.ID, Name: d.Name, Arguments: args})
 		case "finish":
-			c.sink.Count("part/finish", transcript.OutcomeMerged, "how the response ended; bookkeeping of its message")
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
 		default:
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in an assistant message")
 		}
@@ -358,6 +366,10 @@ func (c *conv) interrupted(id string, calls []transcript.ToolCall, at string) er
 func (c *conv) tool(id string, parts []part, datas []partData, at string) error {
 	for i, p := range parts {
 		d := datas[i]
+		if p.Type == "finish" { // as on every tool message of Crush 0.90.0
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
+			continue
+		}
 		if p.Type != "tool_result" {
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in a tool message")
 			continue
@@ -406,7 +418,7 @@ func (c *conv) summary(id string, parts []part, datas []partData, at string) err
 		case p.Type == "text" && text == "":
 			text = strings.TrimSpace(datas[i].Text)
 		case p.Type == "finish":
-			c.sink.Count("part/finish", transcript.OutcomeMerged, "how the response ended; bookkeeping of its message")
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
 		default:
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "Crush sends only the summary's text")
 		}

@@ -1,0 +1,304 @@
+// Package crush_test checks ctxfold against what the real Crush sent: the
+// sessions recorded by interop/crush/record.sh (docs/INTEROP-crush.md) —
+// the tables of the project's .crush/crush.db — are imported, verified,
+// rendered at the point each request was made and compared with the
+// request's messages. The committed recordings need no client;
+// CTXFOLD_INTEROP_LIVE=1 re-records with the built client first
+// (live_test.go).
+package crush_test
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/ctxfold/ctxfold/internal/interoptest"
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Versions are the recorded versions of Crush the oracle runs on; the
+// first is the pinned one record.sh builds.
+var Versions = []string{"0.90.0"}
+
+// scenarios record.sh records.
+var scenarios = []string{"chat", "tool", "compaction"}
+
+// todoReminder is the user message Crush puts first in every request of
+// the main agent (its preparePrompt) and never stores: the oracle checks
+// it is there, exactly, and drops it before comparing.
+const todoReminder = "<system_reminder>This is a reminder that your todo list is currently empty. DO NOT mention this to the user explicitly because they are already aware.\n" +
+	"If you are working on tasks that would benefit from a todo list please use the \"todos\" tool to create one.\n" +
+	"If not, please feel free to ignore. Again do not mention this message to the user.</system_reminder>"
+
+// summaryPrompt is the last user message of Crush's summarize request.
+const summaryPrompt = "Provide a detailed summary of our conversation above."
+
+type request struct {
+	Seq  int    `json:"seq"`
+	Kind string `json:"kind"`
+	Body struct {
+		Messages []map[string]any `json:"messages"`
+	} `json:"body"`
+}
+
+func readRequests(t *testing.T, dir string) []request {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []request
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r request
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// buildDB loads the recorded tables (db.sql) into a fresh database named
+// as Crush names its own (.crush/crush.db).
+func buildDB(t *testing.T, dir string) string {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join(dir, "db.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), ".crush", "crush.db")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("PRAGMA journal_mode=WAL"); err != nil { // as Crush opens it
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(string(script)); err != nil {
+		t.Fatalf("db.sql: %v", err)
+	}
+	return path
+}
+
+type node struct {
+	ID          string  `json:"id"`
+	Role        string  `json:"role"`
+	Predecessor *string `json:"predecessor"`
+	Metadata    struct {
+		Compaction bool `json:"compaction"`
+		// The store writes a contiguous covers_ids as its span.
+		Span struct {
+			First string `json:"first"`
+			Last  string `json:"last"`
+			Count int    `json:"count"`
+		} `json:"covers_span"`
+	} `json:"metadata"`
+}
+
+func readNodes(t *testing.T, sess string) []node {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(sess, "nodes.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []node
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var n node
+		if err := json.Unmarshal(line, &n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// importChecked imports the database (auto-detected), checks that it is
+// Crush's and that no record was skipped (every part of a real recording
+// is sent or is bookkeeping), and verifies the session.
+func importChecked(t *testing.T, db string) string {
+	t.Helper()
+	sess := filepath.Join(t.TempDir(), "s")
+	out := interoptest.Must(t, "import", "--json", db, "-o", sess)
+	var rep struct {
+		Format  string `json:"format"`
+		Records []struct {
+			Record  string `json:"record"`
+			Skipped int    `json:"skipped"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("import --json: %v\n%s", err, out)
+	}
+	if rep.Format != "crush" {
+		t.Errorf("%s: detected %q, want crush", db, rep.Format)
+	}
+	for _, r := range rep.Records {
+		if r.Skipped > 0 {
+			t.Errorf("import skipped %d %s record(s)", r.Skipped, r.Record)
+		}
+	}
+	interoptest.Must(t, "verify", "--strict", sess)
+	return sess
+}
+
+// normalize applies the rules of docs/INTEROP-crush.md to a request's
+// message list: the system message (Crush keeps no system prompt in its
+// database) and the todo reminder are dropped, an assistant message that
+// only calls tools has no content (Crush sends none, render null), and
+// the summary node's "[Previous conversation summary]" line is dropped
+// (Crush sends the summary's text alone).
+func normalize(t *testing.T, msgs []map[string]any, sent bool) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, m := range msgs {
+		if m["role"] == "system" {
+			continue
+		}
+		if sent && i == 1 {
+			if m["role"] != "user" || m["content"] != todoReminder {
+				t.Errorf("message 1 of the request is not Crush's todo reminder: %v", m)
+			}
+			continue
+		}
+		if m["role"] == "assistant" && m["tool_calls"] != nil && (m["content"] == nil || m["content"] == "") {
+			delete(m, "content")
+		}
+		if s, ok := m["content"].(string); ok && m["role"] == "user" {
+			m["content"] = strings.TrimPrefix(s, transcript.SummaryPrefix)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func render(t *testing.T, sess, head string, raw bool) []map[string]any {
+	t.Helper()
+	args := []string{"render", sess, "--head", head, "--format", "openai"}
+	if raw {
+		args = append(args, "--raw")
+	}
+	out := interoptest.Must(t, args...)
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("render: %v\n%s", err, out)
+	}
+	return got
+}
+
+// TestOracle imports every committed recording of every version and
+// compares render with each request Crush sent.
+func TestOracle(t *testing.T) {
+	n := 0
+	for _, v := range Versions {
+		for _, sc := range scenarios {
+			dir := filepath.Join("../../testdata/interop/crush", v, sc)
+			if _, err := os.Stat(dir); err != nil {
+				continue
+			}
+			n++
+			t.Run(v+"/"+sc, func(t *testing.T) { oracle(t, dir) })
+		}
+	}
+	if n == 0 {
+		t.Fatal("no recording")
+	}
+}
+
+func oracle(t *testing.T, dir string) {
+	sess := importChecked(t, buildDB(t, dir))
+	nodes := readNodes(t, sess)
+
+	// Each main request is answered by the next assistant node; render at
+	// its predecessor equals the request's messages. A request made
+	// before the summary read the history raw; the summarize request is
+	// the raw history up to the summary, then Crush's summary prompt.
+	var answers []node
+	raw := map[string]bool{}
+	var summaries []node
+	for _, n := range nodes {
+		if n.Metadata.Compaction {
+			summaries = append(summaries, n)
+		}
+		if n.Role == "assistant" {
+			answers = append(answers, n)
+			raw[n.ID] = len(summaries) == 0
+		}
+	}
+	var mains, summarize []request
+	for _, r := range readRequests(t, dir) {
+		switch r.Kind {
+		case "main":
+			mains = append(mains, r)
+		case "summarize":
+			summarize = append(summarize, r)
+		}
+	}
+	if len(mains) != len(answers) {
+		t.Fatalf("%d assistant nodes for %d main requests", len(answers), len(mains))
+	}
+	if len(summarize) != len(summaries) {
+		t.Fatalf("%d summarize requests, %d summary nodes", len(summarize), len(summaries))
+	}
+	for k, req := range mains {
+		a := answers[k]
+		if a.Predecessor == nil {
+			t.Fatalf("request %d: answer %s is a root", req.Seq, a.ID)
+		}
+		got, want := normalize(t, render(t, sess, *a.Predecessor, raw[a.ID]), false), normalize(t, req.Body.Messages, true)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("request %d: render --head %s differs %s", req.Seq, *a.Predecessor, interoptest.Diff(got, want))
+		}
+	}
+	for k, s := range summaries {
+		if s.Metadata.Span.First != nodes[0].ID {
+			t.Errorf("summary %s covers from %s, not from the session's first node %s", s.ID, s.Metadata.Span.First, nodes[0].ID)
+		}
+		checkSummary(t, sess, s, summarize[k])
+	}
+}
+
+// checkSummary: the summary covers the nodes before it, the summarize
+// request is the covered history and Crush's prompt, and graph and audit
+// see the summary as the session's active one.
+func checkSummary(t *testing.T, sess string, s node, req request) {
+	t.Helper()
+	if s.Metadata.Span.Count == 0 {
+		t.Fatalf("summary %s covers nothing", s.ID)
+	}
+	last := s.Metadata.Span.Last
+	want := normalize(t, req.Body.Messages, true)
+	if n := len(want); n == 0 || want[n-1]["role"] != "user" || want[n-1]["content"] != summaryPrompt {
+		t.Fatalf("request %d does not end with Crush's summary prompt", req.Seq)
+	}
+	got := normalize(t, render(t, sess, last, true), false)
+	if !reflect.DeepEqual(got, want[:len(want)-1]) {
+		t.Errorf("summarize request %d: render --raw --head %s differs %s", req.Seq, last, interoptest.Diff(got, want[:len(want)-1]))
+	}
+	out := interoptest.Must(t, "graph", "--json", sess)
+	var g struct {
+		ActiveSummaryID string `json:"active_summary_id"`
+	}
+	if json.Unmarshal([]byte(out), &g) != nil || g.ActiveSummaryID != s.ID {
+		t.Errorf("graph --json: active summary %q, want %s", g.ActiveSummaryID, s.ID)
+	}
+	out = interoptest.Must(t, "audit", "--json", sess)
+	var a struct {
+		Summaries []struct {
+			CoveredNodes int `json:"covered_nodes"`
+		} `json:"summaries"`
+	}
+	if json.Unmarshal([]byte(out), &a) != nil || len(a.Summaries) != 1 || a.Summaries[0].CoveredNodes != s.Metadata.Span.Count {
+		t.Errorf("audit --json: summaries %+v, want one covering %d nodes", a.Summaries, s.Metadata.Span.Count)
+	}
+}
