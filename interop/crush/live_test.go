@@ -80,20 +80,24 @@ func shape(t *testing.T, dir string) string {
 		}
 		fmt.Fprintf(&b, "request %s %v\n", r.Kind, roles)
 	}
-	sess := importChecked(t, buildDB(t, dir))
-	data, err := os.ReadFile(filepath.Join(sess, "nodes.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var n struct {
-			Role, Name string
-			ToolCalls  []struct{ Name string } `json:"tool_calls"`
-		}
-		if err := json.Unmarshal(line, &n); err != nil {
+	db := buildDB(t, dir)
+	for _, row := range listSessions(t, db) {
+		fmt.Fprintf(&b, "session (sub-agent %v)\n", row.parent != "")
+		sess := importChecked(t, db, "--session", row.id)
+		data, err := os.ReadFile(filepath.Join(sess, "nodes.jsonl"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "node %s %s %v\n", n.Role, n.Name, n.ToolCalls)
+		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			var n struct {
+				Role, Name string
+				ToolCalls  []struct{ Name string } `json:"tool_calls"`
+			}
+			if err := json.Unmarshal(line, &n); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "node %s %s %v\n", n.Role, n.Name, n.ToolCalls)
+		}
 	}
 	return b.String()
 }

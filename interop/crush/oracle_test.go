@@ -28,11 +28,11 @@ import (
 var Versions = []string{"0.90.0"}
 
 // scenarios record.sh records.
-var scenarios = []string{"chat", "tool", "compaction"}
+var scenarios = []string{"chat", "tool", "compaction", "subagent"}
 
 // todoReminder is the user message Crush puts first in every request of
-// the main agent (its preparePrompt) and never stores: the oracle checks
-// it is there, exactly, and drops it before comparing.
+// the main agent (its preparePrompt) and never stores: the oracle tells
+// the main agent's requests by it and drops it before comparing.
 const todoReminder = "<system_reminder>This is a reminder that your todo list is currently empty. DO NOT mention this to the user explicitly because they are already aware.\n" +
 	"If you are working on tasks that would benefit from a todo list please use the \"todos\" tool to create one.\n" +
 	"If not, please feel free to ignore. Again do not mention this message to the user.</system_reminder>"
@@ -126,10 +126,10 @@ func readNodes(t *testing.T, sess string) []node {
 // importChecked imports the database (auto-detected), checks that it is
 // Crush's and that no record was skipped (every part of a real recording
 // is sent or is bookkeeping), and verifies the session.
-func importChecked(t *testing.T, db string) string {
+func importChecked(t *testing.T, db string, extra ...string) string {
 	t.Helper()
 	sess := filepath.Join(t.TempDir(), "s")
-	out := interoptest.Must(t, "import", "--json", db, "-o", sess)
+	out := interoptest.Must(t, append([]string{"import", "--json", db, "-o", sess}, extra...)...)
 	var rep struct {
 		Format  string `json:"format"`
 		Records []struct {
@@ -152,23 +152,19 @@ func importChecked(t *testing.T, db string) string {
 	return sess
 }
 
-// normalize applies the rules of docs/INTEROP-crush.md to a request's
-// message list: the system message (Crush keeps no system prompt in its
-// database) and the todo reminder are dropped, an assistant message that
-// only calls tools has no content (Crush sends none, render null), and
-// the summary node's "[Previous conversation summary]" line is dropped
-// (Crush sends the summary's text alone).
-func normalize(t *testing.T, msgs []map[string]any, sent bool) []map[string]any {
-	t.Helper()
+// normalize applies the rules of docs/INTEROP-crush.md to a message
+// list: the system message (Crush keeps no system prompt in its database)
+// and the todo reminder of a main session's request are dropped, an
+// assistant message that only calls tools has no content (Crush sends
+// none, render null), and the summary node's "[Previous conversation
+// summary]" line is dropped (Crush sends the summary's text alone).
+func normalize(msgs []map[string]any) []map[string]any {
 	var out []map[string]any
-	for i, m := range msgs {
+	for _, m := range msgs {
 		if m["role"] == "system" {
 			continue
 		}
-		if sent && i == 1 {
-			if m["role"] != "user" || m["content"] != todoReminder {
-				t.Errorf("message 1 of the request is not Crush's todo reminder: %v", m)
-			}
+		if len(out) == 0 && m["role"] == "user" && m["content"] == todoReminder {
 			continue
 		}
 		if m["role"] == "assistant" && m["tool_calls"] != nil && (m["content"] == nil || m["content"] == "") {
@@ -178,6 +174,45 @@ func normalize(t *testing.T, msgs []map[string]any, sent bool) []map[string]any 
 			m["content"] = strings.TrimPrefix(s, transcript.SummaryPrefix)
 		}
 		out = append(out, m)
+	}
+	return out
+}
+
+// mainAgent reports whether a request is the main agent's: Crush sends its
+// todo reminder first (after the system prompt) there, never to a
+// sub-agent.
+func mainAgent(r request) bool {
+	for _, m := range r.Body.Messages {
+		if m["role"] != "system" {
+			return m["role"] == "user" && m["content"] == todoReminder
+		}
+	}
+	return false
+}
+
+// sessionRow is one row of the recorded sessions table.
+type sessionRow struct{ id, parent string }
+
+// listSessions lists the database's sessions in Crush's order.
+func listSessions(t *testing.T, db string) []sessionRow {
+	t.Helper()
+	h, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	rows, err := h.Query(`SELECT id, COALESCE(parent_session_id, '') FROM sessions ORDER BY created_at, rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []sessionRow
+	for rows.Next() {
+		var s sessionRow
+		if err := rows.Scan(&s.id, &s.parent); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -216,16 +251,56 @@ func TestOracle(t *testing.T) {
 }
 
 func oracle(t *testing.T, dir string) {
-	sess := importChecked(t, buildDB(t, dir))
-	nodes := readNodes(t, sess)
+	db := buildDB(t, dir)
+	// The main agent's requests belong to the session without a parent,
+	// a sub-agent's to its own session (sub-agents in creation order).
+	var mains, subs, summarize []request
+	for _, r := range readRequests(t, dir) {
+		switch {
+		case r.Kind == "summarize":
+			summarize = append(summarize, r)
+		case r.Kind == "main" && mainAgent(r):
+			mains = append(mains, r)
+		case r.Kind == "main":
+			subs = append(subs, r)
+		}
+	}
+	sessions := listSessions(t, db)
+	if len(sessions) == 0 {
+		t.Fatal("no session recorded")
+	}
+	for _, s := range sessions {
+		sess := importChecked(t, db, "--session", s.id)
+		nodes := readNodes(t, sess)
+		n := 0
+		for _, nd := range nodes {
+			if nd.Role == "assistant" {
+				n++
+			}
+		}
+		reqs := mains
+		if s.parent != "" {
+			if n > len(subs) {
+				t.Fatalf("sub-agent session %s: %d assistant nodes, %d sub-agent requests left", s.id, n, len(subs))
+			}
+			reqs, subs = subs[:n], subs[n:]
+		}
+		summarize = checkSession(t, sess, nodes, reqs, summarize)
+	}
+	if len(subs) > 0 || len(summarize) > 0 {
+		t.Errorf("%d sub-agent and %d summarize requests answered by no session", len(subs), len(summarize))
+	}
+}
 
-	// Each main request is answered by the next assistant node; render at
-	// its predecessor equals the request's messages. A request made
-	// before the summary read the history raw; the summarize request is
-	// the raw history up to the summary, then Crush's summary prompt.
-	var answers []node
+// checkSession compares one imported session with the requests made for
+// it: each main request is answered by the next assistant node, and render
+// at its predecessor equals the request's messages. A request made before
+// the summary read the history raw. Each summary node takes the next
+// summarize request; the rest are returned.
+func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []request) []request {
+	t.Helper()
+	var answers, summaries []node
 	raw := map[string]bool{}
-	var summaries []node
 	for _, n := range nodes {
 		if n.Metadata.Compaction {
 			summaries = append(summaries, n)
@@ -235,27 +310,18 @@ func oracle(t *testing.T, dir string) {
 			raw[n.ID] = len(summaries) == 0
 		}
 	}
-	var mains, summarize []request
-	for _, r := range readRequests(t, dir) {
-		switch r.Kind {
-		case "main":
-			mains = append(mains, r)
-		case "summarize":
-			summarize = append(summarize, r)
-		}
+	if len(reqs) != len(answers) {
+		t.Fatalf("%s: %d assistant nodes for %d requests", filepath.Base(sess), len(answers), len(reqs))
 	}
-	if len(mains) != len(answers) {
-		t.Fatalf("%d assistant nodes for %d main requests", len(answers), len(mains))
+	if len(summaries) > len(summarize) {
+		t.Fatalf("%d summary nodes, %d summarize requests", len(summaries), len(summarize))
 	}
-	if len(summarize) != len(summaries) {
-		t.Fatalf("%d summarize requests, %d summary nodes", len(summarize), len(summaries))
-	}
-	for k, req := range mains {
+	for k, req := range reqs {
 		a := answers[k]
 		if a.Predecessor == nil {
 			t.Fatalf("request %d: answer %s is a root", req.Seq, a.ID)
 		}
-		got, want := normalize(t, render(t, sess, *a.Predecessor, raw[a.ID]), false), normalize(t, req.Body.Messages, true)
+		got, want := normalize(render(t, sess, *a.Predecessor, raw[a.ID])), normalize(req.Body.Messages)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("request %d: render --head %s differs %s", req.Seq, *a.Predecessor, interoptest.Diff(got, want))
 		}
@@ -266,6 +332,7 @@ func oracle(t *testing.T, dir string) {
 		}
 		checkSummary(t, sess, s, summarize[k])
 	}
+	return summarize[len(summaries):]
 }
 
 // checkSummary: the summary covers the nodes before it, the summarize
@@ -277,11 +344,11 @@ func checkSummary(t *testing.T, sess string, s node, req request) {
 		t.Fatalf("summary %s covers nothing", s.ID)
 	}
 	last := s.Metadata.Span.Last
-	want := normalize(t, req.Body.Messages, true)
+	want := normalize(req.Body.Messages)
 	if n := len(want); n == 0 || want[n-1]["role"] != "user" || want[n-1]["content"] != summaryPrompt {
 		t.Fatalf("request %d does not end with Crush's summary prompt", req.Seq)
 	}
-	got := normalize(t, render(t, sess, last, true), false)
+	got := normalize(render(t, sess, last, true))
 	if !reflect.DeepEqual(got, want[:len(want)-1]) {
 		t.Errorf("summarize request %d: render --raw --head %s differs %s", req.Seq, last, interoptest.Diff(got, want[:len(want)-1]))
 	}

@@ -133,8 +133,16 @@ scenario_compaction() {
   finish
 }
 
+# [[spawn: TASK]] calls Crush's agent tool: a sub-agent session of its
+# own (parent_session_id), whose answer is the call's result.
+scenario_subagent() {
+  start subagent
+  cr "Ask a helper. [[spawn: Say hi from the helper.]]"
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction subagent)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done
