@@ -218,3 +218,54 @@ func TestFind(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{"crush.db"}, "crush.db", crush.Import)
 }
+
+// TestSubagentSession: a session whose id names a call of its parent
+// session ("<message id>$$<call id>", as Crush names a sub-agent's) imports
+// as a caller subtree of the node holding that call, in the parent's
+// conversation; one whose call is not there still imports, uncalled and
+// warned; --session ID names it alone.
+func TestSubagentSession(t *testing.T) {
+	for _, tc := range []struct{ call, caller string }{
+		{"call_1", "0c5e0001-0000-4000-8000-000000000002"},
+		{"call_missing", ""},
+	} {
+		path := filepath.Join(t.TempDir(), "crush.db")
+		buildDB(t, path)
+		db, _ := sql.Open("sqlite", path)
+		sub := "0c5e0001-0000-4000-8000-000000000002$$" + tc.call
+		for _, q := range []string{`UPDATE sessions SET id = ? WHERE id = '0c5e0001-aaaa-4000-8000-000000000002'`,
+			`UPDATE messages SET session_id = ? WHERE session_id = '0c5e0001-aaaa-4000-8000-000000000002'`} {
+			if _, err := db.Exec(q, sub); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		var tg importtest.Target
+		if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &tg); err != nil {
+			t.Fatal(err)
+		}
+		if len(tg.Convs) != 2 || tg.Convs[0].Name != "0c5e0001-aaaa-4000-8000-000000000001" {
+			t.Fatalf("%d conversations, want the two top-level ones", len(tg.Convs))
+		}
+		c := tg.Convs[0]
+		var called []transcript.Node
+		for _, n := range c.Nodes {
+			if n.ID == "0c5e0002-0000-4000-8000-000000000001" || n.ID == "0c5e0002-0000-4000-8000-000000000002" {
+				called = append(called, n)
+			}
+		}
+		if len(called) != 2 || called[0].Caller != tc.caller || called[1].Caller != tc.caller || called[1].Predecessor != called[0].ID {
+			t.Errorf("%s: sub-agent nodes %+v, want a chain called by %q", tc.call, called, tc.caller)
+		}
+		if c.Head != "0c5e0001-0000-4000-8000-000000000008" {
+			t.Errorf("%s: head %q: a sub-agent's node moved HEAD", tc.call, c.Head)
+		}
+		if warned := strings.Contains(strings.Join(c.Warnings, "\n"), tc.call); warned != (tc.caller == "") {
+			t.Errorf("%s: warnings %q", tc.call, c.Warnings)
+		}
+		var alone importtest.Target
+		if err := crush.Import(context.Background(), []string{path}, crush.Options{SessionID: sub}, &alone); err != nil || len(alone.Convs) != 1 || len(alone.Convs[0].Nodes) != 2 {
+			t.Errorf("%s: --session %s alone: %v", tc.call, sub, err)
+		}
+	}
+}

@@ -58,6 +58,11 @@ type conv struct {
 	// calls and results are the tool call ids of the session's calls and
 	// results (Crush's knownToolCallIDs, knownToolResultIDs).
 	calls, results map[string]bool
+	// callNodes maps each call id to the node holding it (a sub-agent's
+	// caller); caller is the caller of every node of a sub-agent's
+	// session ("" in a top-level session).
+	callNodes map[string]string
+	caller    string
 }
 
 // row is one message row, its parts decoded.
@@ -69,36 +74,55 @@ type row struct {
 	datas           []partData
 }
 
-func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, opts Options, target transcript.ImportTarget) error {
+func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, kids map[string][]sessionRow, opts Options, target transcript.ImportTarget) error {
 	sink, err := target.Conversation(s.id)
 	if err != nil {
 		return err
 	}
-	c := &conv{file: file, session: s.id, sink: sink, used: map[string]bool{}, calls: map[string]bool{}, results: map[string]bool{}}
-	msgs, err := c.read(ctx, db, opts)
+	c := newConv(file, s.id, sink, map[string]bool{}, "")
+	model, err := c.run(ctx, db, opts)
 	if err != nil {
 		return err
 	}
-	sink.Count("session", transcript.OutcomeMerged, "session metadata (title, token totals: Crush records no usage per request)")
-	model := ""
-	for _, r := range msgs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := c.message(r); err != nil {
-			return err
-		}
-		if r.model != "" && r.role == "assistant" {
-			model = r.model
-		}
+	head := c.last
+	if err := c.subagents(ctx, db, kids, opts, map[string]bool{s.id: true}); err != nil {
+		return err
 	}
-	if c.last != "" {
-		sink.SetHead(c.last)
+	if head != "" {
+		sink.SetHead(head)
 	}
 	if model != "" {
 		sink.SetModel(model)
 	}
 	return nil
+}
+
+func newConv(file, session string, sink transcript.ImportSink, used map[string]bool, caller string) *conv {
+	return &conv{file: file, session: session, sink: sink, used: used, calls: map[string]bool{}, results: map[string]bool{},
+		callNodes: map[string]string{}, caller: caller}
+}
+
+// run imports the session's messages and returns the model of its last
+// assistant message.
+func (c *conv) run(ctx context.Context, db *sql.DB, opts Options) (string, error) {
+	msgs, err := c.read(ctx, db, opts)
+	if err != nil {
+		return "", err
+	}
+	c.sink.Count("session", transcript.OutcomeMerged, "session metadata (title, token totals: Crush records no usage per request)")
+	model := ""
+	for _, r := range msgs {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if err := c.message(r); err != nil {
+			return "", err
+		}
+		if r.model != "" && r.role == "assistant" {
+			model = r.model
+		}
+	}
+	return model, nil
 }
 
 // read decodes the session's messages in Crush's order and notes which tool
@@ -198,7 +222,7 @@ func (c *conv) newID(id string) string {
 }
 
 func (c *conv) add(n transcript.Node, record string) error {
-	n.Predecessor = c.last
+	n.Predecessor, n.Caller = c.last, c.caller
 	if err := c.sink.Node(n); err != nil {
 		return err
 	}
@@ -330,6 +354,7 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 	c.open = nil
 	for _, call := range calls {
 		c.open = append(c.open, call.ID)
+		c.callNodes[call.ID] = n.ID
 	}
 	if err := c.add(n, "message/assistant"); err != nil {
 		return err
@@ -425,6 +450,11 @@ func (c *conv) summary(id string, parts []part, datas []partData, at string) err
 	}
 	if len(c.chain) == 0 {
 		c.sink.Count("message/summary", transcript.OutcomeSkipped, "a summary with no message before it to cover")
+		return nil
+	}
+	if c.caller != "" {
+		c.sink.Warn(c.file, 0, fmt.Sprintf("session %s, message %s: a summary in a sub-agent's session is not imported (a summary may not sit in a caller subtree); its turns stay as they are", c.session, id))
+		c.sink.Count("message/summary", transcript.OutcomeSkipped, "a summary in a sub-agent's session: a summary may not sit in a caller subtree")
 		return nil
 	}
 	n := transcript.Node{ID: transcript.SummaryIDPrefix + c.newID(id), Role: transcript.SummaryRole, Name: transcript.SummaryName,

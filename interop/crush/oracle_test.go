@@ -95,7 +95,12 @@ type node struct {
 	ID          string  `json:"id"`
 	Role        string  `json:"role"`
 	Predecessor *string `json:"predecessor"`
-	Metadata    struct {
+	Caller      string  `json:"caller"`
+	ToolCalls   []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"tool_calls"`
+	Metadata struct {
 		Compaction bool `json:"compaction"`
 		// The store writes a contiguous covers_ids as its span.
 		Span struct {
@@ -252,8 +257,9 @@ func TestOracle(t *testing.T) {
 
 func oracle(t *testing.T, dir string) {
 	db := buildDB(t, dir)
-	// The main agent's requests belong to the session without a parent,
-	// a sub-agent's to its own session (sub-agents in creation order).
+	// The main agent's requests belong to a top-level session, a
+	// sub-agent's to its session, which imports as a caller subtree of
+	// the node holding its call (sub-agents in creation order).
 	var mains, subs, summarize []request
 	for _, r := range readRequests(t, dir) {
 		switch {
@@ -265,39 +271,57 @@ func oracle(t *testing.T, dir string) {
 			subs = append(subs, r)
 		}
 	}
-	sessions := listSessions(t, db)
-	if len(sessions) == 0 {
-		t.Fatal("no session recorded")
-	}
-	for _, s := range sessions {
-		sess := importChecked(t, db, "--session", s.id)
-		nodes := readNodes(t, sess)
-		n := 0
-		for _, nd := range nodes {
-			if nd.Role == "assistant" {
-				n++
-			}
-		}
-		reqs := mains
+	n := 0
+	for _, s := range listSessions(t, db) {
 		if s.parent != "" {
-			if n > len(subs) {
-				t.Fatalf("sub-agent session %s: %d assistant nodes, %d sub-agent requests left", s.id, n, len(subs))
-			}
-			reqs, subs = subs[:n], subs[n:]
+			continue
 		}
-		summarize = checkSession(t, sess, nodes, reqs, summarize)
+		n++
+		sess := importChecked(t, db, "--session", s.id)
+		var top, called []node
+		byID := map[string]node{}
+		for _, nd := range readNodes(t, sess) {
+			byID[nd.ID] = nd
+			if nd.Caller == "" {
+				top = append(top, nd)
+			} else {
+				called = append(called, nd)
+			}
+		}
+		for _, nd := range called {
+			if !callsAgent(byID[nd.Caller]) {
+				t.Errorf("node %s: its caller %q is not a node calling Crush's agent tool", nd.ID, nd.Caller)
+			}
+		}
+		mains, summarize = checkSession(t, sess, top, mains, summarize)
+		subs, _ = checkSession(t, sess, called, subs, nil)
 	}
-	if len(subs) > 0 || len(summarize) > 0 {
-		t.Errorf("%d sub-agent and %d summarize requests answered by no session", len(subs), len(summarize))
+	if n != 1 {
+		t.Fatalf("%d top-level sessions; every scenario records one", n)
+	}
+	if len(mains) > 0 || len(subs) > 0 || len(summarize) > 0 {
+		t.Errorf("%d main, %d sub-agent and %d summarize requests answered by no node", len(mains), len(subs), len(summarize))
 	}
 }
 
-// checkSession compares one imported session with the requests made for
-// it: each main request is answered by the next assistant node, and render
-// at its predecessor equals the request's messages. A request made before
-// the summary read the history raw. Each summary node takes the next
-// summarize request; the rest are returned.
-func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []request) []request {
+// callsAgent reports whether n is an assistant node calling the agent
+// tool (Crush's sub-agent).
+func callsAgent(n node) bool {
+	for _, c := range n.ToolCalls {
+		if c.Name == "agent" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSession compares nodes (a session's top-level nodes, or its
+// sub-agents') with the requests made for them: each request is answered
+// by the next assistant node, and render at its predecessor equals the
+// request's messages. A request made before the summary read the history
+// raw. Each summary node takes the next summarize request. It returns the
+// requests and summarize requests left.
+func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []request) (restReqs, restSummarize []request) {
 	t.Helper()
 	var answers, summaries []node
 	raw := map[string]bool{}
@@ -310,9 +334,10 @@ func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []req
 			raw[n.ID] = len(summaries) == 0
 		}
 	}
-	if len(reqs) != len(answers) {
-		t.Fatalf("%s: %d assistant nodes for %d requests", filepath.Base(sess), len(answers), len(reqs))
+	if len(reqs) < len(answers) {
+		t.Fatalf("%d assistant nodes for %d requests", len(answers), len(reqs))
 	}
+	restReqs, reqs = reqs[len(answers):], reqs[:len(answers)]
 	if len(summaries) > len(summarize) {
 		t.Fatalf("%d summary nodes, %d summarize requests", len(summaries), len(summarize))
 	}
@@ -332,7 +357,7 @@ func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []req
 		}
 		checkSummary(t, sess, s, summarize[k])
 	}
-	return summarize[len(summaries):]
+	return restReqs, summarize[len(summaries):]
 }
 
 // checkSummary: the summary covers the nodes before it, the summarize
