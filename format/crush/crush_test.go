@@ -223,13 +223,16 @@ func FuzzImport(f *testing.F) {
 // session ("<message id>$$<call id>", as Crush names a sub-agent's) imports
 // as a caller subtree of the node holding that call, in the parent's
 // conversation; one whose call is not there still imports, uncalled and
-// warned; --session ID names it alone.
+// warned; --session ID names it alone; Find lists only the top-level
+// sessions.
 func TestSubagentSession(t *testing.T) {
 	for _, tc := range []struct{ call, caller string }{
 		{"call_1", "0c5e0001-0000-4000-8000-000000000002"},
 		{"call_missing", ""},
 	} {
-		path := filepath.Join(t.TempDir(), "crush.db")
+		home := t.TempDir()
+		path := filepath.Join(home, "app", ".crush", "crush.db")
+		os.MkdirAll(filepath.Dir(path), 0o755)
 		buildDB(t, path)
 		db, _ := sql.Open("sqlite", path)
 		sub := "0c5e0001-0000-4000-8000-000000000002$$" + tc.call
@@ -262,6 +265,12 @@ func TestSubagentSession(t *testing.T) {
 		}
 		if warned := strings.Contains(strings.Join(c.Warnings, "\n"), tc.call); warned != (tc.caller == "") {
 			t.Errorf("%s: warnings %q", tc.call, c.Warnings)
+		}
+		// sessions lists the top-level sessions only.
+		os.MkdirAll(filepath.Join(home, ".local", "share", "crush"), 0o755)
+		os.WriteFile(filepath.Join(home, ".local", "share", "crush", "projects.json"), []byte(`{"projects":[{"path":"`+filepath.Join(home, "app")+`"}]}`), 0o644)
+		if found, err := crush.Find(input.Env{Home: home, Getenv: func(string) string { return "" }}); err != nil || len(found) != 2 {
+			t.Errorf("%s: Find listed %+v, %v; want the two top-level sessions", tc.call, found, err)
 		}
 		var alone importtest.Target
 		if err := crush.Import(context.Background(), []string{path}, crush.Options{SessionID: sub}, &alone); err != nil || len(alone.Convs) != 1 || len(alone.Convs[0].Nodes) != 2 {
