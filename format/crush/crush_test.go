@@ -278,3 +278,40 @@ func TestSubagentSession(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterSummary: once a session has a summary Crush sends only the
+// messages from it on, so a result there whose call came before the
+// summary is dropped (as Crush drops it), and the call, whose result its
+// own segment lacks, gets Crush's interrupted-call result.
+func TestAfterSummary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crush.db")
+	buildDB(t, path)
+	db, _ := sql.Open("sqlite", path)
+	// call_2's result (…012) moves after the summary (…006), before the
+	// next user message (…007, a later row).
+	if _, err := db.Exec(`UPDATE messages SET created_at = (SELECT created_at FROM messages WHERE id = '0c5e0001-0000-4000-8000-000000000007')
+		WHERE id = '0c5e0001-0000-4000-8000-000000000012'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var tg importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{SessionID: "0c5e0001-aaaa-4000-8000-000000000001"}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	var interrupted, kept int
+	for _, n := range c.Nodes {
+		if n.ToolCallID == "call_2" && n.Content.Text == "tool call was interrupted and did not produce a result, you may retry this call if the result is still needed" {
+			interrupted++
+		}
+		if strings.Contains(n.Content.Text, "nosuch: command not found") {
+			kept++
+		}
+	}
+	if interrupted != 1 || kept != 0 || len(c.Warnings) != 0 {
+		t.Errorf("%d interrupted results, %d nodes with the dropped result, warnings %q; want 1, 0, none", interrupted, kept, c.Warnings)
+	}
+	if c.Counts[[2]string{"part/tool_result", transcript.OutcomeSkipped}] != 1 {
+		t.Errorf("counts %v: the dropped result is not counted as skipped", c.Counts)
+	}
+}

@@ -55,8 +55,9 @@ type conv struct {
 	chain         []string // every non-summary node so far, in order
 	open          []string // tool calls of the last assistant node not answered yet
 	used          map[string]bool
-	// calls and results are the tool call ids of the session's calls and
-	// results (Crush's knownToolCallIDs, knownToolResultIDs).
+	// calls and results are the tool call ids of the calls and results
+	// Crush knew when it sent the current message (its knownToolCallIDs,
+	// knownToolResultIDs): those of its segment (read).
 	calls, results map[string]bool
 	// callNodes maps each call id to the node holding it (a sub-agent's
 	// caller); caller is the caller of every node of a sub-agent's
@@ -65,8 +66,10 @@ type conv struct {
 	caller    string
 }
 
-// row is one message row, its parts decoded.
+// row is one message row, its parts decoded, with the calls and results
+// of its segment.
 type row struct {
+	calls, results  map[string]bool
 	id, role, model string
 	created         int64
 	summary         bool
@@ -115,6 +118,7 @@ func (c *conv) run(ctx context.Context, db *sql.DB, opts Options) (string, error
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
+		c.calls, c.results = r.calls, r.results
 		if err := c.message(r); err != nil {
 			return "", err
 		}
@@ -126,8 +130,11 @@ func (c *conv) run(ctx context.Context, db *sql.DB, opts Options) (string, error
 }
 
 // read decodes the session's messages in Crush's order and notes which tool
-// calls and results it holds: Crush drops a result whose call is not in the
-// list and answers a call that has no result with an error of its own.
+// calls and results each segment holds: Crush drops a result whose call is
+// not in the list and answers a call that has no result with an error of
+// its own, over the messages it sends — from the summary on once there is
+// one (its getSessionMessages) — so each summary message starts a new
+// segment.
 func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, role, parts, COALESCE(model, ''), created_at, is_summary_message
 		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, c.session)
@@ -136,6 +143,7 @@ func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error
 	}
 	defer rows.Close()
 	var out []row
+	calls, results := map[string]bool{}, map[string]bool{}
 	for rows.Next() {
 		var r row
 		var raw string
@@ -148,12 +156,16 @@ func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error
 		if err := c.decode(&r, raw); err != nil {
 			return nil, err
 		}
+		if r.summary {
+			calls, results = map[string]bool{}, map[string]bool{}
+		}
+		r.calls, r.results = calls, results
 		for i, p := range r.parts {
 			switch {
 			case p.Type == "tool_call" && r.role == "assistant":
-				c.calls[r.datas[i].ID] = true
+				calls[r.datas[i].ID] = true
 			case p.Type == "tool_result" && r.role == "tool":
-				c.results[r.datas[i].ToolCallID] = true
+				results[r.datas[i].ToolCallID] = true
 			}
 		}
 		out = append(out, r)
