@@ -28,7 +28,17 @@ import (
 var Versions = []string{"0.90.0"}
 
 // scenarios record.sh records.
-var scenarios = []string{"chat", "tool", "compaction", "subagent"}
+var scenarios = []string{"chat", "tool", "compaction", "subagent", "anthropic"}
+
+// wireOf is the wire format of a scenario's requests: the anthropic
+// scenario ran against the fake Anthropic provider (Messages), the others
+// against the fake OpenAI one (Chat Completions).
+func wireOf(dir string) string {
+	if filepath.Base(dir) == "anthropic" {
+		return "anthropic"
+	}
+	return "openai"
+}
 
 // todoReminder is the user message Crush puts first in every request of
 // the main agent (its preparePrompt) and never stores: the oracle tells
@@ -163,7 +173,10 @@ func importChecked(t *testing.T, db string, extra ...string) string {
 // assistant message that only calls tools has no content (Crush sends
 // none, render null), and the summary node's "[Previous conversation
 // summary]" line is dropped (Crush sends the summary's text alone).
-func normalize(msgs []map[string]any) []map[string]any {
+func normalize(wire string, msgs []map[string]any) []map[string]any {
+	if wire == "anthropic" {
+		return normalizeAnthropic(msgs)
+	}
 	var out []map[string]any
 	for _, m := range msgs {
 		if m["role"] == "system" {
@@ -183,14 +196,50 @@ func normalize(msgs []map[string]any) []map[string]any {
 	return out
 }
 
+// normalizeAnthropic is normalize for Anthropic Messages: the todo
+// reminder is the first text block of the first user message there, the
+// cache_control markers Crush sets are dropped, and a tool result's
+// content of one text block is that text (render sends a string).
+func normalizeAnthropic(msgs []map[string]any) []map[string]any {
+	for i, m := range msgs {
+		blocks, _ := m["content"].([]any)
+		var kept []any
+		for j, b := range blocks {
+			bm, _ := b.(map[string]any)
+			delete(bm, "cache_control")
+			if i == 0 && j == 0 && bm["type"] == "text" && bm["text"] == todoReminder {
+				continue
+			}
+			if c, ok := bm["content"].([]any); ok && bm["type"] == "tool_result" && len(c) == 1 {
+				if cm, _ := c[0].(map[string]any); cm["type"] == "text" {
+					bm["content"] = cm["text"]
+				}
+			}
+			if t, ok := bm["text"].(string); ok && m["role"] == "user" {
+				bm["text"] = strings.TrimPrefix(t, transcript.SummaryPrefix)
+			}
+			kept = append(kept, bm)
+		}
+		if blocks != nil {
+			m["content"] = kept
+		}
+	}
+	return msgs
+}
+
 // mainAgent reports whether a request is the main agent's: Crush sends its
 // todo reminder first (after the system prompt) there, never to a
 // sub-agent.
 func mainAgent(r request) bool {
 	for _, m := range r.Body.Messages {
-		if m["role"] != "system" {
-			return m["role"] == "user" && m["content"] == todoReminder
+		if m["role"] == "system" {
+			continue
 		}
+		if blocks, ok := m["content"].([]any); ok && len(blocks) > 0 { // Anthropic
+			b, _ := blocks[0].(map[string]any)
+			return m["role"] == "user" && b["text"] == todoReminder
+		}
+		return m["role"] == "user" && m["content"] == todoReminder
 	}
 	return false
 }
@@ -222,14 +271,23 @@ func listSessions(t *testing.T, db string) []sessionRow {
 	return out
 }
 
-func render(t *testing.T, sess, head string, raw bool) []map[string]any {
+func render(t *testing.T, wire, sess, head string, raw bool) []map[string]any {
 	t.Helper()
-	args := []string{"render", sess, "--head", head, "--format", "openai"}
+	args := []string{"render", sess, "--head", head, "--format", wire}
 	if raw {
 		args = append(args, "--raw")
 	}
 	out := interoptest.Must(t, args...)
 	var got []map[string]any
+	if wire == "anthropic" { // {"messages": […]} beside system and tools
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		if err := json.Unmarshal([]byte(out), &body); err != nil {
+			t.Fatalf("render: %v\n%s", err, out)
+		}
+		return body.Messages
+	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("render: %v\n%s", err, out)
 	}
@@ -293,8 +351,8 @@ func oracle(t *testing.T, dir string) {
 				t.Errorf("node %s: its caller %q is not a node calling Crush's agent tool", nd.ID, nd.Caller)
 			}
 		}
-		mains, summarize = checkSession(t, sess, top, mains, summarize)
-		subs, _ = checkSession(t, sess, called, subs, nil)
+		mains, summarize = checkSession(t, wireOf(dir), sess, top, mains, summarize)
+		subs, _ = checkSession(t, wireOf(dir), sess, called, subs, nil)
 	}
 	if n != 1 {
 		t.Fatalf("%d top-level sessions; every scenario records one", n)
@@ -321,7 +379,7 @@ func callsAgent(n node) bool {
 // request's messages. A request made before the summary read the history
 // raw. Each summary node takes the next summarize request. It returns the
 // requests and summarize requests left.
-func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []request) (restReqs, restSummarize []request) {
+func checkSession(t *testing.T, wire, sess string, nodes []node, reqs, summarize []request) (restReqs, restSummarize []request) {
 	t.Helper()
 	var answers, summaries []node
 	raw := map[string]bool{}
@@ -346,7 +404,7 @@ func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []req
 		if a.Predecessor == nil {
 			t.Fatalf("request %d: answer %s is a root", req.Seq, a.ID)
 		}
-		got, want := normalize(render(t, sess, *a.Predecessor, raw[a.ID])), normalize(req.Body.Messages)
+		got, want := normalize(wire, render(t, wire, sess, *a.Predecessor, raw[a.ID])), normalize(wire, req.Body.Messages)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("request %d: render --head %s differs %s", req.Seq, *a.Predecessor, interoptest.Diff(got, want))
 		}
@@ -355,7 +413,7 @@ func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []req
 		if s.Metadata.Span.First != nodes[0].ID {
 			t.Errorf("summary %s covers from %s, not from the session's first node %s", s.ID, s.Metadata.Span.First, nodes[0].ID)
 		}
-		checkSummary(t, sess, s, summarize[k])
+		checkSummary(t, wire, sess, s, summarize[k])
 	}
 	return restReqs, summarize[len(summaries):]
 }
@@ -363,17 +421,17 @@ func checkSession(t *testing.T, sess string, nodes []node, reqs, summarize []req
 // checkSummary: the summary covers the nodes before it, the summarize
 // request is the covered history and Crush's prompt, and graph and audit
 // see the summary as the session's active one.
-func checkSummary(t *testing.T, sess string, s node, req request) {
+func checkSummary(t *testing.T, wire, sess string, s node, req request) {
 	t.Helper()
 	if s.Metadata.Span.Count == 0 {
 		t.Fatalf("summary %s covers nothing", s.ID)
 	}
 	last := s.Metadata.Span.Last
-	want := normalize(req.Body.Messages)
+	want := normalize(wire, req.Body.Messages)
 	if n := len(want); n == 0 || want[n-1]["role"] != "user" || want[n-1]["content"] != summaryPrompt {
 		t.Fatalf("request %d does not end with Crush's summary prompt", req.Seq)
 	}
-	got := normalize(render(t, sess, last, true))
+	got := normalize(wire, render(t, wire, sess, last, true))
 	if !reflect.DeepEqual(got, want[:len(want)-1]) {
 		t.Errorf("summarize request %d: render --raw --head %s differs %s", req.Seq, last, interoptest.Diff(got, want[:len(want)-1]))
 	}

@@ -70,22 +70,30 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/fakeopenai" ./internal/fake/openai/cmd/fakeopenai
+go build -o "$work/fakeanthropic" ./internal/fake/anthropic/cmd/fakeanthropic
 go build -o "$work/normalize" ./interop/crush/normalize
 
-# start NAME: a fresh HOME, project and fake provider; the project's
-# crush.json names the fake as the only provider (no default providers,
-# no provider list update, no metrics: nothing leaves 127.0.0.1).
+# start NAME [TYPE]: a fresh HOME, project and fake provider; the
+# project's crush.json names the fake as the only provider (no default
+# providers, no provider list update, no metrics: nothing leaves
+# 127.0.0.1), of TYPE openai-compat (default: the fake OpenAI provider)
+# or anthropic (the fake Anthropic one).
 start() {
   name=$1
+  local type=${2:-openai-compat}
   root=$work/$name
   mkdir -p "$root/home" "$root/project" "$root/req"
-  "$work/fakeopenai" -url-file "$root/url" -record "$root/req" -timeout 10m 2>"$root/fake.log" &
+  if [ "$type" = anthropic ]; then
+    "$work/fakeanthropic" -url-file "$root/url" -record "$root/req" -max-lifetime 10m 2>"$root/fake.log" &
+  else
+    "$work/fakeopenai" -url-file "$root/url" -record "$root/req" -timeout 10m 2>"$root/fake.log" &
+  fi
   fake_pid=$!
   for _ in $(seq 100); do [ -s "$root/url" ] && break; sleep 0.1; done
   [ -s "$root/url" ] || { echo "fake provider did not start" >&2; exit 1; }
   cat >"$root/project/crush.json" <<JSON
 {"options": {"disable_metrics": true, "disable_provider_auto_update": true, "disable_default_providers": true},
- "providers": {"fake": {"type": "openai-compat", "base_url": "$(cat "$root/url")", "api_key": "fake-interop-key",
+ "providers": {"fake": {"type": "$type", "base_url": "$(cat "$root/url")", "api_key": "fake-interop-key",
    "discover_models": false,
    "models": [{"id": "fake-model", "name": "Fake Model", "context_window": 200000, "default_max_tokens": 4000}]}},
  "models": {"large": {"model": "fake-model", "provider": "fake"}, "small": {"model": "fake-model", "provider": "fake"}}}
@@ -141,8 +149,18 @@ scenario_subagent() {
   finish
 }
 
+# The same tool call and one more turn over Anthropic Messages (the fake's
+# [[bash: CMD]] marker): Crush's request carries cache markers and its
+# todo reminder as the first text block of the first user message.
+scenario_anthropic() {
+  start anthropic anthropic
+  cr "List the files here. [[bash: ls -1]]"
+  cr -C "Thanks, that is all."
+  finish
+}
+
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction subagent)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction subagent anthropic)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done

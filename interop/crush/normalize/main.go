@@ -185,7 +185,12 @@ func (n *normaliser) literal(v any) string {
 // the body with each system message's content replaced by its length and
 // SHA-256 and the tools by their names.
 func (n *normaliser) requests(dir string) ([]byte, error) {
+	// The fake OpenAI provider writes request-NNN.json, the fake
+	// Anthropic one NNNN-messages.json (beside its count_tokens and other
+	// requests, which are not the conversation's).
 	files, _ := filepath.Glob(filepath.Join(dir, "request-*.json"))
+	messages, _ := filepath.Glob(filepath.Join(dir, "*-messages.json"))
+	files = append(files, messages...)
 	sort.Strings(files)
 	var buf bytes.Buffer
 	for i, f := range files {
@@ -199,18 +204,22 @@ func (n *normaliser) requests(dir string) ([]byte, error) {
 		}
 		msgs, _ := body["messages"].([]any)
 		kind := "main"
+		if sys, ok := body["system"].([]any); ok { // Anthropic's system blocks
+			for _, b := range sys {
+				bm, _ := b.(map[string]any)
+				text, _ := bm["text"].(string)
+				kind = kindOf(text, kind)
+				sum := sha256.Sum256([]byte(text))
+				bm["text"] = map[string]any{"bytes": len(text), "sha256": hex.EncodeToString(sum[:])}
+			}
+		}
 		for _, m := range msgs {
 			mm, _ := m.(map[string]any)
 			if mm["role"] != "system" {
 				continue
 			}
 			text, _ := mm["content"].(string)
-			switch {
-			case strings.HasPrefix(text, "You will generate a short title"):
-				kind = "title"
-			case strings.HasPrefix(text, "You are summarizing a conversation"):
-				kind = "summarize"
-			}
+			kind = kindOf(text, kind)
 			sum := sha256.Sum256([]byte(text))
 			mm["content"] = map[string]any{"bytes": len(text), "sha256": hex.EncodeToString(sum[:])}
 		}
@@ -220,6 +229,9 @@ func (n *normaliser) requests(dir string) ([]byte, error) {
 				tm, _ := t.(map[string]any)
 				fn, _ := tm["function"].(map[string]any)
 				name, _ := fn["name"].(string)
+				if fn == nil { // Anthropic's {name, input_schema}
+					name, _ = tm["name"].(string)
+				}
 				names = append(names, name)
 			}
 			body["tools"] = names
@@ -232,4 +244,16 @@ func (n *normaliser) requests(dir string) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// kindOf is a request's kind by its system prompt: Crush's title and
+// summarize requests have their own.
+func kindOf(system, kind string) string {
+	switch {
+	case strings.HasPrefix(system, "You will generate a short title"):
+		return "title"
+	case strings.HasPrefix(system, "You are summarizing a conversation"):
+		return "summarize"
+	}
+	return kind
 }
