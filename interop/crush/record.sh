@@ -102,8 +102,12 @@ JSON
 }
 
 # cr ARGS...: one `crush run` in the scenario's project, bounded in time.
+# Crush checks for a newer release at every start, with no setting to turn
+# it off: the proxy variables send that request to a closed port on
+# 127.0.0.1 (it fails quietly, as offline) instead of a DNS lookup; the
+# fake, on 127.0.0.1, is never proxied.
 cr() {
-  (cd "$root/project" && HOME=$root/home XDG_CONFIG_HOME=$root/home/.config XDG_DATA_HOME=$root/home/.local/share \
+  (cd "$root/project" && HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost HOME=$root/home XDG_CONFIG_HOME=$root/home/.config XDG_DATA_HOME=$root/home/.local/share \
     XDG_CACHE_HOME=$root/home/.cache CRUSH_DISABLE_METRICS=1 DO_NOT_TRACK=1 CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1 \
     NO_COLOR=1 timeout "$RUN_TIMEOUT" "$client_bin" run -q "$@" </dev/null >>"$root/stdout" 2>>"$root/stderr") ||
     { echo "crush run $* failed; stderr:" >&2; tail -20 "$root/stderr" >&2; exit 1; }
