@@ -28,7 +28,7 @@ import (
 var Versions = []string{"0.90.0"}
 
 // scenarios record.sh records.
-var scenarios = []string{"chat", "tool", "compaction", "subagent", "anthropic"}
+var scenarios = []string{"chat", "tool", "compaction", "compaction-twice", "subagent", "anthropic"}
 
 // wireOf is the wire format of a scenario's requests: the anthropic
 // scenario ran against the fake Anthropic provider (Messages), the others
@@ -351,8 +351,9 @@ func oracle(t *testing.T, dir string) {
 				t.Errorf("node %s: its caller %q is not a node calling Crush's agent tool", nd.ID, nd.Caller)
 			}
 		}
-		mains, summarize = checkSession(t, wireOf(dir), sess, top, mains, summarize)
-		subs, _ = checkSession(t, wireOf(dir), sess, called, subs, nil)
+		cut := func(msgID string) string { return cutBefore(t, db, s.id, msgID) }
+		mains, summarize = checkSession(t, wireOf(dir), sess, cut, top, mains, summarize)
+		subs, _ = checkSession(t, wireOf(dir), sess, cut, called, subs, nil)
 	}
 	if n != 1 {
 		t.Fatalf("%d top-level sessions; every scenario records one", n)
@@ -377,12 +378,17 @@ func callsAgent(n node) bool {
 // sub-agents') with the requests made for them: each request is answered
 // by the next assistant node, and render at its predecessor equals the
 // request's messages. A request made before the summary read the history
-// raw. Each summary node takes the next summarize request. It returns the
-// requests and summarize requests left.
-func checkSession(t *testing.T, wire, sess string, nodes []node, reqs, summarize []request) (restReqs, restSummarize []request) {
+// raw; a request made while an earlier summary was in force is rendered
+// from the database as it was then (cut before the answer: a session
+// compacted more than once substitutes only its latest summary,
+// docs/FORMAT.md §4), as is the summarize request of a later summary. Each
+// summary node takes the next summarize request. It returns the requests
+// and summarize requests left.
+func checkSession(t *testing.T, wire, sess string, cut func(msgID string) string, nodes []node, reqs, summarize []request) (restReqs, restSummarize []request) {
 	t.Helper()
 	var answers, summaries []node
 	raw := map[string]bool{}
+	before := map[string]int{} // summaries before each answer
 	for _, n := range nodes {
 		if n.Metadata.Compaction {
 			summaries = append(summaries, n)
@@ -390,6 +396,7 @@ func checkSession(t *testing.T, wire, sess string, nodes []node, reqs, summarize
 		if n.Role == "assistant" {
 			answers = append(answers, n)
 			raw[n.ID] = len(summaries) == 0
+			before[n.ID] = len(summaries)
 		}
 	}
 	if len(reqs) < len(answers) {
@@ -404,7 +411,11 @@ func checkSession(t *testing.T, wire, sess string, nodes []node, reqs, summarize
 		if a.Predecessor == nil {
 			t.Fatalf("request %d: answer %s is a root", req.Seq, a.ID)
 		}
-		got, want := normalize(wire, render(t, wire, sess, *a.Predecessor, raw[a.ID])), normalize(wire, req.Body.Messages)
+		view := sess
+		if n := before[a.ID]; n > 0 && n < len(summaries) {
+			view = cut(a.ID)
+		}
+		got, want := normalize(wire, render(t, wire, view, *a.Predecessor, raw[a.ID])), normalize(wire, req.Body.Messages)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("request %d: render --head %s differs %s", req.Seq, *a.Predecessor, interoptest.Diff(got, want))
 		}
@@ -413,15 +424,22 @@ func checkSession(t *testing.T, wire, sess string, nodes []node, reqs, summarize
 		if s.Metadata.Span.First != nodes[0].ID {
 			t.Errorf("summary %s covers from %s, not from the session's first node %s", s.ID, s.Metadata.Span.First, nodes[0].ID)
 		}
-		checkSummary(t, wire, sess, s, summarize[k])
+		view := sess
+		if k > 0 {
+			view = cut(strings.TrimPrefix(s.ID, transcript.SummaryIDPrefix))
+		}
+		checkSummary(t, wire, view, s, summarize[k], k == 0)
+	}
+	if len(summaries) > 0 {
+		checkActive(t, sess, summaries)
 	}
 	return restReqs, summarize[len(summaries):]
 }
 
-// checkSummary: the summary covers the nodes before it, the summarize
-// request is the covered history and Crush's prompt, and graph and audit
-// see the summary as the session's active one.
-func checkSummary(t *testing.T, wire, sess string, s node, req request) {
+// checkSummary: the summarize request is what render sends at the last
+// node the summary covers (raw for the first summary; after it, from the
+// summary before) and Crush's prompt.
+func checkSummary(t *testing.T, wire, sess string, s node, req request, first bool) {
 	t.Helper()
 	if s.Metadata.Span.Count == 0 {
 		t.Fatalf("summary %s covers nothing", s.ID)
@@ -431,24 +449,72 @@ func checkSummary(t *testing.T, wire, sess string, s node, req request) {
 	if n := len(want); n == 0 || want[n-1]["role"] != "user" || want[n-1]["content"] != summaryPrompt {
 		t.Fatalf("request %d does not end with Crush's summary prompt", req.Seq)
 	}
-	got := normalize(wire, render(t, wire, sess, last, true))
+	got := normalize(wire, render(t, wire, sess, last, first))
 	if !reflect.DeepEqual(got, want[:len(want)-1]) {
-		t.Errorf("summarize request %d: render --raw --head %s differs %s", req.Seq, last, interoptest.Diff(got, want[:len(want)-1]))
+		t.Errorf("summarize request %d: render (raw %v) --head %s differs %s", req.Seq, first, last, interoptest.Diff(got, want[:len(want)-1]))
 	}
+}
+
+// checkActive: graph and audit report the session's last summary as the
+// active one (a later summary supersedes an earlier one), audit with the
+// nodes it covers.
+func checkActive(t *testing.T, sess string, summaries []node) {
+	t.Helper()
 	out := interoptest.Must(t, "graph", "--json", sess)
 	var g struct {
 		ActiveSummaryID string `json:"active_summary_id"`
 	}
-	if json.Unmarshal([]byte(out), &g) != nil || g.ActiveSummaryID != s.ID {
-		t.Errorf("graph --json: active summary %q, want %s", g.ActiveSummaryID, s.ID)
+	last := summaries[len(summaries)-1]
+	if json.Unmarshal([]byte(out), &g) != nil || g.ActiveSummaryID != last.ID {
+		t.Errorf("graph --json: active summary %q, want %s", g.ActiveSummaryID, last.ID)
 	}
 	out = interoptest.Must(t, "audit", "--json", sess)
 	var a struct {
 		Summaries []struct {
-			CoveredNodes int `json:"covered_nodes"`
+			ID           string `json:"summary_id"`
+			Status       string `json:"status"`
+			CoveredNodes int    `json:"covered_nodes"`
 		} `json:"summaries"`
 	}
-	if json.Unmarshal([]byte(out), &a) != nil || len(a.Summaries) != 1 || a.Summaries[0].CoveredNodes != s.Metadata.Span.Count {
-		t.Errorf("audit --json: summaries %+v, want one covering %d nodes", a.Summaries, s.Metadata.Span.Count)
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("audit --json: %v", err)
 	}
+	for _, as := range a.Summaries {
+		if as.ID == last.ID && as.Status == "active" && as.CoveredNodes == last.Metadata.Span.Count {
+			return
+		}
+	}
+	t.Errorf("audit --json: summaries %+v, want %s active covering %d nodes", a.Summaries, last.ID, last.Metadata.Span.Count)
+}
+
+// cutBefore imports the session as it was before message msgID: a copy of
+// the database without that message and every later one of the session.
+func cutBefore(t *testing.T, db, sessionID, msgID string) string {
+	t.Helper()
+	h, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	cut := filepath.Join(t.TempDir(), ".crush", "crush.db")
+	if err := os.MkdirAll(filepath.Dir(cut), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Exec(`VACUUM INTO ?`, cut); err != nil {
+		t.Fatal(err)
+	}
+	c, err := sql.Open("sqlite", cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Exec(`DELETE FROM messages WHERE session_id = ? AND rowid >= (SELECT rowid FROM messages WHERE id = ?)`, sessionID, msgID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		t.Fatalf("no message %s in session %s to cut before", msgID, sessionID)
+	}
+	c.Close()
+	return importChecked(t, cut, "--session", sessionID)
 }

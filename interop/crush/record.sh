@@ -145,6 +145,17 @@ scenario_compaction() {
   finish
 }
 
+# Two automatic summaries: the second summarizes the first summary and
+# the turns after it (Crush sends only what follows the latest summary).
+scenario_compaction_twice() {
+  start compaction-twice
+  cr "List the files here. [[shell: ls -1]]"
+  cr -C "Now a long answer. [[inflate]]"
+  cr -C "Another long answer. [[inflate]]"
+  cr -C "One more turn."
+  finish
+}
+
 # [[spawn: TASK]] calls Crush's agent tool: a sub-agent session of its
 # own (parent_session_id), whose answer is the call's result.
 scenario_subagent() {
@@ -164,7 +175,7 @@ scenario_anthropic() {
 }
 
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction subagent anthropic)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(chat tool compaction compaction-twice subagent anthropic)
 for s in "${scenarios[@]}"; do
   "scenario_${s//-/_}"
 done
