@@ -9,6 +9,8 @@
 // message (is_summary_message: Crush's compaction, automatic near the
 // window's end or /summarize) becomes a summary node covering every turn
 // before it, as Crush then sends only the summary and what follows it.
+// A sub-agent's session (subagent.go) imports as a caller subtree of the
+// node holding the call that started it.
 //
 // Crush records token totals per session (prompt_tokens,
 // completion_tokens), never per request, so no node carries a usage. The
@@ -76,12 +78,19 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	if err != nil {
 		return input.Errorf(file, 0, "not a Crush database (sessions table): %v", err)
 	}
-	chosen, err := choose(file, sessions, opts)
+	// A sub-agent's session imports with its caller's (subagent.go);
+	// --session ID may still name it alone.
+	kids, absorbed := children(sessions)
+	candidates := sessions
+	if opts.SessionID == "" {
+		candidates = topLevel(sessions, absorbed)
+	}
+	chosen, err := choose(file, candidates, opts)
 	if err != nil {
 		return err
 	}
 	for _, s := range chosen {
-		if err := importSession(ctx, db, file, s, opts, target); err != nil {
+		if err := importSession(ctx, db, file, s, kids, opts, target); err != nil {
 			return err
 		}
 	}

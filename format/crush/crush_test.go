@@ -218,3 +218,100 @@ func TestFind(t *testing.T) {
 func FuzzImport(f *testing.F) {
 	importtest.Fuzz(f, dir, []string{"crush.db"}, "crush.db", crush.Import)
 }
+
+// TestSubagentSession: a session whose id names a call of its parent
+// session ("<message id>$$<call id>", as Crush names a sub-agent's) imports
+// as a caller subtree of the node holding that call, in the parent's
+// conversation; one whose call is not there still imports, uncalled and
+// warned; --session ID names it alone; Find lists only the top-level
+// sessions.
+func TestSubagentSession(t *testing.T) {
+	for _, tc := range []struct{ call, caller string }{
+		{"call_1", "0c5e0001-0000-4000-8000-000000000002"},
+		{"call_missing", ""},
+	} {
+		home := t.TempDir()
+		path := filepath.Join(home, "app", ".crush", "crush.db")
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		buildDB(t, path)
+		db, _ := sql.Open("sqlite", path)
+		sub := "0c5e0001-0000-4000-8000-000000000002$$" + tc.call
+		for _, q := range []string{`UPDATE sessions SET id = ? WHERE id = '0c5e0001-aaaa-4000-8000-000000000002'`,
+			`UPDATE messages SET session_id = ? WHERE session_id = '0c5e0001-aaaa-4000-8000-000000000002'`} {
+			if _, err := db.Exec(q, sub); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		var tg importtest.Target
+		if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &tg); err != nil {
+			t.Fatal(err)
+		}
+		if len(tg.Convs) != 2 || tg.Convs[0].Name != "0c5e0001-aaaa-4000-8000-000000000001" {
+			t.Fatalf("%d conversations, want the two top-level ones", len(tg.Convs))
+		}
+		c := tg.Convs[0]
+		var called []transcript.Node
+		for _, n := range c.Nodes {
+			if n.ID == "0c5e0002-0000-4000-8000-000000000001" || n.ID == "0c5e0002-0000-4000-8000-000000000002" {
+				called = append(called, n)
+			}
+		}
+		if len(called) != 2 || called[0].Caller != tc.caller || called[1].Caller != tc.caller || called[1].Predecessor != called[0].ID {
+			t.Errorf("%s: sub-agent nodes %+v, want a chain called by %q", tc.call, called, tc.caller)
+		}
+		if c.Head != "0c5e0001-0000-4000-8000-000000000008" {
+			t.Errorf("%s: head %q: a sub-agent's node moved HEAD", tc.call, c.Head)
+		}
+		if warned := strings.Contains(strings.Join(c.Warnings, "\n"), tc.call); warned != (tc.caller == "") {
+			t.Errorf("%s: warnings %q", tc.call, c.Warnings)
+		}
+		// sessions lists the top-level sessions only.
+		os.MkdirAll(filepath.Join(home, ".local", "share", "crush"), 0o755)
+		os.WriteFile(filepath.Join(home, ".local", "share", "crush", "projects.json"), []byte(`{"projects":[{"path":"`+filepath.Join(home, "app")+`"}]}`), 0o644)
+		if found, err := crush.Find(input.Env{Home: home, Getenv: func(string) string { return "" }}); err != nil || len(found) != 2 {
+			t.Errorf("%s: Find listed %+v, %v; want the two top-level sessions", tc.call, found, err)
+		}
+		var alone importtest.Target
+		if err := crush.Import(context.Background(), []string{path}, crush.Options{SessionID: sub}, &alone); err != nil || len(alone.Convs) != 1 || len(alone.Convs[0].Nodes) != 2 {
+			t.Errorf("%s: --session %s alone: %v", tc.call, sub, err)
+		}
+	}
+}
+
+// TestAfterSummary: once a session has a summary Crush sends only the
+// messages from it on, so a result there whose call came before the
+// summary is dropped (as Crush drops it), and the call, whose result its
+// own segment lacks, gets Crush's interrupted-call result.
+func TestAfterSummary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crush.db")
+	buildDB(t, path)
+	db, _ := sql.Open("sqlite", path)
+	// call_2's result (…012) moves after the summary (…006), before the
+	// next user message (…007, a later row).
+	if _, err := db.Exec(`UPDATE messages SET created_at = (SELECT created_at FROM messages WHERE id = '0c5e0001-0000-4000-8000-000000000007')
+		WHERE id = '0c5e0001-0000-4000-8000-000000000012'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var tg importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{SessionID: "0c5e0001-aaaa-4000-8000-000000000001"}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	var interrupted, kept int
+	for _, n := range c.Nodes {
+		if n.ToolCallID == "call_2" && n.Content.Text == "tool call was interrupted and did not produce a result, you may retry this call if the result is still needed" {
+			interrupted++
+		}
+		if strings.Contains(n.Content.Text, "nosuch: command not found") {
+			kept++
+		}
+	}
+	if interrupted != 1 || kept != 0 || len(c.Warnings) != 0 {
+		t.Errorf("%d interrupted results, %d nodes with the dropped result, warnings %q; want 1, 0, none", interrupted, kept, c.Warnings)
+	}
+	if c.Counts[[2]string{"part/tool_result", transcript.OutcomeSkipped}] != 1 {
+		t.Errorf("counts %v: the dropped result is not counted as skipped", c.Counts)
+	}
+}

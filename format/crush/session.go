@@ -43,6 +43,10 @@ type partData struct {
 	BinData    []byte `json:"Data"`
 }
 
+// finishReason is why a finish part imports as no content of its own:
+// Crush writes one on every message and never sends it.
+const finishReason = "how the message ended; bookkeeping of its message, never sent"
+
 // conv is the state of one session's import.
 type conv struct {
 	file, session string
@@ -51,13 +55,21 @@ type conv struct {
 	chain         []string // every non-summary node so far, in order
 	open          []string // tool calls of the last assistant node not answered yet
 	used          map[string]bool
-	// calls and results are the tool call ids of the session's calls and
-	// results (Crush's knownToolCallIDs, knownToolResultIDs).
+	// calls and results are the tool call ids of the calls and results
+	// Crush knew when it sent the current message (its knownToolCallIDs,
+	// knownToolResultIDs): those of its segment (read).
 	calls, results map[string]bool
+	// callNodes maps each call id to the node holding it (a sub-agent's
+	// caller); caller is the caller of every node of a sub-agent's
+	// session ("" in a top-level session).
+	callNodes map[string]string
+	caller    string
 }
 
-// row is one message row, its parts decoded.
+// row is one message row, its parts decoded, with the calls and results
+// of its segment.
 type row struct {
+	calls, results  map[string]bool
 	id, role, model string
 	created         int64
 	summary         bool
@@ -65,31 +77,22 @@ type row struct {
 	datas           []partData
 }
 
-func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, opts Options, target transcript.ImportTarget) error {
+func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, kids map[string][]sessionRow, opts Options, target transcript.ImportTarget) error {
 	sink, err := target.Conversation(s.id)
 	if err != nil {
 		return err
 	}
-	c := &conv{file: file, session: s.id, sink: sink, used: map[string]bool{}, calls: map[string]bool{}, results: map[string]bool{}}
-	msgs, err := c.read(ctx, db, opts)
+	c := newConv(file, s.id, sink, map[string]bool{}, "")
+	model, err := c.run(ctx, db, opts)
 	if err != nil {
 		return err
 	}
-	sink.Count("session", transcript.OutcomeMerged, "session metadata (title, token totals: Crush records no usage per request)")
-	model := ""
-	for _, r := range msgs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := c.message(r); err != nil {
-			return err
-		}
-		if r.model != "" && r.role == "assistant" {
-			model = r.model
-		}
+	head := c.last
+	if err := c.subagents(ctx, db, kids, opts, map[string]bool{s.id: true}); err != nil {
+		return err
 	}
-	if c.last != "" {
-		sink.SetHead(c.last)
+	if head != "" {
+		sink.SetHead(head)
 	}
 	if model != "" {
 		sink.SetModel(model)
@@ -97,9 +100,41 @@ func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, o
 	return nil
 }
 
+func newConv(file, session string, sink transcript.ImportSink, used map[string]bool, caller string) *conv {
+	return &conv{file: file, session: session, sink: sink, used: used, calls: map[string]bool{}, results: map[string]bool{},
+		callNodes: map[string]string{}, caller: caller}
+}
+
+// run imports the session's messages and returns the model of its last
+// assistant message.
+func (c *conv) run(ctx context.Context, db *sql.DB, opts Options) (string, error) {
+	msgs, err := c.read(ctx, db, opts)
+	if err != nil {
+		return "", err
+	}
+	c.sink.Count("session", transcript.OutcomeMerged, "session metadata (title, token totals: Crush records no usage per request)")
+	model := ""
+	for _, r := range msgs {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		c.calls, c.results = r.calls, r.results
+		if err := c.message(r); err != nil {
+			return "", err
+		}
+		if r.model != "" && r.role == "assistant" {
+			model = r.model
+		}
+	}
+	return model, nil
+}
+
 // read decodes the session's messages in Crush's order and notes which tool
-// calls and results it holds: Crush drops a result whose call is not in the
-// list and answers a call that has no result with an error of its own.
+// calls and results each segment holds: Crush drops a result whose call is
+// not in the list and answers a call that has no result with an error of
+// its own, over the messages it sends — from the summary on once there is
+// one (its getSessionMessages) — so each summary message starts a new
+// segment.
 func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, role, parts, COALESCE(model, ''), created_at, is_summary_message
 		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, c.session)
@@ -108,6 +143,7 @@ func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error
 	}
 	defer rows.Close()
 	var out []row
+	calls, results := map[string]bool{}, map[string]bool{}
 	for rows.Next() {
 		var r row
 		var raw string
@@ -120,12 +156,16 @@ func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error
 		if err := c.decode(&r, raw); err != nil {
 			return nil, err
 		}
+		if r.summary {
+			calls, results = map[string]bool{}, map[string]bool{}
+		}
+		r.calls, r.results = calls, results
 		for i, p := range r.parts {
 			switch {
 			case p.Type == "tool_call" && r.role == "assistant":
-				c.calls[r.datas[i].ID] = true
+				calls[r.datas[i].ID] = true
 			case p.Type == "tool_result" && r.role == "tool":
-				c.results[r.datas[i].ToolCallID] = true
+				results[r.datas[i].ToolCallID] = true
 			}
 		}
 		out = append(out, r)
@@ -194,7 +234,7 @@ func (c *conv) newID(id string) string {
 }
 
 func (c *conv) add(n transcript.Node, record string) error {
-	n.Predecessor = c.last
+	n.Predecessor, n.Caller = c.last, c.caller
 	if err := c.sink.Node(n); err != nil {
 		return err
 	}
@@ -230,6 +270,10 @@ func (c *conv) user(id string, parts []part, datas []partData, at string) error 
 			images = append(images, input.Image(d.URL, "", ""))
 		case "shell_command":
 			shells = append(shells, fmt.Sprintf("$ %s\n%s\n(exit code %d)", d.Command, d.Output, d.ExitCode))
+		case "finish":
+			// Crush 0.90.0 ends every user message with one
+			// (testdata/interop/crush).
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
 		default:
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in a user message")
 		}
@@ -302,7 +346,7 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 			}
 			calls = append(calls, transcript.ToolCall{ID: d.ID, Name: d.Name, Arguments: args})
 		case "finish":
-			c.sink.Count("part/finish", transcript.OutcomeMerged, "how the response ended; bookkeeping of its message")
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
 		default:
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in an assistant message")
 		}
@@ -322,6 +366,7 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 	c.open = nil
 	for _, call := range calls {
 		c.open = append(c.open, call.ID)
+		c.callNodes[call.ID] = n.ID
 	}
 	if err := c.add(n, "message/assistant"); err != nil {
 		return err
@@ -358,6 +403,10 @@ func (c *conv) interrupted(id string, calls []transcript.ToolCall, at string) er
 func (c *conv) tool(id string, parts []part, datas []partData, at string) error {
 	for i, p := range parts {
 		d := datas[i]
+		if p.Type == "finish" { // as on every tool message of Crush 0.90.0
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
+			continue
+		}
 		if p.Type != "tool_result" {
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "a part Crush does not send in a tool message")
 			continue
@@ -406,13 +455,18 @@ func (c *conv) summary(id string, parts []part, datas []partData, at string) err
 		case p.Type == "text" && text == "":
 			text = strings.TrimSpace(datas[i].Text)
 		case p.Type == "finish":
-			c.sink.Count("part/finish", transcript.OutcomeMerged, "how the response ended; bookkeeping of its message")
+			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
 		default:
 			c.sink.Count("part/"+p.Type, transcript.OutcomeSkipped, "Crush sends only the summary's text")
 		}
 	}
 	if len(c.chain) == 0 {
 		c.sink.Count("message/summary", transcript.OutcomeSkipped, "a summary with no message before it to cover")
+		return nil
+	}
+	if c.caller != "" {
+		c.sink.Warn(c.file, 0, fmt.Sprintf("session %s, message %s: a summary in a sub-agent's session is not imported (a summary may not sit in a caller subtree); its turns stay as they are", c.session, id))
+		c.sink.Count("message/summary", transcript.OutcomeSkipped, "a summary in a sub-agent's session: a summary may not sit in a caller subtree")
 		return nil
 	}
 	n := transcript.Node{ID: transcript.SummaryIDPrefix + c.newID(id), Role: transcript.SummaryRole, Name: transcript.SummaryName,

@@ -402,6 +402,8 @@ func Script(req Request) Reply {
 	}
 	t := all.String()
 	switch {
+	case strings.HasPrefix(t, crushTitleCue):
+		return text("Fake session title")
 	case isCompaction(t):
 		return text("<analysis>The user ran a short scripted session.</analysis>\n<summary>\n1. Primary Request and Intent: the user exercised a scripted fake provider.\n2. Pending Tasks: none.\n3. Current Work: waiting for the next prompt.\n</summary>")
 	case strings.Contains(t, MarkParallel):
@@ -435,10 +437,11 @@ func Script(req Request) Reply {
 		}
 		name, args := "Bash", map[string]any{"command": cmd, "description": "Scripted command"}
 		if !hasTool(req, "Bash") && hasTool(req, "bash") {
-			// GitHub Copilot CLI's bash (beside its read_bash) takes a
-			// description; pi's (picue.go) the command alone.
+			// GitHub Copilot CLI's bash (beside its read_bash) and
+			// Crush's (beside its job_output) take a description; pi's
+			// (picue.go) the command alone.
 			name = "bash"
-			if !hasTool(req, "read_bash") {
+			if !hasTool(req, "read_bash") && !hasTool(req, "job_output") {
 				args = map[string]any{"command": cmd}
 			}
 		}

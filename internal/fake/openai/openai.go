@@ -218,6 +218,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 	if strings.Contains(lastUser, MarkerReason) {
 		r.Reasoning = "**Planning the reply**"
 	}
+	if t := crushReply(lastUser); t != "" {
+		r.Text = t
+		return r
+	}
 	if t := droidSummary(lastUser); t != "" {
 		r.Text = t
 		return r
@@ -299,6 +303,8 @@ func shellCall(cmd string, tools []string) (name, args string) {
 		return "Execute", enc(map[string]any{"command": cmd, "summary": "Run the requested command", "riskLevel": "low", "riskLevelReason": "It only prints text."})
 	case has["shell_command"]:
 		return "shell_command", enc(map[string]any{"command": cmd, "timeout_ms": 10000})
+	case has["bash"] && has["job_output"]: // Crush's (it requires a description, crush.go)
+		return "bash", enc(map[string]any{"command": cmd, "description": "Run the command"})
 	case has["bash"] && has["read_bash"]: // GitHub Copilot CLI's (it takes a description)
 		return "bash", enc(map[string]any{"command": cmd, "description": "Run the command"})
 	case has["bash"]: // OpenCode's, Kilo's and pi's
