@@ -22,6 +22,14 @@ type Dialect struct {
 	// Output is the hook's stdout that hands text to the model in reply
 	// to in (nil: Claude Code's hookSpecificOutput.additionalContext).
 	Output func(in Input, text string) ([]byte, error)
+	// Unannounced is set for a client that compacts without running a
+	// hook (Factory Droid 0.215's automatic compaction): on
+	// UserPromptSubmit and PostToolUse the hook reads the lines the
+	// transcript gained since it last looked for a compaction record
+	// (probeUnannounced), and injects as after a PreCompact when it finds
+	// one; the injection reaches the model through the event's
+	// additionalContext.
+	Unannounced bool
 }
 
 // dialects are the clients whose hooks ctxfold speaks; the first is the
@@ -30,6 +38,7 @@ var dialects = []Dialect{
 	{Name: "Claude Code"},
 	{Name: "Codex"},
 	{Name: "Gemini"},
+	{Name: "Droid", Unannounced: true},
 }
 
 // DialectOf is the dialect of the client --client names (the default,

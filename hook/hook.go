@@ -99,8 +99,12 @@ type Result struct {
 // under the state's lock; without it the caller prints Result.Output.
 func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	res := &Result{Event: in.Event}
+	d := DialectOf(opts.Client)
+	// prompt: an event that injects a pending compaction's facts (and, for
+	// a client that announces no compaction, first looks for one).
+	prompt := in.Event == EventUserPromptSubmit || (d.Unannounced && in.Event == EventPostToolUse)
 	relevant := in.Event == EventPreCompact || in.Event == EventPostCompact ||
-		in.Event == EventUserPromptSubmit || (in.Event == EventSessionStart && in.Source == "compact")
+		prompt || (in.Event == EventSessionStart && in.Source == "compact")
 	if !relevant {
 		return res, nil
 	}
@@ -118,8 +122,13 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		return nil, err
 	}
 	sp := statePath(opts.CacheDir, abs)
-	if in.Event == EventUserPromptSubmit && !loadState(sp, abs).Pending {
-		return res, nil // the common case: nothing to do, nothing read, no lock
+	if prompt && !loadState(sp, abs).Pending {
+		if !d.Unannounced {
+			return res, nil // the common case: nothing to do, nothing read, no lock
+		}
+		if found, err := probeUnannounced(ctx, sp, abs, opts.Now); !found {
+			return res, err
+		}
 	}
 	unlock, err := lockState(ctx, sp)
 	if err != nil {
@@ -127,7 +136,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	}
 	defer unlock()
 	st := loadState(sp, abs)
-	if in.Event == EventUserPromptSubmit && !st.Pending {
+	if prompt && !st.Pending {
 		return res, nil // another prompt's hook injected it meanwhile
 	}
 	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC})
@@ -167,7 +176,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		st.Pending, st.Injected = false, append(st.Injected, *inj)
 		return res, st.save(sp)
 	}
-	out, err := DialectOf(opts.Client).output(in, text)
+	out, err := d.output(in, text)
 	if err != nil {
 		return nil, err
 	}

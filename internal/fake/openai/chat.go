@@ -39,7 +39,10 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 			outputs = append(outputs, contentText(m.Content))
 		}
 	}
-	reply := s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
+	reply, ok := s.droidRecall(body)
+	if !ok {
+		reply = s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
+	}
 	id := fmt.Sprintf("chatcmpl-fake-%03d", seq)
 	var calls []map[string]any
 	for i, c := range reply.Calls {

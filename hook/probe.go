@@ -1,0 +1,98 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+)
+
+// compactionMark is how a client that announces its compaction to no hook
+// writes the record of one (Factory Droid 0.215: each record is one JSON
+// line, this its first key; docs/INTEROP-droid.md).
+var compactionMark = []byte(`{"type":"compaction_state"`)
+
+// probeChunk is how much of the transcript's new tail is read at a time.
+const probeChunk = 256 << 10
+
+// probeUnannounced looks, for a dialect whose client compacts without a
+// hook (Dialect.Unannounced), for a compaction record among the lines the
+// transcript gained since the last probe (state.Scanned). When it finds
+// one it marks a compaction pending, as PreCompact would have, and says
+// so; either way it records how far it read, so every line is read once.
+// Nothing appended: nothing read beyond a stat, no lock taken.
+func probeUnannounced(ctx context.Context, sp, abs string, now func() time.Time) (bool, error) {
+	from := loadState(sp, abs).Scanned
+	end, found, err := scanTail(abs, from)
+	if err != nil || end == from {
+		return false, err
+	}
+	unlock, err := lockState(ctx, sp)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	st := loadState(sp, abs)
+	if found && !st.Pending {
+		// Before stays "": the summary now active is taken unless an
+		// injection of it is already recorded.
+		st.Pending, st.Before, st.PendingSince = true, "", now().UTC()
+	}
+	st.Scanned = max(st.Scanned, end)
+	return found, st.save(sp)
+}
+
+// scanTail reads the regular file at path from offset from to its last
+// complete line and reports the offset after that line and whether the
+// lines read hold compactionMark at a line's start. A file shorter than
+// from (rewritten by the client) is read from its start.
+func scanTail(path string, from int64) (end int64, found bool, err error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return from, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return from, false, errors.New(path + ": not a regular file")
+	}
+	if fi.Size() < from {
+		from = 0
+	}
+	if fi.Size() == from {
+		return from, false, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return from, false, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return from, false, err
+	}
+	end = from
+	var carry []byte // the unfinished line of the previous chunk
+	buf := make([]byte, probeChunk)
+	for left := fi.Size() - from; left > 0; {
+		n, err := f.Read(buf[:min(int64(len(buf)), left)])
+		left -= int64(n)
+		chunk := append(carry, buf[:n]...)
+		last := bytes.LastIndexByte(chunk, '\n')
+		if last >= 0 {
+			lines := chunk[:last+1]
+			if bytes.HasPrefix(lines, compactionMark) || bytes.Contains(lines, append([]byte{'\n'}, compactionMark...)) {
+				found = true
+			}
+			end += int64(last + 1)
+			chunk = chunk[last+1:]
+		}
+		carry = append(carry[:0:0], chunk...)
+		if err == io.EOF || n == 0 {
+			break
+		}
+		if err != nil {
+			return from, false, err
+		}
+	}
+	return end, found, nil
+}
