@@ -42,6 +42,11 @@ func TestUnannouncedCompactionFoundByProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The recording's compaction folds only its first message (Droid
+	// keeps the last ~12,000 tokens verbatim); counted as folding all
+	// seven messages before it, it drops the first turn's request and
+	// command.
+	full = bytes.Replace(full, []byte(`"removedCount":1,`), []byte(`"removedCount":7,`), 1)
 	i := bytes.Index(full, compactionMark)
 	if i < 0 {
 		t.Fatalf("%s: no compaction record", droidRecorded)
@@ -74,7 +79,7 @@ func TestUnannouncedCompactionFoundByProbe(t *testing.T) {
 	if err := json.Unmarshal(r.Output, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.HSO.Event != "PostToolUse" || !strings.Contains(out.HSO.Context, "First turn.") {
+	if out.HSO.Event != "PostToolUse" || !strings.Contains(out.HSO.Context, "First turn. [[shell: echo before compaction]]") {
 		t.Fatalf("output %s", r.Output)
 	}
 	if again := runDroid(t, "UserPromptSubmit", file, cache); again.Output != nil || again.Update != "" {

@@ -40,6 +40,7 @@ var clients = []*Client{
 	claudeCodeClient,
 	codexClient,
 	geminiClient,
+	droidClient,
 }
 
 // Clients lists the agents setup knows.
