@@ -161,6 +161,7 @@ var droidClient = &Client{
 		b, err := os.ReadFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			err = nil // no hooks file: nothing installed
 		case err != nil:
 			return nil, &FileError{path, err}
 		case topLevel && len(b) > 0:

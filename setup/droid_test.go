@@ -134,3 +134,11 @@ func TestDroidUnparseableUntouched(t *testing.T) {
 		t.Fatal("the unparseable file changed")
 	}
 }
+
+// doctor reads a home with no .factory folder: nothing installed, no error.
+func TestDroidInspectNothing(t *testing.T) {
+	in, err := Inspect(ClientDroid, Options{Scope: ScopeUser, Home: t.TempDir()})
+	if err != nil || len(in.Entries) != 0 || len(in.Missing) != 4 {
+		t.Fatalf("%+v %v", in, err)
+	}
+}
