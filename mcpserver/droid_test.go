@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,5 +41,21 @@ func TestLocateDroidSession(t *testing.T) {
 	env["FACTORY_HOME_OVERRIDE"] = home
 	if f, _ := loc.file(); f != newest {
 		t.Fatalf("FACTORY_HOME_OVERRIDE: served %s, want %s", f, newest)
+	}
+}
+
+// TestToolsAreReadOnly: every tool says it only reads, so a client that
+// asks before a tool with effects (Droid 0.215 in `droid exec --auto
+// low`) runs it.
+func TestToolsAreReadOnly(t *testing.T) {
+	cs := connect(t, Options{Locate: Locate{Transcript: recorded}, CacheDir: t.TempDir()})
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 3 {
+		t.Fatalf("tools %v %v", tools, err)
+	}
+	for _, tool := range tools.Tools {
+		if a := tool.Annotations; a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v", tool.Name, a)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 	var outputs []string
 	for _, m := range req.Messages {
 		switch {
-		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)):
+		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)) && !isHookContext(contentText(m.Content)):
 			lastUser, callsAfter, outputs = contentText(m.Content), false, nil
 		case m.Role == "assistant" && len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null":
 			callsAfter = true

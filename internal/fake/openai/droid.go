@@ -20,6 +20,13 @@ func droidSummary(lastUser string) string {
 	return "<summary>\n" + SummaryText + "\n</summary>"
 }
 
+// isHookContext is ctxfold's injected context sent as a user message of
+// its own (Droid 0.215 sends a hook's additionalContext so): context, not
+// a prompt — the requests it quotes are not asked again.
+func isHookContext(text string) bool {
+	return strings.HasPrefix(strings.TrimSpace(text), "ctxfold: ")
+}
+
 // MarkerPad makes the text reply [[pad: N]] about N bytes of plain filler
 // (no fact of any kind): Droid 0.215 keeps the last ~12,000 tokens of the
 // conversation verbatim through its compaction (40,000 after it, less

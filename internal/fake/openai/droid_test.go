@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,5 +74,22 @@ func TestDroidRecall(t *testing.T) {
 	}
 	if _, ok := s.droidRecall([]byte(`{"messages":[` + prompt + `,{"role":"user","content":"next prompt"}]}`)); ok {
 		t.Fatal("a later prompt is still taken as a recall step")
+	}
+}
+
+// TestHookContextIsNoPrompt: ctxfold's context, sent by Droid as a user
+// message after a tool result, is not taken as the prompt (the markers of
+// the requests it quotes are not run again).
+func TestHookContextIsNoPrompt(t *testing.T) {
+	srv := &Server{}
+	body := `{"model":"m","messages":[{"role":"user","content":"Go. [[shell: echo one]]"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"Execute","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"one"},` +
+		`{"role":"user","content":"ctxfold: 1 fact follows.\n- request [x]: Earlier. [[shell: echo again]]"}],` +
+		`"tools":[{"type":"function","function":{"name":"Execute"}}]}`
+	rec := httptest.NewRecorder()
+	srv.chat(rec, []byte(body), 1)
+	if strings.Contains(rec.Body.String(), "tool_calls") || !strings.Contains(rec.Body.String(), "Done: 1 tool output") {
+		t.Fatalf("reply %s", rec.Body.String())
 	}
 }
