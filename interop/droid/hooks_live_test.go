@@ -210,10 +210,11 @@ func afterCompaction(t *testing.T, reqs []chatRequest, mode string) chatRequest 
 // hook's additionalContext as a user message of its own), with the
 // temporary directory normalised.
 func injected(r chatRequest, tmp string) string {
+	norm := strings.NewReplacer(tmp, "/interop", strings.ReplaceAll(tmp, "/", "-"), "-interop")
 	for _, m := range r.request.Messages {
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil && strings.HasPrefix(s, "ctxfold: ") {
-			return nodeIDRE.ReplaceAllString(strings.ReplaceAll(s, tmp, "/interop"), "<session>")
+			return nodeIDRE.ReplaceAllString(norm.Replace(s), "<session>")
 		}
 		var parts []struct {
 			Text string `json:"text"`
@@ -221,7 +222,7 @@ func injected(r chatRequest, tmp string) string {
 		_ = json.Unmarshal(m.Content, &parts)
 		for _, p := range parts {
 			if strings.HasPrefix(p.Text, "ctxfold: ") {
-				return nodeIDRE.ReplaceAllString(strings.ReplaceAll(p.Text, tmp, "/interop"), "<session>")
+				return nodeIDRE.ReplaceAllString(norm.Replace(p.Text), "<session>")
 			}
 		}
 	}
