@@ -100,11 +100,7 @@ type Result struct {
 func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	res := &Result{Event: in.Event}
 	d := DialectOf(opts.Client)
-	// prompt: an event that injects a pending compaction's facts (and, for
-	// a client that announces no compaction, first looks for one).
-	prompt := in.Event == EventUserPromptSubmit || (d.Unannounced && in.Event == EventPostToolUse)
-	relevant := in.Event == EventPreCompact || in.Event == EventPostCompact ||
-		prompt || (in.Event == EventSessionStart && in.Source == "compact")
+	relevant, prompt := d.handles(in)
 	if !relevant {
 		return res, nil
 	}
@@ -123,10 +119,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	}
 	sp := statePath(opts.CacheDir, abs)
 	if prompt && !loadState(sp, abs).Pending {
-		if !d.Unannounced {
-			return res, nil // the common case: nothing to do, nothing read, no lock
-		}
-		if found, err := probeUnannounced(ctx, sp, abs, opts.Now); !found {
+		if idle, err := d.idle(ctx, sp, abs, opts.Now); idle {
 			return res, err
 		}
 	}

@@ -17,6 +17,26 @@ var compactionMark = []byte(`{"type":"compaction_state"`)
 // probeChunk is how much of the transcript's new tail is read at a time.
 const probeChunk = 256 << 10
 
+// handles says whether the dialect's hook acts on in, and whether in is a
+// prompt: an event that injects a pending compaction's facts (and, for a
+// client that announces no compaction, first looks for one).
+func (d Dialect) handles(in Input) (relevant, prompt bool) {
+	prompt = in.Event == EventUserPromptSubmit || (d.Unannounced && in.Event == EventPostToolUse)
+	return prompt || in.Event == EventPreCompact || in.Event == EventPostCompact ||
+		(in.Event == EventSessionStart && in.Source == "compact"), prompt
+}
+
+// idle says a prompt with no compaction pending has nothing to do: the
+// common case, nothing read and no lock taken — unless the client
+// announces no compaction and the transcript's new lines hold one.
+func (d Dialect) idle(ctx context.Context, sp, abs string, now func() time.Time) (bool, error) {
+	if !d.Unannounced {
+		return true, nil
+	}
+	found, err := probeUnannounced(ctx, sp, abs, now)
+	return !found, err
+}
+
 // probeUnannounced looks, for a dialect whose client compacts without a
 // hook (Dialect.Unannounced), for a compaction record among the lines the
 // transcript gained since the last probe (state.Scanned). When it finds

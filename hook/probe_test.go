@@ -43,10 +43,11 @@ func TestUnannouncedCompactionFoundByProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The recording's compaction folds only its first message (Droid
-	// keeps the last ~12,000 tokens verbatim); counted as folding all
-	// seven messages before it, it drops the first turn's request and
-	// command.
-	full = bytes.Replace(full, []byte(`"removedCount":1,`), []byte(`"removedCount":7,`), 1)
+	// keeps the last ~12,000 tokens verbatim); made to fold all seven
+	// messages before it, as Droid writes that (the anchor is the last
+	// message removed), it drops the first turn's request and command.
+	full = bytes.Replace(full, []byte(`"anchorMessage":{"id":"context-2a8f1c21-4bd8-4289-a664-0cb3e69d71ef","index":0},"removedCount":1,`),
+		[]byte(`"anchorMessage":{"id":"93f7d91b-de23-48a7-8470-394da0dbd558","index":6},"removedCount":7,`), 1)
 	i := bytes.Index(full, compactionMark)
 	if i < 0 {
 		t.Fatalf("%s: no compaction record", droidRecorded)
