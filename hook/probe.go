@@ -69,7 +69,9 @@ func probeUnannounced(ctx context.Context, sp, abs string, now func() time.Time)
 // lines read hold compactionMark at a line's start. A file shorter than
 // from (rewritten by the client) is read from its start.
 func scanTail(path string, from int64) (end int64, found bool, err error) {
-	fi, err := os.Lstat(path)
+	// The client's file is only read: a link to it is followed, but what
+	// it leads to must be a regular file (not a FIFO, not /dev/zero).
+	fi, err := os.Stat(path)
 	if err != nil {
 		return from, false, err
 	}

@@ -109,3 +109,16 @@ func TestAnnouncedDialectDoesNotProbe(t *testing.T) {
 		t.Fatal("Claude Code's dialect wrote probe state")
 	}
 }
+
+// The probe reads only a regular file: a transcript that is a FIFO (or a
+// link to a device) is an error, returned at once, never a wait.
+func TestProbeRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "s.jsonl")
+	if err := os.Symlink("/dev/zero", link); err != nil {
+		t.Skip(err)
+	}
+	if _, _, err := scanTail(link, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("a link to /dev/zero: %v", err)
+	}
+}
