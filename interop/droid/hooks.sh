@@ -19,5 +19,5 @@ got=$("$client" --version | tail -1)
 out=testdata/hook/droid/$got
 rm -rf "$out" && mkdir -p "$out"
 CTXFOLD_DROID_BIN=$client CTXFOLD_HOOKS_RECORD=$PWD/$out CTXFOLD_INTEROP_LIVE=1 \
-	go test ./interop/droid -run 'TestLiveHooks$' -count=1 -v | grep -E 'planted facts|^(--- )?(PASS|FAIL)|^ok'
+	go test ./interop/droid -run 'TestLiveHooks(Prompt)?$' -count=1 -v | grep -E 'planted facts|^(--- )?(PASS|FAIL)|^ok'
 echo "wrote $out"

@@ -1,13 +1,16 @@
 package droid_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +42,11 @@ var hookTurns = []string{
 // hook runs after the compaction.
 const nextPrompt = "What should I do next? [[shell: echo next-step]]"
 
+// promptNoTool is the prompt Droid compacts before in its JSON-RPC
+// protocol (TestLiveHooksPrompt): no tool runs in its turn, so only its
+// UserPromptSubmit can bring the facts.
+const promptNoTool = "What should I do next?"
+
 // recallQuery is text only a covered turn holds: the output of the first
 // turn's shell call (the command says $((6*7))). A successful command's
 // output is no fact, so the hook does not inject it; only the recall
@@ -62,19 +70,44 @@ func TestLiveHooks(t *testing.T) {
 	client := hooktest.ClientBin(t, "CTXFOLD_DROID_BIN", "droid-"+Version, "droid", "interop/droid/record.sh")
 	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Droid", "after its compaction and the next tool call", func(mode string) (hooktest.Run, map[string]any) {
-		return droidHooksSession(t, client, bin, mode)
+		return droidHooksSession(t, client, bin, mode, false)
 	})
 	hooktest.RecordFigures(t, "droid", client, runs, recall)
+}
+
+// TestLiveHooksPrompt is TestLiveHooks through Droid's JSON-RPC protocol
+// (`droid exec --input-format stream-jsonrpc`, the one that runs
+// UserPromptSubmit, as the interactive client does). There Droid
+// compacts before it takes the next prompt (recorded), so that prompt's
+// UserPromptSubmit finds the record and the facts come with it: the
+// request measured is the first one after the compaction, the prompt
+// "What should I do next?" (no tool call). With CTXFOLD_HOOKS_RECORD=DIR
+// the figures go to DIR/figures-prompt.json.
+func TestLiveHooksPrompt(t *testing.T) {
+	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
+		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Factory Droid " + Version)
+	}
+	client := hooktest.ClientBin(t, "CTXFOLD_DROID_BIN", "droid-"+Version, "droid", "interop/droid/record.sh")
+	bin := hooktest.Build(t)
+	runs, recall := hooktest.Acceptance(t, "Droid", "after its compaction", func(mode string) (hooktest.Run, map[string]any) {
+		return droidHooksSession(t, client, bin, mode, true)
+	})
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		doc := map[string]any{"client": "droid", "protocol": "stream-jsonrpc", "version": hooktest.ClientVersion(client), "runs": runs, "recall": recall}
+		if err := hooktest.WriteJSON(filepath.Join(dir, "figures-prompt.json"), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // droidHooksSession drives one session, every turn on standard input of
 // one `droid exec` (a second process cannot resume without a Factory
 // login); with ctxfold it ends with the recall and returns what it found.
-func droidHooksSession(t *testing.T, client, bin, mode string) (hooktest.Run, map[string]any) {
+func droidHooksSession(t *testing.T, client, bin, mode string, rpc bool) (hooktest.Run, map[string]any) {
 	t.Helper()
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	if keep := os.Getenv("CTXFOLD_KEEP_DIR"); keep != "" { // for a look afterwards
-		tmp = filepath.Join(keep, mode)
+		tmp = filepath.Join(keep, fmt.Sprintf("%s-%v", mode, rpc))
 		_ = os.RemoveAll(tmp)
 	}
 	home, work := filepath.Join(tmp, "home"), filepath.Join(tmp, "work")
@@ -100,31 +133,28 @@ func droidHooksSession(t *testing.T, client, bin, mode string) (hooktest.Run, ma
 	}
 	env := append(os.Environ(), "HOME="+home, "NO_COLOR=1", "XDG_CACHE_HOME=")
 	turns := hookTurns
+	if rpc {
+		turns = append(slices.Clone(hookTurns[:len(hookTurns)-1]), promptNoTool)
+	}
 	if mode == "with" {
 		setup := exec.Command(bin, "setup", "droid", "--command", bin)
 		setup.Env = env
 		if out, err := setup.CombinedOutput(); err != nil {
 			t.Fatalf("setup droid: %v\n%s", err, out)
 		}
-		if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" && !rpc {
 			addTee(t, filepath.Join(factory, "hooks.json"), hooktest.TeeScript(t, filepath.Join(tmp, "inputs")))
 			defer saveInputs(t, filepath.Join(tmp, "inputs"), filepath.Join(dir, "hook-inputs"), tmp)
 		}
 		turns = append(turns, "Find what the checkpoint said. [[recall: "+recallQuery+"]]")
 	}
-	var in bytes.Buffer
-	for _, p := range turns {
-		b, _ := json.Marshal(map[string]string{"role": "user", "content": p})
-		in.Write(append(b, '\n'))
-	}
-	cmd := exec.CommandContext(ctx, client, "exec", "--auto", "low", "-m", "custom:fake-model",
-		"--input-format", "stream-json", "-o", "stream-json")
-	cmd.Dir, cmd.Env, cmd.Stdin, cmd.WaitDelay = work, env, &in, 5*time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("droid exec: %v\n%s", err, tail(out, 2000))
+	if rpc {
+		droidRPC(t, ctx, client, work, env, turns)
+	} else {
+		droidStream(t, ctx, client, work, env, turns)
 	}
 	reqs := chatRequests(srv.Requests())
-	after := afterCompaction(t, reqs, mode)
+	after := afterCompaction(t, reqs, mode, rpc)
 	msgs := after.messages
 	r := hooktest.Measure(mode, hooktest.Planted, msgs, len(after.body), func(f hooktest.Fact) { t.Logf("%s: lost %s %q", mode, f.Kind, f.Text) })
 	if mode != "with" {
@@ -143,6 +173,97 @@ func droidHooksSession(t *testing.T, client, bin, mode string) (hooktest.Run, ma
 	rec := map[string]any{"query": recallQuery, "query_visible_before_recall": bytes.Contains(before, []byte(recallQuery))}
 	droidRecall(t, reqs, rec)
 	return r, rec
+}
+
+// droidStream runs the turns on standard input of one `droid exec`
+// (stream-json: a second process cannot resume without a Factory login).
+func droidStream(t *testing.T, ctx context.Context, client, work string, env, turns []string) {
+	t.Helper()
+	var in bytes.Buffer
+	for _, p := range turns {
+		b, _ := json.Marshal(map[string]string{"role": "user", "content": p})
+		in.Write(append(b, '\n'))
+	}
+	cmd := exec.CommandContext(ctx, client, "exec", "--auto", "low", "-m", "custom:fake-model",
+		"--input-format", "stream-json", "-o", "stream-json")
+	cmd.Dir, cmd.Env, cmd.Stdin, cmd.WaitDelay = work, env, &in, 5*time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("droid exec: %v\n%s", err, tail(out, 2000))
+	}
+}
+
+// droidRPC runs the turns through Droid's JSON-RPC protocol (what its
+// interactive client speaks to its agent): droid.initialize_session, then
+// each prompt as droid.add_user_message, the next one sent when Droid's
+// working state is back to idle.
+func droidRPC(t *testing.T, ctx context.Context, client, work string, env, turns []string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, client, "exec", "--auto", "low", "-m", "custom:fake-model",
+		"--input-format", "stream-jsonrpc", "--output-format", "stream-jsonrpc")
+	cmd.Dir, cmd.Env, cmd.WaitDelay = work, env, 5*time.Second
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan []byte)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(lines)
+	}()
+	send := func(id int, method string, params any) {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "factoryApiVersion": "1.0.0", "type": "request",
+			"id": fmt.Sprint(id), "method": method, "params": params})
+		if _, err := stdin.Write(append(b, '\n')); err != nil {
+			t.Fatalf("droid %s: %v", method, err)
+		}
+	}
+	wait := func(what string, done func(msg rpcMessage) bool) {
+		for {
+			select {
+			case l, ok := <-lines:
+				var m rpcMessage
+				if !ok {
+					t.Fatalf("droid exited waiting for %s\n%s", what, tail(stderr.Bytes(), 2000))
+				}
+				if json.Unmarshal(l, &m) == nil && done(m) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("droid: no %s in time", what)
+			}
+		}
+	}
+	send(1, "droid.initialize_session", map[string]any{"machineId": "ctxfold-test", "cwd": work, "modelId": "custom:fake-model", "autonomyLevel": "low"})
+	wait("session", func(m rpcMessage) bool { return m.Type == "response" && m.ID == "1" })
+	for i, p := range turns {
+		send(i+2, "droid.add_user_message", map[string]any{"text": p})
+		wait("idle after "+p, func(m rpcMessage) bool {
+			return m.Params.Notification.Type == "droid_working_state_changed" && m.Params.Notification.NewState == "idle"
+		})
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Logf("droid exec (jsonrpc) exited: %v", err)
+	}
+}
+
+// rpcMessage is the part of Droid's JSON-RPC output the driver reads.
+type rpcMessage struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Params struct {
+		Notification struct {
+			Type     string `json:"type"`
+			NewState string `json:"newState"`
+		} `json:"notification"`
+	} `json:"params"`
 }
 
 // chatRequest is one request Droid sent, decoded.
@@ -184,20 +305,28 @@ func chatRequests(rs []openai.Recorded) []chatRequest {
 // Droid's compaction: the second request of the turn that compacted
 // (nextPrompt). Droid's summary request is the one that ends with its
 // compaction cue; the request after it must carry the fake's summary.
-func afterCompaction(t *testing.T, reqs []chatRequest, mode string) chatRequest {
+func afterCompaction(t *testing.T, reqs []chatRequest, mode string, rpc bool) chatRequest {
 	t.Helper()
+	prompt := nextPrompt
+	if rpc {
+		prompt = promptNoTool
+	}
 	for i, r := range reqs {
 		if n := len(r.request.Messages); n == 0 || !strings.Contains(contentString(r.request.Messages[n-1].Content), openai.DroidCompactionCue) {
 			continue
 		}
-		if i+2 >= len(reqs) {
+		if i+1 >= len(reqs) || (!rpc && i+2 >= len(reqs)) {
 			break
 		}
-		first, next := reqs[i+1], reqs[i+2]
+		first := reqs[i+1]
 		if !bytes.Contains(first.messages, []byte(hooktest.JSONText(openai.SummaryText))) ||
-			!bytes.Contains(first.messages, []byte(hooktest.JSONText(nextPrompt))) {
-			t.Fatalf("%s: the request after Droid's summary request does not carry the summary and %q", mode, nextPrompt)
+			!bytes.Contains(first.messages, []byte(hooktest.JSONText(prompt))) {
+			t.Fatalf("%s: the request after Droid's summary request does not carry the summary and %q", mode, prompt)
 		}
+		if rpc {
+			return first
+		}
+		next := reqs[i+2]
 		kept := hooktest.Measure(mode, hooktest.Planted, first.messages, len(first.body), nil)
 		t.Logf("%s: the first request after the compaction (before any hook could run) carries %d of %d", mode, kept.KeptCount, kept.Planted)
 		return next
