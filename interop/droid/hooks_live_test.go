@@ -466,10 +466,19 @@ func addTee(t *testing.T, path, script string) {
 // directory and the session id normalised.
 func saveInputs(t *testing.T, from, to, tmp string) {
 	err := hooktest.SaveInputs(from, to, strings.NewReplacer(tmp, "/interop", strings.ReplaceAll(tmp, "/", "-"), "-interop"), func(v map[string]any) {
-		hooktest.Placeholders(v, "session_id")
+		hooktest.Placeholders(v, "session_id", "message_id", "elapsed_time")
 		for _, k := range []string{"transcript_path", "CLAUDE_ENV_FILE"} {
 			if s, ok := v[k].(string); ok {
 				v[k] = nodeIDRE.ReplaceAllString(s, "<session_id>")
+			}
+		}
+		// The node ids a recall names differ at every recording too.
+		for _, k := range []string{"tool_input", "tool_response"} {
+			if b, err := json.Marshal(v[k]); err == nil && v[k] != nil {
+				var x any
+				if json.Unmarshal([]byte(nodeIDRE.ReplaceAllString(string(b), "<id>")), &x) == nil {
+					v[k] = x
+				}
 			}
 		}
 		if s, ok := v["tool_response"].(string); ok && len(s) > 2000 {
