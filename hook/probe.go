@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,7 +15,7 @@ import (
 // line, this its first key; docs/INTEROP-droid.md).
 var compactionMark = []byte(`{"type":"compaction_state"`)
 
-// probeChunk is how much of the transcript's new tail is read at a time.
+// probeChunk is how much of the transcript's new tail is held at a time.
 const probeChunk = 256 << 10
 
 // handles says whether the dialect's hook acts on in, and whether in is a
@@ -60,7 +61,9 @@ func probeUnannounced(ctx context.Context, sp, abs string, now func() time.Time)
 		// injection of it is already recorded.
 		st.Pending, st.Before, st.PendingSince = true, "", now().UTC()
 	}
-	st.Scanned = max(st.Scanned, end)
+	if end > st.Scanned || end < from { // further on, or the file was rewritten
+		st.Scanned = end
+	}
 	return found, st.save(sp)
 }
 
@@ -92,29 +95,27 @@ func scanTail(path string, from int64) (end int64, found bool, err error) {
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return from, false, err
 	}
-	end = from
-	var carry []byte // the unfinished line of the previous chunk
-	buf := make([]byte, probeChunk)
-	for left := fi.Size() - from; left > 0; {
-		n, err := f.Read(buf[:min(int64(len(buf)), left)])
-		left -= int64(n)
-		chunk := append(carry, buf[:n]...)
-		last := bytes.LastIndexByte(chunk, '\n')
-		if last >= 0 {
-			lines := chunk[:last+1]
-			if bytes.HasPrefix(lines, compactionMark) || bytes.Contains(lines, append([]byte{'\n'}, compactionMark...)) {
-				found = true
-			}
-			end += int64(last + 1)
-			chunk = chunk[last+1:]
+	// Read a piece at a time (a line longer than the buffer comes in
+	// several): memory stays bounded whatever the lines' length. Only a
+	// complete line counts; an unfinished last one is read again next time.
+	br := bufio.NewReaderSize(io.LimitReader(f, fi.Size()-from), probeChunk)
+	end, pos := from, from
+	atLineStart, marked := true, false
+	for {
+		piece, err := br.ReadSlice('\n')
+		if atLineStart {
+			marked = bytes.HasPrefix(piece, compactionMark)
 		}
-		carry = append(carry[:0:0], chunk...)
-		if err == io.EOF || n == 0 {
-			break
+		pos += int64(len(piece))
+		if atLineStart = len(piece) > 0 && piece[len(piece)-1] == '\n'; atLineStart {
+			end, found = pos, found || marked
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull), err == nil:
+		case errors.Is(err, io.EOF):
+			return end, found, nil
+		default:
 			return from, false, err
 		}
 	}
-	return end, found, nil
 }

@@ -122,3 +122,29 @@ func TestProbeRefusesNonRegular(t *testing.T) {
 		t.Fatalf("a link to /dev/zero: %v", err)
 	}
 }
+
+// A compaction record longer than the probe's buffer is found once its
+// line is complete, not before; a line that merely holds the mark inside
+// is no record.
+func TestProbeLongLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	other := `{"type":"message","text":"` + string(compactionMark) + `"}` + "\n"
+	record := string(compactionMark) + `,"summaryText":"` + strings.Repeat("x", 3*probeChunk) + `"}`
+	if err := os.WriteFile(path, []byte(other+record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	end, found, err := scanTail(path, 0)
+	if err != nil || found || end != int64(len(other)) {
+		t.Fatalf("unfinished record: end %d found %v err %v; want end %d, not found", end, found, err, len(other))
+	}
+	if err := os.WriteFile(path, []byte(other+record+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	end, found, err = scanTail(path, end)
+	if err != nil || !found || end != int64(len(other)+len(record)+1) {
+		t.Fatalf("complete record: end %d found %v err %v", end, found, err)
+	}
+	if _, found, _ = scanTail(path, end); found {
+		t.Fatal("nothing new, yet found")
+	}
+}
