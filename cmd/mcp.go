@@ -39,7 +39,11 @@ directory (CLAUDE_PROJECT_DIR, else the working directory) under
 newest rollout under $CODEX_HOME/sessions (else ~/.codex/sessions) started in
 the working directory, else the newest; with CTXFOLD_CLIENT=gemini (setup
 gemini) the newest session-*.jsonl of the working directory's project under
-~/.gemini/tmp; with CTXFOLD_CLIENT=qwen (setup qwen) the newest chat of the working directory's project under ~/.qwen/projects. --session serves a session directory instead. It is read
+~/.gemini/tmp; with CTXFOLD_CLIENT=qwen (setup qwen) the newest chat of the
+working directory's project under ~/.qwen/projects; with CTXFOLD_CLIENT=droid
+(setup droid) the newest Factory Droid session under ~/.factory/sessions
+started in the working directory, else the newest. --session serves a session
+directory instead. It is read
 through its cache session (docs/LIVE.md); nothing else is written.` + exitStatusHelp(""),
 		Example: `  ctxfold mcp
   ctxfold mcp --transcript ~/.claude/projects/-home-me-app/3f2a….jsonl`,

@@ -25,6 +25,15 @@ type Dialect struct {
 	// Transcript finds the transcript of an input that names none (nil:
 	// transcript_path is required); getenv reads the hook's environment.
 	Transcript func(in Input, getenv func(string) string) string
+
+	// Unannounced is set for a client that compacts without running a
+	// hook (Factory Droid 0.215's automatic compaction): on
+	// UserPromptSubmit and PostToolUse the hook reads the lines the
+	// transcript gained since it last looked for a compaction record
+	// (probeUnannounced), and injects as after a PreCompact when it finds
+	// one; the injection reaches the model through the event's
+	// additionalContext.
+	Unannounced bool
 }
 
 // dialects are the clients whose hooks ctxfold speaks; the first is the
@@ -38,6 +47,7 @@ var dialects = []Dialect{
 	// "Qwen Code"): the row only names it.
 	{Name: "Qwen Code"},
 	{Name: "Copilot", Events: copilotEvents, Decode: copilotDecode, Output: copilotOutput, Transcript: copilotTranscript},
+	{Name: "Droid", Unannounced: true},
 }
 
 // DialectOf is the dialect of the client --client names (the default,

@@ -105,12 +105,12 @@ type Result struct {
 // under the state's lock; without it the caller prints Result.Output.
 func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	res := &Result{Event: in.Event}
-	relevant := in.Event == EventPreCompact || in.Event == EventPostCompact ||
-		in.Event == EventUserPromptSubmit || (in.Event == EventSessionStart && in.Source == "compact")
+	d := DialectOf(opts.Client)
+	relevant, prompt := d.handles(in)
 	if !relevant {
 		return res, nil
 	}
-	if d := DialectOf(opts.Client); in.TranscriptPath == "" && d.Transcript != nil {
+	if in.TranscriptPath == "" && d.Transcript != nil {
 		in.TranscriptPath = d.Transcript(in, opts.Getenv)
 	}
 	if in.TranscriptPath == "" {
@@ -128,8 +128,10 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		return nil, err
 	}
 	sp := statePath(opts.CacheDir, abs)
-	if in.Event == EventUserPromptSubmit && !loadState(sp, abs).Pending {
-		return res, nil // the common case: nothing to do, nothing read, no lock
+	if prompt && !loadState(sp, abs).Pending {
+		if idle, err := d.idle(ctx, sp, abs, opts.Now); idle {
+			return res, err
+		}
 	}
 	unlock, err := lockState(ctx, sp)
 	if err != nil {
@@ -137,7 +139,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	}
 	defer unlock()
 	st := loadState(sp, abs)
-	if in.Event == EventUserPromptSubmit && !st.Pending {
+	if prompt && !st.Pending {
 		return res, nil // another prompt's hook injected it meanwhile
 	}
 	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC})
@@ -151,12 +153,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer g.S.Close()
-	active := ""
-	if a := g.ActiveSummary(); a >= 0 {
-		if n, err := g.S.Node(a); err == nil {
-			active = n.ID
-		}
-	}
+	active := activeSummaryID(g)
 	if !st.Pending {
 		st.Pending, st.Before, st.PendingSince = true, active, opts.Now().UTC()
 	}
@@ -177,7 +174,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		st.Pending, st.Injected = false, append(st.Injected, *inj)
 		return res, st.save(sp)
 	}
-	out, err := DialectOf(opts.Client).output(in, text)
+	out, err := d.output(in, text)
 	if err != nil {
 		return nil, err
 	}
@@ -261,4 +258,14 @@ func budgetFor(ctx context.Context, dir string, in Input, opts Options) (string,
 		return enc, opts.BudgetTokens
 	}
 	return enc, max(minBudget, int(share*float64(window)))
+}
+
+// activeSummaryID is the id of g's active summary, "" when none.
+func activeSummaryID(g *dag.Graph) string {
+	if a := g.ActiveSummary(); a >= 0 {
+		if n, err := g.S.Node(a); err == nil {
+			return n.ID
+		}
+	}
+	return ""
 }

@@ -35,6 +35,7 @@ const (
 	EventPostCompact      = "PostCompact"
 	EventSessionStart     = "SessionStart"
 	EventUserPromptSubmit = "UserPromptSubmit"
+	EventPostToolUse      = "PostToolUse"
 )
 
 // MaxInput bounds the hook JSON read from stdin.
@@ -81,6 +82,8 @@ func normalEvent(e string) string {
 		return EventSessionStart
 	case "userpromptsubmit", "beforeagent":
 		return EventUserPromptSubmit
+	case "posttooluse":
+		return EventPostToolUse
 	}
 	return e
 }

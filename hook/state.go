@@ -30,6 +30,10 @@ type state struct {
 	Pending      bool      `json:"pending"`
 	Before       string    `json:"before,omitempty"`
 	PendingSince time.Time `json:"pending_since,omitzero"`
+	// Scanned is how far the transcript was probed for a compaction no
+	// hook announced (Dialect.Unannounced): the offset after the last
+	// complete line read.
+	Scanned int64 `json:"scanned,omitempty"`
 	// Injected lists every compaction whose facts were injected: the same
 	// compaction never gets them twice.
 	Injected []Injection `json:"injected,omitempty"`

@@ -28,7 +28,7 @@ type Locate struct {
 
 // errNoTranscript: nothing tells which session this is.
 var errNoTranscript = errors.New("no transcript found for this session: start 'ctxfold mcp' with --transcript FILE " +
-	"(or CTXFOLD_TRANSCRIPT), or run it from the project directory of a Claude Code (or, with CTXFOLD_CLIENT=codex, gemini or qwen, a Codex, Gemini CLI or Qwen Code) session")
+	"(or CTXFOLD_TRANSCRIPT), or run it from the project directory of a Claude Code (or, with CTXFOLD_CLIENT=codex, gemini, qwen, copilot or droid, a Codex, Gemini CLI, Qwen Code, Copilot CLI or Factory Droid) session")
 
 // file resolves the transcript: the explicit one; else Claude Code's
 // session (CLAUDE_CODE_SESSION_ID) in its projects folder; else the most
@@ -55,6 +55,8 @@ func (l Locate) file() (string, error) {
 		return l.qwenSession(getenv)
 	case "copilot":
 		return l.copilotSession(getenv)
+	case "droid":
+		return l.droidSession(getenv)
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {

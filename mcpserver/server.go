@@ -66,15 +66,21 @@ func New(opts Options) *mcp.Server {
 	if h.opts.CallTimeout <= 0 {
 		h.opts.CallTimeout = CallTimeout
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: ToolSearch, Description: "Search every turn of this conversation, including turns " +
+	mcp.AddTool(s, &mcp.Tool{Name: ToolSearch, Annotations: readOnly, Description: "Search every turn of this conversation, including turns " +
 		"folded into a compaction summary. Each hit gives the node id (for read_turns), whether the model still reads it, " +
 		"and the summary that covers it."}, bounded(h, h.search))
-	mcp.AddTool(s, &mcp.Tool{Name: ToolRead, Description: "The verbatim text of turns of this conversation: given " +
+	mcp.AddTool(s, &mcp.Tool{Name: ToolRead, Annotations: readOnly, Description: "The verbatim text of turns of this conversation: given " +
 		"node ids, or a range from one id to another in file order. Bounded in size; a cut result says where to go on."}, bounded(h, h.read))
-	mcp.AddTool(s, &mcp.Tool{Name: ToolStatus, Description: "How full the context window is (calibrated on the " +
+	mcp.AddTool(s, &mcp.Tool{Name: ToolStatus, Annotations: readOnly, Description: "How full the context window is (calibrated on the " +
 		"client's recorded usage) and how many compactions the conversation has had."}, bounded(h, h.status))
 	return s
 }
+
+// readOnly says every tool only reads (the cache session's refresh aside):
+// clients that ask before a tool with effects run these without asking
+// (Factory Droid 0.215 rates an MCP tool marked readOnlyHint "low" impact,
+// which `droid exec --auto low` runs; any other it rejects).
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 
 // bounded runs a tool call under the call's time bound: at the bound (or
 // when the client cancels the call) it answers at once, and the work,

@@ -42,6 +42,7 @@ var clients = []*Client{
 	geminiClient,
 	qwenClient,
 	copilotClient,
+	droidClient,
 }
 
 // Clients lists the agents setup knows.

@@ -80,6 +80,11 @@ func (in *Installation) readJSON(path string, hooks []hookSpec, statusLine bool)
 	if err != nil {
 		return &FileError{path, err}
 	}
+	return in.collectJSON(path, b, hooks, statusLine)
+}
+
+// collectJSON is readJSON on the file's bytes b.
+func (in *Installation) collectJSON(path string, b []byte, hooks []hookSpec, statusLine bool) error {
 	var doc struct {
 		StatusLine *struct {
 			Command string `json:"command"`

@@ -8,12 +8,13 @@ import (
 )
 
 // shellTools are the tools that run a shell command: Claude Code's Bash,
-// Codex's shell and exec_command, Gemini's run_shell_command, and the
-// usual names of OpenAI-style agents. Other tools (a todo list, an editor)
+// Codex's shell and exec_command, Gemini's run_shell_command, Factory
+// Droid's Execute, and the usual names of OpenAI-style agents. Other tools (a todo list, an editor)
 // run no command, whatever their arguments say.
 var shellTools = map[string]bool{"bash": true, "shell": true, "sh": true, "zsh": true, "exec_command": true,
 	"local_shell": true, "local_shell_call": true, "shell_command": true, "run_shell_command": true,
-	"run_terminal_cmd": true, "run_command": true, "execute_command": true, "terminal": true, "container.exec": true}
+	"run_terminal_cmd": true, "run_command": true, "execute_command": true, "terminal": true, "container.exec": true,
+	"execute": true}
 
 // ShellCommand returns the command a shell tool call runs, "" for any
 // other tool: a "command" or "cmd" string, or an argv array, of which a

@@ -20,13 +20,18 @@ const (
 )
 
 // compaction imports a compaction_state: a summary node covering the
-// removedCount messages Droid removed, counted from its anchor message (the
-// first one removed, on the path to the last message; a second compaction
-// names the same first message again); the messages after them are the
-// tail it keeps. With an anchor not on that path (Droid's own summary
-// message, never written), they are counted from the start of what Droid
-// sent, the earlier summary's message being the first. An earlier summary's
-// turns are always covered too.
+// removedCount messages Droid removed, which end at its anchor message (the
+// last one removed: Droid 0.215 removes the first removedCount messages of
+// what it sends and names the last of them, anchorMessage.index being
+// removedCount-1; recorded with a compaction of 9 messages,
+// testdata/hook/droid); the messages after it are the tail it keeps. After
+// an earlier compaction, what Droid sends starts with the earlier
+// summary's message, which carries that compaction's anchor id: a
+// compaction that removes only it names that anchor again, and one that
+// removes more names a message of the kept tail; either way the new
+// summary covers everything from the earlier summary's first turn to its
+// anchor. With an anchor not on the path (never written), the messages
+// are counted on from the earlier summary's turns.
 func (s *session) compaction(r record, lines *input.Lines) error {
 	if r.RemovedCount == nil || *r.RemovedCount < 0 {
 		return lines.Errorf(`compaction_state %s: "removedCount" must be a number of messages, 0 or more`, r.ID)
@@ -47,7 +52,7 @@ func (s *session) compaction(r record, lines *input.Lines) error {
 	start, end := 0, removed
 	if r.AnchorMessage != nil {
 		if i, ok := at[s.node[r.AnchorMessage.ID]]; ok && s.node[r.AnchorMessage.ID] != "" {
-			start, end = i, i+removed
+			start, end = i+1-removed, i+1
 		} else if hasPrev {
 			start, end = prevStart, prevEnd+removed-1
 		}
@@ -57,9 +62,9 @@ func (s *session) compaction(r record, lines *input.Lines) error {
 	if hasPrev {
 		start, end = min(start, prevStart), max(end, prevEnd)
 	}
-	if end > len(path) {
-		s.sink.Warn(s.file, lines.Line, fmt.Sprintf("compaction_state %s: removedCount %d is more than the %d messages before it; it covers them all", r.ID, *r.RemovedCount, len(path)-start))
-		end = len(path)
+	if start < 0 || end > len(path) {
+		s.sink.Warn(s.file, lines.Line, fmt.Sprintf("compaction_state %s: removedCount %d is more than the %d messages up to its anchor; it covers them all", r.ID, *r.RemovedCount, min(end, len(path))))
+		start, end = max(start, 0), min(end, len(path))
 	}
 	if end <= start {
 		s.sink.Count("compaction_state", transcript.OutcomeSkipped, "it removed no message imported before it")

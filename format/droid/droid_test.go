@@ -119,8 +119,10 @@ func TestCompactions(t *testing.T) {
 	}
 }
 
-// TestCompactionAnchor: a second compaction that names the first removed
-// message again (as Droid 0.215.0 writes it) counts removedCount from there.
+// TestCompactionAnchor: a second compaction counts from what Droid sent,
+// the first summary's message first: removedCount 2 ending at its anchor
+// a1 removes that message and a1, so the summary covers the first
+// summary's turns and a1.
 func TestCompactionAnchor(t *testing.T) {
 	c := load(t, dir+"compacted-anchor.jsonl")
 	var last transcript.Node
@@ -130,7 +132,7 @@ func TestCompactionAnchor(t *testing.T) {
 		}
 	}
 	if got := strings.Join(last.CoversIDs(), ","); got != "context-u1,u1,a1" {
-		t.Errorf("second summary covers %s, want the 3 messages from its anchor", got)
+		t.Errorf("second summary covers %s, want the first summary's turns and a1", got)
 	}
 }
 

@@ -31,7 +31,7 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 	var outputs []string
 	for _, m := range req.Messages {
 		switch {
-		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)):
+		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)) && !isHookContext(contentText(m.Content)):
 			lastUser, callsAfter, outputs = withoutReminder(userText(m.Content)), false, nil
 		case m.Role == "assistant" && len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null":
 			callsAfter = true
@@ -39,7 +39,13 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 			outputs = append(outputs, contentText(m.Content))
 		}
 	}
-	reply, ok := s.chatRecallStep(body, lastUser)
+	// Factory Droid loads MCP tools through its ToolSearch: its recall
+	// takes that step first (droid.go); other clients offer the tools.
+	recall := s.chatRecallStep
+	if hasTool(toolNames(req.Tools), "ToolSearch") {
+		recall = func(body []byte, _ string) (Reply, bool) { return s.droidRecall(body) }
+	}
+	reply, ok := recall(body, lastUser)
 	if !ok {
 		reply = s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
 	}

@@ -285,6 +285,10 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		r.Text = fmt.Sprintf("Done: %d tool output(s) read.", len(outputs))
 		return r
 	}
+	if t := padReply(lastUser); t != "" {
+		r.Text = t
+		return r
+	}
 	r.Text = "OK."
 	return r
 }
