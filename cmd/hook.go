@@ -48,9 +48,10 @@ func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
 	var archiveOn bool
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Claude Code / Codex / Gemini CLI hook: keep what the client's compaction drops",
-		Long: `Run as a client hook (docs/HOOKS.md; 'ctxfold setup claude-code|codex|gemini'
-installs it). Reads the hook's JSON on stdin and:
+		Short: "A client's hook (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI, Droid, …): keep what its compaction drops",
+		Long: `Run as a client hook (docs/HOOKS.md; 'ctxfold setup CLIENT' installs it, and
+--client names the client whose hook input and output it speaks). Reads the
+hook's JSON on stdin and:
 
   PreCompact        (Gemini CLI: PreCompress) brings the transcript's cache session up to date, so every
                     turn the client is about to fold stays recallable

@@ -24,7 +24,7 @@ func newMCPCmd(f *Factory, runF func(*mcpOptions) error) *cobra.Command {
 		Use:   "mcp",
 		Short: "MCP server over stdio: recall of the turns a compaction folded",
 		Long: `Serve the Model Context Protocol on stdin/stdout (docs/HOOKS.md; 'ctxfold setup
-claude-code|codex|gemini' registers it) with three tools over the conversation
+CLIENT' registers it) with three tools over the conversation
 of the session it was started in:
 
   search_history  every turn, covered ones included; each hit names the

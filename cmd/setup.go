@@ -97,7 +97,7 @@ without --archive updates the hook.`
 func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "setup claude-code|codex|gemini",
+		Use:   "setup " + strings.Join(setup.ClientNames(), "|"),
 		Short: "Install ctxfold's status line, hooks and MCP server into a client's settings",
 		Long: setupLong +
 			exitStatusHelp("  setup: 2 a settings file is not valid JSON, a link or unreadable (nothing written)"),
