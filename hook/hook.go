@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/store"
 )
@@ -35,6 +35,10 @@ type Options struct {
 	Now func() time.Time
 	// ResumeGC is passed to the refresh (live.Options.ResumeGC).
 	ResumeGC func() (restore func())
+	// Env is the user's environment, where a dialect whose sessions live
+	// in a store of several finds the one a hook input names
+	// (Dialect.Format).
+	Env input.Env
 	// Emit prints the hook's output. Run calls it while it holds the
 	// state's lock, after the injection is recorded as claimed and before
 	// it is recorded as delivered: concurrent hooks of one session never
@@ -81,12 +85,17 @@ type Result struct {
 	Injected *Injection
 	// Context is the injected text.
 	Context string
+	// Ledger is set when this run handed the client's summariser the fact
+	// ledger (Dialect.Ledger), LedgerText the block.
+	Ledger     *LedgerRun
+	LedgerText string
 }
 
 // Run handles one hook event:
 //   - PreCompact: the cache session is brought up to date, so every turn
 //     the client is about to fold is in ctxfold's store; a compaction is
-//     pending.
+//     pending. A client that lets the hook add to its summariser's request
+//     (Dialect.Ledger) gets the fact ledger of those turns as the output.
 //   - SessionStart with source compact, PostCompact: a compaction is
 //     pending; if the client already wrote its record, it is audited and its
 //     dropped facts injected (SessionStart only).
@@ -104,20 +113,18 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if !relevant {
 		return res, nil
 	}
-	if in.TranscriptPath == "" {
-		return nil, errors.New("hook input has no transcript_path")
-	}
 	if opts.CacheDir == "" {
 		return nil, errors.New("no cache directory")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	abs, err := filepath.Abs(in.TranscriptPath)
+	d := DialectOf(opts.Client)
+	abs, session, err := locate(in, d, opts.Env)
 	if err != nil {
 		return nil, err
 	}
-	sp := statePath(opts.CacheDir, abs)
+	sp := statePath(opts.CacheDir, stateKey(abs, session))
 	if in.Event == EventUserPromptSubmit && !loadState(sp, abs).Pending {
 		return res, nil // the common case: nothing to do, nothing read, no lock
 	}
@@ -130,7 +137,8 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if in.Event == EventUserPromptSubmit && !st.Pending {
 		return res, nil // another prompt's hook injected it meanwhile
 	}
-	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC})
+	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC,
+		Input: input.Options{SessionID: session}})
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +158,9 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if !st.Pending {
 		st.Pending, st.Before, st.PendingSince = true, active, opts.Now().UTC()
 	}
+	if in.Event == EventPreCompact && d.Ledger {
+		return res, handLedger(ctx, g, entry.Session, in, opts, st, sp, res)
+	}
 	if in.Event == EventPreCompact || in.Event == EventPostCompact || active == "" || active == st.Before {
 		return res, st.save(sp)
 	}
@@ -167,7 +178,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		st.Pending, st.Injected = false, append(st.Injected, *inj)
 		return res, st.save(sp)
 	}
-	out, err := DialectOf(opts.Client).output(in, text)
+	out, err := d.output(in, text)
 	if err != nil {
 		return nil, err
 	}
