@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/hook"
 	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
@@ -35,6 +36,8 @@ type hookOptions struct {
 	Open     store.OpenOptions
 	// ResumeGC is live.Options.ResumeGC (resumeGC).
 	ResumeGC func() (restore func())
+	// Env is where a client's sessions are found (hook.Options.Env).
+	Env input.Env
 }
 
 func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
@@ -78,6 +81,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
 			opts.ResumeGC = resumeGC(f.Getenv)
+			opts.Env = input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -172,13 +176,17 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 		return err
 	}
 	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
-		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit})
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit, Env: opts.Env})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
 	}
 	if inj := res.Injected; inj != nil {
 		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: summary %s: %d of %d facts dropped, %d injected in %d tokens (budget %d)",
 			in.Event, in.TranscriptPath, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
+	}
+	if l := res.Ledger; l != nil {
+		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: ledger of %d of %d facts in %d tokens (budget %d) handed to the summariser",
+			in.Event, in.TranscriptPath, l.Shown, l.Facts, l.Tokens, l.Budget))
 	}
 	return res.Output, nil
 }

@@ -51,6 +51,8 @@ func (l Locate) file() (string, error) {
 		return l.codexRollout(getenv)
 	case "gemini":
 		return l.geminiSession()
+	case "opencode", "kilo":
+		return l.foundSession(getenv, getenv("CTXFOLD_CLIENT"))
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {

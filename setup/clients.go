@@ -40,6 +40,8 @@ var clients = []*Client{
 	claudeCodeClient,
 	codexClient,
 	geminiClient,
+	openCodeClient,
+	kiloClient,
 }
 
 // Clients lists the agents setup knows.
