@@ -223,7 +223,7 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 		return r
 	}
 	if isCompactionRequest(lastUser) || isPiCompaction(lastUser) {
-		r.Text = SummaryText
+		r.Text = summaryOf(lastUser)
 		return r
 	}
 	if strings.Contains(lastUser, QwenCompressionCue) {
