@@ -42,6 +42,7 @@ var clients = []*Client{
 	geminiClient,
 	openCodeClient,
 	kiloClient,
+	piClient,
 }
 
 // Clients lists the agents setup knows.
