@@ -79,7 +79,18 @@ gemini (--user: ~/.gemini/settings.json; --project: .gemini/settings.json of
 --dir): the hooks ('ctxfold hook --client Gemini' on PreCompress and
 BeforeAgent, timeout 60000 ms) and the MCP server under mcpServers (trusted:
 it only reads), merged as for Claude Code. A settings.json with comments is
-not plain JSON and is left untouched.`
+not plain JSON and is left untouched.
+
+opencode, kilo (--user: ~/.config/opencode or ~/.config/kilo; --project: the
+project's .opencode or .kilo and its opencode.json or kilo.json): a plugin
+file ctxfold writes whole, plugins/ctxfold.js, that runs 'ctxfold hook' before
+the client's compaction (the fact ledger goes into the summariser's prompt)
+and on each prompt after it; the MCP server under mcp of the config file,
+merged as above. pi (--user: ~/.pi/agent; --project: .pi of --dir): an
+extension file, extensions/ctxfold.ts, doing the same before pi's compaction
+and registering ctxfold_search and ctxfold_read (pi has no MCP). A plugin or
+extension file of that name that setup did not write is never touched; an
+older version of setup's is replaced; --uninstall removes it.`
 
 func newSetupCmd(f *Factory, runF func(*setupOptions) error) *cobra.Command {
 	opts := &setupOptions{IO: f.IO}
