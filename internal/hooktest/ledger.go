@@ -90,6 +90,11 @@ func RecordLedger(t testing.TB, name, client string, runs []LedgerRun) {
 		return
 	}
 	version := ClientVersion(client)
+	if version == "unknown" { // pi prints its version on stderr
+		if b, err := exec.Command(client, "--version").CombinedOutput(); err == nil && len(bytes.Fields(b)) > 0 {
+			version = string(bytes.Fields(b)[0])
+		}
+	}
 	out := filepath.Join(dir, name, version)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
