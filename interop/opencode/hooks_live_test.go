@@ -78,7 +78,10 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string) hooktest.LedgerR
 	if err := os.WriteFile(filepath.Join(cfgDir, client+".json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "OPENCODE_DISABLE_MODELS_FETCH=1", "NO_COLOR=1"}
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "OPENCODE_DISABLE_MODELS_FETCH=1", "NO_COLOR=1",
+		// Kilo's own services, which the fake session has no use for and
+		// which cost it tens of seconds a run here (no network).
+		"KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_SESSION_INGEST=1", "KILO_DISABLE_CODEBASE_INDEXING=1", "KILO_TELEMETRY_LEVEL=off"}
 	if mode == "with" {
 		setup := exec.Command(bin, "setup", client, "--command", bin)
 		setup.Env = env
@@ -91,7 +94,8 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string) hooktest.LedgerR
 		if i > 0 {
 			args = append(args, "-c")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// Kilo takes a minute a run here, more under load.
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		c := exec.CommandContext(ctx, exe, append(args, p)...)
 		c.Dir, c.Env = work, env
 		out, err := c.CombinedOutput()
