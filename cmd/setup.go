@@ -88,7 +88,8 @@ the client's compaction (the fact ledger goes into the summariser's prompt)
 and on each prompt after it; the MCP server under mcp of the config file,
 merged as above. pi (--user: ~/.pi/agent; --project: .pi of --dir): an
 extension file, extensions/ctxfold.ts, doing the same before pi's compaction
-and registering ctxfold_search and ctxfold_read (pi has no MCP). A plugin or
+and registering ctxfold_search_history and ctxfold_read_turns, which run
+'ctxfold mcp' once a call (pi has no MCP). A plugin or
 extension file of that name that setup did not write is never touched; an
 older version of setup's is replaced; --uninstall removes it.`
 

@@ -17,9 +17,9 @@ import (
 //   - before_agent_start, each prompt: once a compaction is pending, what
 //     its summary still dropped is added as a message of its own;
 //
-// and registers the tools ctxfold_search and ctxfold_read, which run
-// `ctxfold search` and `ctxfold render` over the session file in place of
-// the MCP server's search_history and read_turns.
+// and registers the tools ctxfold_search_history and ctxfold_read_turns,
+// which call the MCP server's search_history and read_turns through
+// `ctxfold mcp --transcript <session file>` (one call a run).
 
 // ClientPi is pi's name in setup.
 const ClientPi = "pi"

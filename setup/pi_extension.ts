@@ -2,8 +2,9 @@
 // It runs `ctxfold hook` before pi's compaction, which hands pi's
 // summariser the facts of the turns it folds (the ledger joins the
 // messages it summarises), and before each prompt after it, which adds
-// what the summary still dropped. pi has no MCP: the tool ctxfold_search
-// runs `ctxfold search` over the session instead. It never breaks the
+// what the summary still dropped. pi has no MCP: the tools
+// ctxfold_search_history and ctxfold_read_turns call `ctxfold mcp`'s
+// search_history and read_turns over the session file instead. It never breaks the
 // client: whatever fails, or takes longer than its bound, adds nothing.
 import { spawn } from "node:child_process";
 import { Type } from "typebox";
@@ -48,6 +49,24 @@ function run(args: string[], input: string, cwd?: string): Promise<string> {
   });
 }
 
+// mcpCall calls one tool of `ctxfold mcp` serving the session file and
+// resolves to its text ("" on any failure).
+async function mcpCall(file: string, tool: string, args: any, cwd?: string): Promise<string> {
+  const msgs = [
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pi-ctxfold", version: "{{VERSION}}" } } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: tool, arguments: args } },
+  ];
+  const out = await run(["mcp", "--transcript", file], msgs.map((m) => JSON.stringify(m)).join("\n") + "\n", cwd);
+  for (const line of out.split("\n")) {
+    try {
+      const m = JSON.parse(line);
+      if (m.id === 2) return (m.result?.content ?? []).map((c: any) => c.text ?? "").join("\n") || JSON.stringify(m.error ?? "");
+    } catch {}
+  }
+  return "";
+}
+
 // hook runs `ctxfold hook --client pi` with one event and resolves to the
 // text it hands the model ("" for none).
 async function hook(event: string, ctx: any): Promise<string> {
@@ -87,26 +106,28 @@ export default function (pi: any) {
     } catch {}
     return undefined;
   });
+  // The MCP server's recall tools, called through `ctxfold mcp
+  // --transcript <session file>` (one tools/call a run).
+  const recall = (tool: string) => async (_id: string, params: any, _signal: any, _onUpdate: any, ctx: any) => {
+    const file = ctx?.sessionManager?.getSessionFile?.();
+    const text = file ? await mcpCall(file, tool, params ?? {}, ctx.cwd) : "";
+    return { content: [{ type: "text", text: text || "ctxfold " + tool + " gave no result" }], details: {} };
+  };
   pi.registerTool({
-    name: "ctxfold_search",
-    label: "ctxfold search",
-    description: "Search this whole session, the turns a compaction folded included, for a case-insensitive substring; each hit names its node, its role, whether the model still reads it (visible) or a summary replaced it (covered), and a snippet. Read a hit whole with ctxfold_read.",
-    parameters: Type.Object({ query: Type.String({ description: "text to find" }) }),
-    async execute(_id: string, params: any, _signal: any, _onUpdate: any, ctx: any) {
-      const file = ctx?.sessionManager?.getSessionFile?.();
-      const out = file ? await run(["search", file, String(params?.query ?? ""), "--json"], "", ctx.cwd) : "";
-      return { content: [{ type: "text", text: out || "no result (ctxfold search failed or found nothing)" }], details: {} };
-    },
+    name: "ctxfold_search_history",
+    label: "ctxfold search_history",
+    description: "Search this whole session, the turns pi's compaction folded included, for text (case-insensitive): each hit names its node id, role, whether the model still reads it or a summary covers it, and a snippet. Read covered hits verbatim with ctxfold_read_turns.",
+    parameters: Type.Object({
+      query: Type.String({ description: "text to find" }),
+      limit: Type.Optional(Type.Number({ description: "most hits (20)" })),
+    }),
+    execute: recall("search_history"),
   });
   pi.registerTool({
-    name: "ctxfold_read",
-    label: "ctxfold read",
-    description: "Read turns of this session verbatim by node id (as ctxfold_search names them), those a compaction folded included.",
-    parameters: Type.Object({ node: Type.String({ description: "node id from ctxfold_search" }) }),
-    async execute(_id: string, params: any, _signal: any, _onUpdate: any, ctx: any) {
-      const file = ctx?.sessionManager?.getSessionFile?.();
-      const out = file ? await run(["render", file, "--head", String(params?.node ?? ""), "--format", "text", "--raw"], "", ctx.cwd) : "";
-      return { content: [{ type: "text", text: out || "no result (ctxfold render failed)" }], details: {} };
-    },
+    name: "ctxfold_read_turns",
+    label: "ctxfold read_turns",
+    description: "Read turns of this session verbatim by node id (as ctxfold_search_history names them), those pi's compaction folded included.",
+    parameters: Type.Object({ ids: Type.Array(Type.String(), { description: "node ids" }) }),
+    execute: recall("read_turns"),
   });
 }

@@ -32,6 +32,8 @@ type LedgerRun struct {
 	Ledger           json.RawMessage `json:"ledger,omitempty"`
 	AuditSurvivalPct float64         `json:"audit_survival_pct"`
 	AuditFacts       int             `json:"audit_facts"`
+	// Recall is what ChatRecall found (nil: not run).
+	Recall map[string]any `json:"recall,omitempty"`
 }
 
 // MeasureLedger is mode's figures from the summariser's request and the
@@ -260,3 +262,49 @@ var LedgerTurns = []string{
 
 // NextPrompt is the prompt after the compaction whose request is measured.
 const NextPrompt = "What should I do next?"
+
+// ChatRecall reads the Chat Completions requests the fake recorded in
+// reqs for the recall (openai.MarkerRecall): the request that sends back
+// a read_turns call's result, and whether that result carries query
+// verbatim; next is the conversation before the recall, which must not
+// (query_visible_before_recall).
+func ChatRecall(reqs, query string, next []byte) map[string]any {
+	out := map[string]any{"verbatim": false, "query_visible_before_recall": bytes.Contains(next, []byte(JSONText(query)))}
+	names, _ := filepath.Glob(filepath.Join(reqs, "request-*.json"))
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := os.ReadFile(n)
+		var req struct {
+			Messages []struct {
+				Role       string          `json:"role"`
+				Content    json.RawMessage `json:"content"`
+				ToolCallID string          `json:"tool_call_id"`
+				ToolCalls  []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name string `json:"name"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"messages"`
+		}
+		if json.Unmarshal(b, &req) != nil {
+			continue
+		}
+		calls := map[string]string{}
+		for _, m := range req.Messages {
+			for _, c := range m.ToolCalls {
+				calls[c.ID] = c.Function.Name
+			}
+			name := calls[m.ToolCallID]
+			switch {
+			case m.Role != "tool":
+			case strings.HasSuffix(name, "search_history") && out["search_request"] == nil:
+				out["search_request"], out["search_tool"] = filepath.Base(n), name
+			case strings.HasSuffix(name, "read_turns"):
+				out["read_request"], out["read_tool"] = filepath.Base(n), name
+				out["verbatim"] = strings.Contains(contentText(m.Content), query)
+			}
+		}
+	}
+	return out
+}

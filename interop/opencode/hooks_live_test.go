@@ -53,8 +53,17 @@ func liveHooks(t *testing.T, client string) {
 	}
 	t.Logf("%s: both sessions in %s", client, time.Since(start).Round(time.Second))
 	hooktest.CheckLedger(t, client, runs)
+	if rec := runs[1].Recall; rec["verbatim"] != true || rec["query_visible_before_recall"] != false {
+		t.Errorf("%s recall: the read_turns result the client sent back does not carry the covered turn verbatim: %v", client, rec)
+	}
+	t.Logf("%s recall: %v", client, runs[1].Recall)
 	hooktest.RecordLedger(t, client, exe, runs)
 }
+
+// recallQuery is text only a folded turn holds: the fake's reply to the
+// first run's tool call (assistant text is no fact, so the ledger does not
+// list it and the summary does not keep it).
+const recallQuery = "Done: 1 tool output(s) read."
 
 // ledgerSession drives one session: the planted turns, the client's
 // automatic compaction, the next prompt.
@@ -89,7 +98,11 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string) hooktest.LedgerR
 			t.Fatalf("setup: %v\n%s", err, out)
 		}
 	}
-	for i, p := range append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt) {
+	prompts := append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt)
+	if mode == "with" {
+		prompts = append(prompts, "Find what you said about the old store. "+openai.MarkerRecall+" "+recallQuery+"]]")
+	}
+	for i, p := range prompts {
 		args := []string{"run", "-m", "fake/fake-model"}
 		if i > 0 {
 			args = append(args, "-c")
@@ -107,6 +120,9 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string) hooktest.LedgerR
 	isSummary := func(s string) bool { return strings.Contains(s, openai.OpenCodeCompactionCue) }
 	summarize, next := hooktest.CompactionAndNext(t, reqs, isSummary, hooktest.NextPrompt)
 	r := hooktest.MeasureLedger(t, client, mode, summarize, next, home)
+	if mode == "with" {
+		r.Recall = hooktest.ChatRecall(reqs, recallQuery, next)
+	}
 	// The client's database, read as its most recently active session:
 	// this test's one.
 	r.AuditSurvivalPct, r.AuditFacts = hooktest.Audit(t, bin, home, filepath.Join(home, ".local", "share", client, client+".db"))

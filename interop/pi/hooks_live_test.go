@@ -43,8 +43,17 @@ func TestLiveHooks(t *testing.T) {
 	}
 	t.Logf("pi: both sessions in %s", time.Since(start).Round(time.Second))
 	hooktest.CheckLedger(t, "pi", runs)
+	if rec := runs[1].Recall; rec["verbatim"] != true || rec["query_visible_before_recall"] != false {
+		t.Errorf("pi recall: the ctxfold_read_turns result pi sent back does not carry the covered turn verbatim: %v", rec)
+	}
+	t.Logf("pi recall: %v", runs[1].Recall)
 	hooktest.RecordLedger(t, "pi", exe, runs)
 }
+
+// recallQuery is text only a folded turn holds: the fake's reply to the
+// first run's tool call (assistant text is no fact: neither the ledger nor
+// the summary holds it).
+const recallQuery = "Done: 1 tool output(s) read."
 
 // ledgerSession drives one session: the planted turns, pi's automatic
 // compaction, the next prompt.
@@ -72,7 +81,11 @@ func ledgerSession(t *testing.T, exe, bin, mode string) hooktest.LedgerRun {
 			t.Fatalf("setup: %v\n%s", err, out)
 		}
 	}
-	for i, p := range append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt) {
+	prompts := append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt)
+	if mode == "with" {
+		prompts = append(prompts, "Find what you said about the old store. "+openai.MarkerRecall+" "+recallQuery+"]]")
+	}
+	for i, p := range prompts {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		c := exec.CommandContext(ctx, exe, "-p", "-c", "--provider", "fake", "--model", "gpt-5.4", p)
 		c.Dir, c.Env = work, env
@@ -87,6 +100,9 @@ func ledgerSession(t *testing.T, exe, bin, mode string) hooktest.LedgerRun {
 	}
 	summarize, next := hooktest.CompactionAndNext(t, reqs, isSummary, hooktest.NextPrompt)
 	r := hooktest.MeasureLedger(t, "pi", mode, summarize, next, home)
+	if mode == "with" {
+		r.Recall = hooktest.ChatRecall(reqs, recallQuery, next)
+	}
 	files, _ := filepath.Glob(filepath.Join(agent, "sessions", "*", "*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("%d session files", len(files))
