@@ -30,7 +30,9 @@ const ClientPi = "pi"
 var piExtensionTS string
 
 // piAgentDir is pi's folder: $PI_CODING_AGENT_DIR, else ~/.pi/agent.
-func (o Options) piAgentDir() string { return o.home("PI_CODING_AGENT_DIR", filepath.Join(".pi", "agent")) }
+func (o Options) piAgentDir() string {
+	return o.home("PI_CODING_AGENT_DIR", filepath.Join(".pi", "agent"))
+}
 
 func piPath(o Options) (string, error) {
 	switch o.Scope {
