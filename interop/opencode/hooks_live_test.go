@@ -53,10 +53,12 @@ func liveHooks(t *testing.T, client string) {
 	}
 	t.Logf("%s: both sessions in %s", client, time.Since(start).Round(time.Second))
 	hooktest.CheckLedger(t, client, runs)
-	if rec := runs[1].Recall; rec["verbatim"] != true || rec["query_visible_before_recall"] != false {
+	if rec := runs[1].Recall; client == "opencode" && (rec["verbatim"] != true || rec["query_visible_before_recall"] != false) {
 		t.Errorf("%s recall: the read_turns result the client sent back does not carry the covered turn verbatim: %v", client, rec)
 	}
-	t.Logf("%s recall: %v", client, runs[1].Recall)
+	if runs[1].Recall != nil {
+		t.Logf("%s recall: %v", client, runs[1].Recall)
+	}
 	hooktest.RecordLedger(t, client, exe, runs)
 }
 
@@ -99,7 +101,7 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string) hooktest.LedgerR
 		}
 	}
 	prompts := append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt)
-	if mode == "with" {
+	if mode == "with" && client == "opencode" { // Kilo: a minute more a run, left out
 		prompts = append(prompts, "Find what you said about the old store. "+openai.MarkerRecall+" "+recallQuery+"]]")
 	}
 	for i, p := range prompts {
@@ -120,7 +122,7 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string) hooktest.LedgerR
 	isSummary := func(s string) bool { return strings.Contains(s, openai.OpenCodeCompactionCue) }
 	summarize, next := hooktest.CompactionAndNext(t, reqs, isSummary, hooktest.NextPrompt)
 	r := hooktest.MeasureLedger(t, client, mode, summarize, next, home)
-	if mode == "with" {
+	if mode == "with" && client == "opencode" {
 		r.Recall = hooktest.ChatRecall(reqs, recallQuery, next)
 	}
 	// The client's database, read as its most recently active session:
