@@ -61,6 +61,14 @@ installs it). Reads the hook's JSON on stdin and:
                     paths, URLs, identifiers, numbers — cut to --budget
                     tokens, with one line saying how to recall the rest
 
+With --client OpenCode, Kilo or pi (run by the plugin or extension 'ctxfold
+setup opencode|kilo|pi' writes; OpenCode and Kilo name the session by
+session_id alone), PreCompact (experimental.session.compacting,
+session_before_compact) also prints, as additionalContext, the fact ledger
+of the turns about to be folded: their facts between a <ctxfold-keep> line
+and a </ctxfold-keep> line, with the instruction to keep every line, for the
+client's own summariser (docs/HOOKS.md, "The fact ledger").
+
 Each compaction's facts are injected once (state in the cache folder). The
 hook never breaks the client: on any error, bad input or timeout it prints
 nothing, exits 0 and appends the error to hook.log in the cache folder.` +

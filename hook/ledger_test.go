@@ -125,3 +125,22 @@ func TestComposeLedgerBudget(t *testing.T) {
 		t.Errorf("nothing fits, yet: %q", c.Text)
 	}
 }
+
+// The plugin clients' event names map onto ctxfold's.
+func TestPluginEvents(t *testing.T) {
+	for client, evs := range map[string][3]string{
+		"OpenCode": {"experimental.session.compacting", "session.compacted", "chat.message"},
+		"Kilo":     {"experimental.session.compacting", "session.compacted", "chat.message"},
+		"pi":       {"session_before_compact", "session_compact", "before_agent_start"},
+	} {
+		for i, want := range []string{EventPreCompact, EventPostCompact, EventUserPromptSubmit} {
+			in, err := ParseAs(DialectOf(client), []byte(`{"hook_event_name":"`+evs[i]+`","session_id":"s"}`))
+			if err != nil || in.Event != want || in.ClientEvent != evs[i] {
+				t.Errorf("%s %s: %q %v", client, evs[i], in.Event, err)
+			}
+		}
+		if !DialectOf(client).Ledger {
+			t.Errorf("%s: no ledger", client)
+		}
+	}
+}
