@@ -108,12 +108,16 @@ func RecordLedger(t testing.TB, name, client string, runs []LedgerRun) {
 
 // StartOpenAI serves the fake OpenAI provider on loopback, recording
 // requests in reqs, until the test ends; it returns the base URL.
-func StartOpenAI(t testing.TB, reqs string) string {
+func StartOpenAI(t testing.TB, reqs string) string { return StartOpenAIWith(t, reqs, false) }
+
+// StartOpenAIWith is StartOpenAI with the fake's Server.IgnoreKeep.
+func StartOpenAIWith(t testing.TB, reqs string, ignoreKeep bool) string {
 	t.Helper()
 	srv, err := openai.New(reqs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.IgnoreKeep = ignoreKeep
 	l, err := openai.Listen(0)
 	if err != nil {
 		t.Fatal(err)

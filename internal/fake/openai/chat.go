@@ -33,7 +33,7 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 	for _, m := range req.Messages {
 		switch {
 		case m.Role == "user" && !isOpenClawContext(contentText(m.Content)):
-			lastUser, callsAfter, outputs = contentText(m.Content), false, nil
+			lastUser, callsAfter, outputs = userText(m.Content), false, nil
 		case m.Role == "assistant" && len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null":
 			callsAfter = true
 		case m.Role == "tool":

@@ -1,6 +1,10 @@
 package openai
 
-import "strings"
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
 
 // The lines that open and close the fact ledger ctxfold's hook hands a
 // client's summariser (hook.KeepOpen, hook.KeepClose: docs/HOOKS.md, "The
@@ -41,4 +45,30 @@ func keptLines(text string) []string {
 		}
 	}
 	return out
+}
+
+// reInjection starts the context ctxfold's hook adds after a client's
+// compaction (hook.Compose), which quotes the user's requests, markers
+// included.
+var reInjection = regexp.MustCompile(`^ctxfold: [\w .-]+'s compaction summary dropped \d+ of the \d+ facts`)
+
+// userText is a user message's text without the parts that are ctxfold's
+// injected context (OpenCode's plugin adds it as a part of the prompt):
+// the script reads what the user wrote, not the markers it quotes.
+func userText(raw json.RawMessage) string {
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return contentText(raw)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if reInjection.MatchString(p.Text) {
+			continue
+		}
+		b.WriteString(p.Text)
+		b.WriteString("\n")
+	}
+	return b.String()
 }

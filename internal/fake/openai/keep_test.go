@@ -21,4 +21,20 @@ func TestSummaryKeepsTheLedger(t *testing.T) {
 	if got := srv.Script(OpenCodeCompactionCue, false, nil, nil, nil).Text; got != SummaryText {
 		t.Errorf("without a block: %q", got)
 	}
+	srv.IgnoreKeep = true
+	if got := srv.Script(req, false, nil, nil, []byte(req)).Text; got != SummaryText {
+		t.Errorf("IgnoreKeep: %q", got)
+	}
+}
+
+// The script reads the user's own text, not ctxfold's injected part that
+// quotes the markers of earlier requests.
+func TestUserTextSkipsTheInjection(t *testing.T) {
+	raw := []byte(`[{"type":"text","text":"What next?"},{"type":"text","text":"ctxfold: OpenCode's compaction summary dropped 3 of the 5 facts of the turns it folded; they follow\n- request: [[shell: ls]]"}]`)
+	if got := userText(raw); strings.Contains(got, "[[shell:") || !strings.Contains(got, "What next?") {
+		t.Errorf("userText: %q", got)
+	}
+	if got := userText([]byte(`"plain [[shell: ls]]"`)); got != "plain [[shell: ls]]" {
+		t.Errorf("a string content: %q", got)
+	}
 }
