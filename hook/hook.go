@@ -120,7 +120,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		opts.Now = time.Now
 	}
 	d := DialectOf(opts.Client)
-	abs, session, err := locate(in, d, opts.Env)
+	abs, session, err := locate(&in, d, opts.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func inject(ctx context.Context, g *dag.Graph, dir, id string, in Input, opts Op
 		return nil, "", err
 	}
 	c, err := Compose(items, ComposeOptions{Encoding: enc, Budget: budget, Total: r.Total,
-		Missing: r.Total - r.Kept, Client: opts.Client, Transcript: in.TranscriptPath})
+		Missing: r.Total - r.Kept, Client: opts.Client, Transcript: recallArg(in)})
 	if err != nil {
 		return nil, "", err
 	}

@@ -76,3 +76,15 @@ func TestLedgerLocatesAStoreSession(t *testing.T) {
 		t.Errorf("an unknown session: %v", err)
 	}
 }
+
+// The recall hint of a store's session names the session.
+func TestRecallArgOfAStore(t *testing.T) {
+	data, id := openCodeStore(t)
+	db := filepath.Join(data, "opencode", "opencode.db")
+	if got := recallArg(Input{TranscriptPath: db, SessionID: id}); got != db+" --session "+id {
+		t.Errorf("store: %q", got)
+	}
+	if got := recallArg(Input{TranscriptPath: recorded, SessionID: "x"}); got != recorded {
+		t.Errorf("file: %q", got)
+	}
+}

@@ -17,8 +17,9 @@ import (
 // sessions, a SQLite database), else — for a dialect whose sessions live
 // in such a store (OpenCode, Kilo: their plugin knows the session's id,
 // not the database's path) — the store importer.Find lists the session
-// under.
-func locate(in Input, d Dialect, env input.Env) (abs, session string, err error) {
+// under; that store becomes in's transcript_path (the recall hint names
+// it).
+func locate(in *Input, d Dialect, env input.Env) (abs, session string, err error) {
 	if in.TranscriptPath != "" {
 		if abs, err = filepath.Abs(in.TranscriptPath); err != nil {
 			return "", "", err
@@ -35,6 +36,7 @@ func locate(in Input, d Dialect, env input.Env) (abs, session string, err error)
 	for _, f := range found {
 		if f.SessionID == in.SessionID {
 			abs, err := filepath.Abs(f.File)
+			in.TranscriptPath = abs
 			return abs, f.SessionID, err
 		}
 	}
@@ -67,4 +69,13 @@ func stateKey(abs, session string) string {
 		return abs
 	}
 	return abs + "\x00session=" + session
+}
+
+// recallArg is how `ctxfold search` names the session: its file, and the
+// session's id when the file is a store of several.
+func recallArg(in Input) string {
+	if in.SessionID != "" && isStore(in.TranscriptPath) {
+		return in.TranscriptPath + " --session " + in.SessionID
+	}
+	return in.TranscriptPath
 }
