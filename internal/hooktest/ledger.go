@@ -132,7 +132,7 @@ func StartOpenAIWith(t testing.TB, reqs string, ignoreKeep bool) string {
 // CompactionAndNext reads the Chat Completions requests the fake recorded
 // in reqs: the last whose last message's text isSummary says is the
 // compaction request (that text), and the conversation (messages, as
-// sent) of the first whose last user message holds next.
+// sent) of the first whose trailing user messages hold next.
 func CompactionAndNext(t testing.TB, reqs string, isSummary func(string) bool, next string) (summarize string, conversation []byte) {
 	t.Helper()
 	names, _ := filepath.Glob(filepath.Join(reqs, "request-*.json"))
@@ -150,10 +150,16 @@ func CompactionAndNext(t testing.TB, reqs string, isSummary func(string) bool, n
 		}
 		last := req.Messages[len(req.Messages)-1]
 		text := contentText(last.Content)
+		// The prompt, or a message a hook added after it (pi's
+		// before_agent_start), ends the request.
+		asks := false
+		for k := len(req.Messages) - 1; k >= 0 && req.Messages[k].Role == "user"; k-- {
+			asks = asks || strings.Contains(contentText(req.Messages[k].Content), next)
+		}
 		switch {
 		case isSummary(text):
 			summarize = text
-		case last.Role == "user" && strings.Contains(text, next) && conversation == nil:
+		case asks && conversation == nil:
 			conversation, _ = json.Marshal(req.Messages)
 		}
 	}

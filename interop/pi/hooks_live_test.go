@@ -2,6 +2,7 @@ package pi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,7 +35,7 @@ func TestLiveHooks(t *testing.T) {
 		for i, mode := range []string{"without", "with"} {
 			t.Run(mode, func(t *testing.T) {
 				t.Parallel() // the two sessions at once: half the time
-				runs[i] = ledgerSession(t, exe, bin, mode)
+				runs[i] = ledgerSession(t, exe, bin, mode, false)
 			})
 		}
 	})
@@ -55,9 +56,42 @@ func TestLiveHooks(t *testing.T) {
 // the summary holds it).
 const recallQuery = "Done: 1 tool output(s) read."
 
+// TestLiveHooksInjection is pi's session with ctxfold whose summariser
+// drops the ledger too (the fake's IgnoreKeep): pi's summary keeps none of
+// it, and the extension's before_agent_start adds what the hook's audit
+// finds dropped as a message of its own, so the next request carries ≥ 95%
+// of the planted facts.
+func TestLiveHooksInjection(t *testing.T) {
+	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
+		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to run the hooks with the real pi " + Version)
+	}
+	bin := hooktest.Build(t)
+	exe := hooktest.ClientBin(t, "CTXFOLD_PI_BIN", "pi-"+Version, "pi", "interop/pi/record.sh")
+	r := ledgerSession(t, exe, bin, "with", true)
+	t.Logf("pi, summary without the ledger: %d of %d planted facts in the request after the compaction (%.0f%%); audit %.1f%% of %d facts; injection %s",
+		r.KeptCount, r.Planted, r.SurvivalPct, r.AuditSurvivalPct, r.AuditFacts, r.Injection)
+	if !r.LedgerInRequest {
+		t.Error("the compaction request carries no ledger")
+	}
+	if r.SurvivalPct < 95 {
+		t.Errorf("only %.0f%% of the planted facts reach the model after the compaction", r.SurvivalPct)
+	}
+	var inj []struct{ Missing, Shown, Tokens int }
+	if json.Unmarshal(r.Injection, &inj) != nil || len(inj) != 1 || inj[0].Missing == 0 || inj[0].Shown == 0 || inj[0].Tokens == 0 {
+		t.Errorf("no injection recorded: %s", r.Injection)
+	}
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		out := filepath.Join(dir, "pi", Version)
+		_ = os.MkdirAll(out, 0o755)
+		if err := hooktest.WriteJSON(filepath.Join(out, "injection.json"), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // ledgerSession drives one session: the planted turns, pi's automatic
 // compaction, the next prompt.
-func ledgerSession(t *testing.T, exe, bin, mode string) hooktest.LedgerRun {
+func ledgerSession(t *testing.T, exe, bin, mode string, ignoreKeep bool) hooktest.LedgerRun {
 	t.Helper()
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	home, work, reqs := filepath.Join(tmp, "home"), filepath.Join(tmp, "work"), filepath.Join(tmp, "requests")
@@ -65,7 +99,7 @@ func ledgerSession(t *testing.T, exe, bin, mode string) hooktest.LedgerRun {
 	for _, d := range []string{agent, work} {
 		_ = os.MkdirAll(d, 0o755)
 	}
-	url := hooktest.StartOpenAI(t, reqs)
+	url := hooktest.StartOpenAIWith(t, reqs, ignoreKeep)
 	// As record.sh's compaction scenario: the fake as an OpenAI provider,
 	// a small kept tail.
 	models := fmt.Sprintf(`{"providers":{"fake":{"baseUrl":%q,"api":"openai-completions","apiKey":"dummy",
@@ -82,7 +116,7 @@ func ledgerSession(t *testing.T, exe, bin, mode string) hooktest.LedgerRun {
 		}
 	}
 	prompts := append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt)
-	if mode == "with" {
+	if mode == "with" && !ignoreKeep {
 		prompts = append(prompts, "Find what you said about the old store. "+openai.MarkerRecall+" "+recallQuery+"]]")
 	}
 	for i, p := range prompts {
@@ -100,7 +134,7 @@ func ledgerSession(t *testing.T, exe, bin, mode string) hooktest.LedgerRun {
 	}
 	summarize, next := hooktest.CompactionAndNext(t, reqs, isSummary, hooktest.NextPrompt)
 	r := hooktest.MeasureLedger(t, "pi", mode, summarize, next, home)
-	if mode == "with" {
+	if mode == "with" && !ignoreKeep {
 		r.Recall = hooktest.ChatRecall(reqs, recallQuery, next)
 	}
 	files, _ := filepath.Glob(filepath.Join(agent, "sessions", "*", "*.jsonl"))
