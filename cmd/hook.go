@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ctxfold/ctxfold/archive"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/hook"
 	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
@@ -39,17 +40,13 @@ type hookOptions struct {
 	// Archive, set by --archive, is the archive run a PreCompact also
 	// makes of its transcript (hook_archive.go).
 	Archive *archive.Options
-	// Getenv reads the environment (a Copilot CLI hook's transcript).
-	Getenv func(string) string
+	// Env is the user's environment: where a client's sessions are found
+	// (hook.Options.Env; a Copilot CLI hook's transcript, an OpenCode
+	// session named by its id).
+	Env input.Env
 }
 
-func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
-	opts := &hookOptions{IO: f.IO}
-	var archiveOn bool
-	cmd := &cobra.Command{
-		Use:   "hook",
-		Short: "A client's hook (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI, Droid, …): keep what its compaction drops",
-		Long: `Run as a client hook (docs/HOOKS.md; 'ctxfold setup CLIENT' installs it, and
+const hookLong = `Run as a client hook (docs/HOOKS.md; 'ctxfold setup CLIENT' installs it, and
 --client names the client whose hook input and output it speaks). Reads the
 hook's JSON on stdin and:
 
@@ -70,9 +67,25 @@ With --archive ('ctxfold setup … --archive'), a PreCompact also keeps the
 transcript in the archive ('ctxfold archive', docs/ARCHIVE.md), within the
 hook's time bound.
 
+With --client OpenCode, Kilo or pi (run by the plugin or extension 'ctxfold
+setup opencode|kilo|pi' writes; OpenCode and Kilo name the session by
+session_id alone), PreCompact (experimental.session.compacting,
+session_before_compact) also prints, as additionalContext, the fact ledger
+of the turns about to be folded: their facts between a <ctxfold-keep> line
+and a </ctxfold-keep> line, with the instruction to keep every line, for the
+client's own summariser (docs/HOOKS.md, "The fact ledger").
+
 Each compaction's facts are injected once (state in the cache folder). The
 hook never breaks the client: on any error, bad input or timeout it prints
-nothing, exits 0 and appends the error to hook.log in the cache folder.` +
+nothing, exits 0 and appends the error to hook.log in the cache folder.`
+
+func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
+	opts := &hookOptions{IO: f.IO}
+	var archiveOn bool
+	cmd := &cobra.Command{
+		Use:   "hook",
+		Short: "A client's hook (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI, Droid, …): keep what its compaction drops",
+		Long: hookLong +
 			exitStatusHelp("  hook itself always exits 0."),
 		Example: `  echo '{"hook_event_name":"PreCompact","transcript_path":"s.jsonl"}' | ctxfold hook
   ctxfold hook --budget 2000 < hook.json`,
@@ -90,7 +103,7 @@ nothing, exits 0 and appends the error to hook.log in the cache folder.` +
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
 			opts.ResumeGC = resumeGC(f.Getenv)
-			opts.Getenv = f.Getenv
+			opts.Env = input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}
 			if archiveOn {
 				if err := f.hookArchive(opts); err != nil {
 					appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("hook: --archive: %w", err))
@@ -191,7 +204,7 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 		return err
 	}
 	res, err := hook.Run(ctx, in, hook.Options{CacheDir: opts.CacheDir, Store: opts.Store, Open: opts.Open, ResumeGC: opts.ResumeGC,
-		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit, Getenv: opts.Getenv})
+		BudgetTokens: opts.Budget, BudgetShare: opts.Share / 100, Model: opts.Model, Client: opts.Client, Emit: emit, Env: opts.Env})
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Event, in.TranscriptPath, err)
 	}
@@ -201,6 +214,10 @@ func hookRun(ctx context.Context, opts *hookOptions) ([]byte, error) {
 	if inj := res.Injected; inj != nil {
 		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: summary %s: %d of %d facts dropped, %d injected in %d tokens (budget %d)",
 			in.Event, res.Transcript, inj.SummaryID, inj.Missing, inj.Facts, inj.Shown, inj.Tokens, inj.Budget))
+	}
+	if l := res.Ledger; l != nil {
+		appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("info: %s %s: ledger of %d of %d facts in %d tokens (budget %d) handed to the summariser",
+			in.Event, in.TranscriptPath, l.Shown, l.Facts, l.Tokens, l.Budget))
 	}
 	return res.Output, nil
 }

@@ -88,6 +88,27 @@ qwen (--user: ~/.qwen/settings.json, or $QWEN_HOME's; --project:
 on PreCompact, PostCompact, UserPromptSubmit) and the MCP server (trusted, its
 tools always loaded), merged as for Gemini CLI.
 
+copilot (--user only: $COPILOT_HOME, else ~/.copilot): a hooks file of
+ctxfold's own, hooks/ctxfold.json ('ctxfold hook --client Copilot' on
+PreCompact and UserPromptSubmit), and the MCP server in mcp-config.json.
+
+droid (--user: ~/.factory; --project: .factory of --dir): the hooks
+('ctxfold hook --client Droid' on PreCompact, UserPromptSubmit and
+PostToolUse) in hooks.json (settings.json when only it declares hooks) and
+the MCP server in mcp.json.
+
+opencode, kilo (--user: ~/.config/opencode or ~/.config/kilo; --project: the
+project's .opencode or .kilo and its opencode.json or kilo.json): a plugin
+file ctxfold writes whole, plugins/ctxfold.js, that runs 'ctxfold hook' before
+the client's compaction (the fact ledger goes into the summariser's prompt)
+and on each prompt after it; the MCP server under mcp of the config file,
+merged as above. pi (--user: ~/.pi/agent; --project: .pi of --dir): an
+extension file, extensions/ctxfold.ts, doing the same before pi's compaction
+and registering ctxfold_search_history and ctxfold_read_turns, which run
+'ctxfold mcp' once a call (pi has no MCP). A plugin or
+extension file of that name that setup did not write is never touched; an
+older version of setup's is replaced; --uninstall removes it.
+
 --archive (any client) installs the hook as 'ctxfold hook --archive': before
 the client compacts (PreCompact; Gemini CLI: PreCompress) the hook also keeps
 the transcript in the archive ('ctxfold archive', docs/ARCHIVE.md), within the

@@ -26,21 +26,10 @@ const maxItemRunes = 2000
 // them explicitly), then the missing facts in audit.Rank order, a request
 // quoted whole from its node rather than as the audit's clipped fact.
 func dropped(g *dag.Graph, r *audit.Result) ([]Item, error) {
-	var items []Item
+	var pinned []string
 	for _, p := range r.PinnedNodes {
-		if p.Kept {
-			continue
-		}
-		i, ok := g.Lookup(p.ID)
-		if !ok {
-			continue
-		}
-		n, err := g.S.Node(i)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range audit.PinnedTexts(n) {
-			items = append(items, Item{Label: "pinned", Text: t, NodeIDs: []string{p.ID}})
+		if !p.Kept {
+			pinned = append(pinned, p.ID)
 		}
 	}
 	var missing []audit.Fact
@@ -49,22 +38,7 @@ func dropped(g *dag.Graph, r *audit.Result) ([]Item, error) {
 			missing = append(missing, f.Fact)
 		}
 	}
-	for _, f := range audit.Rank(missing) {
-		it := Item{Label: label(f), Text: f.Text, NodeIDs: f.NodeIDs}
-		if f.Kind == audit.KindRequest && len(f.NodeIDs) > 0 {
-			if i, ok := g.Lookup(f.NodeIDs[0]); ok {
-				n, err := g.S.Node(i)
-				if err != nil {
-					return nil, err
-				}
-				if t := strings.TrimSpace(n.Content.PlainText()); strings.Contains(oneLine(t), oneLine(f.Text)) {
-					it.Text = t
-				}
-			}
-		}
-		items = append(items, it)
-	}
-	return items, nil
+	return itemsOf(g, pinned, audit.Rank(missing))
 }
 
 func label(f audit.Fact) string {

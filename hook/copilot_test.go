@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/format/input"
 )
 
 // copilotRecorded is GitHub Copilot CLI 1.0.102's own events.jsonl of a
@@ -60,7 +62,7 @@ func TestCopilotHookFindsTheSessionAndInjects(t *testing.T) {
 	}
 	cache := filepath.Join(home, "cache")
 	env := map[string]string{"COPILOT_HOME": home, "HOME": "/nonexistent"}
-	opts := Options{CacheDir: cache, Client: "Copilot", Getenv: func(k string) string { return env[k] }}
+	opts := Options{CacheDir: cache, Client: "Copilot", Env: input.Env{Getenv: func(k string) string { return env[k] }}}
 	if _, err := Run(context.Background(), copilotInput(t, "PreCompact", file), opts); err != nil {
 		t.Fatal(err)
 	}

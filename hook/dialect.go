@@ -34,6 +34,16 @@ type Dialect struct {
 	// one; the injection reaches the model through the event's
 	// additionalContext.
 	Unannounced bool
+
+	// Ledger: the client lets a hook add text to its summariser's request
+	// before it folds (OpenCode's and Kilo's experimental.session.compacting,
+	// pi's session_before_compact): on PreCompact the hook prints the fact
+	// ledger of the turns about to be folded (ledger.go) as its output.
+	Ledger bool
+	// Format is the importer's name of the client's sessions when they
+	// live in a store of several (OpenCode's and Kilo's database): a hook
+	// input naming only session_id is located through importer.Find.
+	Format string
 }
 
 // dialects are the clients whose hooks ctxfold speaks; the first is the
@@ -48,6 +58,28 @@ var dialects = []Dialect{
 	{Name: "Qwen Code"},
 	{Name: "Copilot", Events: copilotEvents, Decode: copilotDecode, Output: copilotOutput, Transcript: copilotTranscript},
 	{Name: "Droid", Unannounced: true},
+	{Name: "OpenCode", Events: openCodeEvents, Ledger: true, Format: "opencode"},
+	{Name: "Kilo", Events: openCodeEvents, Ledger: true, Format: "kilo"},
+	{Name: "pi", Events: piEvents, Ledger: true},
+}
+
+// openCodeEvents are the plugin hooks and bus events of OpenCode 1.18 and
+// Kilo 7.7 that ctxfold's plugin runs the hook on (setup/opencode.go):
+// experimental.session.compacting before the summariser's request is
+// built, session.compacted once the summary is written, chat.message on
+// each prompt, whose parts the plugin may add to.
+var openCodeEvents = map[string]string{
+	"experimental.session.compacting": EventPreCompact,
+	"session.compacted":               EventPostCompact,
+	"chat.message":                    EventUserPromptSubmit,
+}
+
+// piEvents are pi 0.73's extension events ctxfold's extension runs the
+// hook on (setup/pi.go).
+var piEvents = map[string]string{
+	"session_before_compact": EventPreCompact,
+	"session_compact":        EventPostCompact,
+	"before_agent_start":     EventUserPromptSubmit,
 }
 
 // DialectOf is the dialect of the client --client names (the default,

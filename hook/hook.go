@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/store"
 )
@@ -35,6 +35,10 @@ type Options struct {
 	Now func() time.Time
 	// ResumeGC is passed to the refresh (live.Options.ResumeGC).
 	ResumeGC func() (restore func())
+	// Env is the user's environment, where a dialect whose sessions live
+	// in a store of several finds the one a hook input names
+	// (Dialect.Format).
+	Env input.Env
 	// Emit prints the hook's output. Run calls it while it holds the
 	// state's lock, after the injection is recorded as claimed and before
 	// it is recorded as delivered: concurrent hooks of one session never
@@ -42,9 +46,6 @@ type Options struct {
 	// leaves the claim unconfirmed, so the next prompt injects it. Nil:
 	// the output is Result.Output, taken as delivered.
 	Emit func(out []byte) error
-	// Getenv reads the hook's environment, for a client whose input names
-	// no transcript (Dialect.Transcript); nil reads none.
-	Getenv func(string) string
 }
 
 // DefaultBudgetShare is the default budget of the injected facts: 2% of
@@ -87,12 +88,17 @@ type Result struct {
 	Injected *Injection
 	// Context is the injected text.
 	Context string
+	// Ledger is set when this run handed the client's summariser the fact
+	// ledger (Dialect.Ledger), LedgerText the block.
+	Ledger     *LedgerRun
+	LedgerText string
 }
 
 // Run handles one hook event:
 //   - PreCompact: the cache session is brought up to date, so every turn
 //     the client is about to fold is in ctxfold's store; a compaction is
-//     pending.
+//     pending. A client that lets the hook add to its summariser's request
+//     (Dialect.Ledger) gets the fact ledger of those turns as the output.
 //   - SessionStart with source compact, PostCompact: a compaction is
 //     pending; if the client already wrote its record, it is audited and its
 //     dropped facts injected (SessionStart only).
@@ -110,24 +116,18 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if !relevant {
 		return res, nil
 	}
-	if in.TranscriptPath == "" && d.Transcript != nil {
-		in.TranscriptPath = d.Transcript(in, opts.Getenv)
-	}
-	if in.TranscriptPath == "" {
-		return nil, errors.New("hook input has no transcript_path")
-	}
-	res.Transcript = in.TranscriptPath
 	if opts.CacheDir == "" {
 		return nil, errors.New("no cache directory")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	abs, err := filepath.Abs(in.TranscriptPath)
+	abs, session, err := locate(&in, d, opts.Env)
 	if err != nil {
 		return nil, err
 	}
-	sp := statePath(opts.CacheDir, abs)
+	res.Transcript = in.TranscriptPath
+	sp := statePath(opts.CacheDir, stateKey(abs, session))
 	if prompt && !loadState(sp, abs).Pending {
 		if idle, err := d.idle(ctx, sp, abs, opts.Now); idle {
 			return res, err
@@ -142,7 +142,8 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	if prompt && !st.Pending {
 		return res, nil // another prompt's hook injected it meanwhile
 	}
-	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC})
+	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC,
+		Input: input.Options{SessionID: session}})
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +157,9 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 	active := activeSummaryID(g)
 	if !st.Pending {
 		st.Pending, st.Before, st.PendingSince = true, active, opts.Now().UTC()
+	}
+	if in.Event == EventPreCompact && d.Ledger {
+		return res, handLedger(ctx, g, entry.Session, in, opts, st, sp, res)
 	}
 	if in.Event == EventPreCompact || in.Event == EventPostCompact || active == "" || active == st.Before {
 		return res, st.save(sp)
@@ -219,7 +223,7 @@ func inject(ctx context.Context, g *dag.Graph, dir, id string, in Input, opts Op
 		return nil, "", err
 	}
 	c, err := Compose(items, ComposeOptions{Encoding: enc, Budget: budget, Total: r.Total,
-		Missing: r.Total - r.Kept, Client: opts.Client, Transcript: in.TranscriptPath})
+		Missing: r.Total - r.Kept, Client: opts.Client, Transcript: recallArg(in)})
 	if err != nil {
 		return nil, "", err
 	}

@@ -37,6 +37,9 @@ type state struct {
 	// Injected lists every compaction whose facts were injected: the same
 	// compaction never gets them twice.
 	Injected []Injection `json:"injected,omitempty"`
+	// Ledger is the last fact ledger handed to the client's summariser
+	// (Dialect.Ledger).
+	Ledger *LedgerRun `json:"ledger,omitempty"`
 }
 
 const stateVersion = 1

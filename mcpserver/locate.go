@@ -57,6 +57,8 @@ func (l Locate) file() (string, error) {
 		return l.copilotSession(getenv)
 	case "droid":
 		return l.droidSession(getenv)
+	case "opencode", "kilo":
+		return l.foundSession(getenv, getenv("CTXFOLD_CLIENT"))
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {

@@ -26,7 +26,8 @@ func TestArchiveHookEveryClient(t *testing.T) {
 						continue
 					}
 					for _, line := range strings.Split(string(b), "\n") {
-						if strings.Contains(line, "/opt/ctxfold hook") {
+						// A command line, or a plugin's argument list.
+						if strings.Contains(line, "/opt/ctxfold hook") || strings.Contains(line, `"hook", "--client"`) {
 							cmds = append(cmds, strings.TrimSpace(line))
 						}
 					}
@@ -41,7 +42,7 @@ func TestArchiveHookEveryClient(t *testing.T) {
 				t.Fatal("no hook installed")
 			}
 			for _, h := range with {
-				if !strings.Contains(h, " --archive") || !strings.Contains(h, Marker) {
+				if !strings.Contains(h, "--archive") || !strings.Contains(h, Marker) {
 					t.Errorf("hook %s lacks --archive", h)
 				}
 			}

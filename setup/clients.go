@@ -43,6 +43,9 @@ var clients = []*Client{
 	qwenClient,
 	copilotClient,
 	droidClient,
+	openCodeClient,
+	kiloClient,
+	piClient,
 }
 
 // Clients lists the agents setup knows.

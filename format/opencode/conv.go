@@ -312,6 +312,12 @@ func toolCall(p part) (transcript.ToolCall, transcript.Node) {
 		switch st.Status {
 		case "completed":
 			res.Content = transcript.TextContent(input.Text(st.Output))
+			if e := st.exitCode(); e != 0 {
+				// The command failed: what it printed is the error
+				// (docs/COMPACT.md §6 takes error facts from failures).
+				res.SetMeta("is_error", true)
+				res.SetMeta("exit_code", e)
+			}
 		case "error":
 			res.Content = transcript.TextContent(input.Text(st.Error))
 			res.SetMeta("is_error", true)

@@ -218,6 +218,21 @@ type toolState struct {
 	Output json.RawMessage `json:"output"`
 	Error  json.RawMessage `json:"error"`
 	Title  string          `json:"title"`
+	// Metadata holds the bash tool's exit status (exitCode).
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// exitCode is the exit status a tool's metadata records (OpenCode 1.18's
+// bash tool: a call whose command failed still has status completed);
+// 0 when it records none.
+func (st *toolState) exitCode() int {
+	var m struct {
+		Exit int `json:"exit"`
+	}
+	if json.Unmarshal(st.Metadata, &m) != nil {
+		return 0
+	}
+	return m.Exit
 }
 
 func importSource(ctx context.Context, src source, opts Options, target transcript.ImportTarget) error {

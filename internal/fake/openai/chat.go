@@ -9,9 +9,10 @@ import (
 type chatRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role      string          `json:"role"`
-		Content   json.RawMessage `json:"content"`
-		ToolCalls json.RawMessage `json:"tool_calls"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCalls  json.RawMessage `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
 	} `json:"messages"`
 	Tools         []tool `json:"tools"`
 	Stream        bool   `json:"stream"`
@@ -49,6 +50,7 @@ func (s *Server) chat(w http.ResponseWriter, body []byte, seq int) {
 	if !ok {
 		reply = s.Script(lastUser, callsAfter, outputs, toolNames(req.Tools), body)
 	}
+	reply.Input = max(reply.Input, Usage(body))
 	id := fmt.Sprintf("chatcmpl-fake-%03d", seq)
 	var calls []map[string]any
 	for i, c := range reply.Calls {

@@ -99,8 +99,9 @@ func withoutReminder(text string) string {
 const qwenHookContext = "<qwen:user-prompt-submit-context>"
 
 // userText is a user message's text without the parts a hook added
-// (Qwen Code's <qwen:user-prompt-submit-context>): markers quoted there,
-// as ctxfold quotes the folded requests, are not the user's.
+// (Qwen Code's <qwen:user-prompt-submit-context>; ctxfold's injected
+// context as OpenCode's plugin adds it, a part of the prompt): markers
+// quoted there, as ctxfold quotes the folded requests, are not the user's.
 func userText(raw json.RawMessage) string {
 	var parts []struct {
 		Text string `json:"text"`
@@ -110,7 +111,7 @@ func userText(raw json.RawMessage) string {
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if !strings.HasPrefix(p.Text, qwenHookContext) {
+		if !strings.HasPrefix(p.Text, qwenHookContext) && !reInjection.MatchString(p.Text) {
 			b.WriteString(p.Text)
 			b.WriteString("\n")
 		}

@@ -151,3 +151,31 @@ func TestChatRecallOnRecordedCopilotMessages(t *testing.T) {
 		t.Fatalf("after the recorded search_history: %v, want read_turns on the covered hit", calls)
 	}
 }
+
+// The recall as OpenCode offers ctxfold's MCP tools: functions named
+// "ctxfold_<tool>", the results as tool messages.
+func TestChatRecallOpenCodeNames(t *testing.T) {
+	_, url := start(t)
+	tools := `{"type":"function","function":{"name":"bash"}},{"type":"function","function":{"name":"ctxfold_search_history"}},{"type":"function","function":{"name":"ctxfold_read_turns"}}`
+	user := `{"role":"user","content":"Find it. [[recall: the lock]]"}`
+	name, args := callOf(t, chatReply(t, url, tools, user))
+	if name != "ctxfold_search_history" || args != `{"query":"the lock"}` {
+		t.Fatalf("first step: %s %s", name, args)
+	}
+	hits, _ := json.Marshal(`{"hits":[{"id":"n9","status":"visible"},{"id":"n2","status":"covered"}]}`)
+	msgs := user + `,{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ctxfold_search_history","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":` + string(hits) + `}`
+	name, args = callOf(t, chatReply(t, url, tools, msgs))
+	if name != "ctxfold_read_turns" || args != `{"ids":["n2"]}` {
+		t.Fatalf("second step: %s %s", name, args)
+	}
+	msgs += `,{"role":"assistant","tool_calls":[{"id":"c2","type":"function","function":{"name":"ctxfold_read_turns","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"the turn"}`
+	if m := chatReply(t, url, tools, msgs); m["tool_calls"] != nil || m["content"] == "" {
+		t.Fatalf("last step: %v", m)
+	}
+	// ctxfold's injected context, a part of OpenCode's prompt, quotes
+	// earlier markers: the fake does not obey them.
+	injected := `{"role":"user","content":[{"type":"text","text":"What next?"},{"type":"text","text":"ctxfold: OpenCode's compaction summary dropped 2 of the 9 facts\n- request: [[recall: the lock]]"}]}`
+	if m := chatReply(t, url, tools, injected); m["tool_calls"] != nil {
+		t.Fatalf("a marker quoted in ctxfold's injected part was obeyed: %v", m)
+	}
+}

@@ -64,6 +64,10 @@ type Server struct {
 	callSeq int
 	// requests holds every request in arrival order.
 	requests []Recorded
+	// IgnoreKeep makes the fake a summariser that drops a ctxfold-keep
+	// block too (keep.go): what a client's summary drops despite the
+	// ledger is then for the hook's injection after it.
+	IgnoreKeep bool
 }
 
 // Recorded is one request as received.
@@ -228,6 +232,9 @@ func (s *Server) Script(lastUser string, callsAfter bool, outputs []string, tool
 	}
 	if isCompactionRequest(lastUser) || isPiCompaction(lastUser) {
 		r.Text = SummaryText
+		if !s.IgnoreKeep {
+			r.Text = summaryOf(lastUser)
+		}
 		return r
 	}
 	if strings.Contains(lastUser, QwenCompressionCue) {

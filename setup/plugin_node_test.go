@@ -1,0 +1,96 @@
+package setup
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The plugin setup writes for OpenCode, run by Node as the client runs it
+// (an ES module whose export is called with the plugin input, its hooks
+// called with input and output): the compaction hook pushes the hook's
+// text on output.context, chat.message adds it as a synthetic text part
+// with an id, session.compacted runs the hook; each sends the hook its
+// event and the session's id. A ctxfold that cannot run adds nothing and
+// throws nothing.
+func TestOpenCodePluginRuns(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ctxfold")
+	script := "#!/bin/sh\ncat >> " + filepath.Join(dir, "inputs") + "\necho >> " + filepath.Join(dir, "inputs") +
+		"\necho '{\"hookSpecificOutput\":{\"additionalContext\":\"KEEP THIS\"}}'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	driver := `
+const m = await import(process.argv[2]);
+const hooks = await m.CtxfoldPlugin({ directory: process.argv[3] });
+const compacting = { context: [], prompt: undefined };
+await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, compacting);
+const chat = { message: { id: "msg_1" }, parts: [] };
+await hooks["chat.message"]({ sessionID: "ses_1" }, chat);
+await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "ses_1" } } });
+await hooks.event({ event: { type: "session.idle", properties: {} } });
+console.log(JSON.stringify({ compacting, chat }));
+`
+	if err := os.WriteFile(filepath.Join(dir, "driver.mjs"), []byte(driver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(bin string) (out struct {
+		Compacting struct{ Context []string }
+		Chat       struct {
+			Parts []map[string]any
+		}
+	}) {
+		t.Helper()
+		plugin := filepath.Join(dir, "ctxfold.mjs")
+		if err := os.WriteFile(plugin, openCodePlugin(openCodeFlavourOC, bin, false), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := exec.Command(node, filepath.Join(dir, "driver.mjs"), plugin, dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, b)
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		return out
+	}
+	got := run(fake)
+	if len(got.Compacting.Context) != 1 || got.Compacting.Context[0] != "KEEP THIS" {
+		t.Errorf("compaction context: %v", got.Compacting.Context)
+	}
+	if len(got.Chat.Parts) != 1 {
+		t.Fatalf("chat parts: %v", got.Chat.Parts)
+	}
+	p := got.Chat.Parts[0]
+	if p["text"] != "KEEP THIS" || p["type"] != "text" || p["synthetic"] != true || p["messageID"] != "msg_1" || p["sessionID"] != "ses_1" ||
+		!strings.HasPrefix(p["id"].(string), "prt_") || len(p["id"].(string)) != 30 {
+		t.Errorf("chat part: %v", p)
+	}
+	inputs, _ := os.ReadFile(filepath.Join(dir, "inputs"))
+	var events []string
+	for _, l := range strings.Split(strings.TrimSpace(string(inputs)), "\n") {
+		var in map[string]string
+		if json.Unmarshal([]byte(l), &in) != nil {
+			t.Fatalf("hook input %q", l)
+		}
+		if in["session_id"] != "ses_1" || in["cwd"] != dir {
+			t.Errorf("hook input %q", l)
+		}
+		events = append(events, in["hook_event_name"])
+	}
+	if strings.Join(events, " ") != "experimental.session.compacting chat.message session.compacted" {
+		t.Errorf("events: %v", events)
+	}
+	got = run(filepath.Join(dir, "no-such-ctxfold"))
+	if len(got.Compacting.Context) != 0 || len(got.Chat.Parts) != 0 {
+		t.Errorf("a ctxfold that cannot run added %v %v", got.Compacting.Context, got.Chat.Parts)
+	}
+}
