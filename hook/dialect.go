@@ -67,11 +67,15 @@ var dialects = []Dialect{
 // Kilo 7.7 that ctxfold's plugin runs the hook on (setup/opencode.go):
 // experimental.session.compacting before the summariser's request is
 // built, session.compacted once the summary is written, chat.message on
-// each prompt, whose parts the plugin may add to.
+// each prompt, whose parts the plugin may add to; with Kilo, which
+// compacts after the prompt's chat.message ran, also
+// experimental.chat.messages.transform on the first request after the
+// compaction.
 var openCodeEvents = map[string]string{
-	"experimental.session.compacting": EventPreCompact,
-	"session.compacted":               EventPostCompact,
-	"chat.message":                    EventUserPromptSubmit,
+	"experimental.session.compacting":      EventPreCompact,
+	"session.compacted":                    EventPostCompact,
+	"chat.message":                         EventUserPromptSubmit,
+	"experimental.chat.messages.transform": EventUserPromptSubmit,
 }
 
 // piEvents are pi 0.73's extension events ctxfold's extension runs the

@@ -143,4 +143,10 @@ func TestPluginEvents(t *testing.T) {
 			t.Errorf("%s: no ledger", client)
 		}
 	}
+	// Kilo's plugin also runs the hook on the first request after its
+	// compaction (setup/opencode_plugin.js).
+	in, err := ParseAs(DialectOf("Kilo"), []byte(`{"hook_event_name":"experimental.chat.messages.transform","session_id":"s"}`))
+	if err != nil || in.Event != EventUserPromptSubmit {
+		t.Errorf("Kilo experimental.chat.messages.transform: %q %v", in.Event, err)
+	}
 }

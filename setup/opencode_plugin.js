@@ -4,12 +4,20 @@
 // compaction prompt), and on each prompt after it, which adds what the
 // summary still dropped. It never breaks the client: whatever fails, or
 // takes longer than its bound, adds nothing.
+//
+// Kilo compacts when the next prompt arrives, after that prompt's
+// chat.message ran (docs/HOOKS.md): there the plugin runs the hook on the
+// first request to the model after the compaction
+// (experimental.chat.messages.transform) and adds what the summary dropped
+// to that request's last user message — and, as the client does not store
+// it, to every later request of this process with the same summary.
 import { spawn } from "node:child_process";
 
 const CTXFOLD = {{CTXFOLD}};
 const CLIENT = {{CLIENT}};
 const TIMEOUT_MS = 55000;
 const MAX_OUTPUT = 4 << 20;
+const AFTER_COMPACTION = CLIENT === "Kilo";
 
 // hook runs `ctxfold hook` with one event and resolves to the text it
 // hands the model ("" for none).
@@ -67,9 +75,45 @@ function partID() {
   return "prt_" + hex + rnd;
 }
 
+// compactions is, per session compacted in this process, the state of
+// the injection after it: phase 1 until the compaction's own request (the
+// client transforms the messages it summarises right after
+// session.compacting), then 2; before is the summary that request held,
+// summary and text the new summary and what the hook added for it.
+const compactions = new Map();
+
+// afterCompaction adds the hook's text to a request after a compaction
+// of this process (output of experimental.chat.messages.transform).
+async function afterCompaction(output, directory) {
+  const msgs = output && output.messages;
+  if (!Array.isArray(msgs) || msgs.length === 0) return;
+  const info = (m) => (m && m.info) || {};
+  const sessionID = info(msgs[msgs.length - 1]).sessionID;
+  const c = compactions.get(sessionID);
+  if (!c) return;
+  let summary, user;
+  for (const m of msgs) {
+    if (info(m).role === "assistant" && info(m).summary === true) summary = info(m).id;
+    if (info(m).role === "user") user = m;
+  }
+  if (c.phase === 1) {
+    c.phase = 2;
+    c.before = summary;
+    return;
+  }
+  if (!summary || summary === c.before || !user || !Array.isArray(user.parts)) return;
+  if (c.summary !== summary) {
+    c.summary = summary;
+    c.text = await hook("experimental.chat.messages.transform", sessionID, directory);
+  }
+  if (c.text)
+    user.parts.push({ id: partID(), sessionID, messageID: info(user).id, type: "text", text: c.text, synthetic: true });
+}
+
 export const CtxfoldPlugin = async ({ directory }) => ({
   "experimental.session.compacting": async (input, output) => {
     try {
+      if (AFTER_COMPACTION) compactions.set(input.sessionID, { phase: 1 });
       const text = await hook("experimental.session.compacting", input.sessionID, directory);
       if (text && Array.isArray(output.context)) output.context.push(text);
     } catch {}
@@ -85,6 +129,11 @@ export const CtxfoldPlugin = async ({ directory }) => ({
       const text = await hook("chat.message", input.sessionID, directory);
       if (text && output && output.message && Array.isArray(output.parts))
         output.parts.push({ id: partID(), sessionID: input.sessionID, messageID: output.message.id, type: "text", text, synthetic: true });
+    } catch {}
+  },
+  "experimental.chat.messages.transform": async (input, output) => {
+    try {
+      if (AFTER_COMPACTION) await afterCompaction(output, directory);
     } catch {}
   },
 });

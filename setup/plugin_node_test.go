@@ -94,3 +94,76 @@ console.log(JSON.stringify({ compacting, chat }));
 		t.Errorf("a ctxfold that cannot run added %v %v", got.Compacting.Context, got.Chat.Parts)
 	}
 }
+
+// Kilo's plugin (setup kilo) also runs the hook on the first request
+// after a compaction of its process — Kilo compacts after the prompt's
+// chat.message ran — and adds its text to that request's last user
+// message, then to every later request with the same summary without
+// running the hook again; not on the compaction's own request, and not
+// with OpenCode's plugin, whose next prompt's chat.message comes after
+// the compaction.
+func TestKiloPluginInjectsAfterCompaction(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ctxfold")
+	script := "#!/bin/sh\ncat >> " + filepath.Join(dir, "inputs") + "\necho >> " + filepath.Join(dir, "inputs") +
+		"\necho '{\"hookSpecificOutput\":{\"additionalContext\":\"KEEP THIS\"}}'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	driver := `
+const m = await import(process.argv[2]);
+const hooks = await m.CtxfoldPlugin({ directory: process.argv[3] });
+const user = (id) => ({ info: { id, sessionID: "ses_1", role: "user" }, parts: [{ type: "text", text: "hi" }] });
+const summary = { info: { id: "msg_s", sessionID: "ses_1", role: "assistant", summary: true }, parts: [] };
+const transform = async (msgs) => { await hooks["experimental.chat.messages.transform"]({}, { messages: msgs }); return msgs.at(-1).parts.length; };
+const before = await transform([user("msg_0")]);
+await hooks["experimental.session.compacting"]({ sessionID: "ses_1" }, { context: [], prompt: undefined });
+const own = await transform([user("msg_0")]);
+const first = [user("msg_c"), summary, user("msg_1")];
+await transform(first);
+const later = await transform([user("msg_c"), summary, user("msg_1"), user("msg_2")]);
+console.log(JSON.stringify({ before, own, part: first.at(-1).parts[1] ?? null, later }));
+`
+	if err := os.WriteFile(filepath.Join(dir, "driver.mjs"), []byte(driver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []openCodeFlavour{openCodeFlavourKilo, openCodeFlavourOC} {
+		_ = os.Remove(filepath.Join(dir, "inputs"))
+		plugin := filepath.Join(dir, f.name+".mjs")
+		if err := os.WriteFile(plugin, openCodePlugin(f, fake, false), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := exec.Command(node, filepath.Join(dir, "driver.mjs"), plugin, dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, b)
+		}
+		var got struct {
+			Before, Own, Later int
+			Part               map[string]any
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		inputs, _ := os.ReadFile(filepath.Join(dir, "inputs"))
+		runs := strings.Count(string(inputs), "experimental.chat.messages.transform")
+		if f.name == ClientOpenCode {
+			if got.Part != nil || got.Later != 1 || runs != 0 {
+				t.Errorf("OpenCode's plugin added %v (later: %d parts), ran the hook %d times on transform", got.Part, got.Later, runs)
+			}
+			continue
+		}
+		if got.Before != 1 || got.Own != 1 {
+			t.Errorf("added before the compaction (%d parts) or to its own request (%d)", got.Before, got.Own)
+		}
+		if got.Part == nil || got.Part["text"] != "KEEP THIS" || got.Part["synthetic"] != true || got.Part["messageID"] != "msg_1" || got.Part["sessionID"] != "ses_1" {
+			t.Errorf("the request after the compaction: %v", got.Part)
+		}
+		if got.Later != 2 || runs != 1 {
+			t.Errorf("a later request: %d parts; the hook ran %d times on transform", got.Later, runs)
+		}
+	}
+}
