@@ -34,6 +34,9 @@ type LedgerRun struct {
 	AuditFacts       int             `json:"audit_facts"`
 	// Recall is what ChatRecall found (nil: not run).
 	Recall map[string]any `json:"recall,omitempty"`
+	// Later is the figures of the request of a prompt after the measured
+	// one (nil: none sent).
+	Later *Run `json:"later,omitempty"`
 }
 
 // MeasureLedger is mode's figures from the summariser's request and the

@@ -28,8 +28,14 @@ import (
 func TestLiveHooks(t *testing.T) { liveHooks(t, "opencode") }
 
 // TestLiveHooksKilo is TestLiveHooks with Kilo, which takes about a
-// minute a run: 3.5 minutes on the loaded machine.
-func TestLiveHooksKilo(t *testing.T) { liveHooks(t, "kilo") }
+// minute a run; it runs alongside TestLiveHooksKiloInjection: 4 to 6
+// minutes on the loaded machine.
+func TestLiveHooksKilo(t *testing.T) {
+	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "" {
+		t.Parallel()
+	}
+	liveHooks(t, "kilo")
+}
 
 func liveHooks(t *testing.T, client string) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") == "" {
@@ -53,7 +59,7 @@ func liveHooks(t *testing.T, client string) {
 	}
 	t.Logf("%s: both sessions in %s", client, time.Since(start).Round(time.Second))
 	hooktest.CheckLedger(t, client, runs)
-	if rec := runs[1].Recall; client == "opencode" && (rec["verbatim"] != true || rec["query_visible_before_recall"] != false) {
+	if rec := runs[1].Recall; rec["verbatim"] != true || rec["query_visible_before_recall"] != false {
 		t.Errorf("%s recall: the read_turns result the client sent back does not carry the covered turn verbatim: %v", client, rec)
 	}
 	if runs[1].Recall != nil {
@@ -73,15 +79,34 @@ const recallQuery = "Done: 1 tool output(s) read."
 // plugin's chat.message adds what the hook's audit finds dropped to the
 // next prompt, which then carries ≥ 95% of the planted facts. About 1.5
 // minutes.
-func TestLiveHooksInjection(t *testing.T) {
+func TestLiveHooksInjection(t *testing.T) { liveInjection(t, "opencode") }
+
+// TestLiveHooksKiloInjection is TestLiveHooksInjection with Kilo, which
+// compacts when the next prompt arrives, after that prompt's chat.message
+// ran: the plugin adds the injection to the first request after the
+// compaction (experimental.chat.messages.transform). One more prompt, in
+// a new run of the client, shows what the request after that carries
+// (Later). Runs alongside TestLiveHooksKilo.
+func TestLiveHooksKiloInjection(t *testing.T) {
+	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "" {
+		t.Parallel()
+	}
+	liveInjection(t, "kilo")
+}
+
+func liveInjection(t *testing.T, client string) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") == "" {
-		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to run the hooks with the real OpenCode")
+		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to run the hooks with the real OpenCode and Kilo")
 	}
 	bin := hooktest.Build(t)
-	exe := hooktest.ClientBin(t, "CTXFOLD_OPENCODE_BIN", "opencode-"+pinned["opencode"], "opencode", "interop/opencode/record.sh")
-	r := ledgerSession(t, "opencode", exe, bin, "with", true)
-	t.Logf("opencode, summary without the ledger: %d of %d planted facts in the request after the compaction (%.0f%%); audit %.1f%% of %d facts; injection %s",
-		r.KeptCount, r.Planted, r.SurvivalPct, r.AuditSurvivalPct, r.AuditFacts, r.Injection)
+	env := map[string]string{"opencode": "CTXFOLD_OPENCODE_BIN", "kilo": "CTXFOLD_KILO_BIN"}[client]
+	exe := hooktest.ClientBin(t, env, client+"-"+pinned[client], client, "interop/opencode/record.sh")
+	r := ledgerSession(t, client, exe, bin, "with", true)
+	t.Logf("%s, summary without the ledger: %d of %d planted facts in the request after the compaction (%.0f%%); audit %.1f%% of %d facts; injection %s",
+		client, r.KeptCount, r.Planted, r.SurvivalPct, r.AuditSurvivalPct, r.AuditFacts, r.Injection)
+	if r.Later != nil {
+		t.Logf("%s: the request of the prompt after (a new run): %d of %d planted facts", client, r.Later.KeptCount, r.Later.Planted)
+	}
 	if !r.LedgerInRequest {
 		t.Error("the compaction request carries no ledger")
 	}
@@ -93,13 +118,16 @@ func TestLiveHooksInjection(t *testing.T) {
 		t.Errorf("no injection recorded: %s", r.Injection)
 	}
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
-		out := filepath.Join(dir, "opencode", hooktest.ClientVersion(exe))
+		out := filepath.Join(dir, client, hooktest.ClientVersion(exe))
 		_ = os.MkdirAll(out, 0o755)
 		if err := hooktest.WriteJSON(filepath.Join(out, "injection.json"), r); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
+
+// laterPrompt is the prompt after NextPrompt in Kilo's injection session.
+const laterPrompt = "And after that?"
 
 // ledgerSession drives one session: the planted turns, the client's
 // automatic compaction, the next prompt.
@@ -135,7 +163,10 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string, ignoreKeep bool)
 		}
 	}
 	prompts := append(append([]string(nil), hooktest.LedgerTurns...), hooktest.NextPrompt)
-	if mode == "with" && client == "opencode" && !ignoreKeep { // Kilo: a minute more a run, left out
+	if ignoreKeep && client == "kilo" {
+		prompts = append(prompts, laterPrompt)
+	}
+	if mode == "with" && !ignoreKeep {
 		prompts = append(prompts, "Find what you said about the old store. "+openai.MarkerRecall+" "+recallQuery+"]]")
 	}
 	for i, p := range prompts {
@@ -161,7 +192,12 @@ func ledgerSession(t *testing.T, client, exe, bin, mode string, ignoreKeep bool)
 	isSummary := func(s string) bool { return strings.Contains(s, openai.OpenCodeCompactionCue) }
 	summarize, next := hooktest.CompactionAndNext(t, reqs, isSummary, hooktest.NextPrompt)
 	r := hooktest.MeasureLedger(t, client, mode, summarize, next, home)
-	if mode == "with" && client == "opencode" && !ignoreKeep {
+	if ignoreKeep && client == "kilo" {
+		_, later := hooktest.CompactionAndNext(t, reqs, isSummary, laterPrompt)
+		run := hooktest.Measure("later", hooktest.Planted, later, len(later), func(hooktest.Fact) {})
+		r.Later = &run
+	}
+	if mode == "with" && !ignoreKeep {
 		r.Recall = hooktest.ChatRecall(reqs, recallQuery, next)
 	}
 	// The client's database, read as its most recently active session:
