@@ -5,9 +5,9 @@
 # its output), the client compacts on its own, and the compaction request,
 # ctxfold's audit of the client's summary and the request after it are
 # measured without and with ctxfold installed by `ctxfold setup opencode`
-# (`setup kilo`); with OpenCode also a session whose summariser drops the
+# (`setup kilo`); with each also a session whose summariser drops the
 # ledger, for the injection after it. Rewrites
-# testdata/hook/<client>/<version>/figures.json (and OpenCode's injection.json).
+# testdata/hook/<client>/<version>/figures.json and injection.json.
 #
 #   interop/opencode/hooks.sh                 # OpenCode and Kilo, pinned
 #   interop/opencode/hooks.sh opencode        # one of them
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 for client in ${*:-opencode kilo}; do
 	case $client in
 	opencode) test='TestLiveHooks|TestLiveHooksInjection' ;;
-	kilo) test=TestLiveHooksKilo ;;
+	kilo) test='TestLiveHooksKilo|TestLiveHooksKiloInjection' ;;
 	*) echo "hooks.sh: opencode or kilo, not $client" >&2; exit 2 ;;
 	esac
 	CTXFOLD_HOOKS_RECORD=$PWD/testdata/hook CTXFOLD_INTEROP_LIVE=1 \
