@@ -9,8 +9,9 @@
 // chat.message ran (docs/HOOKS.md): there the plugin runs the hook on the
 // first request to the model after the compaction
 // (experimental.chat.messages.transform) and adds what the summary dropped
-// to that request's last user message — and, as the client does not store
-// it, to every later request of this process with the same summary.
+// to that request's last user message; it stores that part in the client
+// (PATCH of the part), which a transform's change is not, and adds it to every
+// later request of this process with the same summary that lacks it.
 import { spawn } from "node:child_process";
 
 const CTXFOLD = {{CTXFOLD}};
@@ -79,12 +80,35 @@ function partID() {
 // the injection after it: phase 1 until the compaction's own request (the
 // client transforms the messages it summarises right after
 // session.compacting), then 2; before is the summary that request held,
-// summary and text the new summary and what the hook added for it.
+// summary and part the new summary and the part that adds the hook's text.
 const compactions = new Map();
+
+// store saves part in the client's session through its SDK client, within
+// a bound; a failure leaves the part to this process's requests.
+function store(client, part) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, 5000);
+    try {
+      const path = { sessionID: part.sessionID, messageID: part.messageID, partID: part.id };
+      // The SDK client Kilo 7.7 hands plugins has no method for it: its
+      // request client sends the server's PATCH of a part.
+      const req = client._client.patch({ url: "/session/{sessionID}/message/{messageID}/part/{partID}", path, body: part });
+      Promise.resolve(req)
+        .catch(() => {})
+        .finally(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+    } catch {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
 
 // afterCompaction adds the hook's text to a request after a compaction
 // of this process (output of experimental.chat.messages.transform).
-async function afterCompaction(output, directory) {
+async function afterCompaction(output, directory, client) {
   const msgs = output && output.messages;
   if (!Array.isArray(msgs) || msgs.length === 0) return;
   const info = (m) => (m && m.info) || {};
@@ -104,13 +128,17 @@ async function afterCompaction(output, directory) {
   if (!summary || summary === c.before || !user || !Array.isArray(user.parts)) return;
   if (c.summary !== summary) {
     c.summary = summary;
-    c.text = await hook("experimental.chat.messages.transform", sessionID, directory);
+    c.part = undefined;
+    const text = await hook("experimental.chat.messages.transform", sessionID, directory);
+    if (!text) return;
+    c.part = { id: partID(), sessionID, messageID: info(user).id, type: "text", text, synthetic: true };
+    await store(client, c.part);
   }
-  if (c.text)
-    user.parts.push({ id: partID(), sessionID, messageID: info(user).id, type: "text", text: c.text, synthetic: true });
+  const has = (m) => Array.isArray(m.parts) && m.parts.some((p) => p && p.id === c.part.id);
+  if (c.part && !msgs.some(has)) user.parts.push({ ...c.part });
 }
 
-export const CtxfoldPlugin = async ({ directory }) => ({
+export const CtxfoldPlugin = async ({ directory, client }) => ({
   "experimental.session.compacting": async (input, output) => {
     try {
       if (AFTER_COMPACTION) compactions.set(input.sessionID, { phase: 1 });
@@ -133,7 +161,7 @@ export const CtxfoldPlugin = async ({ directory }) => ({
   },
   "experimental.chat.messages.transform": async (input, output) => {
     try {
-      if (AFTER_COMPACTION) await afterCompaction(output, directory);
+      if (AFTER_COMPACTION) await afterCompaction(output, directory, client);
     } catch {}
   },
 });

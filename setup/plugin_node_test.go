@@ -98,7 +98,9 @@ console.log(JSON.stringify({ compacting, chat }));
 // Kilo's plugin (setup kilo) also runs the hook on the first request
 // after a compaction of its process — Kilo compacts after the prompt's
 // chat.message ran — and adds its text to that request's last user
-// message, then to every later request with the same summary without
+// message and stores that part through the SDK client's request client
+// (Kilo 7.7's has no part.update), then adds
+// it to every later request with the same summary that lacks it without
 // running the hook again; not on the compaction's own request, and not
 // with OpenCode's plugin, whose next prompt's chat.message comes after
 // the compaction.
@@ -116,7 +118,9 @@ func TestKiloPluginInjectsAfterCompaction(t *testing.T) {
 	}
 	driver := `
 const m = await import(process.argv[2]);
-const hooks = await m.CtxfoldPlugin({ directory: process.argv[3] });
+const updates = [];
+const client = { _client: { patch: async (o) => { updates.push({ url: o.url, ...o.path, part: o.body }); return {}; } } };
+const hooks = await m.CtxfoldPlugin({ directory: process.argv[3], client });
 const user = (id) => ({ info: { id, sessionID: "ses_1", role: "user" }, parts: [{ type: "text", text: "hi" }] });
 const summary = { info: { id: "msg_s", sessionID: "ses_1", role: "assistant", summary: true }, parts: [] };
 const transform = async (msgs) => { await hooks["experimental.chat.messages.transform"]({}, { messages: msgs }); return msgs.at(-1).parts.length; };
@@ -126,7 +130,9 @@ const own = await transform([user("msg_0")]);
 const first = [user("msg_c"), summary, user("msg_1")];
 await transform(first);
 const later = await transform([user("msg_c"), summary, user("msg_1"), user("msg_2")]);
-console.log(JSON.stringify({ before, own, part: first.at(-1).parts[1] ?? null, later }));
+const stored = [user("msg_c"), summary, first.at(-1), user("msg_3")];
+const afterStored = await transform(stored);
+console.log(JSON.stringify({ before, own, part: first.at(-1).parts[1] ?? null, later, afterStored, updates }));
 `
 	if err := os.WriteFile(filepath.Join(dir, "driver.mjs"), []byte(driver), 0o644); err != nil {
 		t.Fatal(err)
@@ -142,8 +148,9 @@ console.log(JSON.stringify({ before, own, part: first.at(-1).parts[1] ?? null, l
 			t.Fatalf("node: %v\n%s", err, b)
 		}
 		var got struct {
-			Before, Own, Later int
-			Part               map[string]any
+			Before, Own, Later, AfterStored int
+			Part                            map[string]any
+			Updates                         []map[string]any
 		}
 		if err := json.Unmarshal(b, &got); err != nil {
 			t.Fatalf("%v: %s", err, b)
@@ -151,7 +158,7 @@ console.log(JSON.stringify({ before, own, part: first.at(-1).parts[1] ?? null, l
 		inputs, _ := os.ReadFile(filepath.Join(dir, "inputs"))
 		runs := strings.Count(string(inputs), "experimental.chat.messages.transform")
 		if f.name == ClientOpenCode {
-			if got.Part != nil || got.Later != 1 || runs != 0 {
+			if got.Part != nil || got.Later != 1 || runs != 0 || len(got.Updates) != 0 {
 				t.Errorf("OpenCode's plugin added %v (later: %d parts), ran the hook %d times on transform", got.Part, got.Later, runs)
 			}
 			continue
@@ -162,8 +169,13 @@ console.log(JSON.stringify({ before, own, part: first.at(-1).parts[1] ?? null, l
 		if got.Part == nil || got.Part["text"] != "KEEP THIS" || got.Part["synthetic"] != true || got.Part["messageID"] != "msg_1" || got.Part["sessionID"] != "ses_1" {
 			t.Errorf("the request after the compaction: %v", got.Part)
 		}
-		if got.Later != 2 || runs != 1 {
-			t.Errorf("a later request: %d parts; the hook ran %d times on transform", got.Later, runs)
+		if got.Later != 2 || got.AfterStored != 1 || runs != 1 {
+			t.Errorf("a later request: %d parts (%d with the part stored); the hook ran %d times on transform", got.Later, got.AfterStored, runs)
+		}
+		if len(got.Updates) != 1 || got.Updates[0]["url"] != "/session/{sessionID}/message/{messageID}/part/{partID}" || got.Updates[0]["partID"] != got.Part["id"] || got.Updates[0]["messageID"] != "msg_1" || got.Updates[0]["sessionID"] != "ses_1" {
+			t.Errorf("stored %v", got.Updates)
+		} else if p, _ := got.Updates[0]["part"].(map[string]any); p["text"] != "KEEP THIS" || p["id"] != got.Part["id"] {
+			t.Errorf("stored part %v", p)
 		}
 	}
 }

@@ -106,6 +106,9 @@ func liveInjection(t *testing.T, client string) {
 		client, r.KeptCount, r.Planted, r.SurvivalPct, r.AuditSurvivalPct, r.AuditFacts, r.Injection)
 	if r.Later != nil {
 		t.Logf("%s: the request of the prompt after (a new run): %d of %d planted facts", client, r.Later.KeptCount, r.Later.Planted)
+		if r.Later.SurvivalPct < 95 { // the plugin stores the part it added
+			t.Errorf("only %.0f%% of the planted facts reach the model at the prompt after", r.Later.SurvivalPct)
+		}
 	}
 	if !r.LedgerInRequest {
 		t.Error("the compaction request carries no ledger")
