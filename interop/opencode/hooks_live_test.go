@@ -28,8 +28,8 @@ import (
 func TestLiveHooks(t *testing.T) { liveHooks(t, "opencode") }
 
 // TestLiveHooksKilo is TestLiveHooks with Kilo, which takes about a
-// minute a run; it runs alongside TestLiveHooksKiloInjection: 4 to 6
-// minutes on the loaded machine.
+// minute a run; it runs alongside TestLiveHooksKiloInjection: the two in
+// 2 to 3 minutes on the loaded machine.
 func TestLiveHooksKilo(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "" {
 		t.Parallel()
@@ -86,7 +86,8 @@ func TestLiveHooksInjection(t *testing.T) { liveInjection(t, "opencode") }
 // ran: the plugin adds the injection to the first request after the
 // compaction (experimental.chat.messages.transform). One more prompt, in
 // a new run of the client, shows what the request after that carries
-// (Later). Runs alongside TestLiveHooksKilo.
+// (Later): the plugin stores the part it added. Runs alongside
+// TestLiveHooksKilo.
 func TestLiveHooksKiloInjection(t *testing.T) {
 	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "" {
 		t.Parallel()
