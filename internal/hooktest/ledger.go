@@ -152,12 +152,12 @@ func CompactionAndNext(t testing.TB, reqs string, isSummary func(string) bool, n
 			continue
 		}
 		last := req.Messages[len(req.Messages)-1]
-		text := contentText(last.Content)
+		text := ContentText(last.Content)
 		// The prompt, or a message a hook added after it (pi's
 		// before_agent_start), ends the request.
 		asks := false
 		for k := len(req.Messages) - 1; k >= 0 && req.Messages[k].Role == "user"; k-- {
-			asks = asks || strings.Contains(contentText(req.Messages[k].Content), next)
+			asks = asks || strings.Contains(ContentText(req.Messages[k].Content), next)
 		}
 		switch {
 		case isSummary(text):
@@ -172,9 +172,9 @@ func CompactionAndNext(t testing.TB, reqs string, isSummary func(string) bool, n
 	return summarize, conversation
 }
 
-// contentText is a chat message's content as text (a string, or the text
-// of its parts).
-func contentText(raw json.RawMessage) string {
+// ContentText is a chat message's content, or a tool call's output, as
+// text: a string, or the text of its parts, a line each.
+func ContentText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
@@ -315,7 +315,7 @@ func ChatRecall(reqs, query string, next []byte) map[string]any {
 				out["search_request"], out["search_tool"] = filepath.Base(n), name
 			case strings.HasSuffix(name, "read_turns"):
 				out["read_request"], out["read_tool"] = filepath.Base(n), name
-				out["verbatim"] = strings.Contains(contentText(m.Content), query)
+				out["verbatim"] = strings.Contains(ContentText(m.Content), query)
 			}
 		}
 	}

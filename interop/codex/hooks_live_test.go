@@ -297,23 +297,8 @@ func recallItems(body []byte) []recallItem {
 	return req.Input
 }
 
-// outputString is a function_call_output's output: a string, or content
-// items whose text is joined.
-func outputString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
+// outputString is a message's content or a call's output as text (internal/hooktest).
+var outputString = hooktest.ContentText
 
 // saveInputs writes the recorded hook inputs in order, with the temporary
 // directory, ids and dates of the rollout path normalised.

@@ -262,21 +262,8 @@ func chatMessages(body []byte) []chatMessage {
 	return req.Messages
 }
 
-func messageText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
+// messageText is a message's content or a call's output as text (internal/hooktest).
+var messageText = hooktest.ContentText
 
 // copilotRecallCheck checks the recall's requests from index from on: the
 // search_history result the client sent back names a hit covered by a

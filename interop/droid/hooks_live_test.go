@@ -416,22 +416,8 @@ func droidRecall(t *testing.T, reqs []chatRequest, rec map[string]any) {
 	}
 }
 
-// contentString is a message's content: a string, or its text parts.
-func contentString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
+// contentString is a message's content or a call's output as text (internal/hooktest).
+var contentString = hooktest.ContentText
 
 func tail(b []byte, n int) string {
 	return string(b[max(0, len(b)-n):])
