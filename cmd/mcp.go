@@ -39,11 +39,13 @@ directory (CLAUDE_PROJECT_DIR, else the working directory) under
 newest rollout under $CODEX_HOME/sessions (else ~/.codex/sessions) started in
 the working directory, else the newest; with CTXFOLD_CLIENT=gemini (setup
 gemini) the newest session-*.jsonl of the working directory's project under
-~/.gemini/tmp; with CTXFOLD_CLIENT=qwen (setup qwen) the newest chat of the
-working directory's project under ~/.qwen/projects; with CTXFOLD_CLIENT=droid
-(setup droid) the newest Factory Droid session under ~/.factory/sessions
-started in the working directory, else the newest. --session serves a session
-directory instead. It is read
+~/.gemini/tmp; with CTXFOLD_CLIENT naming another client's import format
+(qwen-code, copilot, droid, opencode, kilo: the setup of each sets it) the
+session its folders hold ('ctxfold sessions --client' lists them) whose id the
+variable CTXFOLD_SESSION_VAR names holds (Copilot CLI's
+COPILOT_AGENT_SESSION_ID), else the newest one started in the working
+directory, else the newest. --session serves a session directory instead.
+It is read
 through its cache session (docs/LIVE.md); nothing else is written.` + exitStatusHelp(""),
 		Example: `  ctxfold mcp
   ctxfold mcp --transcript ~/.claude/projects/-home-me-app/3f2a….jsonl`,

@@ -46,19 +46,16 @@ func (l Locate) file() (string, error) {
 	if t := getenv("CTXFOLD_TRANSCRIPT"); t != "" {
 		return t, nil
 	}
-	switch getenv("CTXFOLD_CLIENT") {
+	switch client := getenv("CTXFOLD_CLIENT"); client {
 	case "codex":
 		return l.codexRollout(getenv)
 	case "gemini":
 		return l.geminiSession()
-	case "qwen":
-		return l.qwenSession(getenv)
-	case "copilot":
-		return l.copilotSession(getenv)
-	case "droid":
-		return l.droidSession(getenv)
-	case "opencode", "kilo":
-		return l.foundSession(getenv, getenv("CTXFOLD_CLIENT"))
+	case "", "claude-code":
+	default:
+		// Any other client is named by its importer's format and found
+		// through that format's Find (setup writes it: setup.Client.Format).
+		return l.foundSession(getenv, client)
 	}
 	projects := filepath.Join(l.Home, ".claude", "projects")
 	if id := getenv("CLAUDE_CODE_SESSION_ID"); id != "" && !strings.ContainsAny(id, `/\`) {

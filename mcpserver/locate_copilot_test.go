@@ -22,7 +22,7 @@ func TestLocateCopilotSession(t *testing.T) {
 	}
 	mine := write("aaaa", 2*time.Minute)
 	newest := write("bbbb", time.Minute)
-	env := map[string]string{"CTXFOLD_CLIENT": "copilot", "COPILOT_HOME": home, "COPILOT_AGENT_SESSION_ID": "aaaa"}
+	env := map[string]string{"CTXFOLD_CLIENT": "copilot", "CTXFOLD_SESSION_VAR": "COPILOT_AGENT_SESSION_ID", "COPILOT_HOME": home, "COPILOT_AGENT_SESSION_ID": "aaaa"}
 	loc := Locate{Home: t.TempDir(), Cwd: t.TempDir(), Getenv: func(k string) string { return env[k] }}
 	if f, err := loc.file(); err != nil || f != mine {
 		t.Fatalf("served %s (%v), want the session the client names", f, err)

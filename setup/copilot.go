@@ -43,7 +43,7 @@ func copilotServer(bin, home string) []byte {
 		Args    []string          `json:"args"`
 		Env     map[string]string `json:"env"`
 		Tools   []string          `json:"tools"`
-	}{"local", bin, []string{"mcp"}, map[string]string{"CTXFOLD_CLIENT": "copilot", "COPILOT_HOME": home}, []string{"*"}})
+	}{"local", bin, []string{"mcp"}, map[string]string{"CTXFOLD_CLIENT": "copilot", "CTXFOLD_SESSION_VAR": "COPILOT_AGENT_SESSION_ID", "COPILOT_HOME": home}, []string{"*"}})
 }
 
 // Copilot plans the changes to GitHub Copilot CLI's files in its folder:

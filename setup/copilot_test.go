@@ -59,7 +59,7 @@ func TestCopilotInstallIdempotentUninstall(t *testing.T) {
 	}
 	srv := decode(t, mcp)["mcpServers"].(map[string]any)
 	ours, _ := json.Marshal(srv["ctxfold"])
-	if srv["github"] == nil || string(ours) != `{"args":["mcp"],"command":"/opt/bin/ctxfold","env":{"COPILOT_HOME":"`+dir+`","CTXFOLD_CLIENT":"copilot"},"tools":["*"],"type":"local"}` {
+	if srv["github"] == nil || string(ours) != `{"args":["mcp"],"command":"/opt/bin/ctxfold","env":{"COPILOT_HOME":"`+dir+`","CTXFOLD_CLIENT":"copilot","CTXFOLD_SESSION_VAR":"COPILOT_AGENT_SESSION_ID"},"tools":["*"],"type":"local"}` {
 		t.Fatalf("mcpServers %s", ours)
 	}
 	if b, _ := os.ReadFile(mcp + BackupSuffix); string(b) != copilotMCPConfig {

@@ -39,7 +39,7 @@ func qwenServer(bin string) []byte {
 		Env             map[string]string `json:"env"`
 		Trust           bool              `json:"trust"`
 		AlwaysLoadTools bool              `json:"alwaysLoadTools"`
-	}{bin, []string{"mcp"}, map[string]string{"CTXFOLD_CLIENT": "qwen"}, true, true})
+	}{bin, []string{"mcp"}, map[string]string{"CTXFOLD_CLIENT": qwenFormat}, true, true})
 }
 
 // Qwen plans the changes to Qwen Code's settings.json: the user's
@@ -80,7 +80,7 @@ func qwenPath(o Options) (string, error) {
 
 // qwenClient is Qwen Code: hooks and MCP server in one settings.json.
 var qwenClient = &Client{
-	Name: ClientQwen, Title: "Qwen Code", Program: "qwen", Folder: ".qwen", FolderEnv: "QWEN_HOME", Format: "qwen-code",
+	Name: ClientQwen, Title: "Qwen Code", Program: "qwen", Folder: ".qwen", FolderEnv: "QWEN_HOME", Format: qwenFormat,
 	Files: func(o Options) ([]string, error) {
 		p, err := qwenPath(o)
 		return []string{p}, err
@@ -94,3 +94,7 @@ var qwenClient = &Client{
 		return expected(qwenHooks, false), in.readJSON(path, qwenHooks, false)
 	},
 }
+
+// qwenFormat is the importer's name of Qwen Code's chats: the MCP server's
+// CTXFOLD_CLIENT, by which it finds the session (importer.Find).
+const qwenFormat = "qwen-code"

@@ -62,7 +62,7 @@ func TestQwenInstallIdempotentUninstall(t *testing.T) {
 		}
 		srv := m["mcpServers"].(map[string]any)
 		ours, _ := json.Marshal(srv["ctxfold"])
-		if srv["github"] == nil || string(ours) != `{"alwaysLoadTools":true,"args":["mcp"],"command":"/opt/bin/ctxfold","env":{"CTXFOLD_CLIENT":"qwen"},"trust":true}` {
+		if srv["github"] == nil || string(ours) != `{"alwaysLoadTools":true,"args":["mcp"],"command":"/opt/bin/ctxfold","env":{"CTXFOLD_CLIENT":"qwen-code"},"trust":true}` {
 			t.Fatalf("%s: mcpServers %s", scope, ours)
 		}
 		if b, _ := os.ReadFile(path + BackupSuffix); string(b) != qwenSettings {
