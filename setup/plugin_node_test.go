@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The plugin setup writes for OpenCode, run by Node as the client runs it
@@ -42,7 +43,7 @@ console.log(JSON.stringify({ compacting, chat }));
 	if err := os.WriteFile(filepath.Join(dir, "driver.mjs"), []byte(driver), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(bin string) (out struct {
+	run := func(bin string, cut ...bool) (out struct {
 		Compacting struct{ Context []string }
 		Chat       struct {
 			Parts []map[string]any
@@ -50,7 +51,13 @@ console.log(JSON.stringify({ compacting, chat }));
 	}) {
 		t.Helper()
 		plugin := filepath.Join(dir, "ctxfold.mjs")
-		if err := os.WriteFile(plugin, openCodePlugin(openCodeFlavourOC, bin, false), 0o644); err != nil {
+		src := openCodePlugin(openCodeFlavourOC, bin, false)
+		if len(cut) > 0 {
+			// Its 55 s bound cut to 300 ms, so a hang is given up within
+			// the test.
+			src = []byte(strings.Replace(string(src), "const TIMEOUT_MS = 55000;", "const TIMEOUT_MS = 300;", 1))
+		}
+		if err := os.WriteFile(plugin, src, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		b, err := exec.Command(node, filepath.Join(dir, "driver.mjs"), plugin, dir).CombinedOutput()
@@ -92,6 +99,26 @@ console.log(JSON.stringify({ compacting, chat }));
 	got = run(filepath.Join(dir, "no-such-ctxfold"))
 	if len(got.Compacting.Context) != 0 || len(got.Chat.Parts) != 0 {
 		t.Errorf("a ctxfold that cannot run added %v %v", got.Compacting.Context, got.Chat.Parts)
+	}
+	// A ctxfold that prints no JSON, fails, or hangs past the bound: the
+	// plugin returns normally, adds nothing, and gives a hang up in time.
+	for name, script := range map[string]string{
+		"garbage": "cat >/dev/null; echo 'not the hook JSON {'",
+		"fails":   "cat >/dev/null; echo '{\"hookSpecificOutput\":'; exit 3",
+		"hangs":   "exec sleep 30",
+	} {
+		bin := filepath.Join(dir, name+"-ctxfold")
+		if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		got = run(bin, true)
+		if len(got.Compacting.Context) != 0 || len(got.Chat.Parts) != 0 {
+			t.Errorf("a ctxfold that %s: the plugin added %v %v", name, got.Compacting.Context, got.Chat.Parts)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("a ctxfold that %s held the plugin %s", name, d)
+		}
 	}
 }
 
