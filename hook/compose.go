@@ -96,33 +96,49 @@ func Compose(items []Item, o ComposeOptions) (Composed, error) {
 	if err != nil {
 		return Composed{}, err
 	}
-	var body strings.Builder
-	shown, covered := 0, 0
-	for _, it := range items {
-		text := clipRunes(oneLineIfShort(it.Text), maxItemRunes)
-		if text == "" || strings.Contains(oneLine(body.String()), oneLine(it.Text)) {
-			covered++ // quoted inside an earlier item
-			continue
-		}
-		line := fmt.Sprintf("- %s [%s]: %s\n", it.Label, idList(it.NodeIDs), text)
-		n, err := estimate.Text(o.Encoding, line)
-		if err != nil {
-			return Composed{}, err
-		}
-		if used+n > o.Budget {
-			continue
-		}
-		used += n
-		body.WriteString(line)
-		shown++
-		covered++
+	body, shown, covered, err := fitItems(items, o.Encoding, o.Budget-used, func(it Item, text string) string {
+		return fmt.Sprintf("- %s [%s]: %s\n", it.Label, idList(it.NodeIDs), text)
+	})
+	if err != nil {
+		return Composed{}, err
 	}
 	if shown == 0 {
 		return Composed{}, nil
 	}
-	text := header(covered) + "\n" + strings.TrimRight(body.String(), "\n")
+	text := header(covered) + "\n" + strings.TrimRight(body, "\n")
 	tokens, err := estimate.Text(o.Encoding, text)
 	return Composed{Text: text, Shown: covered, Tokens: tokens}, err
+}
+
+// fitItems writes items a line each (line formats one, its text clipped)
+// while their tokens (counted with encoding enc) stay within budget: an
+// item that does not fit is skipped (a shorter later one may), and one
+// already quoted inside an earlier one (a path of a request shown
+// verbatim) is not repeated but counts as covered. shown is how many
+// lines it wrote.
+func fitItems(items []Item, enc string, budget int, line func(it Item, text string) string) (body string, shown, covered int, err error) {
+	var b strings.Builder
+	used := 0
+	for _, it := range items {
+		text := clipRunes(oneLineIfShort(it.Text), maxItemRunes)
+		if text == "" || strings.Contains(oneLine(b.String()), oneLine(it.Text)) {
+			covered++
+			continue
+		}
+		l := line(it, text)
+		n, err := estimate.Text(enc, l)
+		if err != nil {
+			return "", 0, 0, err
+		}
+		if used+n > budget {
+			continue
+		}
+		used += n
+		b.WriteString(l)
+		shown++
+		covered++
+	}
+	return b.String(), shown, covered, nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

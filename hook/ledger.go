@@ -126,31 +126,16 @@ func ComposeLedger(items []Item, enc string, budget int) (Composed, error) {
 	if err != nil {
 		return Composed{}, err
 	}
-	var body strings.Builder
-	shown, covered := 0, 0
-	for _, it := range items {
-		text := clipRunes(oneLineIfShort(it.Text), maxItemRunes)
-		if text == "" || strings.Contains(oneLine(body.String()), oneLine(it.Text)) {
-			covered++
-			continue
-		}
-		line := fmt.Sprintf("- %s: %s\n", it.Label, text)
-		n, err := estimate.Text(enc, line)
-		if err != nil {
-			return Composed{}, err
-		}
-		if used+n > budget {
-			continue
-		}
-		used += n
-		body.WriteString(line)
-		shown++
-		covered++
+	body, shown, covered, err := fitItems(items, enc, budget-used, func(it Item, text string) string {
+		return fmt.Sprintf("- %s: %s\n", it.Label, text)
+	})
+	if err != nil {
+		return Composed{}, err
 	}
 	if shown == 0 {
 		return Composed{}, nil
 	}
-	text := head + body.String() + tail
+	text := head + body + tail
 	tokens, err := estimate.Text(enc, text)
 	return Composed{Text: text, Shown: covered, Tokens: tokens}, err
 }
