@@ -126,8 +126,12 @@ func (p *planner) settle() cand {
 	for _, i := range r.openGroup {
 		lower(i)
 	}
-	if p.lastBound >= 0 && p.node(p.lastBound).sum.text.line == 0 {
-		lower(p.lastBound)
+	// A bound whose summary is still waiting for its text (a bound the
+	// input made of a node without one: nothing to wait for).
+	if p.lastBound >= 0 {
+		if b := p.node(p.lastBound); b != nil && b.sum != nil && b.sum.text.line == 0 {
+			lower(p.lastBound)
+		}
 	}
 	for n := len(r.cands); n > 0 && r.cands[n-1].nodes > int(risk); n-- {
 		r.cands = r.cands[:n-1]
