@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"github.com/ctxfold/ctxfold/format/crush"
@@ -313,5 +314,41 @@ func TestAfterSummary(t *testing.T) {
 	}
 	if c.Counts[[2]string{"part/tool_result", transcript.OutcomeSkipped}] != 1 {
 		t.Errorf("counts %v: the dropped result is not counted as skipped", c.Counts)
+	}
+}
+
+// TestIDNotUTF8: a message id holding bytes that are not UTF-8 (SQLite
+// keeps whatever it is given) imports with those bytes replaced, and the
+// summary covering it names the id the node got — JSON would replace them
+// on the way into the store and the summary would cover a node that does
+// not exist (found by FuzzImport).
+func TestIDNotUTF8(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crush.db")
+	buildDB(t, path)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := "0c5e0001-0000-4000-8000-0000000\xff0004"
+	if _, err := db.Exec(`UPDATE messages SET id = CAST(? AS TEXT) WHERE id = '0c5e0001-0000-4000-8000-000000000004'`, []byte(bad)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var tg importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	want := "0c5e0001-0000-4000-8000-0000000\uFFFD0004"
+	found := false
+	for _, n := range tg.Convs[0].Nodes {
+		if n.ID == want {
+			found = true
+		}
+		if !utf8.ValidString(n.ID) {
+			t.Errorf("node id %q is not UTF-8", n.ID)
+		}
+	}
+	if !found {
+		t.Fatalf("no node %q among the imported", want)
 	}
 }

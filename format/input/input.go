@@ -324,10 +324,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // ID returns s as a node id that cannot collide with the ids reserved for
 // summary nodes (docs/FORMAT.md §4) or be empty; fallback is used when s is empty.
+// An id read from a SQLite column may hold bytes that are not UTF-8; they
+// become U+FFFD here, once, because JSON would replace them on the way into
+// the store and the id would no longer match the references to it
+// (a summary's covers_ids, a successor's predecessor).
 func ID(s, fallback string) string {
 	if s == "" {
 		s = fallback
 	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if strings.HasPrefix(s, transcript.SummaryIDPrefix) {
 		return "x" + s
 	}
