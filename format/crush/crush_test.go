@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/format/crush"
 	"github.com/ctxfold/ctxfold/format/input"
