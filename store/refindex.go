@@ -95,7 +95,7 @@ func (s *Session) nameOf(i int32) string {
 	}
 	r := s.names[k]
 	// Like ids, the arena's bytes are never written again once appended.
-	return unsafe.String(&s.nameArena[r.off], int(r.n))
+	return s.mapped(unsafe.String(&s.nameArena[r.off], int(r.n)))
 }
 
 // addName records node i's name. Names repeat (a tool's name on each of
@@ -195,7 +195,7 @@ func (s *Session) basePoolID(p int) string {
 	if end == start {
 		return ""
 	}
-	return unsafe.String(&s.poolBytes[start], int(end-start))
+	return s.mapped(unsafe.String(&s.poolBytes[start], int(end-start)))
 }
 
 func (s *Session) linkName(i int, link int32, caller bool) string {
@@ -228,7 +228,7 @@ func (s *Session) ID(i int) string {
 	r := &s.recs[i]
 	// The arena's bytes are never written again once appended, and a
 	// string keeps the array it points into alive when append moves on.
-	return unsafe.String(&s.ids[r.idOff], int(r.idLen))
+	return s.mapped(unsafe.String(&s.ids[r.idOff], int(r.idLen)))
 }
 
 // IsSummary reports whether the node at index i is a summary node.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ctxfold/ctxfold/transcript"
@@ -112,6 +113,15 @@ type Session struct {
 	// chain is the digest state of the committed bytes once a writer or
 	// the snapshot check knew it (nodehash.go); nil otherwise.
 	chain chainState
+	// mapping is the snapshot's mapping when the index points into it
+	// (snapshot_mmap_linux.go). A session a writer opens for its
+	// transaction is transient: its accessors hand out copies of the
+	// strings in the mapping, and Close unmaps it. Otherwise a process
+	// writing many sessions (an archive run, a long-lived server) kept
+	// every snapshot it ever opened mapped, its copied-on-write pages
+	// resident (docs/BENCHMARKS.md, "The first archive's memory").
+	mapping   []byte
+	transient bool
 	// stats says how the index was built; snapSound and snapRecs are the
 	// snapshot's verdict on its graph and its node count (writeCheck).
 	stats     OpenStats
@@ -125,6 +135,9 @@ type OpenOptions struct {
 	// Context, when set, interrupts indexing a large nodes.jsonl (seconds
 	// for 100 MB): Open then returns its error.
 	Context context.Context
+	// transient: the session is a writer's, closed when its transaction
+	// ends (Session.transient).
+	transient bool
 }
 
 // Open reads a session directory's meta and indexes its nodes, streaming
@@ -141,7 +154,7 @@ func openWithMeta(dir string, meta Meta, opts OpenOptions) (*Session, error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = transcript.DefaultMaxLineBytes
 	}
-	s := &Session{Dir: dir, Meta: meta, openCtx: opts.Context}
+	s := &Session{Dir: dir, Meta: meta, openCtx: opts.Context, transient: opts.transient}
 	defer func() { s.openCtx = nil }()
 	path := s.NodesPath()
 	f, err := openRegular(path)
@@ -427,12 +440,31 @@ func (s *Session) NodeByID(id string) (*transcript.Node, error) {
 
 // Close releases the open nodes file.
 func (s *Session) Close() error {
+	if s.transient && s.mapping != nil {
+		// Nothing handed out points into it (mapped); the index is
+		// dropped with it, so a use after Close fails on an empty index
+		// instead of reading unmapped memory.
+		unmap(s.mapping)
+		s.mapping = nil
+		s.recs, s.ids, s.byID, s.poolEnds, s.poolBytes, s.names, s.nameArena = nil, nil, idTable{}, nil, nil, nil, nil
+		s.basePool = 0
+	}
 	if s.f == nil {
 		return nil
 	}
 	err := s.f.Close()
 	s.f = nil
 	return err
+}
+
+// mapped returns str, which points into the snapshot's mapping when the
+// session has one, as a string a caller may keep: a copy when the session
+// is transient, since Close unmaps it.
+func (s *Session) mapped(str string) string {
+	if s.transient && s.mapping != nil {
+		return strings.Clone(str)
+	}
+	return str
 }
 
 // EventLine is one line of events.jsonl.

@@ -52,7 +52,7 @@ const (
 // reports false, with s untouched but for stats, when the snapshot is
 // missing, damaged, stale or of other bytes.
 func (s *Session) fromSnapshot(f *os.File, st os.FileInfo, limit int64, maxLine int) bool {
-	t := &Session{Dir: s.Dir, Meta: s.Meta, openCtx: s.openCtx}
+	t := &Session{Dir: s.Dir, Meta: s.Meta, openCtx: s.openCtx, transient: s.transient}
 	h, reason := t.loadSnapshot(maxLine)
 	if reason != "" || h == nil {
 		s.stats.Rejected = reason
@@ -60,6 +60,8 @@ func (s *Session) fromSnapshot(f *os.File, st os.FileInfo, limit int64, maxLine 
 	}
 	reject := func(why string) bool {
 		s.stats.Rejected = why
+		// Nothing of t reached s: its mapping goes with it.
+		unmap(t.mapping)
 		return false
 	}
 	if h.covered > limit {
@@ -122,7 +124,7 @@ func (t *Session) loadSnapshot(maxLine int) (*snapHeader, string) {
 		return nil, "it holds a line over the line limit"
 	}
 	extra := [numSections]int64{secRecs: snapSpareRecs, secIDs: snapSpareIDs, secNames: snapSpareNames, secNameArena: snapSpareNames}
-	secs, err := mapSections(f, &h, extra)
+	secs, mapping, err := mapSections(f, &h, extra)
 	if err != nil {
 		return nil, "cannot map it: " + err.Error()
 	}
@@ -130,12 +132,15 @@ func (t *Session) loadSnapshot(maxLine int) (*snapHeader, string) {
 		// The records' checksum is taken as they are bounds-checked
 		// (recordsOK), while each chunk is in the cache.
 		if i != secRecs && crc32.Checksum(secs[i], snapCRC) != h.secCRC[i] {
+			unmap(mapping)
 			return nil, "corrupted (a checksum differs)"
 		}
 	}
 	if !t.installSnapshot(&h, secs) {
+		unmap(mapping)
 		return nil, "corrupted (its index is inconsistent)"
 	}
+	t.mapping = mapping
 	return &h, ""
 }
 

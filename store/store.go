@@ -197,7 +197,7 @@ func (tx *Tx) reload() error {
 	if tx.s != nil {
 		tx.s.Close()
 	}
-	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes, Context: tx.ctx})
+	s, err := Open(tx.dir, OpenOptions{MaxLineBytes: tx.opts.MaxLineBytes, Context: tx.ctx, transient: true})
 	if err != nil {
 		return err
 	}
