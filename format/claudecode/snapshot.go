@@ -178,8 +178,16 @@ func decodeSnap(state []byte) (*snap, error) {
 	for _, v := range rs.ToolNode {
 		ok = ok && inRange([]int32{v}, n)
 	}
+	// A compact_boundary names its summary node: the planner gives it its
+	// text (planCompactSummary), so a bound that is no summary is a
+	// damaged state (found by FuzzResumeState).
+	isSummary := func(i int32) bool {
+		_, found := slices.BinarySearch(s.SumOf, i)
+		return found
+	}
+	ok = ok && (rs.LastBound == none || isSummary(rs.LastBound))
 	for _, v := range rs.Boundaries {
-		ok = ok && inRange([]int32{v}, n)
+		ok = ok && inRange([]int32{v}, n) && isSummary(v)
 	}
 	// The tables are searched by halving (keytable.go), and so are the
 	// merged lines and the summaries of a node (pnodeAt).
