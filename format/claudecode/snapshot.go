@@ -152,6 +152,10 @@ func decodeSnap(state []byte) (*snap, error) {
 		len(s.SumFirst) == len(s.SumOf) && len(s.SumCount) == len(s.SumOf) && !slices.ContainsFunc(s.SumCount, func(c int32) bool { return c < 0 }) &&
 		len(s.UUIDVals) == len(s.UUIDKeys) && len(s.SkipVals) == len(s.SkipKeys) && len(s.MsgVals) == len(s.MsgKeys) &&
 		len(rs.BlobRole) == len(rs.BlobHash) && rs.Blob.ok(len(rs.BlobHash)) && rs.SentBlob.ok(len(rs.SentN))
+	if !ok {
+		// The columns below are indexed by node: their lengths first.
+		return nil, fmt.Errorf("%w: the saved state is inconsistent", ErrCannotResume)
+	}
 	var calls, results, sent int
 	s.callAt, s.resAt = make([]int32, n), make([]int32, n)
 	for i := range n {
