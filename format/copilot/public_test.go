@@ -1,0 +1,71 @@
+package copilot_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// publicSample is an excerpt of a real public Copilot CLI 1.0.55-1 log
+// (provenance and what was shortened: fixtures/import/copilot/README.md).
+const publicSample = "../../fixtures/import/copilot/public-copilot-session-viewer-demo.jsonl"
+
+// TestPublicSample: the real log imports with every event either a node
+// or counted with its reason, its sub-agent as a chain called by the
+// node whose task call started it, and no warning.
+func TestPublicSample(t *testing.T) {
+	c, err := load(t, publicSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]transcript.Node{}
+	var order []string
+	for _, n := range c.Nodes {
+		byID[n.ID] = n
+		order = append(order, n.ID[:min(8, len(n.ID))])
+	}
+	if got := strings.Join(order, " "); got != "system 1280bab1 ce8f22c2 3736b35d c7e90aa5 53518f94 88c56800 36587e79 7cb6ee95 e5bd8d33 c5db6ef0 eedc9548" {
+		t.Fatalf("nodes %s", got)
+	}
+	if c.Name != "030f200c-c26f-4ef0-9099-6d1156c83631" || c.Head != "eedc9548-79b6-470a-bdca-4a38adafed19" || c.Model != "claude-opus-4.7-1m-internal" {
+		t.Errorf("name %q head %q model %q", c.Name, c.Head, c.Model)
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	task := "c7e90aa5-a166-457e-b780-b8b51be77256"
+	if a := byID[task]; len(a.ToolCalls) != 2 || a.ToolCalls[1].Name != "task" {
+		t.Fatalf("task call %+v", a.ToolCalls)
+	}
+	// The sub-agent's messages and results (its events carry agentId)
+	// are its own chain, called by the task call's node; the call's
+	// result continues the session's chain.
+	sub := []string{"88c56800-2576-4055-82b2-b978629a5b18", "36587e79-909d-4dfd-be99-8c563ca06756", "7cb6ee95-1c1c-456b-a904-adc173d4aa05", "e5bd8d33-66b7-4264-bb58-114e557f2a52"}
+	for i, id := range sub {
+		n := byID[id]
+		if n.Caller != task || (i > 0 && n.Predecessor != sub[i-1]) {
+			t.Errorf("%s: caller %q after %q", id, n.Caller, n.Predecessor)
+		}
+	}
+	if r := byID["c5db6ef0-021e-4abf-ae1c-faf612995e7e"]; r.Caller != "" || r.Predecessor != "53518f94-2b21-45e6-9bc0-6b350b5edc00" ||
+		r.ToolCallID != "toolu_vrtx_01TxUTxpA98CaQcbRogpf822" || !strings.HasPrefix(r.Content.Text, "- Lines in hello.py: 6") {
+		t.Errorf("task result %+v", r)
+	}
+	if a := byID["ce8f22c2-a2ed-4d6c-a8ef-d21cc19cb028"]; !a.Content.IsBlocks || a.Content.Blocks[0].Type != "thinking" || a.Content.Blocks[0].Signature == "" {
+		t.Errorf("reasoning %+v", a.Content)
+	}
+	// Every event is accounted for: 12 nodes, the rest merged or skipped
+	// with a reason (hooks, turn bookkeeping, tool starts, sub-agent
+	// lifecycle, the shutdown's totals).
+	events := 0
+	for k, v := range c.Counts {
+		events += v
+		if k[1] == transcript.OutcomeSkipped && !strings.Contains("assistant.turn_start assistant.turn_end hook.start hook.end tool.execution_start subagent.started subagent.completed session.shutdown", k[0]) {
+			t.Errorf("%s skipped %d", k[0], v)
+		}
+	}
+	if events != 34 {
+		t.Errorf("%d events counted, the excerpt has 34", events)
+	}
+}
