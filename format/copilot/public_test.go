@@ -1,6 +1,8 @@
 package copilot_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,5 +69,53 @@ func TestPublicSample(t *testing.T) {
 	}
 	if events != 34 {
 		t.Errorf("%d events counted, the excerpt has 34", events)
+	}
+}
+
+// TestLegacyCompaction: logs written before 1.0.35 (the shape the client
+// itself stopped accepting, github/copilot-cli#2899) and up to 1.0.48
+// (#3598: a negative tokensRemoved) carry no compactionAttemptId: their
+// compaction_start holds only token counts and their compaction_complete
+// pairs with the start before it. The shapes are those quoted from real
+// logs in those reports and in third-party parsers' docs; the values are
+// written for this test.
+func TestLegacyCompaction(t *testing.T) {
+	log := `{"type":"session.start","data":{"sessionId":"s-legacy","version":1,"producer":"copilot-agent","copilotVersion":"1.0.2","startTime":"2026-03-07T15:15:20.265Z","context":{"cwd":"/w"}},"id":"e1","timestamp":"2026-03-07T15:15:20.267Z","parentId":null}
+{"type":"system.message","data":{"role":"system","content":"sys"},"id":"e2","timestamp":"2026-03-07T15:15:21.000Z","parentId":"e1"}
+{"type":"user.message","data":{"content":"one","transformedContent":"one","attachments":[]},"id":"e3","timestamp":"2026-03-07T15:15:22.000Z","parentId":"e2"}
+{"type":"assistant.message","data":{"messageId":"m1","content":"first","toolRequests":[],"outputTokens":3},"id":"e4","timestamp":"2026-03-07T15:15:23.000Z","parentId":"e3"}
+{"type":"session.compaction_start","data":{"systemTokens":7800,"conversationTokens":82358,"toolDefinitionsTokens":12415},"id":"e5","timestamp":"2026-03-07T15:15:24.000Z","parentId":"e4"}
+{"type":"session.compaction_complete","data":{"success":true,"preCompactionTokens":104405,"preCompactionMessagesLength":3,"summaryContent":"<overview>first</overview>","checkpointNumber":1,"checkpointPath":"/h/.copilot/session-state/s-legacy/checkpoints/001-first.md","compactionTokensUsed":{"input":9000,"output":300,"cachedInput":8000,"duration":4521},"requestId":"r1"},"id":"e6","timestamp":"2026-03-07T15:15:25.000Z","parentId":"e5"}
+{"type":"user.message","data":{"content":"two","transformedContent":"two","attachments":[]},"id":"e7","timestamp":"2026-03-07T15:15:26.000Z","parentId":"e6"}
+{"type":"assistant.message","data":{"messageId":"m2","content":"second","toolRequests":[],"outputTokens":3},"id":"e8","timestamp":"2026-03-07T15:15:27.000Z","parentId":"e7"}
+{"type":"session.compaction_start","data":{"systemTokens":7800,"conversationTokens":424,"toolDefinitionsTokens":12415},"id":"e9","timestamp":"2026-03-07T15:15:28.000Z","parentId":"e8"}
+{"type":"session.compaction_complete","data":{"success":true,"preCompactionTokens":427,"postCompactionTokens":663,"preCompactionMessagesLength":6,"messagesRemoved":5,"tokensRemoved":-236,"summaryContent":"<overview>second</overview>","checkpointNumber":2},"id":"e10","timestamp":"2026-03-07T15:15:29.000Z","parentId":"e9"}
+{"type":"user.message","data":{"content":"three","transformedContent":"three","attachments":[]},"id":"e11","timestamp":"2026-03-07T15:15:30.000Z","parentId":"e10"}
+`
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	var got []string
+	for _, n := range c.Nodes {
+		if strings.HasPrefix(n.ID, transcript.SummaryIDPrefix) {
+			got = append(got, n.ID+"="+strings.Join(n.CoversIDs(), ","))
+			if !strings.Contains(n.Content.Text, "<summary>\n<overview>") {
+				t.Errorf("%s: %q", n.ID, n.Content.Text)
+			}
+		}
+	}
+	if strings.Join(got, " ") != "summary_e6=e3,e4 summary_e10=e3,e4,e7,e8" {
+		t.Errorf("summaries %q", got)
+	}
+	if n := c.Counts[[2]string{"session.compaction_complete", transcript.OutcomeImported}]; n != 2 {
+		t.Errorf("%d compactions imported", n)
 	}
 }
