@@ -119,3 +119,30 @@ func TestLegacyCompaction(t *testing.T) {
 		t.Errorf("%d compactions imported", n)
 	}
 }
+
+// TestStreamOutput: what `copilot -p --output-format json` prints (the
+// log's events and ephemeral streaming ones, no session.start) imports;
+// the per-call model.call_* events are counted as the call's timing, not as
+// a compaction's summarizer (what model.* means in events.jsonl).
+func TestStreamOutput(t *testing.T) {
+	c, err := load(t, "../../fixtures/import/copilot/stream.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range c.Nodes {
+		ids = append(ids, n.ID)
+	}
+	if got := strings.Join(ids, " "); got != "a03 a08 a10 a13" || len(c.Warnings) != 0 {
+		t.Fatalf("nodes %s, warnings %q", got, c.Warnings)
+	}
+	for _, rec := range []string{"model.call_start", "model.call_finished"} {
+		k := [2]string{rec, transcript.OutcomeSkipped}
+		if c.Counts[k] != 1 || !strings.Contains(c.Reasons[k], "assistant.message that follows") {
+			t.Errorf("%s: %d skipped, reason %q", rec, c.Counts[k], c.Reasons[k])
+		}
+	}
+	if k := [2]string{"assistant.message_delta", transcript.OutcomeSkipped}; c.Counts[k] != 1 {
+		t.Errorf("message_delta: %d skipped", c.Counts[k])
+	}
+}
