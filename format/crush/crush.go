@@ -36,11 +36,14 @@ type Options = input.Options
 var sqliteMagic = []byte("SQLite format 3\x00")
 
 // Detect reports whether head is Crush's database: a SQLite file whose
-// schema (on its first pages) has Crush's messages table, with its
-// is_summary_message and parts columns, beside a sessions table.
+// schema (on its first pages) has Crush's messages table, with its parts
+// column, beside a sessions table with summary_message_id, and either
+// is_summary_message or, in a database older than that column (Crush
+// before August 2025), the goose_db_version table of Crush's migrations.
 func Detect(head []byte) bool {
-	return bytes.HasPrefix(head, sqliteMagic) && bytes.Contains(head, []byte("is_summary_message")) &&
-		bytes.Contains(head, []byte("summary_message_id")) && bytes.Contains(head, []byte("parts"))
+	return bytes.HasPrefix(head, sqliteMagic) && bytes.Contains(head, []byte("summary_message_id")) &&
+		bytes.Contains(head, []byte("parts")) &&
+		(bytes.Contains(head, []byte("is_summary_message")) || bytes.Contains(head, []byte("goose_db_version")))
 }
 
 // DetectPath reports whether path is Crush's database by its name inside a

@@ -69,6 +69,7 @@ func (c *conv) subagents(ctx context.Context, db *sql.DB, kids map[string][]sess
 			c.sink.Warn(c.file, 0, fmt.Sprintf("sub-agent session %s: no call %q in session %s; imported as a root of its own", k.id, callID, c.session))
 		}
 		sub := newConv(c.file, k.id, c.sink, c.used, caller)
+		sub.summaryID = k.summaryID
 		if _, err := sub.run(ctx, db, opts); err != nil {
 			return err
 		}

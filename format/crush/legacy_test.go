@@ -1,0 +1,79 @@
+package crush_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/format/crush"
+	"github.com/ctxfold/ctxfold/internal/importtest"
+)
+
+// legacyDB is testdata's database in the schema of Crush before August
+// 2025 (its migrations up to 20250627000000, as the real databases
+// published in public repositories have it: docs/INTEROP-crush.md): no
+// messages.is_summary_message, no todos or read_files, the summary named
+// only by sessions.summary_message_id.
+func legacyDB(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "crush.db")
+	buildDB(t, path)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range []string{
+		`CREATE TABLE goose_db_version (id INTEGER PRIMARY KEY AUTOINCREMENT, version_id INTEGER NOT NULL, is_applied INTEGER NOT NULL, tstamp TIMESTAMP DEFAULT (datetime('now')))`,
+		`INSERT INTO goose_db_version (version_id, is_applied) VALUES (0, 1), (20250424200609, 1), (20250515105448, 1), (20250624000000, 1), (20250627000000, 1)`,
+		`ALTER TABLE messages DROP COLUMN is_summary_message`,
+		`ALTER TABLE sessions DROP COLUMN todos`,
+		`DROP TABLE read_files`,
+		`VACUUM`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%v: %s", err, stmt)
+		}
+	}
+	return path
+}
+
+// TestLegacySchema: a database older than is_summary_message is detected
+// as Crush's and imports as the same conversations, its summary message
+// (summary_message_id) a summary node as in the current schema.
+func TestLegacySchema(t *testing.T) {
+	path := legacyDB(t)
+	head, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !crush.Detect(head[:min(len(head), 64<<10)]) {
+		t.Fatal("a database of Crush before is_summary_message not detected")
+	}
+	var old importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &old); err != nil {
+		t.Fatal(err)
+	}
+	cur := load(t, crush.Options{})
+	if len(old.Convs) != len(cur.Convs) {
+		t.Fatalf("%d conversations, want %d", len(old.Convs), len(cur.Convs))
+	}
+	summaries := 0
+	for i, c := range old.Convs {
+		want := cur.Convs[i]
+		if !reflect.DeepEqual(c.Nodes, want.Nodes) || c.Head != want.Head {
+			t.Errorf("%s: the legacy schema imports differently", c.Name)
+		}
+		for _, n := range c.Nodes {
+			if n.IsSummary() {
+				summaries++
+			}
+		}
+	}
+	if summaries != 1 {
+		t.Errorf("%d summaries, want 1", summaries)
+	}
+}
