@@ -83,7 +83,7 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	}
 	// A sub-agent's session imports with its caller's (subagent.go);
 	// --session ID may still name it alone.
-	kids, absorbed := children(sessions)
+	kids, absorbed := children(ctx, db, sessions)
 	candidates := sessions
 	if opts.SessionID == "" {
 		candidates = topLevel(sessions, absorbed)

@@ -77,3 +77,51 @@ func TestLegacySchema(t *testing.T) {
 		t.Errorf("%d summaries, want 1", summaries)
 	}
 }
+
+// TestOldSubagentID: from April to October 2025 Crush named a sub-agent's
+// session by the tool call id alone (CreateTaskSession(ctx, call.ID, …)):
+// such a session imports with its caller, under the node holding the call,
+// as a "<message>$$<call>" one does; a child session whose id is no call
+// of its parent stays a conversation of its own.
+func TestOldSubagentID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crush.db")
+	buildDB(t, path)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`UPDATE sessions SET id = 'call_1' WHERE id = '0c5e0001-aaaa-4000-8000-000000000002'`,
+		`UPDATE messages SET session_id = 'call_1' WHERE session_id = '0c5e0001-aaaa-4000-8000-000000000002'`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	var tg importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	if len(tg.Convs) != 2 {
+		t.Fatalf("%d conversations, want 2 (the sub-agent's with its caller's)", len(tg.Convs))
+	}
+	c := tg.Convs[0]
+	callers := map[string]int{}
+	for _, n := range c.Nodes {
+		if n.Caller != "" {
+			callers[n.Caller]++
+		}
+	}
+	var holder string
+	for _, n := range c.Nodes {
+		for _, tc := range n.ToolCalls {
+			if tc.ID == "call_1" {
+				holder = n.ID
+			}
+		}
+	}
+	if holder == "" || callers[holder] != 2 || len(callers) != 1 || len(c.Warnings) != 0 {
+		t.Errorf("sub-agent nodes called by %v, the call is on %q; warnings %q", callers, holder, c.Warnings)
+	}
+}
