@@ -1,15 +1,19 @@
 package crush_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/format/crush"
 	"github.com/ctxfold/ctxfold/internal/importtest"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // legacyDB is testdata's database in the schema of Crush before August
@@ -75,5 +79,54 @@ func TestLegacySchema(t *testing.T) {
 	}
 	if summaries != 1 {
 		t.Errorf("%d summaries, want 1", summaries)
+	}
+}
+
+// TestRepeatedCallID: a message whose provider gave two calls one id
+// (seen in a real database: two writes of one file, both answered) keeps
+// the first call and its result; the repeat is skipped and warned, its
+// result kept as text, so the store's one-result-per-call holds.
+func TestRepeatedCallID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crush.db")
+	buildDB(t, path)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, typ := range map[string]string{"0c5e0001-0000-4000-8000-000000000002": "tool_call", "0c5e0001-0000-4000-8000-000000000003": "tool_result"} {
+		var raw string
+		if err := db.QueryRow(`SELECT parts FROM messages WHERE id = ?`, id).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var parts []json.RawMessage
+		json.Unmarshal([]byte(raw), &parts)
+		for _, p := range parts {
+			if bytes.Contains(p, []byte(`"type":"`+typ+`"`)) {
+				parts = append(parts, p)
+				break
+			}
+		}
+		doubled, _ := json.Marshal(parts)
+		if _, err := db.Exec(`UPDATE messages SET parts = ? WHERE id = ?`, string(doubled), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	var tg importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	results, texts := 0, 0
+	for _, n := range c.Nodes {
+		if n.ToolCallID == "call_1" {
+			results++
+		}
+		if strings.HasPrefix(n.Content.Text, "[tool_result for call_1]") {
+			texts++
+		}
+	}
+	if results != 1 || texts != 1 || c.Counts[[2]string{"part/tool_call", transcript.OutcomeSkipped}] != 1 || len(c.Warnings) != 2 {
+		t.Errorf("%d results, %d kept as text, counts %v, warnings %q", results, texts, c.Counts, c.Warnings)
 	}
 }

@@ -357,6 +357,13 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 			} else if !json.Valid(args) {
 				args = input.Raw(d.Input)
 			}
+			if slices.ContainsFunc(calls, func(tc transcript.ToolCall) bool { return tc.ID == d.ID }) {
+				// A provider that gave two calls one id: the store holds one
+				// result per call, so the repeat (and its result) is text.
+				c.sink.Warn(c.file, 0, fmt.Sprintf("session %s, message %s: tool call id %q repeats in the message; the repeat is not imported", c.session, id, d.ID))
+				c.sink.Count("part/tool_call", transcript.OutcomeSkipped, "its id repeats a call of the same message")
+				continue
+			}
 			calls = append(calls, transcript.ToolCall{ID: d.ID, Name: d.Name, Arguments: args})
 		case "finish":
 			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
