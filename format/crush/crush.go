@@ -37,13 +37,15 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 
 // Detect reports whether head is Crush's database: a SQLite file whose
 // schema (on its first pages) has Crush's messages table, with its parts
-// column, beside a sessions table with summary_message_id, and either
-// is_summary_message or, in a database older than that column (Crush
-// before August 2025), the goose_db_version table of Crush's migrations.
+// column, beside a sessions table, with is_summary_message and
+// summary_message_id or, in a database older than those columns (Crush
+// before August 2025, and the Go OpenCode it grew from, whose project
+// database .opencode/opencode.db has the same tables), the
+// goose_db_version table of its migrations and sessions.message_count.
 func Detect(head []byte) bool {
-	return bytes.HasPrefix(head, sqliteMagic) && bytes.Contains(head, []byte("summary_message_id")) &&
-		bytes.Contains(head, []byte("parts")) &&
-		(bytes.Contains(head, []byte("is_summary_message")) || bytes.Contains(head, []byte("goose_db_version")))
+	has := func(s string) bool { return bytes.Contains(head, []byte(s)) }
+	return bytes.HasPrefix(head, sqliteMagic) && has("parts") &&
+		((has("is_summary_message") && has("summary_message_id")) || (has("goose_db_version") && has("message_count")))
 }
 
 // DetectPath reports whether path is Crush's database by its name inside a
@@ -101,7 +103,11 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 }
 
 func listSessions(ctx context.Context, db *sql.DB) ([]sessionRow, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(parent_session_id, ''), title, COALESCE(summary_message_id, ''),
+	summary := "COALESCE(summary_message_id, '')"
+	if !hasColumn(ctx, db, "sessions", "summary_message_id") { // before Crush's migration 20250515105448
+		summary = "''"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(parent_session_id, ''), title, `+summary+`,
 		updated_at, created_at FROM sessions ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ import (
 // published in public repositories have it: docs/INTEROP-crush.md): no
 // messages.is_summary_message, no todos or read_files, the summary named
 // only by sessions.summary_message_id.
-func legacyDB(t *testing.T) string {
+func legacyDB(t *testing.T, extra ...string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "crush.db")
 	buildDB(t, path)
@@ -42,7 +42,39 @@ func legacyDB(t *testing.T) string {
 			t.Fatalf("%v: %s", err, stmt)
 		}
 	}
+	for _, stmt := range extra {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%v: %s", err, stmt)
+		}
+	}
 	return path
+}
+
+// TestInitialSchema: the schema of Crush's first migration (20250424200609,
+// also the Go OpenCode's .opencode/opencode.db of spring 2025), without
+// sessions.summary_message_id, is detected and imports; with no summary
+// feature yet, the would-be summary message is an assistant message.
+func TestInitialSchema(t *testing.T) {
+	path := legacyDB(t, `ALTER TABLE sessions DROP COLUMN summary_message_id`, `DELETE FROM goose_db_version WHERE version_id > 20250424200609`, `VACUUM`)
+	head, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !crush.Detect(head[:min(len(head), 64<<10)]) {
+		t.Fatal("a database of Crush's first schema not detected")
+	}
+	var tg importtest.Target
+	if err := crush.Import(context.Background(), []string{path}, crush.Options{}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	if len(tg.Convs) != 3 {
+		t.Fatalf("%d conversations, want 3", len(tg.Convs))
+	}
+	for _, n := range tg.Convs[0].Nodes {
+		if n.IsSummary() {
+			t.Errorf("summary node %s in a schema without summaries", n.ID)
+		}
+	}
 }
 
 // TestLegacySchema: a database older than is_summary_message is detected
