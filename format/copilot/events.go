@@ -110,6 +110,8 @@ var skipped = map[string]string{
 	"tool":                     "tool progress; the call is on its assistant message, the result is tool.execution_complete",
 	"subagent":                 "sub-agent lifecycle; its conversation is imported from its own events (agentId)",
 	"tool.execution_start":     "the call is on its assistant message",
+	"model.call_start":         "the streamed output's timing of a model call (copilot -p --output-format json); its reply is the assistant.message that follows",
+	"model.call_finished":      "the streamed output's timing of a model call (copilot -p --output-format json); its reply is the assistant.message that follows",
 	"session.compaction_start": "marks what the compaction that follows replaces",
 }
 

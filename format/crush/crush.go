@@ -36,11 +36,16 @@ type Options = input.Options
 var sqliteMagic = []byte("SQLite format 3\x00")
 
 // Detect reports whether head is Crush's database: a SQLite file whose
-// schema (on its first pages) has Crush's messages table, with its
-// is_summary_message and parts columns, beside a sessions table.
+// schema (on its first pages) has Crush's messages table, with its parts
+// column, beside a sessions table, with is_summary_message and
+// summary_message_id or, in a database older than those columns (Crush
+// before August 2025, and the Go OpenCode it grew from, whose project
+// database .opencode/opencode.db has the same tables), the
+// goose_db_version table of its migrations and sessions.message_count.
 func Detect(head []byte) bool {
-	return bytes.HasPrefix(head, sqliteMagic) && bytes.Contains(head, []byte("is_summary_message")) &&
-		bytes.Contains(head, []byte("summary_message_id")) && bytes.Contains(head, []byte("parts"))
+	has := func(s string) bool { return bytes.Contains(head, []byte(s)) }
+	return bytes.HasPrefix(head, sqliteMagic) && has("parts") &&
+		((has("is_summary_message") && has("summary_message_id")) || (has("goose_db_version") && has("message_count")))
 }
 
 // DetectPath reports whether path is Crush's database by its name inside a
@@ -80,7 +85,7 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	}
 	// A sub-agent's session imports with its caller's (subagent.go);
 	// --session ID may still name it alone.
-	kids, absorbed := children(sessions)
+	kids, absorbed := children(ctx, db, sessions)
 	candidates := sessions
 	if opts.SessionID == "" {
 		candidates = topLevel(sessions, absorbed)
@@ -98,7 +103,11 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 }
 
 func listSessions(ctx context.Context, db *sql.DB) ([]sessionRow, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(parent_session_id, ''), title, COALESCE(summary_message_id, ''),
+	summary := "COALESCE(summary_message_id, '')"
+	if !hasColumn(ctx, db, "sessions", "summary_message_id") { // before Crush's migration 20250515105448
+		summary = "''"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, COALESCE(parent_session_id, ''), title, `+summary+`,
 		updated_at, created_at FROM sessions ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, err

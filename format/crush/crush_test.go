@@ -227,9 +227,13 @@ func FuzzImport(f *testing.F) {
 // warned; --session ID names it alone; Find lists only the top-level
 // sessions.
 func TestSubagentSession(t *testing.T) {
-	for _, tc := range []struct{ call, caller string }{
-		{"call_1", "0c5e0001-0000-4000-8000-000000000002"},
-		{"call_missing", ""},
+	for _, tc := range []struct {
+		call, caller string
+		old          bool // the session named by the call id alone (Crush before October 2025)
+	}{
+		{"call_1", "0c5e0001-0000-4000-8000-000000000002", false},
+		{"call_missing", "", false},
+		{"call_1", "0c5e0001-0000-4000-8000-000000000002", true},
 	} {
 		home := t.TempDir()
 		path := filepath.Join(home, "app", ".crush", "crush.db")
@@ -237,6 +241,9 @@ func TestSubagentSession(t *testing.T) {
 		buildDB(t, path)
 		db, _ := sql.Open("sqlite", path)
 		sub := "0c5e0001-0000-4000-8000-000000000002$$" + tc.call
+		if tc.old {
+			sub = tc.call
+		}
 		for _, q := range []string{`UPDATE sessions SET id = ? WHERE id = '0c5e0001-aaaa-4000-8000-000000000002'`,
 			`UPDATE messages SET session_id = ? WHERE session_id = '0c5e0001-aaaa-4000-8000-000000000002'`} {
 			if _, err := db.Exec(q, sub); err != nil {

@@ -62,7 +62,8 @@ func Find(env input.Env) ([]input.Found, error) {
 }
 
 // sessionsIn lists one database's sessions (none when it cannot be read),
-// but a sub-agent's, which imports with its caller's (subagent.go).
+// but a sub-agent's, which imports with its caller's (subagent.go: its id
+// "<message>$$<call>", or the call id alone, a call of its parent).
 func sessionsIn(file, project string) []input.Found {
 	st, err := os.Stat(file)
 	if err != nil || !st.Mode().IsRegular() {
@@ -76,7 +77,9 @@ func sessionsIn(file, project string) []input.Found {
 	defer cleanup()
 	rows, err := db.QueryContext(ctx, `SELECT s.id, s.updated_at, COALESCE((SELECT model FROM messages m WHERE m.session_id = s.id
 		AND m.role = 'assistant' AND m.model IS NOT NULL ORDER BY m.created_at DESC, m.rowid DESC LIMIT 1), '') FROM sessions s
-		WHERE NOT (instr(s.id, '$$') > 1 AND s.parent_session_id IN (SELECT id FROM sessions))`)
+		WHERE NOT ((instr(s.id, '$$') > 1 OR EXISTS (SELECT 1 FROM messages c WHERE c.session_id = s.parent_session_id
+			AND c.role = 'assistant' AND instr(c.parts, '"id":' || json_quote(s.id)) > 0))
+			AND s.parent_session_id IN (SELECT id FROM sessions))`)
 	if err != nil {
 		return nil
 	}

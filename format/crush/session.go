@@ -64,6 +64,9 @@ type conv struct {
 	// session ("" in a top-level session).
 	callNodes map[string]string
 	caller    string
+	// summaryID is the session's summary_message_id: in a database older
+	// than is_summary_message, the only mark of its summary (read).
+	summaryID string
 }
 
 // row is one message row, its parts decoded, with the calls and results
@@ -83,6 +86,7 @@ func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, k
 		return err
 	}
 	c := newConv(file, s.id, sink, map[string]bool{}, "")
+	c.summaryID = s.summaryID
 	model, err := c.run(ctx, db, opts)
 	if err != nil {
 		return err
@@ -135,9 +139,18 @@ func (c *conv) run(ctx context.Context, db *sql.DB, opts Options) (string, error
 // its own, over the messages it sends — from the summary on once there is
 // one (its getSessionMessages) — so each summary message starts a new
 // segment.
+//
+// Crush before its migration 20250810000000 marked no message as a summary:
+// its session's summary_message_id named the last one, from which on it
+// sent the history (as a user message), as it does now.
 func (c *conv) read(ctx context.Context, db *sql.DB, opts Options) ([]row, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, role, parts, COALESCE(model, ''), created_at, is_summary_message
-		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, c.session)
+	query, args := `SELECT id, role, parts, COALESCE(model, ''), created_at, is_summary_message
+		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, []any{c.session}
+	if !hasColumn(ctx, db, "messages", "is_summary_message") {
+		query, args = `SELECT id, role, parts, COALESCE(model, ''), created_at, id = ?
+		FROM messages WHERE session_id = ? ORDER BY created_at, rowid`, []any{c.summaryID, c.session}
+	}
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, input.Errorf(c.file, 0, "not a Crush database (messages table): %v", err)
 	}
@@ -344,6 +357,13 @@ func (c *conv) assistant(id string, parts []part, datas []partData, at string) e
 			} else if !json.Valid(args) {
 				args = input.Raw(d.Input)
 			}
+			if slices.ContainsFunc(calls, func(tc transcript.ToolCall) bool { return tc.ID == d.ID }) {
+				// A provider that gave two calls one id: the store holds one
+				// result per call, so the repeat (and its result) is text.
+				c.sink.Warn(c.file, 0, fmt.Sprintf("session %s, message %s: tool call id %q repeats in the message; the repeat is not imported", c.session, id, d.ID))
+				c.sink.Count("part/tool_call", transcript.OutcomeSkipped, "its id repeats a call of the same message")
+				continue
+			}
 			calls = append(calls, transcript.ToolCall{ID: d.ID, Name: d.Name, Arguments: args})
 		case "finish":
 			c.sink.Count("part/finish", transcript.OutcomeMerged, finishReason)
@@ -480,4 +500,12 @@ func (c *conv) summary(id string, parts []part, datas []partData, at string) err
 	c.open = nil
 	c.sink.Count("message/summary", transcript.OutcomeImported, "")
 	return nil
+}
+
+// hasColumn reports whether table has the column (false when it cannot
+// tell: the query that needs it then names what is missing).
+func hasColumn(ctx context.Context, db *sql.DB, table, column string) bool {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+	return err != nil || n > 0
 }

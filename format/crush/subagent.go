@@ -3,6 +3,7 @@ package crush
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -11,15 +12,20 @@ import (
 
 // Crush runs a sub-agent (its agent tool, agentic_fetch) in a session of
 // its own whose id is "<assistant message id>$$<tool call id>" (its
-// CreateTaskSession) and whose parent_session_id is the caller's session:
+// CreateTaskSession; from April to October 2025 the tool call id alone)
+// and whose parent_session_id is the caller's session:
 // that session imports as a caller subtree of the node holding the call,
 // in the caller's conversation (docs/FORMAT.md: caller), as other
 // clients' sub-agents do.
 
-// subagentCall returns the tool call id a sub-agent session's id names.
+// subagentCall returns the tool call id a sub-agent session's id names:
+// after "$$", or the whole id in a session older than that form.
 func subagentCall(id string) (string, bool) {
 	i := strings.Index(id, "$$")
-	if i <= 0 || i+2 >= len(id) {
+	if i < 0 {
+		return id, id != ""
+	}
+	if i == 0 || i+2 >= len(id) {
 		return "", false
 	}
 	return id[i+2:], true
@@ -27,15 +33,21 @@ func subagentCall(id string) (string, bool) {
 
 // children maps each session to its sub-agent sessions that name a call,
 // in creation order; absorbed holds every such session, which imports
-// with its caller and not as a conversation of its own.
-func children(sessions []sessionRow) (kids map[string][]sessionRow, absorbed map[string]bool) {
+// with its caller and not as a conversation of its own. A child whose id
+// has no "$$" is a sub-agent only when an assistant message of its parent
+// holds a call of that id (Crush's other child sessions, title-<parent>,
+// are not).
+func children(ctx context.Context, db *sql.DB, sessions []sessionRow) (kids map[string][]sessionRow, absorbed map[string]bool) {
 	ids := map[string]bool{}
 	for _, s := range sessions {
 		ids[s.id] = true
 	}
 	kids, absorbed = map[string][]sessionRow{}, map[string]bool{}
 	for _, s := range sessions {
-		if _, ok := subagentCall(s.id); ok && s.parent != "" && s.parent != s.id && ids[s.parent] {
+		if s.parent == "" || s.parent == s.id || !ids[s.parent] {
+			continue
+		}
+		if _, ok := subagentCall(s.id); ok && (strings.Contains(s.id, "$$") || callIn(ctx, db, s.parent, s.id)) {
 			kids[s.parent] = append(kids[s.parent], s)
 			absorbed[s.id] = true
 		}
@@ -69,6 +81,7 @@ func (c *conv) subagents(ctx context.Context, db *sql.DB, kids map[string][]sess
 			c.sink.Warn(c.file, 0, fmt.Sprintf("sub-agent session %s: no call %q in session %s; imported as a root of its own", k.id, callID, c.session))
 		}
 		sub := newConv(c.file, k.id, c.sink, c.used, caller)
+		sub.summaryID = k.summaryID
 		if _, err := sub.run(ctx, db, opts); err != nil {
 			return err
 		}
@@ -78,4 +91,15 @@ func (c *conv) subagents(ctx context.Context, db *sql.DB, kids map[string][]sess
 		}
 	}
 	return nil
+}
+
+// callIn reports whether an assistant message of session holds a tool
+// call of that id (parts are compact JSON: {"type":"tool_call","data":
+// {"id":…}}).
+func callIn(ctx context.Context, db *sql.DB, session, callID string) bool {
+	key, _ := json.Marshal(callID)
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE session_id = ? AND role = 'assistant' AND instr(parts, ?) > 0`,
+		session, `"id":`+string(key)).Scan(&n)
+	return err == nil && n > 0
 }

@@ -312,6 +312,11 @@ func toolCall(p part) (transcript.ToolCall, transcript.Node) {
 		switch st.Status {
 		case "completed":
 			res.Content = transcript.TextContent(input.Text(st.Output))
+			if st.pruned() {
+				// What the model reads now; the output is kept.
+				res.Content = transcript.TextContent(prunedOutput)
+				res.SetMeta("opencode_pruned_output", input.Text(st.Output))
+			}
 			if e := st.exitCode(); e != 0 {
 				// The command failed: what it printed is the error
 				// (docs/COMPACT.md §6 takes error facts from failures).

@@ -220,6 +220,22 @@ type toolState struct {
 	Title  string          `json:"title"`
 	// Metadata holds the bash tool's exit status (exitCode).
 	Metadata json.RawMessage `json:"metadata"`
+	Time     struct {
+		// Compacted is when OpenCode pruned the output (its
+		// SessionCompaction.prune: old outputs beyond the last 40,000
+		// tokens); from then on it sends prunedOutput in its place.
+		Compacted json.RawMessage `json:"compacted"`
+	} `json:"time"`
+}
+
+// prunedOutput is what OpenCode 1.18 sends for a pruned tool output
+// (toModelMessages in its session/message-v2).
+const prunedOutput = "[Old tool result content cleared]"
+
+// pruned reports whether OpenCode pruned the output (a time it did so).
+func (st *toolState) pruned() bool {
+	c := bytes.TrimSpace(st.Time.Compacted)
+	return len(c) > 0 && string(c) != "null" && string(c) != "0" && string(c) != "false"
 }
 
 // exitCode is the exit status a tool's metadata records (OpenCode 1.18's

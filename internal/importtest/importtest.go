@@ -23,14 +23,15 @@ type Conv struct {
 	Nodes    []transcript.Node
 	Head     string
 	Model    string
-	Counts   map[[2]string]int // {record, outcome} → count
+	Counts   map[[2]string]int    // {record, outcome} → count
+	Reasons  map[[2]string]string // {record, outcome} → the last reason given
 	Warnings []string
 	seen     map[string]bool
 }
 
 // Conversation starts a conversation.
 func (t *Target) Conversation(name string) (transcript.ImportSink, error) {
-	c := &Conv{Name: name, Counts: map[[2]string]int{}, seen: map[string]bool{}}
+	c := &Conv{Name: name, Counts: map[[2]string]int{}, Reasons: map[[2]string]string{}, seen: map[string]bool{}}
 	t.Convs = append(t.Convs, c)
 	return c, nil
 }
@@ -64,6 +65,7 @@ func (c *Conv) SetHead(id string)     { c.Head = id }
 func (c *Conv) SetModel(model string) { c.Model = model }
 func (c *Conv) Count(record, outcome, reason string) {
 	c.Counts[[2]string{record, outcome}]++
+	c.Reasons[[2]string{record, outcome}] = reason
 }
 func (c *Conv) Warn(file string, line int, msg string) {
 	c.Warnings = append(c.Warnings, store.Warning{File: file, Line: line, Msg: msg}.String())
