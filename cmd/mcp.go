@@ -82,12 +82,11 @@ through its cache session (docs/LIVE.md); nothing else is written.` + exitStatus
 }
 
 func runMCP(ctx context.Context, opts *mcpOptions) error {
-	s := mcpserver.New(opts.Server)
 	// ctxfold's own line transport: a malformed line is answered with a
 	// JSON-RPC error and serving goes on, and the requests read before
 	// stdin closed are answered before the server ends (issue 45).
 	t := &mcpserver.Transport{In: opts.IO.In, Out: opts.IO.Out}
-	err := s.Run(ctx, t)
+	err := mcpserver.Serve(ctx, opts.Server, t)
 	if err == io.EOF || ctx.Err() != nil {
 		return nil // the client closed the pipe: a normal end
 	}

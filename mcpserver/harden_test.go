@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const (
@@ -38,7 +41,7 @@ func serve(t *testing.T, opts Options, input string) []response {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := New(opts).Run(ctx, &Transport{In: strings.NewReader(input), Out: &out}); err != nil && err != io.EOF && ctx.Err() == nil {
+	if err := Serve(ctx, opts, &Transport{In: strings.NewReader(input), Out: &out}); err != nil && err != io.EOF && ctx.Err() == nil {
 		t.Logf("run: %v", err)
 	}
 	var rs []response
@@ -284,5 +287,27 @@ func TestCancelledSearchStops(t *testing.T) {
 	}
 	if res == nil || !res.IsError {
 		t.Fatalf("a cancelled search answered %+v", res)
+	}
+}
+
+// A call answered at its bound leaves its work running until it sees the
+// cancellation; the server waits for it before it ends (Serve), so the
+// work is not cut off by the process's exit — and a test's temporary cache
+// is not written after the test has ended.
+func TestServeWaitsForCancelledWork(t *testing.T) {
+	h := &handlers{opts: Options{CallTimeout: 50 * time.Millisecond}}
+	var stopped atomic.Bool
+	slow := func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		<-ctx.Done()
+		time.Sleep(300 * time.Millisecond) // a commit in progress
+		stopped.Store(true)
+		return nil, struct{}{}, ctx.Err()
+	}
+	res, _, _ := bounded(h, slow)(context.Background(), nil, struct{}{})
+	if res == nil || !res.IsError || stopped.Load() {
+		t.Fatalf("the call was not answered at its bound: %+v", res)
+	}
+	if !h.wait(5*time.Second) || !stopped.Load() {
+		t.Fatal("wait returned before the cancelled work stopped")
 	}
 }

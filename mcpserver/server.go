@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,6 +54,26 @@ const (
 
 // New returns the server with its three tools.
 func New(opts Options) *mcp.Server {
+	s, _ := newServer(opts)
+	return s
+}
+
+// WorkDrain bounds how long Serve waits, once the client has gone, for
+// the work of calls answered at their bound: it was cancelled and stops at
+// its next check, so a cache refresh it had begun ends at a commit rather
+// than being cut off by the process's exit.
+const WorkDrain = 10 * time.Second
+
+// Serve runs the server on t until the client ends, then waits (at most
+// WorkDrain) for the cancelled work of calls it answered at their bound.
+func Serve(ctx context.Context, opts Options, t mcp.Transport) error {
+	s, h := newServer(opts)
+	err := s.Run(ctx, t)
+	h.wait(WorkDrain)
+	return err
+}
+
+func newServer(opts Options) (*mcp.Server, *handlers) {
 	v := opts.Version
 	if v == "" {
 		v = "dev"
@@ -73,7 +94,7 @@ func New(opts Options) *mcp.Server {
 		"node ids, or a range from one id to another in file order. Bounded in size; a cut result says where to go on."}, bounded(h, h.read))
 	mcp.AddTool(s, &mcp.Tool{Name: ToolStatus, Annotations: readOnly, Description: "How full the context window is (calibrated on the " +
 		"client's recorded usage) and how many compactions the conversation has had."}, bounded(h, h.status))
-	return s
+	return s, h
 }
 
 // readOnly says every tool only reads (the cache session's refresh aside):
@@ -95,7 +116,9 @@ func bounded[In, Out any](h *handlers, fn mcp.ToolHandlerFor[In, Out]) mcp.ToolH
 			err error
 		}
 		done := make(chan answer, 1)
+		h.work.Add(1)
 		go func() {
+			defer h.work.Done()
 			var a answer
 			defer func() {
 				if p := recover(); p != nil {
@@ -125,7 +148,29 @@ func timeoutResult(ctx context.Context, bound time.Duration) *mcp.CallToolResult
 	return errorResult(errors.New("cancelled"))
 }
 
-type handlers struct{ opts Options }
+type handlers struct {
+	opts Options
+	// work counts the calls' goroutines, which outlive a call answered at
+	// its bound until they see its context cancelled (wait).
+	work sync.WaitGroup
+}
+
+// wait returns once every call's work has stopped, or after bound.
+func (h *handlers) wait(bound time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		h.work.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // open brings the served transcript's cache session up to date and opens
 // its graph; done closes both (the cache entry is held shared while the
