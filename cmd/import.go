@@ -26,6 +26,9 @@ type importOptions struct {
 	Files  []string
 	Out    string
 	Append bool
+	// Env is where the client's configuration lives (a custom model's
+	// context window, transcript.WindowReporter).
+	Env input.Env
 	// Session picks one session of a file holding several: its number
 	// (from 1) or the client's own session id ("": all).
 	Session string
@@ -105,7 +108,7 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 --max-line-bytes are an error, not an out-of-memory.`
 
 func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
-	opts := &importOptions{IO: f.IO}
+	opts := &importOptions{IO: f.IO, Env: input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
 		Short: "Import Claude Code, Codex, GitHub Copilot CLI, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
@@ -184,7 +187,7 @@ func (opts *importOptions) sessionPick() (n int, id string, err error) {
 
 func (opts *importOptions) inputOptions() input.Options {
 	n, id, _ := opts.sessionPick()
-	return input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: n, SessionID: id, MaxDecompressedBytes: opts.MaxDecompressed}
+	return input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: n, SessionID: id, MaxDecompressedBytes: opts.MaxDecompressed, Env: opts.Env}
 }
 
 func runImport(ctx context.Context, opts *importOptions) error {

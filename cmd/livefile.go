@@ -211,5 +211,5 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 }
 
 func (f *Factory) liveInput() input.Options {
-	return input.Options{MaxLineBytes: f.global.MaxLineBytes, SessionID: f.liveSession}
+	return input.Options{MaxLineBytes: f.global.MaxLineBytes, SessionID: f.liveSession, Env: input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}}
 }
