@@ -265,7 +265,7 @@ func (e *UnknownModelError) Hint() string {
 		return "pass --model M (or --window N), or set model: in the config file (CTXFOLD_MODEL)"
 	}
 	if key, ok := clientWindowKeys[e.Client]; ok {
-		return "pass --window N, set " + key + " or add the model under models: in the config file"
+		return "pass --window N, set " + key + ", or add the model under models: in the config file"
 	}
 	return "pass --window N, or add the model under models: in the config file"
 }

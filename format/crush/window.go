@@ -61,7 +61,7 @@ func configFiles(env input.Env, project string) []string {
 func configuredWindow(env input.Env, project, provider, model string) int64 {
 	var w int64
 	for _, f := range configFiles(env, project) {
-		doc, _ := input.ReadConfig(f)
+		doc, _ := env.ReadConfig(f)
 		providers, _ := input.ConfigValue(doc, "providers")
 		byID, _ := providers.(map[string]any)
 		found := map[int64]bool{}

@@ -38,7 +38,7 @@ func reportWindow(sink transcript.ImportSink, env input.Env, model string) {
 		{"settings.json", "customModels", "displayName", "baseUrl", "apiKey", "maxContextLimit"},
 		{"config.json", "custom_models", "model_display_name", "base_url", "api_key", "max_context_limit"},
 	} {
-		doc, _ := input.ReadConfig(filepath.Join(dir, f.name))
+		doc, _ := env.ReadConfig(filepath.Join(dir, f.name))
 		list, _ := input.ConfigValue(doc, f.list)
 		entries, _ := list.([]any)
 		// Droid's ids: an entry's own id, else custom:<its display name

@@ -55,6 +55,14 @@ func ReadConfig(path string) (any, error) {
 	return ParseConfig(path, data)
 }
 
+// ReadConfig is ReadConfig that first tells e.Seen the path.
+func (e Env) ReadConfig(path string) (any, error) {
+	if e.Seen != nil {
+		e.Seen(path)
+	}
+	return ReadConfig(path)
+}
+
 // ParseConfig parses JSON or JSONC text (an env override's content).
 func ParseConfig(name string, data []byte) (any, error) {
 	var v any

@@ -39,7 +39,7 @@ func reportWindow(sink transcript.ImportSink, env input.Env, d Decoder) {
 	if !ok || model == "" || path == "" {
 		return
 	}
-	doc, _ := input.ReadConfig(path)
+	doc, _ := env.ReadConfig(path)
 	list, _ := input.ConfigValue(doc, "models", "providers", provider, "models")
 	models, _ := list.([]any)
 	for _, m := range models {

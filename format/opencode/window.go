@@ -59,7 +59,7 @@ func (cc configClient) configuredWindow(env input.Env, dir, provider, model stri
 		}
 	}
 	file := func(path string) {
-		doc, _ := input.ReadConfig(path)
+		doc, _ := env.ReadConfig(path)
 		look(doc)
 	}
 	env_ := strings.ToUpper(cc.name)

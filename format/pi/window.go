@@ -65,7 +65,7 @@ func reportWindow(sink transcript.ImportSink, env input.Env, d *Decoder) {
 	if !ok || dir == "" || d.model == "" {
 		return
 	}
-	doc, _ := input.ReadConfig(filepath.Join(dir, "models.json"))
+	doc, _ := env.ReadConfig(filepath.Join(dir, "models.json"))
 	if w := ConfiguredWindow(doc, d.provider, d.model); w > 0 {
 		wr.SetConfiguredWindow(w)
 	}

@@ -47,3 +47,30 @@ func TestEstimateWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateWindowConfiguredLater: the user sets the key the hint names
+// after a failed estimate; the transcript did not change, but the cache
+// re-reads it because the configuration it consulted did (live/config.go).
+func TestEstimateWindowConfiguredLater(t *testing.T) {
+	s := scenarios(t, fixturesOf(Version))[0]
+	if _, errOut, code := ctxfold(t, "estimate", s.session); code == 0 {
+		t.Fatalf("without maxContextLimit: exit 0, %s", errOut)
+	}
+	settings := filepath.Join(interoptest.Home(t), ".factory", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"customModels":[{"model":"fake-model","displayName":"Fake","baseUrl":"http://127.0.0.1:1/v1","apiKey":"dummy","provider":"generic-chat-completion-api","maxContextLimit":131072}]}`
+	if err := os.WriteFile(settings, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Window int `json:"window"`
+	}
+	if err := json.Unmarshal([]byte(must(t, "estimate", s.session, "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Window != 131072 {
+		t.Fatalf("window %d after setting maxContextLimit, want 131072", res.Window)
+	}
+}
