@@ -1,6 +1,7 @@
 package droid_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -55,6 +56,25 @@ func TestConfiguredWindow(t *testing.T) {
 	 {"model":"d","displayName":"Fake","baseUrl":"http://x","apiKey":"k","provider":"openai","maxContextLimit":4000}]}`
 	if w := windowWith(t, t.TempDir(), "settings.json", ids, nil); w != 3000 {
 		t.Fatalf("custom:Fake-0 among several: window %d, want 3000", w)
+	}
+	// The second usable entry named Fake is custom:Fake-1.
+	data, err := os.ReadFile(recordedChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(second, bytes.ReplaceAll(data, []byte(`"custom:Fake-0"`), []byte(`"custom:Fake-1"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	windowWith(t, home, "settings.json", ids, nil)
+	var tg importtest.Target
+	env := input.Env{Home: home, Getenv: func(string) string { return "" }}
+	if err := droid.Import(context.Background(), []string{second}, droid.Options{Env: env}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	if w := tg.Convs[0].Window; w != 4000 {
+		t.Fatalf("custom:Fake-1 among several: window %d, want 4000", w)
 	}
 	// The legacy config.json, and FACTORY_HOME_OVERRIDE moving the folder.
 	legacy := `{"custom_models":[{"model":"fake-model","model_display_name":"Fake","base_url":"http://x","api_key":"k","provider":"openai","max_context_limit":64000}]}`

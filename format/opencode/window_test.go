@@ -73,9 +73,12 @@ func TestConfiguredWindow(t *testing.T) {
 	}
 	// A project file in the session's directory beats the global one;
 	// OPENCODE_CONFIG_CONTENT beats both.
-	proj := t.TempDir()
+	// The session ran in proj/sub: its own file beats its parent's.
+	parent := t.TempDir()
+	proj := filepath.Join(parent, "sub")
 	db := recordedDB(t, "chat", "opencode.db", "UPDATE session SET directory = '"+proj+"'")
 	writeConfig(t, filepath.Join(xdg, "opencode/opencode.json"), 64000)
+	writeConfig(t, filepath.Join(parent, "opencode.json"), 48000)
 	writeConfig(t, filepath.Join(proj, "opencode.json"), 32000)
 	vars := map[string]string{"XDG_CONFIG_HOME": xdg}
 	if w := window(db, env(vars)); w != 32000 {
