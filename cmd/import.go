@@ -108,7 +108,7 @@ and those it spawned but that were not found. Warnings go to stderr. Input lines
 --max-line-bytes are an error, not an out-of-memory.`
 
 func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
-	opts := &importOptions{IO: f.IO, Env: input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}}
+	opts := &importOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o DIR",
 		Short: "Import Claude Code, Codex, GitHub Copilot CLI, Gemini CLI, aider, Cline, OpenHands, OpenCode, ChatGPT, OpenAI or Anthropic transcripts",
@@ -128,6 +128,7 @@ func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
 				return err
 			}
 			opts.JSON = f.IO.JSON
+			opts.Env = f.clientEnv()
 			opts.Store = f.writeOptions("import")
 			// A bad models: table is reported by the commands that budget;
 			// import only uses it to word its model warning.
