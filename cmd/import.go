@@ -211,7 +211,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 	}
 	warned := map[string]bool{}
 	for _, s := range rep.Sessions {
-		if msg := modelNotice(s.Model, opts.Models); msg != "" && !warned[s.Model] {
+		if msg := modelNotice(s.Model, opts.Models); msg != "" && !warned[s.Model] && !recordsWindow(s.Dir) {
 			warned[s.Model] = true
 			warnf(opts.IO.ErrOut, "%s", msg)
 		}
@@ -220,6 +220,14 @@ func runImport(ctx context.Context, opts *importOptions) error {
 		return report.JSON(opts.IO.Out, rep)
 	}
 	return writeImportReport(opts.IO.Out, rep, opts.IO.StdoutTTY)
+}
+
+// recordsWindow: the session records its window (the client's, or its
+// configuration's for a custom model), so an unknown model needs no
+// --window and its notice would mislead.
+func recordsWindow(dir string) bool {
+	meta, err := store.ReadMeta(dir)
+	return err == nil && estimate.RecordedWindow(meta) > 0
 }
 
 // writeImportReport prints the sessions and the per-record tally: aligned

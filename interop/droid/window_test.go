@@ -23,6 +23,9 @@ func TestEstimateWindow(t *testing.T) {
 				if code == 0 || !strings.Contains(errOut, `unknown model "custom:Fake-0"`) || !strings.Contains(errOut, "customModels[].maxContextLimit") {
 					t.Fatalf("without maxContextLimit: exit %d, %s; want the unknown-model error naming customModels[].maxContextLimit", code, errOut)
 				}
+				if _, errOut, _ := ctxfold(t, "import", s.session, "-o", filepath.Join(t.TempDir(), "s")); !strings.Contains(errOut, "not in the model table") {
+					t.Errorf("import without maxContextLimit: %q, want the unknown-model notice", errOut)
+				}
 			})
 			t.Run(v+"/"+s.name, func(t *testing.T) {
 				settings := filepath.Join(interoptest.Home(t), ".factory", "settings.json")
@@ -32,6 +35,11 @@ func TestEstimateWindow(t *testing.T) {
 				body := `{"customModels":[{"model":"fake-model","displayName":"Fake","baseUrl":"http://127.0.0.1:1/v1","apiKey":"dummy","provider":"generic-chat-completion-api","maxOutputTokens":1024,"maxContextLimit":200000}]}`
 				if err := os.WriteFile(settings, []byte(body), 0o644); err != nil {
 					t.Fatal(err)
+				}
+				// import records the window, so it warns of no --window to come.
+				_, errOut, code := ctxfold(t, "import", s.session, "-o", filepath.Join(t.TempDir(), "s"))
+				if code != 0 || strings.Contains(errOut, "not in the model table") {
+					t.Errorf("import with maxContextLimit: exit %d, %s", code, errOut)
 				}
 				var res struct {
 					Window       int    `json:"window"`
