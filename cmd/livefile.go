@@ -212,11 +212,13 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 
 // clientEnv is where the clients' configuration lives (a custom model's
 // window, transcript.WindowReporter): HOME and the clients' env overrides.
-func (f *Factory) clientEnv() input.Env {
-	if f.Getenv == nil {
+func (f *Factory) clientEnv() input.Env { return clientEnv(f.Getenv) }
+
+func clientEnv(getenv func(string) string) input.Env {
+	if getenv == nil {
 		return input.Env{}
 	}
-	return input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}
+	return input.Env{Home: getenv("HOME"), Getenv: getenv}
 }
 
 func (f *Factory) liveInput() input.Options {
