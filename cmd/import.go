@@ -26,6 +26,9 @@ type importOptions struct {
 	Files  []string
 	Out    string
 	Append bool
+	// Env is where the client's configuration lives (a custom model's
+	// context window, transcript.WindowReporter).
+	Env input.Env
 	// Session picks one session of a file holding several: its number
 	// (from 1) or the client's own session id ("": all).
 	Session string
@@ -125,6 +128,7 @@ func newImportCmd(f *Factory, runF func(*importOptions) error) *cobra.Command {
 				return err
 			}
 			opts.JSON = f.IO.JSON
+			opts.Env = f.clientEnv()
 			opts.Store = f.writeOptions("import")
 			// A bad models: table is reported by the commands that budget;
 			// import only uses it to word its model warning.
@@ -184,7 +188,7 @@ func (opts *importOptions) sessionPick() (n int, id string, err error) {
 
 func (opts *importOptions) inputOptions() input.Options {
 	n, id, _ := opts.sessionPick()
-	return input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: n, SessionID: id, MaxDecompressedBytes: opts.MaxDecompressed}
+	return input.Options{MaxLineBytes: opts.Store.MaxLineBytes, Session: n, SessionID: id, MaxDecompressedBytes: opts.MaxDecompressed, Env: opts.Env}
 }
 
 func runImport(ctx context.Context, opts *importOptions) error {
@@ -207,7 +211,7 @@ func runImport(ctx context.Context, opts *importOptions) error {
 	}
 	warned := map[string]bool{}
 	for _, s := range rep.Sessions {
-		if msg := modelNotice(s.Model, opts.Models); msg != "" && !warned[s.Model] {
+		if msg := modelNotice(s.Model, opts.Models); msg != "" && !warned[s.Model] && !recordsWindow(s.Dir) {
 			warned[s.Model] = true
 			warnf(opts.IO.ErrOut, "%s", msg)
 		}
@@ -216,6 +220,14 @@ func runImport(ctx context.Context, opts *importOptions) error {
 		return report.JSON(opts.IO.Out, rep)
 	}
 	return writeImportReport(opts.IO.Out, rep, opts.IO.StdoutTTY)
+}
+
+// recordsWindow: the session records its window (the client's, or its
+// configuration's for a custom model), so an unknown model needs no
+// --window and its notice would mislead.
+func recordsWindow(dir string) bool {
+	meta, err := store.ReadMeta(dir)
+	return err == nil && estimate.RecordedWindow(meta) > 0
 }
 
 // writeImportReport prints the sessions and the per-record tally: aligned

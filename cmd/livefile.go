@@ -210,6 +210,17 @@ func noteLive(ios *report.IOStreams, arg string, e *live.Entry) {
 	fmt.Fprintf(ios.ErrOut, "ctxfold: %s → cache session %s (%s)\n", render.TextSafe(arg), e.Session, what)
 }
 
+// clientEnv is where the clients' configuration lives (a custom model's
+// window, transcript.WindowReporter): HOME and the clients' env overrides.
+func (f *Factory) clientEnv() input.Env { return clientEnv(f.Getenv) }
+
+func clientEnv(getenv func(string) string) input.Env {
+	if getenv == nil {
+		return input.Env{}
+	}
+	return input.Env{Home: getenv("HOME"), Getenv: getenv}
+}
+
 func (f *Factory) liveInput() input.Options {
-	return input.Options{MaxLineBytes: f.global.MaxLineBytes, SessionID: f.liveSession}
+	return input.Options{MaxLineBytes: f.global.MaxLineBytes, SessionID: f.liveSession, Env: f.clientEnv()}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/render"
@@ -259,7 +260,7 @@ func statusline(ctx context.Context, opts *statuslineOptions) (string, error) {
 	var st StatusLine
 	hookWindow := applyClientWindow(&st, hook, &so.Estimate)
 	ts, err := measureTranscript(ctx, hook.TranscriptPath, live.Options{CacheDir: opts.CacheDir, MaxBytes: opts.MaxBytes, Store: opts.Store, ResumeGC: resumeGC(opts.Getenv),
-		Prepare: estimate.Warm}, so, opts.TailMinBytes,
+		Prepare: estimate.Warm, Input: input.Options{Env: clientEnv(opts.Getenv)}}, so, opts.TailMinBytes,
 		func() func() { return liveGC(opts.Getenv) })
 	if err != nil {
 		return "", err

@@ -40,6 +40,12 @@ type Options struct {
 	// RecordedWindow is the window the session itself records (session
 	// metadata, RecordedWindow); it beats the table, --window beats it.
 	RecordedWindow int
+	// RecordedWindowSource is WindowFromClientConfig when that window is
+	// the client's configuration's, "" (WindowFromSession) otherwise; Client
+	// is the session's client (session.json's imported_from), whose config
+	// key an unknown model's hint names.
+	RecordedWindowSource string
+	Client               string
 	// Models extends or overrides the built-in table (the config's models:).
 	Models map[string]Model
 	// CompactAt is the budget share for should_compact (0: 0.80).

@@ -229,6 +229,22 @@ func ValidProvider(p string) bool {
 type UnknownModelError struct {
 	Model   string
 	Closest []string
+	// Client is the importer's name of the session's client, whose own
+	// configuration key for a custom model's window the hint names.
+	Client string
+}
+
+// clientWindowKeys is where each client configures a custom model's
+// context window: what the importer reads (transcript.WindowReporter) and
+// the hint of an unknown model names.
+var clientWindowKeys = map[string]string{
+	"opencode":  "provider.<id>.models.<id>.limit.context in opencode.json",
+	"kilo":      "provider.<id>.models.<id>.limit.context in kilo.json",
+	"droid":     "customModels[].maxContextLimit in ~/.factory/settings.json",
+	"pi":        "providers.<id>.models[].contextWindow in ~/.pi/agent/models.json",
+	"qwen-code": "model.generationConfig.contextWindowSize in ~/.qwen/settings.json",
+	"crush":     "providers.<id>.models[].context_window in crush.json",
+	"openclaw":  "models.providers.<id>.models[].contextWindow in ~/.openclaw/openclaw.json",
 }
 
 func (e *UnknownModelError) Error() string {
@@ -247,6 +263,9 @@ func (e *UnknownModelError) Error() string {
 func (e *UnknownModelError) Hint() string {
 	if e.Model == "" {
 		return "pass --model M (or --window N), or set model: in the config file (CTXFOLD_MODEL)"
+	}
+	if key, ok := clientWindowKeys[e.Client]; ok {
+		return "pass --window N, set " + key + ", or add the model under models: in the config file"
 	}
 	return "pass --window N, or add the model under models: in the config file"
 }
@@ -343,7 +362,10 @@ type BudgetInfo struct {
 const (
 	WindowFromFlag    = "flag"
 	WindowFromSession = "session"
-	WindowFromTable   = "table"
+	// WindowFromClientConfig: the session's client configures the model
+	// with this window (a custom model; RecordedWindowSourceKey).
+	WindowFromClientConfig = "client_config"
+	WindowFromTable        = "table"
 )
 
 // reserveCeiling is the most ever reserved for the reply when no explicit
@@ -366,7 +388,7 @@ func Budget(opts Options) (BudgetInfo, error) {
 			if opts.Model != "" {
 				closest = closestModels(opts.Model, opts.Models)
 			}
-			return BudgetInfo{}, &UnknownModelError{Model: opts.Model, Closest: closest}
+			return BudgetInfo{}, &UnknownModelError{Model: opts.Model, Closest: closest, Client: opts.Client}
 		}
 		// Unknown model with an explicit window: its tokenizer is unknown,
 		// so whatever encoding counts is a proxy.
@@ -402,6 +424,9 @@ func Budget(opts Options) (BudgetInfo, error) {
 		b.Window, b.WindowSource = opts.Window, WindowFromFlag
 	case opts.RecordedWindow > 0:
 		b.Window, b.WindowSource = opts.RecordedWindow, WindowFromSession
+		if opts.RecordedWindowSource != "" {
+			b.WindowSource = opts.RecordedWindowSource
+		}
 	}
 	if opts.MaxOutput > 0 {
 		b.MaxOutput = opts.MaxOutput

@@ -412,6 +412,22 @@ func (r *Result) ModelWarning() string {
 // token_count.info.model_context_window, Claude Code's 1M-context beta).
 const RecordedWindowKey = "model_context_window"
 
+// RecordedWindowSourceKey names, beside RecordedWindowKey, where an
+// importer found the window when the session file records none:
+// WindowFromClientConfig, the client's own configuration of a custom model
+// (OpenCode's limit.context, pi's models.json contextWindow, …).
+const RecordedWindowSourceKey = "model_context_window_source"
+
+// recordedWindowSource is WindowFromClientConfig when the session's window
+// came from its client's configuration, WindowFromSession otherwise.
+func recordedWindowSource(meta store.Meta) string {
+	var s string
+	if raw, ok := meta.Extra[RecordedWindowSourceKey]; ok && json.Unmarshal(raw, &s) == nil && s == WindowFromClientConfig {
+		return s
+	}
+	return WindowFromSession
+}
+
 // RecordedWindow is the window a session records in its metadata, 0 when
 // it records none (or something that is not a positive integer).
 func RecordedWindow(meta store.Meta) int {

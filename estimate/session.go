@@ -37,6 +37,12 @@ func (o Options) ForSession(meta store.Meta, fallback string) Options {
 	}
 	if o.RecordedWindow <= 0 {
 		o.RecordedWindow = RecordedWindow(meta)
+		if o.RecordedWindow > 0 {
+			o.RecordedWindowSource = recordedWindowSource(meta)
+		}
+	}
+	if o.Client == "" {
+		o.Client = importedFrom(meta)
 	}
 	return o
 }
@@ -53,13 +59,19 @@ var clientDefaults = map[string]string{
 // the session was imported from, "" when the session names no client or
 // the client has no single default.
 func ClientDefaultModel(meta store.Meta) string {
+	return clientDefaults[importedFrom(meta)]
+}
+
+// importedFrom is the importer's name of the session's client
+// (session.json's imported_from.format), "" when it names none.
+func importedFrom(meta store.Meta) string {
 	var from struct {
 		Format string `json:"format"`
 	}
 	if raw, ok := meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
 		return ""
 	}
-	return clientDefaults[from.Format]
+	return from.Format
 }
 
 // reAnnounced is Claude Code's attachment naming the model before the

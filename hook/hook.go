@@ -143,7 +143,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Result, error) {
 		return res, nil // another prompt's hook injected it meanwhile
 	}
 	entry, err := live.Open(ctx, abs, live.Options{CacheDir: opts.CacheDir, Store: opts.Store, ResumeGC: opts.ResumeGC,
-		Input: input.Options{SessionID: session}})
+		Input: input.Options{SessionID: session, Env: opts.Env}})
 	if err != nil {
 		return nil, err
 	}

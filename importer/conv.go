@@ -31,6 +31,7 @@ type batch struct {
 	checkpoint bool
 	model      string
 	window     int64
+	fromConfig bool
 }
 
 // conv is the sink of one conversation. A goroutine holds the session's
@@ -52,7 +53,10 @@ type conv struct {
 	// window is the context window the client recorded with its latest
 	// request (usage.context_window), 0 when none; it becomes
 	// session.json's model_context_window, which beats the model table.
-	window           int64
+	window int64
+	// cfgWindow is the window the client's configuration gives the
+	// model (transcript.WindowReporter); window beats it.
+	cfgWindow        int64
 	finalHead        string
 	written, present int
 	finished         bool
@@ -153,7 +157,7 @@ func (c *conv) run() {
 					if m.Extra == nil {
 						m.Extra = map[string]json.RawMessage{}
 					}
-					m.Extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(b.window))
+					setWindow(m.Extra, b.window, b.fromConfig)
 				}
 				c.mark = &m
 				tx.SnapshotAtCheckpoint()
@@ -277,8 +281,8 @@ func (c *conv) commitEnd(tx *store.Tx) error {
 		if c.model != "" {
 			m.Model = c.model
 		}
-		if c.window > 0 {
-			m.Extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(c.window))
+		if w, cfg := c.recordedWindow(); w > 0 {
+			setWindow(m.Extra, w, cfg)
 		}
 		names := make([]string, len(files))
 		for i, f := range files {
@@ -342,7 +346,8 @@ func (c *conv) Checkpoint() error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	return c.send(batch{checkpoint: true, model: c.model, window: c.window})
+	w, cfg := c.recordedWindow()
+	return c.send(batch{checkpoint: true, model: c.model, window: w, fromConfig: cfg})
 }
 
 func (c *conv) flush() error {
@@ -382,6 +387,34 @@ func (c *conv) finish() error {
 
 func (c *conv) SetHead(id string)     { c.setHead = id }
 func (c *conv) SetModel(model string) { c.model = model }
+
+// SetConfiguredWindow implements transcript.WindowReporter.
+func (c *conv) SetConfiguredWindow(tokens int64) {
+	if tokens > 0 {
+		c.cfgWindow = tokens
+	}
+}
+
+// recordedWindow is the window session.json records: the session file's
+// own, else its client's configuration's (fromConfig).
+func (c *conv) recordedWindow() (w int64, fromConfig bool) {
+	if c.window > 0 {
+		return c.window, false
+	}
+	return c.cfgWindow, c.cfgWindow > 0
+}
+
+// setWindow records w in session.json, and where it came from when it is
+// the client's configuration rather than the session file
+// (RecordedWindowSourceKey), so estimate says so.
+func setWindow(extra map[string]json.RawMessage, w int64, fromConfig bool) {
+	extra[RecordedWindowKey] = json.RawMessage(fmt.Sprint(w))
+	if fromConfig {
+		extra[RecordedWindowSourceKey] = json.RawMessage(`"` + WindowFromClientConfig + `"`)
+	} else {
+		delete(extra, RecordedWindowSourceKey)
+	}
+}
 func (c *conv) Count(record, outcome, reason string) {
 	c.t.count(record, outcome, reason)
 }

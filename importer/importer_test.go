@@ -541,6 +541,10 @@ func TestRecordedWindowKey(t *testing.T) {
 	if importer.RecordedWindowKey != estimate.RecordedWindowKey {
 		t.Fatalf("importer writes %q, estimate reads %q", importer.RecordedWindowKey, estimate.RecordedWindowKey)
 	}
+	if importer.RecordedWindowSourceKey != estimate.RecordedWindowSourceKey || importer.WindowFromClientConfig != estimate.WindowFromClientConfig {
+		t.Fatalf("importer writes %q: %q, estimate reads %q: %q", importer.RecordedWindowSourceKey, importer.WindowFromClientConfig,
+			estimate.RecordedWindowSourceKey, estimate.WindowFromClientConfig)
+	}
 }
 
 // TestRootsInsideAChunk: a session of several roots is one chunk (a root

@@ -331,3 +331,11 @@ func (t *target) finalReport() *Report {
 // estimate in the layers, so the name is repeated here and a test keeps
 // the two equal.
 const RecordedWindowKey = "model_context_window"
+
+// RecordedWindowSourceKey and WindowFromClientConfig are
+// estimate.RecordedWindowSourceKey and estimate.WindowFromClientConfig: a
+// window the client's configuration gives the model, not the session file.
+const (
+	RecordedWindowSourceKey = "model_context_window_source"
+	WindowFromClientConfig  = "client_config"
+)

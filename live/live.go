@@ -48,7 +48,7 @@ const (
 )
 
 // StateVersion is the version of state.json's layout.
-const StateVersion = 4
+const StateVersion = 5
 
 // Options say where the cache lives and how to import.
 type Options struct {
@@ -127,6 +127,8 @@ type state struct {
 	// may lie beside it, as they were.
 	Resume   *resumeState `json:"resume,omitempty"`
 	Sidecars []sidecar    `json:"sidecars,omitempty"`
+	// Configs are the client configuration files the import read (config.go).
+	Configs []sidecar `json:"configs,omitempty"`
 	// SessionSHA256 is the hash of the cache session's session.json as
 	// this refresh left it: the next use checks the session against it
 	// (store.CheckCache) and re-imports one that does not check out.
@@ -231,6 +233,8 @@ func (e *Entry) Close() {
 // stat), under the entry's exclusive lock.
 func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options) (*Entry, error) {
 	e := &Entry{File: abs, Session: filepath.Join(dir, "session")}
+	watch := &configWatch{}
+	opts.Input.Env.Seen = watch.seen
 	// No resume.bin write a refresh started outlives it, whichever way it
 	// ends: the entry's lock is released after, and a later refresh's
 	// write must not be replaced by this one's.
@@ -287,7 +291,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 	}
 	e.Format = rep.Format
 	e.NewNodes = rep.Sessions[0].Nodes
-	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixHash: e.PrefixHash, Sidecars: cars}
+	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixHash: e.PrefixHash, Sidecars: cars, Configs: configsOf(watch.paths)}
 	if id, ok := osfile.IdentityOf(st); ok {
 		ns.Dev, ns.Inode = id.Dev, id.Ino
 	}
@@ -329,6 +333,9 @@ func refreshSerial(ctx context.Context, e *Entry, dir string, old state, haveOld
 		case Appended:
 			update = Appended
 		}
+	}
+	if update == Unchanged && configChanged(old.Configs) {
+		update, reason = Fresh, "the client's configuration changed"
 	}
 	if update == Unchanged {
 		e.Update = Unchanged

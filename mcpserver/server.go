@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/store"
 )
@@ -183,7 +184,8 @@ func (h *handlers) open(ctx context.Context) (g *dag.Graph, file string, done fu
 		if err != nil {
 			return nil, "", nil, err
 		}
-		entry, err = live.Open(ctx, f, live.Options{CacheDir: h.opts.CacheDir, Store: h.opts.Store})
+		entry, err = live.Open(ctx, f, live.Options{CacheDir: h.opts.CacheDir, Store: h.opts.Store,
+			Input: input.Options{Env: input.Env{Home: h.opts.Locate.Home, Getenv: h.opts.Locate.Getenv}}})
 		if err != nil {
 			return nil, "", nil, err
 		}

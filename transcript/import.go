@@ -46,6 +46,16 @@ type FileReporter interface {
 	MissingFile(path string)
 }
 
+// WindowReporter is implemented by sinks that take the context window the
+// client's own configuration gives the session's model (OpenCode's
+// provider.<id>.models.<id>.limit.context, pi's models.json contextWindow,
+// …), for a custom model no table knows. A window a node's usage records
+// (Usage.ContextWindow) beats it: the session file is the better witness.
+// An importer checks for it with a type assertion.
+type WindowReporter interface {
+	SetConfiguredWindow(tokens int64)
+}
+
 // ImportTarget opens one sink per conversation; name is a sanitized id
 // used for the session directory when a file holds several conversations.
 type ImportTarget interface {

@@ -101,6 +101,7 @@ func importSession(ctx context.Context, db *sql.DB, file string, s sessionRow, k
 	if model != "" {
 		sink.SetModel(model)
 	}
+	reportWindow(ctx, db, file, s.id, model, opts.Env, sink)
 	return nil
 }
 

@@ -141,7 +141,11 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 			return err
 		}
 	}
-	return s.finish()
+	if err := s.finish(); err != nil {
+		return err
+	}
+	reportWindow(sink, opts.Env, s.model)
+	return nil
 }
 
 // record imports one record after session_start.

@@ -9,6 +9,10 @@ import "time"
 type Env struct {
 	Home   string
 	Getenv func(string) string
+	// Seen, when set, is told each client configuration file an importer
+	// consults (Env.ReadConfig), found or not: the live cache re-reads a
+	// transcript whose client's configuration changed.
+	Seen func(path string)
 }
 
 // Get returns the variable's value, "" when unset or when no Getenv is set.

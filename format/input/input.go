@@ -46,6 +46,11 @@ type Options struct {
 	// means DefaultMaxDecompressedBytes (ctxfold import
 	// --max-decompressed-bytes).
 	MaxDecompressedBytes int64
+	// Env is where a client's configuration lives (HOME, its env
+	// overrides): an importer reads the context window a custom model is
+	// configured with there, read-only (transcript.WindowReporter). The
+	// zero Env reads no configuration.
+	Env Env
 }
 
 // Max returns the effective line limit.

@@ -12,19 +12,25 @@ import (
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
+// stateDir is OpenClaw's folder: $OPENCLAW_STATE_DIR, else
+// $OPENCLAW_HOME/.openclaw, else ~/.openclaw.
+func stateDir(env input.Env) string {
+	if state := env.Get("OPENCLAW_STATE_DIR"); state != "" {
+		return state
+	}
+	home := env.Get("OPENCLAW_HOME")
+	if home == "" {
+		home = env.Home
+	}
+	return filepath.Join(home, ".openclaw")
+}
+
 // Find lists OpenClaw's sessions: every agent's database under
 // $OPENCLAW_STATE_DIR (else $OPENCLAW_HOME/.openclaw, else ~/.openclaw),
 // agents/<agent>/agent/openclaw-agent.sqlite, one entry a session (File
 // the database, SessionID what --session takes, Updated its last event).
 func Find(env input.Env) ([]input.Found, error) {
-	state := env.Get("OPENCLAW_STATE_DIR")
-	if state == "" {
-		home := env.Get("OPENCLAW_HOME")
-		if home == "" {
-			home = env.Home
-		}
-		state = filepath.Join(home, ".openclaw")
-	}
+	state := stateDir(env)
 	stores, _ := filepath.Glob(filepath.Join(state, "agents", "*", "agent", StoreName))
 	sort.Strings(stores)
 	var out []input.Found

@@ -45,6 +45,8 @@ func DetectPath(path string) bool {
 type Decoder interface {
 	Entry(raw []byte, line int) error
 	Close() error
+	// ProviderModel is the provider and model the session used last.
+	ProviderModel() (provider, model string)
 }
 
 // NewDecoder returns a decoder writing to sink; name names errors.
@@ -192,5 +194,9 @@ func importSession(ctx context.Context, db *sql.DB, file, id string, opts input.
 	if err := rows.Err(); err != nil {
 		return input.Errorf(name, 0, "%v", err)
 	}
-	return d.Close()
+	if err := d.Close(); err != nil {
+		return err
+	}
+	reportWindow(sink, opts.Env, d)
+	return nil
 }

@@ -22,7 +22,9 @@ type conv struct {
 	prev    string
 	real    []string
 	model   string
-	k       int
+	// provider is the model's provider id (the configuration's key).
+	provider string
+	k        int
 	// compacting is set between a compaction request and its summary;
 	// ask is what that request sent in the compaction's place, tail the
 	// first message it keeps verbatim ("" when none).
@@ -71,9 +73,9 @@ func (c *conv) message(m *message) error {
 	role := m.info.Role
 	kind := "message/" + role
 	if m.info.ModelID != "" {
-		c.model = m.info.ModelID
+		c.model, c.provider = m.info.ModelID, m.info.ProviderID
 	} else if m.info.Model != nil && m.info.Model.ModelID != "" && c.model == "" {
-		c.model = m.info.Model.ModelID
+		c.model, c.provider = m.info.Model.ModelID, m.info.Model.ProviderID
 	}
 	switch role {
 	case "user":

@@ -178,7 +178,8 @@ type messageInfo struct {
 	Error      json.RawMessage `json:"error"`
 	Tokens     *tokens         `json:"tokens"`
 	Model      *struct {
-		ModelID string `json:"modelID"`
+		ModelID    string `json:"modelID"`
+		ProviderID string `json:"providerID"`
 	} `json:"model"`
 }
 
@@ -279,6 +280,7 @@ func importSource(ctx context.Context, src source, opts Options, target transcri
 		if err := c.run(msgs); err != nil {
 			return err
 		}
+		c.reportWindow(opts.Env)
 	}
 	return nil
 }

@@ -28,9 +28,11 @@ type Decoder struct {
 	byIndex []string
 	leaf    string
 	// prev is the last entry, the parent of an entry without ids (version 1).
-	prev   string
-	model  string
-	header bool
+	prev  string
+	model string
+	// provider is model's provider (models.json's key).
+	provider string
+	header   bool
 	// ID and Cwd are the header's session id and working directory.
 	ID, Cwd string
 }
@@ -69,7 +71,7 @@ func (d *Decoder) Entry(raw []byte, line int) error {
 		}
 		d.header, d.Cwd = true, e.Cwd
 		if e.ModelID != "" { // a version 1 header names the model
-			d.model = e.ModelID
+			d.model, d.provider = e.ModelID, e.Provider
 		}
 		if e.ID != nil {
 			d.ID = *e.ID
@@ -151,7 +153,7 @@ func (d *Decoder) fold(e *entry, id string, en *ent, line int) error {
 	case "compaction":
 		return d.compaction(e, id, en, line)
 	case "model_change":
-		d.model = e.ModelID
+		d.model, d.provider = e.ModelID, e.Provider
 		d.sink.Count(e.Type, transcript.OutcomeMerged, "the model, in the session's metadata; pi sends nothing for it")
 	case "thinking_level_change", "label", "session_info", "custom":
 		d.sink.Count(e.Type, transcript.OutcomeSkipped, "settings and extension state: pi sends nothing for it")
@@ -182,7 +184,7 @@ func (d *Decoder) message(e *entry, id string, en *ent) error {
 			return err
 		}
 		if m.Model != "" {
-			d.model = m.Model
+			d.model, d.provider = m.Model, m.Provider
 		}
 	case "toolResult":
 		if err := toolNode(&n, m); err != nil {
@@ -332,6 +334,10 @@ func (d *Decoder) predOf(id string, path []string) string {
 	}
 	return ""
 }
+
+// ProviderModel is the provider and model the session used last (pi's
+// models.json keys; openclaw's models.providers).
+func (d *Decoder) ProviderModel() (provider, model string) { return d.provider, d.model }
 
 // Close names HEAD (the node the last entry follows: pi's leaf is the
 // last entry it appended) and the model.

@@ -110,7 +110,11 @@ func importFile(ctx context.Context, file string, opts input.Options, target tra
 			return err
 		}
 	}
-	return d.Close()
+	if err := d.Close(); err != nil {
+		return err
+	}
+	reportWindow(sink, opts.Env, d)
+	return nil
 }
 
 // Near explains why a file whose first line is a {"type":"session"} record

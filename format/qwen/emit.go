@@ -125,6 +125,9 @@ func (im *importer) add(r *record, line int) error {
 		usage = &transcript.Usage{InputTokens: *u.PromptTokenCount, OutputTokens: u.CandidatesTokenCount, CachedInputTokens: u.CachedContentTokenCount,
 			Extra: map[string]json.RawMessage{"thoughts_tokens": input.Raw(u.ThoughtsTokenCount), "total_tokens": input.Raw(u.TotalTokenCount),
 				"input_includes_cached": json.RawMessage("true")}}
+		if r.ContextWindowSize > 0 {
+			usage.Extra[transcript.UsageContextWindow] = input.Raw(r.ContextWindowSize)
+		}
 	}
 	failed := r.ToolCallResult != nil && r.ToolCallResult.Status == "error"
 	tip, n, err := im.emit(input.ID(r.UUID, ""), parent, c, r.Timestamp, usage, failed, line)

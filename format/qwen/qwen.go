@@ -91,9 +91,14 @@ type record struct {
 		Role  string `json:"role"`
 		Parts []part `json:"parts"`
 	} `json:"message"`
-	UsageMetadata  *usageMetadata  `json:"usageMetadata"`
-	SystemPayload  json.RawMessage `json:"systemPayload"`
-	ToolCallResult *struct {
+	UsageMetadata *usageMetadata `json:"usageMetadata"`
+	// ContextWindowSize, on an assistant record (Qwen Code 0.24), is the
+	// window the client measured the request against: its
+	// model.generationConfig.contextWindowSize setting, else its own
+	// table's limit for the model.
+	ContextWindowSize int64           `json:"contextWindowSize"`
+	SystemPayload     json.RawMessage `json:"systemPayload"`
+	ToolCallResult    *struct {
 		Status string `json:"status"`
 	} `json:"toolCallResult"`
 }

@@ -23,6 +23,7 @@ type Conv struct {
 	Nodes    []transcript.Node
 	Head     string
 	Model    string
+	Window   int64                // the configured window (transcript.WindowReporter)
 	Counts   map[[2]string]int    // {record, outcome} → count
 	Reasons  map[[2]string]string // {record, outcome} → the last reason given
 	Warnings []string
@@ -63,6 +64,9 @@ func (c *Conv) Node(n transcript.Node) error {
 
 func (c *Conv) SetHead(id string)     { c.Head = id }
 func (c *Conv) SetModel(model string) { c.Model = model }
+
+// SetConfiguredWindow implements transcript.WindowReporter.
+func (c *Conv) SetConfiguredWindow(tokens int64) { c.Window = tokens }
 func (c *Conv) Count(record, outcome, reason string) {
 	c.Counts[[2]string{record, outcome}]++
 	c.Reasons[[2]string{record, outcome}] = reason

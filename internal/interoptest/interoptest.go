@@ -37,6 +37,12 @@ func env(t testing.TB) map[string]string {
 	return e
 }
 
+// Home and ConfigHome are the test's private HOME and XDG_CONFIG_HOME,
+// where a test writes a client's configuration the way the client's
+// record.sh did (a custom model's window, transcript.WindowReporter).
+func Home(t testing.TB) string       { return env(t)["HOME"] }
+func ConfigHome(t testing.TB) string { return env(t)["XDG_CONFIG_HOME"] }
+
 // Ctxfold runs ctxfold with args in-process and returns its stdout,
 // stderr and exit code.
 func Ctxfold(t testing.TB, args ...string) (stdout, stderr string, code int) {

@@ -61,8 +61,11 @@ for scenario in $SCENARIOS; do
 	FAKEPID=$!
 	for _ in $(seq 100); do [ -s "$S/url" ] && break; sleep 0.1; done
 	[ -s "$S/url" ] || { echo "record.sh: the fake provider did not start" >&2; exit 1; }
+	# maxContextLimit is the custom model's window as Droid's settings give
+	# it (ctxfold estimate reads it; Droid itself compacts at its own
+	# compactionTokenLimit, so the recordings do not depend on it).
 	cat >"$S/home/.factory/settings.json" <<JSON
-{"customModels":[{"model":"fake-model","displayName":"Fake","baseUrl":"$(cat "$S/url")","apiKey":"dummy","provider":"generic-chat-completion-api","maxOutputTokens":1024}]}
+{"customModels":[{"model":"fake-model","displayName":"Fake","baseUrl":"$(cat "$S/url")","apiKey":"dummy","provider":"generic-chat-completion-api","maxOutputTokens":1024,"maxContextLimit":200000}]}
 JSON
 	case $scenario in
 	chat) droid "Hello. Reply briefly." "A second turn." ;;
