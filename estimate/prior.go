@@ -43,7 +43,22 @@ type PriorEntry struct {
 	// their compact JSON, ToolsTokens its count (the rule for every
 	// provider but OpenAI) and ToolsTokensOpenAI the OpenAI rule's.
 	Tools, ToolsBytes, ToolsTokens, ToolsTokensOpenAI int
+	// Setup is PriorDefault (the client as a new user runs it:
+	// testdata/priors) or PriorHarness (the interop recording harness's
+	// setup: testdata/interop); ToolNames the request's tools' names,
+	// sorted, comma-separated.
+	Setup, ToolNames string
 }
+
+// Prior setups (PriorEntry.Setup; docs/ACCURACY.md, "The prior").
+const (
+	// PriorDefault is the client's default mode: its default tools and
+	// model, nothing of the user's (no CLAUDE.md, MCP server or hook).
+	PriorDefault = "default"
+	// PriorHarness is the interop recording harness's: Claude Code's
+	// tools restricted to Bash and Agent, Codex's model and sandbox set.
+	PriorHarness = "harness"
+)
 
 // Prior modes (PriorEntry.Mode).
 const (
@@ -92,27 +107,33 @@ func (p Prior) Unrecorded(provider string, recordedSystem int, viewTools bool) i
 // check that leaves a recording's own entries out: NearestPrior).
 func PriorTable() []PriorEntry { return append([]PriorEntry(nil), priorTable...) }
 
-// LookupPrior is the prior for a session of client at version in mode,
-// from priorTable.
-func LookupPrior(client, version, mode string) (Prior, bool) {
-	return NearestPrior(priorTable, client, version, mode)
+// LookupPrior is the prior for a session of client at version in mode
+// and setup, from priorTable.
+func LookupPrior(client, version, mode, setup string) (Prior, bool) {
+	return NearestPrior(priorTable, client, version, mode, setup)
 }
 
-// NearestPrior is the prior from table: the entries of client and mode at
-// version, else at the greatest known version below it, else at the
-// smallest above it (a version "" takes the newest known); the entries of
-// one version (one per recorded scenario: the same prompt) give their
-// median. A sub-agent without a sub-agent entry takes the main entry.
-func NearestPrior(table []PriorEntry, client, version, mode string) (Prior, bool) {
+// NearestPrior is the prior from table: the entries of client, mode and
+// setup at version, else at the greatest known version below it, else at
+// the smallest above it (a version "" takes the newest known); the
+// entries of one version (one per recorded scenario: the same prompt)
+// give their median. A sub-agent without a sub-agent entry of its setup
+// takes the main entry of that setup; a setup the table does not hold for
+// the client, the other.
+func NearestPrior(table []PriorEntry, client, version, mode, setup string) (Prior, bool) {
 	var pick []PriorEntry
-	for _, m := range []string{mode, PriorMain} {
+	other := PriorHarness
+	if setup == PriorHarness {
+		other = PriorDefault
+	}
+	for _, want := range [][2]string{{mode, setup}, {PriorMain, setup}, {mode, other}, {PriorMain, other}} {
 		for _, e := range table {
-			if e.Client == client && e.Mode == m {
+			if e.Client == client && e.Mode == want[0] && entrySetup(e) == want[1] {
 				pick = append(pick, e)
 			}
 		}
 		if len(pick) > 0 {
-			mode = m
+			mode, setup = want[0], want[1]
 			break
 		}
 	}
@@ -145,7 +166,7 @@ func NearestPrior(table []PriorEntry, client, version, mode string) (Prior, bool
 	}
 	sort.Slice(same, func(i, j int) bool { return same[i].Tokens(ProviderAnthropic) < same[j].Tokens(ProviderAnthropic) })
 	p := Prior{Entry: same[(len(same)-1)/2]}
-	p.Method = fmt.Sprintf("%s: %s %s %s", MethodPrior, client, chosen, mode)
+	p.Method = fmt.Sprintf("%s: %s %s %s %s", MethodPrior, client, chosen, mode, setup)
 	switch {
 	case version == "":
 		p.Method += " (the session records no client version: the newest known)"
@@ -153,6 +174,14 @@ func NearestPrior(table []PriorEntry, client, version, mode string) (Prior, bool
 		p.Method += " (nearest known version to " + version + ")"
 	}
 	return p, true
+}
+
+// entrySetup is e's setup, PriorHarness for an entry that names none.
+func entrySetup(e PriorEntry) string {
+	if e.Setup == "" {
+		return PriorHarness
+	}
+	return e.Setup
 }
 
 // compareVersions orders dotted versions numerically, part by part (a
@@ -183,8 +212,8 @@ func compareClientVersions(a, b string) int {
 }
 
 // ClientVersion is the client version a session's root node records, ""
-// when it records none (Codex's session_meta names its cli_version;
-// Claude Code's lines carry theirs, which the import does not keep).
+// when it records none (Codex's session_meta names its cli_version; the
+// Claude Code import keeps the version of a root message's line).
 func ClientVersion(root *transcript.Node) string {
 	if root == nil {
 		return ""
@@ -194,6 +223,12 @@ func ClientVersion(root *transcript.Node) string {
 	}
 	if raw, ok := root.Metadata["codex_session_meta"]; ok && json.Unmarshal(raw, &meta) == nil {
 		return meta.CLIVersion
+	}
+	var cc struct {
+		Version string `json:"client_version"`
+	}
+	if raw, ok := root.Metadata["claude_code"]; ok && json.Unmarshal(raw, &cc) == nil {
+		return cc.Version
 	}
 	return ""
 }
@@ -267,24 +302,26 @@ func (l *leadTotals) keep(k int, p parts) {
 // for, with the prior of the client its import names: lead holds the
 // totals of the view's first nodes (idx order). Nothing when the session
 // names no client with a prior.
-func applyPrior(s *store.Session, idx []int, lead []int32, b BudgetInfo, opts Options, res *Result) {
+func applyPrior(s *store.Session, idx []int, totals []int32, b BudgetInfo, opts Options, res *Result) {
 	var from struct {
 		Format string `json:"format"`
 	}
 	if raw, ok := s.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil || from.Format == "" {
 		return
 	}
-	root, err := s.Node(idx[0])
-	if err != nil {
+	lead := leadNodes(s, idx)
+	if len(lead) == 0 {
 		return
 	}
-	p, ok := LookupPrior(from.Format, ClientVersion(root), PriorMode(root))
+	setup, why := PriorSetup(priorTable, from.Format, RecordedTools(lead))
+	p, ok := LookupPrior(from.Format, ClientVersion(lead[0]), PriorMode(lead[0]), setup)
 	if !ok {
 		return
 	}
+	p.Method += "; " + why
 	sys := 0
-	for k := 0; k < min(len(idx), len(lead)) && s.RoleAt(idx[k]) == transcript.RoleSystem; k++ {
-		sys += int(lead[k])
+	for k := 0; k < min(len(idx), len(totals)) && s.RoleAt(idx[k]) == transcript.RoleSystem; k++ {
+		sys += int(totals[k])
 	}
 	res.Calibration = priorCalibration(p, p.Unrecorded(b.Provider, sys, res.Categories[CatTools] > 0), res)
 	res.setBudget(b, opts)

@@ -24,32 +24,73 @@ func TestNearestPrior(t *testing.T) {
 		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 210},
 		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 220},
 		{Client: "c", Version: "2.1.332", Mode: PriorSubagent, SystemTokens: 50},
+		{Client: "c", Version: "1.0.98", Mode: PriorMain, Setup: PriorDefault, SystemTokens: 1000},
+		{Client: "c", Version: "2.1.39", Mode: PriorMain, Setup: PriorDefault, SystemTokens: 2000},
 	}
 	for _, tc := range []struct {
-		version, mode string
-		tokens        int
-		method        string
+		version, mode, setup string
+		tokens               int
+		method               string
 	}{
-		{"2.1.332", PriorMain, 210, "prior: c 2.1.332 main"},
-		{"2.1.330", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 2.1.330)"},
-		{"1.0.98", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 1.0.98)"},
-		{"2.1.400", PriorMain, 210, "prior: c 2.1.332 main (nearest known version to 2.1.400)"},
-		{"2.1.40", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 2.1.40)"},
-		{"", PriorMain, 210, "prior: c 2.1.332 main (the session records no client version: the newest known)"},
-		{"2.1.332", PriorSubagent, 50, "prior: c 2.1.332 subagent"},
-		{"2.1.328", PriorSubagent, 50, "prior: c 2.1.332 subagent (nearest known version to 2.1.328)"},
+		{"2.1.332", PriorMain, PriorHarness, 210, "prior: c 2.1.332 main harness"},
+		{"2.1.330", PriorMain, PriorHarness, 100, "prior: c 2.1.328 main harness (nearest known version to 2.1.330)"},
+		{"1.0.98", PriorMain, PriorHarness, 100, "prior: c 2.1.328 main harness (nearest known version to 1.0.98)"},
+		{"2.1.400", PriorMain, PriorHarness, 210, "prior: c 2.1.332 main harness (nearest known version to 2.1.400)"},
+		{"2.1.40", PriorMain, PriorHarness, 100, "prior: c 2.1.328 main harness (nearest known version to 2.1.40)"},
+		{"", PriorMain, PriorHarness, 210, "prior: c 2.1.332 main harness (the session records no client version: the newest known)"},
+		{"2.1.332", PriorSubagent, PriorHarness, 50, "prior: c 2.1.332 subagent harness"},
+		{"2.1.328", PriorSubagent, PriorHarness, 50, "prior: c 2.1.332 subagent harness (nearest known version to 2.1.328)"},
+		// The default setup is looked up among its own entries: the
+		// nearest version of the same setup, never the harness's.
+		{"1.0.98", PriorMain, PriorDefault, 1000, "prior: c 1.0.98 main default"},
+		{"1.0.108", PriorMain, PriorDefault, 1000, "prior: c 1.0.98 main default (nearest known version to 1.0.108)"},
+		{"2.1.332", PriorMain, PriorDefault, 2000, "prior: c 2.1.39 main default (nearest known version to 2.1.332)"},
+		{"", PriorMain, PriorDefault, 2000, "prior: c 2.1.39 main default (the session records no client version: the newest known)"},
+		// A sub-agent with no default entry of its own takes the main one.
+		{"2.1.39", PriorSubagent, PriorDefault, 2000, "prior: c 2.1.39 main default"},
 	} {
-		p, ok := NearestPrior(table, "c", tc.version, tc.mode)
+		p, ok := NearestPrior(table, "c", tc.version, tc.mode, tc.setup)
 		if !ok || p.Entry.SystemTokens != tc.tokens || p.Method != tc.method {
-			t.Errorf("%s %s: %+v %v, want %d tokens, method %q", tc.version, tc.mode, p, ok, tc.tokens, tc.method)
+			t.Errorf("%s %s %s: %+v %v, want %d tokens, method %q", tc.version, tc.mode, tc.setup, p, ok, tc.tokens, tc.method)
 		}
 	}
-	if _, ok := NearestPrior(table, "other", "1", PriorMain); ok {
+	if _, ok := NearestPrior(table, "other", "1", PriorMain, PriorHarness); ok {
 		t.Error("a client the table does not hold has a prior")
 	}
 	// Only main entries: a sub-agent takes the main one.
-	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorSubagent); !ok || p.Method != "prior: c 2.1.328 main" {
+	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorSubagent, PriorHarness); !ok || p.Method != "prior: c 2.1.328 main harness" {
 		t.Errorf("sub-agent without its own entry: %+v", p)
+	}
+	// A client with harness entries only: the default setup takes them.
+	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorMain, PriorDefault); !ok || p.Method != "prior: c 2.1.328 main harness" {
+		t.Errorf("default setup without its own entry: %+v", p)
+	}
+}
+
+// The setup is the default unless the transcript records a tool set the
+// recording harness's holds whole: a tool set beyond it, or none, is the
+// client's default mode (the larger prior).
+func TestPriorSetup(t *testing.T) {
+	table := []PriorEntry{
+		{Client: "c", Setup: PriorHarness, ToolNames: "Agent,Bash"},
+		{Client: "c", Setup: PriorDefault, ToolNames: "Agent,Bash,Edit,Read"},
+		{Client: "d", Setup: PriorDefault, ToolNames: "shell"},
+	}
+	for _, tc := range []struct {
+		client   string
+		recorded []string
+		want     string
+	}{
+		{"c", nil, PriorDefault},
+		{"c", []string{"Bash", "Agent"}, PriorHarness},
+		{"c", []string{"Bash"}, PriorHarness},
+		{"c", []string{"Bash", "Read"}, PriorDefault},
+		{"c", []string{}, PriorHarness},
+		{"d", []string{"shell"}, PriorDefault}, // no harness entry: nothing to match
+	} {
+		if got, why := PriorSetup(table, tc.client, tc.recorded); got != tc.want || why == "" {
+			t.Errorf("%s %v: %s (%s), want %s", tc.client, tc.recorded, got, why, tc.want)
+		}
 	}
 }
 
@@ -105,7 +146,7 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main" || c.Anchor != MethodPrior {
 		t.Fatalf("calibration before the first request: %+v", c)
 	}
-	p, _ := LookupPrior("codex", "0.169.0", PriorMain)
+	p, _ := LookupPrior("codex", "0.169.0", PriorMain, PriorDefault)
 	sys := 0
 	for _, n := range res.Nodes {
 		if n.Role != "system" {

@@ -102,6 +102,17 @@ func Scenarios() []Scenario {
 	}
 }
 
+// DefaultScenario is the prior's recording (docs/ACCURACY.md, "The
+// prior"): one print-mode turn with the client's default tools, as a new
+// user runs it (no CLAUDE.md, no MCP server, nothing of the restriction
+// the other scenarios use), for the first request's system prompt and
+// tool definitions. Not one of Scenarios(): it is recorded only when
+// named (scripts/record-priors.sh keeps its first request).
+func DefaultScenario() Scenario {
+	return Scenario{Name: "default", About: "one turn with the default tools (the prior's recording)",
+		Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--", "Hello. Reply briefly."}}}}
+}
+
 // Config is one recording run.
 type Config struct {
 	// Client is the claude binary of the pinned version.
@@ -124,8 +135,8 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	for _, sc := range Scenarios() {
-		if len(cfg.Only) > 0 && !contains(cfg.Only, sc.Name) {
+	for _, sc := range append(Scenarios(), DefaultScenario()) {
+		if (len(cfg.Only) > 0 || sc.Name == "default") && !contains(cfg.Only, sc.Name) {
 			continue
 		}
 		start := time.Now()

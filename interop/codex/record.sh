@@ -65,11 +65,16 @@ for scenario in $SCENARIOS; do
 	# (fallback metadata) they are offered directly.
 	model=gpt-5.5
 	[ "$scenario" = subagent ] && model=gpt-5.1-codex
+	settings="model = \"$model\"
+approval_policy = \"never\"
+sandbox_mode = \"danger-full-access\""
+	# default: the client as a new user runs it (its default model, tools,
+	# approval and sandbox; no AGENTS.md, no MCP server), for the prior's
+	# first request (scripts/record-priors.sh; docs/ACCURACY.md, "The prior").
+	[ "$scenario" = default ] && settings=
 	cat >"$S/home/.codex/config.toml" <<TOML
-model = "$model"
 model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
+$settings
 $extra
 
 [model_providers.fake]
@@ -79,6 +84,9 @@ wire_api = "responses"
 env_key = "FAKE_OPENAI_KEY"
 TOML
 	case $scenario in
+	default)
+		codex "Hello. Reply briefly."
+		;;
 	chat)
 		codex "Hello. Reply briefly."
 		codex resume --last "A second turn, after resuming."
