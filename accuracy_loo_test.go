@@ -17,6 +17,7 @@ import (
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // The leave-one-out check of docs/ACCURACY.md ("Leave one session out",
@@ -355,7 +356,7 @@ func looFirst(t *testing.T, ctx context.Context, g *dag.Graph, o estimate.Option
 	if res.Total != first.Raw {
 		t.Errorf("%s: the cut before request 1 counts %d, the series %d", name, res.Total, first.Raw)
 	}
-	p, ok := looPrior(g, name)
+	p, ok := looPrior(g, v.Indexes, name)
 	if !ok {
 		return res.Total, "none (raw)"
 	}
@@ -368,18 +369,15 @@ func looFirst(t *testing.T, ctx context.Context, g *dag.Graph, o estimate.Option
 }
 
 // looPrior is the prior the session's first request is predicted with,
-// looked up as estimate does (the client the import names, the version
-// and mode its root records) in the table less the entries of the
-// session's own recording: a recording never predicts itself.
-func looPrior(g *dag.Graph, name string) (estimate.Prior, bool) {
+// looked up as estimate does (the client the import names, the version,
+// mode and setup the view's first nodes give: estimate.PriorFor) in the
+// table less the entries of the session's own recording: a recording
+// never predicts itself.
+func looPrior(g *dag.Graph, view []int, name string) (estimate.Prior, bool) {
 	var from struct {
 		Format string `json:"format"`
 	}
 	if raw, ok := g.S.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
-		return estimate.Prior{}, false
-	}
-	root, err := g.S.Node(0)
-	if err != nil {
 		return estimate.Prior{}, false
 	}
 	own := ""
@@ -395,7 +393,15 @@ func looPrior(g *dag.Graph, name string) (estimate.Prior, bool) {
 			table = append(table, e)
 		}
 	}
-	return estimate.NearestPrior(table, from.Format, estimate.ClientVersion(root), estimate.PriorMode(root))
+	var lead []*transcript.Node
+	for _, i := range view[:min(len(view), 8)] {
+		n, err := g.S.Node(i)
+		if err != nil {
+			break
+		}
+		lead = append(lead, n)
+	}
+	return estimate.PriorFor(table, from.Format, lead)
 }
 
 // leadingSystem is the tokens of the view's system messages before its

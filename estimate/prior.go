@@ -309,16 +309,10 @@ func applyPrior(s *store.Session, idx []int, totals []int32, b BudgetInfo, opts 
 	if raw, ok := s.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil || from.Format == "" {
 		return
 	}
-	lead := leadNodes(s, idx)
-	if len(lead) == 0 {
-		return
-	}
-	setup, why := PriorSetup(priorTable, from.Format, RecordedTools(lead))
-	p, ok := LookupPrior(from.Format, ClientVersion(lead[0]), PriorMode(lead[0]), setup)
+	p, ok := PriorFor(priorTable, from.Format, leadNodes(s, idx))
 	if !ok {
 		return
 	}
-	p.Method += "; " + why
 	sys := 0
 	for k := 0; k < min(len(idx), len(totals)) && s.RoleAt(idx[k]) == transcript.RoleSystem; k++ {
 		sys += int(totals[k])

@@ -94,6 +94,12 @@ func generatePrior(t *testing.T, root, setup string) []PriorEntry {
 			}
 			e.Client, e.Version, e.Scenario, e.Setup = client, parts[1], parts[2], setup
 			e.Source = "testdata/" + filepath.Base(root) + "/" + filepath.ToSlash(filepath.Join(rel, r.name))
+			if main == nil && setup == PriorDefault && parts[2] == "subagent" {
+				// A default-mode sub-agent's first request, kept alone.
+				e.Mode = PriorSubagent
+				out = append(out, e)
+				break
+			}
 			if main == nil {
 				e.Mode = PriorMain
 				out = append(out, e)

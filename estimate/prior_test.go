@@ -114,9 +114,12 @@ func TestPriorUnrecorded(t *testing.T) {
 }
 
 // Before any usage is recorded, `estimate` calibrates a Codex rollout with
-// the prior of its recorded cli_version: the tools, which the rollout
-// does not record, beside the instructions, which it does; the stored
-// view's incremental run carries it.
+// the prior of its recorded cli_version in the client's default mode (a
+// rollout records no tool set): the tools, which the rollout does not
+// record, beside the instructions, which it does; the stored view's
+// incremental run carries it. The rollout is the 0.169.0 chat recording
+// cut before its first usage, as 0.135.0 wrote it (whose default model
+// is sent tools; 0.169.0's is sent none).
 func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 	rollout, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "codex", "0.169.0", "chat", "rollout-*.jsonl"))
 	if len(rollout) != 1 {
@@ -124,6 +127,13 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 	}
 	cut := filepath.Join(t.TempDir(), filepath.Base(rollout[0]))
 	writeLinesBefore(t, rollout[0], cut, `"type":"token_usage_record"`)
+	b, err := os.ReadFile(cut)
+	if err != nil || !strings.Contains(string(b), `"cli_version":"0.169.0"`) {
+		t.Fatalf("the cut rollout names no cli_version 0.169.0: %v", err)
+	}
+	if err := os.WriteFile(cut, []byte(strings.Replace(string(b), `"cli_version":"0.169.0"`, `"cli_version":"0.135.0"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "s")
 	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{cut}, Out: out})
 	if err != nil || len(rep.Sessions) != 1 {
@@ -143,10 +153,10 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Calibration
-	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main" || c.Anchor != MethodPrior {
+	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.135.0 main default; the session records no tool set: the client's default" || c.Anchor != MethodPrior {
 		t.Fatalf("calibration before the first request: %+v", c)
 	}
-	p, _ := LookupPrior("codex", "0.169.0", PriorMain, PriorDefault)
+	p, _ := LookupPrior("codex", "0.135.0", PriorMain, PriorDefault)
 	sys := 0
 	for _, n := range res.Nodes {
 		if n.Role != "system" {
@@ -215,4 +225,80 @@ func TestPriorSlope(t *testing.T) {
 	if f := FitRequestsPrior(reqs, ClaudeProxySlope); f.Method != MethodOffsetSlope || f.Slope != 1.5 {
 		t.Errorf("five requests: %s slope %v, want the fitted 1.5", f.Method, f.Slope)
 	}
+}
+
+// A Claude Code transcript before its first reply: the import keeps the
+// client version of its first line, and the setup follows the tool set
+// it records — the recording harness's (Bash and Agent) when its
+// api-request-shape line names them, the client's default mode when it
+// records none (as Claude Code 1.0 and 2.1.39 files do): the default
+// tools' prior, an order of magnitude above the harness's.
+func TestClaudePriorSetupFollowsTheTranscript(t *testing.T) {
+	tr, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "*.jsonl"))
+	if len(tr) != 1 {
+		t.Fatalf("the Claude Code 2.1.328 tool recording: %v", tr)
+	}
+	cut := filepath.Join(t.TempDir(), "harness.jsonl")
+	writeLinesBefore(t, tr[0], cut, `"type":"assistant"`)
+	b, err := os.ReadFile(cut)
+	if err != nil || !strings.Contains(string(b), `"type":"api-request-shape"`) {
+		t.Fatalf("the cut records no request shape: %v", err)
+	}
+	var old strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(line, `"type":"api-request-shape"`) {
+			old.WriteString(strings.ReplaceAll(line, `"version":"2.1.328"`, `"version":"1.0.98"`))
+		}
+	}
+	legacy := filepath.Join(t.TempDir(), "legacy.jsonl")
+	if err := os.WriteFile(legacy, []byte(old.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, version, setup, method string
+	}{
+		{cut, "2.1.328", PriorHarness, "prior: claude-code 2.1.328 main harness; the session records the recording harness's tool set"},
+		{legacy, "1.0.98", PriorDefault, "prior: claude-code 1.0.98 main default; the session records no tool set: the client's default"},
+	} {
+		res, sys := estimateFile(t, tc.file)
+		c := res.Calibration
+		p, ok := LookupPrior("claude-code", tc.version, PriorMain, tc.setup)
+		if !ok || c == nil || c.Method != tc.method {
+			t.Fatalf("%s: calibration %+v, want method %q", tc.version, c, tc.method)
+		}
+		if want := p.Unrecorded(res.Provider, sys, res.Categories[CatTools] > 0); c.UnrecordedTokens != want {
+			t.Errorf("%s: the prior adds %d, want %d", tc.version, c.UnrecordedTokens, want)
+		}
+	}
+}
+
+// estimateFile imports one transcript and estimates its whole view: the
+// result and the tokens of its leading system nodes.
+func estimateFile(t *testing.T, file string) (*Result, int) {
+	t.Helper()
+	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: filepath.Join(t.TempDir(), "s")})
+	if err != nil || len(rep.Sessions) != 1 {
+		t.Fatalf("import %s: %v", file, err)
+	}
+	g, err := dag.Open(rep.Sessions[0].Dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := View(context.Background(), v, Options{Model: "claude-sonnet-4-5", Window: 200000, NodeDetail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := 0
+	for _, n := range res.Nodes {
+		if n.Role != "system" {
+			break
+		}
+		sys += n.Tokens
+	}
+	return res, sys
 }

@@ -50,9 +50,38 @@ func PriorSetup(table []PriorEntry, client string, recorded []string) (setup, wh
 	return PriorDefault, "the session records tools beyond the recording harness's: " + strings.Join(beyond, ", ")
 }
 
+// PriorFor is the prior of a session of client whose view's first nodes
+// (at most priorLead) are lead, from table: the setup the tool set its
+// leading system nodes record gives (PriorSetup), the version and mode
+// the first of them that records one gives (render may put a system
+// node or an attachment before the chain's first message); the method
+// says which, and why the setup.
+func PriorFor(table []PriorEntry, client string, lead []*transcript.Node) (Prior, bool) {
+	version, mode := "", PriorMain
+	for _, n := range lead {
+		if version == "" {
+			version = ClientVersion(n)
+		}
+		if PriorMode(n) == PriorSubagent {
+			mode = PriorSubagent
+		}
+	}
+	setup, why := PriorSetup(table, client, RecordedTools(lead))
+	p, ok := NearestPrior(table, client, version, mode, setup)
+	if !ok {
+		return p, false
+	}
+	if got := entrySetup(p.Entry); got != setup {
+		why = "no " + setup + " recording of " + client + ": the " + got + "'s"
+	}
+	p.Method += "; " + why
+	return p, true
+}
+
 // RecordedTools is the names of the tool definitions a view's leading
 // system nodes record (metadata.tools, in Anthropic's or OpenAI's form),
-// nil when they record none. nodes are the view's first nodes.
+// nil when they record none. nodes are the view's first nodes: those
+// after the first that is no system node are not read.
 func RecordedTools(nodes []*transcript.Node) []string {
 	var names []string
 	for _, n := range nodes {
@@ -88,8 +117,8 @@ func RecordedTools(nodes []*transcript.Node) []string {
 	return names
 }
 
-// leadNodes decodes the view's leading system nodes (at most priorLead)
-// and the node after them: what RecordedTools reads.
+// leadNodes decodes the view's first nodes (at most priorLead): what
+// PriorFor reads.
 func leadNodes(s *store.Session, idx []int) []*transcript.Node {
 	var out []*transcript.Node
 	for k := 0; k < min(len(idx), priorLead); k++ {
@@ -98,9 +127,6 @@ func leadNodes(s *store.Session, idx []int) []*transcript.Node {
 			break
 		}
 		out = append(out, n)
-		if n.Role != transcript.RoleSystem {
-			break
-		}
 	}
 	return out
 }

@@ -7,7 +7,9 @@
 # (interop/claude-code/record.sh, interop/codex/record.sh; scenario
 # `default`). Only the first request body with tools (the first at all when
 # none carries tools) is kept, normalised as the recordings are, under
-# testdata/priors/<client>/<version>/default/requests/; then run
+# testdata/priors/<client>/<version>/default/requests/, and for Claude Code
+# a sub-agent's first request (scenario `default-subagent`) under
+# .../subagent/requests/; then run
 # scripts/prior-table.sh. The clients are installed with npm under
 # ${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}/<client>-<version>.
 #
@@ -34,21 +36,33 @@ install() {
 	echo "$dir/node_modules/.bin/$4"
 }
 
-# keep SRC DST: the first request body of SRC with tools (else the first).
+# keep SRC DST [subagent]: the first request body of SRC with tools (the
+# first at all when none carries tools) or, with subagent, the first whose
+# system prompt differs from the first's (a sub-agent's, which may come
+# after the main agent's next request: the client runs it in the
+# background).
 keep() {
-	local pick=
-	for f in "$1"/*.json; do
-		case $f in *count_tokens*) continue ;; esac
-		[ -n "$pick" ] || pick=$f
-		if tr -d ' \n\t' <"$f" | grep -q '"tools":\[{'; then
-			pick=$f
-			break
-		fi
-	done
-	[ -n "$pick" ] || { echo "record-priors.sh: no request under $1" >&2; exit 1; }
+	local pick
+	pick=$(python3 - "$1" "${3:-}" <<'PY'
+import json, os, sys
+src, sub = sys.argv[1], sys.argv[2]
+reqs = []
+for name in sorted(os.listdir(src)):
+    if name.endswith(".json") and "count_tokens" not in name:
+        with open(os.path.join(src, name)) as f:
+            body = json.load(f)
+        reqs.append((name, body.get("body", body)))
+with_tools = [r for r in reqs if r[1].get("tools")]
+if not sub:
+    print((with_tools or reqs)[0][0])
+else:
+    first = json.dumps(with_tools[0][1].get("system"))
+    print(next(n for n, b in with_tools if json.dumps(b.get("system")) != first))
+PY
+	) || { echo "record-priors.sh: no request to keep under $1" >&2; exit 1; }
 	rm -rf "$2"
 	mkdir -p "$2/requests"
-	cp "$pick" "$2/requests/"
+	cp "$1/$pick" "$2/requests/"
 }
 
 for cv in ${*:-$ALL}; do
@@ -56,7 +70,8 @@ for cv in ${*:-$ALL}; do
 	case $client in
 	claude-code)
 		bin=$(install claude-code "$version" @anthropic-ai/claude-code claude)
-		"$tmp/ccrecord" -client "$bin" -out "$tmp/$cv" -only default
+		"$tmp/ccrecord" -client "$bin" -out "$tmp/$cv" -only default,default-subagent
+		keep "$tmp/$cv/default-subagent/requests" "testdata/priors/$client/$version/subagent" subagent
 		;;
 	codex)
 		bin=$(install codex "$version" @openai/codex codex)

@@ -37,8 +37,9 @@ type ccMeta struct {
 	SummaryUUID     string          `json:"summary_uuid,omitempty"`
 	CompactMetadata json.RawMessage `json:"compact_metadata,omitempty"`
 	// ClientVersion is the version of Claude Code that wrote the file,
-	// kept on a root message only: the prior of a session's first request
-	// is looked up by it (docs/ACCURACY.md, "The prior").
+	// kept on a chain's first message only (its line has no parent): the
+	// prior of a session's first request is looked up by it
+	// (docs/ACCURACY.md, "The prior").
 	ClientVersion string `json:"client_version,omitempty"`
 }
 
@@ -425,7 +426,9 @@ func (p *planner) buildMessage(n *pnode, warns *[]builtWarning) (transcript.Node
 			node.CreatedAt = r.Timestamp
 			meta.MessageID, meta.RequestID, meta.AgentID = m.ID, r.RequestID, r.AgentID
 			meta.IsMeta = r.IsMeta
-			if n.pred < 0 {
+			if n.pred < 0 || r.ParentUUID == "" {
+				// A chain's first message: the import may put an
+				// attachment before it.
 				_ = json.Unmarshal(r.Version, &meta.ClientVersion)
 			}
 		}

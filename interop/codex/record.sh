@@ -8,6 +8,7 @@
 # Usage: interop/codex/record.sh [scenario...]   (default: all)
 # Env:   OUT=dir   write there instead of testdata (the live test does this)
 #        KEEP=1    keep the temporary directory for inspection
+#        MODEL=name  the default scenario's model (else the client's default)
 #        CTXFOLD_CODEX_BIN=path   record with that client (a newer one) instead
 #                  of the pinned one; the fixtures go under its version
 set -euo pipefail
@@ -71,7 +72,9 @@ sandbox_mode = \"danger-full-access\""
 	# default: the client as a new user runs it (its default model, tools,
 	# approval and sandbox; no AGENTS.md, no MCP server), for the prior's
 	# first request (scripts/record-priors.sh; docs/ACCURACY.md, "The prior").
-	[ "$scenario" = default ] && settings=
+	# MODEL=name records it with that model instead (the one a rollout
+	# records: Codex's instructions and tools follow the model).
+	[ "$scenario" = default ] && settings=${MODEL:+model = \"$MODEL\"}
 	cat >"$S/home/.codex/config.toml" <<TOML
 model_provider = "fake"
 $settings
