@@ -309,7 +309,7 @@ func applyPrior(s *store.Session, idx []int, totals []int32, b BudgetInfo, opts 
 	if raw, ok := s.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil || from.Format == "" {
 		return
 	}
-	p, ok := PriorFor(priorTable, from.Format, leadNodes(s, idx))
+	p, ok := PriorFor(priorTable, from.Format, leadNodes(s, idx), CalledTools(s))
 	if !ok {
 		return
 	}

@@ -67,9 +67,10 @@ func TestNearestPrior(t *testing.T) {
 	}
 }
 
-// The setup is the default unless the transcript records a tool set the
-// recording harness's holds whole: a tool set beyond it, or none, is the
-// client's default mode (the larger prior).
+// The setup is the recording harness's unless the transcript shows the
+// client's default mode: a recorded tool set beyond the harness's, or —
+// when it records none — a call to a tool the harness's set does not
+// hold. A session that called nothing, or only Bash, keeps the harness's.
 func TestPriorSetup(t *testing.T) {
 	table := []PriorEntry{
 		{Client: "c", Setup: PriorHarness, ToolNames: "Agent,Bash"},
@@ -77,19 +78,19 @@ func TestPriorSetup(t *testing.T) {
 		{Client: "d", Setup: PriorDefault, ToolNames: "shell"},
 	}
 	for _, tc := range []struct {
-		client   string
-		recorded []string
-		want     string
+		client           string
+		recorded, called []string
+		want             string
 	}{
-		{"c", nil, PriorDefault},
-		{"c", []string{"Bash", "Agent"}, PriorHarness},
-		{"c", []string{"Bash"}, PriorHarness},
-		{"c", []string{"Bash", "Read"}, PriorDefault},
-		{"c", []string{}, PriorHarness},
-		{"d", []string{"shell"}, PriorDefault}, // no harness entry: nothing to match
+		{"c", nil, nil, PriorHarness},
+		{"c", nil, []string{"Bash", "Bash", "Agent"}, PriorHarness},
+		{"c", nil, []string{"Bash", "Read"}, PriorDefault},
+		{"c", []string{"Bash", "Agent"}, []string{"Read"}, PriorHarness}, // the recorded set wins
+		{"c", []string{"Bash", "Read"}, nil, PriorDefault},
+		{"d", nil, []string{"shell"}, PriorDefault}, // no harness entry: every tool is beyond it
 	} {
-		if got, why := PriorSetup(table, tc.client, tc.recorded); got != tc.want || why == "" {
-			t.Errorf("%s %v: %s (%s), want %s", tc.client, tc.recorded, got, why, tc.want)
+		if got, why := PriorSetup(table, tc.client, tc.recorded, tc.called); got != tc.want || why == "" {
+			t.Errorf("%s %v %v: %s (%s), want %s", tc.client, tc.recorded, tc.called, got, why, tc.want)
 		}
 	}
 }
@@ -114,12 +115,11 @@ func TestPriorUnrecorded(t *testing.T) {
 }
 
 // Before any usage is recorded, `estimate` calibrates a Codex rollout with
-// the prior of its recorded cli_version in the client's default mode (a
-// rollout records no tool set): the tools, which the rollout does not
-// record, beside the instructions, which it does; the stored view's
-// incremental run carries it. The rollout is the 0.169.0 chat recording
-// cut before its first usage, as 0.135.0 wrote it (whose default model
-// is sent tools; 0.169.0's is sent none).
+// the prior of its recorded cli_version (in the recording harness's setup:
+// the rollout records no tool set and, cut before its first usage, calls
+// none): the tools, which the rollout does not record, beside the
+// instructions, which it does; the stored view's incremental run carries
+// it.
 func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 	rollout, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "codex", "0.169.0", "chat", "rollout-*.jsonl"))
 	if len(rollout) != 1 {
@@ -127,13 +127,6 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 	}
 	cut := filepath.Join(t.TempDir(), filepath.Base(rollout[0]))
 	writeLinesBefore(t, rollout[0], cut, `"type":"token_usage_record"`)
-	b, err := os.ReadFile(cut)
-	if err != nil || !strings.Contains(string(b), `"cli_version":"0.169.0"`) {
-		t.Fatalf("the cut rollout names no cli_version 0.169.0: %v", err)
-	}
-	if err := os.WriteFile(cut, []byte(strings.Replace(string(b), `"cli_version":"0.169.0"`, `"cli_version":"0.135.0"`, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), "s")
 	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{cut}, Out: out})
 	if err != nil || len(rep.Sessions) != 1 {
@@ -153,10 +146,10 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Calibration
-	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.135.0 main default; the session records no tool set: the client's default" || c.Anchor != MethodPrior {
+	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main harness; the session records no tool set and called none beyond the recording harness's" || c.Anchor != MethodPrior {
 		t.Fatalf("calibration before the first request: %+v", c)
 	}
-	p, _ := LookupPrior("codex", "0.135.0", PriorMain, PriorDefault)
+	p, _ := LookupPrior("codex", "0.169.0", PriorMain, PriorHarness)
 	sys := 0
 	for _, n := range res.Nodes {
 		if n.Role != "system" {
@@ -228,21 +221,20 @@ func TestPriorSlope(t *testing.T) {
 }
 
 // A Claude Code transcript before its first reply: the import keeps the
-// client version of its first line, and the setup follows the tool set
-// it records — the recording harness's (Bash and Agent) when its
-// api-request-shape line names them, the client's default mode when it
-// records none (as Claude Code 1.0 and 2.1.39 files do): the default
-// tools' prior, an order of magnitude above the harness's.
+// client version of its first line, and the setup follows what the file
+// shows — the recording harness's when its api-request-shape line names
+// Bash and Agent, or when it records no tool set (as Claude Code 1.0 and
+// 2.1.39 files do) and calls none beyond them; the client's default mode
+// when it calls one (Read): the default tools' prior, several times the
+// harness's.
 func TestClaudePriorSetupFollowsTheTranscript(t *testing.T) {
 	tr, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "*.jsonl"))
 	if len(tr) != 1 {
 		t.Fatalf("the Claude Code 2.1.328 tool recording: %v", tr)
 	}
-	cut := filepath.Join(t.TempDir(), "harness.jsonl")
-	writeLinesBefore(t, tr[0], cut, `"type":"assistant"`)
-	b, err := os.ReadFile(cut)
-	if err != nil || !strings.Contains(string(b), `"type":"api-request-shape"`) {
-		t.Fatalf("the cut records no request shape: %v", err)
+	b, err := os.ReadFile(tr[0])
+	if err != nil || !strings.Contains(string(b), `"type":"api-request-shape"`) || !strings.Contains(string(b), `"name":"Bash"`) {
+		t.Fatalf("the recording records no request shape or Bash call: %v", err)
 	}
 	var old strings.Builder
 	for _, line := range strings.SplitAfter(string(b), "\n") {
@@ -250,31 +242,38 @@ func TestClaudePriorSetupFollowsTheTranscript(t *testing.T) {
 			old.WriteString(strings.ReplaceAll(line, `"version":"2.1.328"`, `"version":"1.0.98"`))
 		}
 	}
-	legacy := filepath.Join(t.TempDir(), "legacy.jsonl")
+	dir := t.TempDir()
+	legacy, read := filepath.Join(dir, "legacy.jsonl"), filepath.Join(dir, "read.jsonl")
 	if err := os.WriteFile(legacy, []byte(old.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(read, []byte(strings.ReplaceAll(old.String(), `"name":"Bash"`, `"name":"Read"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness := "; the session records no tool set and called none beyond the recording harness's"
 	for _, tc := range []struct {
 		file, version, setup, method string
 	}{
-		{cut, "2.1.328", PriorHarness, "prior: claude-code 2.1.328 main harness; the session records the recording harness's tool set"},
-		{legacy, "1.0.98", PriorDefault, "prior: claude-code 1.0.98 main default; the session records no tool set: the client's default"},
+		{tr[0], "2.1.328", PriorHarness, "prior: claude-code 2.1.328 main harness; the session records the recording harness's tool set"},
+		{legacy, "1.0.98", PriorHarness, "prior: claude-code 2.1.328 main harness (nearest known version to 1.0.98)" + harness},
+		{read, "1.0.98", PriorDefault, "prior: claude-code 1.0.98 main default; the session called tools beyond the recording harness's: Read"},
 	} {
-		res, sys := estimateFile(t, tc.file)
+		res, sys := estimateFirst(t, tc.file)
 		c := res.Calibration
 		p, ok := LookupPrior("claude-code", tc.version, PriorMain, tc.setup)
 		if !ok || c == nil || c.Method != tc.method {
-			t.Fatalf("%s: calibration %+v, want method %q", tc.version, c, tc.method)
+			t.Fatalf("%s: calibration %+v, want method %q", tc.file, c, tc.method)
 		}
 		if want := p.Unrecorded(res.Provider, sys, res.Categories[CatTools] > 0); c.UnrecordedTokens != want {
-			t.Errorf("%s: the prior adds %d, want %d", tc.version, c.UnrecordedTokens, want)
+			t.Errorf("%s: the prior adds %d, want %d", tc.file, c.UnrecordedTokens, want)
 		}
 	}
 }
 
-// estimateFile imports one transcript and estimates its whole view: the
-// result and the tokens of its leading system nodes.
-func estimateFile(t *testing.T, file string) (*Result, int) {
+// estimateFirst imports one transcript and estimates it at the cut before
+// its first assistant reply (`estimate --head` there): the result and the
+// tokens of its leading system nodes.
+func estimateFirst(t *testing.T, file string) (*Result, int) {
 	t.Helper()
 	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: filepath.Join(t.TempDir(), "s")})
 	if err != nil || len(rep.Sessions) != 1 {
@@ -285,7 +284,16 @@ func estimateFile(t *testing.T, file string) (*Result, int) {
 		t.Fatal(err)
 	}
 	defer g.S.Close()
-	v, err := render.Build(g, "", false)
+	first := -1
+	for i := 0; i < g.S.Len() && first < 0; i++ {
+		if g.S.RoleAt(i) == "assistant" {
+			first = i
+		}
+	}
+	if first < 0 || g.Pred(first) < 0 {
+		t.Fatalf("%s: no assistant node after another", file)
+	}
+	v, err := render.Build(g, g.ID(g.Pred(first)), true)
 	if err != nil {
 		t.Fatal(err)
 	}

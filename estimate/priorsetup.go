@@ -10,22 +10,25 @@ import (
 )
 
 // Which setup a session's first request is predicted with (docs/ACCURACY.md,
-// "The prior"): the client's default mode (PriorDefault: every default
-// tool) unless the transcript records a tool set (Claude Code 2.1.3xx's
-// api-request-shape line, kept on the view's system node) that the
-// recording harness's tool set holds whole (PriorHarness). A tool call
-// the view shows is no evidence of a restricted set — a default session
-// may use Bash alone — and before request 1 a view holds none: the
-// smaller prior is taken only on the tool set the transcript records,
-// the default otherwise, so a wrong guess overstates the occupancy
-// rather than hiding it.
+// "The prior"), from what the transcript shows, conservatively: the
+// recording harness's (PriorHarness: Claude Code's tools restricted to
+// Bash and Agent, the smaller prior the recordings measured) unless the
+// transcript shows the client's default mode (PriorDefault) — a tool set
+// it records (Claude Code 2.1.3xx's api-request-shape line, kept on the
+// view's system node) beyond the harness's, or, when it records none, a
+// tool the session called (Read, Edit, Grep, TodoWrite, …) that the
+// harness's set does not hold. The calls are read from the session's
+// first assistant nodes (calledLimit of them: a lookup, not a scan): a
+// session before its first reply has none, and keeps the harness's.
+
+// calledLimit is how many of a session's assistant nodes are read for
+// the tools it called.
+const calledLimit = 64
 
 // PriorSetup is the setup of a session of client whose view records the
-// tool set recorded (nil when it records none), with why.
-func PriorSetup(table []PriorEntry, client string, recorded []string) (setup, why string) {
-	if recorded == nil {
-		return PriorDefault, "the session records no tool set: the client's default"
-	}
+// tool set recorded (nil when it records none) and which called the tools
+// called, with why.
+func PriorSetup(table []PriorEntry, client string, recorded, called []string) (setup, why string) {
 	harness := map[string]bool{}
 	for _, e := range table {
 		if e.Client == client && entrySetup(e) == PriorHarness && e.ToolNames != "" {
@@ -34,29 +37,62 @@ func PriorSetup(table []PriorEntry, client string, recorded []string) (setup, wh
 			}
 		}
 	}
-	var beyond []string
-	for _, n := range recorded {
-		if !harness[n] {
-			beyond = append(beyond, n)
+	beyond := func(names []string) string {
+		var out []string
+		seen := map[string]bool{}
+		for _, n := range names {
+			if !harness[n] && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		if len(out) > 4 {
+			out = append(out[:4], "…")
+		}
+		return strings.Join(out, ", ")
+	}
+	switch {
+	case recorded != nil && beyond(recorded) == "":
+		return PriorHarness, "the session records the recording harness's tool set"
+	case recorded != nil:
+		return PriorDefault, "the session records tools beyond the recording harness's: " + beyond(recorded)
+	case beyond(called) != "":
+		return PriorDefault, "the session called tools beyond the recording harness's: " + beyond(called)
+	}
+	return PriorHarness, "the session records no tool set and called none beyond the recording harness's"
+}
+
+// CalledTools is the names of the tools the first calledLimit assistant
+// nodes of s called, in order.
+func CalledTools(s *store.Session) []string {
+	var names []string
+	seen := 0
+	for i := 0; i < s.Len() && seen < calledLimit; i++ {
+		if s.RoleAt(i) != transcript.RoleAssistant {
+			continue
+		}
+		seen++
+		n, err := s.Node(i)
+		if err != nil {
+			continue
+		}
+		for _, b := range n.Content.Blocks {
+			if b.Type == transcript.BlockToolCall && b.Name != "" {
+				names = append(names, b.Name)
+			}
 		}
 	}
-	if len(harness) > 0 && len(beyond) == 0 {
-		return PriorHarness, "the session records the recording harness's tool set"
-	}
-	sort.Strings(beyond)
-	if len(beyond) > 3 {
-		beyond = append(beyond[:3], "…")
-	}
-	return PriorDefault, "the session records tools beyond the recording harness's: " + strings.Join(beyond, ", ")
+	return names
 }
 
 // PriorFor is the prior of a session of client whose view's first nodes
-// (at most priorLead) are lead, from table: the setup the tool set its
-// leading system nodes record gives (PriorSetup), the version and mode
-// the first of them that records one gives (render may put a system
-// node or an attachment before the chain's first message); the method
-// says which, and why the setup.
-func PriorFor(table []PriorEntry, client string, lead []*transcript.Node) (Prior, bool) {
+// (at most priorLead) are lead and which called the tools called
+// (CalledTools), from table: the setup PriorSetup gives, the version and
+// mode the first lead node that records one gives (render may put a
+// system node or an attachment before the chain's first message); the
+// method says which, and why the setup.
+func PriorFor(table []PriorEntry, client string, lead []*transcript.Node, called []string) (Prior, bool) {
 	version, mode := "", PriorMain
 	for _, n := range lead {
 		if version == "" {
@@ -66,7 +102,7 @@ func PriorFor(table []PriorEntry, client string, lead []*transcript.Node) (Prior
 			mode = PriorSubagent
 		}
 	}
-	setup, why := PriorSetup(table, client, RecordedTools(lead))
+	setup, why := PriorSetup(table, client, RecordedTools(lead), called)
 	p, ok := NearestPrior(table, client, version, mode, setup)
 	if !ok {
 		return p, false
