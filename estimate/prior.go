@@ -104,6 +104,15 @@ func (p Prior) Unrecorded(provider string, recordedSystem int, viewTools bool) i
 	return n
 }
 
+// priorKnown are the clients priorTable holds an entry of.
+var priorKnown = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range priorTable {
+		m[e.Client] = true
+	}
+	return m
+}()
+
 // PriorTable is a copy of the table the prior is looked up in (for a
 // check that leaves a recording's own entries out: NearestPrior).
 func PriorTable() []PriorEntry { return append([]PriorEntry(nil), priorTable...) }
@@ -309,6 +318,9 @@ func applyPrior(s *store.Session, idx []int, totals []int32, b BudgetInfo, opts 
 	}
 	if raw, ok := s.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil || from.Format == "" {
 		return
+	}
+	if !priorKnown[from.Format] {
+		return // a client with no recording (OpenCode, Droid…): nothing to decode
 	}
 	p, ok := PriorFor(priorTable, from.Format, leadNodes(s, idx), CalledTools(s))
 	if !ok {
