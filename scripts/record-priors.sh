@@ -62,7 +62,8 @@ PY
 	) || { echo "record-priors.sh: no request to keep under $1" >&2; exit 1; }
 	rm -rf "$2"
 	mkdir -p "$2/requests"
-	cp "$1/$pick" "$2/requests/"
+	# A fixed name: which request a background sub-agent's is, is racy.
+	cp "$1/$pick" "$2/requests/${3:+subagent-}$(basename "$pick" | sed 's/^[0-9]*-//')"
 }
 
 for cv in ${*:-$ALL}; do
