@@ -226,7 +226,7 @@ func TestStatuslineFirstRequestUsesThePrior(t *testing.T) {
 	tr := claudeInteropTranscripts(t)
 	fresh := filepath.Join(t.TempDir(), "fresh.jsonl")
 	writeFirstUserLine(t, tr["chat"], fresh)
-	p, ok := estimate.LookupPrior("claude-code", "", estimate.PriorMain)
+	p, ok := estimate.LookupPrior("claude-code", "2.1.328", estimate.PriorMain, estimate.PriorHarness)
 	if !ok {
 		t.Fatal("no Claude Code prior")
 	}

@@ -24,32 +24,74 @@ func TestNearestPrior(t *testing.T) {
 		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 210},
 		{Client: "c", Version: "2.1.332", Mode: PriorMain, SystemTokens: 220},
 		{Client: "c", Version: "2.1.332", Mode: PriorSubagent, SystemTokens: 50},
+		{Client: "c", Version: "1.0.98", Mode: PriorMain, Setup: PriorDefault, SystemTokens: 1000},
+		{Client: "c", Version: "2.1.39", Mode: PriorMain, Setup: PriorDefault, SystemTokens: 2000},
 	}
 	for _, tc := range []struct {
-		version, mode string
-		tokens        int
-		method        string
+		version, mode, setup string
+		tokens               int
+		method               string
 	}{
-		{"2.1.332", PriorMain, 210, "prior: c 2.1.332 main"},
-		{"2.1.330", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 2.1.330)"},
-		{"1.0.98", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 1.0.98)"},
-		{"2.1.400", PriorMain, 210, "prior: c 2.1.332 main (nearest known version to 2.1.400)"},
-		{"2.1.40", PriorMain, 100, "prior: c 2.1.328 main (nearest known version to 2.1.40)"},
-		{"", PriorMain, 210, "prior: c 2.1.332 main (the session records no client version: the newest known)"},
-		{"2.1.332", PriorSubagent, 50, "prior: c 2.1.332 subagent"},
-		{"2.1.328", PriorSubagent, 50, "prior: c 2.1.332 subagent (nearest known version to 2.1.328)"},
+		{"2.1.332", PriorMain, PriorHarness, 210, "prior: c 2.1.332 main harness"},
+		{"2.1.330", PriorMain, PriorHarness, 100, "prior: c 2.1.328 main harness (nearest known version to 2.1.330)"},
+		{"1.0.98", PriorMain, PriorHarness, 100, "prior: c 2.1.328 main harness (nearest known version to 1.0.98)"},
+		{"2.1.400", PriorMain, PriorHarness, 210, "prior: c 2.1.332 main harness (nearest known version to 2.1.400)"},
+		{"2.1.40", PriorMain, PriorHarness, 100, "prior: c 2.1.328 main harness (nearest known version to 2.1.40)"},
+		{"", PriorMain, PriorHarness, 210, "prior: c 2.1.332 main harness (the session records no client version: the newest known)"},
+		{"2.1.332", PriorSubagent, PriorHarness, 50, "prior: c 2.1.332 subagent harness"},
+		{"2.1.328", PriorSubagent, PriorHarness, 50, "prior: c 2.1.332 subagent harness (nearest known version to 2.1.328)"},
+		// The default setup is looked up among its own entries: the
+		// nearest version of the same setup, never the harness's.
+		{"1.0.98", PriorMain, PriorDefault, 1000, "prior: c 1.0.98 main default"},
+		{"1.0.108", PriorMain, PriorDefault, 1000, "prior: c 1.0.98 main default (nearest known version to 1.0.108)"},
+		{"2.1.332", PriorMain, PriorDefault, 2000, "prior: c 2.1.39 main default (nearest known version to 2.1.332)"},
+		{"", PriorMain, PriorDefault, 2000, "prior: c 2.1.39 main default (the session records no client version: the newest known)"},
+		// A sub-agent with no default entry of its own takes the main one.
+		{"2.1.39", PriorSubagent, PriorDefault, 2000, "prior: c 2.1.39 main default"},
 	} {
-		p, ok := NearestPrior(table, "c", tc.version, tc.mode)
+		p, ok := NearestPrior(table, "c", tc.version, tc.mode, tc.setup)
 		if !ok || p.Entry.SystemTokens != tc.tokens || p.Method != tc.method {
-			t.Errorf("%s %s: %+v %v, want %d tokens, method %q", tc.version, tc.mode, p, ok, tc.tokens, tc.method)
+			t.Errorf("%s %s %s: %+v %v, want %d tokens, method %q", tc.version, tc.mode, tc.setup, p, ok, tc.tokens, tc.method)
 		}
 	}
-	if _, ok := NearestPrior(table, "other", "1", PriorMain); ok {
+	if _, ok := NearestPrior(table, "other", "1", PriorMain, PriorHarness); ok {
 		t.Error("a client the table does not hold has a prior")
 	}
 	// Only main entries: a sub-agent takes the main one.
-	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorSubagent); !ok || p.Method != "prior: c 2.1.328 main" {
+	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorSubagent, PriorHarness); !ok || p.Method != "prior: c 2.1.328 main harness" {
 		t.Errorf("sub-agent without its own entry: %+v", p)
+	}
+	// A client with harness entries only: the default setup takes them.
+	if p, ok := NearestPrior(table[:1], "c", "2.1.328", PriorMain, PriorDefault); !ok || p.Method != "prior: c 2.1.328 main harness" {
+		t.Errorf("default setup without its own entry: %+v", p)
+	}
+}
+
+// The setup is the recording harness's unless the transcript shows the
+// client's default mode: a recorded tool set beyond the harness's, or —
+// when it records none — a call to a tool the harness's set does not
+// hold. A session that called nothing, or only Bash, keeps the harness's.
+func TestPriorSetup(t *testing.T) {
+	table := []PriorEntry{
+		{Client: "c", Setup: PriorHarness, ToolNames: "Agent,Bash"},
+		{Client: "c", Setup: PriorDefault, ToolNames: "Agent,Bash,Edit,Read"},
+		{Client: "d", Setup: PriorDefault, ToolNames: "shell"},
+	}
+	for _, tc := range []struct {
+		client           string
+		recorded, called []string
+		want             string
+	}{
+		{"c", nil, nil, PriorHarness},
+		{"c", nil, []string{"Bash", "Bash", "Agent"}, PriorHarness},
+		{"c", nil, []string{"Bash", "Read"}, PriorDefault},
+		{"c", []string{"Bash", "Agent"}, []string{"Read"}, PriorHarness}, // the recorded set wins
+		{"c", []string{"Bash", "Read"}, nil, PriorDefault},
+		{"d", nil, []string{"shell"}, PriorDefault}, // no harness entry: every tool is beyond it
+	} {
+		if got, why := PriorSetup(table, tc.client, tc.recorded, tc.called); got != tc.want || why == "" {
+			t.Errorf("%s %v %v: %s (%s), want %s", tc.client, tc.recorded, tc.called, got, why, tc.want)
+		}
 	}
 }
 
@@ -73,9 +115,11 @@ func TestPriorUnrecorded(t *testing.T) {
 }
 
 // Before any usage is recorded, `estimate` calibrates a Codex rollout with
-// the prior of its recorded cli_version: the tools, which the rollout
-// does not record, beside the instructions, which it does; the stored
-// view's incremental run carries it.
+// the prior of its recorded cli_version (in the recording harness's setup:
+// the rollout records no tool set and, cut before its first usage, calls
+// none): the tools, which the rollout does not record, beside the
+// instructions, which it does; the stored view's incremental run carries
+// it.
 func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 	rollout, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "codex", "0.169.0", "chat", "rollout-*.jsonl"))
 	if len(rollout) != 1 {
@@ -102,10 +146,10 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Calibration
-	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main" || c.Anchor != MethodPrior {
+	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main harness; the session records no tool set and called none beyond the recording harness's" || c.Anchor != MethodPrior {
 		t.Fatalf("calibration before the first request: %+v", c)
 	}
-	p, _ := LookupPrior("codex", "0.169.0", PriorMain)
+	p, _ := LookupPrior("codex", "0.169.0", PriorMain, PriorHarness)
 	sys := 0
 	for _, n := range res.Nodes {
 		if n.Role != "system" {
@@ -174,4 +218,95 @@ func TestPriorSlope(t *testing.T) {
 	if f := FitRequestsPrior(reqs, ClaudeProxySlope); f.Method != MethodOffsetSlope || f.Slope != 1.5 {
 		t.Errorf("five requests: %s slope %v, want the fitted 1.5", f.Method, f.Slope)
 	}
+}
+
+// A Claude Code transcript before its first reply: the import keeps the
+// client version of its first line, and the setup follows what the file
+// shows — the recording harness's when its api-request-shape line names
+// Bash and Agent, or when it records no tool set (as Claude Code 1.0 and
+// 2.1.39 files do) and calls none beyond them; the client's default mode
+// when it calls one (Read): the default tools' prior, several times the
+// harness's.
+func TestClaudePriorSetupFollowsTheTranscript(t *testing.T) {
+	tr, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "*.jsonl"))
+	if len(tr) != 1 {
+		t.Fatalf("the Claude Code 2.1.328 tool recording: %v", tr)
+	}
+	b, err := os.ReadFile(tr[0])
+	if err != nil || !strings.Contains(string(b), `"type":"api-request-shape"`) || !strings.Contains(string(b), `"name":"Bash"`) {
+		t.Fatalf("the recording records no request shape or Bash call: %v", err)
+	}
+	var old strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(line, `"type":"api-request-shape"`) {
+			old.WriteString(strings.ReplaceAll(line, `"version":"2.1.328"`, `"version":"1.0.98"`))
+		}
+	}
+	dir := t.TempDir()
+	legacy, read := filepath.Join(dir, "legacy.jsonl"), filepath.Join(dir, "read.jsonl")
+	if err := os.WriteFile(legacy, []byte(old.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(read, []byte(strings.ReplaceAll(old.String(), `"name":"Bash"`, `"name":"Read"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness := "; the session records no tool set and called none beyond the recording harness's"
+	for _, tc := range []struct {
+		file, version, setup, method string
+	}{
+		{tr[0], "2.1.328", PriorHarness, "prior: claude-code 2.1.328 main harness; the session records the recording harness's tool set"},
+		{legacy, "1.0.98", PriorHarness, "prior: claude-code 2.1.328 main harness (nearest known version to 1.0.98)" + harness},
+		{read, "1.0.98", PriorDefault, "prior: claude-code 1.0.98 main default; the session called tools beyond the recording harness's: Read"},
+	} {
+		res, sys := estimateFirst(t, tc.file)
+		c := res.Calibration
+		p, ok := LookupPrior("claude-code", tc.version, PriorMain, tc.setup)
+		if !ok || c == nil || c.Method != tc.method {
+			t.Fatalf("%s: calibration %+v, want method %q", tc.file, c, tc.method)
+		}
+		if want := p.Unrecorded(res.Provider, sys, res.Categories[CatTools] > 0); c.UnrecordedTokens != want {
+			t.Errorf("%s: the prior adds %d, want %d", tc.file, c.UnrecordedTokens, want)
+		}
+	}
+}
+
+// estimateFirst imports one transcript and estimates it at the cut before
+// its first assistant reply (`estimate --head` there): the result and the
+// tokens of its leading system nodes.
+func estimateFirst(t *testing.T, file string) (*Result, int) {
+	t.Helper()
+	rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: filepath.Join(t.TempDir(), "s")})
+	if err != nil || len(rep.Sessions) != 1 {
+		t.Fatalf("import %s: %v", file, err)
+	}
+	g, err := dag.Open(rep.Sessions[0].Dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	first := -1
+	for i := 0; i < g.S.Len() && first < 0; i++ {
+		if g.S.RoleAt(i) == "assistant" {
+			first = i
+		}
+	}
+	if first < 0 || g.Pred(first) < 0 {
+		t.Fatalf("%s: no assistant node after another", file)
+	}
+	v, err := render.Build(g, g.ID(g.Pred(first)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := View(context.Background(), v, Options{Model: "claude-sonnet-4-5", Window: 200000, NodeDetail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := 0
+	for _, n := range res.Nodes {
+		if n.Role != "system" {
+			break
+		}
+		sys += n.Tokens
+	}
+	return res, sys
 }

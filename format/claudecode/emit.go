@@ -16,6 +16,8 @@ type fullRecord struct {
 	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
 	Content           json.RawMessage `json:"content"`
 	CompactMetadata   json.RawMessage `json:"compactMetadata"`
+	// Version is read raw: a line whose version is no string still imports.
+	Version json.RawMessage `json:"version"`
 }
 
 // ccMeta is what a node keeps of Claude Code's own fields, under
@@ -34,6 +36,11 @@ type ccMeta struct {
 	BoundaryUUID    string          `json:"boundary_uuid,omitempty"`
 	SummaryUUID     string          `json:"summary_uuid,omitempty"`
 	CompactMetadata json.RawMessage `json:"compact_metadata,omitempty"`
+	// ClientVersion is the version of Claude Code that wrote the file,
+	// kept on a chain's first message only (its line has no parent): the
+	// prior of a session's first request is looked up by it
+	// (docs/ACCURACY.md, "The prior").
+	ClientVersion string `json:"client_version,omitempty"`
 }
 
 // usage is Claude Code's (the Messages API's) usage object.
@@ -267,8 +274,9 @@ func (p *planner) emitOrder() []int32 {
 // shapeRecord is an api-request-shape line: the system blocks and tool
 // definitions of the requests that share its hash.
 type shapeRecord struct {
-	Timestamp string `json:"timestamp"`
-	ShapeHash string `json:"shapeHash"`
+	Timestamp string          `json:"timestamp"`
+	ShapeHash string          `json:"shapeHash"`
+	Version   json.RawMessage `json:"version"`
 	Shape     struct {
 		System json.RawMessage   `json:"system"`
 		Tools  []json.RawMessage `json:"tools"`
@@ -305,10 +313,15 @@ func (p *planner) buildSystem(n *pnode) (transcript.Node, error) {
 	if len(r.Shape.Tools) > 0 {
 		node.SetMeta("tools", r.Shape.Tools)
 	}
-	node.SetMeta("claude_code", struct {
-		Record    string `json:"record"`
-		ShapeHash string `json:"shape_hash,omitempty"`
-	}{"api-request-shape", r.ShapeHash})
+	cc := struct {
+		Record        string `json:"record"`
+		ShapeHash     string `json:"shape_hash,omitempty"`
+		ClientVersion string `json:"client_version,omitempty"`
+	}{Record: "api-request-shape", ShapeHash: r.ShapeHash}
+	if n.pred < 0 {
+		_ = json.Unmarshal(r.Version, &cc.ClientVersion)
+	}
+	node.SetMeta("claude_code", cc)
 	return node, nil
 }
 
@@ -413,6 +426,11 @@ func (p *planner) buildMessage(n *pnode, warns *[]builtWarning) (transcript.Node
 			node.CreatedAt = r.Timestamp
 			meta.MessageID, meta.RequestID, meta.AgentID = m.ID, r.RequestID, r.AgentID
 			meta.IsMeta = r.IsMeta
+			if n.pred < 0 || r.ParentUUID == "" {
+				// A chain's first message: the import may put an
+				// attachment before it.
+				_ = json.Unmarshal(r.Version, &meta.ClientVersion)
+			}
 		}
 		if !single {
 			meta.UUIDs = append(meta.UUIDs, r.UUID)

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content"}, recordNorms...)
+	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content", "version"}, recordNorms...)
 	blockNorms  = []string{"type", "text", "thinking", "signature", "data", "id", "name", "input", "tooluseid", "content", "iserror", "source"}
 	sourceNorms = []string{"type", "mediatype", "data", "url", "fileid"}
 )
@@ -52,6 +52,9 @@ func (r *fullRecord) ownField(s *input.Skim, key []byte) uint32 {
 	case "compactMetadata":
 		r.CompactMetadata = json.RawMessage(s.Raw())
 		return 1 << 28
+	case "version":
+		r.Version = json.RawMessage(s.Raw())
+		return 1 << 29
 	}
 	return 0
 }

@@ -42,16 +42,18 @@ func NewNormaliser(paths map[string]string) *Normaliser {
 }
 
 var (
-	reUUID    = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	reHash    = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
-	reAgent   = regexp.MustCompile(`\bagent-(a[0-9a-f]{6,32})\b|"agentId":\s*"(a[0-9a-f]{6,32})"`)
-	reTime    = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
-	reEpochMS = regexp.MustCompile(`\b1[78]\d{11}\b`)
-	reDur     = regexp.MustCompile(`"(\w*(?:[Dd]uration|_ms|Ms|[Ll]atency)\w*)":\s*\d+(\.\d+)?`)
-	reCost    = regexp.MustCompile(`"(costUSD|totalCostUSD|total_cost_usd)":\s*[0-9.e-]+`)
-	reSlug    = regexp.MustCompile(`"slug":\s*"[a-z]+(-[a-z]+)*"`)
-	reRunID   = regexp.MustCompile(`"runId":\s*"[^"]*"`)
-	reXMLMS   = regexp.MustCompile(`<duration_ms>\d+</duration_ms>`)
+	reUUID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	reHash = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
+	// Claude Code 1.0's metadata.user_id: user_<device hash>_account_…
+	reUserHash = regexp.MustCompile(`\buser_[0-9a-f]{64}_`)
+	reAgent    = regexp.MustCompile(`\bagent-(a[0-9a-f]{6,32})\b|"agentId":\s*"(a[0-9a-f]{6,32})"`)
+	reTime     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	reEpochMS  = regexp.MustCompile(`\b1[78]\d{11}\b`)
+	reDur      = regexp.MustCompile(`"(\w*(?:[Dd]uration|_ms|Ms|[Ll]atency)\w*)":\s*\d+(\.\d+)?`)
+	reCost     = regexp.MustCompile(`"(costUSD|totalCostUSD|total_cost_usd)":\s*[0-9.e-]+`)
+	reSlug     = regexp.MustCompile(`"slug":\s*"[a-z]+(-[a-z]+)*"`)
+	reRunID    = regexp.MustCompile(`"runId":\s*"[^"]*"`)
+	reXMLMS    = regexp.MustCompile(`<duration_ms>\d+</duration_ms>`)
 )
 
 func (n *Normaliser) id(kind, v string, format func(int) string) string {
@@ -96,6 +98,9 @@ func (n *Normaliser) text(b []byte) []byte {
 	})
 	s = reHash.ReplaceAllStringFunc(s, func(h string) string {
 		return n.id("hash", h, func(i int) string { return fmt.Sprintf("%064d", i) })
+	})
+	s = reUserHash.ReplaceAllStringFunc(s, func(h string) string {
+		return "user_" + n.id("hash", h[5:69], func(i int) string { return fmt.Sprintf("%064d", i) }) + "_"
 	})
 	for _, a := range n.agents {
 		s = strings.ReplaceAll(s, a[0], a[1])

@@ -102,6 +102,23 @@ func Scenarios() []Scenario {
 	}
 }
 
+// DefaultScenarios are the prior's recordings (docs/ACCURACY.md, "The
+// prior"): one print-mode turn with the client's default tools, as a new
+// user runs it (no CLAUDE.md, no MCP server, nothing of the restriction
+// the other scenarios use), for the first request's system prompt and
+// tool definitions; and one that delegates to a sub-agent (Task, Agent
+// in newer clients), for a sub-agent's first request. Not among
+// Scenarios(): they are recorded only when named (scripts/record-priors.sh
+// keeps their first requests).
+func DefaultScenarios() []Scenario {
+	return []Scenario{
+		{Name: "default", About: "one turn with the default tools (the prior's recording)",
+			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--", "Hello. Reply briefly."}}}},
+		{Name: "default-subagent", About: "a sub-agent with the default tools (the prior's recording)",
+			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--allowedTools", "Task,Agent", "--", "Delegate this to a sub-agent. [[agent]]"}}}},
+	}
+}
+
 // Config is one recording run.
 type Config struct {
 	// Client is the claude binary of the pinned version.
@@ -124,8 +141,8 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	for _, sc := range Scenarios() {
-		if len(cfg.Only) > 0 && !contains(cfg.Only, sc.Name) {
+	for k, sc := range append(Scenarios(), DefaultScenarios()...) {
+		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !contains(cfg.Only, sc.Name) {
 			continue
 		}
 		start := time.Now()

@@ -5,6 +5,8 @@
 # fake Anthropic provider on 127.0.0.1 and writes the normalised transcripts
 # and requests under testdata/interop/claude-code/<version>/.
 # Usage: interop/claude-code/record.sh [scenario,...]   (run from the repo root)
+#        The scenarios `default` and `default-subagent` (the prior's
+#        default-mode recordings) run only when named: scripts/record-priors.sh.
 # Env:   CTXFOLD_CLAUDE_BIN=path   record with that client (a newer one)
 #        instead of the pinned one; the fixtures go under its version.
 set -eu

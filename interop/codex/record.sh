@@ -8,6 +8,7 @@
 # Usage: interop/codex/record.sh [scenario...]   (default: all)
 # Env:   OUT=dir   write there instead of testdata (the live test does this)
 #        KEEP=1    keep the temporary directory for inspection
+#        MODEL=name  the default scenario's model (else the client's default)
 #        CTXFOLD_CODEX_BIN=path   record with that client (a newer one) instead
 #                  of the pinned one; the fixtures go under its version
 set -euo pipefail
@@ -65,11 +66,18 @@ for scenario in $SCENARIOS; do
 	# (fallback metadata) they are offered directly.
 	model=gpt-5.5
 	[ "$scenario" = subagent ] && model=gpt-5.1-codex
+	settings="model = \"$model\"
+approval_policy = \"never\"
+sandbox_mode = \"danger-full-access\""
+	# default: the client as a new user runs it (its default model, tools,
+	# approval and sandbox; no AGENTS.md, no MCP server), for the prior's
+	# first request (scripts/record-priors.sh; docs/ACCURACY.md, "The prior").
+	# MODEL=name records it with that model instead (the one a rollout
+	# records: Codex's instructions and tools follow the model).
+	[ "$scenario" = default ] && settings=${MODEL:+model = \"$MODEL\"}
 	cat >"$S/home/.codex/config.toml" <<TOML
-model = "$model"
 model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
+$settings
 $extra
 
 [model_providers.fake]
@@ -79,6 +87,9 @@ wire_api = "responses"
 env_key = "FAKE_OPENAI_KEY"
 TOML
 	case $scenario in
+	default)
+		codex "Hello. Reply briefly."
+		;;
 	chat)
 		codex "Hello. Reply briefly."
 		codex resume --last "A second turn, after resuming."
