@@ -97,15 +97,15 @@ const (
 //     does not directly follow another such message, and the cut never separates an assistant tool call from its results: every
 //     call made before the cut has its results before the cut.
 //   - The tail is the longest one that fits the target. If even the latest
-//     step exceeds the target it stays intact (everything before it is
+//     turn exceeds the target it stays intact (everything before it is
 //     folded; with nothing before it the plan is a no-op).
 //   - With a previous summary, a history after it that fits the target is
 //     a no-op (ReasonNothingNew): the tail it kept is not folded again.
-//   - When the latest turn alone exceeds the target — a long agentic turn,
-//     perhaps the only one — its steps are candidate cuts too: an
-//     assistant message right after tool results, every earlier call
-//     answered before it (stepBoundaries); the same fit rules choose
-//     among all candidates.
+//   - A history that is one turn after the start — a long agentic turn,
+//     with no request to keep a tail from — keeps its tail from one of its
+//     steps: an assistant message right after tool results, every earlier
+//     call answered before it (stepBoundaries); the same fit rules choose
+//     among them. Not when a previous compaction kept that turn whole.
 //   - The tail holds at least MinTailMessages conversational messages where
 //     the history has them, even past the target — unless the last two turns
 //     exceed the target: then the cut stays at the latest user boundary, the
@@ -136,14 +136,13 @@ func MakePlan(in PlanInput) *Plan {
 		return noop(ReasonNothingNew)
 	}
 	bounds := boundaries(facts, p.Start)
-	latest := p.Start
-	if len(bounds) > 0 {
-		latest = bounds[len(bounds)-1]
-	}
-	if len(bounds) == 0 || suffix[latest] > in.Target {
-		// The latest turn alone exceeds the target (a long agentic
-		// turn, perhaps the only one): its steps are candidate cuts too.
-		bounds = append(bounds, stepBoundaries(facts, latest)...)
+	if len(bounds) == 0 && (p.Previous == nil || !facts[p.Start].turnStart) {
+		// One long agentic turn: no request after the start to keep a
+		// tail from, so its steps are the candidate cuts — unless a
+		// previous compaction kept this turn whole (the node after its
+		// summary starts the turn): folding it now would make a second
+		// run with nothing new no no-op.
+		bounds = stepBoundaries(facts, p.Start)
 	}
 	if len(bounds) == 0 {
 		if p.Previous != nil {
