@@ -21,6 +21,11 @@ func TestCompactOneLongTurn(t *testing.T) {
 	if v := cliRun(t, nil, false, "verify", dir); v.Code != 0 || !strings.Contains(v.Stdout, "1 summary") {
 		t.Fatalf("verify: %d %s%s", v.Code, v.Stdout, v.Stderr)
 	}
+	// A second run with nothing new is the no-op (docs/COMPACT.md §2).
+	again := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "2000", "--json")
+	if err := json.Unmarshal([]byte(again.Stdout), &res); err != nil || again.Code != 0 || res.Outcome != "no_op" {
+		t.Fatalf("second run: %v exit %d %s", err, again.Code, again.Stdout)
+	}
 	r = cliRun(t, nil, false, "render", dir, "--format", "openai")
 	var msgs []struct {
 		Role       string `json:"role"`
@@ -44,6 +49,22 @@ func TestCompactOneLongTurn(t *testing.T) {
 	kept := len(msgs) - 2
 	if kept >= 601 || kept < 4 {
 		t.Errorf("kept %d of 601 messages", kept)
+	}
+	// The Messages API shape alternates: the summary is the user turn the
+	// kept assistant steps answer.
+	r = cliRun(t, nil, false, "render", dir, "--format", "anthropic")
+	var body struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &body); err != nil || r.Code != 0 || len(body.Messages) < 2 {
+		t.Fatalf("render anthropic: %v %d %s", err, r.Code, r.Stderr)
+	}
+	for i, m := range body.Messages {
+		if want := []string{"user", "assistant"}[i%2]; m.Role != want {
+			t.Fatalf("anthropic message %d is %s, want %s", i, m.Role, want)
+		}
 	}
 	// Each kept call is answered by the next message.
 	for i, m := range msgs {
