@@ -200,3 +200,14 @@ func TestExtractiveStateWithinTheCeiling(t *testing.T) {
 		}
 	}
 }
+
+// The model summarizers are asked for the same state sections as the
+// extractive summary writes, the plan's marks and a decision's reason.
+func TestPromptAsksForTheState(t *testing.T) {
+	p := Prompt(Request{MaxTokens: 500})
+	for _, want := range []string{"- Objective\n- Current task\n- Plan\n", `"[x]" done, "[>]" in progress, "[ ]" open`, "each decision with\n  its reason"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+}
