@@ -279,9 +279,10 @@ func TestCompactRefusesBrokenSessionExitsTwo(t *testing.T) {
 	}
 }
 
-// oneTurnSession is a single-prompt agent session: one request, then a
-// long assistant/tool segment. It was never compacted.
-func oneTurnSession(t *testing.T) string {
+// oneTurnSession is a single-prompt agent session: one request, then
+// steps assistant tool calls with their results and a last reply (steps
+// 0: the request and its reply alone). It was never compacted.
+func oneTurnSession(t *testing.T, steps int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "one")
 	if _, err := store.Init(dir, "gpt-4o", store.WriteOptions{}); err != nil {
@@ -291,7 +292,7 @@ func oneTurnSession(t *testing.T) string {
 		{ID: "sys", Role: transcript.RoleSystem, Content: transcript.TextContent("You are a coding agent.")},
 		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Fix the failing tests in pkg/a.")},
 	}
-	for i := range 6 {
+	for i := range steps {
 		call := fmt.Sprintf("call_%d", i)
 		nodes = append(nodes,
 			transcript.Node{ID: fmt.Sprintf("a%d", i), Role: transcript.RoleAssistant, Content: transcript.TextContent("Looking."),
@@ -313,19 +314,20 @@ func oneTurnSession(t *testing.T) string {
 }
 
 // docs/COMPACT.md §5 reserves "Context is already compacted" for a previous
-// summary with nothing new; a one-turn history that was never compacted
-// says what happened instead, and JSON keeps outcome no_op with a reason.
+// summary with nothing new; a history that is one request and its reply,
+// never compacted, says what happened instead, and JSON keeps outcome
+// no_op with a reason.
 func TestCompactNoOpMessages(t *testing.T) {
-	dir := oneTurnSession(t)
+	dir := oneTurnSession(t, 0)
 	r := cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10")
 	if r.Code != 0 || r.Stdout != report.CompactionOneTurn(report.LangEN)+"\n" || r.Stderr != "" {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if !strings.HasPrefix(r.Stdout, "Nothing to compact: the history is one turn") {
+	if !strings.HasPrefix(r.Stdout, "Nothing to compact: the history is one request and its first reply") {
 		t.Fatalf("stdout %q", r.Stdout)
 	}
 	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--lang", "zh")
-	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "无需压缩：历史只有一个轮次") {
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "无需压缩：历史只有一个请求") {
 		t.Fatalf("exit %d stdout %q", r.Code, r.Stdout)
 	}
 	r = cliRun(t, nil, false, "compact", dir, "--keep-tokens", "10", "--json")

@@ -56,6 +56,10 @@ type Plan struct {
 	// Predecessor is the new summary's splice point.
 	Predecessor string
 	KeptIDs     []string
+	// WithinTurn: the history after the start is one turn, and the kept
+	// tail starts at one of its steps (an assistant message right after
+	// tool results), not at a request (docs/COMPACT.md §2).
+	WithinTurn bool
 	// CompactedTurns counts the newly covered turns.
 	CompactedTurns int
 	Target         int
@@ -97,6 +101,11 @@ const (
 //     folded; with nothing before it the plan is a no-op).
 //   - With a previous summary, a history after it that fits the target is
 //     a no-op (ReasonNothingNew): the tail it kept is not folded again.
+//   - A history that is one turn after the start — a long agentic turn,
+//     with no request to keep a tail from — keeps its tail from one of its
+//     steps: an assistant message right after tool results, every earlier
+//     call answered before it (stepBoundaries); the same fit rules choose
+//     among them. Not when a previous compaction kept that turn whole.
 //   - The tail holds at least MinTailMessages conversational messages where
 //     the history has them, even past the target — unless the last two turns
 //     exceed the target: then the cut stays at the latest user boundary, the
@@ -127,6 +136,14 @@ func MakePlan(in PlanInput) *Plan {
 		return noop(ReasonNothingNew)
 	}
 	bounds := boundaries(facts, p.Start)
+	if len(bounds) == 0 && (p.Previous == nil || !facts[p.Start].turnStart) {
+		// One long agentic turn: no request after the start to keep a
+		// tail from, so its steps are the candidate cuts — unless a
+		// previous compaction kept this turn whole (the node after its
+		// summary starts the turn): folding it now would make a second
+		// run with nothing new no no-op.
+		bounds = stepBoundaries(facts, p.Start)
+	}
 	if len(bounds) == 0 {
 		if p.Previous != nil {
 			return noop(ReasonNothingNew)
@@ -134,6 +151,7 @@ func MakePlan(in PlanInput) *Plan {
 		return noop(ReasonNoBoundary)
 	}
 	p.Cut = p.chooseCut(bounds, suffix, conv, in.Target)
+	p.WithinTurn = p.Cut > p.Start && facts[p.Cut].stepStart
 	if p.Cut <= p.Start {
 		return noop(ReasonNothingNew)
 	}
@@ -259,6 +277,9 @@ func tokenAt(tokens []int, i int) int {
 // nodeFacts is what the plan needs of one node, computed once.
 type nodeFacts struct {
 	turnStart, conversational bool
+	// stepStart: an assistant message right after a node carrying tool
+	// results — a new model response within a turn.
+	stepStart bool
 	// answeredAt is the last position a call this node makes is answered
 	// at (-1 when it makes none or none is answered).
 	answeredAt int
@@ -278,6 +299,7 @@ func factsOf(nodes []*transcript.Node) []nodeFacts {
 		facts[i] = nodeFacts{
 			turnStart:      nd.IsTurnStart(),
 			conversational: conversational(nd),
+			stepStart:      i > 0 && nd.Role == transcript.RoleAssistant && !nd.IsSummary() && len(tools[i-1].Results) > 0,
 			answeredAt:     -1,
 		}
 	}
@@ -308,6 +330,24 @@ func boundaries(facts []nodeFacts, start int) []int {
 		// (Codex sends its environment context just before the request):
 		// a tail starting between them would fold a lone message.
 		if i > start && f.turnStart && pending < i && !facts[i-1].turnStart {
+			out = append(out, i)
+		}
+		pending = max(pending, f.answeredAt)
+	}
+	return out
+}
+
+// stepBoundaries returns the positions after start where a kept tail may
+// begin inside one long turn: a step start (a new model response right
+// after tool results, so a response split over several nodes stays
+// whole) with every call made before it answered before it (docs/FORMAT.md
+// §2). The request that opened the turn is covered: the summary quotes it
+// (its objective or latest request).
+func stepBoundaries(facts []nodeFacts, start int) []int {
+	var out []int
+	pending := -1
+	for i, f := range facts {
+		if i > start && f.stepStart && pending < i {
 			out = append(out, i)
 		}
 		pending = max(pending, f.answeredAt)

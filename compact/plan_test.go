@@ -71,11 +71,19 @@ func TestPlanRules(t *testing.T) {
 		noop    string
 		cut     int // expected first kept position
 		covered int // expected number of newly covered nodes
+		within  bool
 	}{
 		{name: "at or below the target is a no-op", spec: "s u a u a", toks: []int{10, 10, 10, 10, 10}, target: 53, noop: ReasonBelowTarget},
 		{name: "the longest tail that fits", spec: "s u a u a u a u a", toks: []int{5, 10, 10, 10, 10, 10, 10, 10, 10}, target: 40, cut: 5, covered: 4},
 		{name: "latest turn alone exceeds the target: it stays intact", spec: "s u a u a u a", toks: []int{5, 10, 10, 10, 10, 100, 100}, target: 50, cut: 5, covered: 4},
-		{name: "latest turn alone exceeds with nothing before it: no-op", spec: "s u a", toks: []int{5, 100, 100}, target: 50, noop: ReasonNoBoundary},
+		{name: "a request and one reply: no-op", spec: "s u a", toks: []int{5, 100, 100}, target: 50, noop: ReasonNoBoundary},
+		{name: "a request and one step: no-op", spec: "s u c t", toks: []int{5, 100, 100, 100}, target: 50, noop: ReasonNoBoundary},
+		{name: "one long turn: the tail starts at a step", spec: "s u c t c t c t c t a", toks: []int{5, 10, 30, 30, 30, 30, 30, 30, 10, 10, 10}, target: 40, cut: 8, covered: 7, within: true},
+		{name: "one long turn: four conversational messages", spec: "s u a c t a c t a c t a c t a", toks: []int{5, 10, 30, 30, 30, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, target: 22, cut: 5, covered: 4, within: true},
+		{name: "one long turn after a summary", spec: "s S c t c t c t", toks: []int{5, 50, 30, 30, 30, 30, 30, 30}, target: 70, cut: 6, covered: 4, within: true},
+		{name: "a long latest turn after others stays intact", spec: "s u a u c t c t c t a", toks: []int{5, 10, 10, 10, 30, 30, 30, 30, 10, 10, 10}, target: 40, cut: 3, covered: 2},
+		{name: "a long turn a previous compaction kept whole stays so", spec: "s S u c t c t c t", toks: []int{5, 50, 10, 30, 30, 30, 30, 30, 30}, target: 70, noop: ReasonNothingNew},
+		{name: "one long turn whose latest step exceeds the target", spec: "s u c t c t", toks: []int{5, 10, 30, 30, 100, 100}, target: 50, cut: 4, covered: 3, within: true},
 		{name: "last two turns exceed the target: cut at the latest user boundary", spec: "s u a u a u a", toks: []int{5, 10, 10, 30, 30, 10, 10}, target: 25, cut: 5, covered: 4},
 		{name: "a tool call stays with its result in the tail", spec: "s u a u c t", toks: []int{5, 30, 30, 10, 10, 10}, target: 40, cut: 3, covered: 2},
 		{name: "at least four conversational messages, past the target", spec: "s u a u c t u c t u a", toks: []int{5, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, target: 60, cut: 3, covered: 2},
@@ -103,8 +111,8 @@ func TestPlanRules(t *testing.T) {
 			if p.Cut != tc.cut || len(p.NewIDs) != tc.covered {
 				t.Fatalf("cut %d covering %v, want cut %d covering %d", p.Cut, p.NewIDs, tc.cut, tc.covered)
 			}
-			if nodes[p.Cut].Role != transcript.RoleUser {
-				t.Fatalf("tail starts at %s", nodes[p.Cut].Role)
+			if want := map[bool]transcript.Role{false: transcript.RoleUser, true: transcript.RoleAssistant}[tc.within]; nodes[p.Cut].Role != want || p.WithinTurn != tc.within {
+				t.Fatalf("tail starts at %s (within the turn: %v)", nodes[p.Cut].Role, p.WithinTurn)
 			}
 			if slices.Contains(p.CoversIDs, nodes[0].ID) {
 				t.Fatal("the root is covered")
@@ -187,7 +195,19 @@ func adjacencyProperty(t *testing.T, s int, r *rand.Rand) (plans, folded int64) 
 		}
 		folded++
 		tail := nodes[p.Cut]
-		if !tail.IsTurnStart() {
+		switch {
+		case p.WithinTurn:
+			// One long turn: the tail starts at a new response right after
+			// tool results, and no later request could have started it.
+			if tail.Role != transcript.RoleAssistant || len(nodes[p.Cut-1].ToolResults()) == 0 {
+				t.Fatalf("session %d keep %d: tail within the turn starts at %q (%s)", s, keep, tail.ID, tail.Role)
+			}
+			for i := p.Start + 1; i < len(nodes); i++ {
+				if nodes[i].IsTurnStart() && !nodes[i-1].IsTurnStart() {
+					t.Fatalf("session %d keep %d: cut within a turn although %q starts one", s, keep, nodes[i].ID)
+				}
+			}
+		case !tail.IsTurnStart():
 			t.Fatalf("session %d keep %d: tail starts at %q (%s)", s, keep, tail.ID, tail.Role)
 		}
 		view := append([]*transcript.Node{summary}, nodes[p.Cut:]...)
@@ -289,8 +309,10 @@ func TestPlanCoversAUserRoot(t *testing.T) {
 func TestPlanNeverSplitsConsecutiveUserMessages(t *testing.T) {
 	nodes := linear(t, "u u c t c t a")
 	p := MakePlan(PlanInput{Nodes: nodes, Tokens: []int{10, 10, 100, 100, 100, 100, 10}, Total: 433, Target: 50})
-	if !p.NoOp || p.Reason != ReasonNoBoundary {
-		t.Fatalf("want a no-op (%s), got cut %d covering %v", ReasonNoBoundary, p.Cut, p.NewIDs)
+	// The two are one turn: the tail starts at a step of it, never at the
+	// second user message.
+	if p.NoOp || !p.WithinTurn || p.Cut != 6 || !slices.Equal(p.NewIDs, ids(nodes, 0, 6)) {
+		t.Fatalf("want a cut within the turn at 6, got no-op %v %q cut %d covering %v", p.NoOp, p.Reason, p.Cut, p.NewIDs)
 	}
 }
 
@@ -307,5 +329,24 @@ func TestPlanKeepsTheWholePromptPrefix(t *testing.T) {
 	p := MakePlan(PlanInput{Nodes: nodes, Tokens: []int{500, 500, 5, 5}, Total: 1010, Target: 100})
 	if !p.NoOp || p.Start != 2 {
 		t.Fatalf("plan %+v: want a no-op starting after the prefix", p)
+	}
+}
+
+// Within one long turn, a step whose earlier call is still unanswered (a
+// late result in foreign data) is no place for the tail to start: the cut
+// never separates a call from its result (docs/FORMAT.md §2).
+func TestPlanWithinTurnNeverCutsAnOpenCall(t *testing.T) {
+	nodes := []transcript.Node{
+		{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("do it")},
+		{ID: "a1", Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "x", Name: "bash"}, {ID: "y", Name: "bash"}}},
+		{ID: "t1", Role: transcript.RoleTool, ToolCallID: "x", Content: transcript.TextContent("x out")},
+		{ID: "a2", Role: transcript.RoleAssistant, Content: transcript.TextContent("waiting for y")},
+		{ID: "t2", Role: transcript.RoleTool, ToolCallID: "y", Content: transcript.TextContent("late y out")},
+		{ID: "a3", Role: transcript.RoleAssistant, Content: transcript.TextContent("done")},
+	}
+	toks := []int{10, 50, 50, 50, 50, 10}
+	p := MakePlan(PlanInput{Nodes: sessiontest.Pointers(nodes), Tokens: toks, Total: 223, Target: 150})
+	if p.NoOp || !p.WithinTurn || nodes[p.Cut].ID != "a3" {
+		t.Fatalf("cut at %q (no-op %v %q, within %v), want a3", nodes[p.Cut].ID, p.NoOp, p.Reason, p.WithinTurn)
 	}
 }

@@ -59,6 +59,9 @@ type Calibration struct {
 	// definitions): the smallest unrecorded part over the requests, what
 	// a view after a compaction is anchored on.
 	PrefixTokens int `json:"prefix_tokens"`
+	// prefix is PrefixTokens before rounding (Correction.ApplyCompacted).
+	prefix    float64
+	hasPrefix bool
 	// Slope multiplies the view's own tokens (1 with MethodOffset);
 	// FittedSlope is the slope fitted on the session's requests, used or
 	// not (0 with fewer than two usable steps).
@@ -143,65 +146,6 @@ const (
 	// than the offset's for the slope to be used.
 	slopeGain = 0.9
 )
-
-// Correction is a fitted calibration applied to another view of the same
-// session (compact's result, render --fit's candidates): the same prefix
-// and slope.
-type Correction struct {
-	Method           string  `json:"method"`
-	UnrecordedTokens int     `json:"unrecorded_tokens"`
-	Slope            float64 `json:"slope"`
-	// CarriedTokens is the hidden output the next request carries;
-	// PrefixTokens the client's prefix, what a compacted view is anchored
-	// on (ApplyCompacted).
-	CarriedTokens int `json:"carried_tokens,omitempty"`
-	PrefixTokens  int `json:"prefix_tokens"`
-	// FramingTokens is the fitted framing of what followed the anchor in
-	// the view the correction was fitted on (Calibration.FramingTokens).
-	FramingTokens int `json:"framing_tokens,omitempty"`
-}
-
-// Correction is c's model, to apply to another view; nil for nil.
-func (c *Calibration) Correction() *Correction {
-	if c == nil {
-		return nil
-	}
-	return &Correction{Method: c.Method, UnrecordedTokens: c.UnrecordedTokens, Slope: c.Slope,
-		CarriedTokens: c.CarriedTokens, PrefixTokens: c.PrefixTokens, FramingTokens: c.FramingTokens}
-}
-
-// Apply is the calibrated figure of a raw total.
-func (c *Correction) Apply(total int) int {
-	return c.apply(total, c.UnrecordedTokens+c.CarriedTokens+c.FramingTokens)
-}
-
-// ApplyCompacted is the calibrated figure of a view compacted since the
-// latest request: anchored on the client's prefix (docs/ESTIMATE.md, "The
-// anchor").
-func (c *Correction) ApplyCompacted(total int) int { return c.apply(total, c.PrefixTokens) }
-
-func (c *Correction) apply(total, offset int) int {
-	s := c.Slope
-	if s <= 0 {
-		s = 1
-	}
-	// A prefix inferred negative (the proxy overcounts) cannot take a
-	// small view below nothing.
-	return max(0, int(math.Round(s*float64(total)))+offset)
-}
-
-// RawBudget is the raw total that calibrates to budget: what a view's own
-// count may reach for the provider to count at most budget.
-func (c *Correction) RawBudget(budget int) int {
-	if c == nil {
-		return budget
-	}
-	s := c.Slope
-	if s <= 0 {
-		s = 1
-	}
-	return int(math.Floor(float64(budget-c.UnrecordedTokens-c.CarriedTokens-c.FramingTokens) / s))
-}
 
 // Fit is a calibration model fitted to matched requests in spine order.
 type Fit struct {
@@ -585,6 +529,7 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	total, unrecorded, carried, framed := f.predictAt(res.Total, res.Categories[CatOverhead], h)
 	c.UnrecordedTokens, c.CarriedTokens, c.FramingTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), int(math.Round(framed)), total
 	c.PrefixTokens, c.FirstUnrecordedTokens = int(math.Round(f.Prefix)), firstUnrecorded(reqs)
+	c.prefix, c.hasPrefix = f.Prefix, true
 	c.Anchor = AnchorLatest
 	if h.AfterCompaction {
 		c.Anchor = AnchorCompaction

@@ -99,14 +99,14 @@ func CompactionBelowTarget(l Lang, tokens, target int) string {
 	return fmt.Sprintf("Nothing to compact: the history (%d tokens) is within the retained-token target (%d tokens).", tokens, target)
 }
 
-// CompactionOneTurn is the no-op of a history that is a single turn (one
-// request, then assistant and tool messages): a turn is never split, so
-// there is no place to start a kept tail.
+// CompactionOneTurn is the no-op of a history that is one request and its
+// first reply: a long turn keeps its tail from one of its later steps
+// (docs/COMPACT.md §2), but a first step has none before it to fold.
 func CompactionOneTurn(l Lang) string {
 	if l == LangZH {
-		return "无需压缩：历史只有一个轮次（使用工具的轮次不会被拆分）；可尝试 'ctxfold render --fit' 生成能放入窗口的请求。"
+		return "无需压缩：历史只有一个请求及其第一步回复（工具调用不会与其结果分开）；可尝试 'ctxfold render --fit' 生成能放入窗口的请求。"
 	}
-	return "Nothing to compact: the history is one turn (a tool-using turn is never split); try 'ctxfold render --fit' for a request that fits."
+	return "Nothing to compact: the history is one request and its first reply (a tool call is never separated from its results); try 'ctxfold render --fit' for a request that fits."
 }
 
 // CompactionBelowThreshold is printed when --if-above did not fire: the

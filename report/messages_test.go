@@ -17,8 +17,8 @@ func TestCompactionMessages(t *testing.T) {
 		{CompactionNoOp(LangZH), "当前上下文已压缩，没有可折叠的旧消息。"},
 		{CompactionBelowTarget(LangEN, 900, 8000), "Nothing to compact: the history (900 tokens) is within the retained-token target (8000 tokens)."},
 		{CompactionBelowTarget(LangZH, 900, 8000), "无需压缩：历史（900 tokens）未超过保留目标（8000 tokens）。"},
-		{CompactionOneTurn(LangEN), "Nothing to compact: the history is one turn (a tool-using turn is never split); try 'ctxfold render --fit' for a request that fits."},
-		{CompactionOneTurn(LangZH), "无需压缩：历史只有一个轮次（使用工具的轮次不会被拆分）；可尝试 'ctxfold render --fit' 生成能放入窗口的请求。"},
+		{CompactionOneTurn(LangEN), "Nothing to compact: the history is one request and its first reply (a tool call is never separated from its results); try 'ctxfold render --fit' for a request that fits."},
+		{CompactionOneTurn(LangZH), "无需压缩：历史只有一个请求及其第一步回复（工具调用不会与其结果分开）；可尝试 'ctxfold render --fit' 生成能放入窗口的请求。"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

@@ -23,7 +23,7 @@ func (Extractive) Name() string { return "extractive" }
 
 // CacheKey implements Summarizer. The rules are versioned: change the
 // version when they change what a summary says.
-func (Extractive) CacheKey() string { return "extractive/v4" }
+func (Extractive) CacheKey() string { return "extractive/v5" }
 
 // Section names used by the extractive summary besides the fact sections
 // (factledger.go).
@@ -47,14 +47,22 @@ const (
 )
 
 // paragraph sections hold one text; the others are lists.
-var paragraphSections = map[string]bool{secObjective: true, secEarlier: true, secState: true, secLatest: true}
+var paragraphSections = map[string]bool{secObjective: true, secTask: true, secEarlier: true, secState: true, secLatest: true}
 
-// proseOrder is the prose after the facts, in the order it is written and
-// given room: the budget goes to the facts first (docs/COMPACT.md §3).
-var proseOrder = []string{secEarlier, secState, secLatest, secDecisions, secRejected, secQuestions, secTools, secMedia}
+// proseOrder is the prose, in the order it is given room: the budget goes
+// to the facts first (docs/COMPACT.md §3). The state and an earlier
+// summary of another shape (ceilingProse) may use what the facts leave of
+// the ceiling; the rest only what they leave of the cap.
+var proseOrder = []string{secTask, secPlan, secEarlier, secDecisions, secRejected, secState, secLatest, secQuestions, secTools, secMedia}
 
-// sectionOrder is every section in the order it is written.
-var sectionOrder = append(append(append([]string{secObjective, secPinned}, factSections...), proseOrder...), secNotKept)
+// ceilingProse is how many sections of proseOrder may grow to the ceiling.
+const ceilingProse = 3
+
+// sectionOrder is every section in the order it is written: the current
+// task and the plan right under the objective, the rest of the prose after
+// the facts.
+var sectionOrder = append(append(append([]string{secObjective, secTask, secPlan, secPinned}, factSections...),
+	secEarlier, secState, secLatest, secDecisions, secRejected, secQuestions, secTools, secMedia), secNotKept)
 
 // knownSection: a heading an extractive summary (this version or v2)
 // writes, so a previous summary holding one merges section by section.
@@ -95,6 +103,10 @@ type extraction struct {
 	// "Not kept" note).
 	left  []audit.Fact
 	total int
+	// plan follows the agent's todo list; task and taskID are the latest
+	// substantive request (Current task).
+	plan         planState
+	task, taskID string
 }
 
 func newExtraction() *extraction {
@@ -134,6 +146,8 @@ func (e Extractive) Summarize(ctx context.Context, req Request) (string, error) 
 	if facts == nil {
 		facts = mergeFacts(x.prevFacts, audit.Extract(req.Nodes, nil))
 	}
+	x.rejectedChanges(facts)
+	x.setTask(NewIDShortener(facts))
 	return x.fit(req, facts)
 }
 
@@ -189,17 +203,23 @@ func (x *extraction) message(nd *transcript.Node, text string, lastAssistant, sl
 		// Each request's opening and the user's constraints are facts
 		// (audit.Extract), listed by fit.
 		x.paragraph[secLatest] = clipText(text, 2000)
+		if substantive(text) {
+			x.task, x.taskID = text, nd.ID
+		}
 	case nd.Role == transcript.RoleAssistant && text != "":
 		*lastAssistant = text
-		for _, s := range sentences(text) {
-			switch {
-			case reRejected.MatchString(s):
+		ss := sentences(text)
+		for _, s := range ss {
+			if reRejected.MatchString(s) {
 				x.add(secRejected, s)
-			case reDecision.MatchString(s) && !reInspect.MatchString(s):
-				x.add(secDecisions, s)
 			}
 			if strings.HasSuffix(s, "?") {
 				x.add(secQuestions, s)
+			}
+		}
+		for _, d := range decisions(ss) {
+			if !reRejected.MatchString(d) {
+				x.add(secDecisions, d)
 			}
 		}
 	}
@@ -210,6 +230,10 @@ func (x *extraction) message(nd *transcript.Node, text string, lastAssistant, sl
 // media notices. (URLs, commands, paths and error lines are facts.)
 func (x *extraction) nodeExtras(nd *transcript.Node) {
 	for _, c := range nd.AllToolCalls() {
+		if steps, ok := planOf(c); ok {
+			x.plan.update(steps, nd.ID)
+			continue
+		}
 		x.toolCall(c)
 	}
 	if nd.Content.IsBlocks {
@@ -235,6 +259,7 @@ func (x *extraction) finish(lastAssistant, slashCommand string) {
 	if lastAssistant != "" {
 		x.paragraph[secState] = clipText(lastAssistant, 1500)
 	}
+	x.setPlan(&x.plan)
 }
 
 // absorb reads a previous summary. One written by Extractive (or any

@@ -15,7 +15,7 @@ import (
 // A claude-code-log style session: the client's meta lines come before the
 // real request; the agent keeps a todo list and a failed result quotes an
 // import line. None of that is an objective, a constraint, an error or a
-// command.
+// command; the todo list is the plan, its steps without their JSON.
 func TestExtractiveIgnoresMetaLines(t *testing.T) {
 	isMeta := map[string]json.RawMessage{"claude_code": json.RawMessage(`{"is_meta":true}`)}
 	nodes := sessiontest.Pointers([]transcript.Node{
@@ -42,12 +42,13 @@ func TestExtractiveIgnoresMetaLines(t *testing.T) {
 		`- "Never drop the legacy fields." [u1]`,
 		"## Commands run\n- python -m pytest tests/test_models.py [a1]\n\n",
 		"- ImportError: cannot import name 'Field'",
+		"## Plan\n- [ ] Add validators\n\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
 	}
-	for _, bad := range []string{"Caveat", "command-name", "local-command-stdout", "system-reminder", "from pydantic", "Add validators", "todos"} {
+	for _, bad := range []string{"Caveat", "command-name", "local-command-stdout", "system-reminder", "from pydantic", "todos", "status"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("summary holds meta or tool JSON %q:\n%s", bad, got)
 		}

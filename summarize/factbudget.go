@@ -91,13 +91,13 @@ func (x *extraction) fit(req Request, facts []audit.Fact) (string, error) {
 	// forward) may grow the summary to the ceiling as the facts may; the
 	// rest of the prose gets what the soft cap leaves (pins are outside
 	// it).
-	if err := x.fitProse(b, proseOrder[:1], b.hard-used); err != nil {
+	if err := x.fitProse(b, proseOrder[:ceilingProse], b.hard-used); err != nil {
 		return "", err
 	}
-	if used, err = b.cost(x.renderSections(append(append([]string{secObjective, secPinned}, factSections...), secNotKept, secEarlier))); err != nil {
+	if used, err = b.cost(x.renderSections(append(append(append([]string{secObjective, secPinned}, factSections...), secNotKept), proseOrder[:ceilingProse]...))); err != nil {
 		return "", err
 	}
-	if err := x.fitProse(b, proseOrder[1:], b.soft+pins-used); err != nil {
+	if err := x.fitProse(b, proseOrder[ceilingProse:], b.soft+pins-used); err != nil {
 		return "", err
 	}
 	return x.trim(b)

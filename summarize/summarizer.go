@@ -74,6 +74,8 @@ type Request struct {
 // summary). Every summarizer asks for, or builds, these.
 var Sections = []string{
 	"Objective",
+	"Current task",
+	"Plan",
 	"Current state and plan",
 	"Files inspected",
 	"Files modified",
@@ -231,6 +233,10 @@ Rules:
   fields, routes, events and keys the change touched ("path → symbols", as the
   fact list's change lines do), and say when a later turn reverted it.
 - The objective is the user's first request; the latest user request is the last one.
+- Under Current task, the latest request that asks for something and what is still
+  open about it; under Plan, the agent's latest todo list or plan, one step a line,
+  "[x]" done, "[>]" in progress, "[ ]" open; under Key decisions, each decision with
+  its reason; under Rejected approaches, what was tried and undone or dropped.
 - Prefer omission to invention: never state anything the turns do not show.
 - Media appears only as a reference notice; do not describe its content.
 - Stay under %d tokens. Output only the summary.
