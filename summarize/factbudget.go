@@ -83,6 +83,7 @@ func (x *extraction) fit(req Request, facts []audit.Fact) (string, error) {
 		}
 	}
 	x.setFacts(picks, left, len(ranked))
+	x.pointTaskAtRequest(picks, ranked)
 	used, err := b.cost(x.renderSections(append(append([]string{secObjective, secPinned}, factSections...), secNotKept)))
 	if err != nil {
 		return "", err

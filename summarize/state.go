@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/audit"
@@ -324,4 +325,28 @@ func decisions(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// pointTaskAtRequest shortens the Current task's request line to a
+// pointer when the User requests list quotes that request already (the
+// latest request is a fact too): the text once, the task naming it. When
+// the list does not hold it (it did not fit), the line keeps the text.
+func (x *extraction) pointTaskAtRequest(picks []factPick, ranked []audit.Fact) {
+	if x.taskID == "" || !strings.HasPrefix(x.paragraph[secTask], "Request: ") {
+		return
+	}
+	for _, p := range picks {
+		f := ranked[p.at]
+		if f.Kind != audit.KindRequest || !slices.Contains(f.NodeIDs, x.taskID) {
+			continue
+		}
+		lines := strings.SplitN(x.paragraph[secTask], "\n", 2)
+		ref := ""
+		if i := strings.LastIndex(lines[0], " ["); i > 0 && strings.HasSuffix(lines[0], "]") {
+			ref = lines[0][i:]
+		}
+		lines[0] = "Request: the one of the User requests marked" + ref
+		x.paragraph[secTask] = strings.Join(lines, "\n")
+		return
+	}
 }

@@ -65,8 +65,9 @@ func TestExtractivePlanLatestStateWins(t *testing.T) {
 			if p := section(got, "Plan"); p != "- [x] Read the parser\n- [>] Fix minutes\n- [ ] Run the tests" {
 				t.Errorf("plan %q:\n%s", p, got)
 			}
-			// "continue" is no task: the request before it is.
-			if task := section(got, "Current task"); task != "Request: Also handle negative values like -5m. [u2]\nIn progress: Fix minutes\nOpen: 2 of 3 plan steps" {
+			// "continue" is no task: the request before it is (listed
+			// under User requests, so named by its id).
+			if task := section(got, "Current task"); task != "Request: the one of the User requests marked [u2]\nIn progress: Fix minutes\nOpen: 2 of 3 plan steps" {
 				t.Errorf("current task %q:\n%s", task, got)
 			}
 			if strings.Contains(got, "status") || strings.Contains(got, "## Other tool calls") {
@@ -169,8 +170,26 @@ func TestExtractiveStateMerges(t *testing.T) {
 	if p := section(third, "Plan"); p != "- [x] Move the commands\n- [>] Alias the old flags" {
 		t.Errorf("plan %q:\n%s", p, third)
 	}
-	if task := section(third, "Current task"); !strings.HasPrefix(task, "Request: Keep the old flags working. [u2]\nIn progress: Alias the old flags") {
+	if task := section(third, "Current task"); !strings.HasPrefix(task, "Request: the one of the User requests marked [u2]\nIn progress: Alias the old flags") {
 		t.Errorf("current task %q:\n%s", task, third)
+	}
+}
+
+// The Current task names the latest request without quoting it again when
+// the User requests list quotes it (with the same id).
+func TestExtractiveTaskPointsAtListedRequest(t *testing.T) {
+	got := summarizeNodes(t, "",
+		transcript.Node{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("Port the CLI to cobra.")},
+		transcript.Node{ID: "u2", Role: transcript.RoleUser, Content: transcript.TextContent("Now add shell completion for bash and zsh.")},
+	)
+	if task := section(got, "Current task"); task != "Request: the one of the User requests marked [u2]" {
+		t.Errorf("current task %q:\n%s", task, got)
+	}
+	if list := section(got, "User requests"); !strings.Contains(list, "Now add shell completion for bash and zsh. [u2]") {
+		t.Errorf("the request is not listed with its id:\n%s", got)
+	}
+	if n := strings.Count(got, "shell completion for bash"); n > 2 {
+		t.Errorf("the request is quoted %d times:\n%s", n, got)
 	}
 }
 

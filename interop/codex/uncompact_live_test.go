@@ -77,6 +77,10 @@ env_key = "FAKE_OPENAI_KEY"
 	run("Please migrate the session store to SQLite. Never touch /etc/ctxfold/prod.toml and keep the WAL under 64 MB " +
 		"(see https://sqlite.org/wal.html). The entry point is `openStoreWithRetry` in internal/store/open_store.go.")
 	run("resume", "--last", "Check the old store directory first. [[shell: ls /nonexistent-ctxfold-dir]]")
+	// A long tool output among the turns Codex compacts: what a summary
+	// stands in for, so a recompaction has something to fold (the turns
+	// above alone are barely longer than any summary of them).
+	run("resume", "--last", "Number the migration steps. [[shell: seq 1 400]]")
 	run("resume", "--last", "No, actually use the flock-based lock instead of the pid file; the lock timeout is 250 ms.")
 	run("resume", "--last", "Keep going. [[inflate]] [[shell: echo checkpoint-$((6*7))-reached]]")
 	compacted := lastInput(t, srv, func() { run("resume", "--last", "What should I do next?") }, "What should I do next?")
