@@ -154,6 +154,11 @@ func lockLiveEntry(ctx context.Context, dir string, timeout time.Duration) (*os.
 			return nil, fmt.Errorf("cache: %w", err)
 		}
 		f, err := lockEntry(ctx, dir, timeout)
+		if errors.Is(err, os.ErrNotExist) && try < 3 {
+			// An eviction renamed it aside between the MkdirAll and the
+			// open (TestCacheEvictionRacesOpens): make it again.
+			continue
+		}
 		if err != nil || sameDir(f, dir) {
 			return f, err
 		}
