@@ -76,9 +76,11 @@ type record struct {
 	AnchorMessage  *struct {
 		ID string `json:"id"`
 	} `json:"anchorMessage"`
-	// session_start.
-	Cwd   string `json:"cwd"`
-	Title string `json:"title"`
+	// session_start; Parent is the session a manual compaction continued
+	// from (parent.go).
+	Cwd    string `json:"cwd"`
+	Title  string `json:"title"`
+	Parent string `json:"parent"`
 }
 
 // message is a message record's message: an Anthropic-style role and
@@ -122,24 +124,16 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	}
 	sink.Count("session_start", transcript.OutcomeMerged, "session metadata (id, title, working directory)")
 	s := newSession(file, sink)
-	for {
-		if err := ctx.Err(); err != nil {
+	if start.Parent != "" {
+		// A manual compaction's session: its folded turns are the
+		// parent's (parent.go).
+		if err := s.importParents(ctx, s.parentChain(file, start), opts); err != nil {
 			return err
 		}
-		raw, err := lines.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		var r record
-		if err := lines.Unmarshal(raw, &r, "a session record"); err != nil {
-			return err
-		}
-		if err := s.record(r, lines); err != nil {
-			return err
-		}
+		s.file = file
+	}
+	if err := s.records(ctx, lines); err != nil {
+		return err
 	}
 	if err := s.finish(); err != nil {
 		return err
