@@ -130,7 +130,9 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 		if err := s.importParents(ctx, s.parentChain(file, start), opts); err != nil {
 			return err
 		}
-		s.file = file
+		// Its first compaction_state folds what was found of them (none
+		// when the parent is missing: skipped, the chain warned).
+		s.file, s.manual = file, true
 	}
 	if err := s.records(ctx, lines); err != nil {
 		return err

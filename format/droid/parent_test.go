@@ -1,0 +1,128 @@
+package droid_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeSession writes a Droid session file named by its id into dir: its
+// session_start (naming parent when not "") and the given records.
+func writeSession(t *testing.T, dir, id, parent string, records ...string) string {
+	t.Helper()
+	start := fmt.Sprintf(`{"type":"session_start","id":%q,"title":"t","owner":"unknown","version":2,"cwd":"/work/app"`, id)
+	if parent != "" {
+		start += fmt.Sprintf(`,"parent":%q`, parent)
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(path, []byte(start+"}\n"+strings.Join(records, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func msg(id, parent, role, text string) string {
+	p := ""
+	if parent != "" {
+		p = fmt.Sprintf(`"parentId":%q,`, parent)
+	}
+	return fmt.Sprintf(`{"type":"message","id":%q,%s"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":%q,"content":[{"type":"text","text":%q}]}}`, id, p, role, text)
+}
+
+func userOnly(id, parent string) string {
+	return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"message":{"role":"user","content":[{"type":"text","text":"hook ran"}],"visibility":"user_only"}}`, id, parent)
+}
+
+// manual is a manual compaction's record: no anchor, removedCount as
+// Droid counted what it loaded.
+func manual(id string, removed int, summary string) string {
+	return fmt.Sprintf(`{"type":"compaction_state","id":%q,"timestamp":"2026-01-01T00:01:00.000Z","summaryText":%q,"summaryKind":"llm_summary","removedCount":%d,"systemInfoText":"info"}`, id, summary, removed)
+}
+
+// TestParentChain: a session a manual compaction started imports its
+// parents' messages first (the oldest first), each manual compaction
+// covering every message before it (the parent's file holds the folded
+// turns; removedCount counts what Droid loaded, which need not be the
+// nodes imported: a user_only message is none), then its own; the parents' files are
+// reported attached, with no warning.
+func TestParentChain(t *testing.T) {
+	d := t.TempDir()
+	writeSession(t, d, "s1", "", msg("u1", "", "user", "Plant: the port is 8443."), msg("a1", "u1", "assistant", "Noted."),
+		userOnly("h1", "a1"), msg("u2", "h1", "user", "Second."), msg("a2", "u2", "assistant", "Two."))
+	writeSession(t, d, "s2", "s1", manual("c1", 5, "First summary."), msg("u3", "", "user", "Third."), msg("a3", "u3", "assistant", "Three."))
+	child := writeSession(t, d, "s3", "s2", manual("c2", 2, "Second summary."), msg("u4", "", "user", "Fourth."), msg("a4", "u4", "assistant", "Four."))
+	c := load(t, child)
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	if c.Name != "s3" || c.Head != "a4" {
+		t.Errorf("name %q head %q, want s3 and a4", c.Name, c.Head)
+	}
+	if want := []string{filepath.Join(d, "s1.jsonl"), filepath.Join(d, "s2.jsonl")}; !slices.Equal(c.Attached, want) {
+		t.Errorf("attached %q, want %q", c.Attached, want)
+	}
+	var ids, covers []string
+	for _, n := range c.Nodes {
+		ids = append(ids, n.ID)
+		if n.IsSummary() {
+			covers = append(covers, strings.Join(c.Covers(n), " "))
+		}
+	}
+	if want := []string{"u1", "a1", "u2", "a2", "summary_c1", "u3", "a3", "summary_c2", "u4", "a4"}; !slices.Equal(ids, want) {
+		t.Errorf("nodes %q, want %q", ids, want)
+	}
+	if want := []string{"u1 a1 u2 a2", "u1 a1 u2 a2 u3 a3"}; !slices.Equal(covers, want) {
+		t.Errorf("summaries cover %q, want %q", covers, want)
+	}
+	for _, n := range c.Nodes {
+		if n.ID == "u3" && n.Predecessor != "a2" || n.ID == "u4" && n.Predecessor != "a3" {
+			t.Errorf("%s follows %q: the new session's first message follows the parent's last", n.ID, n.Predecessor)
+		}
+	}
+}
+
+// TestParentChainBroken: a missing parent, a loop, a parent id that is a
+// path and a chain past the limit each end the chain with a warning that
+// says so, and what exists is imported.
+func TestParentChainBroken(t *testing.T) {
+	d := t.TempDir()
+	t.Run("missing", func(t *testing.T) {
+		c := load(t, writeSession(t, d, "m2", "m1", manual("c", 2, "S."), msg("u", "", "user", "After.")))
+		want := filepath.Join(d, "m1.jsonl")
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `parent "m1" has no file (looked for `+want) || !slices.Equal(c.Missing, []string{want}) {
+			t.Errorf("warnings %q, missing %q", c.Warnings, c.Missing)
+		}
+		if len(c.Nodes) != 1 || c.Nodes[0].ID != "u" {
+			t.Errorf("%d nodes, want the session's own message", len(c.Nodes))
+		}
+	})
+	t.Run("loop", func(t *testing.T) {
+		writeSession(t, d, "l1", "l2", msg("x1", "", "user", "One."))
+		c := load(t, writeSession(t, d, "l2", "l1", manual("c", 1, "S."), msg("x2", "", "user", "Two.")))
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "a parent loop") || len(c.Nodes) != 3 {
+			t.Errorf("warnings %q, %d nodes (want x1, the summary, x2)", c.Warnings, len(c.Nodes))
+		}
+	})
+	t.Run("path", func(t *testing.T) {
+		c := load(t, writeSession(t, d, "p1", "../p0", msg("y", "", "user", "One.")))
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "is not a session id") {
+			t.Errorf("warnings %q", c.Warnings)
+		}
+	})
+	t.Run("depth", func(t *testing.T) {
+		prev := ""
+		var last string
+		for i := range 70 {
+			id := fmt.Sprintf("d%02d", i)
+			last = writeSession(t, d, id, prev, msg("q"+id, "", "user", "Turn "+id+"."))
+			prev = id
+		}
+		c := load(t, last)
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "past the 64 parents followed") || len(c.Nodes) != 65 {
+			t.Errorf("warnings %q, %d nodes (want 65)", c.Warnings, len(c.Nodes))
+		}
+	})
+}
