@@ -289,8 +289,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 			return e, nil
 		}
 	}
-	e.Format = rep.Format
-	e.NewNodes = rep.Sessions[0].Nodes
+	e.Format, e.NewNodes = rep.Format, rep.Sessions[0].Nodes
 	if cars, err = withAttached(cars, rep.Sessions[0].AttachedFiles); err != nil {
 		return nil, err
 	}
