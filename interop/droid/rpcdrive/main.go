@@ -54,7 +54,7 @@ func run(ctx context.Context, bin, load string, compact bool, prompts []string) 
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, bin, "exec", "--auto", "low", "-m", "custom:fake-model",
+	cmd := exec.CommandContext(ctx, bin, "exec", "--auto", "low", "-m", "custom:Fake-0",
 		"--input-format", "stream-jsonrpc", "--output-format", "stream-jsonrpc")
 	cmd.Stderr, cmd.WaitDelay = os.Stderr, 5*time.Second
 	stdin, err := cmd.StdinPipe()
@@ -98,7 +98,9 @@ func run(ctx context.Context, bin, load string, compact bool, prompts []string) 
 	idle := func(m message) bool {
 		return m.Params.Notification.Type == "droid_working_state_changed" && m.Params.Notification.NewState == "idle"
 	}
-	first, params := "droid.initialize_session", map[string]any{"machineId": "ctxfold-record", "cwd": cwd, "modelId": "custom:fake-model", "autonomyLevel": "low"}
+	// custom:Fake-0 is Droid's own id of record.sh's custom model (its
+	// models list names it so), what its interactive client would pick.
+	first, params := "droid.initialize_session", map[string]any{"machineId": "ctxfold-record", "cwd": cwd, "modelId": "custom:Fake-0", "autonomyLevel": "low"}
 	if load != "" {
 		first, params = "droid.load_session", map[string]any{"sessionId": load}
 	}
