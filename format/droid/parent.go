@@ -29,14 +29,30 @@ const maxParents = 64
 
 // parentFile is where Droid keeps the session id it names as a parent:
 // <id>.jsonl in the child's folder (Droid writes the new session into the
-// folder of the old one's working directory). "" for an id that is no
-// plain file name.
+// folder of the old one's working directory), else in another folder of
+// the sessions directory (Droid looks a session up by id in every
+// project's folder: a session whose working directory changed). "" for
+// an id that is no plain file name.
 func parentFile(child, id string) string {
-	if id == "" || id != filepath.Base(id) || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+	if id == "" || id != filepath.Base(id) || strings.ContainsAny(id, `/\*?[`) || id == "." || id == ".." {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(child), id+".jsonl")
+	beside := filepath.Join(filepath.Dir(child), id+".jsonl")
+	if _, err := os.Lstat(beside); err == nil {
+		return beside
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(child)), "*", id+".jsonl")); len(m) == 1 {
+		return m[0]
+	}
+	return beside
 }
+
+// compacted reports whether a session's first record after session_start
+// is a compaction_state: the layout of the session Droid's manual
+// compaction starts. A fork (--fork, a rewind) names its source as parent
+// too, but copies the source's messages into its own file: its parent is
+// not followed, or its turns would come twice.
+func compacted(second string) bool { return second == "compaction_state" }
 
 // parentChain lists the files of start's ancestors, the oldest first. A
 // missing or unreadable parent, one that is not the session it should
@@ -46,7 +62,7 @@ func (s *session) parentChain(file string, start record) []string {
 	var chain []string
 	seen := map[string]bool{start.ID: true}
 	fr, _ := s.sink.(transcript.FileReporter)
-	for cur, at := start, file; cur.Parent != ""; {
+	for cur, at := start, file; cur.Parent != "" && compacted(cur.second); {
 		warn := func(msg string) {
 			s.sink.Warn(at, 1, fmt.Sprintf("session %s: parent %q %s; its turns are not imported", cur.ID, cur.Parent, msg))
 		}
@@ -89,7 +105,8 @@ func (s *session) parentChain(file string, start record) []string {
 	return chain
 }
 
-// readStart reads a session file's session_start record.
+// readStart reads a session file's session_start record, with the type
+// of the record after it in second.
 func readStart(file string) (record, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -110,12 +127,20 @@ func readStart(file string) (record, error) {
 	if start.Type != "session_start" {
 		return record{}, fmt.Errorf("%s starts with a %q record, not session_start", file, start.Type)
 	}
+	if raw, err := lines.Next(); err == nil {
+		var next struct {
+			Type string `json:"type"`
+		}
+		_ = input.Unmarshal(raw, &next)
+		start.second = next.Type
+	}
 	return start, nil
 }
 
 // importParents imports the messages of each file of the chain, the
-// oldest first, into the conversation; each later file's first
-// compaction_state is a manual compaction folding everything before it.
+// oldest first, into the conversation; a file's first compaction_state,
+// when it is its first record, is a manual compaction folding everything
+// before it.
 func (s *session) importParents(ctx context.Context, chain []string, opts Options) error {
 	fr, _ := s.sink.(transcript.FileReporter)
 	for _, p := range chain {
@@ -125,7 +150,6 @@ func (s *session) importParents(ctx context.Context, chain []string, opts Option
 		if fr != nil {
 			fr.AttachedFile(p)
 		}
-		s.manual = true
 	}
 	return nil
 }
@@ -142,6 +166,23 @@ func (s *session) importParent(ctx context.Context, file string, opts Options) e
 	}
 	s.file = file
 	s.sink.Count("session_start", transcript.OutcomeMerged, "a parent session's metadata (the session a manual compaction continued from)")
+	raw, err := lines.Next()
+	if errors.Is(err, io.EOF) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var r record
+	if err := lines.Unmarshal(raw, &r, "a session record"); err != nil {
+		return err
+	}
+	// A file that starts with a compaction_state was started by a manual
+	// compaction: it folds everything before it (what was found of its
+	// own parents, if any).
+	s.manual = compacted(r.Type)
+	if err := s.record(r, lines); err != nil {
+		return err
+	}
 	return s.records(ctx, lines)
 }
 

@@ -100,14 +100,14 @@ func TestParentChainBroken(t *testing.T) {
 		}
 	})
 	t.Run("loop", func(t *testing.T) {
-		writeSession(t, d, "l1", "l2", msg("x1", "", "user", "One."))
+		writeSession(t, d, "l1", "l2", manual("c0", 1, "S."), msg("x1", "", "user", "One."))
 		c := load(t, writeSession(t, d, "l2", "l1", manual("c", 1, "S."), msg("x2", "", "user", "Two.")))
 		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "a parent loop") || len(c.Nodes) != 3 {
 			t.Errorf("warnings %q, %d nodes (want x1, the summary, x2)", c.Warnings, len(c.Nodes))
 		}
 	})
 	t.Run("path", func(t *testing.T) {
-		c := load(t, writeSession(t, d, "p1", "../p0", msg("y", "", "user", "One.")))
+		c := load(t, writeSession(t, d, "p1", "../p0", manual("c", 1, "S."), msg("y", "", "user", "One.")))
 		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "is not a session id") {
 			t.Errorf("warnings %q", c.Warnings)
 		}
@@ -117,12 +117,38 @@ func TestParentChainBroken(t *testing.T) {
 		var last string
 		for i := range 70 {
 			id := fmt.Sprintf("d%02d", i)
-			last = writeSession(t, d, id, prev, msg("q"+id, "", "user", "Turn "+id+"."))
+			last = writeSession(t, d, id, prev, manual("c"+id, 1, "S."), msg("q"+id, "", "user", "Turn "+id+"."))
 			prev = id
 		}
 		c := load(t, last)
-		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "past the 64 parents followed") || len(c.Nodes) != 65 {
-			t.Errorf("warnings %q, %d nodes (want 65)", c.Warnings, len(c.Nodes))
+		// 65 files' messages and the 64 summaries of the files after the
+		// oldest imported (the first one's summary covers nothing).
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "past the 64 parents followed") || len(c.Nodes) != 65+64 {
+			t.Errorf("warnings %q, %d nodes (want 129)", c.Warnings, len(c.Nodes))
 		}
 	})
+}
+
+// A fork (Droid's --fork, a rewind) names its source as parent but copies
+// the source's messages into its own file: it is imported alone, once
+// each, with no warning. A parent in another folder of the sessions
+// directory (Droid looks sessions up by id in every project's folder) is
+// found there.
+func TestParentForkAndElsewhere(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "-work-a"), filepath.Join(root, "-work-b")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSession(t, a, "f1", "", msg("u1", "", "user", "One."), msg("a1", "u1", "assistant", "Done."))
+	fork := load(t, writeSession(t, a, "f2", "f1", msg("u1", "", "user", "One."), msg("a1", "u1", "assistant", "Done."), msg("u2", "a1", "user", "Two.")))
+	if len(fork.Warnings) != 0 || len(fork.Nodes) != 3 || len(fork.Attached) != 0 {
+		t.Errorf("fork: warnings %q, %d nodes (want its own 3), attached %q", fork.Warnings, len(fork.Nodes), fork.Attached)
+	}
+	moved := load(t, writeSession(t, b, "f3", "f1", manual("c", 2, "S."), msg("u3", "", "user", "Three.")))
+	if want := filepath.Join(a, "f1.jsonl"); len(moved.Warnings) != 0 || len(moved.Nodes) != 4 || !slices.Equal(moved.Attached, []string{want}) {
+		t.Errorf("parent elsewhere: warnings %q, %d nodes (want u1 a1, the summary, u3), attached %q", moved.Warnings, len(moved.Nodes), moved.Attached)
+	}
 }
