@@ -148,3 +148,60 @@ func TestProbeLongLines(t *testing.T) {
 		t.Fatal("nothing new, yet found")
 	}
 }
+
+// droidManual is Droid 0.215.0's manual compaction (/compact, through its
+// JSON-RPC protocol): the new session's file, which names the old one as
+// its parent and holds the summary, beside the old one's, which holds the
+// folded turns (docs/INTEROP-droid.md).
+var droidManual = filepath.Join("..", "testdata", "interop", "droid", "0.215.0", "compaction-manual")
+
+// After a manual compaction the next prompt's UserPromptSubmit, in the new
+// session, finds its compaction record, audits the summary against the
+// parent's turns it folded (format/droid follows the parent) and injects
+// what it dropped, once.
+func TestManualCompactionFollowsParent(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	files, _ := filepath.Glob(filepath.Join(droidManual, "*-*.jsonl"))
+	var child string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, filepath.Base(f))
+		if first, _, _ := bytes.Cut(data, []byte("\n")); bytes.Contains(first, []byte(`"parent":"`)) {
+			// The new session as the next prompt finds it: its
+			// session_start and the compaction record, before the turn.
+			i := bytes.Index(data, compactionMark)
+			data = data[:i+bytes.IndexByte(data[i:], '\n')+1]
+			child = to
+		}
+		if err := os.WriteFile(to, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if child == "" || len(files) != 2 {
+		t.Fatalf("%s: want a session and the one its manual compaction started", droidManual)
+	}
+	r := runDroid(t, "UserPromptSubmit", child, cache)
+	if r.Injected == nil || r.Output == nil {
+		t.Fatalf("no injection after the manual compaction: %+v", r)
+	}
+	var out struct {
+		HSO struct {
+			Event   string `json:"hookEventName"`
+			Context string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(r.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.HSO.Event != "UserPromptSubmit" || !strings.Contains(out.HSO.Context, "First turn. [[shell: echo before manual compaction]]") {
+		t.Fatalf("output %s", r.Output)
+	}
+	t.Logf("injected: %+v", r.Injected)
+	if again := runDroid(t, "UserPromptSubmit", child, cache); again.Output != nil {
+		t.Fatalf("the same compaction was injected again: %+v", again)
+	}
+}

@@ -262,7 +262,7 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 		prepare = func() { once.Do(func() { go opts.Prepare(e.Session) }) }
 	}
 	db := isDatabase(abs)
-	cars, err := sidecarsOf(abs, db)
+	cars, err := carsOf(abs, db, old, haveOld)
 	if err != nil {
 		return nil, err
 	}
@@ -289,8 +289,10 @@ func refresh(ctx context.Context, abs, dir string, st os.FileInfo, opts Options)
 			return e, nil
 		}
 	}
-	e.Format = rep.Format
-	e.NewNodes = rep.Sessions[0].Nodes
+	e.Format, e.NewNodes = rep.Format, rep.Sessions[0].Nodes
+	if cars, err = withAttached(cars, rep.Sessions[0].AttachedFiles); err != nil {
+		return nil, err
+	}
 	ns := state{Version: StateVersion, File: abs, Format: rep.Format, Consumed: e.Consumed, PrefixHash: e.PrefixHash, Sidecars: cars, Configs: configsOf(watch.paths)}
 	if id, ok := osfile.IdentityOf(st); ok {
 		ns.Dev, ns.Inode = id.Dev, id.Ino

@@ -92,6 +92,52 @@ func sidecarsOf(abs string, db bool) ([]sidecar, error) {
 	return out, nil
 }
 
+// carsOf is sidecarsOf and, with an old state, the files the last import
+// read beside the session (withAttached: a Droid session's parents): a
+// change in one of them alone must be noticed too.
+func carsOf(abs string, db bool, old state, haveOld bool) ([]sidecar, error) {
+	cars, err := sidecarsOf(abs, db)
+	if err != nil || !haveOld {
+		return cars, err
+	}
+	return withAttached(cars, pathsOf(old.Sidecars))
+}
+
+// withAttached adds to cars the files an import reported reading into the
+// session beside it (transcript.FileReporter: a Droid session's parent
+// chain, the files its manual compactions continued from), hashed, so a
+// change in one alone refreshes the entry as a sub-agent file's does. One
+// already listed, gone, or not a regular file is left out: gone, its old
+// entry is missed and the session re-imported (sidecarChange). A file
+// first reported by an import is hashed after it: what it gained in
+// between is taken as consumed, a window of one refresh.
+func withAttached(cars []sidecar, paths []string) ([]sidecar, error) {
+	have := make(map[string]bool, len(cars))
+	for _, c := range cars {
+		have[c.Path] = true
+	}
+	for _, p := range paths {
+		if have[p] || !filepath.IsAbs(p) || !regularNoLink(p) {
+			continue
+		}
+		have[p] = true
+		sum, size, err := hashWhole(p)
+		if err != nil {
+			return nil, err
+		}
+		cars = append(cars, sidecar{p, size, sum})
+	}
+	return cars, nil
+}
+
+func pathsOf(cars []sidecar) []string {
+	out := make([]string, len(cars))
+	for i, c := range cars {
+		out[i] = c.Path
+	}
+	return out
+}
+
 // regularNoLink: path is a regular file, not a symlink to one.
 func regularNoLink(path string) bool {
 	st, err := os.Lstat(path)

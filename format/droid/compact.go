@@ -50,7 +50,11 @@ func (s *session) compaction(r record, lines *input.Lines) error {
 		prevStart, prevEnd, hasPrev = first, last+1, ok1 && ok2
 	}
 	start, end := 0, removed
-	if r.AnchorMessage != nil {
+	if s.manual {
+		// Droid's manual compaction removes every message it loaded of the
+		// parent session: all of the path so far.
+		s.manual, start, end = false, 0, len(path)
+	} else if r.AnchorMessage != nil {
 		if i, ok := at[s.node[r.AnchorMessage.ID]]; ok && s.node[r.AnchorMessage.ID] != "" {
 			start, end = i+1-removed, i+1
 		} else if hasPrev {

@@ -76,9 +76,13 @@ type record struct {
 	AnchorMessage  *struct {
 		ID string `json:"id"`
 	} `json:"anchorMessage"`
-	// session_start.
-	Cwd   string `json:"cwd"`
-	Title string `json:"title"`
+	// session_start; Parent is the session a manual compaction continued
+	// from (parent.go).
+	Cwd    string `json:"cwd"`
+	Title  string `json:"title"`
+	Parent string `json:"parent"`
+	// second is the type of the record after session_start (parent.go).
+	second string
 }
 
 // message is a message record's message: an Anthropic-style role and
@@ -122,24 +126,34 @@ func importFile(ctx context.Context, file string, opts Options, target transcrip
 	}
 	sink.Count("session_start", transcript.OutcomeMerged, "session metadata (id, title, working directory)")
 	s := newSession(file, sink)
-	for {
-		if err := ctx.Err(); err != nil {
+	first, err := lines.Next() // the record after session_start
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	var r record
+	if len(first) > 0 {
+		if err := lines.Unmarshal(first, &r, "a session record"); err != nil {
 			return err
 		}
-		raw, err := lines.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+		start.second = r.Type
+	}
+	if start.Parent != "" && compacted(start.second) {
+		// A manual compaction's session: its folded turns are the
+		// parent's (parent.go).
+		if err := s.importParents(ctx, s.parentChain(file, start), opts); err != nil {
 			return err
 		}
-		var r record
-		if err := lines.Unmarshal(raw, &r, "a session record"); err != nil {
-			return err
-		}
+		// Its first compaction_state folds what was found of them (none
+		// when the parent is missing: skipped, the chain warned).
+		s.file, s.manual = file, true
+	}
+	if len(first) > 0 {
 		if err := s.record(r, lines); err != nil {
 			return err
 		}
+	}
+	if err := s.records(ctx, lines); err != nil {
+		return err
 	}
 	if err := s.finish(); err != nil {
 		return err

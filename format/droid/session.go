@@ -27,8 +27,12 @@ type session struct {
 	// covers is what it covers (compact.go).
 	summary string
 	covers  []string
-	model   string
-	used    map[string]bool
+	// manual is set once a parent's messages are imported: the next
+	// compaction_state (the child's first) is the manual compaction that
+	// folded them all (parent.go).
+	manual bool
+	model  string
+	used   map[string]bool
 }
 
 func newSession(file string, sink transcript.ImportSink) *session {

@@ -300,25 +300,33 @@ func ClientVersion(client string) string {
 }
 
 // Injection is the first injection ctxfold's hook state under home
-// records (home/.cache/ctxfold/hook/*.json, one state file), with what
+// records (home/.cache/ctxfold/hook/*.json, the one state that injected), with what
 // differs at every recording — its time, the summary id — taken out; nil
 // when there is none.
 func Injection(home string) json.RawMessage {
 	states, _ := filepath.Glob(filepath.Join(home, ".cache", "ctxfold", "hook", "*.json"))
-	if len(states) != 1 {
+	// One state a transcript: after Droid's manual compaction, the old
+	// session's (its PreCompact) and the new one's, which injected.
+	var inj map[string]any
+	for _, path := range states {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		var st struct {
+			Injected []map[string]any `json:"injected"`
+		}
+		if json.Unmarshal(b, &st) != nil || len(st.Injected) == 0 {
+			continue
+		}
+		if inj != nil {
+			return nil // two transcripts injected: no one figure
+		}
+		inj = st.Injected[0]
+	}
+	if inj == nil {
 		return nil
 	}
-	b, err := os.ReadFile(states[0])
-	if err != nil {
-		return nil
-	}
-	var st struct {
-		Injected []map[string]any `json:"injected"`
-	}
-	if json.Unmarshal(b, &st) != nil || len(st.Injected) == 0 {
-		return nil
-	}
-	inj := st.Injected[0]
 	delete(inj, "at")
 	inj["summary_id"] = "<summary_id>"
 	var out bytes.Buffer

@@ -27,6 +27,8 @@ type Conv struct {
 	Counts   map[[2]string]int    // {record, outcome} → count
 	Reasons  map[[2]string]string // {record, outcome} → the last reason given
 	Warnings []string
+	Attached []string // transcript.FileReporter
+	Missing  []string
 	seen     map[string]bool
 }
 
@@ -64,6 +66,10 @@ func (c *Conv) Node(n transcript.Node) error {
 
 func (c *Conv) SetHead(id string)     { c.Head = id }
 func (c *Conv) SetModel(model string) { c.Model = model }
+
+// AttachedFile and MissingFile implement transcript.FileReporter.
+func (c *Conv) AttachedFile(path string) { c.Attached = append(c.Attached, path) }
+func (c *Conv) MissingFile(path string)  { c.Missing = append(c.Missing, path) }
 
 // SetConfiguredWindow implements transcript.WindowReporter.
 func (c *Conv) SetConfiguredWindow(tokens int64) { c.Window = tokens }

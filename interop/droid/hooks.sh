@@ -6,7 +6,8 @@
 # none of them); the request after the first tool call that follows is
 # captured without and with ctxfold installed by `ctxfold setup droid`;
 # then the recall through `ctxfold mcp`. Rewrites
-# testdata/hook/droid/<version>/ (figures.json, hook-inputs/).
+# testdata/hook/droid/<version>/ (figures.json, figures-prompt.json,
+# figures-manual.json: after the manual compaction, hook-inputs/).
 #
 #   interop/droid/hooks.sh                    # the pinned client
 #   CTXFOLD_DROID_BIN=… interop/droid/hooks.sh   # another version
@@ -19,5 +20,5 @@ got=$("$client" --version | tail -1)
 out=testdata/hook/droid/$got
 rm -rf "$out" && mkdir -p "$out"
 CTXFOLD_DROID_BIN=$client CTXFOLD_HOOKS_RECORD=$PWD/$out CTXFOLD_INTEROP_LIVE=1 \
-	go test ./interop/droid -run 'TestLiveHooks(Prompt)?$' -count=1 -v | grep -E 'planted facts|^(--- )?(PASS|FAIL)|^ok'
+	go test ./interop/droid -run 'TestLiveHooks(Prompt|Manual)?$' -count=1 -v | grep -E 'planted facts|^(--- )?(PASS|FAIL)|^ok'
 echo "wrote $out"

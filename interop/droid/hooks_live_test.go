@@ -70,7 +70,7 @@ func TestLiveHooks(t *testing.T) {
 	client := hooktest.ClientBin(t, "CTXFOLD_DROID_BIN", "droid-"+Version, "droid", "interop/droid/record.sh")
 	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Droid", "after its compaction and the next tool call", func(mode string) (hooktest.Run, map[string]any) {
-		return droidHooksSession(t, client, bin, mode, false)
+		return droidHooksSession(t, client, bin, mode, "stream")
 	})
 	hooktest.RecordFigures(t, "droid", client, runs, recall)
 }
@@ -90,7 +90,7 @@ func TestLiveHooksPrompt(t *testing.T) {
 	client := hooktest.ClientBin(t, "CTXFOLD_DROID_BIN", "droid-"+Version, "droid", "interop/droid/record.sh")
 	bin := hooktest.Build(t)
 	runs, recall := hooktest.Acceptance(t, "Droid", "after its compaction", func(mode string) (hooktest.Run, map[string]any) {
-		return droidHooksSession(t, client, bin, mode, true)
+		return droidHooksSession(t, client, bin, mode, "rpc")
 	})
 	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
 		doc := map[string]any{"client": "droid", "protocol": "stream-jsonrpc", "version": hooktest.ClientVersion(client), "runs": runs, "recall": recall}
@@ -100,14 +100,42 @@ func TestLiveHooksPrompt(t *testing.T) {
 	}
 }
 
+// TestLiveHooksManual is TestLiveHooksPrompt after Droid's manual
+// compaction (/compact; droid.compact_session in its JSON-RPC protocol):
+// the planting turns, the compaction (its summary goes into a new
+// session naming the old one as its parent), then a second process
+// loads the new session and takes the prompt "What should I do next?".
+// Droid sends the summary and none of the parent's turns; ctxfold's
+// UserPromptSubmit in the new session follows the parent
+// (format/droid), audits the summary against the folded turns and
+// injects what it dropped. With CTXFOLD_HOOKS_RECORD=DIR the figures go
+// to DIR/figures-manual.json.
+func TestLiveHooksManual(t *testing.T) {
+	if os.Getenv("CTXFOLD_INTEROP_LIVE") != "1" {
+		t.Skip("set CTXFOLD_INTEROP_LIVE=1 to drive the real Factory Droid " + Version)
+	}
+	client := hooktest.ClientBin(t, "CTXFOLD_DROID_BIN", "droid-"+Version, "droid", "interop/droid/record.sh")
+	bin := hooktest.Build(t)
+	runs, recall := hooktest.Acceptance(t, "Droid", "after its manual compaction", func(mode string) (hooktest.Run, map[string]any) {
+		return droidHooksSession(t, client, bin, mode, "manual")
+	})
+	if dir := os.Getenv("CTXFOLD_HOOKS_RECORD"); dir != "" {
+		doc := map[string]any{"client": "droid", "protocol": "stream-jsonrpc", "compaction": "manual", "version": hooktest.ClientVersion(client), "runs": runs, "recall": recall}
+		if err := hooktest.WriteJSON(filepath.Join(dir, "figures-manual.json"), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // droidHooksSession drives one session, every turn on standard input of
 // one `droid exec` (a second process cannot resume without a Factory
 // login); with ctxfold it ends with the recall and returns what it found.
-func droidHooksSession(t *testing.T, client, bin, mode string, rpc bool) (hooktest.Run, map[string]any) {
+func droidHooksSession(t *testing.T, client, bin, mode, how string) (hooktest.Run, map[string]any) {
 	t.Helper()
+	rpc := how != "stream"
 	tmp, _ := filepath.EvalSymlinks(t.TempDir())
 	if keep := os.Getenv("CTXFOLD_KEEP_DIR"); keep != "" { // for a look afterwards
-		tmp = filepath.Join(keep, fmt.Sprintf("%s-%v", mode, rpc))
+		tmp = filepath.Join(keep, mode+"-"+how)
 		_ = os.RemoveAll(tmp)
 	}
 	home, work := filepath.Join(tmp, "home"), filepath.Join(tmp, "work")
@@ -148,9 +176,15 @@ func droidHooksSession(t *testing.T, client, bin, mode string, rpc bool) (hookte
 		}
 		turns = append(turns, "Find what the checkpoint said. [[recall: "+recallQuery+"]]")
 	}
-	if rpc {
+	switch {
+	case how == "manual":
+		// The planting turns, Droid's manual compaction, then the rest in
+		// a second process that loads the new session.
+		newID := droidRPCRun(t, ctx, client, work, env, "", hookTurns[:3], true)
+		droidRPCRun(t, ctx, client, work, env, newID, turns[len(hookTurns)-1:], false)
+	case rpc:
 		droidRPC(t, ctx, client, work, env, turns)
-	} else {
+	default:
 		droidStream(t, ctx, client, work, env, turns)
 	}
 	reqs := chatRequests(srv.Requests())
@@ -198,6 +232,15 @@ func droidStream(t *testing.T, ctx context.Context, client, work string, env, tu
 // working state is back to idle.
 func droidRPC(t *testing.T, ctx context.Context, client, work string, env, turns []string) {
 	t.Helper()
+	droidRPCRun(t, ctx, client, work, env, "", turns, false)
+}
+
+// droidRPCRun is droidRPC loading session load (droid.load_session)
+// instead of starting one when load is not "", and with compact then
+// compacting by hand (droid.compact_session, Droid's /compact): it
+// returns the new session's id ("" without).
+func droidRPCRun(t *testing.T, ctx context.Context, client, work string, env []string, load string, turns []string, compact bool) string {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, client, "exec", "--auto", "low", "-m", "custom:fake-model",
 		"--input-format", "stream-jsonrpc", "--output-format", "stream-jsonrpc")
 	cmd.Dir, cmd.Env, cmd.WaitDelay = work, env, 5*time.Second
@@ -240,7 +283,11 @@ func droidRPC(t *testing.T, ctx context.Context, client, work string, env, turns
 			}
 		}
 	}
-	send(1, "droid.initialize_session", map[string]any{"machineId": "ctxfold-test", "cwd": work, "modelId": "custom:fake-model", "autonomyLevel": "low"})
+	if load == "" {
+		send(1, "droid.initialize_session", map[string]any{"machineId": "ctxfold-test", "cwd": work, "modelId": "custom:fake-model", "autonomyLevel": "low"})
+	} else {
+		send(1, "droid.load_session", map[string]any{"sessionId": load})
+	}
 	wait("session", func(m rpcMessage) bool { return m.Type == "response" && m.ID == "1" })
 	for i, p := range turns {
 		send(i+2, "droid.add_user_message", map[string]any{"text": p})
@@ -248,16 +295,35 @@ func droidRPC(t *testing.T, ctx context.Context, client, work string, env, turns
 			return m.Params.Notification.Type == "droid_working_state_changed" && m.Params.Notification.NewState == "idle"
 		})
 	}
+	newID := ""
+	if compact {
+		id := fmt.Sprint(len(turns) + 2)
+		send(len(turns)+2, "droid.compact_session", map[string]any{})
+		wait("droid.compact_session", func(m rpcMessage) bool {
+			if m.Type == "response" && m.ID == id {
+				newID = m.Result.NewSessionID
+				return true
+			}
+			return false
+		})
+		if newID == "" {
+			t.Fatal("droid.compact_session answered no newSessionId")
+		}
+	}
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Logf("droid exec (jsonrpc) exited: %v", err)
 	}
+	return newID
 }
 
 // rpcMessage is the part of Droid's JSON-RPC output the driver reads.
 type rpcMessage struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
+	Result struct {
+		NewSessionID string `json:"newSessionId"`
+	} `json:"result"`
 	Params struct {
 		Notification struct {
 			Type     string `json:"type"`
@@ -292,7 +358,10 @@ func chatRequests(rs []openai.Recorded) []chatRequest {
 		var raw struct {
 			Messages json.RawMessage `json:"messages"`
 		}
-		if json.Unmarshal(r.Body, &raw) != nil || json.Unmarshal(r.Body, &c.request) != nil {
+		if json.Unmarshal(r.Body, &raw) != nil || json.Unmarshal(r.Body, &c.request) != nil ||
+			bytes.Contains(r.Body, []byte("generates concise session titles")) {
+			// Droid's title request for a session loaded without one (the
+			// manual compaction's): no turn of the conversation.
 			continue
 		}
 		c.messages = raw.Messages

@@ -27,7 +27,7 @@ else
 	fi
 fi
 OUT=${OUT:-$REPO/testdata/interop/droid/$VERSION}
-ALL="chat tool tool-error parallel compaction compaction-twice"
+ALL="chat tool tool-error parallel compaction compaction-twice compaction-manual"
 SCENARIOS=${*:-$ALL}
 
 TMP=$(mktemp -d /tmp/ctxfold-droid-XXXXXX)
@@ -37,7 +37,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
-(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/normalize" ./interop/droid/normalize)
+(cd "$REPO" && go build -o "$TMP/fakeopenai" ./internal/fake/openai/cmd/fakeopenai && go build -o "$TMP/normalize" ./interop/droid/normalize && go build -o "$TMP/rpcdrive" ./interop/droid/rpcdrive)
 
 # droid runs one session of the current scenario: each argument is one user
 # turn, sent in order on standard input (droid exec's streaming input; a
@@ -51,6 +51,13 @@ droid() {
 	(cd "$S/work" && HOME="$S/home" NO_COLOR=1 timeout 120 "$DROID" exec --auto low -m custom:fake-model \
 		--input-format stream-json -o stream-json <"$S/input.jsonl" >>"$S/client.log" 2>&1) ||
 		{ echo "record.sh: droid failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
+}
+
+# rpc runs one process of the current scenario through Droid's JSON-RPC
+# protocol (interop/droid/rpcdrive), bounded in time.
+rpc() {
+	(cd "$S/work" && HOME="$S/home" NO_COLOR=1 "$TMP/rpcdrive" -droid "$DROID" -timeout 2m "$@" 2>>"$S/client.log") ||
+		{ echo "record.sh: droid (JSON-RPC) failed; see $S/client.log" >&2; tail -20 "$S/client.log" >&2; exit 1; }
 }
 
 for scenario in $SCENARIOS; do
@@ -76,6 +83,14 @@ JSON
 	# compacts by itself before the next request.
 	compaction) droid "First turn. [[shell: echo before compaction]]" "Second turn; report a large usage. [[inflate]]" "A turn after the compaction." ;;
 	compaction-twice) droid "First turn. [[shell: echo one]]" "Second; report a large usage. [[inflate]]" "Third; again. [[inflate]]" "A turn after both compactions." ;;
+	# Droid's manual compaction (/compact) through its JSON-RPC protocol:
+	# two turns, droid.compact_session (a new session naming the old one
+	# as its parent), then a second process loads the new session and
+	# takes one more turn.
+	compaction-manual)
+		rpc -compact "First turn. [[shell: echo before manual compaction]]" "Second turn." >"$S/new-session"
+		rpc -load "$(cat "$S/new-session")" "A turn after the manual compaction."
+		;;
 	*)
 		echo "record.sh: unknown scenario $scenario" >&2
 		exit 2

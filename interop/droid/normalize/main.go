@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 )
 
 func main() {
@@ -34,6 +35,11 @@ var (
 	envLine = regexp.MustCompile(`Env: [A-Za-z0-9_ ]*`)
 	kernel  = regexp.MustCompile(`\(linux [^)]*\)`)
 )
+
+// titleCue is in the system prompt of Droid's request for a session's
+// title (sent when it loads a session that has none): no turn of the
+// conversation, so the oracle leaves it out.
+const titleCue = "generates concise session titles"
 
 func fix(root string, b []byte) []byte {
 	b = bytes.ReplaceAll(b, []byte(root), []byte("/tmp/ctxfold-droid"))
@@ -102,6 +108,9 @@ func request(root, path string, seq int) ([]byte, error) {
 		}
 		if json.Unmarshal(m, &head) == nil && head.Role == "system" {
 			line["system_chars"] = len(head.Content)
+			if strings.Contains(head.Content, titleCue) {
+				line["purpose"] = "title"
+			}
 			continue
 		}
 		msgs = append(msgs, m)
