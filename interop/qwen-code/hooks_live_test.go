@@ -203,6 +203,17 @@ func qwenInjection(messages json.RawMessage, tmp string) string {
 // qwenOutputs are the tool results of a request, by the name of the tool
 // called (the printf call's only when it printed the build id).
 func qwenOutputs(body []byte) map[string]string {
+	return qwenResults(body, func(name, text string) bool {
+		return name != "run_shell_command" || strings.Contains(text, qwenRecall)
+	})
+}
+
+// qwenToolResults are every tool result of a request, by tool name.
+func qwenToolResults(body []byte) map[string]string {
+	return qwenResults(body, func(string, string) bool { return true })
+}
+
+func qwenResults(body []byte, keep func(name, text string) bool) map[string]string {
 	var b struct {
 		Messages []struct {
 			Role      string          `json:"role"`
@@ -235,11 +246,9 @@ func qwenOutputs(body []byte) map[string]string {
 				text += p.Text
 			}
 		}
-		name := names[m.ToolCallID]
-		if name == "run_shell_command" && !strings.Contains(text, qwenRecall) {
-			continue
+		if name := names[m.ToolCallID]; keep(name, text) {
+			out[name] = text
 		}
-		out[name] = text
 	}
 	return out
 }
@@ -259,6 +268,13 @@ func qwenRecallCheck(t *testing.T, reqs []openai.Recorded, from int, rec map[str
 	rec["verbatim"], rec["covered"] = false, false
 	if original == "" {
 		t.Errorf("no request before the recall carries the output %q", qwenRecall)
+		// What the tool results said instead (a shell run that failed or
+		// timed out under load, say), so a rare failure can be read.
+		for i, q := range reqs[:from] {
+			for name, text := range qwenToolResults(q.Body) {
+				t.Logf("request %d: %s result %.300q", i+1, name, text)
+			}
+		}
 		return
 	}
 	for _, q := range reqs[from:] {
