@@ -70,12 +70,9 @@ func configuredWindow(env input.Env, project, provider, model string) int64 {
 				continue
 			}
 			list, _ := input.ConfigValue(p, "models")
-			models, _ := list.([]any)
-			for _, m := range models {
-				if input.ConfigString(mapOf(m)["id"]) == model {
-					if n := input.ConfigTokens(mapOf(m)["context_window"]); n > 0 {
-						found[n] = true
-					}
+			if m, ok := input.ConfigModel(list, model); ok {
+				if n := input.ConfigTokens(m["context_window"]); n > 0 {
+					found[n] = true
 				}
 			}
 		}
@@ -88,8 +85,6 @@ func configuredWindow(env input.Env, project, provider, model string) int64 {
 	}
 	return w
 }
-
-func mapOf(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
 // reportWindow hands the sink the configured window of the session's
 // model. The provider is the last assistant row's (a database older than

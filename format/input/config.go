@@ -166,6 +166,18 @@ func ConfigTokens(v any) int64 {
 	return 0
 }
 
+// ConfigModel is the entry of a models array (pi's, OpenClaw's and Crush's
+// providers.<id>.models[]) whose "id" is id; ok is false when none is.
+func ConfigModel(models any, id string) (entry map[string]any, ok bool) {
+	list, _ := models.([]any)
+	for _, m := range list {
+		if e, _ := m.(map[string]any); e != nil && ConfigString(e["id"]) == id {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
 // ConfigString is v as a string, "" when it is none.
 func ConfigString(v any) string {
 	s, _ := v.(string)

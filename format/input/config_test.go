@@ -39,3 +39,23 @@ func TestStripJSONC(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigModelAndExpandHome(t *testing.T) {
+	doc, err := ParseConfig("t", []byte(`{"models":[{"id":"a","w":1},"junk",{"id":"b","w":2}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := ConfigValue(doc, "models")
+	if m, ok := ConfigModel(list, "b"); !ok || ConfigTokens(m["w"]) != 2 {
+		t.Errorf("ConfigModel b: %v %v", m, ok)
+	}
+	if _, ok := ConfigModel(list, "c"); ok {
+		t.Error("ConfigModel found an id that is not there")
+	}
+	e := Env{Home: "/h"}
+	for in, want := range map[string]string{"~": "/h", "~/x/y": "/h/x/y", "~u/x": "~u/x", "/abs": "/abs", "rel": "rel"} {
+		if got := e.ExpandHome(in); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package input
 
-import "time"
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
 
 // Env is where a format looks for the sessions a client keeps on this
 // machine: the user's home and the environment the client itself reads
@@ -13,6 +17,16 @@ type Env struct {
 	// consults (Env.ReadConfig), found or not: the live cache re-reads a
 	// transcript whose client's configuration changed.
 	Seen func(path string)
+}
+
+// ExpandHome resolves a leading ~ of a path a client's variable or
+// setting names to the home, as the clients do ("~" alone and "~/…";
+// "~user" is left as it is).
+func (e Env) ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		return filepath.Join(e.Home, p[1:])
+	}
+	return p
 }
 
 // Get returns the variable's value, "" when unset or when no Getenv is set.

@@ -19,10 +19,7 @@ import (
 // HOME nor an override names one.
 func configPath(env input.Env) string {
 	if p := strings.TrimSpace(env.Get("OPENCLAW_CONFIG_PATH")); p != "" {
-		if p == "~" || strings.HasPrefix(p, "~/") {
-			return filepath.Join(env.Home, p[1:])
-		}
-		return p
+		return env.ExpandHome(p)
 	}
 	if env.Home == "" && env.Get("OPENCLAW_STATE_DIR") == "" && env.Get("OPENCLAW_HOME") == "" {
 		return ""
@@ -41,15 +38,9 @@ func reportWindow(sink transcript.ImportSink, env input.Env, d Decoder) {
 	}
 	doc, _ := env.ReadConfig(path)
 	list, _ := input.ConfigValue(doc, "models", "providers", provider, "models")
-	models, _ := list.([]any)
-	for _, m := range models {
-		def, _ := m.(map[string]any)
-		if input.ConfigString(def["id"]) != model {
-			continue
-		}
+	if def, ok := input.ConfigModel(list, model); ok {
 		if w := input.ConfigTokens(def["contextWindow"]); w > 0 {
 			wr.SetConfiguredWindow(w)
 		}
-		return
 	}
 }

@@ -9,7 +9,6 @@ package pi
 
 import (
 	"path/filepath"
-	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -23,10 +22,7 @@ const defaultCustomWindow = 128000
 // ~ expanded), else ~/.pi/agent; "" with no HOME.
 func AgentDir(env input.Env) string {
 	if d := env.Get("PI_CODING_AGENT_DIR"); d != "" {
-		if d == "~" || strings.HasPrefix(d, "~/") {
-			return filepath.Join(env.Home, d[1:])
-		}
-		return d
+		return env.ExpandHome(d)
 	}
 	if env.Home == "" {
 		return ""
@@ -43,18 +39,14 @@ func ConfiguredWindow(models any, provider, model string) int64 {
 		}
 	}
 	list, _ := input.ConfigValue(models, "providers", provider, "models")
-	defs, _ := list.([]any)
-	for _, d := range defs {
-		m, _ := d.(map[string]any)
-		if input.ConfigString(m["id"]) != model {
-			continue
-		}
-		if w := input.ConfigTokens(m["contextWindow"]); w > 0 {
-			return w
-		}
-		return defaultCustomWindow
+	m, ok := input.ConfigModel(list, model)
+	if !ok {
+		return 0
 	}
-	return 0
+	if w := input.ConfigTokens(m["contextWindow"]); w > 0 {
+		return w
+	}
+	return defaultCustomWindow
 }
 
 // reportWindow hands the sink models.json's window for the session's

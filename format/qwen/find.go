@@ -20,26 +20,18 @@ const peekBytes = 64 << 10
 // follow), else the global folder: $QWEN_HOME, else ~/.qwen.
 func Dir(env input.Env) string {
 	if d := env.Get("QWEN_RUNTIME_DIR"); d != "" {
-		return expand(env, d)
+		return env.ExpandHome(d)
 	}
 	global := filepath.Join(env.Home, ".qwen")
 	if d := env.Get("QWEN_HOME"); d != "" {
-		global = expand(env, d)
+		global = env.ExpandHome(d)
 	}
 	if d := runtimeOutputDir(filepath.Join(global, "settings.json")); d != "" {
-		if d = expand(env, d); filepath.IsAbs(d) {
+		if d = env.ExpandHome(d); filepath.IsAbs(d) {
 			return d
 		}
 	}
 	return global
-}
-
-// expand resolves a leading ~ to the home, as the client does.
-func expand(env input.Env, d string) string {
-	if d == "~" || strings.HasPrefix(d, "~/") {
-		return filepath.Join(env.Home, strings.TrimPrefix(d, "~"))
-	}
-	return d
 }
 
 // runtimeOutputDir is the settings file's advanced.runtimeOutputDir, ""
