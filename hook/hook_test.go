@@ -85,21 +85,12 @@ func TestCompactionInjectsDroppedFactsOnce(t *testing.T) {
 	if r.Injected == nil || r.Output == nil {
 		t.Fatalf("no injection after the compaction record appeared: %+v", r)
 	}
-	var out struct {
-		HSO struct {
-			Event   string `json:"hookEventName"`
-			Context string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal(r.Output, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.HSO.Event != EventUserPromptSubmit {
-		t.Fatalf("hookEventName %q", out.HSO.Event)
+	event, ctx := hookContext(t, r.Output)
+	if event != EventUserPromptSubmit {
+		t.Fatalf("hookEventName %q", event)
 	}
 	// The fake's summary keeps nothing of the turns: the user's requests
 	// and the command that ran must come back, requests first.
-	ctx := out.HSO.Context
 	for _, want := range []string{"Before compaction, turn one.", "echo kept-by-compaction", "search_history"} {
 		if !strings.Contains(ctx, want) {
 			t.Errorf("injected context lacks %q:\n%s", want, ctx)
@@ -131,13 +122,7 @@ func TestGeminiEventsInject(t *testing.T) {
 	}
 	_ = os.WriteFile(file, full, 0o644)
 	r := runAs(t, "BeforeAgent", "", file, cache)
-	var out struct {
-		HSO struct {
-			Event   string `json:"hookEventName"`
-			Context string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if r.Output == nil || json.Unmarshal(r.Output, &out) != nil || out.HSO.Event != "BeforeAgent" || !strings.Contains(out.HSO.Context, "Before compaction, turn one.") {
+	if event, ctx := hookContext(t, r.Output); event != "BeforeAgent" || !strings.Contains(ctx, "Before compaction, turn one.") {
 		t.Fatalf("BeforeAgent after the compression: %s", r.Output)
 	}
 	if again := runAs(t, "BeforeAgent", "", file, cache); again.Output != nil {
@@ -285,4 +270,20 @@ func TestDialectOf(t *testing.T) {
 	if err != nil || string(out) != `{"hookSpecificOutput":{"additionalContext":"facts","hookEventName":"beforeFold"}}` {
 		t.Errorf("output %s, %v", out, err)
 	}
+}
+
+// hookContext is the event and the additionalContext of a hook's
+// hookSpecificOutput; it fails the test when output is none or not one.
+func hookContext(t *testing.T, output []byte) (event, context string) {
+	t.Helper()
+	var out struct {
+		HSO struct {
+			Event   string `json:"hookEventName"`
+			Context string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if output == nil || json.Unmarshal(output, &out) != nil {
+		t.Fatalf("not a hookSpecificOutput: %s", output)
+	}
+	return out.HSO.Event, out.HSO.Context
 }

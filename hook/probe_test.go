@@ -71,16 +71,7 @@ func TestUnannouncedCompactionFoundByProbe(t *testing.T) {
 	if r.Injected == nil || r.Output == nil {
 		t.Fatalf("no injection after the compaction record appeared: %+v %+v", r, r.Injected)
 	}
-	var out struct {
-		HSO struct {
-			Event   string `json:"hookEventName"`
-			Context string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal(r.Output, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.HSO.Event != "PostToolUse" || !strings.Contains(out.HSO.Context, "First turn. [[shell: echo before compaction]]") {
+	if event, ctx := hookContext(t, r.Output); event != "PostToolUse" || !strings.Contains(ctx, "First turn. [[shell: echo before compaction]]") {
 		t.Fatalf("output %s", r.Output)
 	}
 	if again := runDroid(t, "UserPromptSubmit", file, cache); again.Output != nil || again.Update != "" {
@@ -188,16 +179,7 @@ func TestManualCompactionFollowsParent(t *testing.T) {
 	if r.Injected == nil || r.Output == nil {
 		t.Fatalf("no injection after the manual compaction: %+v", r)
 	}
-	var out struct {
-		HSO struct {
-			Event   string `json:"hookEventName"`
-			Context string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal(r.Output, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.HSO.Event != "UserPromptSubmit" || !strings.Contains(out.HSO.Context, "First turn. [[shell: echo before manual compaction]]") {
+	if event, ctx := hookContext(t, r.Output); event != "UserPromptSubmit" || !strings.Contains(ctx, "First turn. [[shell: echo before manual compaction]]") {
 		t.Fatalf("output %s", r.Output)
 	}
 	t.Logf("injected: %+v", r.Injected)

@@ -60,18 +60,13 @@ func TestQwenCompressInjectsOnPrompt(t *testing.T) {
 		t.Fatalf("PostCompact printed: %s", r.Output)
 	}
 	r := runQwen(t, "UserPromptSubmit", file, cache)
-	var out struct {
-		HSO struct {
-			Event   string `json:"hookEventName"`
-			Context string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if r.Output == nil || json.Unmarshal(r.Output, &out) != nil || out.HSO.Event != "UserPromptSubmit" {
+	event, ctx := hookContext(t, r.Output)
+	if event != "UserPromptSubmit" {
 		t.Fatalf("UserPromptSubmit after /compress: %s", r.Output)
 	}
 	for _, want := range []string{"Qwen Code's compaction summary dropped", "First turn. [[shell: ls -1]]"} {
-		if !strings.Contains(out.HSO.Context, want) {
-			t.Errorf("injected context lacks %q:\n%s", want, out.HSO.Context)
+		if !strings.Contains(ctx, want) {
+			t.Errorf("injected context lacks %q:\n%s", want, ctx)
 		}
 	}
 	if again := runQwen(t, "UserPromptSubmit", file, cache); again.Output != nil {
