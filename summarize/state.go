@@ -1,7 +1,6 @@
 package summarize
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -58,10 +57,7 @@ func planOf(c transcript.ToolCall) (steps []planStep, ok bool) {
 	if !reTodoTool.MatchString(c.Name) {
 		return nil, false
 	}
-	var args map[string]any
-	if json.Unmarshal([]byte(c.ArgumentsText()), &args) != nil {
-		return nil, false
-	}
+	args := c.ArgumentsObject()
 	for _, k := range planListKeys {
 		switch v := args[k].(type) {
 		case []any:
@@ -161,10 +157,8 @@ func (p *planState) update(steps []planStep, id string) {
 }
 
 func appendNew(list []string, s string) []string {
-	for _, e := range list {
-		if e == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

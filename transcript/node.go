@@ -221,6 +221,16 @@ func (tc *ToolCall) decode(data []byte, valid bool) error {
 // in a Chat Completions tool call (a string value is unquoted).
 func (tc ToolCall) ArgumentsText() string { return ArgumentsText(tc.Arguments) }
 
+// ArgumentsObject is the call's arguments as a JSON object (a string of
+// one, as Codex records them, unquoted first); nil when they are none.
+func (tc ToolCall) ArgumentsObject() map[string]any {
+	var args map[string]any
+	if json.Unmarshal([]byte(tc.ArgumentsText()), &args) != nil {
+		return nil
+	}
+	return args
+}
+
 // ArgumentsText unquotes a JSON string value; any other JSON is returned as is.
 func ArgumentsText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
@@ -23,10 +22,7 @@ func (tc ToolCall) ShellCommand() string {
 	if !shellTools[strings.ToLower(tc.Name)] {
 		return ""
 	}
-	var args map[string]any
-	if json.Unmarshal([]byte(tc.ArgumentsText()), &args) != nil {
-		return ""
-	}
+	args := tc.ArgumentsObject()
 	for _, k := range []string{"command", "cmd"} {
 		switch v := args[k].(type) {
 		case string:
