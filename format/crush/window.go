@@ -94,6 +94,7 @@ func reportWindow(ctx context.Context, db *sql.DB, file, session, model string, 
 	if !ok || model == "" || env.Home == "" && env.Get("CRUSH_GLOBAL_CONFIG") == "" {
 		return
 	}
+	env.Warn = sink.Warn
 	var provider string
 	_ = db.QueryRowContext(ctx, `SELECT COALESCE(provider, '') FROM messages WHERE session_id = ? AND role = 'assistant'
 		AND COALESCE(model, '') = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`, session, model).Scan(&provider)

@@ -26,6 +26,7 @@ func reportWindow(sink transcript.ImportSink, env input.Env, model string) {
 	if !ok || env.Home == "" || !strings.HasPrefix(model, "custom:") {
 		return
 	}
+	env.Warn = sink.Warn
 	home := env.Home
 	if h := env.Get("FACTORY_HOME_OVERRIDE"); h != "" {
 		home = h

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // maxConfigBytes bounds one configuration file: they are a few KB, and a
@@ -55,12 +56,17 @@ func ReadConfig(path string) (any, error) {
 	return ParseConfig(path, data)
 }
 
-// ReadConfig is ReadConfig that first tells e.Seen the path.
+// ReadConfig is ReadConfig that first tells e.Seen the path, and e.Warn
+// why a file that is there was not read.
 func (e Env) ReadConfig(path string) (any, error) {
 	if e.Seen != nil {
 		e.Seen(path)
 	}
-	return ReadConfig(path)
+	doc, err := ReadConfig(path)
+	if err != nil && e.Warn != nil {
+		e.Warn(path, 0, "client configuration not read (no context window taken from it): "+strings.TrimPrefix(err.Error(), path+": "))
+	}
+	return doc, err
 }
 
 // ParseConfig parses JSON or JSONC text (an env override's content).

@@ -17,6 +17,10 @@ type Env struct {
 	// consults (Env.ReadConfig), found or not: the live cache re-reads a
 	// transcript whose client's configuration changed.
 	Seen func(path string)
+	// Warn, when set, is told of a configuration file that exists but
+	// cannot be read or parsed (Env.ReadConfig): the importer's sink's
+	// Warn, so the user learns which file to fix.
+	Warn func(file string, line int, msg string)
 }
 
 // ExpandHome resolves a leading ~ of a path a client's variable or

@@ -36,6 +36,7 @@ func reportWindow(sink transcript.ImportSink, env input.Env, d Decoder) {
 	if !ok || model == "" || path == "" {
 		return
 	}
+	env.Warn = sink.Warn
 	doc, _ := env.ReadConfig(path)
 	list, _ := input.ConfigValue(doc, "models", "providers", provider, "models")
 	if def, ok := input.ConfigModel(list, model); ok {

@@ -135,6 +135,7 @@ func (c *conv) reportWindow(env input.Env) {
 	if !ok || c.model == "" {
 		return
 	}
+	env.Warn = c.sink.Warn
 	for _, cc := range clientsOf(c.session.file) {
 		if w := cc.configuredWindow(env, c.session.directory, c.provider, c.model); w > 0 {
 			wr.SetConfiguredWindow(w)

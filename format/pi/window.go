@@ -57,6 +57,7 @@ func reportWindow(sink transcript.ImportSink, env input.Env, d *Decoder) {
 	if !ok || dir == "" || d.model == "" {
 		return
 	}
+	env.Warn = sink.Warn
 	doc, _ := env.ReadConfig(filepath.Join(dir, "models.json"))
 	if w := ConfiguredWindow(doc, d.provider, d.model); w > 0 {
 		wr.SetConfiguredWindow(w)

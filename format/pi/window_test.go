@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/format/input"
@@ -75,5 +76,32 @@ func TestConfiguredWindow(t *testing.T) {
 	override := `{"providers":{"fake":{"modelOverrides":{"gpt-5.4":{"contextWindow":400000}}}}}`
 	if w := piWindow(t, "chat", override, map[string]string{"PI_CODING_AGENT_DIR": t.TempDir()}); w != 400000 {
 		t.Fatalf("modelOverrides in PI_CODING_AGENT_DIR: window %d, want 400000", w)
+	}
+}
+
+// A models.json that is there but not JSON gives no window and a warning
+// naming it, so the user knows which file to fix.
+func TestConfiguredWindowMalformed(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".pi", "agent")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "models.json")
+	if err := os.WriteFile(bad, []byte(`{"providers": {`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tg importtest.Target
+	env := input.Env{Home: home}
+	if err := pi.Import(context.Background(), []string{"../../testdata/interop/pi/0.73.1/chat/session.jsonl"}, input.Options{Env: env}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	found := false
+	for _, w := range c.Warnings {
+		found = found || strings.Contains(w, bad) && strings.Contains(w, "not a JSON configuration")
+	}
+	if c.Window != 0 || !found {
+		t.Fatalf("window %d, warnings %q: want 0 and one naming %s", c.Window, c.Warnings, bad)
 	}
 }
