@@ -191,11 +191,9 @@ var looKnownMisses = map[string]string{
 		looUserPrefix,
 	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": "request 1 (15.91%): the prior is Claude Code 2.1.39's default-mode sub-agent (10,098: its 11 tools); " +
 		"the request read 12,121, about 1,900 beyond it: " + looUserPrefix + "; with 3 requests, request 3 (2.45%) is its median",
-	"codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "request 1 (31.97%): the rollout calls only tools the recording harness's set holds (shell, update_plan), " +
-		"so the prior is Codex 0.169.0's harness setup (6,752, the nearest recorded version); the request read 10,128 for a view of about 140 tokens, " +
-		"and Codex 0.58.0's own default mode (2,907: its instructions and 7 tools, the same with the rollout's model gpt-5.1-codex) is further from it: " +
-		"the other 7,100 are nothing the client sends by default nor the rollout records — likely MCP tools: the ghost snapshot lists the project's untracked .browser-echo-mcp.json, " +
-		"a browser MCP server's configuration, and Codex 0.58.0 records no tool list",
+	"codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "request 1 (69.93%): the prior is Codex 0.58.0's default mode (2,907: its instructions and 7 tools, the same with the rollout's model gpt-5.1-codex); " +
+		"the request read 10,128 for a view of about 140 tokens: the other 7,100 are nothing the client sends by default nor the rollout records — likely MCP tools: " +
+		"the ghost snapshot lists the project's untracked .browser-echo-mcp.json, a browser MCP server's configuration, and Codex 0.58.0 records no tool list",
 	"interop/claude-code/2.1.328/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl": looParallel,
 	"interop/claude-code/2.1.332/parallel/transcript/00000000-0000-4000-8000-000000000001.jsonl": looParallel,
 	"interop/pi/0.73.1/anthropic/session.jsonl":                                                  looPiFake,

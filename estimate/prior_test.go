@@ -13,6 +13,7 @@ import (
 	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/render"
 	"github.com/ctxfold/ctxfold/store"
+	"github.com/ctxfold/ctxfold/transcript"
 )
 
 // A version the table does not hold takes the nearest known one, and the
@@ -309,4 +310,54 @@ func estimateFirst(t *testing.T, file string) (*Result, int) {
 		sys += n.Tokens
 	}
 	return res, sys
+}
+
+// CalledTools reads a call wherever a node holds it: in content blocks
+// (Claude Code) and in the tool_calls field (Codex, the OpenAI shapes).
+func TestCalledToolsBothShapes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	if _, err := store.Init(dir, "", store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Update(context.Background(), dir, store.WriteOptions{}, func(tx *store.Tx) error {
+		_, err := tx.Append([]transcript.Node{
+			{ID: "u1", Role: transcript.RoleUser, Content: transcript.TextContent("go")},
+			{ID: "a1", Predecessor: "u1", Role: transcript.RoleAssistant, Content: transcript.Content{IsBlocks: true, Blocks: []transcript.Block{
+				{Type: transcript.BlockToolCall, ID: "c1", Name: "Read", Arguments: []byte(`{}`)}}}},
+			{ID: "t1", Predecessor: "a1", Role: transcript.RoleTool, ToolCallID: "c1", Content: transcript.TextContent("x")},
+			{ID: "a2", Predecessor: "t1", Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "c2", Name: "apply_patch", Arguments: []byte(`{}`)}}},
+			{ID: "t2", Predecessor: "a2", Role: transcript.RoleTool, ToolCallID: "c2", Content: transcript.TextContent("ok")},
+		}, store.AppendOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := strings.Join(CalledTools(s), ","); got != "Read,apply_patch" {
+		t.Errorf("CalledTools = %q, want Read,apply_patch", got)
+	}
+}
+
+// A default-mode recording whose request carried no tool is not taken for
+// a session that called tools: the harness's recording, which had them,
+// is (Codex 0.169.0's default model in the fake's catalogue was sent none).
+func TestPriorDefaultWithoutToolsFallsBack(t *testing.T) {
+	table := []PriorEntry{
+		{Client: "x", Version: "1.0.0", Mode: PriorMain, Setup: PriorHarness, Tools: 2, ToolNames: "exec,patch", SystemTokens: 100},
+		{Client: "x", Version: "1.0.0", Mode: PriorMain, Setup: PriorDefault, SystemTokens: 90},
+	}
+	p, ok := PriorFor(table, "x", nil, []string{"spawn_agent"})
+	if !ok || p.Entry.Setup != PriorHarness || !strings.Contains(p.Method, "sent no tools") {
+		t.Fatalf("prior %+v (%s), want the harness's with why", p.Entry, p.Method)
+	}
+	// With tools in the default recording, the default stands.
+	table[1].Tools, table[1].ToolNames = 3, "exec,patch,spawn_agent"
+	if p, _ := PriorFor(table, "x", nil, []string{"spawn_agent"}); p.Entry.Setup != PriorDefault {
+		t.Fatalf("prior %+v (%s), want the default's", p.Entry, p.Method)
+	}
 }

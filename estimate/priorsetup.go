@@ -77,9 +77,9 @@ func CalledTools(s *store.Session) []string {
 		if err != nil {
 			continue
 		}
-		for _, b := range n.Content.Blocks {
-			if b.Type == transcript.BlockToolCall && b.Name != "" {
-				names = append(names, b.Name)
+		for _, c := range n.AllToolCalls() {
+			if c.Name != "" {
+				names = append(names, c.Name)
 			}
 		}
 	}
@@ -106,6 +106,16 @@ func PriorFor(table []PriorEntry, client string, lead []*transcript.Node, called
 	p, ok := NearestPrior(table, client, version, mode, setup)
 	if !ok {
 		return p, false
+	}
+	if setup == PriorDefault && p.Entry.Tools == 0 && len(called) > 0 {
+		// A default-mode recording whose request carried no tool (Codex
+		// 0.169.0's default model in the fake's catalogue) is not what a
+		// session that called tools was sent: the harness's, which had
+		// them, is nearer.
+		if h, ok := NearestPrior(table, client, version, mode, PriorHarness); ok && h.Entry.Tools > 0 {
+			why += ", but the default recording of " + client + " " + p.Entry.Version + " sent no tools: the harness's"
+			p, setup = h, PriorHarness
+		}
 	}
 	if got := entrySetup(p.Entry); got != setup {
 		why = "no " + setup + " recording of " + client + ": the " + got + "'s"
