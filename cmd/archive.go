@@ -101,7 +101,7 @@ func (f *Factory) resolveArchive(opts *archiveOptions) error {
 	}
 	// A refresh overlapping with the estimate's preparation is of no use here.
 	lo.Prepare = nil
-	opts.Run = archive.Options{Dir: dir, Env: input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv},
+	opts.Run = archive.Options{Dir: dir, Env: f.clientEnv(),
 		Clients: opts.Clients, Live: lo, Reindex: opts.Reindex}
 	opts.JSON = f.IO.JSON
 	return nil

@@ -103,7 +103,7 @@ func newHookCmd(f *Factory, runF func(*hookOptions) error) *cobra.Command {
 			opts.Store = f.writeOptions("hook")
 			opts.Open = f.openOptions()
 			opts.ResumeGC = resumeGC(f.Getenv)
-			opts.Env = input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}
+			opts.Env = f.clientEnv()
 			if archiveOn {
 				if err := f.hookArchive(opts); err != nil {
 					appendCacheLog(opts.CacheDir, "hook.log", fmt.Errorf("hook: --archive: %w", err))

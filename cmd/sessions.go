@@ -127,7 +127,7 @@ func (f *Factory) resolveSessions(cmd *cobra.Command, opts *sessionsOptions) err
 		}
 	}
 	opts.LiveGC = func() func() { return liveGC(f.Getenv) }
-	opts.Env = input.Env{Home: f.Getenv("HOME"), Getenv: f.Getenv}
+	opts.Env = f.clientEnv()
 	opts.JSON = f.IO.JSON
 	return nil
 }
