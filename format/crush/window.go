@@ -42,15 +42,8 @@ func configFiles(env input.Env, project string) []string {
 	if project == "" {
 		return files
 	}
-	var up []string
-	for d := filepath.Clean(project); ; d = filepath.Dir(d) {
-		up = append(up, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for i := len(up) - 1; i >= 0; i-- {
-		files = append(files, filepath.Join(up[i], "crush.json"), filepath.Join(up[i], ".crush.json"))
+	for _, d := range input.DirsRootFirst(project) {
+		files = append(files, filepath.Join(d, "crush.json"), filepath.Join(d, ".crush.json"))
 	}
 	return append(files, filepath.Join(project, ".crush", "crush.json"))
 }

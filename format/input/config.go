@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -170,6 +171,21 @@ func ConfigTokens(v any) int64 {
 		}
 	}
 	return 0
+}
+
+// DirsRootFirst lists dir and its parents, the filesystem root first: the
+// order the clients merge project configuration files in (a deeper file
+// overrides a shallower one).
+func DirsRootFirst(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // ConfigModel is the entry of a models array (pi's, OpenClaw's and Crush's

@@ -2,6 +2,7 @@ package input
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +52,9 @@ func TestConfigModelAndExpandHome(t *testing.T) {
 	}
 	if _, ok := ConfigModel(list, "c"); ok {
 		t.Error("ConfigModel found an id that is not there")
+	}
+	if got := DirsRootFirst("/a/b/c"); strings.Join(got, " ") != "/ /a /a/b /a/b/c" {
+		t.Errorf("DirsRootFirst = %q", got)
 	}
 	e := Env{Home: "/h"}
 	for in, want := range map[string]string{"~": "/h", "~/x/y": "/h/x/y", "~u/x": "~u/x", "/abs": "/abs", "rel": "rel"} {

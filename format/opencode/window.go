@@ -62,22 +62,22 @@ func (cc configClient) configuredWindow(env input.Env, dir, provider, model stri
 		doc, _ := env.ReadConfig(path)
 		look(doc)
 	}
-	env_ := strings.ToUpper(cc.name)
+	prefix := strings.ToUpper(cc.name)
 	if home := env.ConfigHome(); home != "" {
 		for _, f := range cc.global {
 			file(filepath.Join(home, cc.name, f))
 		}
 	}
-	if p := env.Get(env_ + "_CONFIG"); p != "" {
+	if p := env.Get(prefix + "_CONFIG"); p != "" {
 		file(p)
 	}
-	if env.Get(env_+"_DISABLE_PROJECT_CONFIG") == "" && dir != "" && filepath.IsAbs(dir) {
-		for _, d := range rootFirst(dir) {
+	if env.Get(prefix+"_DISABLE_PROJECT_CONFIG") == "" && dir != "" && filepath.IsAbs(dir) {
+		for _, d := range input.DirsRootFirst(dir) {
 			for _, f := range cc.project {
 				file(filepath.Join(d, f))
 			}
 		}
-		for _, d := range rootFirst(dir) {
+		for _, d := range input.DirsRootFirst(dir) {
 			for _, sub := range cc.dotFolders {
 				for _, f := range cc.project {
 					file(filepath.Join(d, sub, f))
@@ -85,32 +85,16 @@ func (cc configClient) configuredWindow(env input.Env, dir, provider, model stri
 			}
 		}
 	}
-	if d := env.Get(env_ + "_CONFIG_DIR"); d != "" {
+	if d := env.Get(prefix + "_CONFIG_DIR"); d != "" {
 		for _, f := range cc.project {
 			file(filepath.Join(d, f))
 		}
 	}
-	if c := env.Get(env_ + "_CONFIG_CONTENT"); c != "" {
-		doc, _ := input.ParseConfig(env_+"_CONFIG_CONTENT", []byte(c))
+	if c := env.Get(prefix + "_CONFIG_CONTENT"); c != "" {
+		doc, _ := input.ParseConfig(prefix+"_CONFIG_CONTENT", []byte(c))
 		look(doc)
 	}
 	return w
-}
-
-// rootFirst lists dir and its parents, the filesystem root first (a
-// deeper project file overrides a shallower one, as the client merges).
-func rootFirst(dir string) []string {
-	var out []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		out = append(out, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
 }
 
 // clientsOf names whose configuration a source's sessions follow: Kilo's
