@@ -20,9 +20,20 @@ func (st *state) compactionStart(line int, ev *event) error {
 	if err := st.data(line, ev, &d); err != nil {
 		return err
 	}
+	if _, open := st.covers[d.CompactionAttemptID]; open {
+		// A start of the same attempt again (a log without attempt ids
+		// names every one ""): the one before never completed.
+		countUnfinished(st)
+	}
 	st.covers[d.CompactionAttemptID] = append([]string(nil), st.order...)
-	st.sink.Count(ev.Type, transcript.OutcomeMerged, "what the compaction that follows replaces: its summary node's covers_ids")
 	return nil
+}
+
+// countUnfinished counts a session.compaction_start no
+// session.compaction_complete took (it is counted when one does).
+func countUnfinished(st *state) {
+	st.sink.Count("session.compaction_start", transcript.OutcomeSkipped,
+		"a compaction the log never completes (no session.compaction_complete after it): the client kept its history")
 }
 
 type compaction struct {
@@ -43,6 +54,9 @@ func (st *state) compactionComplete(line int, ev *event) error {
 	}
 	covers, started := st.covers[d.CompactionAttemptID]
 	delete(st.covers, d.CompactionAttemptID)
+	if started {
+		st.sink.Count("session.compaction_start", transcript.OutcomeMerged, "what the compaction that follows replaces: its summary node's covers_ids")
+	}
 	switch {
 	case !d.Success || d.SummaryContent == "":
 		st.sink.Count(ev.Type, transcript.OutcomeSkipped, "a compaction that did not apply ("+or(d.Outcome, "failed")+"): the client kept its history")

@@ -427,6 +427,9 @@ func (st *state) finish() error {
 	for range st.usage {
 		st.sink.Count("session.usage_record", transcript.OutcomeSkipped, "a request whose reply the log does not hold (failed or aborted)")
 	}
+	for range st.covers {
+		countUnfinished(st)
+	}
 	if st.main.last != "" {
 		st.sink.SetHead(st.main.last)
 	}

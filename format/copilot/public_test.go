@@ -120,6 +120,46 @@ func TestLegacyCompaction(t *testing.T) {
 	}
 }
 
+// TestUnfinishedCompaction: a real 2026-04 log (LAF-US/IDAHO-VAULT, read
+// in place: docs/INTEROP-copilot.md) starts a second compaction that no
+// session.compaction_complete follows before the session ends: the first
+// start is merged into its summary, the second is counted skipped, with
+// why, and replaces nothing.
+func TestUnfinishedCompaction(t *testing.T) {
+	log := `{"type":"session.start","data":{"sessionId":"s-open","version":1,"producer":"copilot-agent","copilotVersion":"unknown","startTime":"2026-04-02T04:30:00.000Z","context":{"cwd":"/w"}},"id":"e1","timestamp":"2026-04-02T04:30:00.000Z","parentId":null}
+{"type":"user.message","data":{"content":"one","transformedContent":"one","attachments":[]},"id":"e3","timestamp":"2026-04-02T04:30:01.000Z","parentId":"e1"}
+{"type":"assistant.message","data":{"messageId":"m1","content":"first","toolRequests":[],"outputTokens":3},"id":"e4","timestamp":"2026-04-02T04:30:02.000Z","parentId":"e3"}
+{"type":"session.compaction_start","data":{"systemTokens":36736,"conversationTokens":35662,"toolDefinitionsTokens":39877},"id":"e5","timestamp":"2026-04-02T04:40:29.869Z","parentId":"e4"}
+{"type":"session.compaction_complete","data":{"success":true,"preCompactionTokens":112275,"preCompactionMessagesLength":15,"summaryContent":"<overview>first</overview>","checkpointNumber":1,"compactionTokensUsed":{"input":176397,"output":1807,"cachedInput":0},"requestId":"r1"},"id":"e6","timestamp":"2026-04-02T04:40:40.000Z","parentId":"e5"}
+{"type":"user.message","data":{"content":"two","transformedContent":"two","attachments":[]},"id":"e7","timestamp":"2026-04-02T04:41:00.000Z","parentId":"e6"}
+{"type":"assistant.message","data":{"messageId":"m2","content":"second","toolRequests":[],"outputTokens":3},"id":"e8","timestamp":"2026-04-02T04:41:01.000Z","parentId":"e7"}
+{"type":"session.compaction_start","data":{"systemTokens":36736,"conversationTokens":40112,"toolDefinitionsTokens":39877},"id":"e9","timestamp":"2026-04-02T04:50:00.000Z","parentId":"e8"}
+{"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":2},"id":"e10","timestamp":"2026-04-02T04:50:05.000Z","parentId":"e9"}
+`
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summaries []string
+	for _, n := range c.Nodes {
+		if strings.HasPrefix(n.ID, transcript.SummaryIDPrefix) {
+			summaries = append(summaries, n.ID+"="+strings.Join(n.CoversIDs(), ","))
+		}
+	}
+	if strings.Join(summaries, " ") != "summary_e6=e3,e4" {
+		t.Errorf("summaries %q", summaries)
+	}
+	merged := c.Counts[[2]string{"session.compaction_start", transcript.OutcomeMerged}]
+	skipped := c.Counts[[2]string{"session.compaction_start", transcript.OutcomeSkipped}]
+	if merged != 1 || skipped != 1 {
+		t.Errorf("compaction starts: %d merged, %d skipped; want 1 and 1", merged, skipped)
+	}
+}
+
 // TestStreamOutput: what `copilot -p --output-format json` prints (the
 // log's events and ephemeral streaming ones, no session.start) imports;
 // the per-call model.call_* events are counted as the call's timing, not as
