@@ -51,6 +51,10 @@ type estimateOptions struct {
 	// where it can be (estimate_tail.go), through TailLive's cache.
 	Tail     bool
 	TailLive live.Options
+	// ProjectLive reads the earlier sessions a transcript file's session
+	// with no recorded request takes its first request's prefix from
+	// (projectprefix; docs/ACCURACY.md, "The project's own sessions").
+	ProjectLive live.Options
 }
 
 const estimateLong = `Measure how full the context window is: exact offline token counts of the
@@ -204,6 +208,9 @@ func (f *Factory) estimateArgs(ctx context.Context, args []string, opts *estimat
 		return err
 	}
 	opts.Dirs, opts.Live, opts.Many = sa.Dirs, sa.Live, sa.Many
+	if lo, err := f.liveOptions(); err == nil {
+		opts.ProjectLive = lo // a session directory needs no cache: no error then
+	}
 	if opts.Many {
 		opts.OpenArg = f.openArg
 		opts.LiveGC = func() func() { return liveGC(f.Getenv) }
@@ -350,7 +357,9 @@ func finishEstimate(opts *estimateOptions, sum *fanSummary, firstErr error, over
 // transcript file's cache session up to date, in this run.
 func estimateOne(ctx context.Context, opts *estimateOptions, so estimate.SessionOptions, arg string, progress *report.Progress) estimateRun {
 	if !opts.Many {
-		return estimateRun{SessionResult: estimate.Session(ctx, arg, so)}
+		res := estimate.Session(ctx, arg, so)
+		withProjectPrefix(ctx, opts.Live[arg], &res, opts.ProjectLive, so)
+		return estimateRun{SessionResult: res}
 	}
 	defer progress.Add(1)
 	dir, e, err := opts.OpenArg(ctx, arg)
@@ -359,6 +368,7 @@ func estimateOne(ctx context.Context, opts *estimateOptions, so estimate.Session
 	}
 	res := estimate.Session(ctx, dir, so)
 	res.Err = entryError(res.Err, e)
+	withProjectPrefix(ctx, e, &res, opts.ProjectLive, so)
 	return estimateRun{SessionResult: res, entry: e}
 }
 

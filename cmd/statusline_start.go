@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -128,6 +129,9 @@ func prefixKey(cwd, model string) string { return cwd + "\x00" + model }
 func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *StatusLine, r *estimate.Result) {
 	if r == nil || opts.Est.NoCalibrate {
 		return
+	}
+	if c := r.Calibration; c != nil && strings.HasPrefix(c.Method, estimate.MethodProject+":") {
+		return // the project's own earlier session, read from disk (projectprefix), beats the memory
 	}
 	path := filepath.Join(opts.CacheDir, prefixFile)
 	known := readPrefixes(path)

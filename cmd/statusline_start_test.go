@@ -226,7 +226,8 @@ func TestStatuslineFirstRequestUsesThePrior(t *testing.T) {
 	tr := claudeInteropTranscripts(t)
 	fresh := filepath.Join(t.TempDir(), "fresh.jsonl")
 	writeFirstUserLine(t, tr["chat"], fresh)
-	p, ok := estimate.LookupPrior("claude-code", "2.1.328", estimate.PriorMain, estimate.PriorHarness)
+	// Nothing called yet: the client's default mode (estimate.PriorSetup).
+	p, ok := estimate.LookupPrior("claude-code", "2.1.328", estimate.PriorMain, estimate.PriorDefault)
 	if !ok {
 		t.Fatal("no Claude Code prior")
 	}

@@ -62,6 +62,7 @@ func measureTranscript(ctx context.Context, file string, lo live.Options, so est
 		e.Close()
 		return nil, out.Err
 	}
+	withProjectPrefix(ctx, e, &out, lo, so)
 	// The estimate knows the session's summaries (compactions so far)
 	// without indexing it again, except from a view an earlier version
 	// stored.

@@ -353,3 +353,24 @@ func priorCalibration(p Prior, unrecorded int, res *Result) *Calibration {
 	}
 	return c
 }
+
+// MethodProject starts the method of a calibration made before any usage
+// was recorded from the project's own earlier session (projectprefix):
+// "project: <its file> …".
+const MethodProject = "project"
+
+// WithProjectPrefix calibrates r, a view no request has been recorded for,
+// with what the first request of the project's newest earlier session
+// carried beside its transcript (unrecorded: the client's prefix with the
+// user's own additions, which no transcript records), in place of the
+// client's prior; method says where it comes from, opts are the ones r
+// was measured with (its compaction threshold). It reports whether r took
+// it: a session with a recorded request keeps its own calibration.
+func (r *Result) WithProjectPrefix(unrecorded int, method string, opts Options) bool {
+	if r == nil || unrecorded <= 0 || (r.Calibration != nil && r.Calibration.Anchor != MethodPrior) {
+		return false
+	}
+	r.Calibration = priorCalibration(Prior{Method: method}, unrecorded, r)
+	r.setBudget(BudgetInfo{Window: r.Window, InputBudget: r.InputBudget}, opts)
+	return true
+}

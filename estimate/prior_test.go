@@ -83,7 +83,7 @@ func TestPriorSetup(t *testing.T) {
 		recorded, called []string
 		want             string
 	}{
-		{"c", nil, nil, PriorHarness},
+		{"c", nil, nil, PriorDefault}, // nothing called yet: a person's session runs the default
 		{"c", nil, []string{"Bash", "Bash", "Agent"}, PriorHarness},
 		{"c", nil, []string{"Bash", "Read"}, PriorDefault},
 		{"c", []string{"Bash", "Agent"}, []string{"Read"}, PriorHarness}, // the recorded set wins
@@ -116,9 +116,10 @@ func TestPriorUnrecorded(t *testing.T) {
 }
 
 // Before any usage is recorded, `estimate` calibrates a Codex rollout with
-// the prior of its recorded cli_version (in the recording harness's setup:
-// the rollout records no tool set and, cut before its first usage, calls
-// none): the tools, which the rollout does not record, beside the
+// the prior of its recorded cli_version (the rollout records no tool set
+// and, cut before its first usage, has called none: the default mode,
+// whose recording sent no tools here, so the harness's, which had them):
+// the tools, which the rollout does not record, beside the
 // instructions, which it does; the stored view's incremental run carries
 // it.
 func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
@@ -147,7 +148,7 @@ func TestEstimateBeforeFirstRequestUsesThePrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Calibration
-	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main harness; the session records no tool set and called none beyond the recording harness's" || c.Anchor != MethodPrior {
+	if c == nil || c.Requests != 0 || c.Method != "prior: codex 0.169.0 main harness; the session records no tool set and has called none yet: the client's default mode, but the default recording of codex 0.169.0 sent no tools: the harness's" || c.Anchor != MethodPrior {
 		t.Fatalf("calibration before the first request: %+v", c)
 	}
 	p, _ := LookupPrior("codex", "0.169.0", PriorMain, PriorHarness)

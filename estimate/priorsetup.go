@@ -10,16 +10,19 @@ import (
 )
 
 // Which setup a session's first request is predicted with (docs/ACCURACY.md,
-// "The prior"), from what the transcript shows, conservatively: the
-// recording harness's (PriorHarness: Claude Code's tools restricted to
-// Bash and Agent, the smaller prior the recordings measured) unless the
-// transcript shows the client's default mode (PriorDefault) — a tool set
-// it records (Claude Code 2.1.3xx's api-request-shape line, kept on the
-// view's system node) beyond the harness's, or, when it records none, a
-// tool the session called (Read, Edit, Grep, TodoWrite, …) that the
-// harness's set does not hold. The calls are read from the session's
-// first assistant nodes (calledLimit of them: a lookup, not a scan): a
-// session before its first reply has none, and keeps the harness's.
+// "The prior"), from what the transcript shows: the client's default mode
+// (PriorDefault), which is what a person's session runs, unless the
+// transcript shows the recording harness's (PriorHarness: Claude Code's
+// tools restricted to Bash and Agent, the smaller prior the recordings
+// measured) — a tool set it records (Claude Code 2.1.3xx's
+// api-request-shape line, kept on the view's system node) within the
+// harness's, or, when it records none, calls that all stay within the
+// harness's set. The calls are read from the session's first assistant
+// nodes (calledLimit of them: a lookup, not a scan). A session before its
+// first reply has called nothing, which says nothing of a restricted tool
+// set: it takes the default, as `estimate` on the file cut there (the
+// status line's first request) and `estimate --head` on the whole file
+// then agree for a session that goes on to call Read or Edit.
 
 // calledLimit is how many of a session's assistant nodes are read for
 // the tools it called.
@@ -59,6 +62,8 @@ func PriorSetup(table []PriorEntry, client string, recorded, called []string) (s
 		return PriorDefault, "the session records tools beyond the recording harness's: " + beyond(recorded)
 	case beyond(called) != "":
 		return PriorDefault, "the session called tools beyond the recording harness's: " + beyond(called)
+	case len(called) == 0:
+		return PriorDefault, "the session records no tool set and has called none yet: the client's default mode"
 	}
 	return PriorHarness, "the session records no tool set and called none beyond the recording harness's"
 }
@@ -107,11 +112,11 @@ func PriorFor(table []PriorEntry, client string, lead []*transcript.Node, called
 	if !ok {
 		return p, false
 	}
-	if setup == PriorDefault && p.Entry.Tools == 0 && len(called) > 0 {
+	if setup == PriorDefault && p.Entry.Tools == 0 {
 		// A default-mode recording whose request carried no tool (Codex
 		// 0.169.0's default model in the fake's catalogue) is not what a
-		// session that called tools was sent: the harness's, which had
-		// them, is nearer.
+		// coding agent's session is sent, before its first call or after
+		// it: the harness's, which had them, is nearer.
 		if h, ok := NearestPrior(table, client, version, mode, PriorHarness); ok && h.Entry.Tools > 0 {
 			why += ", but the default recording of " + client + " " + p.Entry.Version + " sent no tools: the harness's"
 			p, setup = h, PriorHarness

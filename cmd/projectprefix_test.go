@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A fresh Claude Code session beside an earlier one of its project (the
+// folder Claude Code keeps per project): `estimate FILE` and the status
+// line both add what the earlier session's first request read beside its
+// transcript, and agree.
+func TestFreshSessionTakesTheProjectsEarlierSession(t *testing.T) {
+	cache := t.TempDir()
+	env := map[string]string{"XDG_CACHE_HOME": cache}
+	tr := claudeInteropTranscripts(t)
+	dir := t.TempDir()
+	earlier := filepath.Join(dir, "00000000-0000-4000-8000-0000000000a1.jsonl")
+	b, err := os.ReadFile(tr["chat"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(earlier, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(earlier, old, old); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "00000000-0000-4000-8000-0000000000b1.jsonl")
+	writeFirstUserLine(t, tr["chat"], fresh)
+
+	var past struct {
+		Calibration struct {
+			History []struct {
+				Estimated int `json:"estimated"`
+				Measured  int `json:"measured"`
+			} `json:"history"`
+		} `json:"calibration"`
+	}
+	if r := runEnv(t, cliEnv{Env: env}, "estimate", earlier, "--nodes", "--json"); json.Unmarshal([]byte(r.Stdout), &past) != nil || len(past.Calibration.History) == 0 {
+		t.Fatalf("the earlier session: %q", r.Stdout)
+	}
+	carried := past.Calibration.History[0].Measured - past.Calibration.History[0].Estimated
+
+	var now struct {
+		Total       int `json:"total"`
+		Calibration struct {
+			Method          string `json:"method"`
+			CalibratedTotal int    `json:"calibrated_total"`
+		} `json:"calibration"`
+	}
+	r := runEnv(t, cliEnv{Env: env}, "estimate", fresh, "--json")
+	if err := json.Unmarshal([]byte(r.Stdout), &now); err != nil {
+		t.Fatalf("%v %q", err, r.Stdout)
+	}
+	c := now.Calibration
+	if !strings.HasPrefix(c.Method, "project: ") || c.CalibratedTotal != now.Total+carried {
+		t.Errorf("estimate: %+v (total %d), want %d + %d from the project's session", c, now.Total, now.Total, carried)
+	}
+	var st StatusLine
+	s := statusRun(t, cache, nil, statusHookJSON(t, fresh, "Sonnet 4.5", ""), "--json")
+	if err := json.Unmarshal([]byte(s.Stdout), &st); err != nil {
+		t.Fatalf("%v %q", err, s.Stdout)
+	}
+	if st.Tokens != c.CalibratedTotal || st.Basis != "calibrated" {
+		t.Errorf("status line %d (%s), estimate %d", st.Tokens, st.Basis, c.CalibratedTotal)
+	}
+}

@@ -1,0 +1,258 @@
+// Package projectprefix owns what a project's own sessions say about a
+// fresh session's first request: before a session has recorded a request,
+// the client's prior (docs/ACCURACY.md, "The prior") knows what the client
+// sends by default, not what this user's setup adds — the project's
+// CLAUDE.md, MCP tools, a SessionStart hook's output — which no transcript
+// records. The newest earlier session of the same client in the same
+// project recorded what its first request read; what that was beyond its
+// transcript is what the fresh session's first request carries too
+// (docs/ACCURACY.md, "The project's own sessions").
+package projectprefix
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/osfile"
+	"github.com/ctxfold/ctxfold/store"
+)
+
+// Defaults of Options.
+const (
+	// DefaultCandidates is how many earlier sessions of the project are
+	// imported at most before giving up: the newest one that recorded a
+	// first request is the one taken.
+	DefaultCandidates = 3
+	// DefaultHeadBytes is how much of an earlier session is read: its
+	// first request and the lines before it (a session's first request
+	// is near its start; a first message larger than this is skipped).
+	DefaultHeadBytes = 4 << 20
+	// headPeek is how much of a file is read for its project (the first
+	// "cwd" a client records).
+	headPeek = 64 << 10
+	// maxListed bounds the folder entries looked at: a client's project
+	// folder with more sessions than this is read by its newest files'
+	// names only as far as the listing goes.
+	maxListed = 4096
+)
+
+// Target is the session whose first request is to be predicted.
+type Target struct {
+	// File is its transcript file.
+	File string
+	// Session is its cache session directory (live.Entry.Session).
+	Session string
+	// Format is the importer format its file was read as (live.Entry.Format).
+	Format string
+}
+
+// Options say how earlier sessions are read and measured.
+type Options struct {
+	// Live reads an earlier session's head; its CacheDir is replaced by a
+	// temporary one (the head is measured once and dropped, the user's
+	// cache is not filled with copies of other sessions).
+	Live live.Options
+	// Session measures it, with the model the target is measured with.
+	Session    estimate.SessionOptions
+	Candidates int
+	HeadBytes  int64
+	// TempDir is where the temporary cache lives ("" for the system's).
+	TempDir string
+}
+
+// Learned is what the first request of the project's newest earlier
+// session carried beside its transcript.
+type Learned struct {
+	// Tokens is that request's recorded input less the estimate of the
+	// view it read (estimate.Calibration.FirstUnrecordedTokens).
+	Tokens int `json:"tokens"`
+	// From is that session's transcript file.
+	From string `json:"from"`
+}
+
+// Method is the calibration method a result predicted from l names.
+func (l Learned) Method() string {
+	return fmt.Sprintf("%s: the first request of the project's session %s read %d beside its transcript", estimate.MethodProject, filepath.Base(l.From), l.Tokens)
+}
+
+// Find looks for the newest earlier session beside t's file (the same
+// folder, the same extension, the same recorded project, the same client
+// and the same kind of session: main or sub-agent) whose first request was
+// recorded, and returns what it carried beside its transcript. A sub-agent
+// file has none: the sub-agents of one session are not of one kind (a
+// compaction summariser's first request reads the main chain's history).
+// Any error is "none": the prior stands.
+func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
+	if !strings.HasSuffix(t.File, ".jsonl") || mode(t.Session, opts.Session.Open) != estimate.PriorMain {
+		return Learned{}, false
+	}
+	project := projectOf(t.File)
+	candidates := opts.Candidates
+	if candidates <= 0 {
+		candidates = DefaultCandidates
+	}
+	for _, sib := range siblings(t.File) {
+		if candidates == 0 || ctx.Err() != nil {
+			break
+		}
+		if projectOf(sib) != project {
+			continue
+		}
+		candidates--
+		if n, ok := firstUnrecorded(ctx, sib, t.Format, opts); ok {
+			return Learned{Tokens: n, From: sib}, true
+		}
+	}
+	return Learned{}, false
+}
+
+// Apply calibrates res, the target's result, with what Find learned, when
+// res has no recorded request; it reports whether it did.
+func Apply(ctx context.Context, t Target, res *estimate.Result, opts Options) bool {
+	if res == nil || (res.Calibration != nil && res.Calibration.Anchor != estimate.MethodPrior) {
+		return false
+	}
+	l, ok := Find(ctx, t, opts)
+	return ok && res.WithProjectPrefix(l.Tokens, l.Method(), opts.Session.Estimate)
+}
+
+// siblings are the regular files beside file with its extension, newest
+// first, file itself left out; symlinks are not followed.
+func siblings(file string) []string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil
+	}
+	d, err := os.Open(filepath.Dir(abs))
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	entries, _ := d.ReadDir(maxListed)
+	type cand struct {
+		path string
+		mod  int64
+	}
+	var out []cand
+	ext := filepath.Ext(abs)
+	for _, e := range entries {
+		p := filepath.Join(filepath.Dir(abs), e.Name())
+		if p == abs || filepath.Ext(p) != ext || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			out = append(out, cand{p, fi.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].mod != out[j].mod {
+			return out[i].mod > out[j].mod
+		}
+		return out[i].path > out[j].path
+	})
+	paths := make([]string, len(out))
+	for i, c := range out {
+		paths[i] = c.path
+	}
+	return paths
+}
+
+// projectOf is the working directory the client recorded first in file
+// ("" when none): the sessions of one folder of Claude Code, pi or Qwen
+// Code are one project's, Codex's folders are days.
+func projectOf(file string) string {
+	b, err := readHead(file, headPeek)
+	if err != nil {
+		return ""
+	}
+	return input.FirstString(b, "cwd", nil)
+}
+
+// readHead reads up to n bytes from the start of file, never through a
+// symlink.
+func readHead(file string, n int64) ([]byte, error) {
+	f, err := osfile.OpenNoFollow(file, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// firstUnrecorded measures the head of sib (its lines up to HeadBytes) in
+// a temporary cache and returns what its first request read beyond the
+// view, when it recorded one and is a main session.
+func firstUnrecorded(ctx context.Context, sib, format string, opts Options) (int, bool) {
+	limit := opts.HeadBytes
+	if limit <= 0 {
+		limit = DefaultHeadBytes
+	}
+	head, err := readHead(sib, limit+1)
+	if err != nil || len(head) == 0 {
+		return 0, false
+	}
+	if int64(len(head)) > limit {
+		cut := bytes.LastIndexByte(head[:limit], '\n')
+		if cut < 0 {
+			return 0, false
+		}
+		head = head[:cut+1]
+	}
+	tmp, err := os.MkdirTemp(opts.TempDir, "ctxfold-project-")
+	if err != nil {
+		return 0, false
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, filepath.Base(sib))
+	if err := os.WriteFile(file, head, 0o600); err != nil {
+		return 0, false
+	}
+	lo := opts.Live
+	lo.CacheDir, lo.MaxBytes, lo.From, lo.Prepare, lo.Archive = filepath.Join(tmp, "cache"), -1, format, nil, false
+	e, err := live.Open(ctx, file, lo)
+	if err != nil {
+		return 0, false
+	}
+	defer e.Close()
+	if mode(e.Session, opts.Session.Open) != estimate.PriorMain {
+		return 0, false
+	}
+	so := opts.Session
+	so.Head = ""
+	res := estimate.Session(ctx, e.Session, so)
+	if res.Err != nil || res.Result == nil || res.Result.Calibration == nil {
+		return 0, false
+	}
+	c := res.Result.Calibration
+	if c.Requests < 1 || c.FirstUnrecordedTokens <= 0 {
+		return 0, false
+	}
+	return c.FirstUnrecordedTokens, true
+}
+
+// mode is the prior mode of the session in dir (estimate.PriorMode of its
+// first node), "" when it cannot be read.
+func mode(dir string, o store.OpenOptions) string {
+	s, err := store.Open(dir, o)
+	if err != nil {
+		return ""
+	}
+	defer s.Close()
+	if s.Len() == 0 {
+		return ""
+	}
+	n, err := s.Node(0)
+	if err != nil {
+		return ""
+	}
+	return estimate.PriorMode(n)
+}

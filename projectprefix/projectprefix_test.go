@@ -1,0 +1,161 @@
+package projectprefix_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/projectprefix"
+)
+
+// recording is a real Claude Code 2.1.328 session (testdata/interop): its
+// requests are recorded, its lines name the project /interop/work.
+var recording = filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
+
+// project is a folder as Claude Code keeps one: the recording as an
+// earlier session of the project, a fresh session (the recording's lines
+// before its first reply, under another id) and, newer than both, a
+// session of another project whose first request read 5,000 more.
+type project struct {
+	dir, earlier, fresh, other string
+	lines                      [][]byte
+}
+
+func newProject(t *testing.T) project {
+	t.Helper()
+	b, err := os.ReadFile(recording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := project{dir: t.TempDir(), lines: bytes.SplitAfter(b, []byte("\n"))}
+	p.earlier = filepath.Join(p.dir, "00000000-0000-4000-8000-000000000001.jsonl")
+	p.fresh = filepath.Join(p.dir, "00000000-0000-4000-8000-0000000000f1.jsonl")
+	p.other = filepath.Join(p.dir, "00000000-0000-4000-8000-0000000000e1.jsonl")
+	first := 0
+	for first < len(p.lines) && !bytes.Contains(p.lines[first], []byte(`"type":"assistant"`)) {
+		first++
+	}
+	if first == len(p.lines) {
+		t.Fatal("the recording has no reply")
+	}
+	fresh := strings.ReplaceAll(string(bytes.Join(p.lines[:first], nil)), "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-0000000000f1")
+	other := strings.ReplaceAll(string(b), `"cwd":"/interop/work"`, `"cwd":"/elsewhere"`)
+	other = strings.Replace(other, `"input_tokens":`, `"input_tokens":5000`, 1)
+	write(t, p.earlier, string(b), -2*time.Hour)
+	write(t, p.other, other, -time.Hour)
+	write(t, p.fresh, fresh, 0)
+	return p
+}
+
+func write(t *testing.T, path, content string, age time.Duration) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(age)
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// measure reads file through a cache as `estimate FILE` does.
+func measure(t *testing.T, file string) (projectprefix.Target, estimate.SessionOptions, *estimate.Result) {
+	t.Helper()
+	e, err := live.Open(context.Background(), file, live.Options{CacheDir: t.TempDir(), MaxBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	so := estimate.SessionOptions{Estimate: estimate.Options{Window: 200000, NodeDetail: true}}
+	r := estimate.Session(context.Background(), e.Session, so)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	return projectprefix.Target{File: file, Session: e.Session, Format: e.Format}, so, r.Result
+}
+
+// firstUnrecorded is what the first request of file read beyond its view,
+// from its own calibration's history.
+func firstUnrecorded(t *testing.T, file string) int {
+	t.Helper()
+	_, _, r := measure(t, file)
+	c := r.Calibration
+	if c == nil || len(c.History) == 0 {
+		t.Fatalf("%s: no recorded request", file)
+	}
+	return int(c.History[0].Measured) - c.History[0].Estimated
+}
+
+// A fresh session's first request takes what the first request of the
+// project's newest earlier session carried beside its transcript — not
+// the newer session of another project, not the client's prior.
+func TestFreshSessionTakesTheProjectsEarlierSession(t *testing.T) {
+	p := newProject(t)
+	want := firstUnrecorded(t, p.earlier)
+	if other := firstUnrecorded(t, p.other); other == want {
+		t.Fatalf("the other project's session carried %d too: the test cannot tell them apart", other)
+	}
+	target, so, r := measure(t, p.fresh)
+	if r.Calibration == nil || r.Calibration.Anchor != estimate.MethodPrior || r.Calibration.UnrecordedTokens == want {
+		t.Fatalf("before: %+v, want the client's prior, not %d", r.Calibration, want)
+	}
+	if !projectprefix.Apply(context.Background(), target, r, projectprefix.Options{Session: so}) {
+		t.Fatal("the project's earlier session was not taken")
+	}
+	c := r.Calibration
+	if c.CalibratedTotal != r.Total+want || !strings.HasPrefix(c.Method, estimate.MethodProject+": ") || !strings.Contains(c.Method, filepath.Base(p.earlier)) {
+		t.Errorf("calibration %+v, want %d + %d from %s", c, r.Total, want, filepath.Base(p.earlier))
+	}
+	if r.BudgetBasis != estimate.BasisCalibrated || r.BudgetPct != c.CalibratedBudgetPct {
+		t.Errorf("budget %.3f%% (%s), calibration's %.3f%%", r.BudgetPct, r.BudgetBasis, c.CalibratedBudgetPct)
+	}
+}
+
+// A session that recorded a request keeps its own calibration.
+func TestRecordedSessionKeepsItsCalibration(t *testing.T) {
+	p := newProject(t)
+	target, so, r := measure(t, p.earlier)
+	before := *r.Calibration
+	if projectprefix.Apply(context.Background(), target, r, projectprefix.Options{Session: so}) || r.Calibration.CalibratedTotal != before.CalibratedTotal {
+		t.Errorf("a recorded session's calibration was replaced: %+v", r.Calibration)
+	}
+}
+
+// A symlink beside the file is not followed, and a sub-agent file takes
+// nothing from the folder.
+func TestFindSkipsSymlinksAndSubagents(t *testing.T) {
+	p := newProject(t)
+	elsewhere := filepath.Join(t.TempDir(), "kept.jsonl")
+	if err := os.Rename(p.earlier, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, p.earlier); err != nil {
+		t.Fatal(err)
+	}
+	target, so, _ := measure(t, p.fresh)
+	if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
+		t.Errorf("took %+v through a symlink", l)
+	}
+	if err := os.Remove(p.earlier); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(elsewhere, p.earlier); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p.fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(p.dir, "agent-a1.jsonl")
+	write(t, sub, strings.ReplaceAll(string(b), `"isSidechain":false`, `"isSidechain":true`), 0)
+	target, so, _ = measure(t, sub)
+	if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
+		t.Errorf("a sub-agent file took %+v", l)
+	}
+}
