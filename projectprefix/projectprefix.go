@@ -43,6 +43,9 @@ const (
 	// folder with more sessions than this is read by its newest files'
 	// names only as far as the listing goes.
 	maxListed = 4096
+	// maxExamined bounds the files whose project is read (headPeek each):
+	// a Codex day folder holds other projects' sessions too.
+	maxExamined = 32
 )
 
 // Target is the session whose first request is to be predicted.
@@ -100,8 +103,8 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if candidates <= 0 {
 		candidates = DefaultCandidates
 	}
-	for _, sib := range siblings(t.File) {
-		if candidates == 0 || ctx.Err() != nil {
+	for k, sib := range siblings(t.File) {
+		if candidates == 0 || k == maxExamined || ctx.Err() != nil {
 			break
 		}
 		if projectOf(sib) != project {
