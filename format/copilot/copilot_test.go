@@ -31,6 +31,18 @@ func load(t *testing.T, file string) (*importtest.Conv, error) {
 	return tg.Convs[0], err
 }
 
+// loadLog writes log as a session's events.jsonl and imports it; path is
+// the file, which a parse error must name.
+func loadLog(t *testing.T, log string) (c *importtest.Conv, path string, err error) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err = load(t, path)
+	return c, path, err
+}
+
 func TestDetect(t *testing.T) {
 	for _, f := range []string{fixture, interop + "compact/events.jsonl", interop + "chat/events.jsonl"} {
 		head, err := os.ReadFile(f)
@@ -192,9 +204,7 @@ func TestRewind(t *testing.T) {
 		ev("user.message", "u3", "a1", `{"content":"three"}`) +
 		ev("assistant.message", "a3", "u3", `{"messageId":"m3","content":"third"}`) +
 		ev("session.snapshot_rewind", "r2", "a3", `{"upToEventId":"nothing-imported","eventsRemoved":1}`)
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	os.WriteFile(path, []byte(log), 0o644)
-	c, err := load(t, path)
+	c, _, err := loadLog(t, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +231,7 @@ func TestHostile(t *testing.T) {
 		"empty":        "\n\n",
 		"invalid utf8": "{\"type\":\"user.message\",\"data\":{\"content\":\"\xff\"},\"id\":\"a\",\"parentId\":null}\n",
 	} {
-		path := filepath.Join(t.TempDir(), "events.jsonl")
-		os.WriteFile(path, []byte(body), 0o644)
-		_, err := load(t, path)
+		_, path, err := loadLog(t, body)
 		var pe *transcript.ParseError
 		if !errors.As(err, &pe) || pe.File != path {
 			t.Errorf("%s: %v, want a parse error naming the file", name, err)

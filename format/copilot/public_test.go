@@ -1,8 +1,6 @@
 package copilot_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -92,11 +90,7 @@ func TestLegacyCompaction(t *testing.T) {
 {"type":"session.compaction_complete","data":{"success":true,"preCompactionTokens":427,"postCompactionTokens":663,"preCompactionMessagesLength":6,"messagesRemoved":5,"tokensRemoved":-236,"summaryContent":"<overview>second</overview>","checkpointNumber":2},"id":"e10","timestamp":"2026-03-07T15:15:29.000Z","parentId":"e9"}
 {"type":"user.message","data":{"content":"three","transformedContent":"three","attachments":[]},"id":"e11","timestamp":"2026-03-07T15:15:30.000Z","parentId":"e10"}
 `
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := load(t, path)
+	c, _, err := loadLog(t, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +130,7 @@ func TestUnfinishedCompaction(t *testing.T) {
 {"type":"session.compaction_start","data":{"systemTokens":36736,"conversationTokens":40112,"toolDefinitionsTokens":39877},"id":"e9","timestamp":"2026-04-02T04:50:00.000Z","parentId":"e8"}
 {"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":2},"id":"e10","timestamp":"2026-04-02T04:50:05.000Z","parentId":"e9"}
 `
-	path := filepath.Join(t.TempDir(), "events.jsonl")
-	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := load(t, path)
+	c, _, err := loadLog(t, log)
 	if err != nil {
 		t.Fatal(err)
 	}
