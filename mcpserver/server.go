@@ -173,6 +173,12 @@ func (h *handlers) wait(bound time.Duration) bool {
 	}
 }
 
+// liveOptions are how the server reads a transcript file through its cache.
+func (h *handlers) liveOptions() live.Options {
+	return live.Options{CacheDir: h.opts.CacheDir, Store: h.opts.Store,
+		Input: input.Options{Env: input.Env{Home: h.opts.Locate.Home, Getenv: h.opts.Locate.Getenv}}}
+}
+
 // open brings the served transcript's cache session up to date and opens
 // its graph; done closes both (the cache entry is held shared while the
 // graph is read, so a refresh by another process waits: docs/LIVE.md).
@@ -184,8 +190,7 @@ func (h *handlers) open(ctx context.Context) (g *dag.Graph, file string, done fu
 		if err != nil {
 			return nil, "", nil, err
 		}
-		entry, err = live.Open(ctx, f, live.Options{CacheDir: h.opts.CacheDir, Store: h.opts.Store,
-			Input: input.Options{Env: input.Env{Home: h.opts.Locate.Home, Getenv: h.opts.Locate.Getenv}}})
+		entry, err = live.Open(ctx, f, h.liveOptions())
 		if err != nil {
 			return nil, "", nil, err
 		}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
+	"github.com/ctxfold/ctxfold/projectprefix"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -178,5 +181,54 @@ func TestLocateGeminiSession(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(home, ".gemini", "projects.json"), reg, 0o644)
 	if f, err := loc.file(); err != nil || f != newest {
 		t.Fatalf("projects.json: served %s (%v), want %s", f, err, newest)
+	}
+}
+
+// context_status of a fresh transcript beside an earlier session of its
+// project says what that session's first request carried beside its
+// transcript, as estimate FILE and the status line do (projectprefix).
+func TestStatusOfAFreshSessionTakesTheProjectsSession(t *testing.T) {
+	src := filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	earlier := filepath.Join(dir, "00000000-0000-4000-8000-0000000000a1.jsonl")
+	if err := os.WriteFile(earlier, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(earlier, old, old); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	first := 0
+	for first < len(lines) && !strings.Contains(lines[first], `"type":"assistant"`) {
+		first++
+	}
+	fresh := filepath.Join(dir, "00000000-0000-4000-8000-0000000000b1.jsonl")
+	if err := os.WriteFile(fresh, []byte(strings.Join(lines[:first], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st StatusOutput
+	call(t, connect(t, Options{Locate: Locate{Transcript: fresh}, CacheDir: t.TempDir()}), ToolStatus, map[string]any{}, &st)
+	// What estimate FILE gives: the fresh view, calibrated by the
+	// earlier session's first request (not the client's prior).
+	e, err := live.Open(context.Background(), fresh, live.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r := estimate.Session(context.Background(), e.Session, estimate.SessionOptions{})
+	if r.Err != nil || r.Result.Calibration == nil || r.Result.Calibration.Anchor != estimate.MethodPrior {
+		t.Fatalf("the fresh session before its first reply: %+v %v", r.Result, r.Err)
+	}
+	prior := r.Result.Calibration.CalibratedTotal
+	if !projectprefix.Apply(context.Background(), projectprefix.Target{File: fresh, Session: e.Session}, r.Result, projectprefix.Options{}) {
+		t.Fatal("no earlier session taken")
+	}
+	if want := r.Result.Calibration.CalibratedTotal; st.Tokens != want || want == prior || st.Basis != "calibrated" {
+		t.Errorf("context_status of the fresh session: %+v; want %d from the project's session (the prior gives %d)", st, want, prior)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ctxfold/ctxfold/audit"
 	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/projectprefix"
 	"github.com/ctxfold/ctxfold/render"
 )
 
@@ -304,6 +305,11 @@ func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusI
 	if res.Err != nil {
 		return errorResult(res.Err), out, nil
 	}
+	// Before its first recorded request, what the project's earlier
+	// session beside the transcript carried (as estimate FILE and the
+	// status line say).
+	projectprefix.Apply(ctx, projectprefix.Target{File: file, Session: dir}, res.Result,
+		projectprefix.Options{Live: h.liveOptions(), Session: so})
 	st := estimate.StatusOf(res.Result, 0)
 	out.Model, out.Window, out.InputBudget, out.Tokens, out.BudgetPct, out.Basis = st.Model, st.Window, st.InputBudget, st.Tokens, st.Pct, st.Basis
 	b, _ := json.Marshal(out)
