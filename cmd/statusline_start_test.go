@@ -226,8 +226,9 @@ func TestStatuslineFirstRequestUsesThePrior(t *testing.T) {
 	tr := claudeInteropTranscripts(t)
 	fresh := filepath.Join(t.TempDir(), "fresh.jsonl")
 	writeFirstUserLine(t, tr["chat"], fresh)
-	// Nothing called yet: the client's default mode (estimate.PriorSetup).
-	p, ok := estimate.LookupPrior("claude-code", "2.1.328", estimate.PriorMain, estimate.PriorDefault)
+	// Nothing called yet, and the recording's entrypoint (sdk-cli) says a
+	// program started it: the recording harness's setup (estimate.PriorFor).
+	p, ok := estimate.LookupPrior("claude-code", "2.1.328", estimate.PriorMain, estimate.PriorHarness)
 	if !ok {
 		t.Fatal("no Claude Code prior")
 	}
@@ -246,7 +247,7 @@ func TestStatuslineFirstRequestUsesThePrior(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(f, `{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"And one more thing."},"uuid":"00000000-0000-4000-8000-0000000000f%d","timestamp":"2026-01-01T00:00:30.000Z","sessionId":"00000000-0000-4000-8000-000000000001","version":"2.1.328"}`+"\n", run)
+		fmt.Fprintf(f, `{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"And one more thing."},"uuid":"00000000-0000-4000-8000-0000000000f%d","timestamp":"2026-01-01T00:00:30.000Z","sessionId":"00000000-0000-4000-8000-000000000001","version":"2.1.328","entrypoint":"sdk-cli"}`+"\n", run)
 		f.Close()
 	}
 }

@@ -243,6 +243,22 @@ func ClientVersion(root *transcript.Node) string {
 	return ""
 }
 
+// ClientEntrypoint is how the session whose root node is root was
+// started, when its client records it: Claude Code 2.1.x's "cli" for a
+// person's terminal, "sdk-cli", "sdk-ts", "sdk-py" for a program's run.
+func ClientEntrypoint(root *transcript.Node) string {
+	if root == nil {
+		return ""
+	}
+	var cc struct {
+		Entrypoint string `json:"entrypoint"`
+	}
+	if raw, ok := root.Metadata["claude_code"]; ok && json.Unmarshal(raw, &cc) == nil {
+		return cc.Entrypoint
+	}
+	return ""
+}
+
 // PriorMode is the prior mode of a session whose root node is root: a
 // Claude Code sub-agent file's lines are sidechain lines.
 func PriorMode(root *transcript.Node) string {

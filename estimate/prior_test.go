@@ -362,3 +362,59 @@ func TestPriorDefaultWithoutToolsFallsBack(t *testing.T) {
 		t.Fatalf("prior %+v (%s), want the default's", p.Entry, p.Method)
 	}
 }
+
+// Before its first reply, a Claude Code session that records no tool set
+// takes the default mode when a person started it (entrypoint "cli") and
+// the recording harness's when a program did ("sdk-cli", as `claude -p`
+// and the Agent SDK record): the recorded chat scenario, its request
+// shape left out, cut before the reply.
+func TestClaudePriorFollowsTheEntrypoint(t *testing.T) {
+	tr, _ := filepath.Glob(filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "*.jsonl"))
+	if len(tr) != 1 {
+		t.Fatalf("the Claude Code 2.1.328 chat recording: %v", tr)
+	}
+	b, err := os.ReadFile(tr[0])
+	if err != nil || !strings.Contains(string(b), `"entrypoint":"sdk-cli"`) {
+		t.Fatalf("the recording names no sdk-cli entrypoint: %v", err)
+	}
+	var cut strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if strings.Contains(line, `"type":"assistant"`) {
+			break
+		}
+		if !strings.Contains(line, `"type":"api-request-shape"`) {
+			cut.WriteString(line)
+		}
+	}
+	for _, tc := range []struct{ entry, setup, why string }{
+		{"sdk-cli", PriorHarness, "a program's session (entrypoint sdk-cli)"},
+		{"cli", PriorDefault, "has called none yet: the client's default mode"},
+	} {
+		file := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(file, []byte(strings.ReplaceAll(cut.String(), `"entrypoint":"sdk-cli"`, `"entrypoint":"`+tc.entry+`"`)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: filepath.Join(t.TempDir(), "s")})
+		if err != nil || len(rep.Sessions) != 1 {
+			t.Fatalf("import: %v", err)
+		}
+		g, err := dag.Open(rep.Sessions[0].Dir, store.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := render.Build(g, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := View(context.Background(), v, Options{Model: "claude-sonnet-4-5", NodeDetail: true})
+		g.S.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Calibration
+		want := "prior: claude-code 2.1.328 main " + tc.setup + "; "
+		if c == nil || !strings.HasPrefix(c.Method, want) || !strings.Contains(c.Method, tc.why) {
+			t.Errorf("entrypoint %s: %+v, want %q… %q", tc.entry, c, want, tc.why)
+		}
+	}
+}

@@ -98,16 +98,26 @@ func CalledTools(s *store.Session) []string {
 // system node or an attachment before the chain's first message); the
 // method says which, and why the setup.
 func PriorFor(table []PriorEntry, client string, lead []*transcript.Node, called []string) (Prior, bool) {
-	version, mode := "", PriorMain
+	version, mode, entry := "", PriorMain, ""
 	for _, n := range lead {
 		if version == "" {
 			version = ClientVersion(n)
+		}
+		if entry == "" {
+			entry = ClientEntrypoint(n)
 		}
 		if PriorMode(n) == PriorSubagent {
 			mode = PriorSubagent
 		}
 	}
-	setup, why := PriorSetup(table, client, RecordedTools(lead), called)
+	recorded := RecordedTools(lead)
+	setup, why := PriorSetup(table, client, recorded, called)
+	if setup == PriorDefault && recorded == nil && len(called) == 0 && strings.HasPrefix(entry, "sdk") {
+		// A program's run (the Agent SDK, `claude -p`) picks its tools,
+		// as the recording harness does; a person's terminal runs the
+		// default. Nothing called yet tells them apart but this.
+		setup, why = PriorHarness, "a program's session (entrypoint "+entry+") that has called nothing yet: its tools are the program's choice, the recording harness's prior"
+	}
 	p, ok := NearestPrior(table, client, version, mode, setup)
 	if !ok {
 		return p, false

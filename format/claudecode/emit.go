@@ -18,6 +18,9 @@ type fullRecord struct {
 	CompactMetadata   json.RawMessage `json:"compactMetadata"`
 	// Version is read raw: a line whose version is no string still imports.
 	Version json.RawMessage `json:"version"`
+	// Entrypoint (Claude Code 2.1.x: "cli", "sdk-cli", "sdk-ts" …) is
+	// read raw as Version is.
+	Entrypoint json.RawMessage `json:"entrypoint"`
 }
 
 // ccMeta is what a node keeps of Claude Code's own fields, under
@@ -41,6 +44,12 @@ type ccMeta struct {
 	// prior of a session's first request is looked up by it
 	// (docs/ACCURACY.md, "The prior").
 	ClientVersion string `json:"client_version,omitempty"`
+	// Entrypoint is how that chain was started (Claude Code 2.1.x records
+	// "cli" for a person's terminal, "sdk-…" for a program's run), kept
+	// beside ClientVersion: a program's session before its first call is
+	// predicted with the recording harness's smaller tool set
+	// (docs/ACCURACY.md, "The prior").
+	Entrypoint string `json:"entrypoint,omitempty"`
 }
 
 // usage is Claude Code's (the Messages API's) usage object.
@@ -430,6 +439,7 @@ func (p *planner) buildMessage(n *pnode, warns *[]builtWarning) (transcript.Node
 				// A chain's first message: the import may put an
 				// attachment before it.
 				_ = json.Unmarshal(r.Version, &meta.ClientVersion)
+				_ = json.Unmarshal(r.Entrypoint, &meta.Entrypoint)
 			}
 		}
 		if !single {

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content", "version"}, recordNorms...)
+	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content", "version", "entrypoint"}, recordNorms...)
 	blockNorms  = []string{"type", "text", "thinking", "signature", "data", "id", "name", "input", "tooluseid", "content", "iserror", "source"}
 	sourceNorms = []string{"type", "mediatype", "data", "url", "fileid"}
 )
@@ -55,6 +55,9 @@ func (r *fullRecord) ownField(s *input.Skim, key []byte) uint32 {
 	case "version":
 		r.Version = json.RawMessage(s.Raw())
 		return 1 << 29
+	case "entrypoint":
+		r.Entrypoint = json.RawMessage(s.Raw())
+		return 1 << 30
 	}
 	return 0
 }
