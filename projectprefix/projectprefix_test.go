@@ -3,6 +3,7 @@ package projectprefix_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ type project struct {
 	lines                      [][]byte
 }
 
-func newProject(t *testing.T) project {
+func newProject(t testing.TB) project {
 	t.Helper()
 	b, err := os.ReadFile(recording)
 	if err != nil {
@@ -53,7 +54,7 @@ func newProject(t *testing.T) project {
 	return p
 }
 
-func write(t *testing.T, path, content string, age time.Duration) {
+func write(t testing.TB, path, content string, age time.Duration) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -157,5 +158,36 @@ func TestFindSkipsSymlinksAndSubagents(t *testing.T) {
 	target, so, _ = measure(t, sub)
 	if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
 		t.Errorf("a sub-agent file took %+v", l)
+	}
+}
+
+// BenchmarkApplyBesideAnEarlierSession is what a fresh session's first
+// estimate pays for the lookup (docs/BENCHMARKS.md): a folder of 30
+// sessions of another project and one of its own, the earlier session's
+// head imported and measured once per run.
+func BenchmarkApplyBesideAnEarlierSession(b *testing.B) {
+	p := newProject(b)
+	other, err := os.ReadFile(p.other)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 30 {
+		if err := os.WriteFile(filepath.Join(p.dir, fmt.Sprintf("other-%02d.jsonl", i)), other, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	e, err := live.Open(context.Background(), p.fresh, live.Options{CacheDir: b.TempDir(), MaxBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	so := estimate.SessionOptions{Estimate: estimate.Options{Window: 200000}}
+	target := projectprefix.Target{File: p.fresh, Session: e.Session, Format: e.Format}
+	b.ResetTimer()
+	for range b.N {
+		r := estimate.Session(context.Background(), e.Session, so)
+		if r.Err != nil || !projectprefix.Apply(context.Background(), target, r.Result, projectprefix.Options{Session: so, Candidates: 3}) {
+			b.Fatalf("not applied: %v", r.Err)
+		}
 	}
 }
