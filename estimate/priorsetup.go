@@ -17,7 +17,8 @@ import (
 // measured) — a tool set it records (Claude Code 2.1.3xx's
 // api-request-shape line, kept on the view's system node) within the
 // harness's, or, when it records none, calls that all stay within the
-// harness's set. The calls are read from the session's first assistant
+// harness's set, or a program's run that has called nothing yet (Claude
+// Code's entrypoint "sdk-…": PriorFor). The calls are read from the session's first assistant
 // nodes (calledLimit of them: a lookup, not a scan). A session before its
 // first reply has called nothing, which says nothing of a restricted tool
 // set: it takes the default, as `estimate` on the file cut there (the
