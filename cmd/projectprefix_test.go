@@ -2,11 +2,10 @@ package cmd
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // A fresh Claude Code session beside an earlier one of its project (the
@@ -17,21 +16,7 @@ func TestFreshSessionTakesTheProjectsEarlierSession(t *testing.T) {
 	cache := t.TempDir()
 	env := map[string]string{"XDG_CACHE_HOME": cache}
 	tr := claudeInteropTranscripts(t)
-	dir := t.TempDir()
-	earlier := filepath.Join(dir, "00000000-0000-4000-8000-0000000000a1.jsonl")
-	b, err := os.ReadFile(tr["chat"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(earlier, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(earlier, old, old); err != nil {
-		t.Fatal(err)
-	}
-	fresh := filepath.Join(dir, "00000000-0000-4000-8000-0000000000b1.jsonl")
-	writeFirstUserLine(t, tr["chat"], fresh)
+	_, earlier, fresh := sessiontest.ProjectFolder(t, tr["chat"])
 
 	var past struct {
 		Calibration struct {

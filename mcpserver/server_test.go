@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/projectprefix"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -188,29 +189,7 @@ func TestLocateGeminiSession(t *testing.T) {
 // project says what that session's first request carried beside its
 // transcript, as estimate FILE and the status line do (projectprefix).
 func TestStatusOfAFreshSessionTakesTheProjectsSession(t *testing.T) {
-	src := filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	earlier := filepath.Join(dir, "00000000-0000-4000-8000-0000000000a1.jsonl")
-	if err := os.WriteFile(earlier, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(earlier, old, old); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	first := 0
-	for first < len(lines) && !strings.Contains(lines[first], `"type":"assistant"`) {
-		first++
-	}
-	fresh := filepath.Join(dir, "00000000-0000-4000-8000-0000000000b1.jsonl")
-	if err := os.WriteFile(fresh, []byte(strings.Join(lines[:first], "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, _, fresh := sessiontest.ProjectFolder(t, filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "00000000-0000-4000-8000-000000000001.jsonl"))
 	var st StatusOutput
 	call(t, connect(t, Options{Locate: Locate{Transcript: fresh}, CacheDir: t.TempDir()}), ToolStatus, map[string]any{}, &st)
 	// What estimate FILE gives: the fresh view, calibrated by the

@@ -1,7 +1,6 @@
 package projectprefix_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/projectprefix"
 )
@@ -19,50 +19,26 @@ import (
 // requests are recorded, its lines name the project /interop/work.
 var recording = filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "chat", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
 
-// project is a folder as Claude Code keeps one: the recording as an
-// earlier session of the project, a fresh session (the recording's lines
-// before its first reply, under another id) and, newer than both, a
-// session of another project whose first request read 5,000 more.
+// project is a folder as Claude Code keeps one (sessiontest.ProjectFolder)
+// and, newer than both its sessions, a session of another project whose
+// first request read 5,000 more.
 type project struct {
 	dir, earlier, fresh, other string
-	lines                      [][]byte
 }
 
 func newProject(t testing.TB) project {
 	t.Helper()
+	var p project
+	p.dir, p.earlier, p.fresh = sessiontest.ProjectFolder(t, recording)
 	b, err := os.ReadFile(recording)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := project{dir: t.TempDir(), lines: bytes.SplitAfter(b, []byte("\n"))}
-	p.earlier = filepath.Join(p.dir, "00000000-0000-4000-8000-000000000001.jsonl")
-	p.fresh = filepath.Join(p.dir, "00000000-0000-4000-8000-0000000000f1.jsonl")
 	p.other = filepath.Join(p.dir, "00000000-0000-4000-8000-0000000000e1.jsonl")
-	first := 0
-	for first < len(p.lines) && !bytes.Contains(p.lines[first], []byte(`"type":"assistant"`)) {
-		first++
-	}
-	if first == len(p.lines) {
-		t.Fatal("the recording has no reply")
-	}
-	fresh := strings.ReplaceAll(string(bytes.Join(p.lines[:first], nil)), "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-0000000000f1")
 	other := strings.ReplaceAll(string(b), `"cwd":"/interop/work"`, `"cwd":"/elsewhere"`)
 	other = strings.Replace(other, `"input_tokens":`, `"input_tokens":5000`, 1)
-	write(t, p.earlier, string(b), -2*time.Hour)
-	write(t, p.other, other, -time.Hour)
-	write(t, p.fresh, fresh, 0)
+	sessiontest.WriteAged(t, p.other, other, -30*time.Minute)
 	return p
-}
-
-func write(t testing.TB, path, content string, age time.Duration) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	at := time.Now().Add(age)
-	if err := os.Chtimes(path, at, at); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // measure reads file through a cache as `estimate FILE` does.
@@ -154,7 +130,7 @@ func TestFindSkipsSymlinksAndSubagents(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(p.dir, "agent-a1.jsonl")
-	write(t, sub, strings.ReplaceAll(string(b), `"isSidechain":false`, `"isSidechain":true`), 0)
+	sessiontest.WriteAged(t, sub, strings.ReplaceAll(string(b), `"isSidechain":false`, `"isSidechain":true`), 0)
 	target, so, _ = measure(t, sub)
 	if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
 		t.Errorf("a sub-agent file took %+v", l)
