@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -389,7 +388,7 @@ func looFirst(t *testing.T, ctx context.Context, g *dag.Graph, o estimate.Option
 		unrecorded := p.Unrecorded(res.Provider, leadingSystem(res.Nodes), res.Categories[estimate.CatTools] > 0)
 		got, method = res.Total+unrecorded, fmt.Sprintf("%s: +%d", p.Method, unrecorded)
 	}
-	target := projectprefix.Target{File: tg.path, Session: tg.dir, Format: importedFrom(g.S)}
+	target := projectprefix.Target{File: tg.path, Session: tg.dir, Format: estimate.ImportedFrom(g.S.Meta)}
 	if l, ok := projectprefix.Find(ctx, target, projectprefix.Options{Session: estimate.SessionOptions{Estimate: o}, TempDir: t.TempDir()}); ok {
 		got, method = res.Total+l.Tokens, l.Method()
 	}
@@ -399,17 +398,6 @@ func looFirst(t *testing.T, ctx context.Context, g *dag.Graph, o estimate.Option
 		}
 	}
 	return got, method
-}
-
-// importedFrom is the importer format a session was read as.
-func importedFrom(s *store.Session) string {
-	var from struct {
-		Format string `json:"format"`
-	}
-	if raw, ok := s.Meta.Extra["imported_from"]; ok {
-		_ = json.Unmarshal(raw, &from)
-	}
-	return from.Format
 }
 
 // looAtCut is what `estimate FILE` gives on path cut just before request
@@ -495,12 +483,7 @@ func looAtCut(t *testing.T, ctx context.Context, path string, o estimate.Options
 // table less the entries of the session's own recording: a recording
 // never predicts itself.
 func looPrior(g *dag.Graph, view []int, name string) (estimate.Prior, bool) {
-	var from struct {
-		Format string `json:"format"`
-	}
-	if raw, ok := g.S.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil {
-		return estimate.Prior{}, false
-	}
+	client := estimate.ImportedFrom(g.S.Meta)
 	own := ""
 	if rest, ok := strings.CutPrefix(name, "interop/"); ok {
 		parts := strings.SplitN(rest, "/", 4)
@@ -523,7 +506,7 @@ func looPrior(g *dag.Graph, view []int, name string) (estimate.Prior, bool) {
 		lead = append(lead, n)
 	}
 	// The calls before request 1: none (what the file cut there shows).
-	return estimate.PriorFor(table, from.Format, lead, nil)
+	return estimate.PriorFor(table, client, lead, nil)
 }
 
 // leadingSystem is the tokens of the view's system messages before its

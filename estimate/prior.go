@@ -221,54 +221,51 @@ func compareClientVersions(a, b string) int {
 	return 0
 }
 
-// ClientVersion is the client version a session's root node records, ""
-// when it records none (Codex's session_meta names its cli_version; the
-// Claude Code import keeps the version of a root message's line).
-func ClientVersion(root *transcript.Node) string {
+// rootMeta is what a session's root node records of the client that
+// wrote it: Codex's session_meta, the Claude Code import's claude_code.
+func rootMeta(root *transcript.Node) (codexVersion string, cc struct {
+	Version    string `json:"client_version"`
+	Entrypoint string `json:"entrypoint"`
+	Sidechain  bool   `json:"is_sidechain"`
+}) {
 	if root == nil {
-		return ""
+		return "", cc
 	}
 	var meta struct {
 		CLIVersion string `json:"cli_version"`
 	}
 	if raw, ok := root.Metadata["codex_session_meta"]; ok && json.Unmarshal(raw, &meta) == nil {
-		return meta.CLIVersion
+		codexVersion = meta.CLIVersion
 	}
-	var cc struct {
-		Version string `json:"client_version"`
+	if raw, ok := root.Metadata["claude_code"]; ok {
+		_ = json.Unmarshal(raw, &cc)
 	}
-	if raw, ok := root.Metadata["claude_code"]; ok && json.Unmarshal(raw, &cc) == nil {
-		return cc.Version
+	return codexVersion, cc
+}
+
+// ClientVersion is the client version a session's root node records, ""
+// when it records none (Codex's session_meta names its cli_version; the
+// Claude Code import keeps the version of a root message's line).
+func ClientVersion(root *transcript.Node) string {
+	codex, cc := rootMeta(root)
+	if codex != "" {
+		return codex
 	}
-	return ""
+	return cc.Version
 }
 
 // ClientEntrypoint is how the session whose root node is root was
 // started, when its client records it: Claude Code 2.1.x's "cli" for a
 // person's terminal, "sdk-cli", "sdk-ts", "sdk-py" for a program's run.
 func ClientEntrypoint(root *transcript.Node) string {
-	if root == nil {
-		return ""
-	}
-	var cc struct {
-		Entrypoint string `json:"entrypoint"`
-	}
-	if raw, ok := root.Metadata["claude_code"]; ok && json.Unmarshal(raw, &cc) == nil {
-		return cc.Entrypoint
-	}
-	return ""
+	_, cc := rootMeta(root)
+	return cc.Entrypoint
 }
 
 // PriorMode is the prior mode of a session whose root node is root: a
 // Claude Code sub-agent file's lines are sidechain lines.
 func PriorMode(root *transcript.Node) string {
-	if root == nil {
-		return PriorMain
-	}
-	var cc struct {
-		Sidechain bool `json:"is_sidechain"`
-	}
-	if raw, ok := root.Metadata["claude_code"]; ok && json.Unmarshal(raw, &cc) == nil && cc.Sidechain {
+	if _, cc := rootMeta(root); cc.Sidechain {
 		return PriorSubagent
 	}
 	return PriorMain
@@ -329,16 +326,11 @@ func (l *leadTotals) keep(k int, p parts) {
 // totals of the view's first nodes (idx order). Nothing when the session
 // names no client with a prior.
 func applyPrior(s *store.Session, idx []int, totals []int32, b BudgetInfo, opts Options, res *Result) {
-	var from struct {
-		Format string `json:"format"`
+	client := ImportedFrom(s.Meta)
+	if !priorKnown[client] {
+		return // no client named, or one with no recording (OpenCode, Droid…): nothing to decode
 	}
-	if raw, ok := s.Meta.Extra["imported_from"]; !ok || json.Unmarshal(raw, &from) != nil || from.Format == "" {
-		return
-	}
-	if !priorKnown[from.Format] {
-		return // a client with no recording (OpenCode, Droid…): nothing to decode
-	}
-	p, ok := PriorFor(priorTable, from.Format, leadNodes(s, idx), CalledTools(s))
+	p, ok := PriorFor(priorTable, client, leadNodes(s, idx), CalledTools(s))
 	if !ok {
 		return
 	}
@@ -370,9 +362,9 @@ func priorCalibration(p Prior, unrecorded int, res *Result) *Calibration {
 	return c
 }
 
-// MethodProject starts the method of a calibration made before any usage
-// was recorded from the project's own earlier session (projectprefix):
-// "project: <its file> …".
+// MethodProject starts the method, and is the anchor, of a calibration
+// made before any usage was recorded from the project's own earlier
+// session (projectprefix): "project: <its file> …".
 const MethodProject = "project"
 
 // WithProjectPrefix calibrates r, a view no request has been recorded for,
@@ -387,6 +379,7 @@ func (r *Result) WithProjectPrefix(unrecorded int, method string, opts Options) 
 		return false
 	}
 	r.Calibration = priorCalibration(Prior{Method: method}, unrecorded, r)
+	r.Calibration.Anchor = MethodProject
 	r.setBudget(BudgetInfo{Window: r.Window, InputBudget: r.InputBudget}, opts)
 	return true
 }

@@ -81,16 +81,19 @@ func TestPriorSetup(t *testing.T) {
 	for _, tc := range []struct {
 		client           string
 		recorded, called []string
-		want             string
+		entry, want      string
 	}{
-		{"c", nil, nil, PriorDefault}, // nothing called yet: a person's session runs the default
-		{"c", nil, []string{"Bash", "Bash", "Agent"}, PriorHarness},
-		{"c", nil, []string{"Bash", "Read"}, PriorDefault},
-		{"c", []string{"Bash", "Agent"}, []string{"Read"}, PriorHarness}, // the recorded set wins
-		{"c", []string{"Bash", "Read"}, nil, PriorDefault},
-		{"d", nil, []string{"shell"}, PriorDefault}, // no harness entry: every tool is beyond it
+		{"c", nil, nil, "", PriorDefault},                     // nothing called yet: a person's session runs the default
+		{"c", nil, nil, "cli", PriorDefault},                  // started from a person's terminal
+		{"c", nil, nil, "sdk-cli", PriorHarness},              // a program's run picks its tools
+		{"c", nil, []string{"Read"}, "sdk-cli", PriorDefault}, // …until its calls show the default's
+		{"c", nil, []string{"Bash", "Bash", "Agent"}, "", PriorHarness},
+		{"c", nil, []string{"Bash", "Read"}, "", PriorDefault},
+		{"c", []string{"Bash", "Agent"}, []string{"Read"}, "", PriorHarness}, // the recorded set wins
+		{"c", []string{"Bash", "Read"}, nil, "sdk-cli", PriorDefault},        // and over the entrypoint
+		{"d", nil, []string{"shell"}, "", PriorDefault},                      // no harness entry: every tool is beyond it
 	} {
-		if got, why := PriorSetup(table, tc.client, tc.recorded, tc.called); got != tc.want || why == "" {
+		if got, why := PriorSetup(table, tc.client, tc.recorded, tc.called, tc.entry); got != tc.want || why == "" {
 			t.Errorf("%s %v %v: %s (%s), want %s", tc.client, tc.recorded, tc.called, got, why, tc.want)
 		}
 	}
@@ -273,7 +276,7 @@ func TestClaudePriorSetupFollowsTheTranscript(t *testing.T) {
 }
 
 // estimateFirst imports one transcript and estimates it at the cut before
-// its first assistant reply (`estimate --head` there): the result and the
+// its first assistant reply (`estimate --head` there; a file with no reply is that cut): the result and the
 // tokens of its leading system nodes.
 func estimateFirst(t *testing.T, file string) (*Result, int) {
 	t.Helper()
@@ -292,10 +295,14 @@ func estimateFirst(t *testing.T, file string) (*Result, int) {
 			first = i
 		}
 	}
-	if first < 0 || g.Pred(first) < 0 {
-		t.Fatalf("%s: no assistant node after another", file)
+	head := "" // a file that holds no reply is the cut itself
+	if first >= 0 {
+		if g.Pred(first) < 0 {
+			t.Fatalf("%s: an assistant node with nothing before it", file)
+		}
+		head = g.ID(g.Pred(first))
 	}
-	v, err := render.Build(g, g.ID(g.Pred(first)), true)
+	v, err := render.Build(g, head, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,23 +401,7 @@ func TestClaudePriorFollowsTheEntrypoint(t *testing.T) {
 		if err := os.WriteFile(file, []byte(strings.ReplaceAll(cut.String(), `"entrypoint":"sdk-cli"`, `"entrypoint":"`+tc.entry+`"`)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{file}, Out: filepath.Join(t.TempDir(), "s")})
-		if err != nil || len(rep.Sessions) != 1 {
-			t.Fatalf("import: %v", err)
-		}
-		g, err := dag.Open(rep.Sessions[0].Dir, store.OpenOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := render.Build(g, "", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := View(context.Background(), v, Options{Model: "claude-sonnet-4-5", NodeDetail: true})
-		g.S.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, _ := estimateFirst(t, file)
 		c := res.Calibration
 		want := "prior: claude-code 2.1.328 main " + tc.setup + "; "
 		if c == nil || !strings.HasPrefix(c.Method, want) || !strings.Contains(c.Method, tc.why) {

@@ -17,22 +17,25 @@ import (
 // measured) — a tool set it records (Claude Code 2.1.3xx's
 // api-request-shape line, kept on the view's system node) within the
 // harness's, or, when it records none, calls that all stay within the
-// harness's set, or a program's run that has called nothing yet (Claude
-// Code's entrypoint "sdk-…": PriorFor). The calls are read from the session's first assistant
-// nodes (calledLimit of them: a lookup, not a scan). A session before its
-// first reply has called nothing, which says nothing of a restricted tool
-// set: it takes the default, as `estimate` on the file cut there (the
-// status line's first request) and `estimate --head` on the whole file
-// then agree for a session that goes on to call Read or Edit.
+// harness's set, or, before any call, a program's run (Claude Code's
+// entrypoint "sdk-…": `claude -p`, the Agent SDK, whose program picks the
+// tools as the harness does). The calls are read from the session's
+// first assistant nodes (calledLimit of them: a lookup, not a scan). A
+// person's session before its first reply has called nothing, which says
+// nothing of a restricted tool set: it takes the default, as `estimate`
+// on the file cut there (the status line's first request) and `estimate
+// --head` on the whole file then agree for a session that goes on to
+// call Read or Edit.
 
 // calledLimit is how many of a session's assistant nodes are read for
 // the tools it called.
 const calledLimit = 64
 
 // PriorSetup is the setup of a session of client whose view records the
-// tool set recorded (nil when it records none) and which called the tools
-// called, with why.
-func PriorSetup(table []PriorEntry, client string, recorded, called []string) (setup, why string) {
+// tool set recorded (nil when it records none), which called the tools
+// called and was started through entrypoint ("" when not recorded), with
+// why.
+func PriorSetup(table []PriorEntry, client string, recorded, called []string, entrypoint string) (setup, why string) {
 	harness := map[string]bool{}
 	for _, e := range table {
 		if e.Client == client && entrySetup(e) == PriorHarness && e.ToolNames != "" {
@@ -63,6 +66,8 @@ func PriorSetup(table []PriorEntry, client string, recorded, called []string) (s
 		return PriorDefault, "the session records tools beyond the recording harness's: " + beyond(recorded)
 	case beyond(called) != "":
 		return PriorDefault, "the session called tools beyond the recording harness's: " + beyond(called)
+	case len(called) == 0 && strings.HasPrefix(entrypoint, "sdk"):
+		return PriorHarness, "a program's session (entrypoint " + entrypoint + ") that has called nothing yet: its tools are the program's choice, the recording harness's prior"
 	case len(called) == 0:
 		return PriorDefault, "the session records no tool set and has called none yet: the client's default mode"
 	}
@@ -111,14 +116,7 @@ func PriorFor(table []PriorEntry, client string, lead []*transcript.Node, called
 			mode = PriorSubagent
 		}
 	}
-	recorded := RecordedTools(lead)
-	setup, why := PriorSetup(table, client, recorded, called)
-	if setup == PriorDefault && recorded == nil && len(called) == 0 && strings.HasPrefix(entry, "sdk") {
-		// A program's run (the Agent SDK, `claude -p`) picks its tools,
-		// as the recording harness does; a person's terminal runs the
-		// default. Nothing called yet tells them apart but this.
-		setup, why = PriorHarness, "a program's session (entrypoint "+entry+") that has called nothing yet: its tools are the program's choice, the recording harness's prior"
-	}
+	setup, why := PriorSetup(table, client, RecordedTools(lead), called, entry)
 	p, ok := NearestPrior(table, client, version, mode, setup)
 	if !ok {
 		return p, false

@@ -42,7 +42,7 @@ func (o Options) ForSession(meta store.Meta, fallback string) Options {
 		}
 	}
 	if o.Client == "" {
-		o.Client = importedFrom(meta)
+		o.Client = ImportedFrom(meta)
 	}
 	return o
 }
@@ -59,12 +59,12 @@ var clientDefaults = map[string]string{
 // the session was imported from, "" when the session names no client or
 // the client has no single default.
 func ClientDefaultModel(meta store.Meta) string {
-	return clientDefaults[importedFrom(meta)]
+	return clientDefaults[ImportedFrom(meta)]
 }
 
-// importedFrom is the importer's name of the session's client
+// ImportedFrom is the importer's name of the session's client
 // (session.json's imported_from.format), "" when it names none.
-func importedFrom(meta store.Meta) string {
+func ImportedFrom(meta store.Meta) string {
 	var from struct {
 		Format string `json:"format"`
 	}
