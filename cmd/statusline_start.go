@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -130,7 +129,7 @@ func rememberOrApplyPrefix(opts *statuslineOptions, hook *statusHook, st *Status
 	if r == nil || opts.Est.NoCalibrate {
 		return
 	}
-	if c := r.Calibration; c != nil && strings.HasPrefix(c.Method, estimate.MethodProject+":") {
+	if c := r.Calibration; c != nil && c.Anchor == estimate.MethodProject {
 		return // the project's own earlier session, read from disk (projectprefix), beats the memory
 	}
 	path := filepath.Join(opts.CacheDir, prefixFile)

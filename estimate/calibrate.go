@@ -43,8 +43,10 @@ type Calibration struct {
 	// Anchor is AnchorLatest (the latest request's recorded input, plus
 	// what follows it) or AnchorCompaction (the client's prefix, plus the
 	// summary and the kept tail: a compaction came after the latest
-	// request). CarriedTokens is the hidden output the next request
-	// carries (Codex reasoning of the current turn).
+	// request), or, before any request is recorded, MethodPrior (the
+	// client's prior) or MethodProject (the project's earlier session,
+	// Result.WithProjectPrefix). CarriedTokens is the hidden output the
+	// next request carries (Codex reasoning of the current turn).
 	Anchor        string `json:"anchor"`
 	CarriedTokens int    `json:"carried_tokens,omitempty"`
 	// FramingRate is what the provider counts per token of the view's

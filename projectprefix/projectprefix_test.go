@@ -86,7 +86,7 @@ func TestFreshSessionTakesTheProjectsEarlierSession(t *testing.T) {
 		t.Fatal("the project's earlier session was not taken")
 	}
 	c := r.Calibration
-	if c.CalibratedTotal != r.Total+want || !strings.HasPrefix(c.Method, estimate.MethodProject+": ") || !strings.Contains(c.Method, filepath.Base(p.earlier)) {
+	if c.CalibratedTotal != r.Total+want || c.Anchor != estimate.MethodProject || !strings.HasPrefix(c.Method, estimate.MethodProject+": ") || !strings.Contains(c.Method, filepath.Base(p.earlier)) {
 		t.Errorf("calibration %+v, want %d + %d from %s", c, r.Total, want, filepath.Base(p.earlier))
 	}
 	if r.BudgetBasis != estimate.BasisCalibrated || r.BudgetPct != c.CalibratedBudgetPct {
