@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/report"
 )
 
 // A fresh Claude Code session beside an earlier one of its project (the
@@ -53,5 +55,10 @@ func TestFreshSessionTakesTheProjectsEarlierSession(t *testing.T) {
 	}
 	if st.Tokens != c.CalibratedTotal || st.Basis != "calibrated" {
 		t.Errorf("status line %d (%s), estimate %d", st.Tokens, st.Basis, c.CalibratedTotal)
+	}
+	// A person's terminal names where the prefix came from.
+	tty := cliRun(t, map[string]string{"XDG_CACHE_HOME": cache, "NO_COLOR": "1"}, true, "estimate", fresh)
+	if want := fmt.Sprintf("+ unrecorded prefix (the project's earlier session's first request, no usage recorded yet): %s tokens", report.Thousands(carried)); !strings.Contains(tty.Stdout, want) {
+		t.Errorf("estimate on a terminal lacks %q:\n%s", want, tty.Stdout)
 	}
 }
