@@ -28,7 +28,7 @@ var (
 )
 
 // Versions are the recorded versions of each client the oracle runs on.
-var Versions = map[string][]string{"opencode": {"1.18.33"}, "kilo": {"7.7.7"}}
+var Versions = map[string][]string{"opencode": {"1.18.33"}, "kilo": {"7.7.7", "7.7.9"}}
 
 // scenarios of each client (Kilo: the ones recorded for it).
 var scenarios = []string{"chat", "tool", "compaction", "compaction-tail"}
