@@ -10,6 +10,8 @@
 #   interop/opencode/record.sh                 # every scenario
 #   interop/opencode/record.sh chat tool       # some
 #   CLIENT=kilo interop/opencode/record.sh     # Kilo
+#   CLIENT=kilo CTXFOLD_KILO_BIN=.../kilo-7.7.9/node_modules/@kilocode/cli-linux-x64/bin/kilo \
+#     interop/opencode/record.sh               # Kilo 7.7.9 (docs/INTEROP-opencode.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -134,7 +136,7 @@ scenario_compaction_tail() {
 }
 
 scenarios=("$@")
-# Kilo 7.7.7 keeps no tail whatever compaction.tail_turns says (its
+# Kilo (7.7.7, 7.7.9) keeps no tail whatever compaction.tail_turns says (its
 # compaction part has no tail_start_id): compaction-tail is OpenCode's.
 if [ ${#scenarios[@]} -eq 0 ]; then
   scenarios=(chat tool compaction compaction-tail)
