@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ctxfold/ctxfold/format/opencode"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -115,5 +116,37 @@ func TestExportStatusLine(t *testing.T) {
 		if opencode.Detect([]byte(head)) {
 			t.Errorf("%q detected as an export", head)
 		}
+	}
+}
+
+// TestPublicExportWhole: the whole export the excerpt comes from, when
+// the shared real transcripts hold it (a byte-exact copy of blob 3458a47b,
+// fixtures/import/opencode/README.md): every one of its 619 messages is a
+// node or merged into one, both compactions are summary nodes, and only
+// the summarizer's reasoning is skipped.
+func TestPublicExportWhole(t *testing.T) {
+	file := sessiontest.External(t, "opencode", "klan1-k1.lib-bootstrap", "session-export.json")
+	tg, err := importFile(t, file, opencode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tg.Convs[0]
+	sums := 0
+	for _, n := range c.Nodes {
+		if n.IsSummary() {
+			sums++
+		}
+	}
+	msgs := 0
+	for k, v := range c.Counts {
+		if strings.HasPrefix(k[0], "message/") {
+			msgs += v
+		}
+		if k[1] == transcript.OutcomeSkipped && (k[0] != "part/reasoning" || v != 2) {
+			t.Errorf("%s: %d skipped (%s)", k[0], v, c.Reasons[k])
+		}
+	}
+	if sums != 2 || msgs != 619 || len(c.Nodes) != 1106 || len(c.Warnings) != 0 {
+		t.Errorf("%d summaries, %d messages, %d nodes, warnings %q", sums, msgs, len(c.Nodes), c.Warnings)
 	}
 }
