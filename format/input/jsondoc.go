@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 
 	"github.com/ctxfold/ctxfold/transcript"
 )
@@ -35,7 +36,14 @@ type Doc struct {
 }
 
 // OpenDoc opens a JSON document.
-func OpenDoc(path string, opts Options) (*Doc, error) {
+func OpenDoc(path string, opts Options) (*Doc, error) { return OpenDocAfter(path, opts, nil) }
+
+// OpenDocAfter opens a JSON document that may follow one status line a
+// client's CLI printed into the same file (OpenCode's "Exporting session:
+// …" lands in `opencode export ID > file` on some versions and shells):
+// when lead matches at the start of the file, its bytes are skipped. Line
+// numbers still count from the file's first line.
+func OpenDocAfter(path string, opts Options, lead *regexp.Regexp) (*Doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &transcript.ParseError{File: path, Msg: err.Error()}
@@ -44,6 +52,13 @@ func OpenDoc(path string, opts Options) (*Doc, error) {
 	d.cr = &countingReader{r: &utf8Reader{r: f, file: path, line: 1}, limit: int64(d.max) + 1<<16}
 	br := bufio.NewReader(d.cr)
 	skipped := 0
+	if lead != nil {
+		head, _ := br.Peek(512)
+		if m := lead.FindIndex(head); m != nil && m[0] == 0 {
+			br.Discard(m[1])
+			skipped = m[1]
+		}
+	}
 	for {
 		b, err := br.ReadByte()
 		var pe *transcript.ParseError

@@ -19,9 +19,20 @@ var exportHead = regexp.MustCompile(`^\{\s*"info"\s*:\s*\{`)
 
 var sessionIDKey = regexp.MustCompile(`"id"\s*:\s*"ses_`)
 
+// exportLead is the status line `opencode export` prints before the
+// document. It goes to stderr, but OpenCode 1.1 wrote it where the JSON
+// went on Windows (anomalyco/opencode#12130, without a newline) and files
+// saved with both streams keep it: a real 1.15.5 export committed to
+// klan1/k1.lib-bootstrap (session-export.json) starts with it. The session
+// id (or "latest") runs to the end of the line or to the document's '{'.
+var exportLead = regexp.MustCompile(`^Exporting session: [^\r\n{]*\r?\n?`)
+
 // detectExport reports whether head starts an `opencode export` document.
 func detectExport(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	if m := exportLead.FindIndex(head); m != nil {
+		head = head[m[1]:]
+	}
 	head = bytes.TrimLeft(head, " \t\r\n")
 	if !exportHead.Match(head) {
 		return false
@@ -63,7 +74,7 @@ func (e *exportFile) load() error {
 		return nil
 	}
 	e.read = true
-	d, err := input.OpenDoc(e.path, e.opts)
+	d, err := input.OpenDocAfter(e.path, e.opts, exportLead)
 	if err != nil {
 		return err
 	}
