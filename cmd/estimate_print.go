@@ -79,7 +79,11 @@ func writeEstimateTTY(ios *report.IOStreams, pal report.Palette, r *estimate.Res
 			line("× slope %.3f on the view's own tokens (fitted on recorded usage)", c.Slope)
 		}
 		if c.FramingTokens != 0 {
-			line("+ framing since the latest request (%.2f a framing token, fitted on recorded usage): %s tokens", c.FramingRate, report.Thousands(c.FramingTokens))
+			source := "fitted on recorded usage"
+			if c.Method != estimate.MethodFraming {
+				source = "the prior rate, until three steps are recorded"
+			}
+			line("+ framing since the latest request (%.2f a framing token, %s): %s tokens", c.FramingRate, source, report.Thousands(c.FramingTokens))
 		}
 	}
 	if r.Window > 0 {
@@ -198,7 +202,7 @@ func writeEstimatePlain(w io.Writer, r *estimate.Result) error {
 		kv("calibration_method", c.Method)
 		kv("calibration_unrecorded_tokens", c.UnrecordedTokens)
 		kv("calibration_slope", strconv.FormatFloat(c.Slope, 'f', 4, 64))
-		if c.Method == estimate.MethodFraming {
+		if c.FramingRate != 0 {
 			kv("calibration_framing_rate", strconv.FormatFloat(c.FramingRate, 'f', 4, 64))
 			kv("calibration_framing_tokens", c.FramingTokens)
 		}

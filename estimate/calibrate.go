@@ -72,7 +72,11 @@ type Calibration struct {
 	// PriorSlope is the slope used where none is fitted (PriorSlope; 0
 	// for 1); FirstUnrecordedTokens the first request's unrecorded part
 	// (firstUnrecorded; not in the JSON, whose v1 golden is byte for byte).
-	PriorSlope            float64 `json:"prior_slope,omitempty"`
+	PriorSlope float64 `json:"prior_slope,omitempty"`
+	// PriorFramingRate is the framing rate used until the session's steps
+	// fit one (the function PriorFramingRate; in-process, for Series: the
+	// JSON keeps its v1 bytes, and a rate in use is framing_rate).
+	PriorFramingRate      float64 `json:"-"`
 	FirstUnrecordedTokens int     `json:"-"`
 	// CalibratedTotal = Slope × total + UnrecordedTokens: what the
 	// provider is predicted to count for this view; CalibratedBudgetPct the
@@ -216,24 +220,26 @@ const FitWindow = 80
 //     next-request and third-of-the-window-ahead predictions (a window too
 //     short for three such predictions judges it on its steps: 10% less of
 //     their growth left unexplained).
-func FitRequests(reqs []MatchedRequest) Fit { return FitRequestsPrior(reqs, 1) }
+func FitRequests(reqs []MatchedRequest) Fit { return FitRequestsPrior(reqs, NoPriors) }
 
-// FitRequestsPrior is FitRequests with prior as the slope where none is
-// fitted, and the one a fitted slope must beat (PriorSlope).
-func FitRequestsPrior(reqs []MatchedRequest, prior float64) Fit {
+// FitRequestsPrior is FitRequests with p's slope where none is fitted (and
+// the one a fitted slope must beat) and p's framing rate until the two
+// rates are fitted (Priors).
+func FitRequestsPrior(reqs []MatchedRequest, p Priors) Fit {
 	if len(reqs) == 0 {
 		return Fit{Method: MethodOffset, Slope: 1}
 	}
-	all, carried := withoutCarried(reqs)
-	return fitAdjusted(all, carried, true, prior)
+	all, carried := WithoutCarried(reqs)
+	return fitAdjusted(all, carried, true, p)
 }
 
 // fitAdjusted is FitRequests on requests already less their carried
-// hidden output (withoutCarried), at least one. Without prefix, Prefix is
+// hidden output (WithoutCarried), at least one. Without prefix, Prefix is
 // left at the latest request's unrecorded part instead of the minimum
 // over all of them (an O(n) scan a caller fitting every prefix of a long
 // history skips when no compaction needs it: Series).
-func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, prior float64) Fit {
+func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, p Priors) Fit {
+	prior := p.Slope
 	n := len(all)
 	f := Fit{Method: MethodOffset, Slope: prior}
 	if prior != 1 {
@@ -252,6 +258,8 @@ func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, prior float
 	ratesBefore, rates := framingRates(win)
 	var next []float64
 	for k := 1; k < len(win); k++ {
+		// The replay judges the session's own fit: without the prior
+		// framing rate, NextMedianError reads as it did before it.
 		s, c := prior, 0.0
 		if rb := ratesBefore[k-1]; rates.ok && rb.ok {
 			s, c = rb.slope, rb.framing
@@ -264,6 +272,8 @@ func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, prior float
 	}
 	if rates.ok {
 		f.Method, f.Slope, f.FramingRate = MethodFraming, rates.slope, rates.framing
+	} else if p.FramingRate > 0 && rates.steps < minFramingSteps {
+		f.Method, f.FramingRate = f.Method+MethodPriorFramingSuffix, p.FramingRate
 	}
 	f.NextMedianError = median(next)
 	last := all[n-1]
@@ -522,11 +532,12 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	w := reqs[worst]
 	c.WorstRelError, c.WorstNode = float64(w.Estimated-int(w.Measured))/float64(w.Measured), w.Node
 	c.MedianRelError = median(abs)
-	prior := PriorSlope(res.Provider, res.EncodingIsProxy)
-	if prior != 1 {
-		c.PriorSlope = prior
+	p := Priors{Slope: PriorSlope(res.Provider, res.EncodingIsProxy), FramingRate: PriorFramingRate(res.Provider, res.EncodingIsProxy)}
+	if p.Slope != 1 {
+		c.PriorSlope = p.Slope
 	}
-	f := FitRequestsPrior(reqs, prior)
+	c.PriorFramingRate = p.FramingRate
+	f := FitRequestsPrior(reqs, p)
 	c.Method, c.Slope, c.FittedSlope, c.NextMedianError, c.FramingRate = f.Method, f.Slope, f.FittedSlope, f.NextMedianError, f.FramingRate
 	total, unrecorded, carried, framed := f.predictAt(res.Total, res.Categories[CatOverhead], h)
 	c.UnrecordedTokens, c.CarriedTokens, c.FramingTokens, c.CalibratedTotal = int(math.Round(unrecorded)), int(math.Round(carried)), int(math.Round(framed)), total

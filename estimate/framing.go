@@ -23,10 +23,57 @@ import "math"
 // unknowns, so that a fit is not an exact solve through two points.
 const minFramingSteps = 3
 
+// The prior framing rates are what calibration uses until a session has
+// the minFramingSteps steps to fit its own rate: its second to fourth
+// requests, when a person first reads the status line. Without them those
+// are predicted with the stated rule alone, short by every tool call's
+// real framing (docs/ACCURACY.md, "The prior framing rate"). Each is the
+// weighted least-squares rate (each step weighing 1/|Δestimated|, as the
+// fit's) of each step's recorded growth beyond its prior slope's share on
+// its framing's growth, pooled over every step of the shared real
+// transcripts of its group (steps across a compaction left out):
+// ClaudeFramingRate over Claude Code's (a model with a prior slope),
+// OtherFramingRate over the others, Codex's. TestAccuracyLeaveOneOut
+// recomputes both, fails when they are not these figures, and predicts
+// each session with the rate pooled over the others of its group.
+const (
+	ClaudeFramingRate = 11.773
+	OtherFramingRate  = 0.945
+)
+
+// PriorFramingRate is the prior framing rate of a model: ClaudeFramingRate
+// where it has a prior slope (PriorSlope), else OtherFramingRate.
+func PriorFramingRate(provider string, proxy bool) float64 {
+	if PriorSlope(provider, proxy) != 1 {
+		return ClaudeFramingRate
+	}
+	return OtherFramingRate
+}
+
+// Priors are what calibration uses where a session's own requests cannot
+// fit a parameter yet: the slope (PriorSlope) and the framing rate
+// (PriorFramingRate). NoPriors is neither: slope 1, no framing rate.
+type Priors struct {
+	Slope       float64
+	FramingRate float64
+}
+
+// NoPriors fits a session on its own requests alone.
+var NoPriors = Priors{Slope: 1}
+
+// MethodPriorFramingSuffix ends the method of a fit that adds the prior
+// framing rate (offset+prior-framing, offset+prior-slope+prior-framing,
+// offset+slope+prior-framing).
+const MethodPriorFramingSuffix = "+prior-framing"
+
 // framingFit is the content slope and the framing rate fitted on steps.
 type framingFit struct {
 	slope, framing float64
 	ok             bool
+	// steps is how many steps it was fitted on: with fewer than
+	// minFramingSteps the prior rate stands in (a fit rejected on more is
+	// not replaced by it).
+	steps int
 }
 
 // framingSums accumulates the weighted normal equations of the fit.
@@ -54,14 +101,14 @@ func (s *framingSums) add(de, df, dm float64) {
 func (s framingSums) solve() framingFit {
 	det := s.ee*s.ff - s.ef*s.ef
 	if s.steps < minFramingSteps || s.ff <= 0 || det <= 1e-9*s.ee*s.ff {
-		return framingFit{}
+		return framingFit{steps: s.steps}
 	}
 	slope := (s.em*s.ff - s.fm*s.ef) / det
 	rate := (s.ee*s.fm - s.ef*s.em) / det
 	if slope < minSlope || slope > maxSlope || rate < 0 {
-		return framingFit{}
+		return framingFit{steps: s.steps}
 	}
-	return framingFit{slope: slope, framing: rate, ok: true}
+	return framingFit{slope: slope, framing: rate, ok: true, steps: s.steps}
 }
 
 // framingRates returns, for each request k of reqs, the rates fitted on

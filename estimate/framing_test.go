@@ -91,3 +91,34 @@ func withoutFraming(reqs []MatchedRequest) []MatchedRequest {
 	}
 	return out
 }
+
+// Until three steps fit the session's own rates, the prior framing rate
+// prices the framing that followed the latest request (docs/ACCURACY.md,
+// "The prior framing rate"); a fit rejected on more steps is not replaced
+// by it, and the product takes the rate of the model's group.
+func TestPriorFramingRate(t *testing.T) {
+	one := []MatchedRequest{{Node: "a1", Estimated: 1000, Framing: 20, Measured: 5000}}
+	f := FitRequestsPrior(one, Priors{Slope: 1, FramingRate: 10})
+	// 100 more tokens, 10 of them framing: 5000 + 100 + 10 × 10.
+	if f.Method != MethodOffset+MethodPriorFramingSuffix || f.FramingRate != 10 || f.Predict(1100, 30) != 5200 {
+		t.Fatalf("one request with the prior rate: %+v predicts %d, want method %s and 5200", f, f.Predict(1100, 30), MethodOffset+MethodPriorFramingSuffix)
+	}
+	if f := FitRequestsPrior(one, Priors{Slope: ClaudeProxySlope, FramingRate: 10}); f.Method != MethodPriorSlope+MethodPriorFramingSuffix {
+		t.Errorf("with a prior slope too: method %q", f.Method)
+	}
+	if f := FitRequests(one); f.FramingRate != 0 || f.Predict(1100, 30) != 5100 {
+		t.Errorf("without priors: %+v predicts %d, want 5100", f, f.Predict(1100, 30))
+	}
+	// Framing that grows in step with the content: the two rates are one,
+	// the fit is rejected on its 9 steps, and no prior stands in.
+	lockstep := make([]MatchedRequest, 10)
+	for k := range lockstep {
+		lockstep[k] = MatchedRequest{Node: "a", Estimated: 1000 + 100*k, Framing: 20 + 10*k, Measured: int64(5000 + 130*k)}
+	}
+	if f := FitRequestsPrior(lockstep, Priors{Slope: 1, FramingRate: 10}); f.FramingRate != 0 || f.Method == MethodFraming {
+		t.Errorf("a rejected fit on 9 steps took a framing rate: %+v", f)
+	}
+	if PriorFramingRate(ProviderAnthropic, true) != ClaudeFramingRate || PriorFramingRate(ProviderOpenAI, false) != OtherFramingRate {
+		t.Errorf("PriorFramingRate: Claude %v, OpenAI %v", PriorFramingRate(ProviderAnthropic, true), PriorFramingRate(ProviderOpenAI, false))
+	}
+}

@@ -207,7 +207,7 @@ func TestPriorSlope(t *testing.T) {
 		t.Fatal("prior slopes")
 	}
 	one := []MatchedRequest{{Node: "a", Estimated: 1000, Measured: 11000}}
-	f := FitRequestsPrior(one, ClaudeProxySlope)
+	f := FitRequestsPrior(one, Priors{Slope: ClaudeProxySlope})
 	want := 11000 + int(math.Round(ClaudeProxySlope*1000))
 	if f.Method != MethodPriorSlope || f.Predict(2000, 0) != want {
 		t.Errorf("one request: %s predicts %d, want %d", f.Method, f.Predict(2000, 0), want)
@@ -220,7 +220,7 @@ func TestPriorSlope(t *testing.T) {
 	for k := range 5 {
 		reqs = append(reqs, MatchedRequest{Node: string(rune('a' + k)), Estimated: 1000 + 1000*k, Measured: int64(10000 + 1500*k)})
 	}
-	if f := FitRequestsPrior(reqs, ClaudeProxySlope); f.Method != MethodOffsetSlope || f.Slope != 1.5 {
+	if f := FitRequestsPrior(reqs, Priors{Slope: ClaudeProxySlope}); f.Method != MethodOffsetSlope || f.Slope != 1.5 {
 		t.Errorf("five requests: %s slope %v, want the fitted 1.5", f.Method, f.Slope)
 	}
 }

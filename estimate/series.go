@@ -26,27 +26,27 @@ type SeriesPoint struct {
 // it as sent), the fit is FitRequests(reqs[:k]) and HEAD's state at the
 // cut is whether a user message or a compaction came since request k−1.
 // One pass over the history instead of a render and count per request:
-// the carried output is accumulated as withoutCarried would for each
+// the carried output is accumulated as WithoutCarried would for each
 // prefix, each fit reads its window (FitWindow), and the client's prefix
 // (a scan of every earlier request) is found only where a compaction
 // anchors on it.
-func Series(reqs []MatchedRequest) []SeriesPoint { return SeriesWithPrior(reqs, -1, 1) }
+func Series(reqs []MatchedRequest) []SeriesPoint { return SeriesWithPrior(reqs, -1, NoPriors) }
 
 // Series is the calibration's history predicted as Series does, with the
-// calibration's prior slope (what `estimate` at each cut uses).
+// calibration's priors (what `estimate` at each cut uses).
 func (c *Calibration) Series() []SeriesPoint {
-	prior := c.PriorSlope
-	if prior == 0 {
-		prior = 1
+	p := Priors{Slope: c.PriorSlope, FramingRate: c.PriorFramingRate}
+	if p.Slope == 0 {
+		p.Slope = 1
 	}
-	return SeriesWithPrior(c.History, -1, prior)
+	return SeriesWithPrior(c.History, -1, p)
 }
 
 // SeriesWithPrior is Series with request 1 predicted as the cut before it
 // gives with a prior (Prior.Unrecorded: unrecorded is what the prior adds
 // to its view; negative for no prior, when request 1 is the raw estimate)
-// and slope as the prior slope of every fit (FitRequestsPrior).
-func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, slope float64) []SeriesPoint {
+// and pr as every fit's priors (FitRequestsPrior).
+func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, pr Priors) []SeriesPoint {
 	out := make([]SeriesPoint, len(reqs))
 	adjusted := make([]MatchedRequest, len(reqs))
 	var h int64 // the hidden output request k carries
@@ -56,10 +56,10 @@ func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, slope float64) []Ser
 			p.Estimated, p.Calibrated = r.Estimated+unrecorded, true
 		}
 		if k > 0 {
-			// withoutCarried(reqs[:k]) is adjusted[:k] and this carry.
+			// WithoutCarried(reqs[:k]) is adjusted[:k] and this carry.
 			carried := float64(h + reqs[k-1].Hidden)
 			hs := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
-			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, slope).predictAt(r.Estimated, r.Framing, hs)
+			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, pr).predictAt(r.Estimated, r.Framing, hs)
 			p.Calibrated, p.AfterCompaction = true, hs.AfterCompaction
 			if r.NewTurn {
 				h = 0
@@ -83,10 +83,10 @@ func RecordedInput(u *transcript.Usage) int64 {
 	return measuredInput(u)
 }
 
-// withoutCarried is reqs with each measured input less the hidden output
+// WithoutCarried is reqs with each measured input less the hidden output
 // the request carried from earlier requests of its turn, and that carry
 // for the request after the last: what the linear model fits.
-func withoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
+func WithoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
 	out := make([]MatchedRequest, len(reqs))
 	var h int64
 	for k, r := range reqs {

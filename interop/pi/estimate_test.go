@@ -21,9 +21,9 @@ const inflated = 900000
 // predecessor's, is the fake's inflated figure are left out: no estimate
 // from the transcript can reach them. The fake's usage is a quarter of the
 // request's bytes, not a token count, and these sessions are short (the
-// second request is calibrated on one): the median is 1.04% over 32
-// requests, so the test holds it at 1.25% (the issue's 1% is met on real
-// pi sessions: 0.03% on the public one, docs/INTEROP-pi.md).
+// second request is calibrated on one, with the prior framing rate): the
+// median is 0.99% over 32 requests and the test holds issue 37's 1%
+// (on real pi sessions: 0.03% on the public one, docs/INTEROP-pi.md).
 func TestEstimateNextRequest(t *testing.T) {
 	var errs []float64
 	for _, s := range scenarios(t, fixturesOf(Version)) {
@@ -68,8 +68,8 @@ func TestEstimateNextRequest(t *testing.T) {
 	sort.Float64s(errs)
 	med := errs[len(errs)/2]
 	t.Logf("median next-request error %.2f%% over %d requests", 100*med, len(errs))
-	if med > 0.0125 {
-		t.Errorf("median next-request error %.2f%% over %d requests; want ≤ 1.25%%", 100*med, len(errs))
+	if med > 0.01 {
+		t.Errorf("median next-request error %.2f%% over %d requests; want ≤ 1%%", 100*med, len(errs))
 	}
 }
 
