@@ -80,7 +80,9 @@ proxy tokenizer and is used only where it predicted the session's own requests
 better. With three steps between requests or more, the slope and a framing
 rate are fitted together (method offset+slope+framing): the provider's framing
 of each message and tool call, which the stated 3-token rule undercounts,
-added for the framing since the latest request (framing_tokens). When a calibration exists, ratio, budget_pct, should_compact and
+added for the framing since the latest request (framing_tokens). With fewer
+steps, that framing is priced at the model's prior rate, fitted on real
+sessions (method …+prior-framing). When a calibration exists, ratio, budget_pct, should_compact and
 --fail-above use the calibrated total (budget_basis calibrated); raw_ratio,
 raw_budget_pct and raw_should_compact keep the raw figures. --no-calibrate
 turns calibration off and gates on the raw total. Before any request is
