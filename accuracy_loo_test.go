@@ -204,7 +204,8 @@ var looKnownMisses = map[string]string{
 		"the request read 25,882, about 9,500 beyond it: three SessionStart hooks ran (the file's progress lines name them, `bd prime` and a plugin's among them) and a plugin was installed; " +
 		looUserPrefix,
 	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": "request 1 (15.91%): the prior is Claude Code 2.1.39's default-mode sub-agent (10,098: its 11 tools); " +
-		"the request read 12,121, about 1,900 beyond it: " + looUserPrefix + "; with 3 requests, request 3 (2.20%) is its median",
+		"the request read 12,121, about 1,900 beyond it: " + looUserPrefix + "; with 3 requests, request 3 (2.20%) is its median: " +
+		"its step adds 17,110 tokens (as o200k counts them) that Claude's tokenizer counted at 1.18× o200k, where the one step before it was 1.12×: the proxy's rate depends on the content",
 	"codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "request 1 (69.93%): the prior is Codex 0.58.0's default mode (2,907: its instructions and 7 tools, the same with the rollout's model gpt-5.1-codex); " +
 		"the request read 10,128 for a view of about 140 tokens: the other 7,100 are nothing the client sends by default nor the rollout records — likely MCP tools: " +
 		"the ghost snapshot lists the project's untracked .browser-echo-mcp.json, a browser MCP server's configuration, and Codex 0.58.0 records no tool list",
