@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,5 +267,39 @@ func TestUntrustedCacheSession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A cache entry an older build wrote (state.json of another StateVersion,
+// its session imported by older importers) is not read as it was: the
+// next Open imports the file anew, and the one after resumes as usual.
+func TestOlderBuildsCacheIsImportedAnew(t *testing.T) {
+	body := interopClaude(t)
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	cache := t.TempDir()
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := openClosed(context.Background(), file, Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statePath := filepath.Join(filepath.Dir(e.Session), "state.json")
+	b, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := bytes.Replace(b, []byte(fmt.Sprintf(`"schema_version": %d,`, StateVersion)), []byte(fmt.Sprintf(`"schema_version": %d,`, StateVersion-1)), 1)
+	if bytes.Equal(older, b) {
+		t.Fatalf("state.json holds no version %d:\n%s", StateVersion, b)
+	}
+	if err := os.WriteFile(statePath, older, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = openClosed(context.Background(), file, Options{CacheDir: cache}); err != nil || e.Update != Fresh {
+		t.Fatalf("an older build's cache: %v, update %q, want %q", err, e.Update, Fresh)
+	}
+	if e, err = openClosed(context.Background(), file, Options{CacheDir: cache}); err != nil || e.Update != Unchanged {
+		t.Fatalf("the open after: %v, update %q, want %q", err, e.Update, Unchanged)
 	}
 }

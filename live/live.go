@@ -47,8 +47,13 @@ const (
 	Fresh = "fresh"
 )
 
-// StateVersion is the version of state.json's layout.
-const StateVersion = 5
+// StateVersion is the version of state.json's layout, raised too when an
+// importer's output changes, so that a cache session imported by an older
+// build is imported anew rather than read as it was (6: Claude Code's
+// entrypoint kept on a chain's first message, which decides the prior of a
+// program's session, docs/ACCURACY.md "The cut, honestly"; an OpenCode
+// export saved with its status line).
+const StateVersion = 6
 
 // Options say where the cache lives and how to import.
 type Options struct {
