@@ -77,7 +77,8 @@ Where each client keeps its sessions (each client's own variable moves it):
   pi           $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR or ~/.pi/agent: sessions/
   opencode     $OPENCODE_DB, or $XDG_DATA_HOME/opencode (~/.local/share/opencode): opencode.db
   kilo         $KILO_DB, or ~/.local/share/kilo: kilo.db
-  openclaw     $OPENCLAW_STATE_DIR or ~/.openclaw: agents/<agent>/agent/openclaw-agent.sqlite
+  openclaw     $OPENCLAW_STATE_DIR or ~/.openclaw: agents/<agent>/agent/openclaw-agent.sqlite,
+               and the older agents/<agent>/sessions/*.jsonl (pi's format)
   crush        each project's .crush/crush.db that Crush lists in its projects.json
                ($CRUSH_GLOBAL_DATA, $XDG_DATA_HOME/crush or ~/.local/share/crush)
 A session in a database is listed with its id: the other commands read the

@@ -104,3 +104,41 @@ func TestSessionsClientAndMeasureFlags(t *testing.T) {
 		t.Errorf("no clients: exit %d, stdout %q", r.Code, r.Stdout)
 	}
 }
+
+// OpenClaw's sessions before its database are JSONL files in pi's format
+// under agents/<agent>/sessions/: `sessions` lists them as OpenClaw's
+// (an install of early 2026 holds only those), and the file it prints is
+// what estimate takes.
+func TestSessionsListsOpenClawsJSONLSessions(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".openclaw", "agents", "main", "sessions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../testdata/interop/pi/0.73.1/tool/session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "676ff86e-7673-4625-92e4-a7b5a6454395.jsonl")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// OpenClaw's index beside them is no session.
+	_ = os.WriteFile(filepath.Join(dir, "sessions.json"), []byte(`{"agent:main:main":{}}`), 0o600)
+	env := map[string]string{"HOME": home, "XDG_CACHE_HOME": t.TempDir()}
+	r := cliRun(t, env, false, "sessions", "--client", "openclaw", "--json")
+	var l sessionLine
+	if r.Code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.Stdout)), &l) != nil {
+		t.Fatalf("exit %d: %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if l.Client != "openclaw" || l.File != file || !l.Measured || l.Status == nil || l.Status.Tokens <= 0 || l.Project == "" || l.Model == "" {
+		t.Fatalf("the JSONL session is not listed as OpenClaw's: %+v", l)
+	}
+	est := cliRun(t, env, false, "estimate", l.File, "--json")
+	var e struct {
+		Pct float64 `json:"budget_pct"`
+	}
+	if err := json.Unmarshal([]byte(est.Stdout), &e); err != nil || est.Code != 0 || e.Pct != l.Status.Pct {
+		t.Errorf("estimate %s: exit %d %v, %v%% against sessions' %v%%", l.File, est.Code, err, e.Pct, l.Status.Pct)
+	}
+}

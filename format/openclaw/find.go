@@ -61,6 +61,24 @@ func Find(env input.Env) ([]input.Found, error) {
 	return out, firstErr
 }
 
+// FindWith is Find and the sessions OpenClaw kept before its database, one
+// JSONL file each in pi's format under agents/<agent>/sessions/ (the
+// format the pi importer reads, described by describeJSONL: pi.Describe),
+// newest last as Find's: an install of early 2026 holds only those.
+func FindWith(describeJSONL func(file string) (input.Found, bool)) input.FindFunc {
+	return func(env input.Env) ([]input.Found, error) {
+		out, err := Find(env)
+		files, _ := filepath.Glob(filepath.Join(stateDir(env), "agents", "*", "sessions", "*.jsonl"))
+		sort.Strings(files)
+		for _, file := range files {
+			if f, ok := describeJSONL(file); ok {
+				out = append(out, f)
+			}
+		}
+		return out, err
+	}
+}
+
 // describe is what a session's first rows say cheaply: the working
 // directory of its header and the model of its latest model_change or
 // reply among them ("" when they do not say).

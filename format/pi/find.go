@@ -42,7 +42,7 @@ func Find(env input.Env) ([]input.Found, error) {
 		files, _ := filepath.Glob(filepath.Join(dir, p.Name(), "*.jsonl"))
 		sort.Strings(files)
 		for _, file := range files {
-			if f, ok := found(file); ok {
+			if f, ok := Describe(file); ok {
 				out = append(out, f)
 			}
 		}
@@ -50,9 +50,11 @@ func Find(env input.Env) ([]input.Found, error) {
 	return out, nil
 }
 
-// found reads what a session file says cheaply: its header and the model
-// its last 64 KiB name. A file that is not a pi session is left out.
-func found(file string) (input.Found, bool) {
+// Describe reads what a session file in pi's format says cheaply: its
+// header and the model its last 64 KiB name; not ok for a file that is
+// not one (or a symlink). OpenClaw's own JSONL sessions are in this format
+// (openclaw.FindWith).
+func Describe(file string) (input.Found, bool) {
 	st, err := os.Lstat(file)
 	if err != nil || !st.Mode().IsRegular() {
 		return input.Found{}, false
