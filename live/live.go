@@ -48,11 +48,8 @@ const (
 )
 
 // StateVersion is the version of state.json's layout, raised too when an
-// importer's output changes, so that a cache session imported by an older
-// build is imported anew rather than read as it was (6: Claude Code's
-// entrypoint kept on a chain's first message, which decides the prior of a
-// program's session, docs/ACCURACY.md "The cut, honestly"; an OpenCode
-// export saved with its status line).
+// importer's output changes, so a cache session an older build imported
+// is imported anew (6: Claude Code's entrypoint, docs/LIVE.md).
 const StateVersion = 6
 
 // Options say where the cache lives and how to import.
