@@ -590,7 +590,7 @@ func looPrior(g *dag.Graph, view []int, name string) (estimate.Prior, bool) {
 		lead = append(lead, n)
 	}
 	// The calls before request 1: none (what the file cut there shows).
-	return estimate.PriorFor(table, client, lead, nil)
+	return estimate.PriorFor(table, estimate.PriorClient(client, lead), lead, nil)
 }
 
 // leadingSystem is the tokens of the view's system messages before its

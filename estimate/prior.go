@@ -243,6 +243,20 @@ func rootMeta(root *transcript.Node) (codexVersion string, cc struct {
 	return codexVersion, cc
 }
 
+// PriorClient is the client whose prior a session takes: the format that
+// imported it, but OpenClaw for a session in pi's format that OpenClaw
+// wrote (its root node's pi_harness, format/pi): OpenClaw embeds pi's
+// agent and sends its own system prompt and tools.
+func PriorClient(imported string, lead []*transcript.Node) string {
+	if imported == "pi" && len(lead) > 0 {
+		var harness string
+		if raw, ok := lead[0].Metadata["pi_harness"]; ok && json.Unmarshal(raw, &harness) == nil && priorKnown[harness] {
+			return harness
+		}
+	}
+	return imported
+}
+
 // ClientVersion is the client version a session's root node records, ""
 // when it records none (Codex's session_meta names its cli_version; the
 // Claude Code import keeps the version of a root message's line).
@@ -330,7 +344,9 @@ func applyPrior(s *store.Session, idx []int, totals []int32, b BudgetInfo, opts 
 	if !priorKnown[client] {
 		return // no client named, or one with no recording (OpenCode, Droid…): nothing to decode
 	}
-	p, ok := PriorFor(priorTable, client, leadNodes(s, idx), CalledTools(s))
+	lead := leadNodes(s, idx)
+	client = PriorClient(client, lead)
+	p, ok := PriorFor(priorTable, client, lead, CalledTools(s))
 	if !ok {
 		return
 	}

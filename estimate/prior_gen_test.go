@@ -28,7 +28,7 @@ import (
 // the clients whose transcripts record usage.
 var priorClients = map[string]string{
 	"claude-code": "claude-code", "codex": "codex", "copilot": "copilot",
-	"gemini-cli": "gemini", "qwen-code": "qwen-code", "pi": "pi",
+	"gemini-cli": "gemini", "qwen-code": "qwen-code", "pi": "pi", "openclaw": "openclaw",
 }
 
 // recordedRequest is one request body of a recording.

@@ -9,6 +9,7 @@ package pi
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/transcript"
@@ -35,6 +36,12 @@ type Decoder struct {
 	header   bool
 	// ID and Cwd are the header's session id and working directory.
 	ID, Cwd string
+	// harness is the program that wrote the session through pi's agent,
+	// when its own entries say so: "openclaw" for OpenClaw's custom
+	// entries (model-snapshot, openclaw:…), which come before the first
+	// message. Root nodes carry it (pi_harness): its system prompt and
+	// tools are OpenClaw's, not pi's (estimate's prior).
+	harness string
 }
 
 // ent is what the fold keeps of an entry: its parent, its node ("" when it
@@ -156,6 +163,9 @@ func (d *Decoder) fold(e *entry, id string, en *ent, line int) error {
 		d.model, d.provider = e.ModelID, e.Provider
 		d.sink.Count(e.Type, transcript.OutcomeMerged, "the model, in the session's metadata; pi sends nothing for it")
 	case "thinking_level_change", "label", "session_info", "custom":
+		if e.Type == "custom" && (e.CustomType == "model-snapshot" || strings.HasPrefix(e.CustomType, "openclaw")) {
+			d.harness = "openclaw"
+		}
 		d.sink.Count(e.Type, transcript.OutcomeSkipped, "settings and extension state: pi sends nothing for it")
 	default:
 		d.sink.Count(e.Type, transcript.OutcomeSkipped, "an entry type this version does not know (kept transparent in the tree)")
@@ -241,6 +251,9 @@ func (d *Decoder) emit(rec string, n transcript.Node, en *ent) error {
 			return err
 		}
 		n.Predecessor = en.at
+	}
+	if n.Predecessor == "" && d.harness != "" {
+		n.SetMeta("pi_harness", d.harness)
 	}
 	if err := d.sink.Node(n); err != nil {
 		return err

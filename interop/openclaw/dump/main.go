@@ -108,6 +108,9 @@ func slimRequest(src, dst string) error {
 	if err := json.Unmarshal(data, &req); err != nil {
 		return err
 	}
+	// The tool definitions and a long system prompt are elided to their
+	// size (and the tools' names), in the form the prior table reads
+	// (estimate's prior_gen_test.go: Qwen Code's recordings use it too).
 	if tools, ok := req["tools"].([]any); ok {
 		var names []string
 		for _, t := range tools {
@@ -115,13 +118,14 @@ func slimRequest(src, dst string) error {
 			name, _ := fn["name"].(string)
 			names = append(names, name)
 		}
-		delete(req, "tools")
-		req["tool_names"] = names
+		var raw map[string]json.RawMessage
+		_ = json.Unmarshal(data, &raw)
+		req["tools"] = map[string]any{"bytes": len(raw["tools"]), "names": names}
 	}
 	if msgs, ok := req["messages"].([]any); ok && len(msgs) > 0 {
 		if m, _ := msgs[0].(map[string]any); m["role"] == "system" {
 			if s, ok := m["content"].(string); ok && len(s) > 2000 {
-				m["content"] = fmt.Sprintf("<OpenClaw's system prompt: %d bytes>", len(s))
+				m["content"] = fmt.Sprintf("OpenClaw's system prompt[elided: about %d bytes]", len(s))
 			}
 		}
 	}
