@@ -16,6 +16,10 @@ func withProjectPrefix(ctx context.Context, e *live.Entry, res *estimate.Session
 	if e == nil || res.Err != nil || res.Result == nil || so.Head != "" || so.Estimate.NoCalibrate {
 		return
 	}
+	memo := lo.CacheDir
+	if memo == "" {
+		memo, _ = live.DefaultCacheDir()
+	}
 	projectprefix.Apply(ctx, projectprefix.Target{File: e.File, Session: e.Session, Format: e.Format}, res.Result,
-		projectprefix.Options{Live: lo, Session: so})
+		projectprefix.Options{Live: lo, Session: so, MemoDir: memo})
 }

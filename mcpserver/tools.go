@@ -309,7 +309,7 @@ func (h *handlers) status(ctx context.Context, _ *mcp.CallToolRequest, _ StatusI
 	// session beside the transcript carried (as estimate FILE and the
 	// status line say).
 	projectprefix.Apply(ctx, projectprefix.Target{File: file, Session: dir}, res.Result,
-		projectprefix.Options{Live: h.liveOptions(), Session: so})
+		projectprefix.Options{Live: h.liveOptions(), Session: so, MemoDir: h.opts.CacheDir})
 	st := estimate.StatusOf(res.Result, 0)
 	out.Model, out.Window, out.InputBudget, out.Tokens, out.BudgetPct, out.Basis = st.Model, st.Window, st.InputBudget, st.Tokens, st.Pct, st.Basis
 	b, _ := json.Marshal(out)

@@ -70,6 +70,9 @@ type Options struct {
 	HeadBytes  int64
 	// TempDir is where the temporary cache lives ("" for the system's).
 	TempDir string
+	// MemoDir is where the memo of earlier sessions' measures is kept
+	// (the cache directory; "" for none: every call measures again).
+	MemoDir string
 }
 
 // Learned is what the first request of the project's newest earlier
@@ -193,53 +196,83 @@ func readHead(file string, n int64) ([]byte, error) {
 
 // firstUnrecorded measures the head of sib (its lines up to HeadBytes) in
 // a temporary cache and returns what its first request read beyond the
-// view, when it recorded one and is a main session.
+// view, when it recorded one and is a main session. With a MemoDir, a file
+// measured before and unchanged since (size, modification time) is
+// answered from the memo (memo.go).
 func firstUnrecorded(ctx context.Context, sib, format string, opts Options) (int, bool) {
 	limit := opts.HeadBytes
 	if limit <= 0 {
 		limit = DefaultHeadBytes
 	}
-	head, err := readHead(sib, limit+1)
-	if err != nil || len(head) == 0 {
+	if opts.MemoDir == "" {
+		n, ok, _ := measureHead(ctx, sib, format, opts, limit)
+		return n, ok
+	}
+	abs, err := filepath.Abs(sib)
+	st, serr := os.Lstat(sib)
+	if err != nil || serr != nil || !st.Mode().IsRegular() {
 		return 0, false
+	}
+	path, key := filepath.Join(opts.MemoDir, memoFile), memoKey(abs, format, opts, limit)
+	if e, ok := readMemo(path)[key]; ok && e.Size == st.Size() && e.ModTime == st.ModTime().UnixNano() {
+		return e.Tokens, e.OK
+	}
+	n, ok, sure := measureHead(ctx, sib, format, opts, limit)
+	if sure && ctx.Err() == nil {
+		writeMemo(path, key, memoEntry{Size: st.Size(), ModTime: st.ModTime().UnixNano(), Tokens: n, OK: ok})
+	}
+	return n, ok
+}
+
+// measureHead is firstUnrecorded's measure of sib's head; sure says the
+// answer is the file's own (it was read and imported), not a failure to.
+func measureHead(ctx context.Context, sib, format string, opts Options, limit int64) (n int, ok, sure bool) {
+	head, err := readHead(sib, limit+1)
+	if err != nil {
+		return 0, false, false
+	}
+	if len(head) == 0 {
+		return 0, false, true
 	}
 	if int64(len(head)) > limit {
 		cut := bytes.LastIndexByte(head[:limit], '\n')
 		if cut < 0 {
-			return 0, false
+			return 0, false, true
 		}
 		head = head[:cut+1]
 	}
 	tmp, err := os.MkdirTemp(opts.TempDir, "ctxfold-project-")
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	defer os.RemoveAll(tmp)
 	file := filepath.Join(tmp, filepath.Base(sib))
 	if err := os.WriteFile(file, head, 0o600); err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	lo := opts.Live
 	lo.CacheDir, lo.MaxBytes, lo.From, lo.Prepare, lo.Archive = filepath.Join(tmp, "cache"), -1, format, nil, false
 	e, err := live.Open(ctx, file, lo)
 	if err != nil {
-		return 0, false
+		// Not a session of this format (or cut mid-record): its own
+		// answer, unless the run was cancelled.
+		return 0, false, ctx.Err() == nil
 	}
 	defer e.Close()
 	if mode(e.Session, opts.Session.Open) != estimate.PriorMain {
-		return 0, false
+		return 0, false, true
 	}
 	so := opts.Session
 	so.Head = ""
 	res := estimate.Session(ctx, e.Session, so)
 	if res.Err != nil || res.Result == nil || res.Result.Calibration == nil {
-		return 0, false
+		return 0, false, res.Err == nil && ctx.Err() == nil
 	}
 	c := res.Result.Calibration
 	if c.Requests < 1 || c.FirstUnrecordedTokens <= 0 {
-		return 0, false
+		return 0, false, true
 	}
-	return c.FirstUnrecordedTokens, true
+	return c.FirstUnrecordedTokens, true, true
 }
 
 // mode is the prior mode of the session in dir (estimate.PriorMode of its

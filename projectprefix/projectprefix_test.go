@@ -159,11 +159,67 @@ func BenchmarkApplyBesideAnEarlierSession(b *testing.B) {
 	defer e.Close()
 	so := estimate.SessionOptions{Estimate: estimate.Options{Window: 200000}}
 	target := projectprefix.Target{File: p.fresh, Session: e.Session, Format: e.Format}
-	b.ResetTimer()
-	for range b.N {
-		r := estimate.Session(context.Background(), e.Session, so)
-		if r.Err != nil || !projectprefix.Apply(context.Background(), target, r.Result, projectprefix.Options{Session: so, Candidates: 3}) {
-			b.Fatalf("not applied: %v", r.Err)
+	for _, memo := range []bool{false, true} {
+		name, opts := "measured", projectprefix.Options{Session: so, Candidates: 3}
+		if memo {
+			// The status line's case: called again before the first reply,
+			// the earlier session answered from the memo.
+			name, opts.MemoDir = "memoised", b.TempDir()
 		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				r := estimate.Session(context.Background(), e.Session, so)
+				if r.Err != nil || !projectprefix.Apply(context.Background(), target, r.Result, opts) {
+					b.Fatalf("not applied: %v", r.Err)
+				}
+			}
+		})
+	}
+}
+
+// With a memo directory, an earlier session measured once is answered from
+// the memo while it is unchanged — its bytes replaced behind the same size
+// and time, the memo's figure stands — and measured again once it changes.
+func TestFindMemoisesUnchangedSessions(t *testing.T) {
+	p := newProject(t)
+	want := firstUnrecorded(t, p.earlier)
+	target, so, _ := measure(t, p.fresh)
+	opts := projectprefix.Options{Session: so, MemoDir: t.TempDir()}
+	if l, ok := projectprefix.Find(context.Background(), target, opts); !ok || l.Tokens != want {
+		t.Fatalf("first lookup: %+v %v, want %d", l, ok, want)
+	}
+	st, err := os.Stat(p.earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p.earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same length, another first request: only a measure sees it.
+	at := strings.Index(string(b), `"input_tokens":`) + len(`"input_tokens":`)
+	digit := byte('9')
+	if b[at] == '9' {
+		digit = '8'
+	}
+	changed := string(b[:at]) + string(digit) + string(b[at+1:])
+	if err := os.WriteFile(p.earlier, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p.earlier, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := projectprefix.Find(context.Background(), target, opts); !ok || l.Tokens != want {
+		t.Errorf("unchanged size and time: %+v %v, want the memo's %d", l, ok, want)
+	}
+	if l, _ := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); l.Tokens == want {
+		t.Fatalf("without the memo the edited file measures %d as before: the test cannot tell", l.Tokens)
+	}
+	later := st.ModTime().Add(time.Minute)
+	if err := os.Chtimes(p.earlier, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := projectprefix.Find(context.Background(), target, opts); !ok || l.Tokens == want {
+		t.Errorf("a changed file: %+v %v, want it measured again", l, ok)
 	}
 }
