@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/format/input"
@@ -91,9 +92,10 @@ func (l Learned) Method() string {
 }
 
 // Find looks for the newest earlier session beside t's file (the same
-// folder, the same extension, the same recorded project, the same client
-// and the same kind of session: main or sub-agent) whose first request was
-// recorded, and returns what it carried beside its transcript. A sub-agent
+// folder, the same extension, the same recorded project, started no later
+// than t's first recorded time, the same client and the same kind of
+// session: main or sub-agent) whose first request was recorded, and
+// returns what it carried beside its transcript. A sub-agent
 // file has none: the sub-agents of one session are not of one kind (a
 // compaction summariser's first request reads the main chain's history).
 // Any error is "none": the prior stands.
@@ -101,7 +103,7 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if !strings.HasSuffix(t.File, ".jsonl") || mode(t.Session, opts.Session.Open) != estimate.PriorMain {
 		return Learned{}, false
 	}
-	project := projectOf(t.File)
+	project, start := headOf(t.File)
 	candidates := opts.Candidates
 	if candidates <= 0 {
 		candidates = DefaultCandidates
@@ -110,7 +112,10 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 		if candidates == 0 || k == maxExamined || ctx.Err() != nil {
 			break
 		}
-		if projectOf(sib) != project {
+		// An earlier session: the same project, started before this one
+		// (a file written later but started later is a later session,
+		// which an old transcript measured now must not learn from).
+		if p, s := headOf(sib); p != project || (!start.IsZero() && !s.IsZero() && s.After(start)) {
 			continue
 		}
 		candidates--
@@ -172,15 +177,17 @@ func siblings(file string) []string {
 	return paths
 }
 
-// projectOf is the working directory the client recorded first in file
-// ("" when none): the sessions of one folder of Claude Code, pi or Qwen
-// Code are one project's, Codex's folders are days.
-func projectOf(file string) string {
+// headOf is the working directory the client recorded first in file (""
+// when none: the sessions of one folder of Claude Code, pi or Qwen Code
+// are one project's, Codex's folders are days) and the first time it
+// recorded (zero when none or unreadable): when the session started.
+func headOf(file string) (project string, start time.Time) {
 	b, err := readHead(file, headPeek)
 	if err != nil {
-		return ""
+		return "", time.Time{}
 	}
-	return input.FirstString(b, "cwd", nil)
+	start, _ = time.Parse(time.RFC3339Nano, input.FirstString(b, "timestamp", nil))
+	return input.FirstString(b, "cwd", nil), start
 }
 
 // readHead reads up to n bytes from the start of file, never through a

@@ -223,3 +223,24 @@ func TestFindMemoisesUnchangedSessions(t *testing.T) {
 		t.Errorf("a changed file: %+v %v, want it measured again", l, ok)
 	}
 }
+
+// A session of the project that started after the target is no earlier
+// session, though its file is the newest beside it: an old transcript
+// measured now does not learn from what came later.
+func TestFindSkipsLaterSessions(t *testing.T) {
+	p := newProject(t)
+	b, err := os.ReadFile(p.earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same session moved a year on: it started after the fresh one.
+	later := strings.ReplaceAll(string(b), `"timestamp":"2026-`, `"timestamp":"2027-`)
+	if later == string(b) {
+		t.Fatal("the recording's timestamps are not of 2026")
+	}
+	sessiontest.WriteAged(t, p.earlier, later, -time.Hour)
+	target, so, _ := measure(t, p.fresh)
+	if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
+		t.Errorf("learned from a session that started later: %+v", l)
+	}
+}
