@@ -79,7 +79,10 @@ type planner struct {
 	// res, in a resumable import, tracks the resume points (resume.go);
 	// emitFrom is how many nodes (the first in emit order) the sink
 	// already holds.
-	res      *resumer
+	res *resumer
+	// held are the lines waiting for a parent written after them
+	// (planfile.go).
+	held     []heldLine
 	emitFrom int
 	// base is the saved state the planner was restored from (nil: none);
 	// its columns are read only, and shared with other planners.

@@ -81,13 +81,18 @@ func (p *planner) planLines(lr *lineReader) error {
 	k := 0
 	for {
 		if p.res != nil && !p.agentFile {
-			if err := p.notePoint(pos, line, complete); err != nil {
+			// No resume point while a line waits for its parent: the
+			// saved state holds no waiting line.
+			if err := p.notePoint(pos, line, complete && len(p.held) == 0); err != nil {
 				return err
 			}
 		}
 		if batch == nil || k == len(batch.items) {
 			var ok bool
 			if batch, ok = pf.next(); !ok {
+				if err := p.releaseHeld(true); err != nil {
+					return err
+				}
 				if p.res != nil && !p.agentFile {
 					p.res.openGroup = append([]int32(nil), p.grp...)
 				}
@@ -110,10 +115,117 @@ func (p *planner) planLines(lr *lineReader) error {
 			}
 		}
 		ref := lineRef{file: p.fileIdx, line: int32(line), off: it.off, n: int32(len(it.body))}
+		if p.waitsForParent(it) {
+			p.held = append(p.held, heldLine{*it, ref})
+			if len(p.held) > maxHeld {
+				// Waited long enough: the oldest is planned as it is (a
+				// root, with its warning), and what waited on it follows.
+				if err := p.planHeld(0); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if len(p.held) > 0 && !mayOvertake(it) {
+			// Only the turn's own lines pass a waiting line: anything
+			// else (a prompt, an attachment, a compaction) keeps the
+			// file's order.
+			if err := p.releaseHeld(true); err != nil {
+				return err
+			}
+		}
 		if err := p.planLine(it, ref); err != nil {
 			return err
 		}
+		if err := p.releaseHeld(false); err != nil {
+			return err
+		}
 	}
+}
+
+// mayOvertake says it may be planned before a line waiting for its
+// parent: an assistant line, another tool result, or a line that makes no
+// node (the desktop app writes the turn's thinking, text, calls and other
+// results between a result and its call).
+func mayOvertake(it *lineItem) bool {
+	r := &it.rec
+	switch {
+	case it.err != nil || it.blank || it.decErr != nil:
+		return true
+	case r.Type == "assistant":
+		return true
+	case r.Type == "user" && !r.IsCompactSummary && r.Message != nil && r.badMessage == "":
+		return carriesResult(r)
+	case r.Type == "attachment", r.Type == "system" && r.Subtype == "compact_boundary", r.Type == "user":
+		return false
+	}
+	return true
+}
+
+// A parent written after its child. Claude Code's desktop app (2.1.16x)
+// writes a turn's tool_result line a few lines before the assistant lines
+// it answers (docs/INTEROP-claude-code.md, "A parent written after its
+// child"); Claude Code links lines by parentUuid, so the order does not
+// matter to it. Such a line waits, at most maxHeld lines, until its parent
+// is planned, then is planned right after it, as if written in order.
+const maxHeld = 16
+
+// heldLine is a line waiting for its parent.
+type heldLine struct {
+	it  lineItem
+	ref lineRef
+}
+
+// waitsForParent says it waits for its parent: a user line carrying a
+// tool result whose parent is no line read yet (the one kind of line a
+// client was seen to write before its parent), or, while lines wait, a
+// message whose parent is none read yet (it may be a waiting line).
+func (p *planner) waitsForParent(it *lineItem) bool {
+	r := &it.rec
+	if it.err != nil || it.blank || it.decErr != nil || it.badUTF8 > 0 || (r.Type != "user" && r.Type != "assistant") ||
+		r.IsCompactSummary || r.ParentUUID == "" || r.Message == nil || r.badMessage != "" {
+		return false
+	}
+	if _, ok := p.resolve(r.ParentUUID); ok {
+		return false
+	}
+	return len(p.held) > 0 || r.Type == "user" && carriesResult(r)
+}
+
+// carriesResult says a user line holds a tool_result block.
+func carriesResult(r *record) bool {
+	if !r.scanned {
+		r.scanContent()
+	}
+	for _, b := range r.scan.blocks {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseHeld plans every waiting line whose parent is now planned, in
+// file order, and with all, the rest as they are (the file ended).
+func (p *planner) releaseHeld(all bool) error {
+	for i := 0; i < len(p.held); {
+		if _, ok := p.resolve(p.held[i].it.rec.ParentUUID); !ok && !all {
+			i++
+			continue
+		}
+		if err := p.planHeld(i); err != nil {
+			return err
+		}
+		i = 0 // what waited on it may be free now
+	}
+	return nil
+}
+
+// planHeld plans waiting line i and takes it off the list.
+func (p *planner) planHeld(i int) error {
+	h := p.held[i]
+	p.held = append(p.held[:i], p.held[i+1:]...)
+	return p.planLine(&h.it, h.ref)
 }
 
 // notePoint records the line start pos (line lines read) as a resume

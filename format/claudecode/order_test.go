@@ -1,0 +1,135 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// outOfOrder is a real Claude Code recording with its tool_result line
+// moved before the assistant tool_use line it answers, as Claude Code's
+// desktop app writes some turns (docs/INTEROP-claude-code.md, "A parent
+// written after its child"): the result's parentUuid names a line that
+// comes three lines later.
+func outOfOrder(t testing.TB) (inOrder, moved string) {
+	t.Helper()
+	inOrder = filepath.Join("..", "..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
+	b, err := os.ReadFile(inOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	call, result := -1, -1
+	for i, l := range lines {
+		switch {
+		case call < 0 && strings.Contains(l, `"type":"tool_use"`) && strings.Contains(l, `"type":"assistant"`):
+			call = i
+		case call >= 0 && result < 0 && strings.Contains(l, `"type":"tool_result"`):
+			result = i
+		}
+	}
+	if call < 0 || result < 0 || result-call < 2 {
+		t.Fatalf("no tool_use line followed by its result (%d, %d)", call, result)
+	}
+	out := append([]string{}, lines[:call]...)
+	out = append(out, lines[result])
+	out = append(out, lines[call:result]...)
+	out = append(out, lines[result+1:]...)
+	moved = filepath.Join(t.TempDir(), filepath.Base(inOrder))
+	if err := os.WriteFile(moved, []byte(strings.Join(out, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return inOrder, moved
+}
+
+// A tool result written before the assistant line it answers is linked to
+// it, as if written in order: the same nodes, no "parent not found".
+func TestParentWrittenAfterItsChild(t *testing.T) {
+	inOrder, moved := outOfOrder(t)
+	want, got := importMem(t, inOrder).convs[0], importMem(t, moved).convs[0]
+	if len(got.warnings) != 0 {
+		t.Errorf("warnings: %q", got.warnings)
+	}
+	enc := func(s *memSink) []string {
+		var out []string
+		for _, n := range s.nodes {
+			b, _ := json.Marshal(n)
+			out = append(out, string(b))
+		}
+		return out
+	}
+	if !reflect.DeepEqual(enc(got), enc(want)) || got.head != want.head {
+		t.Errorf("the moved file imports as\n%s\nwant\n%s", strings.Join(enc(got), "\n"), strings.Join(enc(want), "\n"))
+	}
+}
+
+// A file that starts with a tool result whose call is in no line of it
+// (a tail of a session): the result waits, its parent never comes, and it
+// is a root, with what follows it chained on it as written — one warning,
+// not one for each line that waited behind it.
+func TestResultWhoseCallNeverComes(t *testing.T) {
+	inOrder, _ := outOfOrder(t)
+	b, err := os.ReadFile(inOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"tool_result"`) {
+			start = i
+			break
+		}
+	}
+	// The lines between the result and the reply that answers it (an
+	// attachment) are dropped, the reply's parent made the result: the
+	// reply comes while the result waits, and waits behind it.
+	var rec struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal([]byte(lines[start]), &rec); err != nil || rec.UUID == "" {
+		t.Fatalf("the result line: %v", err)
+	}
+	rest := []string{lines[start]}
+	reply := -1
+	for i := start + 1; i < len(lines); i++ {
+		if strings.Contains(lines[i], `"type":"assistant"`) {
+			reply = i
+			break
+		}
+	}
+	if reply < 0 {
+		t.Fatal("no reply after the result")
+	}
+	var mid struct {
+		UUID string `json:"uuid"`
+	}
+	for _, l := range lines[start+1 : reply] {
+		if json.Unmarshal([]byte(l), &mid) == nil && mid.UUID != "" {
+			for k := reply; k < len(lines); k++ {
+				lines[k] = strings.ReplaceAll(lines[k], `"parentUuid":"`+mid.UUID+`"`, `"parentUuid":"`+rec.UUID+`"`)
+			}
+		}
+	}
+	rest = append(rest, lines[reply:]...)
+	tail := filepath.Join(t.TempDir(), "tail.jsonl")
+	if err := os.WriteFile(tail, []byte(strings.Join(rest, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := importMem(t, tail).convs[0]
+	roots := 0
+	for _, w := range c.warnings {
+		if strings.Contains(w, "not found; imported as a root") {
+			roots++
+		}
+	}
+	if roots != 1 {
+		t.Fatalf("warnings %q, want one root: the result's", c.warnings)
+	}
+	if len(c.nodes) < 2 || c.nodes[0].Predecessor != "" || c.nodes[1].Predecessor != c.nodes[0].ID {
+		t.Errorf("the nodes after the result do not chain on it: %+v", c.nodes)
+	}
+}
