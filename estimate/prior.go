@@ -93,11 +93,23 @@ type Prior struct {
 // Unrecorded is what the prior adds to a view before its first request:
 // the entry's tokens less what the view's leading system messages already
 // hold (recordedSystem: a transcript that records the request's shape, or
-// the base instructions), never below nothing, plus Anthropic's tool-use
+// the base instructions), never below nothing — when the view declares no
+// tools, its system messages stand in for the entry's system part alone,
+// and the entry's tools are added whole — plus Anthropic's tool-use
 // preamble when the view itself declares no tools (viewExtras counts it
 // otherwise).
 func (p Prior) Unrecorded(provider string, recordedSystem int, viewTools bool) int {
 	n := max(0, p.Entry.Tokens(provider)-recordedSystem)
+	if e := p.Entry; !viewTools {
+		// The view records a system prompt but no tools (Codex's base
+		// instructions, AGENTS.md and environment): it stands in for the
+		// entry's system part only, and the tools are still to add.
+		tools := e.ToolsTokens
+		if provider == ProviderOpenAI {
+			tools = e.ToolsTokensOpenAI
+		}
+		n = max(0, e.Tokens(provider)-tools-recordedSystem) + tools
+	}
 	if provider == ProviderAnthropic && p.Entry.Tools > 0 && !viewTools {
 		n += anthropicToolPreamble
 	}

@@ -116,6 +116,12 @@ func TestPriorUnrecorded(t *testing.T) {
 	if got := p.Unrecorded(ProviderOpen, 5000, true); got != 0 {
 		t.Errorf("more recorded than the prior: %d, want 0", got)
 	}
+	// A view that records a longer system prompt than the entry's but no
+	// tools (a Codex rollout's instructions and AGENTS.md): the tools are
+	// still sent beside it.
+	if got := p.Unrecorded(ProviderOpenAI, 5000, false); got != 300 {
+		t.Errorf("a longer recorded system, no tools in the view: %d, want the tools' 300", got)
+	}
 }
 
 // Before any usage is recorded, `estimate` calibrates a Codex rollout with
