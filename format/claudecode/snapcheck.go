@@ -4,7 +4,7 @@ import "hash/maphash"
 
 // What decodeSnap checks beyond lengths and index ranges (docs/LIVE.md,
 // "Hostile files": a crafted resume.bin whose hash state.json was made to
-// name): counts are never negative, ids are unique, the predecessor and
+// name): counts and the streamed messages' nodes are never negative, ids are unique, the predecessor and
 // caller links hold no cycle (the planner walks them to a root), and a
 // group names a node that is its own group's head. A state that fails is
 // refused (ErrCannotResume) and the file imported afresh; a real one
@@ -13,7 +13,9 @@ import "hash/maphash"
 // snapSound reports whether the decoded columns of s describe a state the
 // planner could have saved.
 func snapSound(s *snap) bool {
-	for _, cols := range [][]int32{s.CallsN, s.ResultsN, s.Rest.SentN} {
+	// Counts are never negative, and a streamed message's entry names the
+	// node its lines merge into, never none (planAssistant reads it).
+	for _, cols := range [][]int32{s.CallsN, s.ResultsN, s.Rest.SentN, s.MsgVals} {
 		for _, v := range cols {
 			if v < 0 {
 				return false
