@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 
-	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/store"
 )
 
@@ -51,20 +49,11 @@ func memoKey(abs, format string, opts Options, limit int64) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// readMemo reads the memo file: a regular file, no symlink followed,
-// bounded.
+// readMemo reads the memo file as every cache file is read
+// (store.ReadCacheFile: a regular file, no symlink followed, bounded).
 func readMemo(path string) map[string]memoEntry {
 	out := map[string]memoEntry{}
-	f, err := osfile.OpenNoFollow(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxMemoBytes {
-		return out
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxMemoBytes))
-	if err == nil {
+	if b, err := store.ReadCacheFile(path, maxMemoBytes); err == nil {
 		_ = json.Unmarshal(b, &out)
 	}
 	return out
