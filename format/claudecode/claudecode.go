@@ -36,8 +36,8 @@ func (o Options) max() int {
 // Detect reports whether head (the first bytes of a file; a cut last line
 // is fine) looks like a Claude Code session or sub-agent file: one of its
 // first complete lines is a JSON object with Claude Code's parentUuid
-// field, or one of its bookkeeping records (file-history-snapshot,
-// queue-operation, mode, atis-latch, a summary with leafUuid).
+// field, or one of its bookkeeping records (file-history-snapshot and
+// -delta, a summary with leafUuid, sessionRecords).
 func Detect(head []byte) bool {
 	lines := bytes.Split(head, []byte("\n"))
 	if len(lines) == 1 && !json.Valid(bytes.TrimSpace(head)) {
@@ -70,13 +70,26 @@ func Detect(head []byte) bool {
 			return true
 		case typ == "summary" && m["leafUuid"] != nil:
 			return true
-		case (typ == "queue-operation" || typ == "mode" || typ == "atis-latch") && hasSession:
+		case sessionRecords[typ] && hasSession:
 			// Claude Code 2.1.3xx opens a forked or resumed session with
-			// its mode and latch records, before any message.
+			// its mode and latch records, before any message; 2.1.2xx
+			// leaves files of its title records alone.
+			return true
+		case typ == "file-history-delta":
 			return true
 		}
 	}
 	return false
+}
+
+// sessionRecords are the types of Claude Code's bookkeeping records that
+// name their session (sessionId) and are no message: the first lines of a
+// forked or resumed session, and the whole of a file Claude Code 2.1.2xx
+// left with only a title (ai-title, agent-name).
+var sessionRecords = map[string]bool{
+	"queue-operation": true, "mode": true, "permission-mode": true, "atis-latch": true,
+	"ai-title": true, "agent-name": true, "custom-title": true, "last-prompt": true,
+	"bridge-session": true, "pr-link": true, "frame-link": true,
 }
 
 // conversation is one session file and the sidechain files that belong

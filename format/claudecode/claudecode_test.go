@@ -417,6 +417,11 @@ func TestDetect(t *testing.T) {
 		// How 2.1.328 starts a forked session (testdata/interop/claude-code/2.1.328/fork).
 		`{"type":"mode","mode":"normal","sessionId":"s"}` + "\n",
 		`{"type":"atis-latch","atis":"","sessionId":"s"}` + "\n",
+		// A whole file Claude Code 2.1.2xx left with only its title
+		// (hannibal8856/claude_backup, 8cfed5d8-….jsonl; titles shortened).
+		`{"type":"ai-title","aiTitle":"t","sessionId":"s"}` + "\n" + `{"type":"agent-name","agentName":"t","sessionId":"s"}` + "\n",
+		`{"type":"permission-mode","permissionMode":"default","sessionId":"s"}` + "\n",
+		`{"type":"file-history-delta","messageId":"m"}` + "\n",
 		`{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/w","sessionId":"s","version":"2.1.39","type":"user","message":{"role":"user","content":"a first line cut by the end of the he`,
 	}
 	no := []string{
