@@ -103,9 +103,10 @@ type MatchedRequest struct {
 	Estimated int    `json:"estimated"`
 	Measured  int64  `json:"measured"`
 	// Hidden is this request's output the transcript does not show but the
-	// next request of the same turn carries (Codex reasoning); NewTurn says
-	// a user message lies between the previous request and this one (the
-	// provider dropped the earlier turn's hidden output).
+	// next request carries (Codex reasoning, Claude's omitted thinking);
+	// NewTurn says a user message lies between the previous request and
+	// this one and the provider dropped the earlier turn's hidden output
+	// (OpenAI's; Claude keeps it: hiddenKeptAcrossTurns).
 	Hidden  int64 `json:"hidden,omitempty"`
 	NewTurn bool  `json:"new_turn,omitempty"`
 	// Framing is the counted chat-format framing of the view the request
@@ -421,17 +422,19 @@ func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b
 			users[k+1]++
 		}
 	}
+	// A new turn drops the hidden output unless the provider keeps it.
+	dropped := !hiddenKeptAcrossTurns(b.Provider)
 	reqs := make([]MatchedRequest, len(matches))
 	for k, m := range matches {
 		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Framing: m.framing, Measured: m.measured, Hidden: int64(counts[m.node].hidden), Segment: m.segment}
 		if k > 0 {
-			reqs[k].NewTurn = users[m.pos] > users[matches[k-1].pos]
+			reqs[k].NewTurn = dropped && users[m.pos] > users[matches[k-1].pos]
 		}
 	}
 	last := matches[len(matches)-1]
 	// The view was compacted since the latest request when it substitutes
 	// a summary written after it (file order).
-	h := headState{UserAfterLatest: users[len(spine)] > users[last.pos], AfterCompaction: substituted > last.node}
+	h := headState{UserAfterLatest: dropped && users[len(spine)] > users[last.pos], AfterCompaction: substituted > last.node}
 	return newCalibration(reqs, res, h), reqs, h
 }
 

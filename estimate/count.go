@@ -116,9 +116,53 @@ func countNode(c *counter, provider string, n *transcript.Node) parts {
 			p.Measured = m
 		}
 		p.Hidden = hiddenOutput(n.Usage)
+		if provider == ProviderAnthropic && omitsThinking(n) {
+			p.Hidden = omittedThinking(n.Usage, p)
+		}
 	}
 	return p
 }
+
+// omitsThinking reports whether n holds a thinking block whose text the
+// transcript does not have, only its signature: Claude Opus 4.7 and later
+// return their thinking so by default, and Claude Code records it so. The
+// block is sent back (render.AnthropicRequest) and the provider counts the
+// thinking the signature stands for in every later request of the segment.
+func omitsThinking(n *transcript.Node) bool {
+	if !n.Content.IsBlocks {
+		return false
+	}
+	omitted := false
+	for _, b := range n.Content.Blocks {
+		if b.Type == transcript.BlockThinking {
+			if b.Text != "" {
+				return false
+			}
+			omitted = omitted || b.Signature != ""
+		}
+	}
+	return omitted
+}
+
+// omittedThinking is the size of the thinking n's signatures stand for:
+// the request's recorded output less what the transcript shows of it (its
+// text and tool calls, as counted), in the provider's units where the
+// output is.
+func omittedThinking(u *transcript.Usage, p parts) int32 {
+	v := u.OutputTokens - int64(p.Text+p.Thinking+p.Calls)
+	if v <= 0 {
+		return 0
+	}
+	return int32(min(v, maxHidden))
+}
+
+// hiddenKeptAcrossTurns reports whether the provider keeps a request's
+// hidden output in the requests after a new user message: Claude keeps
+// an earlier turn's thinking (the models whose thinking the transcript
+// omits, Claude Opus 4.7 and later, keep it for the whole conversation:
+// docs/ESTIMATE.md, "The anchor"); OpenAI's Responses API drops the
+// reasoning items of an earlier turn.
+func hiddenKeptAcrossTurns(provider string) bool { return provider == ProviderAnthropic }
 
 func ownMessage(n *transcript.Node) bool {
 	if !n.Content.IsBlocks || len(n.Content.Blocks) == 0 || len(n.ToolCalls) > 0 {
@@ -144,9 +188,9 @@ func measuredInput(u *transcript.Usage) int64 { return u.InputTokens }
 // hold but the provider feeds back with the next request of the same turn
 // (docs/ESTIMATE.md, "The anchor"): Codex's reasoning items are stored
 // encrypted, and the rollout's token_count gives their size as
-// reasoning_output_tokens. Claude's thinking is in the transcript (as text,
-// or as a signature only, which the provider strips), Gemini CLI's
-// thoughts are not sent back: nothing hidden for them.
+// reasoning_output_tokens. Claude's thinking is in the transcript as text
+// (counted in the view) or as a signature only (omittedThinking); Gemini
+// CLI's thoughts are not sent back: nothing hidden for them.
 func hiddenOutput(u *transcript.Usage) int32 {
 	raw, ok := u.Extra["reasoning_output_tokens"]
 	if !ok {

@@ -362,7 +362,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0, Segment: nb.Summaries})
 			userSince, c.Head.AfterCompaction = false, false
 		}
-		if t.nodes[ci].Role == transcript.RoleUser {
+		if t.nodes[ci].Role == transcript.RoleUser && !hiddenKeptAcrossTurns(b.Provider) {
 			userSince = true
 		}
 		c.SpineTotal += counts[k].total()

@@ -61,8 +61,8 @@ func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, pr Priors) []SeriesP
 			hs := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
 			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, pr).predictAt(r.Estimated, r.Framing, hs)
 			p.Calibrated, p.AfterCompaction = true, hs.AfterCompaction
-			if r.NewTurn {
-				h = 0
+			if r.NewTurn || r.Segment != reqs[k-1].Segment {
+				h = 0 // dropped: a new turn (OpenAI's), or a compaction since
 			} else {
 				h += reqs[k-1].Hidden
 			}
@@ -84,15 +84,16 @@ func RecordedInput(u *transcript.Usage) int64 {
 }
 
 // WithoutCarried is reqs with each measured input less the hidden output
-// the request carried from earlier requests of its turn, and that carry
-// for the request after the last: what the linear model fits.
+// the request carried from earlier requests (of its turn where a new turn
+// drops it, of its segment: a compaction drops it), and that carry for
+// the request after the last: what the linear model fits.
 func WithoutCarried(reqs []MatchedRequest) ([]MatchedRequest, float64) {
 	out := make([]MatchedRequest, len(reqs))
 	var h int64
 	for k, r := range reqs {
 		if k > 0 {
-			if r.NewTurn {
-				h = 0
+			if r.NewTurn || r.Segment != reqs[k-1].Segment {
+				h = 0 // dropped: a new turn (OpenAI's), or a compaction since
 			} else {
 				h += reqs[k-1].Hidden
 			}

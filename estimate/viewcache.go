@@ -25,7 +25,7 @@ const ViewCacheFile = "estimate.view"
 
 // rulesVersion changes whenever counting rules change, invalidating every
 // stored Result.
-const rulesVersion = "estimate-rules-2"
+const rulesVersion = "estimate-rules-3"
 
 // resultVersion changes whenever the stored Result's fields or the model
 // table change (not the per-node counts): the calibration model and the

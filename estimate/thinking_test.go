@@ -1,0 +1,114 @@
+package estimate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/dag"
+	"github.com/ctxfold/ctxfold/importer"
+	"github.com/ctxfold/ctxfold/render"
+	"github.com/ctxfold/ctxfold/store"
+)
+
+// claudeOmittedThinking writes a Claude Code session of three requests
+// whose assistant messages hold thinking as Claude Opus 4.7 and later
+// return it (thinking omitted: the text empty, the signature kept), or,
+// with text, as earlier models do; a real prompt comes between requests
+// 2 and 3 and after request 3. It returns the session, imported.
+func claudeOmittedThinking(t *testing.T, thinking string) string {
+	t.Helper()
+	var lines []string
+	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
+	user := func(uuid, parent, content string) {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		add(`{"parentUuid":%s,"isSidechain":false,"type":"user","uuid":"%s","sessionId":"s","version":"2.1.222","cwd":"/w","timestamp":"2026-11-01T10:00:00Z","message":{"role":"user","content":%s}}`, p, uuid, content)
+	}
+	assistant := func(uuid, parent, msg, text, call string, input, output int) {
+		content := `[{"type":"thinking","thinking":"` + thinking + `","signature":"c2lnbmF0dXJl"},{"type":"text","text":"` + text + `"}` + call + `]`
+		add(`{"parentUuid":"%s","isSidechain":false,"type":"assistant","uuid":"%s","sessionId":"s","version":"2.1.222","cwd":"/w","timestamp":"2026-11-01T10:00:01Z","message":{"id":"%s","type":"message","role":"assistant","model":"claude-opus-4-8","content":%s,"usage":{"input_tokens":4,"cache_read_input_tokens":%d,"output_tokens":%d}}}`, parent, uuid, msg, content, input-4, output)
+	}
+	user("u1", "", `"Find where the retry budget is set."`)
+	assistant("a1", "u1", "msg_1", "Reading the config.", `,{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/w/config.go"}}`, 20000, 900)
+	user("u2", "a1", `[{"type":"tool_result","tool_use_id":"t1","content":"`+strings.Repeat("const retryBudget = 3 // per request\\n", 40)+`"}]`)
+	assistant("a2", "u2", "msg_2", "It is set in config.go.", "", 21500, 700)
+	user("u3", "a2", `"Raise it to five."`)
+	assistant("a3", "u3", "msg_3", "Done.", "", 22400, 500)
+	user("u4", "a3", `"Thanks."`)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "s")
+	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{path}, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func estimateHead(t *testing.T, dir string) *Result {
+	t.Helper()
+	g, err := dag.Open(dir, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.S.Close()
+	v, err := render.Build(g, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := View(context.Background(), v, Options{Model: g.S.Meta.Model, NodeDetail: true})
+	if err != nil || res.Calibration == nil {
+		t.Fatalf("estimate: %v (calibration %v)", err, res)
+	}
+	return res
+}
+
+// Claude's omitted thinking is output the transcript does not show but
+// every later request reads (docs/ESTIMATE.md, "The anchor"): each
+// request's recorded output less its shown text and calls is carried,
+// across a new prompt too, until a compaction.
+func TestClaudeOmittedThinkingIsCarried(t *testing.T) {
+	res := estimateHead(t, claudeOmittedThinking(t, ""))
+	c := res.Calibration
+	if len(c.History) != 3 {
+		t.Fatalf("%d requests, want 3", len(c.History))
+	}
+	var sum int64
+	for k, r := range c.History {
+		out := []int64{900, 700, 500}[k]
+		if r.Hidden <= out/2 || r.Hidden >= out {
+			t.Errorf("request %d: hidden %d, want its output %d less the few tokens its text and call show", k+1, r.Hidden, out)
+		}
+		if r.NewTurn {
+			t.Errorf("request %d: a new prompt dropped the hidden thinking; Claude keeps it", k+1)
+		}
+		sum += r.Hidden
+	}
+	if int64(c.CarriedTokens) != sum {
+		t.Errorf("carried %d, want the three requests' hidden thinking, %d (a prompt after the latest request drops none)", c.CarriedTokens, sum)
+	}
+	// The view now is request 3's plus the prompt after it, the carried
+	// thinking and the fitted rest: more than request 3 read by at least
+	// the thinking request 3 produced.
+	if int64(c.CalibratedTotal) < c.Measured+c.History[2].Hidden {
+		t.Errorf("calibrated %d, want at least request 3's %d + its thinking %d", c.CalibratedTotal, c.Measured, c.History[2].Hidden)
+	}
+
+	// Thinking shown as text is counted in the view: nothing is hidden.
+	res = estimateHead(t, claudeOmittedThinking(t, "The budget is a constant; read config.go first."))
+	for k, r := range res.Calibration.History {
+		if r.Hidden != 0 {
+			t.Errorf("shown thinking, request %d: hidden %d, want 0", k+1, r.Hidden)
+		}
+	}
+	if res.Calibration.CarriedTokens != 0 {
+		t.Errorf("shown thinking: carried %d, want 0", res.Calibration.CarriedTokens)
+	}
+}
