@@ -49,8 +49,9 @@ const (
 
 // StateVersion is the version of state.json's layout, raised too when an
 // importer's output changes, so a cache session an older build imported
-// is imported anew (6: Claude Code's entrypoint, docs/LIVE.md).
-const StateVersion = 6
+// is imported anew (6: Claude Code's entrypoint; 7: its attachments
+// written without rendered content; docs/LIVE.md).
+const StateVersion = 7
 
 // Options say where the cache lives and how to import.
 type Options struct {

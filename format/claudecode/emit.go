@@ -340,9 +340,7 @@ type attachmentRecord struct {
 	Timestamp    string     `json:"timestamp"`
 	RenderedRole string     `json:"renderedRole"`
 	Rendered     []rendered `json:"rendered"`
-	Attachment   struct {
-		Type string `json:"type"`
-	} `json:"attachment"`
+	Attachment   attachment `json:"attachment"`
 }
 
 // buildAttachment builds an attachment node from its rendered content. A
@@ -365,6 +363,12 @@ func (p *planner) buildAttachment(n *pnode) (transcript.Node, error) {
 			c = unwrapReminder(c)
 		}
 		if c != "" {
+			parts = append(parts, c)
+		}
+	}
+	if len(parts) == 0 {
+		// Written without rendered content (before 2.1.3xx): rebuilt.
+		if c, ok := r.Attachment.message(); ok {
 			parts = append(parts, c)
 		}
 	}

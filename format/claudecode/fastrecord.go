@@ -118,6 +118,12 @@ func (r *record) objectField(s *input.Skim, key []byte) uint32 {
 			s.Fail()
 		}
 		return 1 << 17
+	case "attachment":
+		// Read by the full decoder (attachmentHint).
+		if !s.Null() {
+			s.Fail()
+		}
+		return 1 << 18
 	}
 	return 0
 }

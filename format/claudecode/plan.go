@@ -165,6 +165,12 @@ func (p *planner) finish(c *conversation) error {
 				break
 			}
 		}
+		// The last node planned may have moved up its group (a sub-agent
+		// file cut after its prompt's attachments: closeGroup); the
+		// chain now ends at the group's new last node.
+		if last, ok := p.moved[p.head]; ok {
+			p.head = last
+		}
 	}
 	return p.emit()
 }
@@ -215,7 +221,7 @@ func (p *planner) planLine(it *lineItem, ref lineRef) error {
 		return p.planCompactSummary(r, body, ref)
 	case r.Type == "user" || r.Type == "assistant":
 		return p.planMessage(r, ref)
-	case r.Type == "attachment" && hasRendered(r.Rendered):
+	case r.Type == "attachment" && (hasRendered(r.Rendered) || r.Attachment.renders):
 		return p.planAttachment(r, ref)
 	case r.Type == "api-request-shape" && (!p.agentFile && p.sys == none || p.agentFile && p.fileSys == none):
 		return p.planShape(r, ref)

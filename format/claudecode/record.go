@@ -33,8 +33,11 @@ type record struct {
 	Message *message `json:"message"`
 	// Rendered is what an attachment record sent to the model;
 	// RenderedRole says how (Claude Code 2.1.3xx).
-	Rendered        []rendered       `json:"rendered"`
-	RenderedRole    string           `json:"renderedRole"`
+	Rendered     []rendered `json:"rendered"`
+	RenderedRole string     `json:"renderedRole"`
+	// Attachment says whether an attachment record written without
+	// rendered content sent a message (attachments.go).
+	Attachment      attachmentHint   `json:"attachment"`
 	CompactMetadata *compactMetadata `json:"compactMetadata"`
 	// Hash and Tail link api-request-blob and api-request records: a
 	// request's messages end with the blobs its tail names.
@@ -165,7 +168,7 @@ func recordErr(err error, bad *string) error {
 		// Through fullRecord the path starts with the embedded "record.".
 		top, _, _ := strings.Cut(strings.TrimPrefix(te.Field, "record."), ".")
 		switch top {
-		case "data", "toolUseResult", "rendered", "renderedRole", "compactMetadata", "hash", "tail":
+		case "data", "toolUseResult", "rendered", "renderedRole", "attachment", "compactMetadata", "hash", "tail":
 			// Read only as hints of other record types; an attachment
 			// whose rendered content cannot be read renders nothing and is
 			// counted as skipped.

@@ -1,0 +1,102 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxfold/ctxfold/transcript"
+)
+
+// Claude Code 2.1.2xx's attachment lines, as hannibal8856/claude_backup's
+// sessions hold them (2.1.222; contents shortened): no rendered content,
+// the attachment's fields alone. The first line of each pair is the
+// attachment, the second what Claude Code 2.1.222 sends for it (its
+// package's wording), "" for one it sends nothing for.
+var unrenderedAttachments = [][2]string{
+	{`{"type":"hook_additional_context","content":["You have superpowers."],"hookName":"SessionStart:startup","toolUseID":"t","hookEvent":"SessionStart"}`,
+		"<system-reminder>\nSessionStart:startup hook additional context: You have superpowers.\n</system-reminder>"},
+	{`{"type":"skill_listing","content":"- pdf: Read PDFs","skillCount":1,"isInitial":true,"names":["pdf"]}`,
+		"<system-reminder>\nThe following skills are available for use with the Skill tool:\n- pdf: Read PDFs\n</system-reminder>"},
+	{`{"type":"deferred_tools_delta","addedNames":["WebFetch"],"addedLines":["WebFetch"],"removedNames":[],"readdedNames":[],"pendingMcpServers":[]}`,
+		"<system-reminder>\nThe following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u2014 calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\nWebFetch\n</system-reminder>"},
+	{`{"type":"agent_listing_delta","addedTypes":["Explore"],"addedLines":["- Explore: Fast agent for exploring codebases"],"removedTypes":[],"isInitial":true,"showConcurrencyNote":true}`,
+		"<system-reminder>\nAvailable agent types for the Agent tool:\n- Explore: Fast agent for exploring codebases\nWhen you launch multiple agents for independent work, send them in a single message with multiple tool uses so they run concurrently.\n</system-reminder>"},
+	{`{"type":"queued_command","prompt":"also check the tests","commandMode":"prompt"}`,
+		"<system-reminder>\nThe user sent a new message while you were working:\nalso check the tests\nThis is how Claude Code surfaces messages the user sends mid-turn \u2014 within the running turn, often alongside the next tool result, rather than as a separate conversation turn. Address the message above as you continue this turn.\n</system-reminder>"},
+	{`{"type":"date_change","newDate":"2026-08-21"}`,
+		"<system-reminder>\nThe date has changed. Today's date is now 2026-08-21. DO NOT mention this to the user explicitly because they are already aware.\n</system-reminder>"},
+	{`{"type":"deferred_tools_delta","addedNames":[],"addedLines":[],"removedNames":["mcp__db__query","mcp__db__list"],"readdedNames":[]}`,
+		"<system-reminder>\nThe following deferred tools are no longer available (their MCP server disconnected). Do not search for them \u2014 ToolSearch will return no match:\nmcp__db__query\nmcp__db__list\nThis is ambient context \u2014 do not narrate it to the user unless they ask or it is directly relevant to their request.\n</system-reminder>"},
+	// A PreToolUse hook's output does not reach the model; permissions
+	// are not sent; an empty listing sends nothing.
+	{`{"type":"hook_success","content":"ok","hookName":"PreToolUse:Bash","toolUseID":"t","hookEvent":"PreToolUse","stdout":"ok"}`, ""},
+	{`{"type":"command_permissions","allowedTools":[]}`, ""},
+	{`{"type":"skill_listing","content":"","skillCount":0,"isInitial":false}`, ""},
+}
+
+func TestAttachmentWithoutRenderedContent(t *testing.T) {
+	for _, c := range unrenderedAttachments {
+		var a attachment
+		var h attachmentHint
+		if err := h.UnmarshalJSON([]byte(c[0])); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(c[0]), &a); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := a.message()
+		if got != c[1] || ok != (c[1] != "") || h.renders != ok {
+			t.Errorf("%s:\n got %q (%v, hint %v)\nwant %q", c[0], got, ok, h.renders, c[1])
+		}
+	}
+}
+
+// An attachment line of 2.1.2xx imports as a user message of what Claude
+// Code sent for it, in the order it sends a turn: the attachments moved
+// up before the prompt they came with (closeGroup). A sub-agent file cut
+// just after its prompt's attachments (what the status line reads before
+// the sub-agent's first reply) ends at the prompt.
+func TestUnrenderedAttachmentsImport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s1", "subagents")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := func(uuid, parent, typ, body string) string {
+		return `{"parentUuid":"` + parent + `","isSidechain":true,"type":"` + typ + `","uuid":"` + uuid + `","sessionId":"s1","agentId":"a1","version":"2.1.222","timestamp":"2026-08-20T10:00:00Z",` + body + `}`
+	}
+	lines := []string{
+		strings.Replace(line("u1", "", "user", `"message":{"role":"user","content":"Find the flaky test."}`), `"parentUuid":""`, `"parentUuid":null`, 1),
+		line("x1", "u1", "attachment", `"attachment":`+unrenderedAttachments[2][0]),
+		line("x2", "x1", "attachment", `"attachment":`+unrenderedAttachments[7][0]),
+		line("x3", "x2", "attachment", `"attachment":`+unrenderedAttachments[1][0]),
+	}
+	path := filepath.Join(dir, "agent-a1.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := importMem(t, path).convs[0]
+	byID := map[string]transcript.Node{}
+	for _, n := range s.nodes {
+		byID[n.ID] = n
+	}
+	if got := s.countOf("attachment", transcript.OutcomeImported); got != 2 {
+		t.Errorf("%d attachments imported, want 2 (the PreToolUse hook's is not sent)", got)
+	}
+	if s.head != "u1" {
+		t.Fatalf("head %q, want the prompt u1, the end of the chain", s.head)
+	}
+	// The chain from HEAD back: the prompt after its attachments.
+	var chain []string
+	for id := s.head; id != ""; id = byID[id].Predecessor {
+		chain = append([]string{id}, chain...)
+	}
+	if strings.Join(chain, " ") != "x1 x3 u1" {
+		t.Fatalf("chain %v, want x1 x3 u1", chain)
+	}
+	if got := byID["x3"].Content.PlainText(); got != unrenderedAttachments[1][1] {
+		t.Errorf("skill listing: %q", got)
+	}
+}
