@@ -88,14 +88,20 @@ func TestAccuracyLeaveOneOut(t *testing.T) {
 		t.Fatal("no session with recorded usage")
 	}
 	slopes, all := looSlopes(sessions)
-	if math.Abs(all-estimate.ClaudeProxySlope) > 0.0005 {
-		t.Errorf("the pooled slope of the shared Claude Code transcripts is %.4f: estimate.ClaudeProxySlope is %.4f", all, estimate.ClaudeProxySlope)
+	if got := all[estimate.ClaudeProxySlope]; math.Abs(got-estimate.ClaudeProxySlope) > 0.0005 {
+		t.Errorf("the pooled slope of the shared Claude Code transcripts is %.4f: estimate.ClaudeProxySlope is %.4f", got, estimate.ClaudeProxySlope)
 	}
 	rates, allRates := looFramingRates(sessions)
-	for proxy, want := range map[bool]float64{true: estimate.ClaudeFramingRate, false: estimate.OtherFramingRate} {
-		if math.Abs(allRates[proxy]-want) > 0.0005 {
-			t.Errorf("the pooled framing rate of the shared real transcripts (a model with a prior slope: %v) is %.4f: the constant is %.4f", proxy, allRates[proxy], want)
+	for slope, want := range map[float64]float64{estimate.ClaudeProxySlope: estimate.ClaudeFramingRate, 1: estimate.OtherFramingRate} {
+		if math.Abs(allRates[slope]-want) > 0.0005 {
+			t.Errorf("the pooled framing rate of the shared real transcripts (prior slope %v) is %.4f: the constant is %.4f", slope, allRates[slope], want)
 		}
+	}
+	// Claude Opus 4.7's tokenizer: pooled over held-out sessions only
+	// (no shared transcript is of such a model), reported.
+	if got, ok := all[estimate.ClaudeV47ProxySlope]; ok {
+		t.Logf("held-out sessions of Claude Opus 4.7's tokenizer, pooled: slope %.4f (estimate.ClaudeV47ProxySlope %.4f), framing rate %.4f (estimate.ClaudeV47FramingRate %.4f)",
+			got, estimate.ClaudeV47ProxySlope, allRates[estimate.ClaudeV47ProxySlope], estimate.ClaudeV47FramingRate)
 	}
 	for k := range sessions {
 		looPredict(&sessions[k], slopes[sessions[k].name], rates[sessions[k].name])
@@ -341,69 +347,123 @@ func looPredict(ls *looSession, slope, rate float64) {
 }
 
 // looSlopes is, for every session whose model has a prior slope, the
-// slope pooled over the other shared real transcripts of such a model:
-// the least-squares slope through the origin of each step's recorded
-// growth on its estimated growth (steps across a compaction left out, as
-// the fit does), the step of a session's own requests only. all is the
-// slope pooled over all of them (estimate.ClaudeProxySlope's figure).
-func looSlopes(sessions []looSession) (map[string]float64, float64) {
+// slope pooled over the other sessions of its group (looGroup: the
+// sessions that pool one prior): the least-squares slope through the
+// origin of each step's recorded growth (less the hidden output it
+// carried, estimate.WithoutCarried) on its estimated growth, steps across
+// a compaction left out, as the fit does; a held-out session leaves out
+// its whole project (looProject). all is the slope pooled over all of a
+// group, by the group's prior slope (estimate.ClaudeProxySlope's figure
+// and, with held-out sessions of Claude Opus 4.7's tokenizer,
+// estimate.ClaudeV47ProxySlope's).
+func looSlopes(sessions []looSession) (map[string]float64, map[float64]float64) {
 	type sums struct{ xy, xx float64 }
-	own := map[string]sums{}
-	var tot sums
+	type key struct {
+		group   float64
+		project string
+	}
+	own := map[key]sums{} // a group's sums by looProject
+	tot := map[float64]sums{}
 	for _, s := range sessions {
-		if s.slope == 0 || s.slope == 1 || strings.HasPrefix(s.name, "interop/") || looHeld(s.name) || looExcluded(s.name) != "" {
+		if s.slope == 0 || s.slope == 1 || !looPools(s) {
 			continue
 		}
-		var sm sums
-		for k := 1; k < len(s.hist); k++ {
-			a, b := s.hist[k-1], s.hist[k]
+		adj, _ := estimate.WithoutCarried(s.hist)
+		sm := own[key{s.slope, looProject(s.name)}]
+		t := tot[s.slope]
+		for k := 1; k < len(adj); k++ {
+			a, b := adj[k-1], adj[k]
 			if a.Segment != b.Segment {
 				continue
 			}
 			dx, dy := float64(b.Estimated-a.Estimated), float64(b.Measured-a.Measured)
-			sm.xy += dx * dy
-			sm.xx += dx * dx
+			sm.xy, t.xy = sm.xy+dx*dy, t.xy+dx*dy
+			sm.xx, t.xx = sm.xx+dx*dx, t.xx+dx*dx
 		}
-		own[s.name] = sm
-		tot.xy += sm.xy
-		tot.xx += sm.xx
+		own[key{s.slope, looProject(s.name)}], tot[s.slope] = sm, t
 	}
 	out := map[string]float64{}
 	for _, s := range sessions {
-		o := own[s.name]
-		if d := tot.xx - o.xx; d > 0 {
-			out[s.name] = (tot.xy - o.xy) / d
+		if g := looGroup(s, tot); g != 0 {
+			o, t := own[key{g, looProject(s.name)}], tot[g]
+			if d := t.xx - o.xx; d > 0 {
+				out[s.name] = (t.xy - o.xy) / d
+			}
 		}
 	}
-	all := 0.0
-	if tot.xx > 0 {
-		all = tot.xy / tot.xx
+	all := map[float64]float64{}
+	for g, t := range tot {
+		if t.xx > 0 {
+			all[g] = t.xy / t.xx
+		}
 	}
 	return out, all
 }
 
+// looPools says s is among the sessions its group's prior is pooled over:
+// a shared real transcript (not a recording, not an exception), or a
+// held-out one of Claude Opus 4.7's tokenizer, which no shared transcript
+// is of (estimate.ClaudeV47ProxySlope).
+func looPools(s looSession) bool {
+	if strings.HasPrefix(s.name, "interop/") || looExcluded(s.name) != "" {
+		return false
+	}
+	return !looHeld(s.name) || s.slope == estimate.ClaudeV47ProxySlope
+}
+
+// looGroup is the prior slope of the sessions s is predicted with the
+// pooled figures of: its own model's, or, for a held-out session whose
+// group pools nothing, the shared Claude transcripts' (0: no prior slope).
+func looGroup[T any](s looSession, tot map[float64]T) float64 {
+	if s.slope == 0 || s.slope == 1 {
+		return 0
+	}
+	if _, ok := tot[s.slope]; ok {
+		return s.slope
+	}
+	return estimate.ClaudeProxySlope
+}
+
+// looProject is what a session's pooled figures leave out: the session
+// itself, or a held-out session's whole project (its first folder under
+// the held-out set's owner: heldout/OWNER/PROJECT/…), whose sessions
+// share a setup and a code base.
+func looProject(name string) string {
+	if !looHeld(name) {
+		return name
+	}
+	if parts := strings.SplitN(name, "/", 4); len(parts) == 4 {
+		return strings.Join(parts[:3], "/")
+	}
+	return name
+}
+
 // looFramingRates is, for every session, the framing rate pooled over the
-// other shared real transcripts: the weighted least-squares rate (each
-// step weighing 1/|Δestimated|, as estimate's framing fit) of each step's
-// recorded growth beyond its prior slope's share (estimate.PriorSlope of
-// its model) on its framing's growth, the recorded input less the hidden
-// output it carried (estimate.WithoutCarried), steps across a compaction
-// left out. all is the rate pooled over all of them
-// (estimate.PriorFramingRate's figure).
-func looFramingRates(sessions []looSession) (map[string]float64, map[bool]float64) {
+// other sessions of its group (looSlopes; Codex's for a model with no
+// prior slope): the weighted least-squares rate (each step weighing
+// 1/|Δestimated|, as estimate's framing fit) of each step's recorded
+// growth beyond its prior slope's share (estimate.PriorSlope of its model)
+// on its framing's growth, the recorded input less the hidden output it
+// carried (estimate.WithoutCarried), steps across a compaction left out.
+// all is the rate pooled over all of a group, by the group's prior slope
+// (1 for the models without one: estimate.PriorFramingRate's figures).
+func looFramingRates(sessions []looSession) (map[string]float64, map[float64]float64) {
 	type sums struct{ fr, ff float64 }
-	own := map[string]sums{}
-	tot := map[bool]sums{}
+	type key struct {
+		group   float64
+		project string
+	}
+	own := map[key]sums{} // a group's sums by looProject
+	tot := map[float64]sums{}
+	group := func(s looSession) float64 { return max(1, s.slope) }
 	for _, s := range sessions {
-		if strings.HasPrefix(s.name, "interop/") || looHeld(s.name) || looExcluded(s.name) != "" {
+		if !looPools(s) {
 			continue
 		}
-		slope := s.slope
-		if slope == 0 {
-			slope = 1
-		}
+		slope := group(s)
 		adj, _ := estimate.WithoutCarried(s.hist)
-		var sm sums
+		sm := own[key{slope, looProject(s.name)}]
+		t := tot[slope]
 		for k := 1; k < len(adj); k++ {
 			a, b := adj[k-1], adj[k]
 			de := float64(b.Estimated - a.Estimated)
@@ -411,22 +471,24 @@ func looFramingRates(sessions []looSession) (map[string]float64, map[bool]float6
 				continue
 			}
 			w, df := 1/math.Abs(de), float64(b.Framing-a.Framing)
-			sm.fr += w * df * (float64(b.Measured-a.Measured) - slope*de)
-			sm.ff += w * df * df
+			fr := w * df * (float64(b.Measured-a.Measured) - slope*de)
+			sm.fr, t.fr = sm.fr+fr, t.fr+fr
+			sm.ff, t.ff = sm.ff+w*df*df, t.ff+w*df*df
 		}
-		own[s.name] = sm
-		t := tot[looProxy(s)]
-		t.fr, t.ff = t.fr+sm.fr, t.ff+sm.ff
-		tot[looProxy(s)] = t
+		own[key{slope, looProject(s.name)}], tot[slope] = sm, t
 	}
 	out := map[string]float64{}
 	for _, s := range sessions {
-		o, t := own[s.name], tot[looProxy(s)]
+		g := group(s)
+		if _, ok := tot[g]; !ok {
+			g = estimate.ClaudeProxySlope
+		}
+		o, t := own[key{g, looProject(s.name)}], tot[g]
 		if d := t.ff - o.ff; d > 0 {
 			out[s.name] = max(0, (t.fr-o.fr)/d)
 		}
 	}
-	all := map[bool]float64{}
+	all := map[float64]float64{}
 	for g, t := range tot {
 		if t.ff > 0 {
 			all[g] = max(0, t.fr/t.ff)
@@ -434,10 +496,6 @@ func looFramingRates(sessions []looSession) (map[string]float64, map[bool]float6
 	}
 	return out, all
 }
-
-// looProxy says s's model is counted with a proxy that has a prior slope
-// (Claude's): the group whose sessions pool a framing rate together.
-func looProxy(s looSession) bool { return s.slope != 0 && s.slope != 1 }
 
 // looTarget is the session looFirst predicts request 1 of.
 type looTarget struct {

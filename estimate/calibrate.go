@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"sort"
 
@@ -535,7 +536,8 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	w := reqs[worst]
 	c.WorstRelError, c.WorstNode = float64(w.Estimated-int(w.Measured))/float64(w.Measured), w.Node
 	c.MedianRelError = median(abs)
-	p := Priors{Slope: PriorSlope(res.Provider, res.EncodingIsProxy), FramingRate: PriorFramingRate(res.Provider, res.EncodingIsProxy)}
+	model := cmp.Or(res.ResolvedModel, res.Model)
+	p := Priors{Slope: PriorSlope(res.Provider, model, res.EncodingIsProxy), FramingRate: PriorFramingRate(res.Provider, model, res.EncodingIsProxy)}
 	if p.Slope != 1 {
 		c.PriorSlope = p.Slope
 	}

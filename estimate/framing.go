@@ -42,12 +42,16 @@ const (
 )
 
 // PriorFramingRate is the prior framing rate of a model: ClaudeFramingRate
-// where it has a prior slope (PriorSlope), else OtherFramingRate.
-func PriorFramingRate(provider string, proxy bool) float64 {
-	if PriorSlope(provider, proxy) != 1 {
-		return ClaudeFramingRate
+// where it has a prior slope (PriorSlope; ClaudeV47FramingRate with Claude
+// Opus 4.7's tokenizer), else OtherFramingRate.
+func PriorFramingRate(provider, model string, proxy bool) float64 {
+	switch PriorSlope(provider, model, proxy) {
+	case 1:
+		return OtherFramingRate
+	case ClaudeV47ProxySlope:
+		return ClaudeV47FramingRate
 	}
-	return OtherFramingRate
+	return ClaudeFramingRate
 }
 
 // Priors are what calibration uses where a session's own requests cannot

@@ -118,7 +118,9 @@ func TestPriorFramingRate(t *testing.T) {
 	if f := FitRequestsPrior(lockstep, Priors{Slope: 1, FramingRate: 10}); f.FramingRate != 0 || f.Method == MethodFraming {
 		t.Errorf("a rejected fit on 9 steps took a framing rate: %+v", f)
 	}
-	if PriorFramingRate(ProviderAnthropic, true) != ClaudeFramingRate || PriorFramingRate(ProviderOpenAI, false) != OtherFramingRate {
-		t.Errorf("PriorFramingRate: Claude %v, OpenAI %v", PriorFramingRate(ProviderAnthropic, true), PriorFramingRate(ProviderOpenAI, false))
+	if PriorFramingRate(ProviderAnthropic, "claude-sonnet-4-5", true) != ClaudeFramingRate || PriorFramingRate(ProviderAnthropic, "claude-opus-5", true) != ClaudeV47FramingRate ||
+		PriorFramingRate(ProviderOpenAI, "gpt-5", false) != OtherFramingRate {
+		t.Errorf("PriorFramingRate: Claude %v, Claude Opus 5 %v, OpenAI %v", PriorFramingRate(ProviderAnthropic, "claude-sonnet-4-5", true),
+			PriorFramingRate(ProviderAnthropic, "claude-opus-5", true), PriorFramingRate(ProviderOpenAI, "gpt-5", false))
 	}
 }

@@ -321,14 +321,61 @@ func firstUnrecorded(reqs []MatchedRequest) int {
 // with the slope of the others).
 const ClaudeProxySlope = 1.130
 
+// ClaudeV47ProxySlope and ClaudeV47FramingRate are the prior slope and
+// framing rate of a Claude model counted with the tokenizer Claude Opus
+// 4.7 introduced (claudeV47Tokenizer): by Anthropic's release notes 1.0 to
+// 1.35 times the tokens of the earlier one for the same text. No shared
+// real transcript is of such a model; both are pooled, as
+// ClaudeProxySlope and ClaudeFramingRate are, over every step of the
+// held-out Claude Code 2.1.2xx sessions (docs/ACCURACY.md, "The prior
+// slope": hannibal8856/claude_backup, read in place with
+// CTXFOLD_ACCURACY_HELDOUT; TestAccuracyLeaveOneOut logs the pooled
+// figures and reports each held-out session with the figures of the
+// other projects). Their framing beyond the slope pools negative: 0.
+const (
+	ClaudeV47ProxySlope  = 1.528
+	ClaudeV47FramingRate = 0.0
+)
+
 // PriorSlope is the slope calibration uses where the session has too few
-// requests to fit one: ClaudeProxySlope for an Anthropic model counted
-// with a proxy, else 1 (an exact encoding, or a proxy nothing measured).
-func PriorSlope(provider string, proxy bool) float64 {
-	if provider == ProviderAnthropic && proxy {
-		return ClaudeProxySlope
+// requests to fit one: for an Anthropic model counted with a proxy,
+// ClaudeV47ProxySlope when model counts with Claude Opus 4.7's tokenizer
+// and ClaudeProxySlope otherwise (model "": any Claude), else 1 (an exact
+// encoding, or a proxy nothing measured).
+func PriorSlope(provider, model string, proxy bool) float64 {
+	switch {
+	case provider != ProviderAnthropic || !proxy:
+		return 1
+	case claudeV47Tokenizer(model):
+		return ClaudeV47ProxySlope
 	}
-	return 1
+	return ClaudeProxySlope
+}
+
+// claudeV47Tokenizer reports whether a Claude model counts with the
+// tokenizer Claude Opus 4.7 introduced: a model of version 4.7 or later
+// (claude-opus-4-7, claude-opus-4-8, claude-opus-5, claude-sonnet-5-5 …;
+// a provider's prefix and a date suffix allowed). Claude 3 to Opus 4.6,
+// Sonnet 4.6 and Haiku 4.5 count with the earlier one.
+func claudeV47Tokenizer(model string) bool {
+	m := strings.ToLower(model)
+	for _, family := range []string{"opus-", "sonnet-", "haiku-"} {
+		i := strings.Index(m, "claude-"+family)
+		if i < 0 {
+			continue
+		}
+		parts := strings.Split(m[i+len("claude-"+family):], "-")
+		major, err := strconv.Atoi(parts[0])
+		if err != nil {
+			return false
+		}
+		minor := 0
+		if len(parts) > 1 && len(parts[1]) <= 2 {
+			minor, _ = strconv.Atoi(parts[1])
+		}
+		return major > 4 || major == 4 && minor >= 7
+	}
+	return false
 }
 
 // priorLead is how many of a view's first nodes are looked at for the

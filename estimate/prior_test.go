@@ -209,8 +209,23 @@ func writeLinesBefore(t *testing.T, src, dst, stop string) {
 // uses the prior slope (the growth Claude's tokenizer counts beyond the
 // proxy's); an exact encoding keeps 1; enough steps fit their own.
 func TestPriorSlope(t *testing.T) {
-	if PriorSlope(ProviderAnthropic, true) != ClaudeProxySlope || PriorSlope(ProviderOpenAI, false) != 1 || PriorSlope(ProviderGemini, true) != 1 {
+	if PriorSlope(ProviderAnthropic, "claude-sonnet-4-5", true) != ClaudeProxySlope || PriorSlope(ProviderOpenAI, "gpt-5", false) != 1 || PriorSlope(ProviderGemini, "gemini-2.5-pro", true) != 1 {
 		t.Fatal("prior slopes")
+	}
+	// Claude Opus 4.7 and later count with a newer tokenizer.
+	for model, v47 := range map[string]bool{
+		"claude-opus-4-7": true, "claude-opus-4-8": true, "claude-opus-5": true, "claude-sonnet-5-5": true,
+		"us.anthropic.claude-opus-4-7-v1": true, "claude-opus-5-20260901": true,
+		"claude-opus-4-6": false, "claude-sonnet-4-6": false, "claude-haiku-4-5-20251001": false, "claude-opus-4-20250514": false,
+		"claude-3-7-sonnet": false, "": false,
+	} {
+		want := ClaudeProxySlope
+		if v47 {
+			want = ClaudeV47ProxySlope
+		}
+		if got := PriorSlope(ProviderAnthropic, model, true); got != want {
+			t.Errorf("PriorSlope(%q) = %v, want %v", model, got, want)
+		}
 	}
 	one := []MatchedRequest{{Node: "a", Estimated: 1000, Measured: 11000}}
 	f := FitRequestsPrior(one, Priors{Slope: ClaudeProxySlope})

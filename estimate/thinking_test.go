@@ -80,6 +80,9 @@ func TestClaudeOmittedThinkingIsCarried(t *testing.T) {
 	if len(c.History) != 3 {
 		t.Fatalf("%d requests, want 3", len(c.History))
 	}
+	if c.PriorSlope != ClaudeV47ProxySlope {
+		t.Errorf("prior slope %v, want Claude Opus 4.7's tokenizer's %v (the session's model is claude-opus-4-8)", c.PriorSlope, ClaudeV47ProxySlope)
+	}
 	var sum int64
 	for k, r := range c.History {
 		out := []int64{900, 700, 500}[k]
