@@ -99,4 +99,9 @@ func TestUnrenderedAttachmentsImport(t *testing.T) {
 	if got := byID["x3"].Content.PlainText(); got != unrenderedAttachments[1][1] {
 		t.Errorf("skill listing: %q", got)
 	}
+	// The chain's first node names the client, as a first message does
+	// (the prior of estimate follows it).
+	if got := string(byID["x1"].Metadata["claude_code"]); !strings.Contains(got, `"client_version":"2.1.222"`) {
+		t.Errorf("the root attachment's metadata %s names no client version", got)
+	}
 }

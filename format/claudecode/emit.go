@@ -341,6 +341,11 @@ type attachmentRecord struct {
 	RenderedRole string     `json:"renderedRole"`
 	Rendered     []rendered `json:"rendered"`
 	Attachment   attachment `json:"attachment"`
+	// Version and Entrypoint, read raw as a message's are, name the
+	// client on a chain's first node: an attachment moves up before the
+	// prompt it came with (closeGroup), so it may be that node.
+	Version    json.RawMessage `json:"version"`
+	Entrypoint json.RawMessage `json:"entrypoint"`
 }
 
 // buildAttachment builds an attachment node from its rendered content. A
@@ -377,10 +382,17 @@ func (p *planner) buildAttachment(n *pnode) (transcript.Node, error) {
 	if n.kind == kindAttachSystem {
 		node.SetMeta("system_message", true)
 	}
-	node.SetMeta("claude_code", struct {
-		Attachment  string `json:"attachment"`
-		IsSidechain bool   `json:"is_sidechain,omitempty"`
-	}{r.Attachment.Type, n.sidechain})
+	meta := struct {
+		Attachment    string `json:"attachment"`
+		IsSidechain   bool   `json:"is_sidechain,omitempty"`
+		ClientVersion string `json:"client_version,omitempty"`
+		Entrypoint    string `json:"entrypoint,omitempty"`
+	}{Attachment: r.Attachment.Type, IsSidechain: n.sidechain}
+	if n.pred < 0 {
+		_ = json.Unmarshal(r.Version, &meta.ClientVersion)
+		_ = json.Unmarshal(r.Entrypoint, &meta.Entrypoint)
+	}
+	node.SetMeta("claude_code", meta)
 	return node, nil
 }
 
