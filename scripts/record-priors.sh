@@ -18,9 +18,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CTXFOLD_INTEROP_CACHE:-$HOME/.cache/ctxfold-interop}
 # The versions the shared real transcripts were written by, the pinned
-# current ones, and Codex 0.104.0 (the held-out rollouts' version,
-# docs/ACCURACY.md "A second held-out set").
-ALL="claude-code@1.0.98 claude-code@1.0.108 claude-code@2.1.39 claude-code@2.1.328 claude-code@2.1.332
+# current ones, and Claude Code 2.1.222 and Codex 0.104.0 (the held-out
+# sessions' versions, docs/ACCURACY.md "A second held-out set").
+ALL="claude-code@1.0.98 claude-code@1.0.108 claude-code@2.1.39 claude-code@2.1.222 claude-code@2.1.328 claude-code@2.1.332
 codex@0.58.0 codex@0.104.0 codex@0.135.0 codex@0.169.0"
 tmp=$(mktemp -d /tmp/ctxfold-priors-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
