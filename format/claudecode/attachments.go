@@ -11,8 +11,9 @@ import (
 // beside it (rendered); the versions before it, 2.1.1xx and 2.1.2xx among
 // them, write the attachment's fields alone and build the message when
 // they send the request. For those, the message is rebuilt here from the
-// fields with Claude Code 2.1.222's own wording, read from its package
-// (docs/INTEROP-claude-code.md, "Attachments without rendered content"):
+// fields with Claude Code 2.1.222's own wording, read from its package and
+// checked against what it sent (docs/INTEROP-claude-code.md, "Attachments
+// without rendered content"; TestOracleUnrenderedAttachments):
 // a skill listing, the deferred tools and agent types and MCP servers'
 // instructions as they change, what a SessionStart or UserPromptSubmit
 // hook added, a file the user edited, a prompt typed while the model
@@ -50,16 +51,24 @@ type attachment struct {
 }
 
 // attachmentHint is what the planner keeps of an attachment object:
-// whether a message is rebuilt from it.
-type attachmentHint struct{ renders bool }
+// whether a message is rebuilt from it, and whether a system-role one.
+type attachmentHint struct{ renders, system bool }
 
 func (h *attachmentHint) UnmarshalJSON(b []byte) error {
 	var a attachment
 	if json.Unmarshal(b, &a) == nil {
 		_, h.renders = a.message()
+		h.system = a.systemRole()
 	}
 	return nil // a hint: an attachment that cannot be read renders nothing
 }
+
+// systemRole says the message goes into the system-role message Claude
+// Code sends after the turn's user message, its wrapper removed, as
+// 2.1.222 sends a hook's context, the agent types and the skill listing
+// (recorded: testdata/interop/claude-code/2.1.222/attachments); a prompt
+// typed mid-turn is the user's, sent in the user message.
+func (a *attachment) systemRole() bool { return a.Type != "queued_command" }
 
 // Wording shared by several of Claude Code 2.1.222's messages.
 const (
@@ -71,14 +80,17 @@ const (
 	listCap = 30
 )
 
-// message is the text Claude Code 2.1.222 sends for a, wrapped as it
-// sends it, and whether it sends any.
+// message is the text Claude Code 2.1.222 sends for a, wrapped in
+// <system-reminder> as its user-role form is (a system-role one is sent
+// unwrapped: buildAttachment), and whether it sends any.
 func (a *attachment) message() (string, bool) {
 	var text string
 	switch a.Type {
 	case "skill_listing":
 		if s := rawString(a.Content); s != "" {
-			text = "The following skills are available for use with the Skill tool:\n" + s
+			// The blank line is the client's (recorded), not the bundle's
+			// template alone.
+			text = "The following skills are available for use with the Skill tool:\n\n" + s
 		}
 	case "hook_success":
 		// Only these events' output reaches the model.

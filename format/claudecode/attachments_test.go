@@ -19,7 +19,7 @@ var unrenderedAttachments = [][2]string{
 	{`{"type":"hook_additional_context","content":["You have superpowers."],"hookName":"SessionStart:startup","toolUseID":"t","hookEvent":"SessionStart"}`,
 		"<system-reminder>\nSessionStart:startup hook additional context: You have superpowers.\n</system-reminder>"},
 	{`{"type":"skill_listing","content":"- pdf: Read PDFs","skillCount":1,"isInitial":true,"names":["pdf"]}`,
-		"<system-reminder>\nThe following skills are available for use with the Skill tool:\n- pdf: Read PDFs\n</system-reminder>"},
+		"<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n- pdf: Read PDFs\n</system-reminder>"},
 	{`{"type":"deferred_tools_delta","addedNames":["WebFetch"],"addedLines":["WebFetch"],"removedNames":[],"readdedNames":[],"pendingMcpServers":[]}`,
 		"<system-reminder>\nThe following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u2014 calling them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:\nWebFetch\n</system-reminder>"},
 	{`{"type":"agent_listing_delta","addedTypes":["Explore"],"addedLines":["- Explore: Fast agent for exploring codebases"],"removedTypes":[],"isInitial":true,"showConcurrencyNote":true}`,
@@ -54,11 +54,12 @@ func TestAttachmentWithoutRenderedContent(t *testing.T) {
 	}
 }
 
-// An attachment line of 2.1.2xx imports as a user message of what Claude
-// Code sent for it, in the order it sends a turn: the attachments moved
-// up before the prompt they came with (closeGroup). A sub-agent file cut
-// just after its prompt's attachments (what the status line reads before
-// the sub-agent's first reply) ends at the prompt.
+// An attachment line of 2.1.2xx imports as what Claude Code sent for it,
+// in the order it sends a turn (closeGroup): a prompt typed mid-turn as a
+// user message moved up before the prompt it came with, the others as
+// the system-role message after it, unwrapped. A sub-agent file cut just
+// after its prompt's attachments (what the status line reads before the
+// sub-agent's first reply) ends at the turn's last node.
 func TestUnrenderedAttachmentsImport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s1", "subagents")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -71,7 +72,7 @@ func TestUnrenderedAttachmentsImport(t *testing.T) {
 		strings.Replace(line("u1", "", "user", `"message":{"role":"user","content":"Find the flaky test."}`), `"parentUuid":""`, `"parentUuid":null`, 1),
 		line("x1", "u1", "attachment", `"attachment":`+unrenderedAttachments[2][0]),
 		line("x2", "x1", "attachment", `"attachment":`+unrenderedAttachments[7][0]),
-		line("x3", "x2", "attachment", `"attachment":`+unrenderedAttachments[1][0]),
+		line("x3", "x2", "attachment", `"attachment":`+unrenderedAttachments[4][0]),
 	}
 	path := filepath.Join(dir, "agent-a1.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -85,23 +86,25 @@ func TestUnrenderedAttachmentsImport(t *testing.T) {
 	if got := s.countOf("attachment", transcript.OutcomeImported); got != 2 {
 		t.Errorf("%d attachments imported, want 2 (the PreToolUse hook's is not sent)", got)
 	}
-	if s.head != "u1" {
-		t.Fatalf("head %q, want the prompt u1, the end of the chain", s.head)
+	if s.head != "x1" {
+		t.Fatalf("head %q, want x1, the end of the chain", s.head)
 	}
-	// The chain from HEAD back: the prompt after its attachments.
 	var chain []string
 	for id := s.head; id != ""; id = byID[id].Predecessor {
 		chain = append([]string{id}, chain...)
 	}
-	if strings.Join(chain, " ") != "x1 x3 u1" {
-		t.Fatalf("chain %v, want x1 x3 u1", chain)
+	if strings.Join(chain, " ") != "x3 u1 x1" {
+		t.Fatalf("chain %v, want x3 u1 x1", chain)
 	}
-	if got := byID["x3"].Content.PlainText(); got != unrenderedAttachments[1][1] {
-		t.Errorf("skill listing: %q", got)
+	if got, want := byID["x1"].Content.PlainText(), unwrapReminder(unrenderedAttachments[2][1]); got != want || byID["x1"].Role != transcript.RoleSystem {
+		t.Errorf("deferred tools: %s %q, want a system message %q", byID["x1"].Role, got, want)
+	}
+	if got := byID["x3"].Content.PlainText(); got != unrenderedAttachments[4][1] || byID["x3"].Role != transcript.RoleUser {
+		t.Errorf("queued prompt: %s %q", byID["x3"].Role, got)
 	}
 	// The chain's first node names the client, as a first message does
 	// (the prior of estimate follows it).
-	if got := string(byID["x1"].Metadata["claude_code"]); !strings.Contains(got, `"client_version":"2.1.222"`) {
+	if got := string(byID["x3"].Metadata["claude_code"]); !strings.Contains(got, `"client_version":"2.1.222"`) {
 		t.Errorf("the root attachment's metadata %s names no client version", got)
 	}
 }

@@ -374,6 +374,9 @@ func (p *planner) buildAttachment(n *pnode) (transcript.Node, error) {
 	if len(parts) == 0 {
 		// Written without rendered content (before 2.1.3xx): rebuilt.
 		if c, ok := r.Attachment.message(); ok {
+			if n.kind == kindAttachSystem {
+				c = unwrapReminder(c)
+			}
 			parts = append(parts, c)
 		}
 	}

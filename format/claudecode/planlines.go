@@ -22,7 +22,7 @@ func (p *planner) planAttachment(r *record, ref lineRef) error {
 		return err
 	}
 	kind := uint8(kindAttachUser)
-	if r.RenderedRole == "system" {
+	if r.RenderedRole == "system" || !hasRendered(r.Rendered) && r.Attachment.system {
 		kind = kindAttachSystem
 	}
 	n := &pnode{id: p.nodeID(r.UUID), kind: kind, sidechain: sidechain,

@@ -44,6 +44,9 @@ type Scenario struct {
 	Name  string
 	About string
 	Steps []Step
+	// Setup, when set, prepares the client's home and working directory
+	// before the first run (a hook, a skill).
+	Setup func(home, work string) error
 }
 
 // Session ids are fixed so a re-recording sends the same metadata; the
@@ -119,6 +122,38 @@ func DefaultScenarios() []Scenario {
 	}
 }
 
+// AttachmentScenarios record what a client before 2.1.3xx sends for the
+// attachment records it writes without rendered content
+// (docs/INTEROP-claude-code.md, "Attachments without rendered content"):
+// a SessionStart hook's additional context, a UserPromptSubmit hook's
+// output, the agent types and a user skill's listing, then one Bash call.
+// Recorded only when named, with such a client (CTXFOLD_CLAUDE_BIN, e.g.
+// 2.1.222): interop/claude-code/record.sh attachments.
+func AttachmentScenarios() []Scenario {
+	return []Scenario{
+		{Name: "attachments", About: "a turn with hook output, agent types and a skill listing, and one Bash call",
+			Setup: attachmentsSetup,
+			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--tools", "Bash,Agent,Skill", "--allowedTools", "Bash",
+				"--", "Please run a command. [[bash:echo hello-from-tool]]"}}}},
+	}
+}
+
+// attachmentsSetup writes a user skill and two hooks in the client's
+// settings.
+func attachmentsSetup(home, _ string) error {
+	skill := filepath.Join(home, ".claude", "skills", "pdf-notes")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: pdf-notes\ndescription: Summarise a PDF into notes with page references.\n---\nRead the PDF and write notes.\n"), 0o644); err != nil {
+		return err
+	}
+	const settings = `{"hooks":{` +
+		`"SessionStart":[{"hooks":[{"type":"command","command":"echo '{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"Project rule: keep answers short.\"}}'"}]}],` +
+		`"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo 'Prompt context: ticket ABC-1'"}]}]}}`
+	return os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(settings), 0o644)
+}
+
 // Config is one recording run.
 type Config struct {
 	// Client is the claude binary of the pinned version.
@@ -141,7 +176,7 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	for k, sc := range append(Scenarios(), DefaultScenarios()...) {
+	for k, sc := range append(append(Scenarios(), DefaultScenarios()...), AttachmentScenarios()...) {
 		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !contains(cfg.Only, sc.Name) {
 			continue
 		}
@@ -189,6 +224,11 @@ func recordOne(ctx context.Context, cfg Config, sc Scenario) error {
 		return err
 	}
 	defer srv.Close()
+	if sc.Setup != nil {
+		if err := sc.Setup(home, work); err != nil {
+			return err
+		}
+	}
 	for i, st := range sc.Steps {
 		if err := runStep(ctx, cfg, srv.URL, home, work, st); err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)

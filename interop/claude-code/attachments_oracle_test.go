@@ -1,0 +1,95 @@
+package claudecodeinterop
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// userContextReminder opens the text Claude Code before 2.1.3xx puts at
+// the head of the first user message (the date and CLAUDE.md as "context"):
+// no transcript record holds it, so the comparison leaves it out
+// (docs/INTEROP-claude-code.md, "Attachments without rendered content").
+const userContextReminder = "<system-reminder>\nAs you answer the user's questions, you can use the following context:"
+
+// TestOracleUnrenderedAttachments: Claude Code 2.1.222 writes its
+// attachment records without the rendered text (a SessionStart hook's
+// context, the agent types, a user skill's listing, a UserPromptSubmit
+// hook's output), and sends them as one system-role message after the
+// prompt. The import rebuilds them (format/claudecode/attachments.go) and
+// render equals each recorded request's messages; the SessionStart hook's
+// success record, whose content is empty, sends nothing and is skipped.
+// Recorded by interop/claude-code/record.sh attachments with
+// CTXFOLD_CLAUDE_BIN set to 2.1.222 (it writes no request shape, so the
+// system prompt and tools are not compared).
+func TestOracleUnrenderedAttachments(t *testing.T) {
+	root := fixtureRootOf("2.1.222")
+	f := sessionFiles(t, filepath.Join(root, "attachments"))[0]
+	dst := filepath.Join(t.TempDir(), "s")
+	var rep importReport
+	if err := json.Unmarshal([]byte(mustRun(t, "import", f, "-o", dst, "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if got := importedOf(rep, "attachment"); got != 4 {
+		t.Errorf("%d attachment nodes imported, want 4 (one attachment of five sends nothing)", got)
+	}
+	mustRun(t, "verify", "--strict", dst)
+	answers := answering(t, dst)
+	reqs, _ := filepath.Glob(filepath.Join(root, "attachments", "requests", "*-messages.json"))
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests recorded, want 2", len(reqs))
+	}
+	for _, rf := range reqs {
+		k := strings.TrimSuffix(filepath.Base(rf), "-messages.json")
+		b, err := os.ReadFile(rf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req request
+		if err := json.Unmarshal(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		a, ok := answers[k]
+		if !ok {
+			t.Fatalf("request %s: no imported node answers it", k)
+		}
+		var got request
+		if err := json.Unmarshal([]byte(mustRun(t, "render", dst, "--head", a.pred, "--format", "anthropic")), &got); err != nil {
+			t.Fatal(err)
+		}
+		compareMessages(t, k, withoutUserContext(t, req.Messages), got.Messages)
+	}
+}
+
+// withoutUserContext is msgs with the user context reminder taken out of
+// the first message; it fails when there is none to take out, so a client
+// that stops sending it shows here.
+func withoutUserContext(t *testing.T, msgs []json.RawMessage) []json.RawMessage {
+	t.Helper()
+	var first struct {
+		Role    string            `json:"role"`
+		Content []json.RawMessage `json:"content"`
+	}
+	if len(msgs) == 0 || json.Unmarshal(msgs[0], &first) != nil {
+		t.Fatal("the first message is not a list of blocks")
+	}
+	var kept []json.RawMessage
+	for _, b := range first.Content {
+		var blk struct{ Text string }
+		if json.Unmarshal(b, &blk) == nil && strings.HasPrefix(blk.Text, userContextReminder) {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	if len(kept) == len(first.Content) {
+		t.Fatal("no user context reminder in the first message")
+	}
+	first.Content = kept
+	b, err := json.Marshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]json.RawMessage{b}, msgs[1:]...)
+}
