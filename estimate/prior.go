@@ -333,7 +333,7 @@ const ClaudeProxySlope = 1.130
 // figures and reports each held-out session with the figures of the
 // other projects). Their framing beyond the slope pools negative: 0.
 const (
-	ClaudeV47ProxySlope  = 1.528
+	ClaudeV47ProxySlope  = 1.529
 	ClaudeV47FramingRate = 0.0
 )
 
