@@ -45,10 +45,10 @@ const (
 // where it has a prior slope (PriorSlope; ClaudeV47FramingRate with Claude
 // Opus 4.7's tokenizer), else OtherFramingRate.
 func PriorFramingRate(provider, model string, proxy bool) float64 {
-	switch PriorSlope(provider, model, proxy) {
-	case 1:
+	switch {
+	case PriorSlope(provider, model, proxy) == 1:
 		return OtherFramingRate
-	case ClaudeV47ProxySlope:
+	case claudeV47Tokenizer(model):
 		return ClaudeV47FramingRate
 	}
 	return ClaudeFramingRate
