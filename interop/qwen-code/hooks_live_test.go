@@ -19,13 +19,18 @@ import (
 // qwenTurns plant hooktest.Planted in two resumed runs, one shell call
 // each: the build id (build-42-ok, which the command spells build-%s-ok
 // and 42) and the failing command's error (No such file or directory) are
-// only in the tools' output; the build id is the recall's target.
+// only in the tools' output; the build id is the recall's target. The
+// build id's command waits a second after printing: Qwen Code 0.24.4's
+// shell tool, not streaming (-p), ends the call on the child's "exit"
+// event without draining its stdout, so a shell builtin that prints and
+// exits at once sometimes returned "Output: (empty)" under load (a
+// fresh-clone .ci/run, twice).
 // /compress then runs Qwen Code's own compression, whose <state_snapshot>
 // (openai.QwenSnapshot) keeps none of them.
 var qwenTurns = []string{
 	"Please migrate the session store to SQLite. Never touch /etc/ctxfold/prod.toml and keep the WAL under 64 MB " +
 		"(see https://sqlite.org/wal.html). The entry point is `openStoreWithRetry` in internal/store/open_store.go. " +
-		"Note the build id. [[shell: printf 'build-%s-ok\\n' 42]]",
+		"Note the build id. [[shell: printf 'build-%s-ok\\n' 42; sleep 1]]",
 	"No, actually use the flock-based lock instead of the pid file; the lock timeout is 250 ms. " +
 		"Check the old store directory first. [[shell: ls /nonexistent-ctxfold-dir]]",
 	"/compress",
