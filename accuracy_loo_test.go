@@ -333,6 +333,8 @@ func looOf(t *testing.T, ctx context.Context, dir, name, path string, alone bool
 func looPredict(ls *looSession, slope, rate float64) {
 	if ls.slope == 0 || ls.slope == 1 {
 		slope = 1
+	} else if slope == 0 {
+		slope = ls.slope // nothing else pools with it: the product's prior
 	}
 	ls.used, ls.rate = slope, rate
 	series := estimate.SeriesWithPrior(ls.hist, -1, estimate.Priors{Slope: slope, FramingRate: rate})
@@ -382,6 +384,11 @@ func looSlopes(sessions []looSession) (map[string]float64, map[float64]float64) 
 		}
 		own[key{s.slope, looProject(s.name)}], tot[s.slope] = sm, t
 	}
+	for g, t := range tot {
+		if t.xx == 0 {
+			delete(tot, g) // no step to pool
+		}
+	}
 	out := map[string]float64{}
 	for _, s := range sessions {
 		if g := looGroup(s, tot); g != 0 {
@@ -412,14 +419,19 @@ func looPools(s looSession) bool {
 }
 
 // looGroup is the prior slope of the sessions s is predicted with the
-// pooled figures of: its own model's, or, for a held-out session whose
-// group pools nothing, the shared Claude transcripts' (0: no prior slope).
+// pooled figures of: its own model's; 0 when that group pools nothing
+// (Claude Opus 4.7's tokenizer without held-out sessions: estimate's own
+// prior, fitted on none of the sessions here, stands: looPredict) or s
+// has no prior slope.
 func looGroup[T any](s looSession, tot map[float64]T) float64 {
 	if s.slope == 0 || s.slope == 1 {
 		return 0
 	}
 	if _, ok := tot[s.slope]; ok {
 		return s.slope
+	}
+	if s.slope == estimate.ClaudeV47ProxySlope {
+		return 0
 	}
 	return estimate.ClaudeProxySlope
 }
@@ -477,10 +489,18 @@ func looFramingRates(sessions []looSession) (map[string]float64, map[float64]flo
 		}
 		own[key{slope, looProject(s.name)}], tot[slope] = sm, t
 	}
+	for g, t := range tot {
+		if t.ff == 0 {
+			delete(tot, g) // no step to pool
+		}
+	}
 	out := map[string]float64{}
 	for _, s := range sessions {
 		g := group(s)
-		if _, ok := tot[g]; !ok {
+		if _, ok := tot[g]; !ok && g == estimate.ClaudeV47ProxySlope {
+			out[s.name] = estimate.ClaudeV47FramingRate // estimate's own, as for the slope
+			continue
+		} else if !ok {
 			g = estimate.ClaudeProxySlope
 		}
 		o, t := own[key{g, looProject(s.name)}], tot[g]
