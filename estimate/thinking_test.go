@@ -8,10 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxfold/ctxfold/dag"
 	"github.com/ctxfold/ctxfold/importer"
-	"github.com/ctxfold/ctxfold/render"
-	"github.com/ctxfold/ctxfold/store"
 )
 
 // claudeOmittedThinking writes a Claude Code session of three requests
@@ -54,16 +51,8 @@ func claudeOmittedThinking(t *testing.T, thinking string) string {
 
 func estimateHead(t *testing.T, dir string) *Result {
 	t.Helper()
-	g, err := dag.Open(dir, store.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.S.Close()
-	v, err := render.Build(g, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := View(context.Background(), v, Options{Model: g.S.Meta.Model, NodeDetail: true})
+	v := openView(t, dir, "", false)
+	res, err := View(context.Background(), v, Options{Model: v.Graph.S.Meta.Model, NodeDetail: true})
 	if err != nil || res.Calibration == nil {
 		t.Fatalf("estimate: %v (calibration %v)", err, res)
 	}

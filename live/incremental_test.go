@@ -374,31 +374,10 @@ func TestRewindRefusedInsideImport(t *testing.T) {
 // while it never came; every refresh is still a fresh import's bytes.
 func TestIncrementalRefreshesParentWrittenLate(t *testing.T) {
 	src := filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	call, result := -1, -1
-	for i, l := range lines {
-		switch {
-		case call < 0 && strings.Contains(l, `"type":"tool_use"`) && strings.Contains(l, `"type":"assistant"`):
-			call = i
-		case call >= 0 && result < 0 && strings.Contains(l, `"type":"tool_result"`):
-			result = i
-		}
-	}
-	if call < 0 || result-call < 2 {
-		t.Fatalf("no tool_use line followed by its result (%d, %d)", call, result)
-	}
-	out := append(append(append(append([]string{}, lines[:call]...), lines[result]), lines[call:result]...), lines[result+1:]...)
 	dir := filepath.Join(t.TempDir(), "claude-code")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	moved := filepath.Join(dir, filepath.Base(src))
-	if err := os.WriteFile(moved, []byte(strings.Join(out, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	moved := sessiontest.ResultBeforeItsCall(t, src, dir)
 	checkRefreshes(t, []string{moved})
 }

@@ -81,8 +81,5 @@ func writeMemo(path, key string, e memoEntry) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return
 	}
-	_ = store.WriteFileAtomic(path, store.AtomicOptions{}, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
+	_ = store.WriteBytesAtomic(path, store.AtomicOptions{}, b)
 }

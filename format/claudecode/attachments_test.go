@@ -30,6 +30,22 @@ var unrenderedAttachments = [][2]string{
 		"<system-reminder>\nThe date has changed. Today's date is now 2026-08-21. DO NOT mention this to the user explicitly because they are already aware.\n</system-reminder>"},
 	{`{"type":"deferred_tools_delta","addedNames":[],"addedLines":[],"removedNames":["mcp__db__query","mcp__db__list"],"readdedNames":[]}`,
 		"<system-reminder>\nThe following deferred tools are no longer available (their MCP server disconnected). Do not search for them \u2014 ToolSearch will return no match:\nmcp__db__query\nmcp__db__list\nThis is ambient context \u2014 do not narrate it to the user unless they ask or it is directly relevant to their request.\n</system-reminder>"},
+	{`{"type":"hook_success","content":"Prompt context: ticket ABC-1","hookName":"UserPromptSubmit","hookEvent":"UserPromptSubmit"}`,
+		"<system-reminder>\nUserPromptSubmit hook success: Prompt context: ticket ABC-1\n</system-reminder>"},
+	{`{"type":"mcp_instructions_delta","addedNames":["db"],"addedBlocks":["## db\nQuery read-only."],"removedNames":[]}`,
+		"<system-reminder>\n# MCP Server Instructions\nThe following MCP servers have provided instructions for how to use their tools and resources:\n## db\nQuery read-only.\n</system-reminder>"},
+	{`{"type":"edited_text_file","filename":"/w/README.md","snippet":"1\t# w"}`,
+		"<system-reminder>\nNote: /w/README.md was modified, either by the user or by a linter. This change was intentional, so make sure to take it into account as you proceed (ie. don't revert it unless the user asks you to). Don't tell the user this, since they are already aware. Here are the relevant changes (shown with line numbers):\n1\t# w\n</system-reminder>"},
+	{`{"type":"task_reminder","content":[{"id":"1","status":"pending","subject":"Fix the lock"}],"itemCount":1}`,
+		"<system-reminder>\nThe task tools haven't been used recently. If you're working on tasks that would benefit from tracking progress, consider using TaskCreate to add new tasks and TaskUpdate to update task status (set to in_progress when starting, completed when done). Also consider cleaning up the task list if it has become stale. Only use these if relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n\nHere are the existing tasks:\n#1. [pending] Fix the lock\n</system-reminder>"},
+	{`{"type":"todo_reminder","content":[{"content":"Fix the lock","status":"in_progress"}]}`,
+		"<system-reminder>\nThe TodoWrite tool hasn't been used recently. If you're working on tasks that would benefit from tracking progress, consider using the TodoWrite tool to track progress. Also consider cleaning up the todo list if has become stale and no longer matches what you are working on. Only use it if it's relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n\nHere are the existing contents of your todo list:\n[1. [in_progress] Fix the lock]\n</system-reminder>"},
+	{`{"type":"total_tokens_reminder","text":"<total_tokens>Infinite tokens left</total_tokens>"}`,
+		"<system-reminder>\n<total_tokens>Infinite tokens left</total_tokens>\n</system-reminder>"},
+	{`{"type":"nested_memory","content":{"path":"/w/sub/CLAUDE.md","content":"Use tabs."}}`,
+		"<system-reminder>\nContents of /w/sub/CLAUDE.md:\nUse tabs.\n</system-reminder>"},
+	{`{"type":"deferred_tools_delta","addedNames":[],"addedLines":[],"removedNames":[],"readdedNames":["mcp__db__query","mcp__db__list"]}`,
+		"<system-reminder>\n2 deferred tools are available again (MCP server reconnected \u2014 names announced earlier in this conversation): mcp__db__* (2). Load via ToolSearch as before.\n</system-reminder>"},
 	// A PreToolUse hook's output does not reach the model; permissions
 	// are not sent; an empty listing sends nothing.
 	{`{"type":"hook_success","content":"ok","hookName":"PreToolUse:Bash","toolUseID":"t","hookEvent":"PreToolUse","stdout":"ok"}`, ""},
@@ -68,11 +84,13 @@ func TestUnrenderedAttachmentsImport(t *testing.T) {
 	line := func(uuid, parent, typ, body string) string {
 		return `{"parentUuid":"` + parent + `","isSidechain":true,"type":"` + typ + `","uuid":"` + uuid + `","sessionId":"s1","agentId":"a1","version":"2.1.222","timestamp":"2026-08-20T10:00:00Z",` + body + `}`
 	}
+	deferred, preToolUse, queued := attachmentCase(t, `"deferred_tools_delta","addedNames":["WebFetch"]`),
+		attachmentCase(t, `"hookEvent":"PreToolUse"`), attachmentCase(t, `"queued_command"`)
 	lines := []string{
 		strings.Replace(line("u1", "", "user", `"message":{"role":"user","content":"Find the flaky test."}`), `"parentUuid":""`, `"parentUuid":null`, 1),
-		line("x1", "u1", "attachment", `"attachment":`+unrenderedAttachments[2][0]),
-		line("x2", "x1", "attachment", `"attachment":`+unrenderedAttachments[7][0]),
-		line("x3", "x2", "attachment", `"attachment":`+unrenderedAttachments[4][0]),
+		line("x1", "u1", "attachment", `"attachment":`+deferred[0]),
+		line("x2", "x1", "attachment", `"attachment":`+preToolUse[0]),
+		line("x3", "x2", "attachment", `"attachment":`+queued[0]),
 	}
 	path := filepath.Join(dir, "agent-a1.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -96,10 +114,10 @@ func TestUnrenderedAttachmentsImport(t *testing.T) {
 	if strings.Join(chain, " ") != "x3 u1 x1" {
 		t.Fatalf("chain %v, want x3 u1 x1", chain)
 	}
-	if got, want := byID["x1"].Content.PlainText(), unwrapReminder(unrenderedAttachments[2][1]); got != want || byID["x1"].Role != transcript.RoleSystem {
+	if got, want := byID["x1"].Content.PlainText(), unwrapReminder(deferred[1]); got != want || byID["x1"].Role != transcript.RoleSystem {
 		t.Errorf("deferred tools: %s %q, want a system message %q", byID["x1"].Role, got, want)
 	}
-	if got := byID["x3"].Content.PlainText(); got != unrenderedAttachments[4][1] || byID["x3"].Role != transcript.RoleUser {
+	if got := byID["x3"].Content.PlainText(); got != queued[1] || byID["x3"].Role != transcript.RoleUser {
 		t.Errorf("queued prompt: %s %q", byID["x3"].Role, got)
 	}
 	// The chain's first node names the client, as a first message does
@@ -107,4 +125,16 @@ func TestUnrenderedAttachmentsImport(t *testing.T) {
 	if got := string(byID["x3"].Metadata["claude_code"]); !strings.Contains(got, `"client_version":"2.1.222"`) {
 		t.Errorf("the root attachment's metadata %s names no client version", got)
 	}
+}
+
+// attachmentCase is the unrenderedAttachments row whose attachment holds s.
+func attachmentCase(t *testing.T, s string) [2]string {
+	t.Helper()
+	for _, c := range unrenderedAttachments {
+		if strings.Contains(c[0], s) {
+			return c
+		}
+	}
+	t.Fatalf("no attachment case holds %s", s)
+	return [2]string{}
 }

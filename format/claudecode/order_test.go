@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
 )
 
 // outOfOrder is a real Claude Code recording with its tool_result line
@@ -17,32 +19,7 @@ import (
 func outOfOrder(t testing.TB) (inOrder, moved string) {
 	t.Helper()
 	inOrder = filepath.Join("..", "..", "testdata", "interop", "claude-code", "2.1.328", "tool", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
-	b, err := os.ReadFile(inOrder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	call, result := -1, -1
-	for i, l := range lines {
-		switch {
-		case call < 0 && strings.Contains(l, `"type":"tool_use"`) && strings.Contains(l, `"type":"assistant"`):
-			call = i
-		case call >= 0 && result < 0 && strings.Contains(l, `"type":"tool_result"`):
-			result = i
-		}
-	}
-	if call < 0 || result < 0 || result-call < 2 {
-		t.Fatalf("no tool_use line followed by its result (%d, %d)", call, result)
-	}
-	out := append([]string{}, lines[:call]...)
-	out = append(out, lines[result])
-	out = append(out, lines[call:result]...)
-	out = append(out, lines[result+1:]...)
-	moved = filepath.Join(t.TempDir(), filepath.Base(inOrder))
-	if err := os.WriteFile(moved, []byte(strings.Join(out, "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return inOrder, moved
+	return inOrder, sessiontest.ResultBeforeItsCall(t, inOrder, t.TempDir())
 }
 
 // A tool result written before the assistant line it answers is linked to

@@ -297,3 +297,35 @@ func FastAgrees[T any](t testing.TB, raw []byte, fast func([]byte, *T) bool, gen
 	}
 	return true
 }
+
+// ResultBeforeItsCall writes src, a Claude Code transcript, into dir with
+// the first tool result's line moved before the assistant line whose
+// tool_use it answers (the order Claude Code's desktop app sometimes
+// writes, docs/INTEROP-claude-code.md "A parent written after its child"),
+// and returns the new file's path (src's base name).
+func ResultBeforeItsCall(t testing.TB, src, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	call, result := -1, -1
+	for i, l := range lines {
+		switch {
+		case call < 0 && strings.Contains(l, `"type":"tool_use"`) && strings.Contains(l, `"type":"assistant"`):
+			call = i
+		case call >= 0 && result < 0 && strings.Contains(l, `"type":"tool_result"`):
+			result = i
+		}
+	}
+	if call < 0 || result < 0 || result-call < 2 {
+		t.Fatalf("%s: no tool_use line followed by its result (%d, %d)", src, call, result)
+	}
+	out := append(append(append(append([]string{}, lines[:call]...), lines[result]), lines[call:result]...), lines[result+1:]...)
+	moved := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(moved, []byte(strings.Join(out, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return moved
+}
