@@ -82,7 +82,11 @@ rate are fitted together (method offset+slope+framing): the provider's framing
 of each message and tool call, which the stated 3-token rule undercounts,
 added for the framing since the latest request (framing_tokens). With fewer
 steps, that framing is priced at the model's prior rate, fitted on real
-sessions (method …+prior-framing). When a calibration exists, ratio, budget_pct, should_compact and
+sessions (method …+prior-framing), and a Claude model's slope starts at its
+tokenizer's prior (prior_slope: Claude Opus 4.7 and later count more). Output
+the transcript does not show but later requests read is added as
+carried_tokens: Codex's reasoning within its turn, and the thinking Claude
+Opus 4.7 and later return without text, until a compaction. When a calibration exists, ratio, budget_pct, should_compact and
 --fail-above use the calibrated total (budget_basis calibrated); raw_ratio,
 raw_budget_pct and raw_should_compact keep the raw figures. --no-calibrate
 turns calibration off and gates on the raw total. Before any request is
