@@ -187,7 +187,7 @@ func baseOf(meta []byte, inputs []byte, ident []byte, maxLine int) (string, erro
 		return "", err
 	}
 	h := sha256.New()
-	h.Write([]byte(rulesVersion + "/" + resultVersion + "/incr-3"))
+	h.Write([]byte(RulesVersion + "/" + resultVersion + "/incr-3"))
 	for _, part := range [][]byte{canon, inputs, ident, {byte(maxLine), byte(maxLine >> 8), byte(maxLine >> 16), byte(maxLine >> 24)}} {
 		h.Write([]byte{0})
 		h.Write(part)

@@ -139,7 +139,7 @@ func resolve(opts Options) (BudgetInfo, error) {
 }
 
 // profileOf is what a node's count depends on besides its bytes.
-func profileOf(b BudgetInfo) string { return rulesVersion + "/" + b.Encoding + "/" + b.Provider }
+func profileOf(b BudgetInfo) string { return RulesVersion + "/" + b.Encoding + "/" + b.Provider }
 
 func workers(opts Options) int {
 	if opts.Workers > 0 {

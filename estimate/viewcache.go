@@ -23,9 +23,10 @@ import (
 // does not move (docs/ESTIMATE.md), so it is never served a stale result.
 const ViewCacheFile = "estimate.view"
 
-// rulesVersion changes whenever counting rules change, invalidating every
-// stored Result.
-const rulesVersion = "estimate-rules-3"
+// RulesVersion changes whenever counting rules change, invalidating every
+// stored Result (and every measure a cache outside the session keeps:
+// projectprefix's memo).
+const RulesVersion = "estimate-rules-3"
 
 // resultVersion changes whenever the stored Result's fields or the model
 // table change (not the per-node counts): the calibration model and the
@@ -63,7 +64,7 @@ func viewCacheKey(dir string, opts Options, extra ...string) (viewKey, error) {
 		return viewKey{}, err
 	}
 	h := sha256.New()
-	h.Write([]byte(rulesVersion + "/" + resultVersion))
+	h.Write([]byte(RulesVersion + "/" + resultVersion))
 	h.Write([]byte{0})
 	h.Write(meta)
 	st, err := store.StatNodes(dir)

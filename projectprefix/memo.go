@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/store"
 )
 
@@ -49,14 +52,30 @@ func memoKey(abs, format string, opts Options, limit int64) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// memoDoc is the memo file: the entries, and the rules of the build that
+// measured them — the importers' output (live.StateVersion) and the
+// counting (estimate.RulesVersion). A memo of other rules is none: an
+// older build may have read less of such a file (Claude Code 2.1.2xx's
+// attachments, before live state 7).
+type memoDoc struct {
+	Rules   string               `json:"rules"`
+	Entries map[string]memoEntry `json:"entries"`
+}
+
+// memoRules is this build's rules.
+var memoRules = fmt.Sprintf("%s/live-%d", estimate.RulesVersion, live.StateVersion)
+
 // readMemo reads the memo file as every cache file is read
 // (store.ReadCacheFile: a regular file, no symlink followed, bounded).
 func readMemo(path string) map[string]memoEntry {
-	out := map[string]memoEntry{}
+	var doc memoDoc
 	if b, err := store.ReadCacheFile(path, maxMemoBytes); err == nil {
-		_ = json.Unmarshal(b, &out)
+		_ = json.Unmarshal(b, &doc)
 	}
-	return out
+	if doc.Rules != memoRules || doc.Entries == nil {
+		return map[string]memoEntry{}
+	}
+	return doc.Entries
 }
 
 // writeMemo adds e under key and replaces the file atomically, keeping at
@@ -74,7 +93,7 @@ func writeMemo(path, key string, e memoEntry) {
 			delete(known, k)
 		}
 	}
-	b, err := json.Marshal(known)
+	b, err := json.Marshal(memoDoc{Rules: memoRules, Entries: known})
 	if err != nil {
 		return
 	}

@@ -2,6 +2,7 @@ package projectprefix_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -214,6 +215,21 @@ func TestFindMemoisesUnchangedSessions(t *testing.T) {
 	}
 	if l, _ := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); l.Tokens == want {
 		t.Fatalf("without the memo the edited file measures %d as before: the test cannot tell", l.Tokens)
+	}
+	// A memo another build wrote (other import or counting rules) is not
+	// answered from.
+	memo := filepath.Join(opts.MemoDir, "project-prefix.json")
+	var doc map[string]json.RawMessage
+	if b, err := os.ReadFile(memo); err != nil || json.Unmarshal(b, &doc) != nil || doc["rules"] == nil {
+		t.Fatalf("memo %s: %v, no rules", memo, err)
+	}
+	doc["rules"] = json.RawMessage(`"an older build's"`)
+	older, _ := json.Marshal(doc)
+	if err := os.WriteFile(memo, older, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := projectprefix.Find(context.Background(), target, opts); !ok || l.Tokens == want {
+		t.Errorf("a memo of other rules: %+v %v, want the file measured again", l, ok)
 	}
 	later := st.ModTime().Add(time.Minute)
 	if err := os.Chtimes(p.earlier, later, later); err != nil {
