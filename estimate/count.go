@@ -116,7 +116,7 @@ func countNode(c *counter, provider string, n *transcript.Node) parts {
 			p.Measured = m
 		}
 		p.Hidden = hiddenOutput(n.Usage)
-		if provider == ProviderAnthropic && omitsThinking(n) {
+		if provider == ProviderAnthropic && (omitsThinking(n) || summarisesThinking(n.Usage, p)) {
 			p.Hidden = omittedThinking(n.Usage, p)
 		}
 	}
@@ -142,6 +142,29 @@ func omitsThinking(n *transcript.Node) bool {
 		}
 	}
 	return omitted
+}
+
+// summaryRatio is how many times what the transcript shows of a request's
+// output (its text, thinking and calls, as counted) the recorded output
+// must be for its thinking to be a summary: a tokenizer's rate against
+// the proxy is at most about 1.5 (ClaudeV47ProxySlope), so a thinking
+// shown in full never comes near it.
+const summaryRatio = 3
+
+// minSummarised is the least output beyond what is shown that is taken
+// for a summarised thinking: only a long thinking is summarised, and a
+// short reply's counts are too small to tell a rate from a summary.
+const minSummarised = 1024
+
+// summarisesThinking reports whether the thinking n shows is a summary of
+// a longer one (Claude 4 models summarise a long thinking; the provider
+// reads the whole of it, which the signature stands for, in the later
+// requests, as it does an omitted one): its request's output is more than
+// summaryRatio times what the transcript shows of it, and minSummarised
+// more.
+func summarisesThinking(u *transcript.Usage, p parts) bool {
+	shown := int64(p.Text + p.Thinking + p.Calls)
+	return p.Thinking > 0 && u.OutputTokens > summaryRatio*shown && u.OutputTokens-shown >= minSummarised
 }
 
 // omittedThinking is the size of the thinking n's signatures stand for:

@@ -15,9 +15,14 @@ import (
 // whose assistant messages hold thinking as Claude Opus 4.7 and later
 // return it (thinking omitted: the text empty, the signature kept), or,
 // with text, as earlier models do; a real prompt comes between requests
-// 2 and 3 and after request 3. It returns the session, imported.
-func claudeOmittedThinking(t *testing.T, thinking string) string {
+// 2 and 3 and after request 3. The requests' recorded outputs are
+// outputs (900, 700 and 500 when none are given). It returns the session,
+// imported.
+func claudeOmittedThinking(t *testing.T, thinking string, outputs ...int) string {
 	t.Helper()
+	if len(outputs) == 0 {
+		outputs = []int{900, 700, 500}
+	}
 	var lines []string
 	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
 	user := func(uuid, parent, content string) {
@@ -32,11 +37,11 @@ func claudeOmittedThinking(t *testing.T, thinking string) string {
 		add(`{"parentUuid":"%s","isSidechain":false,"type":"assistant","uuid":"%s","sessionId":"s","version":"2.1.222","cwd":"/w","timestamp":"2026-11-01T10:00:01Z","message":{"id":"%s","type":"message","role":"assistant","model":"claude-opus-4-8","content":%s,"usage":{"input_tokens":4,"cache_read_input_tokens":%d,"output_tokens":%d}}}`, parent, uuid, msg, content, input-4, output)
 	}
 	user("u1", "", `"Find where the retry budget is set."`)
-	assistant("a1", "u1", "msg_1", "Reading the config.", `,{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/w/config.go"}}`, 20000, 900)
+	assistant("a1", "u1", "msg_1", "Reading the config.", `,{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/w/config.go"}}`, 20000, outputs[0])
 	user("u2", "a1", `[{"type":"tool_result","tool_use_id":"t1","content":"`+strings.Repeat("const retryBudget = 3 // per request\\n", 40)+`"}]`)
-	assistant("a2", "u2", "msg_2", "It is set in config.go.", "", 21500, 700)
+	assistant("a2", "u2", "msg_2", "It is set in config.go.", "", 21500, outputs[1])
 	user("u3", "a2", `"Raise it to five."`)
-	assistant("a3", "u3", "msg_3", "Done.", "", 22400, 500)
+	assistant("a3", "u3", "msg_3", "Done.", "", 22400, outputs[2])
 	user("u4", "a3", `"Thanks."`)
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -102,5 +107,29 @@ func TestClaudeOmittedThinkingIsCarried(t *testing.T) {
 	}
 	if res.Calibration.CarriedTokens != 0 {
 		t.Errorf("shown thinking: carried %d, want 0", res.Calibration.CarriedTokens)
+	}
+}
+
+// A long thinking Claude 4 summarises is shown as its summary while the
+// provider reads the whole of it later (docs/ESTIMATE.md, "The anchor"):
+// a request whose output is many times what the transcript shows of it
+// carries the difference; one whose output is near what it shows carries
+// nothing.
+func TestClaudeSummarisedThinkingIsCarried(t *testing.T) {
+	res := estimateHead(t, claudeOmittedThinking(t, "The budget is a constant; read config.go first.", 9000, 700, 500))
+	h := res.Calibration.History
+	if len(h) != 3 {
+		t.Fatalf("%d requests, want 3", len(h))
+	}
+	if h[0].Hidden < 8900 || h[0].Hidden >= 9000 {
+		t.Errorf("request 1 (output 9,000, a few dozen tokens shown): hidden %d, want its output less what it shows", h[0].Hidden)
+	}
+	for k, r := range h[1:] {
+		if r.Hidden != 0 {
+			t.Errorf("request %d (output near what it shows): hidden %d, want 0", k+2, r.Hidden)
+		}
+	}
+	if int64(res.Calibration.CarriedTokens) != h[0].Hidden {
+		t.Errorf("carried %d, want request 1's summarised thinking %d", res.Calibration.CarriedTokens, h[0].Hidden)
 	}
 }
