@@ -265,7 +265,7 @@ func newBasis(v *render.View, st *viewState, base, hashState string) (*incrBasis
 	return b, recs, nil
 }
 
-var incrMagic = []byte("CTXFINC4")
+var incrMagic = []byte("CTXFINC5")
 
 // encodeSidecar lays out the sidecar (little endian): magic, the view
 // cache key it belongs to, the node records, the matched requests, and a
@@ -289,6 +289,7 @@ func encodeSidecar(key string, recs nodeRecs, reqs []MatchedRequest) []byte {
 		out = binary.LittleEndian.AppendUint64(out, uint64(r.Hidden))
 		out = append(out, b2u8(r.NewTurn))
 		out = binary.LittleEndian.AppendUint32(out, uint32(int32(r.Segment)))
+		out = append(out, r.Tokenizer)
 		out = binary.LittleEndian.AppendUint16(out, uint16(len(r.Node)))
 		out = append(out, r.Node...)
 	}
@@ -299,8 +300,8 @@ var errSidecar = errors.New("sidecar does not match")
 
 // reqHeader is a matched request's fixed part in the sidecar: estimated,
 // measured, framing, hidden (8 bytes each), new turn (1), segment (4), the
-// id's length (2).
-const reqHeader = 39
+// answering model's tokenizer (1), the id's length (2).
+const reqHeader = 40
 
 func b2u8(b bool) byte {
 	if b {
@@ -352,13 +353,13 @@ func decodeSidecar(data []byte, key string) (nodeRecs, []MatchedRequest, error) 
 		if h == nil || h[32] > 1 {
 			return nil, nil, errSidecar
 		}
-		id := take(int(binary.LittleEndian.Uint16(h[37:])))
-		if id == nil && binary.LittleEndian.Uint16(h[37:]) > 0 {
+		id := take(int(binary.LittleEndian.Uint16(h[38:])))
+		if id == nil && binary.LittleEndian.Uint16(h[38:]) > 0 {
 			return nil, nil, errSidecar
 		}
 		reqs[k] = MatchedRequest{Node: string(id), Estimated: int(int64(binary.LittleEndian.Uint64(h))), Measured: int64(binary.LittleEndian.Uint64(h[8:])),
 			Framing: int(int64(binary.LittleEndian.Uint64(h[16:]))), Hidden: int64(binary.LittleEndian.Uint64(h[24:])), NewTurn: h[32] == 1,
-			Segment: int(int32(binary.LittleEndian.Uint32(h[33:])))}
+			Segment: int(int32(binary.LittleEndian.Uint32(h[33:]))), Tokenizer: h[37]}
 	}
 	if len(r) != 0 {
 		return nil, nil, errSidecar

@@ -107,6 +107,9 @@ type cacheKey [16]byte
 
 const measuredMask = 1<<40 - 1
 
+// overheadMask keeps a cache entry's overhead (its word's low 24 bits).
+const overheadMask = 1<<24 - 1
+
 // keyer hashes nodes' stored lines together with what their counts depend
 // on (encoding and provider rules: the profile), reusing its SHA-256
 // state, so a goroutine keys a million lines without allocating.
@@ -135,6 +138,9 @@ func putEntry(e []byte, k cacheKey, p parts) {
 	for j, v := range [...]int32{p.Text, p.Thinking, p.Calls, p.Results, p.Images, p.ToolDefs, p.Overhead} {
 		binary.LittleEndian.PutUint32(e[16+4*j:], uint32(v))
 	}
+	// The overhead (24 bits: one node's framing is tens of tokens) and the
+	// answering model's tokenizer (8 bits) share one word.
+	binary.LittleEndian.PutUint32(e[16+4*6:], uint32(p.Overhead)&overheadMask|uint32(p.Tokenizer)<<24)
 	// The measured input (40 bits: a trillion tokens) and the hidden
 	// output (24 bits) share one word.
 	binary.LittleEndian.PutUint64(e[44:], uint64(p.Measured)&measuredMask|uint64(p.Hidden)<<40)
@@ -148,8 +154,9 @@ func entryOf(e []byte) (k cacheKey, p parts, ok bool) {
 	}
 	copy(k[:], e[:16])
 	u := func(j int) int32 { return int32(binary.LittleEndian.Uint32(e[16+4*j:])) }
-	p = parts{Text: u(0), Thinking: u(1), Calls: u(2), Results: u(3), Images: u(4), ToolDefs: u(5), Overhead: u(6),
-		Measured: int64(binary.LittleEndian.Uint64(e[44:]) & measuredMask), Hidden: int32(binary.LittleEndian.Uint64(e[44:]) >> 40)}
+	p = parts{Text: u(0), Thinking: u(1), Calls: u(2), Results: u(3), Images: u(4), ToolDefs: u(5), Overhead: u(6) & overheadMask,
+		Measured: int64(binary.LittleEndian.Uint64(e[44:]) & measuredMask), Hidden: int32(binary.LittleEndian.Uint64(e[44:]) >> 40),
+		Tokenizer: uint8(uint32(u(6)) >> 24)}
 	return k, p, true
 }
 

@@ -119,6 +119,12 @@ type MatchedRequest struct {
 	// that a compaction separates, so the step between them is not fitted
 	// (FitRequests).
 	Segment int `json:"segment,omitempty"`
+	// Tokenizer is the tokenizer of the model that answered (tokenizerOf;
+	// tokenizerUnknown when not recorded): a request of another tokenizer
+	// than the one before it read the same view as another count, so the
+	// step between them is not fitted and the prediction across it is
+	// rescaled (docs/ESTIMATE.md, "A model switch").
+	Tokenizer uint8 `json:"tokenizer,omitempty"`
 }
 
 // headState is where HEAD stands relative to the latest matched request
@@ -130,6 +136,12 @@ type headState struct {
 	// AfterCompaction: the view substitutes a summary written after the
 	// latest request, so its recorded input no longer anchors the view.
 	AfterCompaction bool `json:"after_compaction,omitempty"`
+	// NextSlope, when set, is the prior slope of the tokenizer the next
+	// request counts with where it is not the latest request's (a model
+	// switch since: tokenizerSlope); the prediction in the latest
+	// request's count is rescaled to it. Not kept: it follows from the
+	// session's model, which the view carries.
+	NextSlope float64 `json:"-"`
 }
 
 // Anchors (Calibration.Anchor).
@@ -195,6 +207,13 @@ func (f Fit) predictAt(est, framing int, h headState) (total int, unrecorded, ca
 	if h.AfterCompaction {
 		unrecorded, framed = f.Prefix, 0
 	}
+	if h.NextSlope > 0 && f.Slope > 0 {
+		// A model of another tokenizer reads the whole prompt — the view,
+		// the client's prefix, what was carried — at its own rate: the
+		// latest tokenizer's count times the ratio of the two rates.
+		r := h.NextSlope / f.Slope
+		est, unrecorded, carried, framed = int(math.Round(r*float64(est))), r*unrecorded, r*carried, r*framed
+	}
 	return max(0, int(math.Round(f.Slope*float64(est)+unrecorded+carried+framed))), unrecorded, carried, framed
 }
 
@@ -248,7 +267,8 @@ func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, p Priors) F
 		f.Method = MethodPriorSlope
 	}
 	f.Carried = carried
-	win := all[max(0, n-FitWindow):]
+	from := sinceSwitch(all)
+	win := all[from:]
 	slopeBefore, fitted, ok := prequentialSlopes(win, prior)
 	if ok {
 		f.FittedSlope = fitted
@@ -282,14 +302,20 @@ func fitAdjusted(all []MatchedRequest, carried float64, prefix bool, p Priors) F
 	f.LatestFraming = last.Framing
 	f.Unrecorded = float64(last.Measured) - f.Slope*float64(last.Estimated)
 	f.Prefix = f.Unrecorded
-	for k := 0; prefix && k < n; k++ {
+	// The client's prefix in the latest tokenizer's count: over the
+	// requests since a switch (all of them when there was none).
+	for k := n - 1; prefix && k >= 0; k-- {
 		f.Prefix = math.Min(f.Prefix, float64(all[k].Measured)-f.Slope*float64(all[k].Estimated))
+		if k > 0 && switched(all[k-1].Tokenizer, all[k].Tokenizer) {
+			break
+		}
 	}
 	return f
 }
 
 // sameView says the step from request a to b is fitted: no compaction
-// between them (MatchedRequest.Segment).
+// between them (MatchedRequest.Segment). A switch of tokenizer ends the
+// window first (sinceSwitch).
 func sameView(reqs []MatchedRequest, a, b int) bool { return reqs[a].Segment == reqs[b].Segment }
 
 // prequentialSlopes returns, for each request k, the slope fitted on the
@@ -427,7 +453,7 @@ func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b
 	dropped := !hiddenKeptAcrossTurns(b.Provider)
 	reqs := make([]MatchedRequest, len(matches))
 	for k, m := range matches {
-		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Framing: m.framing, Measured: m.measured, Hidden: int64(counts[m.node].hidden), Segment: m.segment}
+		reqs[k] = MatchedRequest{Node: g.S.ID(m.node), Estimated: m.est, Framing: m.framing, Measured: m.measured, Hidden: int64(counts[m.node].hidden), Segment: m.segment, Tokenizer: m.tokenizer}
 		if k > 0 {
 			reqs[k].NewTurn = dropped && users[m.pos] > users[matches[k-1].pos]
 		}
@@ -442,12 +468,13 @@ func calibrate(g *dag.Graph, spine []int, substituted int, counts []slimCount, b
 // requestMatch is one recorded request and its re-estimate. Every matched
 // request is kept (48 bytes each): the fit needs them in spine order.
 type requestMatch struct {
-	pos      int32
-	node     int
-	measured int64
-	est      int
-	framing  int
-	segment  int
+	pos       int32
+	tokenizer uint8
+	node      int
+	measured  int64
+	est       int
+	framing   int
+	segment   int
 }
 
 // matchRequests re-estimates, in file order, each node on spine that
@@ -509,7 +536,7 @@ func matchRequests(g *dag.Graph, spine []int, counts []slimCount, b BudgetInfo) 
 		// The request's own extras (reply priming, a tool-use preamble) are
 		// framing too: the view's overhead category holds them.
 		extras := viewExtras(b.Provider, p, tools)
-		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est + extras, framing: framing + extras, segment: summaries})
+		matches = append(matches, requestMatch{pos: pos[i], node: i, measured: counts[i].measured, est: est + extras, framing: framing + extras, segment: summaries, tokenizer: counts[i].tokenizer})
 	}
 	return matches
 }
@@ -538,6 +565,14 @@ func newCalibration(reqs []MatchedRequest, res *Result, h headState) *Calibratio
 	c.MedianRelError = median(abs)
 	model := cmp.Or(res.ResolvedModel, res.Model)
 	p := Priors{Slope: PriorSlope(res.Provider, model, res.EncodingIsProxy), FramingRate: PriorFramingRate(res.Provider, model, res.EncodingIsProxy)}
+	if next := tokenizerOf(res.Provider, model); res.EncodingIsProxy && switched(latest.Tokenizer, next) {
+		// The session's model (a /model command's, docs/ESTIMATE.md "A
+		// model switch") counts with another tokenizer than the one that
+		// answered the latest request: the requests are fitted with their
+		// own tokenizer's priors and the prediction rescaled to the next.
+		p = tokenizerPriors(latest.Tokenizer)
+		h.NextSlope = tokenizerSlope(next)
+	}
 	if p.Slope != 1 {
 		c.PriorSlope = p.Slope
 	}

@@ -41,6 +41,9 @@ type parts struct {
 	// the transcript does not show but the next request of the same turn
 	// carries (Codex's encrypted reasoning: usage.reasoning_output_tokens).
 	Hidden int32
+	// Tokenizer is the tokenizer of the model that answered this node's
+	// request (tokenizerOf), tokenizerUnknown for other nodes.
+	Tokenizer uint8
 }
 
 func (p parts) content() int {
@@ -119,6 +122,7 @@ func countNode(c *counter, provider string, n *transcript.Node) parts {
 		if provider == ProviderAnthropic && (omitsThinking(n) || summarisesThinking(n.Usage, p)) {
 			p.Hidden = omittedThinking(n.Usage, p)
 		}
+		p.Tokenizer = tokenizerOf(provider, n.AnsweringModel())
 	}
 	return p
 }

@@ -374,7 +374,7 @@ func measureView(ctx context.Context, v *render.View, opts Options) (*Result, *v
 			}
 		}
 		if slims != nil {
-			slims[i] = slimCount{measured: p.Measured, hidden: p.Hidden, total: int32(p.total()), overhead: p.Overhead, tools: p.ToolDefs > 0}
+			slims[i] = slimCount{measured: p.Measured, hidden: p.Hidden, total: int32(p.total()), overhead: p.Overhead, tools: p.ToolDefs > 0, tokenizer: p.Tokenizer}
 		}
 	})
 	if err != nil {
@@ -424,11 +424,12 @@ func calibrateView(v *render.View, spine []int, slims []slimCount, b BudgetInfo,
 
 // slimCount is what calibration needs of a node's count.
 type slimCount struct {
-	measured int64
-	hidden   int32
-	total    int32
-	overhead int32
-	tools    bool
+	measured  int64
+	hidden    int32
+	total     int32
+	overhead  int32
+	tools     bool
+	tokenizer uint8
 }
 
 // anyUsage reports whether an assistant node on spine recorded usage, by

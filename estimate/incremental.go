@@ -359,7 +359,7 @@ func (t *tailRun) recalibrate(nb *incrBasis, counts []parts, b BudgetInfo, off b
 			}
 			extras := viewExtras(b.Provider, p, tools)
 			reqs = append(reqs, MatchedRequest{Node: t.nodes[ci].ID, Estimated: est + extras, Framing: framing + extras, Measured: counts[k].Measured,
-				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0, Segment: nb.Summaries})
+				Hidden: int64(counts[k].Hidden), NewTurn: userSince && len(reqs) > 0, Segment: nb.Summaries, Tokenizer: counts[k].Tokenizer})
 			userSince, c.Head.AfterCompaction = false, false
 		}
 		if t.nodes[ci].Role == transcript.RoleUser && !hiddenKeptAcrossTurns(b.Provider) {

@@ -358,7 +358,7 @@ func PriorSlope(provider, model string, proxy bool) float64 {
 // a provider's prefix and a date suffix allowed). Claude 3 to Opus 4.6,
 // Sonnet 4.6 and Haiku 4.5 count with the earlier one.
 func claudeV47Tokenizer(model string) bool {
-	m := strings.ToLower(model)
+	m, _, _ := strings.Cut(strings.ToLower(model), "[") // "claude-opus-4-7[1m]": a client's 1M-context name
 	for _, family := range []string{"opus-", "sonnet-", "haiku-"} {
 		i := strings.Index(m, "claude-"+family)
 		if i < 0 {

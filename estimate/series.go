@@ -59,6 +59,11 @@ func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, pr Priors) []SeriesP
 			// WithoutCarried(reqs[:k]) is adjusted[:k] and this carry.
 			carried := float64(h + reqs[k-1].Hidden)
 			hs := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
+			if switched(reqs[k-1].Tokenizer, r.Tokenizer) {
+				// The cut before request k names its model (a /model command):
+				// rescaled as estimate does there (newCalibration).
+				hs.NextSlope = tokenizerSlope(r.Tokenizer)
+			}
 			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, pr).predictAt(r.Estimated, r.Framing, hs)
 			p.Calibrated, p.AfterCompaction = true, hs.AfterCompaction
 			if r.NewTurn || r.Segment != reqs[k-1].Segment {

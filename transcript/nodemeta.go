@@ -54,3 +54,22 @@ func (n *Node) IsMeta() bool {
 func (n *Node) IsRealRequest() bool {
 	return n.IsTurnStart() && !n.IsMeta()
 }
+
+// AnsweringModel is the model a client recorded as having written n (an
+// assistant node's "model" in its client's metadata object, as Claude
+// Code's importer keeps it: metadata.claude_code.model), "" when none is
+// recorded.
+func (n *Node) AnsweringModel() string {
+	for _, raw := range n.Metadata {
+		if len(raw) == 0 || raw[0] != '{' {
+			continue
+		}
+		var m struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Model != "" {
+			return m.Model
+		}
+	}
+	return ""
+}

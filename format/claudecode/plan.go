@@ -503,6 +503,9 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 	p.uuidNode.put(p.key(r.UUID), i)
 	if !sidechain {
 		p.head = i
+		if m := switchedModel(text); m != "" {
+			p.model = m // a /model command: the requests after it are this model's
+		}
 	}
 	if p.grouped(sidechain) {
 		p.addToGroup(i)
