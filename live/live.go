@@ -50,7 +50,7 @@ const (
 // StateVersion is the version of state.json's layout, raised too when an
 // importer's output changes, so a cache session an older build imported is
 // imported anew (docs/LIVE.md: 6 Claude Code's entrypoint; 7 its attachments
-// without rendered content; 8 the model a /model command names).
+// without rendered content; 8 /model's model, HEAD off a waiting result).
 const StateVersion = 8
 
 // Options say where the cache lives and how to import.

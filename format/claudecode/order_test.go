@@ -110,3 +110,43 @@ func TestResultWhoseCallNeverComes(t *testing.T) {
 		t.Errorf("the nodes after the result do not chain on it: %+v", c.nodes)
 	}
 }
+
+// A file read between a result and the call it answers (the desktop app
+// writes the result first; a reader can come between the two writes):
+// the result is imported as it is (a root, with its warning), and HEAD
+// stays on the chain read so far — where it is without the result — not on
+// a lone result (`estimate FILE` there showed the client's prior, a third
+// of what the next request read: docs/ACCURACY.md).
+func TestFileEndsBeforeTheCall(t *testing.T) {
+	_, moved := outOfOrder(t)
+	b, err := os.ReadFile(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	r := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"tool_result"`) {
+			r = i
+			break
+		}
+	}
+	if r < 1 {
+		t.Fatal("no result line")
+	}
+	write := func(name string, ls []string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	before := importMem(t, write("before.jsonl", lines[:r])).convs[0]
+	cut := importMem(t, write("cut.jsonl", lines[:r+1])).convs[0]
+	if cut.head != before.head {
+		t.Errorf("HEAD %q, want %q: the chain before the waiting result", cut.head, before.head)
+	}
+	if len(cut.nodes) != len(before.nodes)+1 || len(cut.warnings) == 0 || !strings.Contains(cut.warnings[0], "not found; imported as a root") {
+		t.Errorf("%d nodes, warnings %q; want the %d before it and the result, a root with its warning", len(cut.nodes), cut.warnings, len(before.nodes))
+	}
+}

@@ -90,14 +90,24 @@ func (p *planner) planLines(lr *lineReader) error {
 		if batch == nil || k == len(batch.items) {
 			var ok bool
 			if batch, ok = pf.next(); !ok {
-				if err := p.releaseHeld(true); err != nil {
-					return err
-				}
 				if p.res != nil && !p.agentFile {
 					p.res.openGroup = append([]int32(nil), p.grp...)
 				}
 				// A group never spans files: a sub-agent file is a chain of
 				// its own.
+				p.closeGroup()
+				// Lines still waiting for their parents are planned as they
+				// are (roots, with their warnings), after the file's own
+				// lines and off HEAD's chain: a file read between a result
+				// and its call (the desktop app writes them so) is the
+				// session as it was before the result, not a lone result.
+				head := p.head
+				if err := p.releaseHeld(true); err != nil {
+					return err
+				}
+				if head != none {
+					p.head = head
+				}
 				p.closeGroup()
 				return nil
 			}
