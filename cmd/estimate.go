@@ -87,7 +87,9 @@ tokenizer's prior (prior_slope: Claude Opus 4.7 and later count more). Output
 the transcript does not show but later requests read is added as
 carried_tokens: Codex's reasoning within its turn, and the thinking Claude
 Opus 4.7 and later return without text (or Claude 4 as a summary), until a
-compaction. When a calibration exists, ratio, budget_pct, should_compact and
+compaction. A model of another Claude tokenizer than the latest request's
+(--model, or a /model command since) rescales the figure to its prior rate.
+When a calibration exists, ratio, budget_pct, should_compact and
 --fail-above use the calibrated total (budget_basis calibrated); raw_ratio,
 raw_budget_pct and raw_should_compact keep the raw figures. --no-calibrate
 turns calibration off and gates on the raw total. Before any request is
