@@ -355,11 +355,14 @@ func PriorSlope(provider, model string, proxy bool) float64 {
 // claudeV47Tokenizer reports whether a Claude model counts with the
 // tokenizer Claude Opus 4.7 introduced: a model of version 4.7 or later
 // (claude-opus-4-7, claude-opus-4-8, claude-opus-5, claude-sonnet-5-5 …;
-// a provider's prefix and a date suffix allowed). Claude 3 to Opus 4.6,
+// a provider's prefix and a date suffix allowed), and the Fable and Mythos
+// models that came after it (claude-fable-5, claude-mythos-5: Claude Code
+// 2.1.222's model list gives them Opus 4.7's generation; a held-out
+// session's requests read at its rate, docs/ACCURACY.md). Claude 3 to Opus 4.6,
 // Sonnet 4.6 and Haiku 4.5 count with the earlier one.
 func claudeV47Tokenizer(model string) bool {
 	m, _, _ := strings.Cut(strings.ToLower(model), "[") // "claude-opus-4-7[1m]": a client's 1M-context name
-	for _, family := range []string{"opus-", "sonnet-", "haiku-"} {
+	for _, family := range []string{"opus-", "sonnet-", "haiku-", "fable-", "mythos-"} {
 		i := strings.Index(m, "claude-"+family)
 		if i < 0 {
 			continue

@@ -215,7 +215,7 @@ func TestPriorSlope(t *testing.T) {
 	// Claude Opus 4.7 and later count with a newer tokenizer.
 	for model, v47 := range map[string]bool{
 		"claude-opus-4-7": true, "claude-opus-4-8": true, "claude-opus-5": true, "claude-sonnet-5-5": true,
-		"us.anthropic.claude-opus-4-7-v1": true, "claude-opus-5-20260901": true, "claude-opus-4-7[1m]": true, "claude-sonnet-4-6[1m]": false,
+		"us.anthropic.claude-opus-4-7-v1": true, "claude-opus-5-20260901": true, "claude-opus-4-7[1m]": true, "claude-sonnet-4-6[1m]": false, "claude-fable-5": true, "claude-mythos-5-1": true,
 		"claude-opus-4-6": false, "claude-sonnet-4-6": false, "claude-haiku-4-5-20251001": false, "claude-opus-4-20250514": false,
 		"claude-3-7-sonnet": false, "": false,
 	} {
