@@ -12,14 +12,17 @@ import (
 	"github.com/ctxfold/ctxfold/importer"
 )
 
-// claudeModelSwitch writes a Claude Code session of five requests that
-// claude-opus-4-8 answered (Claude Opus 4.7's tokenizer), each reading a
+// claudeModelSwitch writes a Claude Code session of opus requests (five
+// when 0) that claude-opus-4-8 answered (Claude Opus 4.7's tokenizer), each reading a
 // Read result more, then a /model command to claude-sonnet-4-6 (the
 // earlier tokenizer) and a prompt; with answered, a sixth request the new
 // model answered follows, reading input6. It returns the session,
 // imported.
-func claudeModelSwitch(t *testing.T, answered bool, input6 int) string {
+func claudeModelSwitch(t *testing.T, answered bool, input6, opus int) string {
 	t.Helper()
+	if opus == 0 {
+		opus = 5
+	}
 	var lines []string
 	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
 	line := func(typ, uuid, parent, msg, extra string) {
@@ -34,7 +37,7 @@ func claudeModelSwitch(t *testing.T, answered bool, input6 int) string {
 	}
 	line("user", "u0", "", `{"role":"user","content":"Read the five modules and say which one retries."}`, "")
 	prev, input := "u0", 30000
-	for k := 1; k <= 5; k++ {
+	for k := 1; k <= opus; k++ {
 		a, r := fmt.Sprintf("a%d", k), fmt.Sprintf("r%d", k)
 		assistant(a, prev, "claude-opus-4-8", fmt.Sprintf(`[{"type":"tool_use","id":"t%d","name":"Read","input":{"file_path":"/w/m%d.go"}}]`, k, k), input)
 		line("user", r, a, fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"%s"}]}`, k, strings.Repeat(fmt.Sprintf("func retry%d(n int) error { return backoff(n, %d) }\\n", k, k), 60)), "")
@@ -64,7 +67,7 @@ func claudeModelSwitch(t *testing.T, answered bool, input6 int) string {
 // "A model switch"); before, the status line kept the old model's count
 // (43.6% high in a real desktop-app session, docs/ACCURACY.md).
 func TestModelSwitchRescalesTheNextRequest(t *testing.T) {
-	dir := claudeModelSwitch(t, false, 0)
+	dir := claudeModelSwitch(t, false, 0, 0)
 	v := openView(t, dir, "", false)
 	if v.Graph.S.Meta.Model != "claude-sonnet-4-6" {
 		t.Fatalf("session model %q, want the /model command's claude-sonnet-4-6", v.Graph.S.Meta.Model)
@@ -99,9 +102,9 @@ func TestModelSwitchRescalesTheNextRequest(t *testing.T) {
 // the step across the switch is not fitted, and the series predicts the
 // switch's request rescaled, as estimate at its cut does.
 func TestModelSwitchAnchorsOnTheNewModel(t *testing.T) {
-	before := estimateHead(t, claudeModelSwitch(t, false, 0)).Calibration
+	before := estimateHead(t, claudeModelSwitch(t, false, 0, 0)).Calibration
 	const input6 = 28000
-	res := estimateHead(t, claudeModelSwitch(t, true, input6))
+	res := estimateHead(t, claudeModelSwitch(t, true, input6, 0))
 	c := res.Calibration
 	if n := len(c.History); n != 6 || c.History[5].Tokenizer != tokenizerClaude {
 		t.Fatalf("%d requests, the last answered with tokenizer %d; want 6, the last %d", n, c.History[n-1].Tokenizer, tokenizerClaude)
@@ -154,5 +157,19 @@ func TestPrefixSinceTheSwitch(t *testing.T) {
 	want := math.Min(9500-f.Slope*5200, 9610-f.Slope*5300)
 	if math.Abs(f.Prefix-want) > 1e-6 {
 		t.Errorf("prefix %.1f, want %.1f: the least unrecorded part since the switch (slope %.3f), not the earlier tokenizer's", f.Prefix, want, f.Slope)
+	}
+}
+
+// With too few requests before the switch to fit a slope, the series at
+// the switch fits them with their own tokenizer's prior, as estimate at
+// its cut does: the two agree.
+func TestModelSwitchSeriesAtTheCut(t *testing.T) {
+	before := estimateHead(t, claudeModelSwitch(t, false, 0, 2)).Calibration
+	if before.Method != MethodPriorSlope+MethodPriorFramingSuffix && before.FittedSlope != 0 {
+		t.Fatalf("method %s, fitted slope %v: want the prior slope (too few requests)", before.Method, before.FittedSlope)
+	}
+	c := estimateHead(t, claudeModelSwitch(t, true, 26000, 2)).Calibration
+	if s := c.Series(); len(s) != 3 || s[2].Estimated != before.CalibratedTotal {
+		t.Errorf("series at the switch %+v, want estimate at its cut, %d", s, before.CalibratedTotal)
 	}
 }

@@ -59,12 +59,13 @@ func SeriesWithPrior(reqs []MatchedRequest, unrecorded int, pr Priors) []SeriesP
 			// WithoutCarried(reqs[:k]) is adjusted[:k] and this carry.
 			carried := float64(h + reqs[k-1].Hidden)
 			hs := headState{UserAfterLatest: r.NewTurn, AfterCompaction: r.Segment != reqs[k-1].Segment}
+			prk := pr
 			if switched(reqs[k-1].Tokenizer, r.Tokenizer) {
 				// The cut before request k names its model (a /model command):
-				// rescaled as estimate does there (newCalibration).
-				hs.NextSlope = tokenizerSlope(r.Tokenizer)
+				// fitted and rescaled as estimate does there (newCalibration).
+				hs.NextSlope, prk = tokenizerSlope(r.Tokenizer), tokenizerPriors(reqs[k-1].Tokenizer)
 			}
-			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, pr).predictAt(r.Estimated, r.Framing, hs)
+			p.Estimated, _, _, _ = fitAdjusted(adjusted[:k], carried, hs.AfterCompaction, prk).predictAt(r.Estimated, r.Framing, hs)
 			p.Calibrated, p.AfterCompaction = true, hs.AfterCompaction
 			if r.NewTurn || r.Segment != reqs[k-1].Segment {
 				h = 0 // dropped: a new turn (OpenAI's), or a compaction since
