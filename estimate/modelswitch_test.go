@@ -4,20 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ctxfold/ctxfold/importer"
 )
 
 // claudeModelSwitch writes a Claude Code session of opus requests (five
-// when 0) that claude-opus-4-8 answered (Claude Opus 4.7's tokenizer), each reading a
-// Read result more, then a /model command to claude-sonnet-4-6 (the
-// earlier tokenizer) and a prompt; with answered, a sixth request the new
-// model answered follows, reading input6. It returns the session,
-// imported.
+// when 0) that claude-opus-4-8 answered (Claude Opus 4.7's tokenizer),
+// each reading a Read result more, then a /model command to
+// claude-sonnet-4-6 (the earlier tokenizer) and a prompt; with answered,
+// one more request the new model answered follows, reading input6. It
+// returns the session, imported.
 func claudeModelSwitch(t *testing.T, answered bool, input6, opus int) string {
 	t.Helper()
 	if opus == 0 {
@@ -50,15 +46,7 @@ func claudeModelSwitch(t *testing.T, answered bool, input6, opus int) string {
 	if answered {
 		assistant("a6", "u1", "claude-sonnet-4-6", `[{"type":"text","text":"m3 retries."}]`, input6)
 	}
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "s")
-	if _, err := importer.Import(context.Background(), importer.Options{From: importer.Auto, Files: []string{path}, Out: out}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return importLines(t, lines)
 }
 
 // A /model command to a model of another tokenizer: the next request reads

@@ -43,6 +43,12 @@ func claudeOmittedThinking(t *testing.T, thinking string, outputs ...int) string
 	user("u3", "a2", `"Raise it to five."`)
 	assistant("a3", "u3", "msg_3", "Done.", "", 22400, outputs[2])
 	user("u4", "a3", `"Thanks."`)
+	return importLines(t, lines)
+}
+
+// importLines imports a transcript of lines into a session directory.
+func importLines(t *testing.T, lines []string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)

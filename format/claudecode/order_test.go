@@ -47,20 +47,26 @@ func TestParentWrittenAfterItsChild(t *testing.T) {
 // (a tail of a session): the result waits, its parent never comes, and it
 // is a root, with what follows it chained on it as written — one warning,
 // not one for each line that waited behind it.
-func TestResultWhoseCallNeverComes(t *testing.T) {
-	inOrder, _ := outOfOrder(t)
-	b, err := os.ReadFile(inOrder)
+// firstResult is file's lines and the index of the first that carries a
+// tool result (-1 for none).
+func firstResult(t *testing.T, file string) (lines []string, at int) {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.SplitAfter(string(b), "\n")
-	start := -1
+	lines = strings.SplitAfter(string(b), "\n")
 	for i, l := range lines {
 		if strings.Contains(l, `"type":"tool_result"`) {
-			start = i
-			break
+			return lines, i
 		}
 	}
+	return lines, -1
+}
+
+func TestResultWhoseCallNeverComes(t *testing.T) {
+	inOrder, _ := outOfOrder(t)
+	lines, start := firstResult(t, inOrder)
 	// The lines between the result and the reply that answers it (an
 	// attachment) are dropped, the reply's parent made the result: the
 	// reply comes while the result waits, and waits behind it.
@@ -119,18 +125,7 @@ func TestResultWhoseCallNeverComes(t *testing.T) {
 // of what the next request read: docs/ACCURACY.md).
 func TestFileEndsBeforeTheCall(t *testing.T) {
 	_, moved := outOfOrder(t)
-	b, err := os.ReadFile(moved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	r := -1
-	for i, l := range lines {
-		if strings.Contains(l, `"type":"tool_result"`) {
-			r = i
-			break
-		}
-	}
+	lines, r := firstResult(t, moved)
 	if r < 1 {
 		t.Fatal("no result line")
 	}
