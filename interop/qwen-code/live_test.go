@@ -57,10 +57,14 @@ func TestLive(t *testing.T) {
 }
 
 // shape is a scenario's structure: one line per request (its kind and
-// message roles) and per imported node (role, name, calls, summary).
+// message roles) and per imported node (role, name, calls, summary). The
+// sub-agent's requests follow the main agent's, each in its own order: the
+// agent tool runs the sub-agent in the background, so which of its first
+// request and the main agent's next one reaches the fake first is a race
+// (a fresh-clone CI run saw both orders).
 func shape(t *testing.T, dir string) string {
 	t.Helper()
-	var b strings.Builder
+	var b, sub strings.Builder
 	for _, r := range readRequests(t, dir) {
 		var roles []string
 		for _, m := range r.Body.Messages {
@@ -68,8 +72,13 @@ func shape(t *testing.T, dir string) string {
 			json.Unmarshal(m, &x)
 			roles = append(roles, x.Role)
 		}
-		fmt.Fprintf(&b, "request %s %s\n", r.Kind, strings.Join(roles, ","))
+		w := &b
+		if r.Kind == "subagent" {
+			w = &sub
+		}
+		fmt.Fprintf(w, "request %s %s\n", r.Kind, strings.Join(roles, ","))
 	}
+	b.WriteString(sub.String())
 	sess := filepath.Join(t.TempDir(), "s")
 	if _, errOut, code := ctxfold(t, "import", chatFile(t, dir), "-o", sess); code != 0 {
 		t.Fatalf("import: %s", errOut)
