@@ -16,7 +16,7 @@ import (
 var (
 	recordNorms = []string{"type", "subtype", "uuid", "parentuuid", "logicalparentuuid", "issidechain",
 		"iscompactsummary", "agentid", "requestid", "parenttooluseid", "message", "rendered", "renderedrole",
-		"compactmetadata", "hash", "tail", "tooluseresult", "data"}
+		"compactmetadata", "hash", "tail", "tooluseresult", "data", "content"}
 	messageNorms  = []string{"id", "role", "model", "content", "usage", "stopreason"}
 	agentNorms    = []string{"agentid"}
 	progressNorms = []string{"type", "agentid"}
@@ -124,6 +124,9 @@ func (r *record) objectField(s *input.Skim, key []byte) uint32 {
 			s.Fail()
 		}
 		return 1 << 18
+	case "content":
+		r.Content = json.RawMessage(s.Raw())
+		return 1 << 19
 	}
 	return 0
 }

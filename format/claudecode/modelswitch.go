@@ -7,8 +7,10 @@ import (
 
 // A `/model` command in Claude Code writes what it set as the command's
 // local output: "Set model to claude-sonnet-4-6" (the desktop app,
-// 2.1.16x) or "Set model to \x1b[1mOpus 4.8\x1b[22m and saved as your
-// default for new sessions" (the CLI: the model's display name, in bold).
+// 2.1.16x, a user line), "Set model to \x1b[1mOpus 4.8\x1b[22m and saved as
+// your default for new sessions" (the CLI, 2.1.2xx: the display name in
+// bold, a user line) or "Set model to `Sonnet 4.6` for this session only"
+// (2.1.3xx: a system record of subtype local_command).
 // The requests after it are the new model's, and a model of another
 // tokenizer reads the same conversation as another count
 // (docs/INTEROP-claude-code.md, "A model switch"), so the importer takes
@@ -28,6 +30,14 @@ var (
 	displayName = regexp.MustCompile(`^(Opus|Sonnet|Haiku) (\d+)(?:\.(\d+))?(?: \(.*\))?$`)
 )
 
+// noteSwitch takes the model a /model command's output text names, if it
+// is one, as the session's: the requests after it are that model's.
+func (p *planner) noteSwitch(text string) {
+	if m := switchedModel(text); m != "" {
+		p.model = m
+	}
+}
+
 // switchedModel is the model a `/model` command's output names, "" when
 // text is no such output or names no model this can tell ("Opus Plan",
 // the workspace default, a custom model).
@@ -41,7 +51,7 @@ func switchedModel(text string) string {
 	for _, tail := range []string{" for this session only", " and saved as ", " with ", " · "} {
 		name, _, _ = strings.Cut(name, tail)
 	}
-	name = strings.TrimSpace(name)
+	name = strings.Trim(strings.TrimSpace(name), "`") // 2.1.3xx: `Sonnet 4.6`
 	if m := modelID.FindStringSubmatch(name); m != nil {
 		return m[1]
 	}

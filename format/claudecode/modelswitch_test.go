@@ -17,6 +17,7 @@ func TestSwitchedModel(t *testing.T) {
 		{"<local-command-stdout>Set model to \x1b[1mOpus 5\x1b[22m and saved as your default for new sessions</local-command-stdout>", "claude-opus-5"},
 		{"<local-command-stdout>Set model to \x1b[1mSonnet 4.6 (1M context)\x1b[22m for this session only with \x1b[1mhigh\x1b[22m effort</local-command-stdout>", "claude-sonnet-4-6"},
 		{"<local-command-stdout>Set model to claude-opus-4-6[1m] for this session only</local-command-stdout>", "claude-opus-4-6"},
+		{"<local-command-stdout>Set model to `Sonnet 4.6` for this session only</local-command-stdout>", "claude-sonnet-4-6"}, // 2.1.328's system record
 		{"<local-command-stdout>Set model to \x1b[1mOpus in plan mode, else Sonnet\x1b[22m for this session only</local-command-stdout>", ""},
 		{"<local-command-stdout>Reset model to the workspace default</local-command-stdout>", ""},
 		{"Set model to claude-sonnet-4-6", ""}, // typed by the user, not the command's output

@@ -234,6 +234,10 @@ func (p *planner) planLine(it *lineItem, ref lineRef) error {
 		}
 	case r.Type == "api-request":
 		p.noteRequest(r)
+	case r.Type == "system" && r.Subtype == "local_command" && !r.IsSidechain:
+		// Not sent to the model, but "/model"'s output names the model
+		// of the requests after it (2.1.3xx: a system record).
+		p.noteSwitch(rawString(r.Content))
 	}
 	p.skip(r)
 	return nil
@@ -503,9 +507,7 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 	p.uuidNode.put(p.key(r.UUID), i)
 	if !sidechain {
 		p.head = i
-		if m := switchedModel(text); m != "" {
-			p.model = m // a /model command: the requests after it are this model's
-		}
+		p.noteSwitch(text) // 2.1.1xx–2.1.2xx: a user line
 	}
 	if p.grouped(sidechain) {
 		p.addToGroup(i)

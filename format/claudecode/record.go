@@ -45,6 +45,10 @@ type record struct {
 	Tail          []string      `json:"tail"`
 	ToolUseResult *agentRef     `json:"toolUseResult"`
 	Data          *progressData `json:"data"`
+	// Content is a system record's own text: a local command's output
+	// (2.1.3xx writes "/model"'s so: modelswitch.go). fullRecord's field
+	// of the same name hides it on the second pass.
+	Content json.RawMessage `json:"content"`
 	// badMessage says why message could not be read (an error only for a
 	// user or assistant line).
 	badMessage string

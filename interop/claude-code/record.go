@@ -138,6 +138,17 @@ func AttachmentScenarios() []Scenario {
 	}
 }
 
+// ModelSwitchScenarios record a `/model` command between two turns of one
+// session (docs/INTEROP-claude-code.md, "A model switch"): what the client
+// writes of it and the model the request after it names. Recorded only
+// when named: interop/claude-code/record.sh model-switch.
+func ModelSwitchScenarios() []Scenario {
+	return []Scenario{
+		{Name: "model-switch", About: "a turn, /model claude-sonnet-4-6, then a turn on the new model",
+			Steps: []Step{streamJSON(sessA, "First turn, on the default model.", "/model claude-sonnet-4-6", "Second turn, after /model.")}},
+	}
+}
+
 // attachmentsSetup writes a user skill and two hooks in the client's
 // settings.
 func attachmentsSetup(home, _ string) error {
@@ -176,7 +187,7 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	for k, sc := range append(append(Scenarios(), DefaultScenarios()...), AttachmentScenarios()...) {
+	for k, sc := range append(append(append(Scenarios(), DefaultScenarios()...), AttachmentScenarios()...), ModelSwitchScenarios()...) {
 		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !contains(cfg.Only, sc.Name) {
 			continue
 		}
