@@ -59,6 +59,9 @@ func cutExcluded(file string) string {
 		return "redacted by its publisher: every text is a placeholder, the usage is the original's"
 	case strings.HasPrefix(file, "interop/qwen-code/") && strings.Contains(file, "/compression/"):
 		return "the fake reported 900,000 input tokens for request 1 ([[inflate]]) to push Qwen Code into its automatic compression: the recording's usage measures no content (the /compress recording covers the request after a compression)"
+	case strings.HasPrefix(file, "interop/claude-code/") && strings.Contains(file, "/model-switch/"):
+		return "a /model recording, an import oracle (TestOracleModelSwitch): the fake's usage is a quarter of the body's bytes, the same for " +
+			"either model's tokenizer, and the client re-lays the request after the switch, which render does not follow yet (docs/INTEROP-claude-code.md, \"A model switch\")"
 	case strings.HasPrefix(file, "interop/gemini-cli/"):
 		return "the fake Gemini provider reports 100 tokens a message and 10 a part, not a count of the content"
 	case strings.HasPrefix(file, "interop/claude-code/") && !strings.HasPrefix(file, "interop/claude-code/2.1.328/"),

@@ -69,6 +69,12 @@ func TestPriorTable(t *testing.T) {
 // testdata/priors (PriorDefault, scripts/record-priors.sh), whose one
 // request counts with or without tools (Codex 0.169.0's default model is
 // sent none).
+// oracleOnly are the Claude Code recordings made only when named, import
+// oracles rather than the harness's first request: attachments (2.1.222, a
+// hook and a skill set up, the Skill tool added) and model-switch (its
+// requests after /model are another model's).
+var oracleOnly = map[string]bool{"attachments": true, "model-switch": true}
+
 func generatePrior(t *testing.T, root, setup string) []PriorEntry {
 	c, err := getCounter(O200kBase)
 	if err != nil {
@@ -82,10 +88,7 @@ func generatePrior(t *testing.T, root, setup string) []PriorEntry {
 		rel, _ := filepath.Rel(root, dir)
 		parts := strings.Split(filepath.ToSlash(rel), "/")
 		client, ok := priorClients[parts[0]]
-		if !ok || parts[2] == "blobs" || setup == PriorHarness && parts[2] == "attachments" {
-			// The attachments recording (Claude Code 2.1.222, a hook and a
-			// skill set up, the Skill tool added) is an import oracle, not
-			// the harness's tool set.
+		if !ok || parts[2] == "blobs" || oracleOnly[parts[2]] {
 			continue
 		}
 		reqs := recordedRequests(t, dir)
