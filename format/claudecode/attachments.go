@@ -239,15 +239,21 @@ func (a *attachment) todoReminder() string {
 	if json.Unmarshal(a.Content, &items) != nil {
 		return ""
 	}
-	text := "The TodoWrite tool hasn't been used recently. If you're working on tasks that would benefit from tracking progress, consider using the TodoWrite tool to track progress. Also consider cleaning up the todo list if has become stale and no longer matches what you are working on. Only use it if it's relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n"
-	if len(items) > 0 {
-		lines := make([]string, len(items))
-		for i, it := range items {
-			lines[i] = fmt.Sprintf("%d. [%s] %s", i+1, it.Status, it.Content)
-		}
-		text += "\nHere are the existing contents of your todo list:\n[" + strings.Join(lines, "\n") + "]"
+	lines := make([]string, len(items))
+	for i, it := range items {
+		lines[i] = fmt.Sprintf("%d. [%s] %s", i+1, it.Status, it.Content)
 	}
-	return text
+	return withList("The TodoWrite tool hasn't been used recently. If you're working on tasks that would benefit from tracking progress, consider using the TodoWrite tool to track progress. Also consider cleaning up the todo list if has become stale and no longer matches what you are working on. Only use it if it's relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n",
+		"\nHere are the existing contents of your todo list:\n[", lines, "]")
+}
+
+// withList is a reminder's text with its items' lines after heading and
+// before end, when there are any.
+func withList(text, heading string, lines []string, end string) string {
+	if len(lines) == 0 {
+		return text
+	}
+	return text + heading + strings.Join(lines, "\n") + end
 }
 
 func (a *attachment) taskReminder() string {
@@ -259,19 +265,16 @@ func (a *attachment) taskReminder() string {
 	if json.Unmarshal(a.Content, &items) != nil {
 		return ""
 	}
-	text := "The task tools haven't been used recently. If you're working on tasks that would benefit from tracking progress, consider using TaskCreate to add new tasks and TaskUpdate to update task status (set to in_progress when starting, completed when done). Also consider cleaning up the task list if it has become stale. Only use these if relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n"
-	if len(items) > 0 {
-		lines := make([]string, len(items))
-		for i, it := range items {
-			id := rawString(it.ID)
-			if id == "" {
-				id = string(it.ID)
-			}
-			lines[i] = fmt.Sprintf("#%s. [%s] %s", id, it.Status, it.Subject)
+	lines := make([]string, len(items))
+	for i, it := range items {
+		id := rawString(it.ID)
+		if id == "" {
+			id = string(it.ID)
 		}
-		text += "\nHere are the existing tasks:\n" + strings.Join(lines, "\n")
+		lines[i] = fmt.Sprintf("#%s. [%s] %s", id, it.Status, it.Subject)
 	}
-	return text
+	return withList("The task tools haven't been used recently. If you're working on tasks that would benefit from tracking progress, consider using TaskCreate to add new tasks and TaskUpdate to update task status (set to in_progress when starting, completed when done). Also consider cleaning up the task list if it has become stale. Only use these if relevant to the current work. This is just a gentle reminder - ignore if not applicable.\n",
+		"\nHere are the existing tasks:\n", lines, "")
 }
 
 // queuedCommand is a prompt the user typed while the model worked, sent

@@ -2,7 +2,6 @@ package claudecodeinterop
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,15 +41,7 @@ func TestOracleUnrenderedAttachments(t *testing.T) {
 		t.Fatalf("%d requests recorded, want 2", len(reqs))
 	}
 	for _, rf := range reqs {
-		k := strings.TrimSuffix(filepath.Base(rf), "-messages.json")
-		b, err := os.ReadFile(rf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var req request
-		if err := json.Unmarshal(b, &req); err != nil {
-			t.Fatal(err)
-		}
+		k, _, req := readRequest(t, rf)
 		a, ok := answers[k]
 		if !ok {
 			t.Fatalf("request %s: no imported node answers it", k)

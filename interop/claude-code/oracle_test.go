@@ -220,6 +220,20 @@ type wireMsg struct {
 func (m wireMsg) String() string { return m.Role + ": " + strings.Join(m.Blocks, " | ") }
 
 // request is a captured Messages request body.
+// readRequest reads a recorded request file: its key (the file's number),
+// its bytes and its body.
+func readRequest(t *testing.T, rf string) (k string, b []byte, req request) {
+	t.Helper()
+	b, err := os.ReadFile(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatalf("%s: %v", rf, err)
+	}
+	return strings.TrimSuffix(filepath.Base(rf), "-messages.json"), b, req
+}
+
 type request struct {
 	System   json.RawMessage   `json:"system"`
 	Messages []json.RawMessage `json:"messages"`
@@ -428,15 +442,7 @@ func oracleRender(t *testing.T, root string) {
 			reqs, _ := filepath.Glob(filepath.Join(root, scen, "requests", "*-messages.json"))
 			compared := 0
 			for _, rf := range reqs {
-				k := strings.TrimSuffix(filepath.Base(rf), "-messages.json")
-				b, err := os.ReadFile(rf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var req request
-				if err := json.Unmarshal(b, &req); err != nil {
-					t.Fatalf("%s: %v", rf, err)
-				}
+				k, b, req := readRequest(t, rf)
 				if bytes.Contains(b, []byte(compactionPrompt)) {
 					// The client's summarisation request: the view it
 					// summarised plus an instruction no record holds. That
