@@ -97,7 +97,9 @@ recorded, the prefix is the client's prior (what that client version sends
 beside the transcript, method prior: …) or, for a transcript file, what the
 first request of the project's newest earlier session beside it read beyond
 its transcript (method project: …, the user's CLAUDE.md, MCP tools and hook
-output included). docs/ESTIMATE.md documents the rules.
+output included; a Claude Code sub-agent's from the project's earlier
+sub-agent of its agent type and model). docs/ESTIMATE.md documents the
+rules.
 
 Models can be added or overridden in the config file:
   models:

@@ -37,10 +37,11 @@ type memoEntry struct {
 }
 
 // memoKey names what the measure depends on: the file, the format it is
-// read as, the model it is counted for and how much of it is read.
-func memoKey(abs, format string, opts Options, limit int64) string {
+// read as, the kind of session it is measured as (main or sub-agent), the
+// model it is counted for and how much of it is read.
+func memoKey(abs, format, mode string, opts Options, limit int64) string {
 	h := sha256.New()
-	for _, s := range []string{abs, format, opts.Session.Estimate.Model, opts.Session.DefaultModel} {
+	for _, s := range []string{abs, format, mode, opts.Session.Estimate.Model, opts.Session.DefaultModel} {
 		io.WriteString(h, s)
 		h.Write([]byte{0})
 	}

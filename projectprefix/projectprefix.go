@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -84,10 +83,16 @@ type Learned struct {
 	Tokens int `json:"tokens"`
 	// From is that session's transcript file.
 	From string `json:"from"`
+	// Kind is a sub-agent's kind (claudecode.SubagentKinds), "" for a
+	// main session.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Method is the calibration method a result predicted from l names.
 func (l Learned) Method() string {
+	if l.Kind != "" {
+		return fmt.Sprintf("%s: the first request of the project's %s sub-agent %s read %d beside its transcript", estimate.MethodProject, l.Kind, filepath.Base(l.From), l.Tokens)
+	}
 	return fmt.Sprintf("%s: the first request of the project's session %s read %d beside its transcript", estimate.MethodProject, filepath.Base(l.From), l.Tokens)
 }
 
@@ -95,21 +100,33 @@ func (l Learned) Method() string {
 // folder, the same extension, the same recorded project, started no later
 // than t's first recorded time, the same client and the same kind of
 // session: main or sub-agent) whose first request was recorded, and
-// returns what it carried beside its transcript. A sub-agent
-// file has none: the sub-agents of one session are not of one kind (a
-// compaction summariser's first request reads the main chain's history).
-// Any error is "none": the prior stands.
+// returns what it carried beside its transcript. A Claude Code sub-agent
+// file learns from the project's sub-agent files of its own kind instead
+// (subagent.go). Any error is "none": the prior stands.
 func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
-	if !strings.HasSuffix(t.File, ".jsonl") || mode(t.Session, opts.Session.Open) != estimate.PriorMain {
+	if !strings.HasSuffix(t.File, ".jsonl") {
 		return Learned{}, false
 	}
-	project, start := headOf(t.File)
-	candidates := opts.Candidates
-	if candidates <= 0 {
-		candidates = DefaultCandidates
+	switch sessionMode(t.Session, opts.Session.Open) {
+	case estimate.PriorMain:
+		return findEarlier(ctx, t, siblings(t.File), estimate.PriorMain, nil, opts)
+	case estimate.PriorSubagent:
+		return findSubagent(ctx, t, opts)
 	}
-	for k, sib := range siblings(t.File) {
-		if candidates == 0 || k == maxExamined || ctx.Err() != nil {
+	return Learned{}, false
+}
+
+// findEarlier is Find over candidates, newest first: the first of the
+// same project, started no later than t, of the kind same accepts (nil:
+// any), whose first request in mode was recorded.
+func findEarlier(ctx context.Context, t Target, candidates []string, mode string, same func(string) bool, opts Options) (Learned, bool) {
+	project, start := headOf(t.File)
+	left := opts.Candidates
+	if left <= 0 {
+		left = DefaultCandidates
+	}
+	for k, sib := range candidates {
+		if left == 0 || k == maxExamined || ctx.Err() != nil {
 			break
 		}
 		// An earlier session: the same project, started before this one
@@ -118,8 +135,11 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 		if p, s := headOf(sib); p != project || (!start.IsZero() && !s.IsZero() && s.After(start)) {
 			continue
 		}
-		candidates--
-		if n, ok := firstUnrecorded(ctx, sib, t.Format, opts); ok {
+		if same != nil && !same(sib) {
+			continue
+		}
+		left--
+		if n, ok := firstUnrecorded(ctx, sib, t.Format, mode, opts); ok {
 			return Learned{Tokens: n, From: sib}, true
 		}
 	}
@@ -143,38 +163,8 @@ func siblings(file string) []string {
 	if err != nil {
 		return nil
 	}
-	d, err := os.Open(filepath.Dir(abs))
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	entries, _ := d.ReadDir(maxListed)
-	type cand struct {
-		path string
-		mod  int64
-	}
-	var out []cand
 	ext := filepath.Ext(abs)
-	for _, e := range entries {
-		p := filepath.Join(filepath.Dir(abs), e.Name())
-		if p == abs || filepath.Ext(p) != ext || !e.Type().IsRegular() {
-			continue
-		}
-		if fi, err := e.Info(); err == nil {
-			out = append(out, cand{p, fi.ModTime().UnixNano()})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].mod != out[j].mod {
-			return out[i].mod > out[j].mod
-		}
-		return out[i].path > out[j].path
-	})
-	paths := make([]string, len(out))
-	for i, c := range out {
-		paths[i] = c.path
-	}
-	return paths
+	return newestFirst(appendFiles(nil, filepath.Dir(abs), abs, func(name string) bool { return filepath.Ext(name) == ext }))
 }
 
 // headOf is the working directory the client recorded first in file (""
@@ -203,16 +193,16 @@ func readHead(file string, n int64) ([]byte, error) {
 
 // firstUnrecorded measures the head of sib (its lines up to HeadBytes) in
 // a temporary cache and returns what its first request read beyond the
-// view, when it recorded one and is a main session. With a MemoDir, a file
+// view, when it recorded one and is a session of mode. With a MemoDir, a file
 // measured before and unchanged since (size, modification time) is
 // answered from the memo (memo.go).
-func firstUnrecorded(ctx context.Context, sib, format string, opts Options) (int, bool) {
+func firstUnrecorded(ctx context.Context, sib, format, mode string, opts Options) (int, bool) {
 	limit := opts.HeadBytes
 	if limit <= 0 {
 		limit = DefaultHeadBytes
 	}
 	if opts.MemoDir == "" {
-		n, ok, _ := measureHead(ctx, sib, format, opts, limit)
+		n, ok, _ := measureHead(ctx, sib, format, mode, opts, limit)
 		return n, ok
 	}
 	abs, err := filepath.Abs(sib)
@@ -220,20 +210,21 @@ func firstUnrecorded(ctx context.Context, sib, format string, opts Options) (int
 	if err != nil || serr != nil || !st.Mode().IsRegular() {
 		return 0, false
 	}
-	path, key := filepath.Join(opts.MemoDir, memoFile), memoKey(abs, format, opts, limit)
+	path, key := filepath.Join(opts.MemoDir, memoFile), memoKey(abs, format, mode, opts, limit)
 	if e, ok := readMemo(path)[key]; ok && e.Size == st.Size() && e.ModTime == st.ModTime().UnixNano() {
 		return e.Tokens, e.OK
 	}
-	n, ok, sure := measureHead(ctx, sib, format, opts, limit)
+	n, ok, sure := measureHead(ctx, sib, format, mode, opts, limit)
 	if sure && ctx.Err() == nil {
 		writeMemo(path, key, memoEntry{Size: st.Size(), ModTime: st.ModTime().UnixNano(), Tokens: n, OK: ok})
 	}
 	return n, ok
 }
 
-// measureHead is firstUnrecorded's measure of sib's head; sure says the
-// answer is the file's own (it was read and imported), not a failure to.
-func measureHead(ctx context.Context, sib, format string, opts Options, limit int64) (n int, ok, sure bool) {
+// measureHead is firstUnrecorded's measure of sib's head, a session of
+// mode (estimate.PriorMain or PriorSubagent); sure says the answer is the
+// file's own (it was read and imported), not a failure to.
+func measureHead(ctx context.Context, sib, format, mode string, opts Options, limit int64) (n int, ok, sure bool) {
 	head, err := readHead(sib, limit+1)
 	if err != nil {
 		return 0, false, false
@@ -266,7 +257,7 @@ func measureHead(ctx context.Context, sib, format string, opts Options, limit in
 		return 0, false, ctx.Err() == nil
 	}
 	defer e.Close()
-	if mode(e.Session, opts.Session.Open) != estimate.PriorMain {
+	if sessionMode(e.Session, opts.Session.Open) != mode {
 		return 0, false, true
 	}
 	so := opts.Session
@@ -282,9 +273,9 @@ func measureHead(ctx context.Context, sib, format string, opts Options, limit in
 	return c.FirstUnrecordedTokens, true, true
 }
 
-// mode is the prior mode of the session in dir (estimate.PriorMode of its
-// first node), "" when it cannot be read.
-func mode(dir string, o store.OpenOptions) string {
+// sessionMode is the prior mode of the session in dir (estimate.PriorMode
+// of its first node), "" when it cannot be read.
+func sessionMode(dir string, o store.OpenOptions) string {
 	s, err := store.Open(dir, o)
 	if err != nil {
 		return ""

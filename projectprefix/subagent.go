@@ -1,0 +1,125 @@
+package projectprefix
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/format/claudecode"
+	"github.com/ctxfold/ctxfold/importer"
+)
+
+// A sub-agent's first request carries its agent type's system prompt and
+// tools and the user's additions (CLAUDE.md, MCP tools), none of which
+// its file records. The sub-agents of one session are of several kinds
+// (an Explore agent on Haiku, a general-purpose one on the parent's
+// model, a fork that reads the parent's context), so a sub-agent file
+// learns from the newest earlier sub-agent file of the project — of any of
+// its sessions — of the same kind: the agent type its call named and the
+// model it chose (claudecode.SubagentKinds). A kind that cannot be told,
+// a fork and a compaction summariser keep the prior.
+
+// findSubagent is Find for t, a sub-agent's file.
+func findSubagent(ctx context.Context, t Target, opts Options) (Learned, bool) {
+	if t.Format != importer.ClaudeCode {
+		return Learned{}, false
+	}
+	var kinds claudecode.SubagentKinds
+	kind, ok := kinds.Of(t.File)
+	if !ok {
+		return Learned{}, false
+	}
+	same := func(file string) bool {
+		k, ok := kinds.Of(file)
+		return ok && k == kind
+	}
+	l, ok := findEarlier(ctx, t, projectSubagents(t.File), estimate.PriorSubagent, same, opts)
+	l.Kind = kind
+	return l, ok
+}
+
+// projectSubagents are the sub-agent files of the project file's session
+// belongs to — agent-*.jsonl in <project>/<session>/subagents/ and its
+// workflows/<run>/ folders, for every session folder — newest first, file
+// itself left out; symlinks are not followed. The listing is bounded as
+// siblings' is.
+func projectSubagents(file string) []string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil
+	}
+	parent, ok := claudecode.SubagentParent(abs)
+	if !ok {
+		return nil
+	}
+	project := filepath.Dir(parent)
+	isAgent := func(name string) bool { return strings.HasPrefix(name, "agent-") && filepath.Ext(name) == ".jsonl" }
+	sessions, _ := readDir(project)
+	var out []cand
+	for _, s := range sessions {
+		if !s.IsDir() || len(out) >= maxListed {
+			continue
+		}
+		dir := filepath.Join(project, s.Name(), "subagents")
+		out = appendFiles(out, dir, abs, isAgent)
+		// A workflow's agents: subagents/workflows/<run>/.
+		runs, _ := readDir(filepath.Join(dir, "workflows"))
+		for _, r := range runs {
+			if r.IsDir() {
+				out = appendFiles(out, filepath.Join(dir, "workflows", r.Name()), abs, isAgent)
+			}
+		}
+	}
+	return newestFirst(out)
+}
+
+// appendFiles appends to out the regular files of dir whose name keep
+// accepts, skip left out.
+func appendFiles(out []cand, dir, skip string, keep func(name string) bool) []cand {
+	entries, _ := readDir(dir)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if p == skip || !keep(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			out = append(out, cand{p, fi.ModTime().UnixNano()})
+		}
+	}
+	return out
+}
+
+// readDir lists up to maxListed entries of dir.
+func readDir(dir string) ([]os.DirEntry, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadDir(maxListed)
+}
+
+// cand is a candidate file and its modification time.
+type cand struct {
+	path string
+	mod  int64
+}
+
+// newestFirst orders cs by modification time, newest first (then by path,
+// for a stable order), and returns their paths.
+func newestFirst(cs []cand) []string {
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].mod != cs[j].mod {
+			return cs[i].mod > cs[j].mod
+		}
+		return cs[i].path > cs[j].path
+	})
+	paths := make([]string, len(cs))
+	for i, c := range cs {
+		paths[i] = c.path
+	}
+	return paths
+}

@@ -1,0 +1,134 @@
+package projectprefix_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/internal/sessiontest"
+	"github.com/ctxfold/ctxfold/projectprefix"
+)
+
+// subRecording is the sub-agent file of a real Claude Code 2.1.328 session
+// (testdata/interop): its first request is recorded; its parent's Agent
+// call (general-purpose, no model) has its first message as prompt.
+var (
+	subParent    = filepath.Join("..", "testdata", "interop", "claude-code", "2.1.328", "subagent", "transcript", "00000000-0000-4000-8000-000000000001.jsonl")
+	subRecording = filepath.Join(strings.TrimSuffix(subParent, ".jsonl"), "subagents", "agent-a0000000000000001.jsonl")
+)
+
+// subProject is a Claude Code project folder with an earlier session s1
+// whose sub-agents are of two kinds, and a session s2 whose sub-agent has
+// not replied yet.
+type subProject struct {
+	dir, older, newer, fresh string
+}
+
+// newSubProject writes the project: in s1, an older sub-agent of olderMeta
+// whose first request read 5,000 more than the recording's, and a newer
+// one of newerMeta that read 9,000 more; in s2, the recording's sub-agent
+// cut before its first reply, with freshMeta ("" for none: its parent, the
+// recording's session, says).
+func newSubProject(t *testing.T, olderMeta, newerMeta, freshMeta string) subProject {
+	t.Helper()
+	b, err := os.ReadFile(subRecording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := os.ReadFile(subParent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := subProject{dir: t.TempDir()}
+	write := func(path, content, meta string, age time.Duration) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sessiontest.WriteAged(t, path, content, age)
+		if meta != "" {
+			sessiontest.WriteAged(t, strings.TrimSuffix(path, ".jsonl")+".meta.json", meta, age)
+		}
+	}
+	more := func(n string) string {
+		return strings.Replace(string(b), `"input_tokens":`, `"input_tokens":`+n, 1)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	first := 0
+	for first < len(lines) && !strings.Contains(lines[first], `"type":"assistant"`) {
+		first++
+	}
+	p.older = filepath.Join(p.dir, "s1", "subagents", "agent-a1.jsonl")
+	p.newer = filepath.Join(p.dir, "s1", "subagents", "agent-a2.jsonl")
+	p.fresh = filepath.Join(p.dir, "s2", "subagents", "agent-a3.jsonl")
+	write(filepath.Join(p.dir, "s1.jsonl"), string(parent), "", -3*time.Hour)
+	write(filepath.Join(p.dir, "s2.jsonl"), string(parent), "", 0)
+	write(p.older, more("5000"), olderMeta, -2*time.Hour)
+	write(p.newer, more("9000"), newerMeta, -time.Hour)
+	write(p.fresh, strings.Join(lines[:first], ""), freshMeta, 0)
+	return p
+}
+
+// A sub-agent that has not replied takes what the first request of the
+// project's newest earlier sub-agent of its own kind carried beside its
+// transcript — not the newer one of another kind, not the prior — whether
+// its kind comes from its .meta.json or from its parent's call.
+func TestSubagentTakesTheProjectsSubagentOfItsKind(t *testing.T) {
+	for _, c := range []struct {
+		name, older, newer, fresh, kind string
+	}{
+		{"meta", `{"agentType":"general-purpose","model":"sonnet"}`, `{"agentType":"Explore"}`, `{"agentType":"general-purpose","model":"sonnet"}`, "general-purpose/sonnet"},
+		{"parent's call", `{"agentType":"general-purpose"}`, `{"agentType":"general-purpose","model":"haiku"}`, "", "general-purpose/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newSubProject(t, c.older, c.newer, c.fresh)
+			want, newer := firstUnrecorded(t, p.older), firstUnrecorded(t, p.newer)
+			if want == newer {
+				t.Fatalf("both sub-agents carried %d: the test cannot tell them apart", want)
+			}
+			target, so, r := measure(t, p.fresh)
+			if r.Calibration == nil || r.Calibration.Anchor != estimate.MethodPrior {
+				t.Fatalf("before: %+v, want the client's prior", r.Calibration)
+			}
+			if !projectprefix.Apply(context.Background(), target, r, projectprefix.Options{Session: so}) {
+				t.Fatal("the project's earlier sub-agent was not taken")
+			}
+			c0 := r.Calibration
+			if c0.CalibratedTotal != r.Total+want || c0.Anchor != estimate.MethodProject || !strings.Contains(c0.Method, c.kind+" sub-agent agent-a1.jsonl") {
+				t.Errorf("calibration %+v, want %d + %d from the %s sub-agent agent-a1.jsonl", c0, r.Total, want, c.kind)
+			}
+		})
+	}
+}
+
+// A fork (it reads its parent's context), a sub-agent whose kind is
+// unknown and one whose project has no sub-agent of its kind keep the
+// prior.
+func TestSubagentWithoutItsKindKeepsThePrior(t *testing.T) {
+	gp, fork := `{"agentType":"general-purpose"}`, `{"agentType":"fork","isFork":true}`
+	for _, c := range []struct{ name, older, newer, fresh string }{
+		{"fork", fork, fork, fork},
+		{"no sub-agent of its kind", `{"agentType":"Explore"}`, `{"agentType":"Plan"}`, gp},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newSubProject(t, c.older, c.newer, c.fresh)
+			target, so, _ := measure(t, p.fresh)
+			if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
+				t.Errorf("took %+v", l)
+			}
+		})
+	}
+	t.Run("unknown kind", func(t *testing.T) {
+		p := newSubProject(t, gp, gp, "")
+		if err := os.Remove(filepath.Join(p.dir, "s2.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		target, so, _ := measure(t, p.fresh)
+		if l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so}); ok {
+			t.Errorf("took %+v with neither a .meta.json nor a parent", l)
+		}
+	})
+}
