@@ -71,9 +71,10 @@ func TestPriorTable(t *testing.T) {
 // sent none).
 // oracleOnly are the Claude Code recordings made only when named, import
 // oracles rather than the harness's first request: attachments (2.1.222, a
-// hook and a skill set up, the Skill tool added) and model-switch (its
-// requests after /model are another model's).
-var oracleOnly = map[string]bool{"attachments": true, "model-switch": true}
+// hook, a skill and an MCP server set up, the Skill tool added),
+// subagent-step (the same setup) and model-switch (its requests after
+// /model are another model's).
+var oracleOnly = map[string]bool{"attachments": true, "subagent-step": true, "model-switch": true}
 
 func generatePrior(t *testing.T, root, setup string) []PriorEntry {
 	c, err := getCounter(O200kBase)

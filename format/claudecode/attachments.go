@@ -215,7 +215,9 @@ func (a *attachment) agentTypes() string {
 func (a *attachment) mcpInstructions() string {
 	var parts []string
 	if len(a.AddedBlocks) > 0 && len(a.AddedNames) > 0 {
-		parts = append(parts, "# MCP Server Instructions\nThe following MCP servers have provided instructions for how to use their tools and resources:\n"+strings.Join(a.AddedBlocks, "\n"))
+		// The blank lines are the client's (recorded: 2.1.222's request,
+		// 2.1.328's rendered content); blocks are joined as sections.
+		parts = append(parts, "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n"+strings.Join(a.AddedBlocks, "\n\n"))
 	}
 	if len(a.RemovedNames) > 0 {
 		parts = append(parts, "The following MCP servers have disconnected. Their instructions above no longer apply:\n"+strings.Join(a.RemovedNames, "\n"), ambientNote)

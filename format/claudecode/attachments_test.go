@@ -33,7 +33,7 @@ var unrenderedAttachments = [][2]string{
 	{`{"type":"hook_success","content":"Prompt context: ticket ABC-1","hookName":"UserPromptSubmit","hookEvent":"UserPromptSubmit"}`,
 		"<system-reminder>\nUserPromptSubmit hook success: Prompt context: ticket ABC-1\n</system-reminder>"},
 	{`{"type":"mcp_instructions_delta","addedNames":["db"],"addedBlocks":["## db\nQuery read-only."],"removedNames":[]}`,
-		"<system-reminder>\n# MCP Server Instructions\nThe following MCP servers have provided instructions for how to use their tools and resources:\n## db\nQuery read-only.\n</system-reminder>"},
+		"<system-reminder>\n# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n## db\nQuery read-only.\n</system-reminder>"},
 	{`{"type":"edited_text_file","filename":"/w/README.md","snippet":"1\t# w"}`,
 		"<system-reminder>\nNote: /w/README.md was modified, either by the user or by a linter. This change was intentional, so make sure to take it into account as you proceed (ie. don't revert it unless the user asks you to). Don't tell the user this, since they are already aware. Here are the relevant changes (shown with line numbers):\n1\t# w\n</system-reminder>"},
 	{`{"type":"task_reminder","content":[{"id":"1","status":"pending","subject":"Fix the lock"}],"itemCount":1}`,

@@ -15,9 +15,9 @@ const userContextReminder = "<system-reminder>\nAs you answer the user's questio
 
 // TestOracleUnrenderedAttachments: Claude Code 2.1.222 writes its
 // attachment records without the rendered text (a SessionStart hook's
-// context, the agent types, a user skill's listing, a UserPromptSubmit
-// hook's output), and sends them as one system-role message after the
-// prompt. The import rebuilds them (format/claudecode/attachments.go) and
+// context, the agent types, an MCP server's instructions, a user skill's
+// listing, a UserPromptSubmit hook's output), and sends them as one
+// system-role message after the prompt. The import rebuilds them (format/claudecode/attachments.go) and
 // render equals each recorded request's messages; the SessionStart hook's
 // success record, whose content is empty, sends nothing and is skipped.
 // Recorded by interop/claude-code/record.sh attachments with
@@ -31,8 +31,8 @@ func TestOracleUnrenderedAttachments(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "import", f, "-o", dst, "--json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if got := importedOf(rep, "attachment"); got != 4 {
-		t.Errorf("%d attachment nodes imported, want 4 (one attachment of five sends nothing)", got)
+	if got := importedOf(rep, "attachment"); got != 5 {
+		t.Errorf("%d attachment nodes imported, want 5 (one attachment of six sends nothing)", got)
 	}
 	mustRun(t, "verify", "--strict", dst)
 	answers := answering(t, dst)

@@ -84,6 +84,15 @@ func Scenarios() []Scenario {
 			Steps: []Step{printStep("Run two things at once. [[parallel]]", "--session-id", sessA)}},
 		{Name: "subagent", About: "a sub-agent through the Agent tool",
 			Steps: []Step{printStep("Delegate this to a sub-agent. [[agent]]", "--session-id", sessA, "--allowedTools", "Agent")}},
+		// A sub-agent that calls a tool, with a skill, hooks and an MCP
+		// server: its second request carries the agent types and the
+		// server's instructions, which clients before 2.1.259 do not write
+		// in its file (docs/INTEROP-claude-code.md, "A sub-agent's second
+		// request"; 2.1.222 recorded by name).
+		{Name: "subagent-step", About: "a sub-agent that runs one Bash call, then replies",
+			Setup: attachmentsSetup,
+			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--tools", "Bash,Agent,Skill", "--allowedTools", "Bash,Agent",
+				"--mcp-config", mcpConfig(), "--", "Delegate a command to a sub-agent. [[agent-bash]]"}}}},
 		{Name: "compact", About: "two turns, /compact, then two more turns",
 			Steps: []Step{
 				printStep("Before compaction, turn one.", "--session-id", sessA),
@@ -126,15 +135,17 @@ func DefaultScenarios() []Scenario {
 // attachment records it writes without rendered content
 // (docs/INTEROP-claude-code.md, "Attachments without rendered content"):
 // a SessionStart hook's additional context, a UserPromptSubmit hook's
-// output, the agent types and a user skill's listing, then one Bash call.
+// output, the agent types, an MCP server's instructions (the recorder's
+// own server, mcpserver.go) and a user skill's listing, then one Bash
+// call.
 // Recorded only when named, with such a client (CTXFOLD_CLAUDE_BIN, e.g.
 // 2.1.222): interop/claude-code/record.sh attachments.
 func AttachmentScenarios() []Scenario {
 	return []Scenario{
-		{Name: "attachments", About: "a turn with hook output, agent types and a skill listing, and one Bash call",
+		{Name: "attachments", About: "a turn with hook output, agent types, MCP instructions and a skill listing, and one Bash call",
 			Setup: attachmentsSetup,
 			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--tools", "Bash,Agent,Skill", "--allowedTools", "Bash",
-				"--", "Please run a command. [[bash:echo hello-from-tool]]"}}}},
+				"--mcp-config", mcpConfig(), "--", "Please run a command. [[bash:echo hello-from-tool]]"}}}},
 	}
 }
 
@@ -187,7 +198,8 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	for k, sc := range append(append(append(Scenarios(), DefaultScenarios()...), AttachmentScenarios()...), ModelSwitchScenarios()...) {
+	named := append(append(DefaultScenarios(), AttachmentScenarios()...), ModelSwitchScenarios()...)
+	for k, sc := range append(Scenarios(), named...) {
 		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !contains(cfg.Only, sc.Name) {
 			continue
 		}

@@ -358,6 +358,9 @@ const (
 	// MarkAgent asks for a sub-agent through the Agent tool (Task in older
 	// clients), whose own request gets a short reply.
 	MarkAgent = "[[agent]]"
+	// MarkAgentBash asks for a sub-agent, as MarkAgent, whose prompt asks
+	// it for one Bash call before its reply: a sub-agent's second request.
+	MarkAgentBash = "[[agent-bash]]"
 	// MarkRecall asks for ctxfold's MCP recall (docs/HOOKS.md): a
 	// search_history call for the text up to "]]", then read_turns on the
 	// first hit its result says is covered by a summary, then a short reply.
@@ -416,13 +419,17 @@ func Script(req Request) Reply {
 		return Reply{StopReason: "tool_use", Content: []Block{
 			toolUse("Bash", map[string]any{"command": "echo failing >&2; exit 3", "description": "A command that fails"}),
 		}}
-	case strings.Contains(t, MarkAgent):
+	case strings.Contains(t, MarkAgent), strings.Contains(t, MarkAgentBash):
 		name := "Agent"
 		if !hasTool(req, "Agent") && hasTool(req, "Task") {
 			name = "Task"
 		}
+		prompt := "Reply with one short sentence: the sub-agent ran."
+		if strings.Contains(t, MarkAgentBash) {
+			prompt = "Run one command, then reply. " + MarkBash + "echo from-the-sub-agent]]"
+		}
 		return Reply{StopReason: "tool_use", Content: []Block{
-			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": "Reply with one short sentence: the sub-agent ran.", "subagent_type": "general-purpose"}),
+			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": prompt, "subagent_type": "general-purpose"}),
 		}}
 	case strings.Contains(t, MarkRecall) && hasTool(req, toolSearchHistory):
 		q := t[strings.Index(t, MarkRecall)+len(MarkRecall):]

@@ -18,6 +18,15 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == claudecodeinterop.MCPServerFlag {
+		// A scenario's MCP server (claudecodeinterop.ServeMCP), started by
+		// the client.
+		if err := claudecodeinterop.ServeMCP(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "record:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	client := flag.String("client", "", "path of the claude binary (version "+claudecodeinterop.Version+")")
 	out := flag.String("out", "testdata/interop/claude-code/"+claudecodeinterop.Version, "output directory")
 	only := flag.String("only", "", "comma-separated scenario names (default all)")
