@@ -132,6 +132,8 @@ func (p *planner) buildNode(i int32, warns *[]builtWarning) (transcript.Node, er
 		node, err = p.buildSystem(n)
 	case kindAttachUser, kindAttachSystem:
 		node, err = p.buildAttachment(n)
+	case kindAgentContext:
+		node, err = p.buildAgentContext(i, n)
 	default:
 		node, err = p.buildMessage(n, warns)
 	}
@@ -396,6 +398,27 @@ func (p *planner) buildAttachment(n *pnode) (transcript.Node, error) {
 		_ = json.Unmarshal(r.Entrypoint, &meta.Entrypoint)
 	}
 	node.SetMeta("claude_code", meta)
+	return node, nil
+}
+
+// buildAgentContext builds the parent's message placed before a
+// sub-agent's second request (agentcontext.go), timed as the line it
+// follows.
+func (p *planner) buildAgentContext(i int32, n *pnode) (transcript.Node, error) {
+	node := transcript.Node{ID: n.id, Role: n.role(), Predecessor: p.idOf(n.pred), Caller: p.idOf(n.caller),
+		Content: transcript.TextContent(p.contextText[i])}
+	if n.first.n > 0 {
+		var r fullRecord
+		if err := p.read(n.first, &r, false); err != nil {
+			return transcript.Node{}, err
+		}
+		node.CreatedAt = r.Timestamp
+	}
+	node.SetMeta("system_message", true)
+	node.SetMeta("claude_code", struct {
+		Rebuilt     string `json:"rebuilt"`
+		IsSidechain bool   `json:"is_sidechain"`
+	}{"the agent types and MCP instructions a sub-agent's second request carries from its parent (not written before 2.1.259)", true})
 	return node, nil
 }
 

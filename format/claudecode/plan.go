@@ -89,6 +89,16 @@ type planner struct {
 	base *snap
 	// lastAsst is the last assistant node planned (none before one).
 	lastAsst int32
+	// actx is the sub-agent file being planned's state for the message
+	// its second request carries from the parent (agentcontext.go);
+	// announced the parents' announcements read so far, kinds their
+	// sub-agents' kinds; contextText the rebuilt message of each node
+	// placed for it. A sub-agent file is never a resume point, so none of
+	// this is saved.
+	actx        agentContext
+	announced   map[string]*parentAnnouncements
+	kinds       SubagentKinds
+	contextText map[int32]string
 }
 
 type blobRef struct {
@@ -445,6 +455,12 @@ func (p *planner) planAssistant(r *record, ref lineRef, m message, text string, 
 	if p.grouped(sidechain) {
 		pred = p.closeGroupAt(pred)
 	}
+	if p.agentFile {
+		if p.actx.due() {
+			pred = p.placeAgentContext(pred)
+		}
+		p.actx.requests++
+	}
 	n := &pnode{id: p.nodeID(r.UUID), kind: kindAssistant, sidechain: sidechain,
 		pred: pred, caller: caller, first: ref, tail: none}
 	i := p.add(n)
@@ -505,6 +521,9 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 	}
 	i := p.add(n)
 	p.uuidNode.put(p.key(r.UUID), i)
+	if p.agentFile && len(n.results) > 0 && p.actx.requests == 1 {
+		p.actx.results = true
+	}
 	if !sidechain {
 		p.head = i
 		p.noteSwitch(text) // 2.1.1xx–2.1.2xx: a user line

@@ -56,6 +56,10 @@ func (p *planner) startFile(path string, agent bool) (*os.File, error) {
 	p.open = append(p.open, f)
 	p.fileIdx = int32(len(p.files) - 1)
 	p.agentFile = agent
+	p.actx = agentContext{}
+	if agent {
+		p.actx = newAgentContext(p.display(path))
+	}
 	p.fileCaller = none
 	p.fileSys = none
 	p.warnedLink = false
@@ -90,26 +94,7 @@ func (p *planner) planLines(lr *lineReader) error {
 		if batch == nil || k == len(batch.items) {
 			var ok bool
 			if batch, ok = pf.next(); !ok {
-				if p.res != nil && !p.agentFile {
-					p.res.openGroup = append([]int32(nil), p.grp...)
-				}
-				// A group never spans files: a sub-agent file is a chain of
-				// its own.
-				p.closeGroup()
-				// Lines still waiting for their parents are planned as they
-				// are (roots, with their warnings), after the file's own
-				// lines and off HEAD's chain: a file read between a result
-				// and its call (the desktop app writes them so) is the
-				// session as it was before the result, not a lone result.
-				head := p.head
-				if err := p.releaseHeld(true); err != nil {
-					return err
-				}
-				if head != none {
-					p.head = head
-				}
-				p.closeGroup()
-				return nil
+				return p.endFile()
 			}
 			k = 0
 		}
@@ -151,6 +136,34 @@ func (p *planner) planLines(lr *lineReader) error {
 			return err
 		}
 	}
+}
+
+// endFile completes the plan of a file whose lines are all read.
+func (p *planner) endFile() error {
+	if p.res != nil && !p.agentFile {
+		p.res.openGroup = append([]int32(nil), p.grp...)
+	}
+	// A group never spans files: a sub-agent file is a chain of its own.
+	p.closeGroup()
+	// Lines still waiting for their parents are planned as they are
+	// (roots, with their warnings), after the file's own lines and off
+	// HEAD's chain: a file read between a result and its call (the desktop
+	// app writes them so) is the session as it was before the result, not
+	// a lone result.
+	head := p.head
+	if err := p.releaseHeld(true); err != nil {
+		return err
+	}
+	if head != none {
+		p.head = head
+	}
+	p.closeGroup()
+	if p.agentFile && p.actx.due() {
+		// The file ends with its first results: the request about to be
+		// sent carries the parent's message (agentcontext.go).
+		p.placeAgentContext(p.chainEnd())
+	}
+	return nil
 }
 
 // mayOvertake says it may be planned before a line waiting for its

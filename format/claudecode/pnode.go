@@ -24,6 +24,10 @@ const (
 	// a system-role message.
 	kindAttachUser
 	kindAttachSystem
+	// kindAgentContext is the message a sub-agent's second request
+	// carries from its parent session, which clients before 2.1.259 do
+	// not write (agentcontext.go).
+	kindAgentContext
 )
 
 // pnode is a planned node.
@@ -57,7 +61,7 @@ func (n *pnode) role() transcript.Role {
 		return transcript.RoleAssistant
 	case kindSummary:
 		return transcript.SummaryRole
-	case kindSystem, kindAttachSystem:
+	case kindSystem, kindAttachSystem, kindAgentContext:
 		return transcript.RoleSystem
 	}
 	return transcript.RoleUser

@@ -24,24 +24,38 @@ const userContextReminder = "<system-reminder>\nAs you answer the user's questio
 // CTXFOLD_CLAUDE_BIN set to 2.1.222 (it writes no request shape, so the
 // system prompt and tools are not compared).
 func TestOracleUnrenderedAttachments(t *testing.T) {
+	rep := compareUnrendered(t, "attachments", 2, nil)
+	if got := importedOf(rep, "attachment"); got != 5 {
+		t.Errorf("%d attachment nodes imported, want 5 (one attachment of six sends nothing)", got)
+	}
+}
+
+// compareUnrendered imports scenario scen of the 2.1.222 recordings, checks
+// verify --strict and that it recorded want requests, and compares each
+// request's messages with render at the node before its answer (the user
+// context reminder left out), but the requests of gaps, whose why is
+// logged; it returns the import's report.
+func compareUnrendered(t *testing.T, scen string, want int, gaps map[string]string) importReport {
+	t.Helper()
 	root := fixtureRootOf("2.1.222")
-	f := sessionFiles(t, filepath.Join(root, "attachments"))[0]
+	f := sessionFiles(t, filepath.Join(root, scen))[0]
 	dst := filepath.Join(t.TempDir(), "s")
 	var rep importReport
 	if err := json.Unmarshal([]byte(mustRun(t, "import", f, "-o", dst, "--json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if got := importedOf(rep, "attachment"); got != 5 {
-		t.Errorf("%d attachment nodes imported, want 5 (one attachment of six sends nothing)", got)
-	}
 	mustRun(t, "verify", "--strict", dst)
 	answers := answering(t, dst)
-	reqs, _ := filepath.Glob(filepath.Join(root, "attachments", "requests", "*-messages.json"))
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests recorded, want 2", len(reqs))
+	reqs, _ := filepath.Glob(filepath.Join(root, scen, "requests", "*-messages.json"))
+	if len(reqs) != want {
+		t.Fatalf("%d requests recorded, want %d", len(reqs), want)
 	}
 	for _, rf := range reqs {
 		k, _, req := readRequest(t, rf)
+		if why, gap := gaps[k]; gap {
+			t.Logf("request %s: not compared: %s", k, why)
+			continue
+		}
 		a, ok := answers[k]
 		if !ok {
 			t.Fatalf("request %s: no imported node answers it", k)
@@ -51,6 +65,29 @@ func TestOracleUnrenderedAttachments(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareMessages(t, k, withoutUserContext(t, req.Messages), got.Messages)
+	}
+	return rep
+}
+
+// TestOracleSubagentSecondRequest: Claude Code 2.1.222 sends a sub-agent's
+// second request with the agent types and the MCP server's instructions
+// its parent announced, as a system message after the first results, and
+// writes neither in the sub-agent's file (2.1.259 and later write them
+// there: the pinned and newest recordings of the scenario, compared by
+// TestOracleRenderEqualsRequests). The import rebuilds the message from
+// the parent's records (format/claudecode/agentcontext.go) and render
+// equals every request, the sub-agent's second among them, but the last
+// (its gap is logged). Recorded by
+// interop/claude-code/record.sh subagent-step with CTXFOLD_CLAUDE_BIN set
+// to 2.1.222.
+func TestOracleSubagentSecondRequest(t *testing.T) {
+	rep := compareUnrendered(t, "subagent-step", 5, map[string]string{
+		"0005": "the main agent's request after the background sub-agent's notification: 2.1.222 sends the " +
+			"notification after a preamble its transcript does not hold (\"[SYSTEM NOTIFICATION - NOT USER INPUT]…\"; " +
+			"2.1.240–2.1.275 wrap it in a system reminder, 2.1.3xx write what they sent), not rebuilt yet",
+	})
+	if got := importedOf(rep, "parent context"); got != 1 {
+		t.Errorf("%d parent context nodes imported, want 1", got)
 	}
 }
 

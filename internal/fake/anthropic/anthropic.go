@@ -360,7 +360,9 @@ const (
 	MarkAgent = "[[agent]]"
 	// MarkAgentBash asks for a sub-agent, as MarkAgent, whose prompt asks
 	// it for one Bash call before its reply: a sub-agent's second request.
-	MarkAgentBash = "[[agent-bash]]"
+	// "[[agent-bash:Explore]]" names the agent type (general-purpose
+	// otherwise).
+	MarkAgentBash = "[[agent-bash"
 	// MarkRecall asks for ctxfold's MCP recall (docs/HOOKS.md): a
 	// search_history call for the text up to "]]", then read_turns on the
 	// first hit its result says is covered by a summary, then a short reply.
@@ -424,12 +426,17 @@ func Script(req Request) Reply {
 		if !hasTool(req, "Agent") && hasTool(req, "Task") {
 			name = "Task"
 		}
-		prompt := "Reply with one short sentence: the sub-agent ran."
-		if strings.Contains(t, MarkAgentBash) {
+		prompt, agentType := "Reply with one short sentence: the sub-agent ran.", "general-purpose"
+		if at := strings.Index(t, MarkAgentBash); at >= 0 {
 			prompt = "Run one command, then reply. " + MarkBash + "echo from-the-sub-agent]]"
+			if rest, ok := strings.CutPrefix(t[at+len(MarkAgentBash):], ":"); ok {
+				if end := strings.Index(rest, "]]"); end > 0 {
+					agentType = rest[:end]
+				}
+			}
 		}
 		return Reply{StopReason: "tool_use", Content: []Block{
-			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": prompt, "subagent_type": "general-purpose"}),
+			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": prompt, "subagent_type": agentType}),
 		}}
 	case strings.Contains(t, MarkRecall) && hasTool(req, toolSearchHistory):
 		q := t[strings.Index(t, MarkRecall)+len(MarkRecall):]
