@@ -10,8 +10,10 @@ import (
 
 // The recorder's own MCP server: a scenario that needs one (its
 // instructions reach the model as a system message, and a sub-agent's
-// second request repeats them) runs the recorder binary again with
-// MCPServerFlag, so the recording needs nothing installed.
+// second request repeats them) runs the running binary again with
+// MCPServerFlag — the record command, or this package's test binary
+// (TestMain) when TestLiveRerecord records — so the recording needs
+// nothing installed.
 
 // MCPServerFlag makes the record command serve ServeMCP on its standard
 // input and output instead of recording.
