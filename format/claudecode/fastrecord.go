@@ -109,7 +109,9 @@ func (r *record) objectField(s *input.Skim, key []byte) uint32 {
 		}
 		return 1 << 15
 	case "rendered":
-		if !s.Null() {
+		// An array of pieces, each decoded by rendered's own decoder, as
+		// the full decoder does; anything else is left to it.
+		if raw := s.Raw(); string(raw) != "null" && (len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &r.Rendered) != nil) {
 			s.Fail()
 		}
 		return 1 << 16
@@ -119,8 +121,10 @@ func (r *record) objectField(s *input.Skim, key []byte) uint32 {
 		}
 		return 1 << 17
 	case "attachment":
-		// Read by the full decoder (attachmentHint).
-		if !s.Null() {
+		// An object or null, read as the full decoder reads it
+		// (attachmentHint's own decoder, called for null too); anything
+		// else is left to it.
+		if raw := s.Raw(); len(raw) == 0 || raw[0] != '{' && string(raw) != "null" || r.Attachment.UnmarshalJSON(raw) != nil {
 			s.Fail()
 		}
 		return 1 << 18

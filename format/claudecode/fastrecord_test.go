@@ -91,6 +91,14 @@ var fastSeeds = []string{
 	"{\"cwd\":\"abcdefgh\x1fijklmnop\",\"type\":\"user\"}", "{\"type\":\"abcdefghijklmnopq\x7f\x00\"}",
 	"{\"type\":\"abcdefghijklmno\u00e9\\\"\\\\xyz0123456789\"}", "{\"x\":\"abcdefg\\u00e\"}",
 	`{"isMeta":1}`, `{"timestamp":5}`, `{"content":"a","Content":"b"}`, `{"isMeta":true,"ismeta":false}`,
+	`{"type":"attachment","uuid":"u","attachment":{"type":"skill_listing","content":"- pdf: Read PDFs"}}`,
+	`{"type":"attachment","attachment":{"type":"queued_command","prompt":"p"},"rendered":[{"content":"<system-reminder>
+x
+</system-reminder>"}],"renderedRole":"system"}`,
+	`{"attachment":null,"rendered":null}`, `{"attachment":"s"}`, `{"attachment":{"type":1}}`, `{"rendered":[null]}`,
+	`{"rendered":{}}`, `{"rendered":[{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`,
+	`{"attachment":{"type":"file","content":{"type":"text","file":{"filePath":"/a","content":"x
+"}}},"Attachment":{}}`,
 }
 
 func TestFastRecordSeeds(t *testing.T) {
