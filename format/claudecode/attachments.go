@@ -1,9 +1,11 @@
 package claudecode
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -16,8 +18,8 @@ import (
 // without rendered content"; TestOracleUnrenderedAttachments):
 // a skill listing, the deferred tools and agent types and MCP servers'
 // instructions as they change, what a SessionStart or UserPromptSubmit
-// hook added, a file the user edited, a prompt typed while the model
-// worked. A type not listed here sends nothing the import knows of and
+// hook added, a file the user edited, a file re-attached after a
+// compaction, a prompt typed while the model worked. A type not listed here sends nothing the import knows of and
 // stays skipped, as before.
 
 // attachment is the part of an attachment record's attachment object the
@@ -124,6 +126,8 @@ func (a *attachment) message() (string, bool) {
 		if json.Unmarshal(a.Content, &m) == nil && m.Path != "" {
 			text = "Contents of " + m.Path + ":\n" + m.Content
 		}
+	case "file":
+		text = a.readFile()
 	case "todo_reminder":
 		text = a.todoReminder()
 	case "task_reminder":
@@ -223,6 +227,42 @@ func (a *attachment) mcpInstructions() string {
 		parts = append(parts, "The following MCP servers have disconnected. Their instructions above no longer apply:\n"+strings.Join(a.RemovedNames, "\n"), ambientNote)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// readFile is a file Claude Code re-attaches after a compaction (one the
+// conversation had read), sent as the Read call and its result it stands
+// for, the lines numbered as the Read tool numbers them (recorded:
+// testdata/interop/claude-code/2.1.222/compact-file). Only a text file's
+// is rebuilt.
+func (a *attachment) readFile() string {
+	var c struct {
+		Type string `json:"type"`
+		File struct {
+			FilePath  string `json:"filePath"`
+			Content   string `json:"content"`
+			StartLine int    `json:"startLine"`
+		} `json:"file"`
+	}
+	if json.Unmarshal(a.Content, &c) != nil || c.Type != "text" {
+		return ""
+	}
+	path := a.Filename
+	if path == "" {
+		path = c.File.FilePath
+	}
+	var input bytes.Buffer
+	enc := json.NewEncoder(&input)
+	enc.SetEscapeHTML(false) // as JSON.stringify writes it
+	if path == "" || enc.Encode(map[string]string{"file_path": path}) != nil {
+		return ""
+	}
+	first := max(c.File.StartLine, 1)
+	lines := strings.Split(c.File.Content, "\n")
+	for i, l := range lines {
+		lines[i] = strconv.Itoa(first+i) + "\t" + l
+	}
+	return "Called the Read tool with the following input: " + strings.TrimSuffix(input.String(), "\n") +
+		"\nResult of calling the Read tool:\n" + strings.Join(lines, "\n")
 }
 
 func (a *attachment) editedFile() string {

@@ -34,6 +34,8 @@ var unrenderedAttachments = [][2]string{
 		"<system-reminder>\nUserPromptSubmit hook success: Prompt context: ticket ABC-1\n</system-reminder>"},
 	{`{"type":"mcp_instructions_delta","addedNames":["db"],"addedBlocks":["## db\nQuery read-only."],"removedNames":[]}`,
 		"<system-reminder>\n# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n## db\nQuery read-only.\n</system-reminder>"},
+	{`{"type":"file","filename":"/w/a<b>.md","content":{"type":"text","file":{"filePath":"/w/a<b>.md","content":"x\ny\n","numLines":3,"startLine":10,"totalLines":12}},"displayPath":"a<b>.md"}`,
+		"<system-reminder>\nCalled the Read tool with the following input: {\"file_path\":\"/w/a<b>.md\"}\nResult of calling the Read tool:\n10\tx\n11\ty\n12\t\n</system-reminder>"},
 	{`{"type":"edited_text_file","filename":"/w/README.md","snippet":"1\t# w"}`,
 		"<system-reminder>\nNote: /w/README.md was modified, either by the user or by a linter. This change was intentional, so make sure to take it into account as you proceed (ie. don't revert it unless the user asks you to). Don't tell the user this, since they are already aware. Here are the relevant changes (shown with line numbers):\n1\t# w\n</system-reminder>"},
 	{`{"type":"task_reminder","content":[{"id":"1","status":"pending","subject":"Fix the lock"}],"itemCount":1}`,

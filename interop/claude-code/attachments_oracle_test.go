@@ -60,8 +60,12 @@ func compareUnrendered(t *testing.T, scen string, want int, gaps map[string]stri
 		if !ok {
 			t.Fatalf("request %s: no imported node answers it", k)
 		}
+		args := []string{"render", dst, "--head", a.pred, "--format", "anthropic"}
+		if a.preSummary {
+			args = append(args, "--raw") // the view before the compaction
+		}
 		var got request
-		if err := json.Unmarshal([]byte(mustRun(t, "render", dst, "--head", a.pred, "--format", "anthropic")), &got); err != nil {
+		if err := json.Unmarshal([]byte(mustRun(t, args...)), &got); err != nil {
 			t.Fatal(err)
 		}
 		compareMessages(t, k, withoutUserContext(t, req.Messages), got.Messages)
@@ -120,4 +124,21 @@ func withoutUserContext(t *testing.T, msgs []json.RawMessage) []json.RawMessage 
 		t.Fatal(err)
 	}
 	return append([]json.RawMessage{b}, msgs[1:]...)
+}
+
+// TestOracleCompactionReattachesFile: after /compact, Claude Code 2.1.222
+// re-attaches the file the conversation had read, as a system message
+// holding the Read call and its numbered result, and writes a `file`
+// attachment without that text; the import rebuilds it and render equals
+// the request after the compaction. The summarisation request itself is
+// TestOracleRenderEqualsRequests' kind of comparison (its instruction no
+// record holds), left out here. Recorded by interop/claude-code/record.sh
+// compact-file with CTXFOLD_CLAUDE_BIN set to 2.1.222.
+func TestOracleCompactionReattachesFile(t *testing.T) {
+	rep := compareUnrendered(t, "compact-file", 4, map[string]string{
+		"0003": "the summarisation request: its instruction is in no record",
+	})
+	if got := importedOf(rep, "attachment"); got != 1 {
+		t.Errorf("%d attachment nodes imported, want the file's", got)
+	}
 }

@@ -101,6 +101,17 @@ func Scenarios() []Scenario {
 				printStep("After compaction, turn three.", "--resume", sessA),
 				printStep("After compaction, turn four.", "--resume", sessA),
 			}},
+		// A file read before /compact: the client re-attaches it after the
+		// compaction (2.1.2xx writes the attachment without its rendered
+		// text: docs/INTEROP-claude-code.md, "Attachments without
+		// rendered content"; 2.1.222 recorded by name).
+		{Name: "compact-file", About: "a Read of a file, /compact, then a turn: the file re-attached after the compaction",
+			Setup: notesSetup,
+			Steps: []Step{
+				{Args: []string{"-p", "--session-id", sessA, "--tools", "Bash,Read", "--allowedTools", "Bash,Read", "--", "Read the notes. [[read:" + workDir + "/notes.md]]"}},
+				{Args: []string{"-p", "--resume", sessA, "--tools", "Bash,Read", "--allowedTools", "Bash,Read", "--", "/compact"}},
+				{Args: []string{"-p", "--resume", sessA, "--tools", "Bash,Read", "--allowedTools", "Bash,Read", "--", "After compaction, one more turn."}},
+			}},
 		{Name: "resume", About: "one turn, then a second process resumes the session",
 			Steps: []Step{
 				printStep("First turn before resume.", "--session-id", sessA),
@@ -158,6 +169,11 @@ func ModelSwitchScenarios() []Scenario {
 		{Name: "model-switch", About: "a turn, /model claude-sonnet-4-6, then a turn on the new model",
 			Steps: []Step{streamJSON(sessA, "First turn, on the default model.", "/model claude-sonnet-4-6", "Second turn, after /model.")}},
 	}
+}
+
+// notesSetup writes the file compact-file reads.
+func notesSetup(_, work string) error {
+	return os.WriteFile(filepath.Join(work, "notes.md"), []byte("# Notes\n\nThe release is on Friday.\nThe build uses Go 1.26.\n"), 0o644)
 }
 
 // attachmentsSetup writes a user skill and two hooks in the client's
@@ -280,10 +296,19 @@ func slug(dir string) string {
 	return b.String()
 }
 
+// workDir in a step's argument is replaced by the scenario's working
+// directory when the step runs (a file the prompt names by its absolute
+// path).
+const workDir = "{work}"
+
 func runStep(ctx context.Context, cfg Config, url, home, work string, st Step) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.StepTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.Client, st.Args...)
+	args := make([]string, len(st.Args))
+	for i, a := range st.Args {
+		args[i] = strings.ReplaceAll(a, workDir, work)
+	}
+	cmd := exec.CommandContext(ctx, cfg.Client, args...)
 	cmd.Dir = work
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = []string{
@@ -298,7 +323,7 @@ func runStep(ctx context.Context, cfg Config, url, home, work string, st Step) e
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	}
-	fmt.Fprintf(cfg.Log, "  claude %s\n", strings.Join(st.Args, " "))
+	fmt.Fprintf(cfg.Log, "  claude %s\n", strings.Join(args, " "))
 	var out bytes.Buffer
 	cmd.Stderr = &out
 	if len(st.Turns) == 0 {

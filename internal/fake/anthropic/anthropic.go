@@ -363,6 +363,8 @@ const (
 	// "[[agent-bash:Explore]]" names the agent type (general-purpose
 	// otherwise).
 	MarkAgentBash = "[[agent-bash"
+	// MarkRead asks for one Read call of the path up to "]]".
+	MarkRead = "[[read:"
 	// MarkRecall asks for ctxfold's MCP recall (docs/HOOKS.md): a
 	// search_history call for the text up to "]]", then read_turns on the
 	// first hit its result says is covered by a summary, then a short reply.
@@ -444,6 +446,12 @@ func Script(req Request) Reply {
 			q = q[:end]
 		}
 		return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolSearchHistory, map[string]any{"query": q})}}
+	case strings.Contains(t, MarkRead):
+		path := t[strings.Index(t, MarkRead)+len(MarkRead):]
+		if end := strings.Index(path, "]]"); end >= 0 {
+			path = path[:end]
+		}
+		return Reply{StopReason: "tool_use", Content: []Block{toolUse("Read", map[string]any{"file_path": path})}}
 	case strings.Contains(t, MarkBash):
 		cmd := t[strings.Index(t, MarkBash)+len(MarkBash):]
 		if end := strings.Index(cmd, "]]"); end >= 0 {
