@@ -107,13 +107,17 @@ done <<<"$commands"
 sl=$(node -e 'console.log(require(process.argv[1]).statusLine.command)' "$settings")
 echo '{"session_id":"s","transcript_path":"/nonexistent.jsonl","cwd":"/","model":{"id":"claude-sonnet-4-5"}}' |
   PATH=/usr/bin:/bin sh -c "$sl" >/dev/null || fail "the status line command failed after the npx cache was deleted"
-echo "ok: setup from npx wrote commands that run without it ($(echo "$commands" | head -1))"
+echo "ok: setup from npx wrote commands that run without it ($(head -1 <<<"$commands"))"
 
 prefix=${CTXFOLD_NPM_PREFIX:-$work/global}
 once_more npm install -g --prefix "$prefix" "ctxfold@$version" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "npm install -g ctxfold@$version"; }
-got=$("$prefix/bin/ctxfold" version | head -1)
+# The whole output first, then its first line: "| head -1" may close the
+# pipe before ctxfold has written its second line, and the SIGPIPE fails
+# the pipeline (pipefail) without a word.
+got=$("$prefix/bin/ctxfold" version)
+got=$(head -1 <<<"$got")
 [ "$got" = "ctxfold $version" ] || fail "$prefix/bin/ctxfold version printed '$got'"
-installed=$(find "$prefix" -path '*ctxfold-linux-*/bin/ctxfold' -type f | head -1)
+installed=$(find "$prefix" -path '*ctxfold-linux-*/bin/ctxfold' -type f -print -quit)
 [ -n "$installed" ] || fail "no platform binary under $prefix"
 want=$(grep "ctxfold-linux-$(node -p process.arch)/bin/ctxfold\$" "$work/packages/SHA256SUMS" | cut -d' ' -f1)
 have=$(sha256sum "$installed" | cut -d' ' -f1)
