@@ -72,10 +72,10 @@ func TestPriorTable(t *testing.T) {
 // oracleOnly are the Claude Code recordings made only when named, import
 // oracles rather than the harness's first request: attachments (2.1.222, a
 // hook, a skill and an MCP server set up, the Skill tool added),
-// subagent-step (the same setup), compact-file (the Read tool instead of
-// Agent) and model-switch (its requests after /model are another
-// model's).
-var oracleOnly = map[string]bool{"attachments": true, "subagent-step": true, "compact-file": true, "model-switch": true}
+// subagent-step and skill-parallel (the same setup), compact-file (the
+// Read tool instead of Agent) and model-switch (its requests after /model
+// are another model's).
+var oracleOnly = map[string]bool{"attachments": true, "subagent-step": true, "skill-parallel": true, "compact-file": true, "model-switch": true}
 
 func generatePrior(t *testing.T, root, setup string) []PriorEntry {
 	c, err := getCounter(O200kBase)

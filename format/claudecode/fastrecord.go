@@ -16,7 +16,7 @@ import (
 var (
 	recordNorms = []string{"type", "subtype", "uuid", "parentuuid", "logicalparentuuid", "issidechain",
 		"iscompactsummary", "agentid", "requestid", "parenttooluseid", "message", "rendered", "renderedrole",
-		"compactmetadata", "hash", "tail", "tooluseresult", "data", "content"}
+		"compactmetadata", "hash", "tail", "tooluseresult", "data", "content", "sourcetooluseid"}
 	messageNorms  = []string{"id", "role", "model", "content", "usage", "stopreason"}
 	agentNorms    = []string{"agentid"}
 	progressNorms = []string{"type", "agentid"}
@@ -77,6 +77,9 @@ func (r *record) field(s *input.Skim, key []byte) uint32 {
 	case "parentToolUseID":
 		r.ParentToolUseID = s.Str()
 		return 1 << 9
+	case "sourceToolUseID":
+		r.SourceToolUseID = s.Str()
+		return 1 << 20
 	case "renderedRole":
 		r.RenderedRole = s.Str()
 		return 1 << 10

@@ -518,6 +518,8 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 				g.tail = int32(len(p.nodes))
 			}
 		}
+	} else if r.SourceToolUseID != "" {
+		p.joinResults(n, r.SourceToolUseID)
 	}
 	i := p.add(n)
 	p.uuidNode.put(p.key(r.UUID), i)
@@ -534,6 +536,27 @@ func (p *planner) planUser(r *record, ref lineRef, text string, blocks []scanBlo
 	p.sink.Count(name, transcript.OutcomeImported, "")
 	p.learnAgentLink(r, blocks)
 	return nil
+}
+
+// joinResults makes n, a message that came with call (a skill's text after
+// its Skill result), a member of that call's results chain when it
+// continues it: the results of the message's other calls, written after
+// it, then follow it rather than branch off, and the turn's order sends
+// it after them (closeGroup), as Claude Code does (recorded:
+// testdata/interop/claude-code/*/skill-parallel).
+func (p *planner) joinResults(n *pnode, call string) {
+	if n.pred < 0 {
+		return
+	}
+	group := p.node(n.pred).group
+	if group < 0 {
+		return
+	}
+	if g := p.node(group); g.tail == n.pred && contains(g.calls, call) {
+		p.touch(group)
+		n.group = group
+		g.tail = int32(len(p.nodes))
+	}
 }
 
 func hasRendered(rs []rendered) bool {

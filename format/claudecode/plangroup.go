@@ -243,7 +243,14 @@ func (p *planner) openCalls(pred int32) (int32, map[string]bool) {
 			return transcript.ToolFacts{}, none, false
 		}
 		n := p.node(i)
-		return transcript.ToolFacts{Role: n.role(), Calls: n.calls, Results: n.results}, n.pred, true
+		role := n.role()
+		if n.kind == kindUser && len(n.results) == 0 && n.group >= 0 {
+			// A message that joined a results chain (joinResults)
+			// continues it, as a tool node would; the turn's order sends
+			// it after the results.
+			role = transcript.RoleTool
+		}
+		return transcript.ToolFacts{Role: role, Calls: n.calls, Results: n.results}, n.pred, true
 	}, len(p.nodes))
 	open := map[string]bool{}
 	if err != nil || calls == nil {

@@ -28,6 +28,9 @@ type record struct {
 	AgentID           string `json:"agentId"`
 	RequestID         string `json:"requestId"`
 	ParentToolUseID   string `json:"parentToolUseID"`
+	// SourceToolUseID names the call a message came with (a skill's text
+	// after its Skill result): it continues that call's results chain.
+	SourceToolUseID string `json:"sourceToolUseID"`
 	// Typed rather than raw, so a large message or progress payload is
 	// decoded in the same pass that validates the line, never copied.
 	Message *message `json:"message"`

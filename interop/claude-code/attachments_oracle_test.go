@@ -142,3 +142,15 @@ func TestOracleCompactionReattachesFile(t *testing.T) {
 		t.Errorf("%d attachment nodes imported, want the file's", got)
 	}
 }
+
+// TestOracleSkillBesideACall: a skill loaded beside another call of the
+// same assistant message (Claude Code 2.1.222 writes the skill's text, a
+// meta user line naming the Skill call in sourceToolUseID, between the
+// Skill result and the other call's result) is sent after both results;
+// the import keeps it on the results chain, and render equals both
+// requests (the pinned and newest clients' recordings are compared by
+// TestOracleRenderEqualsRequests). Recorded by interop/claude-code/record.sh
+// skill-parallel with CTXFOLD_CLAUDE_BIN set to 2.1.222.
+func TestOracleSkillBesideACall(t *testing.T) {
+	compareUnrendered(t, "skill-parallel", 2, nil)
+}

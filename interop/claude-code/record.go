@@ -112,6 +112,13 @@ func Scenarios() []Scenario {
 				{Args: []string{"-p", "--resume", sessA, "--tools", "Bash,Read", "--allowedTools", "Bash,Read", "--", "/compact"}},
 				{Args: []string{"-p", "--resume", sessA, "--tools", "Bash,Read", "--allowedTools", "Bash,Read", "--", "After compaction, one more turn."}},
 			}},
+		// A skill loaded beside another call in one assistant message: the
+		// skill's text, a meta user line after the Skill result, must stay
+		// on the chain the other call's result continues.
+		{Name: "skill-parallel", About: "a Skill call and a Bash call in one assistant message",
+			Setup: attachmentsSetup,
+			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--tools", "Bash,Skill", "--allowedTools", "Bash,Skill",
+				"--", "Use the skill and run a command. [[skill-bash:pdf-notes]]"}}}},
 		{Name: "resume", About: "one turn, then a second process resumes the session",
 			Steps: []Step{
 				printStep("First turn before resume.", "--session-id", sessA),

@@ -363,6 +363,9 @@ const (
 	// "[[agent-bash:Explore]]" names the agent type (general-purpose
 	// otherwise).
 	MarkAgentBash = "[[agent-bash"
+	// MarkSkillBash asks for one assistant message with two calls: the
+	// Skill tool on the skill named up to "]]", and a Bash echo.
+	MarkSkillBash = "[[skill-bash:"
 	// MarkRead asks for one Read call of the path up to "]]".
 	MarkRead = "[[read:"
 	// MarkRecall asks for ctxfold's MCP recall (docs/HOOKS.md): a
@@ -446,6 +449,15 @@ func Script(req Request) Reply {
 			q = q[:end]
 		}
 		return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolSearchHistory, map[string]any{"query": q})}}
+	case strings.Contains(t, MarkSkillBash):
+		skill := t[strings.Index(t, MarkSkillBash)+len(MarkSkillBash):]
+		if end := strings.Index(skill, "]]"); end >= 0 {
+			skill = skill[:end]
+		}
+		return Reply{StopReason: "tool_use", Content: []Block{
+			toolUse("Skill", map[string]any{"skill": skill}),
+			toolUse("Bash", map[string]any{"command": "echo beside-the-skill", "description": "A command beside the skill"}),
+		}}
 	case strings.Contains(t, MarkRead):
 		path := t[strings.Index(t, MarkRead)+len(MarkRead):]
 		if end := strings.Index(path, "]]"); end >= 0 {
