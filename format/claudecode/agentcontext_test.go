@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,5 +166,34 @@ func TestSubagentSecondRequestCarriesTheParentsContext(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A background task's notification gets what its client sent beside the
+// recorded text: nothing before 2.1.205, the preamble until 2.1.234, the
+// preamble in a system reminder from then on (the oracle recordings of
+// 2.1.222 and 2.1.258 check the texts); any other user line is left as it
+// is.
+func TestNotificationSent(t *testing.T) {
+	const note = "<task-notification>\n<task-id>a1</task-id>\n</task-notification>"
+	origin := json.RawMessage(`{"kind":"task-notification"}`)
+	for _, c := range []struct {
+		version string
+		origin  json.RawMessage
+		want    string
+	}{
+		{"2.1.204", origin, ""},
+		{"2.1.205", origin, notificationPreamble + note},
+		{"2.1.233", origin, notificationPreamble + note},
+		{"2.1.234", origin, "<system-reminder>\n" + notificationPreamble + note + "\n</system-reminder>"},
+		{"2.1.332", origin, "<system-reminder>\n" + notificationPreamble + note + "\n</system-reminder>"},
+		{"2.1.222", json.RawMessage(`{"kind":"user"}`), ""},
+		{"2.1.222", nil, ""},
+	} {
+		r := fullRecord{Origin: c.origin, Version: json.RawMessage(`"` + c.version + `"`)}
+		got, ok := notificationSent(note, &r)
+		if ok != (c.want != "") || got != c.want {
+			t.Errorf("%s %s: %q, %v; want %q", c.version, c.origin, got, ok, c.want)
+		}
 	}
 }

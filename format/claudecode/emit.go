@@ -21,6 +21,9 @@ type fullRecord struct {
 	// Entrypoint (Claude Code 2.1.x: "cli", "sdk-cli", "sdk-ts" …) is
 	// read raw as Version is.
 	Entrypoint json.RawMessage `json:"entrypoint"`
+	// Origin says who wrote a user line ({"kind":"task-notification"}:
+	// the client, reporting a background task: notification.go).
+	Origin json.RawMessage `json:"origin"`
 }
 
 // ccMeta is what a node keeps of Claude Code's own fields, under
@@ -503,6 +506,9 @@ func (p *planner) buildMessage(n *pnode, warns *[]builtWarning) (transcript.Node
 		}
 		if !isBlocks {
 			if single {
+				if sent, ok := notificationSent(text, &r); ok && n.kind == kindUser {
+					text, meta.IsMeta = sent, true
+				}
 				node.Content = transcript.TextContent(text)
 				continue
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content", "version", "entrypoint"}, recordNorms...)
+	fullNorms   = append([]string{"timestamp", "ismeta", "isapierrormessage", "content", "version", "entrypoint", "origin"}, recordNorms...)
 	blockNorms  = []string{"type", "text", "thinking", "signature", "data", "id", "name", "input", "tooluseid", "content", "iserror", "source"}
 	sourceNorms = []string{"type", "mediatype", "data", "url", "fileid"}
 )
@@ -58,6 +58,9 @@ func (r *fullRecord) ownField(s *input.Skim, key []byte) uint32 {
 	case "entrypoint":
 		r.Entrypoint = json.RawMessage(s.Raw())
 		return 1 << 30
+	case "origin":
+		r.Origin = json.RawMessage(s.Raw())
+		return 1 << 31
 	}
 	return 0
 }

@@ -3,6 +3,7 @@ package claudecodeinterop
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -30,14 +31,20 @@ func TestOracleUnrenderedAttachments(t *testing.T) {
 	}
 }
 
-// compareUnrendered imports scenario scen of the 2.1.222 recordings, checks
+// compareUnrendered imports scenario scen of the 2.1.222 recordings (of
+// version v with compareUnrenderedOf), checks
 // verify --strict and that it recorded want requests, and compares each
 // request's messages with render at the node before its answer (the user
 // context reminder left out), but the requests of gaps, whose why is
 // logged; it returns the import's report.
 func compareUnrendered(t *testing.T, scen string, want int, gaps map[string]string) importReport {
 	t.Helper()
-	root := fixtureRootOf("2.1.222")
+	return compareUnrenderedOf(t, "2.1.222", scen, want, gaps)
+}
+
+func compareUnrenderedOf(t *testing.T, v, scen string, want int, gaps map[string]string) importReport {
+	t.Helper()
+	root := fixtureRootOf(v)
 	f := sessionFiles(t, filepath.Join(root, scen))[0]
 	dst := filepath.Join(t.TempDir(), "s")
 	var rep importReport
@@ -68,7 +75,7 @@ func compareUnrendered(t *testing.T, scen string, want int, gaps map[string]stri
 		if err := json.Unmarshal([]byte(mustRun(t, args...)), &got); err != nil {
 			t.Fatal(err)
 		}
-		compareMessages(t, k, withoutUserContext(t, req.Messages), got.Messages)
+		compareMessages(t, k, withoutTokensLeft(t, withoutUserContext(t, req.Messages)), got.Messages)
 	}
 	return rep
 }
@@ -80,19 +87,57 @@ func compareUnrendered(t *testing.T, scen string, want int, gaps map[string]stri
 // there: the pinned and newest recordings of the scenario, compared by
 // TestOracleRenderEqualsRequests). The import rebuilds the message from
 // the parent's records (format/claudecode/agentcontext.go) and render
-// equals every request, the sub-agent's second among them, but the last
-// (its gap is logged). Recorded by
+// equals every request, the sub-agent's second among them, and the main
+// agent's after the sub-agent's notification, which 2.1.222 sends after a
+// preamble no line holds (format/claudecode/notification.go). Also 2.1.258,
+// the last version that does not write the sub-agent's message, which
+// sends the notification in a system reminder. Recorded by
 // interop/claude-code/record.sh subagent-step with CTXFOLD_CLAUDE_BIN set
-// to 2.1.222.
+// to 2.1.222 and 2.1.258.
 func TestOracleSubagentSecondRequest(t *testing.T) {
-	rep := compareUnrendered(t, "subagent-step", 5, map[string]string{
-		"0005": "the main agent's request after the background sub-agent's notification: 2.1.222 sends the " +
-			"notification after a preamble its transcript does not hold (\"[SYSTEM NOTIFICATION - NOT USER INPUT]…\"; " +
-			"2.1.240–2.1.275 wrap it in a system reminder, 2.1.3xx write what they sent), not rebuilt yet",
-	})
-	if got := importedOf(rep, "parent context"); got != 1 {
-		t.Errorf("%d parent context nodes imported, want 1", got)
+	for _, v := range []string{"2.1.222", "2.1.258"} {
+		t.Run(v, func(t *testing.T) {
+			rep := compareUnrenderedOf(t, v, "subagent-step", 5, nil)
+			if got := importedOf(rep, "parent context"); got != 1 {
+				t.Errorf("%d parent context nodes imported, want 1", got)
+			}
+		})
 	}
+}
+
+// tokensLeft is the total-tokens reminder 2.1.258 adds to the message a
+// sub-agent's second request carries from its parent (its count of
+// tokens left, which no record of the sub-agent holds: not rebuilt, a
+// known gap of about ten tokens).
+var tokensLeft = regexp.MustCompile("\n\n<total_tokens>[0-9]+ tokens left</total_tokens>")
+
+// withoutTokensLeft is msgs with that reminder taken out of their texts.
+func withoutTokensLeft(t *testing.T, msgs []json.RawMessage) []json.RawMessage {
+	t.Helper()
+	out := make([]json.RawMessage, len(msgs))
+	for i, raw := range msgs {
+		out[i] = raw
+		var m struct {
+			Role    string     `json:"role"`
+			Content []rawBlock `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) != nil || !tokensLeft.Match(raw) && !strings.Contains(string(raw), "tokens left") {
+			continue
+		}
+		for k, b := range m.Content {
+			// Only in the message rebuilt from the parent: the main
+			// agent's reminders are recorded (total_tokens_reminder).
+			if strings.HasPrefix(b.Text, "Available agent types for the Agent tool:") || strings.HasPrefix(b.Text, "# MCP Server Instructions") {
+				m.Content[k].Text = tokensLeft.ReplaceAllString(b.Text, "")
+			}
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b
+	}
+	return out
 }
 
 // withoutUserContext is msgs with the user context reminder taken out of
