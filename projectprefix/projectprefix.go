@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/live"
-	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/store"
 )
 
@@ -172,23 +170,12 @@ func siblings(file string) []string {
 // are one project's, Codex's folders are days) and the first time it
 // recorded (zero when none or unreadable): when the session started.
 func headOf(file string) (project string, start time.Time) {
-	b, err := readHead(file, headPeek)
+	b, err := input.ReadHead(file, headPeek)
 	if err != nil {
 		return "", time.Time{}
 	}
 	start, _ = time.Parse(time.RFC3339Nano, input.FirstString(b, "timestamp", nil))
 	return input.FirstString(b, "cwd", nil), start
-}
-
-// readHead reads up to n bytes from the start of file, never through a
-// symlink.
-func readHead(file string, n int64) ([]byte, error) {
-	f, err := osfile.OpenNoFollow(file, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // firstUnrecorded measures the head of sib (its lines up to HeadBytes) in
@@ -225,7 +212,7 @@ func firstUnrecorded(ctx context.Context, sib, format, mode string, opts Options
 // mode (estimate.PriorMain or PriorSubagent); sure says the answer is the
 // file's own (it was read and imported), not a failure to.
 func measureHead(ctx context.Context, sib, format, mode string, opts Options, limit int64) (n int, ok, sure bool) {
-	head, err := readHead(sib, limit+1)
+	head, err := input.ReadHead(sib, limit+1)
 	if err != nil {
 		return 0, false, false
 	}

@@ -1,13 +1,10 @@
 package claudecode
 
 import (
-	"bytes"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
-	"github.com/ctxfold/ctxfold/osfile"
 	"github.com/ctxfold/ctxfold/transcript"
 )
 
@@ -50,7 +47,7 @@ type agentContext struct {
 // start time.
 func newAgentContext(path string) agentContext {
 	c := agentContext{path: path}
-	head, err := readAtMost(path, maxHeadPeek)
+	head, err := input.ReadHead(path, maxHeadPeek)
 	if err != nil {
 		return c
 	}
@@ -104,20 +101,7 @@ type parentAnnouncements struct {
 // name one; an unreadable parent has none.
 func readAnnouncements(parent string) *parentAnnouncements {
 	out := &parentAnnouncements{}
-	f, err := osfile.OpenNoFollow(parent, os.O_RDONLY, 0)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	lines := input.NewLines(f, parent, input.Options{})
-	for {
-		line, err := lines.Next()
-		if err != nil {
-			return out
-		}
-		if !bytes.Contains(line, []byte(`"agent_listing_delta"`)) && !bytes.Contains(line, []byte(`"mcp_instructions_delta"`)) {
-			continue
-		}
+	input.EachLineWith(parent, []string{`"agent_listing_delta"`, `"mcp_instructions_delta"`}, func(line []byte) {
 		var r struct {
 			Type        string     `json:"type"`
 			Timestamp   string     `json:"timestamp"`
@@ -125,13 +109,14 @@ func readAnnouncements(parent string) *parentAnnouncements {
 			Attachment  attachment `json:"attachment"`
 		}
 		if input.Unmarshal(line, &r) != nil || r.Type != "attachment" || r.IsSidechain {
-			continue
+			return
 		}
 		if t := r.Attachment.Type; t == "agent_listing_delta" || t == "mcp_instructions_delta" {
 			out.at = append(out.at, r.Timestamp)
 			out.deltas = append(out.deltas, r.Attachment)
 		}
-	}
+	})
+	return out
 }
 
 // contextAt is the message a sub-agent started at start (an RFC 3339 time;

@@ -3,13 +3,10 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
-	"github.com/ctxfold/ctxfold/osfile"
 )
 
 // A sub-agent's kind: what its first request carries beside its
@@ -101,7 +98,7 @@ type subagentMeta struct {
 // metaKind reads the kind from path, a .meta.json: found says the file
 // was there and readable, ok that it names a kind (not a fork).
 func metaKind(path string) (kind string, found, ok bool) {
-	b, err := readAtMost(path, maxMetaBytes)
+	b, err := input.ReadHead(path, maxMetaBytes)
 	if err != nil {
 		return "", false, false
 	}
@@ -117,7 +114,7 @@ func metaKind(path string) (kind string, found, ok bool) {
 
 // firstPrompt is the text of the first user record in file's head.
 func firstPrompt(file string) (string, bool) {
-	head, err := readAtMost(file, maxPromptHead)
+	head, err := input.ReadHead(file, maxPromptHead)
 	if err != nil {
 		return "", false
 	}
@@ -162,20 +159,7 @@ func promptText(content json.RawMessage) string {
 // Only lines that name one are decoded; an unreadable parent has none.
 func agentCalls(parent string) map[string]string {
 	calls := map[string]string{}
-	f, err := osfile.OpenNoFollow(parent, os.O_RDONLY, 0)
-	if err != nil {
-		return calls
-	}
-	defer f.Close()
-	lines := input.NewLines(f, parent, input.Options{})
-	for {
-		line, err := lines.Next()
-		if err != nil {
-			return calls
-		}
-		if !bytes.Contains(line, []byte(`"subagent_type"`)) {
-			continue
-		}
+	input.EachLineWith(parent, []string{`"subagent_type"`}, func(line []byte) {
 		var r struct {
 			Message struct {
 				Content []struct {
@@ -189,22 +173,13 @@ func agentCalls(parent string) map[string]string {
 			} `json:"message"`
 		}
 		if input.Unmarshal(line, &r) != nil {
-			continue
+			return
 		}
 		for _, c := range r.Message.Content {
 			if c.Type == "tool_use" && c.Input.SubagentType != "" && c.Input.SubagentType != forkType {
 				calls[strings.TrimSpace(c.Input.Prompt)] = c.Input.SubagentType + "/" + c.Input.Model
 			}
 		}
-	}
-}
-
-// readAtMost reads up to n bytes of path, never through a symlink.
-func readAtMost(path string, n int64) ([]byte, error) {
-	f, err := osfile.OpenNoFollow(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
+	})
+	return calls
 }

@@ -5,7 +5,47 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+
+	"github.com/ctxfold/ctxfold/osfile"
 )
+
+// ReadHead reads up to n bytes from the start of the file at path, never
+// through a symlink: a file beside the one given (a sub-agent's
+// .meta.json, an earlier session's first lines) is read only when it is
+// one.
+func ReadHead(path string, n int64) ([]byte, error) {
+	f, err := osfile.OpenNoFollow(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// EachLineWith calls each with every line of the file at path (never
+// through a symlink) that holds one of markers, in file order: a scan of
+// a large file for the few lines worth decoding. An unreadable file, or a
+// line over the default limit, ends the scan.
+func EachLineWith(path string, markers []string, each func(line []byte)) {
+	f, err := osfile.OpenNoFollow(path, os.O_RDONLY, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	lines := NewLines(f, path, Options{})
+	for {
+		line, err := lines.Next()
+		if err != nil {
+			return
+		}
+		for _, m := range markers {
+			if bytes.Contains(line, []byte(m)) {
+				each(line)
+				break
+			}
+		}
+	}
+}
 
 // Peek reads up to n bytes of the start and of the end of the file at path
 // (the same bytes twice when it is shorter than 2n): what a format's Find

@@ -40,3 +40,34 @@ func TestPeekHeadAndTail(t *testing.T) {
 		t.Errorf("short: %q %q", h, tl)
 	}
 }
+
+// EachLineWith hands over only the lines holding a marker, in order, and
+// reads nothing through a symlink; ReadHead reads at most n bytes, and
+// nothing through a symlink either.
+func TestEachLineWithAndReadHead(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(file, []byte("{\"k\":\"one\"}\n{\"x\":1}\n\n{\"k\":\"two\",\"m\":true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	EachLineWith(file, []string{`"k"`, `"m"`}, func(line []byte) { got = append(got, string(line)) })
+	if want := []string{`{"k":"one"}`, `{"k":"two","m":true}`}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+	got = nil
+	EachLineWith(link, []string{`"k"`}, func(line []byte) { got = append(got, string(line)) })
+	if len(got) != 0 {
+		t.Errorf("read %q through a symlink", got)
+	}
+	if head, err := ReadHead(file, 5); err != nil || string(head) != `{"k":` {
+		t.Errorf("ReadHead: %q, %v", head, err)
+	}
+	if head, err := ReadHead(link, 5); err == nil {
+		t.Errorf("ReadHead read %q through a symlink", head)
+	}
+}
