@@ -98,8 +98,8 @@ beside the transcript, method prior: …) or, for a transcript file, what the
 first request of the project's newest earlier session beside it read beyond
 its transcript (method project: …, the user's CLAUDE.md, MCP tools and hook
 output included; a Claude Code sub-agent's from the project's earlier
-sub-agent of its agent type and model). docs/ESTIMATE.md documents the
-rules.
+sub-agent of its agent type and model, a fork's from its parent's latest
+request). docs/ESTIMATE.md documents the rules.
 
 Models can be added or overridden in the config file:
   models:

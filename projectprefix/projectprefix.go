@@ -88,6 +88,9 @@ type Learned struct {
 
 // Method is the calibration method a result predicted from l names.
 func (l Learned) Method() string {
+	if l.Kind == forkKind {
+		return fmt.Sprintf("%s: a fork of session %s, whose latest request before it read and wrote %d", estimate.MethodProject, filepath.Base(l.From), l.Tokens)
+	}
 	if l.Kind != "" {
 		return fmt.Sprintf("%s: the first request of the project's %s sub-agent %s read %d beside its transcript", estimate.MethodProject, l.Kind, filepath.Base(l.From), l.Tokens)
 	}

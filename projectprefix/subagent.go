@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/format/claudecode"
+	"github.com/ctxfold/ctxfold/format/input"
 	"github.com/ctxfold/ctxfold/importer"
 )
 
@@ -27,6 +28,9 @@ func findSubagent(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if t.Format != importer.ClaudeCode {
 		return Learned{}, false
 	}
+	if claudecode.IsFork(t.File) {
+		return forkOf(t)
+	}
 	var kinds claudecode.SubagentKinds
 	kind, ok := kinds.Of(t.File)
 	if !ok {
@@ -39,6 +43,29 @@ func findSubagent(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	l, ok := findEarlier(ctx, t, projectSubagents(t.File), estimate.PriorSubagent, same, opts)
 	l.Kind = kind
 	return l, ok
+}
+
+// forkKind is Learned.Kind of a fork.
+const forkKind = "fork"
+
+// forkOf is what a fork's first request carries beside its file: its
+// parent's context when it was forked, as the parent's latest request
+// before it read and wrote it (claudecode.LatestRequestBefore).
+func forkOf(t Target) (Learned, bool) {
+	parent, ok := claudecode.SubagentParent(t.File)
+	if !ok {
+		return Learned{}, false
+	}
+	head, err := input.ReadHead(t.File, headPeek)
+	start := input.FirstString(head, "timestamp", nil)
+	if err != nil || start == "" {
+		return Learned{}, false
+	}
+	u, ok := claudecode.LatestRequestBefore(parent, start)
+	if !ok || u.Input+u.Output <= 0 {
+		return Learned{}, false
+	}
+	return Learned{Tokens: int(u.Input + u.Output), From: parent, Kind: forkKind}, true
 }
 
 // projectSubagents are the sub-agent files of the project file's session

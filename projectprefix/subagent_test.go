@@ -2,6 +2,7 @@ package projectprefix_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,13 +105,12 @@ func TestSubagentTakesTheProjectsSubagentOfItsKind(t *testing.T) {
 	}
 }
 
-// A fork (it reads its parent's context), a sub-agent whose kind is
-// unknown and one whose project has no sub-agent of its kind keep the
-// prior.
+// A sub-agent whose kind is unknown and one whose project has no
+// sub-agent of its kind keep the prior (a fork takes its parent's
+// context: TestForkTakesItsParentsContext).
 func TestSubagentWithoutItsKindKeepsThePrior(t *testing.T) {
-	gp, fork := `{"agentType":"general-purpose"}`, `{"agentType":"fork","isFork":true}`
+	gp := `{"agentType":"general-purpose"}`
 	for _, c := range []struct{ name, older, newer, fresh string }{
-		{"fork", fork, fork, fork},
 		{"no sub-agent of its kind", `{"agentType":"Explore"}`, `{"agentType":"Plan"}`, gp},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -131,4 +131,47 @@ func TestSubagentWithoutItsKindKeepsThePrior(t *testing.T) {
 			t.Errorf("took %+v with neither a .meta.json nor a parent", l)
 		}
 	})
+}
+
+// A fork starts from its parent's whole context: its first request takes
+// what the parent's latest main-chain request before the fork read and
+// wrote — not a later one, not a sub-agent's.
+func TestForkTakesItsParentsContext(t *testing.T) {
+	dir := t.TempDir()
+	const cwd = `"cwd":"/w"`
+	line := func(at string, sidechain bool, in, cached, out int) string {
+		return fmt.Sprintf(`{"type":"assistant","isSidechain":%v,"timestamp":"%s",%s,"uuid":"a%s","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":%d,"cache_read_input_tokens":%d,"output_tokens":%d}}}`,
+			sidechain, at, cwd, at, in, cached, out) + "\n"
+	}
+	parent := `{"type":"user","timestamp":"2026-07-29T08:00:00.000Z",` + cwd + `,"uuid":"u1","message":{"role":"user","content":"go"}}` + "\n" +
+		line("2026-07-29T08:10:00.000Z", false, 10, 100000, 50) +
+		line("2026-07-29T08:20:00.000Z", false, 20, 200000, 700) +
+		line("2026-07-29T08:25:00.000Z", true, 5, 999000, 9) +
+		line("2026-07-29T09:00:00.000Z", false, 30, 300000, 80)
+	sessiontest.WriteAged(t, filepath.Join(dir, "s1.jsonl"), parent, 0)
+	fork := filepath.Join(dir, "s1", "subagents", "agent-afork-1.jsonl")
+	if err := os.MkdirAll(filepath.Dir(fork), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.WriteAged(t, fork, `{"parentUuid":null,"isSidechain":true,"agentId":"afork-1","type":"user","message":{"role":"user","content":"Check the build once more."},"uuid":"f1","timestamp":"2026-07-29T08:30:00.000Z","userType":"external",`+cwd+`,"sessionId":"s1","version":"2.1.220"}`+"\n", 0)
+	for _, c := range []struct {
+		meta string
+		want int
+	}{
+		{`{"agentType":"fork","isFork":true,"description":"check"}`, 20 + 200000 + 700},
+		{`{"agentType":"general-purpose"}`, 0},
+	} {
+		sessiontest.WriteAged(t, strings.TrimSuffix(fork, ".jsonl")+".meta.json", c.meta, 0)
+		target, so, _ := measure(t, fork)
+		l, ok := projectprefix.Find(context.Background(), target, projectprefix.Options{Session: so})
+		if c.want == 0 {
+			if ok {
+				t.Errorf("%s: took %+v", c.meta, l)
+			}
+			continue
+		}
+		if !ok || l.Tokens != c.want || !strings.Contains(l.Method(), "a fork of session s1.jsonl") {
+			t.Errorf("%s: %+v %v (%s), want %d from s1.jsonl", c.meta, l, ok, l.Method(), c.want)
+		}
+	}
 }
