@@ -49,9 +49,8 @@ const (
 
 // StateVersion is the version of state.json's layout, raised too when an
 // importer's output changes, so a cache session an older build imported is
-// imported anew (docs/LIVE.md: 6 Claude Code's entrypoint; 7 its attachments
-// without rendered content; 8 /model's model, HEAD off a waiting result).
-const StateVersion = 8
+// imported anew (docs/LIVE.md says what each raise was for).
+const StateVersion = 9
 
 // Options say where the cache lives and how to import.
 type Options struct {
