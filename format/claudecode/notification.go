@@ -8,7 +8,8 @@ import "encoding/json"
 // Since 2.1.205 it sends that text after a preamble the line does not
 // hold, and from 2.1.234 in a system reminder (recorded: the
 // subagent-step scenario with 2.1.200, 2.1.204–2.1.207, 2.1.210, 2.1.216,
-// 2.1.220, 2.1.222, 2.1.226–2.1.235, 2.1.258, 2.1.275, 2.1.310–2.1.314;
+// 2.1.220, 2.1.222, 2.1.226, 2.1.229, 2.1.232–2.1.235, 2.1.240, 2.1.258,
+// 2.1.275, 2.1.310, 2.1.312, 2.1.314;
 // docs/INTEROP-claude-code.md, "A background task's notification").
 // Versions from 2.1.3xx also write what they sent (api-request-blob),
 // which the import prefers (useSent).
