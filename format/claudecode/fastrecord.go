@@ -16,7 +16,7 @@ import (
 var (
 	recordNorms = []string{"type", "subtype", "uuid", "parentuuid", "logicalparentuuid", "issidechain",
 		"iscompactsummary", "agentid", "requestid", "parenttooluseid", "message", "rendered", "renderedrole",
-		"compactmetadata", "hash", "tail", "tooluseresult", "data", "content", "sourcetooluseid"}
+		"compactmetadata", "hash", "tail", "tooluseresult", "data", "content", "sourcetooluseid", "attachment"}
 	messageNorms  = []string{"id", "role", "model", "content", "usage", "stopreason"}
 	agentNorms    = []string{"agentid"}
 	progressNorms = []string{"type", "agentid"}
