@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/ctxfold/ctxfold/format/input"
@@ -20,12 +19,8 @@ func IsFork(file string) bool {
 	if _, ok := SubagentParent(file); !ok || !strings.HasSuffix(file, ".jsonl") {
 		return false
 	}
-	b, err := input.ReadHead(strings.TrimSuffix(file, ".jsonl")+".meta.json", maxMetaBytes)
-	if err != nil {
-		return false
-	}
-	var m subagentMeta
-	return json.Unmarshal(b, &m) == nil && (m.IsFork || m.AgentType == forkType)
+	m, ok := readMeta(file)
+	return ok && m.isFork()
 }
 
 // ParentUsage is what a session's request recorded: the input it read

@@ -52,7 +52,7 @@ func (k *SubagentKinds) Of(file string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if kind, found, ok := metaKind(strings.TrimSuffix(file, ".jsonl") + ".meta.json"); found {
+	if kind, found, ok := metaKind(file); found {
 		return kind, ok
 	}
 	prompt, ok := firstPrompt(file)
@@ -95,19 +95,23 @@ type subagentMeta struct {
 	IsFork    bool   `json:"isFork"`
 }
 
-// metaKind reads the kind from path, a .meta.json: found says the file
-// was there and readable, ok that it names a kind (not a fork).
-func metaKind(path string) (kind string, found, ok bool) {
-	b, err := input.ReadHead(path, maxMetaBytes)
-	if err != nil {
-		return "", false, false
-	}
+// readMeta reads the .meta.json beside a sub-agent file; false when it is
+// missing or unreadable.
+func readMeta(file string) (subagentMeta, bool) {
 	var m subagentMeta
-	if json.Unmarshal(b, &m) != nil {
-		return "", false, false
-	}
-	if m.IsFork || m.AgentType == forkType || m.AgentType == "" {
-		return "", true, false
+	b, err := input.ReadHead(strings.TrimSuffix(file, ".jsonl")+".meta.json", maxMetaBytes)
+	return m, err == nil && json.Unmarshal(b, &m) == nil
+}
+
+// isFork says m is a fork's.
+func (m subagentMeta) isFork() bool { return m.IsFork || m.AgentType == forkType }
+
+// metaKind reads file's kind from its .meta.json: found says the file was
+// there and readable, ok that it names a kind (not a fork).
+func metaKind(file string) (kind string, found, ok bool) {
+	m, found := readMeta(file)
+	if !found || m.isFork() || m.AgentType == "" {
+		return "", found, false
 	}
 	return m.AgentType + "/" + m.Model, true, true
 }
