@@ -210,7 +210,7 @@ var looKnownMisses = map[string]string{
 		"this one read 15,553 for a 374-token view: " + looUserPrefix,
 	"claude-code/d-kimuson-claude-code-viewer/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": "request 1 (13.92%): predicted from the first request of the project's earlier session (1af7fc5e, four days before: 15,179 beside its view); " +
 		"this one read 18,768: " + looUserPrefix + ", and it changed between the two days",
-	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl": "request 1 (36.72%): the prior is Claude Code 2.1.39's default mode (16,367: 17 default tools); " +
+	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl": "request 1 (36.15%): the prior is Claude Code 2.1.39's default mode (16,514: 17 default tools); " +
 		"the request read 25,882, about 9,500 beyond it: three SessionStart hooks ran (the file's progress lines name them, `bd prime` and a plugin's among them) and a plugin was installed; " +
 		looUserPrefix,
 	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": "request 1 (15.91%): the prior is Claude Code 2.1.39's default-mode sub-agent (10,098: its 11 tools); " +

@@ -348,3 +348,23 @@ func dirOfClient(client string) string {
 	}
 	return client
 }
+
+// The default-mode recordings are an interactive session's where the
+// client lets print mode say so (record.go's interactive): 2.1.39's
+// billing header names the cli entrypoint and its Task tool lists the
+// claude-code-guide agent, which a program's session (sdk-cli) is not
+// offered.
+func TestDefaultPriorIsAnInteractiveSessions(t *testing.T) {
+	for _, name := range []string{"default/requests/messages.json", "subagent/requests/subagent-messages.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "priors", "claude-code", "2.1.39", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "cc_entrypoint=cli;") {
+			t.Errorf("2.1.39 %s: not recorded as an interactive session's", name)
+		}
+		if strings.HasPrefix(name, "default/") && !strings.Contains(string(b), "claude-code-guide") {
+			t.Errorf("2.1.39 %s: the Task tool does not list claude-code-guide", name)
+		}
+	}
+}

@@ -37,6 +37,8 @@ type Step struct {
 	// each after the client reported the previous turn's result (queued
 	// messages would be merged into one turn).
 	Turns []string
+	// Env adds NAME=value entries to the client's environment.
+	Env []string
 }
 
 // Scenario is a named sequence of client runs in one working directory.
@@ -132,6 +134,15 @@ func Scenarios() []Scenario {
 	}
 }
 
+// interactive runs a print-mode step with the entrypoint of a session a
+// person started: Claude Code leaves the claude-code-guide agent out of a
+// program's sessions (sdk-cli), so a print-mode recording's Task tool
+// lists one agent fewer than the user's (2.1.39: 613 bytes). 2.1.39 keeps
+// the entrypoint it finds set; 2.1.222 and later turn "cli" into
+// "sdk-cli" in print mode, so their default recordings stay a program's
+// (docs/ACCURACY.md, "The prior").
+var interactive = []string{"CLAUDE_CODE_ENTRYPOINT=cli"}
+
 // DefaultScenarios are the prior's recordings (docs/ACCURACY.md, "The
 // prior"): one print-mode turn with the client's default tools, as a new
 // user runs it (no CLAUDE.md, no MCP server, nothing of the restriction
@@ -143,9 +154,9 @@ func Scenarios() []Scenario {
 func DefaultScenarios() []Scenario {
 	return []Scenario{
 		{Name: "default", About: "one turn with the default tools (the prior's recording)",
-			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--", "Hello. Reply briefly."}}}},
+			Steps: []Step{{Env: interactive, Args: []string{"-p", "--session-id", sessA, "--", "Hello. Reply briefly."}}}},
 		{Name: "default-subagent", About: "a sub-agent with the default tools (the prior's recording)",
-			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--allowedTools", "Task,Agent", "--", "Delegate this to a sub-agent. [[agent]]"}}}},
+			Steps: []Step{{Env: interactive, Args: []string{"-p", "--session-id", sessA, "--allowedTools", "Task,Agent", "--", "Delegate this to a sub-agent. [[agent]]"}}}},
 	}
 }
 
@@ -330,6 +341,7 @@ func runStep(ctx context.Context, cfg Config, url, home, work string, st Step) e
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	}
+	cmd.Env = append(cmd.Env, st.Env...)
 	fmt.Fprintf(cfg.Log, "  claude %s\n", strings.Join(args, " "))
 	var out bytes.Buffer
 	cmd.Stderr = &out
