@@ -20,6 +20,7 @@ import (
 
 	"github.com/ctxfold/ctxfold/estimate"
 	"github.com/ctxfold/ctxfold/format/input"
+	"github.com/ctxfold/ctxfold/importer"
 	"github.com/ctxfold/ctxfold/live"
 	"github.com/ctxfold/ctxfold/store"
 )
@@ -84,10 +85,16 @@ type Learned struct {
 	// Kind is a sub-agent's kind (claudecode.SubagentKinds), "" for a
 	// main session.
 	Kind string `json:"kind,omitempty"`
+	// Users are the user's sessions in other projects Tokens is the
+	// median of (user.go), none when From is of the project.
+	Users []string `json:"users,omitempty"`
 }
 
 // Method is the calibration method a result predicted from l names.
 func (l Learned) Method() string {
+	if len(l.Users) > 0 {
+		return l.userMethod()
+	}
 	if l.Kind == forkKind {
 		return fmt.Sprintf("%s: a fork of session %s, whose latest request before it read and wrote %d", estimate.MethodProject, filepath.Base(l.From), l.Tokens)
 	}
@@ -101,16 +108,20 @@ func (l Learned) Method() string {
 // folder, the same extension, the same recorded project, started no later
 // than t's first recorded time, the same client and the same kind of
 // session: main or sub-agent) whose first request was recorded, and
-// returns what it carried beside its transcript. A Claude Code sub-agent
-// file learns from the project's sub-agent files of its own kind instead
-// (subagent.go). Any error is "none": the prior stands.
+// returns what it carried beside its transcript; a Claude Code session
+// with none, from the user's other projects (user.go). A Claude Code
+// sub-agent file learns from the project's sub-agent files of its own kind
+// instead (subagent.go). Any error is "none": the prior stands.
 func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if !strings.HasSuffix(t.File, ".jsonl") {
 		return Learned{}, false
 	}
 	switch sessionMode(t.Session, opts.Session.Open) {
 	case estimate.PriorMain:
-		return findEarlier(ctx, t, siblings(t.File), estimate.PriorMain, nil, opts)
+		if l, ok := findEarlier(ctx, t, siblings(t.File), estimate.PriorMain, nil, opts); ok || t.Format != importer.ClaudeCode {
+			return l, ok
+		}
+		return findUsers(ctx, t, userMainSessions(t.File), estimate.PriorMain, nil, opts)
 	case estimate.PriorSubagent:
 		return findSubagent(ctx, t, opts)
 	}

@@ -41,6 +41,9 @@ func findSubagent(ctx context.Context, t Target, opts Options) (Learned, bool) {
 		return ok && k == kind
 	}
 	l, ok := findEarlier(ctx, t, projectSubagents(t.File), estimate.PriorSubagent, same, opts)
+	if !ok {
+		l, ok = findUsers(ctx, t, userSubagents(t.File), estimate.PriorSubagent, same, opts)
+	}
 	l.Kind = kind
 	return l, ok
 }
@@ -69,38 +72,65 @@ func forkOf(t Target) (Learned, bool) {
 }
 
 // projectSubagents are the sub-agent files of the project file's session
-// belongs to — agent-*.jsonl in <project>/<session>/subagents/ and its
-// workflows/<run>/ folders, for every session folder — newest first, file
-// itself left out; symlinks are not followed. The listing is bounded as
-// siblings' is.
+// belongs to (subagentsIn), newest first, file itself left out.
 func projectSubagents(file string) []string {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return nil
-	}
-	parent, ok := claudecode.SubagentParent(abs)
+	abs, project, ok := subagentProject(file)
 	if !ok {
 		return nil
 	}
-	project := filepath.Dir(parent)
+	return newestFirst(subagentsIn(nil, project, abs))
+}
+
+// userSubagents are the sub-agent files of the user's other projects
+// (user.go), newest first.
+func userSubagents(file string) []string {
+	abs, project, ok := subagentProject(file)
+	if !ok {
+		return nil
+	}
+	var out []cand
+	for _, p := range userProjects(project) {
+		out = subagentsIn(out, p, abs)
+	}
+	return newestFirst(out)
+}
+
+// subagentProject is the absolute path of a sub-agent file and the
+// project folder of its session.
+func subagentProject(file string) (abs, project string, ok bool) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", "", false
+	}
+	parent, ok := claudecode.SubagentParent(abs)
+	if !ok {
+		return "", "", false
+	}
+	return abs, filepath.Dir(parent), true
+}
+
+// subagentsIn appends to out the sub-agent files of project's sessions —
+// agent-*.jsonl in <project>/<session>/subagents/ and its
+// workflows/<run>/ folders, for every session folder — skip left out;
+// symlinks are not followed. The listing is bounded as siblings' is.
+func subagentsIn(out []cand, project, skip string) []cand {
 	isAgent := func(name string) bool { return strings.HasPrefix(name, "agent-") && filepath.Ext(name) == ".jsonl" }
 	sessions, _ := readDir(project)
-	var out []cand
 	for _, s := range sessions {
 		if !s.IsDir() || len(out) >= maxListed {
 			continue
 		}
 		dir := filepath.Join(project, s.Name(), "subagents")
-		out = appendFiles(out, dir, abs, isAgent)
+		out = appendFiles(out, dir, skip, isAgent)
 		// A workflow's agents: subagents/workflows/<run>/.
 		runs, _ := readDir(filepath.Join(dir, "workflows"))
 		for _, r := range runs {
 			if r.IsDir() {
-				out = appendFiles(out, filepath.Join(dir, "workflows", r.Name()), abs, isAgent)
+				out = appendFiles(out, filepath.Join(dir, "workflows", r.Name()), skip, isAgent)
 			}
 		}
 	}
-	return newestFirst(out)
+	return out
 }
 
 // appendFiles appends to out the regular files of dir whose name keep
