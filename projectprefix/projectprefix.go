@@ -108,8 +108,9 @@ func (l Learned) Method() string {
 // folder, the same extension, the same recorded project, started no later
 // than t's first recorded time, the same client and the same kind of
 // session: main or sub-agent) whose first request was recorded, and
-// returns what it carried beside its transcript; a Claude Code session
-// with none, from the user's other projects (user.go). A Claude Code
+// returns what it carried beside its transcript — for a Codex rollout,
+// in the day folders up to its own (codex.go) —; a Claude Code session or
+// Codex rollout with none, from the user's other projects (user.go). A Claude Code
 // sub-agent file learns from the project's sub-agent files of its own kind
 // instead (subagent.go). Any error is "none": the prior stands.
 func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
@@ -118,10 +119,19 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	}
 	switch sessionMode(t.Session, opts.Session.Open) {
 	case estimate.PriorMain:
-		if l, ok := findEarlier(ctx, t, siblings(t.File), estimate.PriorMain, nil, opts); ok || t.Format != importer.ClaudeCode {
+		candidates, users := siblings(t.File), []string(nil)
+		switch t.Format {
+		case importer.ClaudeCode:
+			users = userMainSessions(t.File)
+		case importer.Codex:
+			if r := codexRollouts(t.File); r != nil {
+				candidates, users = r, r
+			}
+		}
+		if l, ok := findEarlier(ctx, t, candidates, estimate.PriorMain, nil, opts); ok || len(users) == 0 {
 			return l, ok
 		}
-		return findUsers(ctx, t, userMainSessions(t.File), estimate.PriorMain, nil, opts)
+		return findUsers(ctx, t, users, estimate.PriorMain, nil, opts)
 	case estimate.PriorSubagent:
 		return findSubagent(ctx, t, opts)
 	}

@@ -133,12 +133,12 @@ func (l Learned) userMethod() string {
 
 // projectFolder is the name of the project folder under Claude Code's
 // projects folder that file is in, at any depth (a sub-agent's file is in
-// its session's folder).
+// its session's folder), "" for none.
 func projectFolder(file string) string {
 	for dir := filepath.Dir(file); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
 		if filepath.Base(filepath.Dir(dir)) == userProjectsDir {
 			return filepath.Base(dir)
 		}
 	}
-	return filepath.Base(filepath.Dir(file))
+	return "" // a Codex rollout: its name says enough
 }
