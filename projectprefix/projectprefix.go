@@ -85,8 +85,8 @@ type Learned struct {
 	// Kind is a sub-agent's kind (claudecode.SubagentKinds), "" for a
 	// main session.
 	Kind string `json:"kind,omitempty"`
-	// Users are the user's sessions in other projects Tokens is the
-	// median of (user.go), none when From is of the project.
+	// Users are the user's sessions in other projects whose median
+	// Tokens is (user.go); none when From is of the project.
 	Users []string `json:"users,omitempty"`
 }
 
@@ -108,11 +108,12 @@ func (l Learned) Method() string {
 // folder, the same extension, the same recorded project, started no later
 // than t's first recorded time, the same client and the same kind of
 // session: main or sub-agent) whose first request was recorded, and
-// returns what it carried beside its transcript — for a Codex rollout,
-// in the day folders up to its own (codex.go) —; a Claude Code session or
-// Codex rollout with none, from the user's other projects (user.go). A Claude Code
-// sub-agent file learns from the project's sub-agent files of its own kind
-// instead (subagent.go). Any error is "none": the prior stands.
+// returns what it carried beside its transcript (a Codex rollout looks in
+// the day folders up to its own: codex.go); a Claude Code session or Codex
+// rollout with none learns from the user's other projects (user.go). A
+// Claude Code sub-agent file learns from the project's sub-agent files of
+// its own kind instead (subagent.go). Any error is "none": the prior
+// stands.
 func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if !strings.HasSuffix(t.File, ".jsonl") {
 		return Learned{}, false
