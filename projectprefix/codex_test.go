@@ -50,7 +50,7 @@ func codexSessions(t *testing.T, rollouts map[string][2]string, start, fresh str
 		}
 		others[at] = write(at, r[0], strings.ReplaceAll(string(b), `"input_tokens":9526,`, `"input_tokens":`+strconv.Itoa(9526+more)+`,`))
 	}
-	return write(start, fresh, headBefore(string(b), `"role":"assistant"`)), others
+	return write(start, fresh, sessiontest.HeadBefore(string(b), `"role":"assistant"`)), others
 }
 
 // A rollout with no earlier rollout of its project that day takes its

@@ -57,11 +57,6 @@ func newSubProject(t *testing.T, olderMeta, newerMeta, freshMeta string) subProj
 	more := func(n string) string {
 		return strings.Replace(string(b), `"input_tokens":`, `"input_tokens":`+n, 1)
 	}
-	lines := strings.SplitAfter(string(b), "\n")
-	first := 0
-	for first < len(lines) && !strings.Contains(lines[first], `"type":"assistant"`) {
-		first++
-	}
 	p.older = filepath.Join(p.dir, "s1", "subagents", "agent-a1.jsonl")
 	p.newer = filepath.Join(p.dir, "s1", "subagents", "agent-a2.jsonl")
 	p.fresh = filepath.Join(p.dir, "s2", "subagents", "agent-a3.jsonl")
@@ -69,7 +64,7 @@ func newSubProject(t *testing.T, olderMeta, newerMeta, freshMeta string) subProj
 	write(filepath.Join(p.dir, "s2.jsonl"), string(parent), "", 0)
 	write(p.older, more("5000"), olderMeta, -2*time.Hour)
 	write(p.newer, more("9000"), newerMeta, -time.Hour)
-	write(p.fresh, strings.Join(lines[:first], ""), freshMeta, 0)
+	write(p.fresh, sessiontest.HeadBefore(string(b), `"type":"assistant"`), freshMeta, 0)
 	return p
 }
 

@@ -50,7 +50,7 @@ func newUserFolder(t *testing.T, name string) userFolder {
 		u.earlier = append(u.earlier, write(fmt.Sprintf("p%d", k+1), filepath.Base(recording), session(more, fmt.Sprintf("2025-12-0%d", k+1)), -time.Duration(k+3)*time.Hour))
 	}
 	write("p5", filepath.Base(recording), session("50000", "2026-02-01"), 0)
-	u.fresh = write("p0", "00000000-0000-4000-8000-0000000000f1.jsonl", headBefore(string(b), `"type":"assistant"`), 0)
+	u.fresh = write("p0", "00000000-0000-4000-8000-0000000000f1.jsonl", sessiontest.HeadBefore(string(b), `"type":"assistant"`), 0)
 	return u
 }
 
@@ -160,7 +160,7 @@ func BenchmarkApplyFromTheUsersProjects(b *testing.B) {
 	if err := os.MkdirAll(filepath.Dir(fresh), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(fresh, []byte(headBefore(string(rec), `"type":"assistant"`)), 0o644); err != nil {
+	if err := os.WriteFile(fresh, []byte(sessiontest.HeadBefore(string(rec), `"type":"assistant"`)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	e, err := live.Open(context.Background(), fresh, live.Options{CacheDir: b.TempDir(), MaxBytes: -1})
@@ -184,15 +184,4 @@ func BenchmarkApplyFromTheUsersProjects(b *testing.B) {
 			}
 		})
 	}
-}
-
-// headBefore is content's lines before the first that holds marker: a
-// transcript cut before its first reply.
-func headBefore(content, marker string) string {
-	lines := strings.SplitAfter(content, "\n")
-	first := 0
-	for first < len(lines) && !strings.Contains(lines[first], marker) {
-		first++
-	}
-	return strings.Join(lines[:first], "")
 }

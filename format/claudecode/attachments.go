@@ -250,8 +250,8 @@ func (a *attachment) readFile() string {
 	if path == "" {
 		path = c.File.FilePath
 	}
-	var input bytes.Buffer
-	enc := json.NewEncoder(&input)
+	var args bytes.Buffer
+	enc := json.NewEncoder(&args)
 	enc.SetEscapeHTML(false) // as JSON.stringify writes it
 	if path == "" || enc.Encode(map[string]string{"file_path": path}) != nil {
 		return ""
@@ -261,7 +261,7 @@ func (a *attachment) readFile() string {
 	for i, l := range lines {
 		lines[i] = strconv.Itoa(first+i) + "\t" + l
 	}
-	return "Called the Read tool with the following input: " + strings.TrimSuffix(input.String(), "\n") +
+	return "Called the Read tool with the following input: " + strings.TrimSuffix(args.String(), "\n") +
 		"\nResult of calling the Read tool:\n" + strings.Join(lines, "\n")
 }
 

@@ -28,8 +28,6 @@ func IsFork(file string) bool {
 // wrote.
 type ParentUsage struct {
 	Input, Output int64
-	// At is the time of the assistant line that recorded it.
-	At string
 }
 
 // LatestRequestBefore is the usage the latest request of parent's main
@@ -59,7 +57,7 @@ func LatestRequestBefore(parent, before string) (ParentUsage, bool) {
 		u := r.Message.Usage
 		// A message streamed as several lines repeats its input; the
 		// last line has the whole output.
-		latest, found = ParentUsage{Input: u.Input + u.CacheCreation + u.CacheRead, Output: u.Output, At: r.Timestamp}, true
+		latest, found = ParentUsage{Input: u.Input + u.CacheCreation + u.CacheRead, Output: u.Output}, true
 	})
 	return latest, found
 }

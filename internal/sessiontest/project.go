@@ -22,18 +22,25 @@ func ProjectFolder(t testing.TB, recording string) (dir, earlier, fresh string) 
 	dir = t.TempDir()
 	earlier = filepath.Join(dir, filepath.Base(recording))
 	fresh = filepath.Join(dir, "00000000-0000-4000-8000-0000000000f1.jsonl")
-	lines := strings.SplitAfter(string(b), "\n")
-	first := 0
-	for first < len(lines) && !strings.Contains(lines[first], `"type":"assistant"`) {
-		first++
-	}
-	if first == len(lines) {
+	head := HeadBefore(string(b), `"type":"assistant"`)
+	if head == string(b) {
 		t.Fatalf("%s: no reply", recording)
 	}
 	id := strings.TrimSuffix(filepath.Base(recording), ".jsonl")
 	WriteAged(t, earlier, string(b), -time.Hour)
-	WriteAged(t, fresh, strings.ReplaceAll(strings.Join(lines[:first], ""), id, "00000000-0000-4000-8000-0000000000f1"), 0)
+	WriteAged(t, fresh, strings.ReplaceAll(head, id, "00000000-0000-4000-8000-0000000000f1"), 0)
 	return dir, earlier, fresh
+}
+
+// HeadBefore is content's lines before the first that holds marker (all
+// of it without one): a transcript cut before its first reply.
+func HeadBefore(content, marker string) string {
+	lines := strings.SplitAfter(content, "\n")
+	first := 0
+	for first < len(lines) && !strings.Contains(lines[first], marker) {
+		first++
+	}
+	return strings.Join(lines[:first], "")
 }
 
 // WriteAged writes content to path with its modification time age from

@@ -444,31 +444,19 @@ func Script(req Request) Reply {
 			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": prompt, "subagent_type": agentType}),
 		}}
 	case strings.Contains(t, MarkRecall) && hasTool(req, toolSearchHistory):
-		q := t[strings.Index(t, MarkRecall)+len(MarkRecall):]
-		if end := strings.Index(q, "]]"); end >= 0 {
-			q = q[:end]
-		}
+		q := markArg(t, MarkRecall)
 		return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolSearchHistory, map[string]any{"query": q})}}
 	case strings.Contains(t, MarkSkillBash):
-		skill := t[strings.Index(t, MarkSkillBash)+len(MarkSkillBash):]
-		if end := strings.Index(skill, "]]"); end >= 0 {
-			skill = skill[:end]
-		}
+		skill := markArg(t, MarkSkillBash)
 		return Reply{StopReason: "tool_use", Content: []Block{
 			toolUse("Skill", map[string]any{"skill": skill}),
 			toolUse("Bash", map[string]any{"command": "echo beside-the-skill", "description": "A command beside the skill"}),
 		}}
 	case strings.Contains(t, MarkRead):
-		path := t[strings.Index(t, MarkRead)+len(MarkRead):]
-		if end := strings.Index(path, "]]"); end >= 0 {
-			path = path[:end]
-		}
+		path := markArg(t, MarkRead)
 		return Reply{StopReason: "tool_use", Content: []Block{toolUse("Read", map[string]any{"file_path": path})}}
 	case strings.Contains(t, MarkBash):
-		cmd := t[strings.Index(t, MarkBash)+len(MarkBash):]
-		if end := strings.Index(cmd, "]]"); end >= 0 {
-			cmd = cmd[:end]
-		}
+		cmd := markArg(t, MarkBash)
 		name, args := "Bash", map[string]any{"command": cmd, "description": "Scripted command"}
 		if !hasTool(req, "Bash") && hasTool(req, "bash") {
 			// GitHub Copilot CLI's bash (beside its read_bash) and
@@ -482,6 +470,16 @@ func Script(req Request) Reply {
 		return Reply{StopReason: "tool_use", Content: []Block{toolUse(name, args)}}
 	}
 	return text(shortReply(t))
+}
+
+// markArg is what t, which holds mark, says after it: the text up to
+// "]]" (to the end without one).
+func markArg(t, mark string) string {
+	arg := t[strings.Index(t, mark)+len(mark):]
+	if end := strings.Index(arg, "]]"); end >= 0 {
+		arg = arg[:end]
+	}
+	return arg
 }
 
 // isCompaction recognises a client's summarisation request by its
