@@ -62,6 +62,7 @@ type looSession struct {
 	slope     float64
 	used      float64 // the prior slope the check used
 	rate      float64 // the prior framing rate the check used (looFramingRates)
+	sigs      looSignatures
 }
 
 func TestAccuracyLeaveOneOut(t *testing.T) {
@@ -103,6 +104,7 @@ func TestAccuracyLeaveOneOut(t *testing.T) {
 		t.Logf("held-out sessions of Claude Opus 4.7's tokenizer, pooled: slope %.4f (estimate.ClaudeV47ProxySlope %.4f), framing rate %.4f (estimate.ClaudeV47FramingRate %.4f)",
 			got, estimate.ClaudeV47ProxySlope, allRates[estimate.ClaudeV47ProxySlope], estimate.ClaudeV47FramingRate)
 	}
+	looLogSignatures(t, sessions)
 	for k := range sessions {
 		looPredict(&sessions[k], slopes[sessions[k].name], rates[sessions[k].name])
 	}
@@ -323,6 +325,11 @@ func looOf(t *testing.T, ctx context.Context, dir, name, path string, alone bool
 		return looSession{}, false
 	}
 	ls := looSession{name: name, hist: res.Calibration.History, slope: res.Calibration.PriorSlope}
+	nodes, err := v.LoadNodes()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	ls.sigs = looSignaturesOf(t, nodes)
 	ls.firstPred, ls.prior = looFirst(t, ctx, g, o, looTarget{name: name, path: path, dir: dir, alone: alone}, estimate.Series(ls.hist)[0])
 	return ls, true
 }

@@ -20,6 +20,13 @@ import (
 // imported.
 func claudeOmittedThinking(t *testing.T, thinking string, outputs ...int) string {
 	t.Helper()
+	return claudeThinkingSigned(t, thinking, "c2lnbmF0dXJl", outputs...)
+}
+
+// claudeThinkingSigned is claudeOmittedThinking with each thinking block's
+// signature.
+func claudeThinkingSigned(t *testing.T, thinking, signature string, outputs ...int) string {
+	t.Helper()
 	if len(outputs) == 0 {
 		outputs = []int{900, 700, 500}
 	}
@@ -33,7 +40,7 @@ func claudeOmittedThinking(t *testing.T, thinking string, outputs ...int) string
 		add(`{"parentUuid":%s,"isSidechain":false,"type":"user","uuid":"%s","sessionId":"s","version":"2.1.222","cwd":"/w","timestamp":"2026-11-01T10:00:00Z","message":{"role":"user","content":%s}}`, p, uuid, content)
 	}
 	assistant := func(uuid, parent, msg, text, call string, input, output int) {
-		content := `[{"type":"thinking","thinking":"` + thinking + `","signature":"c2lnbmF0dXJl"},{"type":"text","text":"` + text + `"}` + call + `]`
+		content := `[{"type":"thinking","thinking":"` + thinking + `","signature":"` + signature + `"},{"type":"text","text":"` + text + `"}` + call + `]`
 		add(`{"parentUuid":"%s","isSidechain":false,"type":"assistant","uuid":"%s","sessionId":"s","version":"2.1.222","cwd":"/w","timestamp":"2026-11-01T10:00:01Z","message":{"id":"%s","type":"message","role":"assistant","model":"claude-opus-4-8","content":%s,"usage":{"input_tokens":4,"cache_read_input_tokens":%d,"output_tokens":%d}}}`, parent, uuid, msg, content, input-4, output)
 	}
 	user("u1", "", `"Find where the retry budget is set."`)
@@ -113,6 +120,41 @@ func TestClaudeOmittedThinkingIsCarried(t *testing.T) {
 	}
 	if res.Calibration.CarriedTokens != 0 {
 		t.Errorf("shown thinking: carried %d, want 0", res.Calibration.CarriedTokens)
+	}
+}
+
+// A reply whose recorded output is below what it shows carries the
+// count its stream started with, not its final one (Claude Code writes
+// each block of a streamed reply as a line of its own): its omitted
+// thinking is sized by its signature (signatureRate), when that stands
+// for at least minSummarised tokens; a final count keeps the output less
+// what is shown.
+func TestClaudeOmittedThinkingSizedBySignature(t *testing.T) {
+	long := strings.Repeat("A", 12000) // 4,080 tokens at signatureRate
+	c := estimateHead(t, claudeThinkingSigned(t, "", long, 1, 1, 1)).Calibration
+	want := int64(signatureRate * float64(len(long)))
+	for k, r := range c.History {
+		if r.Hidden != want {
+			t.Errorf("request %d (output 1, below its shown text): hidden %d, want %d, the signature's", k+1, r.Hidden, want)
+		}
+	}
+	if int64(c.CarriedTokens) != 3*want {
+		t.Errorf("carried %d, want the three signatures' %d", c.CarriedTokens, 3*want)
+	}
+	// A short signature stands for less than minSummarised: no carry from
+	// a count that is not final.
+	c = estimateHead(t, claudeThinkingSigned(t, "", strings.Repeat("A", 600), 1, 1, 1)).Calibration
+	for k, r := range c.History {
+		if r.Hidden != 0 {
+			t.Errorf("short signature, request %d: hidden %d, want 0", k+1, r.Hidden)
+		}
+	}
+	// A final count is the measure, whatever the signature's length.
+	c = estimateHead(t, claudeThinkingSigned(t, "", long, 900, 700, 500)).Calibration
+	for k, r := range c.History {
+		if out := []int64{900, 700, 500}[k]; r.Hidden <= out/2 || r.Hidden >= out {
+			t.Errorf("final count, request %d: hidden %d, want its output %d less what it shows", k+1, r.Hidden, out)
+		}
 	}
 }
 

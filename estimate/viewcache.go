@@ -26,7 +26,7 @@ const ViewCacheFile = "estimate.view"
 // RulesVersion changes whenever counting rules change, invalidating every
 // stored Result (and every measure a cache outside the session keeps:
 // projectprefix's memo).
-const RulesVersion = "estimate-rules-5"
+const RulesVersion = "estimate-rules-6"
 
 // resultVersion changes whenever the stored Result's fields or the model
 // table change (not the per-node counts): the calibration model and the
