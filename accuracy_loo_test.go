@@ -125,6 +125,12 @@ func TestAccuracyLeaveOneOut(t *testing.T) {
 			t.Errorf("%s: %s", s.name, strings.Join(misses, "; "))
 		case len(misses) > 0:
 			t.Logf("known miss (not met): %s: %s: %s", s.name, strings.Join(misses, "; "), why)
+			// A listed miss is request 1's — what the setup added and the
+			// transcript lacks (issue 41's exceptions) — and nothing else:
+			// with request 1 exact, the session meets every target.
+			if rest := looMisses(looWithExactFirst(s)); len(rest) > 0 {
+				t.Errorf("%s: listed for request 1, but with request 1 exact it still misses: %s", s.name, strings.Join(rest, "; "))
+			}
 		case why != "":
 			t.Errorf("%s meets every target: take it off looKnownMisses", s.name)
 		}
@@ -174,6 +180,13 @@ func looMisses(s looSession) []string {
 	return out
 }
 
+// looWithExactFirst is s with request 1 predicted exactly.
+func looWithExactFirst(s looSession) looSession {
+	s.errs = append([]float64{0}, s.errs[1:]...)
+	s.first = append([]float64{0}, s.first[1:]...)
+	return s
+}
+
 // looExcluded says why a session's usage measures something else than the
 // view it answered: reported, neither pooled nor held to the targets.
 func looExcluded(name string) string {
@@ -217,7 +230,8 @@ var looKnownMisses = map[string]string{
 		looUserPrefix,
 	"claude-code/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": "request 1 (15.91%): the prior is Claude Code 2.1.39's default-mode sub-agent (10,098: its 11 tools); " +
 		"the request read 12,121, about 1,900 beyond it: " + looUserPrefix + "; with 3 requests, request 3 (2.20%) is its median: " +
-		"its step adds 17,110 tokens (as o200k counts them) that Claude's tokenizer counted at 1.18× o200k, where the one step before it was 1.12×: the proxy's rate depends on the content",
+		"its step adds 17,110 tokens (as o200k counts them) that Claude's tokenizer counted at 1.18× o200k, where the one step before it was 1.12×: the proxy's rate depends on the content; " +
+		"the median of three is the middle one (requests 2 and 3: 0.49%, 2.20%), so with request 1 within 1% it would be at most 1%: the median's miss is request 1's",
 	"codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "request 1 (69.93%): the prior is Codex 0.58.0's default mode (2,907: its instructions and 7 tools, the same with the rollout's model gpt-5.1-codex); " +
 		"the request read 10,128 for a view of about 140 tokens: the other 7,100 are nothing the client sends by default nor the rollout records — likely MCP tools: " +
 		"the ghost snapshot lists the project's untracked .browser-echo-mcp.json, a browser MCP server's configuration, and Codex 0.58.0 records no tool list",
