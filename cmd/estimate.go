@@ -99,10 +99,11 @@ first request of the project's newest earlier session beside it read beyond
 its transcript (method project: …, the user's CLAUDE.md, MCP tools and hook
 output included; a Claude Code sub-agent's from the project's earlier
 sub-agent of its agent type and model, a fork's from its parent's latest
-request; a Codex rollout's from the day folders up to its own); a Claude Code
-session or Codex rollout with no earlier session of its project, from the
-median of the user's three newest earlier sessions in other projects (the
-folders beside its own in Claude Code's projects folder, Codex's day
+request; a Codex rollout's from the day folders up to its own); a Claude Code,
+pi or OpenClaw session or Codex rollout with no earlier session of its
+project, from the median of the user's three newest earlier sessions in
+other projects (the folders beside its own in Claude Code's projects folder
+or pi's sessions folder, an OpenClaw agent's other agents, Codex's day
 folders). docs/ESTIMATE.md
 documents the rules.
 

@@ -109,8 +109,9 @@ func (l Learned) Method() string {
 // than t's first recorded time, the same client and the same kind of
 // session: main or sub-agent) whose first request was recorded, and
 // returns what it carried beside its transcript (a Codex rollout looks in
-// the day folders up to its own: codex.go); a Claude Code session or Codex
-// rollout with none learns from the user's other projects (user.go). A
+// the day folders up to its own: codex.go); a Claude Code, pi or
+// OpenClaw session or Codex rollout with none learns from the user's
+// other projects (user.go). A
 // Claude Code sub-agent file learns from the project's sub-agent files of
 // its own kind instead (subagent.go). Any error is "none": the prior
 // stands.
@@ -122,8 +123,8 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	case estimate.PriorMain:
 		candidates, users := siblings(t.File), []string(nil)
 		switch t.Format {
-		case importer.ClaudeCode:
-			users = userMainSessions(t.File)
+		case importer.ClaudeCode, importer.Pi, importer.OpenClaw:
+			users = userMainSessions(t.File, t.Format)
 		case importer.Codex:
 			if r := codexRollouts(t.File); r != nil {
 				candidates, users = r, r

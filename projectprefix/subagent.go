@@ -89,7 +89,7 @@ func userSubagents(file string) []string {
 		return nil
 	}
 	var out []cand
-	for _, p := range userProjects(project) {
+	for _, p := range userProjects(project, importer.ClaudeCode) {
 		out = subagentsIn(out, p, abs)
 	}
 	return newestFirst(out)

@@ -3,12 +3,14 @@ package projectprefix
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ctxfold/ctxfold/estimate"
+	"github.com/ctxfold/ctxfold/importer"
 )
 
 // The user's other projects (docs/ACCURACY.md, "The user's other
@@ -22,11 +24,18 @@ import (
 // projects carried beside their transcripts: one project's CLAUDE.md or a
 // large git status weighs less in a median of three than alone. A user
 // who works in several git worktrees of one repository (one project
-// folder each) is the common case this answers.
+// folder each) is the common case this answers. pi keeps its sessions the
+// same way (~/.pi/agent/sessions/<project>/), and OpenClaw one folder per
+// agent (~/.openclaw/agents/<agent>/sessions/), whose first session takes
+// the user's other agents' (their prompts share OpenClaw's system prompt
+// and tools; each agent's workspace files differ).
 const (
 	// userProjectsDir is the name of the folder Claude Code keeps its
-	// projects' folders in.
-	userProjectsDir = "projects"
+	// projects' folders in; piSessionsDir pi's, and OpenClaw's folder of
+	// an agent's sessions, under openClawAgentsDir/<agent>/.
+	userProjectsDir   = "projects"
+	piSessionsDir     = "sessions"
+	openClawAgentsDir = "agents"
 	// maxUserProjects bounds the other project folders listed, the most
 	// recently changed first.
 	maxUserProjects = 16
@@ -34,23 +43,46 @@ const (
 	userSessions = 3
 )
 
+// userLayout is where the client of format keeps the user's projects,
+// when project (a folder of session files) is one of them: root holds a
+// folder per project, and each project's sessions are in sub under it
+// ("" for the project's folder itself). root is "" when project is not
+// such a folder.
+func userLayout(project, format string) (root, sub string) {
+	parent := filepath.Dir(project)
+	switch format {
+	case importer.ClaudeCode:
+		if filepath.Base(parent) == userProjectsDir {
+			return parent, ""
+		}
+	case importer.Pi, importer.OpenClaw:
+		if filepath.Base(project) == piSessionsDir && filepath.Base(filepath.Dir(parent)) == openClawAgentsDir {
+			return filepath.Dir(parent), piSessionsDir // OpenClaw: agents/<agent>/sessions/
+		}
+		if filepath.Base(parent) == piSessionsDir {
+			return parent, "" // pi: sessions/<project>/
+		}
+	}
+	return "", ""
+}
+
 // userProjects are the other project folders beside project, a folder of
-// Claude Code's <config>/projects/, the most recently changed first (at
-// most maxUserProjects); none when project's folder is not such a
+// format's client's projects (userLayout), the most recently changed
+// first (at most maxUserProjects); none when project is not such a
 // folder. Symlinks are not followed.
-func userProjects(project string) []string {
-	root := filepath.Dir(project)
-	if filepath.Base(root) != userProjectsDir {
+func userProjects(project, format string) []string {
+	root, sub := userLayout(project, format)
+	if root == "" {
 		return nil
 	}
 	entries, _ := readDir(root)
 	var dirs []cand
 	for _, e := range entries {
-		p := filepath.Join(root, e.Name())
+		p := filepath.Join(root, e.Name(), sub)
 		if p == project || !e.IsDir() {
 			continue
 		}
-		if fi, err := e.Info(); err == nil {
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 			dirs = append(dirs, cand{p, fi.ModTime().UnixNano()})
 		}
 	}
@@ -60,13 +92,13 @@ func userProjects(project string) []string {
 
 // userMainSessions are the main session files of the user's other
 // projects (userProjects of file's folder), newest first.
-func userMainSessions(file string) []string {
+func userMainSessions(file, format string) []string {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil
 	}
 	var out []cand
-	for _, p := range userProjects(filepath.Dir(abs)) {
+	for _, p := range userProjects(filepath.Dir(abs), format) {
 		out = appendFiles(out, p, abs, func(name string) bool { return filepath.Ext(name) == ".jsonl" })
 	}
 	return newestFirst(out)
@@ -76,7 +108,9 @@ func userMainSessions(file string) []string {
 // carried beside their transcripts: the median over the userSessions
 // started last before t (of the kind same accepts, nil: any) whose first
 // request in mode was recorded. Only the newest maxExamined candidates'
-// heads are read.
+// heads are read, and, when they hold fewer than userSessions earlier
+// sessions, the newest maxExamined of the rest last written before t
+// started.
 func findUsers(ctx context.Context, t Target, candidates []string, mode string, same func(string) bool, opts Options) (Learned, bool) {
 	_, start := headOf(t.File)
 	type earlier struct {
@@ -84,15 +118,24 @@ func findUsers(ctx context.Context, t Target, candidates []string, mode string, 
 		start time.Time
 	}
 	var found []earlier
-	for k, c := range candidates {
-		if k == maxExamined || ctx.Err() != nil {
-			break
+	examine := func(files []string) {
+		for _, c := range files {
+			if ctx.Err() != nil {
+				return
+			}
+			_, s := headOf(c)
+			if s.IsZero() || (!start.IsZero() && s.After(start)) || (same != nil && !same(c)) {
+				continue
+			}
+			found = append(found, earlier{c, s})
 		}
-		_, s := headOf(c)
-		if s.IsZero() || (!start.IsZero() && s.After(start)) || (same != nil && !same(c)) {
-			continue
-		}
-		found = append(found, earlier{c, s})
+	}
+	examine(candidates[:min(len(candidates), maxExamined)])
+	if len(found) < userSessions && !start.IsZero() && len(candidates) > maxExamined {
+		// A session measured long after it ran: the newest files are later
+		// sessions. The files last written before it started are earlier
+		// ones; the newest of them are read too.
+		examine(writtenBefore(candidates[maxExamined:], start, maxExamined))
 	}
 	// The order they started in: a file's modification time is when it
 	// was last written, which an old session resumed today makes recent.
@@ -115,6 +158,21 @@ func findUsers(ctx context.Context, t Target, candidates []string, mode string, 
 	return Learned{Tokens: sorted[(len(sorted)-1)/2], From: from[0], Users: from}, true
 }
 
+// writtenBefore is the first n of files (newest first) last written
+// before t; symlinks are not followed.
+func writtenBefore(files []string, t time.Time, n int) []string {
+	var out []string
+	for _, f := range files {
+		if len(out) == n {
+			break
+		}
+		if fi, err := os.Lstat(f); err == nil && fi.ModTime().Before(t) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // userMethod is Learned.Method for what the user's other projects said.
 func (l Learned) userMethod() string {
 	names := make([]string, len(l.Users))
@@ -131,12 +189,16 @@ func (l Learned) userMethod() string {
 	return fmt.Sprintf("%s: the first requests of the user's %ss %s in other projects read a median of %d beside their transcripts", estimate.MethodProject, what, strings.Join(names, ", "), l.Tokens)
 }
 
-// projectFolder is the name of the project folder under Claude Code's
-// projects folder that file is in, at any depth (a sub-agent's file is in
-// its session's folder), "" for none.
+// projectFolder is the name of the project folder file is in, at any
+// depth (a sub-agent's file is in its session's folder): under Claude
+// Code's projects folder or pi's sessions folder, or an OpenClaw agent's
+// name; "" for none.
 func projectFolder(file string) string {
 	for dir := filepath.Dir(file); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if filepath.Base(filepath.Dir(dir)) == userProjectsDir {
+		switch parent := filepath.Base(filepath.Dir(dir)); {
+		case filepath.Base(dir) == piSessionsDir && filepath.Base(filepath.Dir(filepath.Dir(dir))) == openClawAgentsDir:
+			return parent
+		case parent == userProjectsDir || parent == piSessionsDir:
 			return filepath.Base(dir)
 		}
 	}

@@ -185,3 +185,70 @@ func BenchmarkApplyFromTheUsersProjects(b *testing.B) {
 		})
 	}
 }
+
+// piRecording is a real pi 0.73.1 session (testdata/interop): its requests
+// are recorded; OpenClaw writes its sessions in pi's format.
+var piRecording = filepath.Join("..", "testdata", "interop", "pi", "0.73.1", "chat", "session.jsonl")
+
+// pi keeps a folder per project under its sessions folder, OpenClaw a
+// sessions folder per agent under its agents folder: a first session of
+// its project (agent) takes the median of what the first requests of the
+// user's three newest earlier sessions in the others carried — also when
+// the newest files are later sessions (a session measured long after it
+// ran) — and names them; a folder laid out neither way is not looked in.
+func TestPiAndOpenClawTakeTheUsersOtherProjects(t *testing.T) {
+	b, err := os.ReadFile(piRecording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := func(more, start string) string {
+		s := strings.Replace(string(b), `"usage":{"input":`, `"usage":{"input":`+more, 1)
+		return strings.ReplaceAll(s, `"timestamp":"2026-12-06T`, `"timestamp":"`+start+`T`)
+	}
+	for _, layout := range []struct {
+		name, sub string
+		looked    bool
+	}{
+		{"sessions", "", true},           // pi: sessions/<project>/
+		{"agents", "sessions", true},     // OpenClaw: agents/<agent>/sessions/
+		{"archive", "", false},           // neither
+		{"agents", "transcripts", false}, // an agents folder without sessions/
+	} {
+		root := filepath.Join(t.TempDir(), layout.name)
+		write := func(project, file, content string, age time.Duration) string {
+			dir := filepath.Join(root, project, layout.sub)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, file)
+			sessiontest.WriteAged(t, path, strings.ReplaceAll(content, `"cwd":"/tmp/ctxfold-pi/chat/work"`, `"cwd":"/`+project+`"`), age)
+			return path
+		}
+		// Each file last written the day its session ran.
+		var earlier []string
+		for k, more := range []string{"1000", "3000", "8000", "20000"} {
+			ran := time.Until(time.Date(2025, 12, k+1, 15, 0, 0, 0, time.UTC))
+			earlier = append(earlier, write(fmt.Sprintf("p%d", k+1), "s.jsonl", session(more, fmt.Sprintf("2025-12-0%d", k+1)), ran))
+		}
+		// More sessions that started after it, written since, than the
+		// newest files read.
+		for k := range 40 {
+			ran := time.Until(time.Date(2026, 12, 7, 15, k, 0, 0, time.UTC))
+			write(fmt.Sprintf("p%d", 5+k%4), fmt.Sprintf("s%d.jsonl", k), session("50000", "2026-12-07"), ran)
+		}
+		fresh := write("p0", "f.jsonl", sessiontest.HeadBefore(string(b), `"role":"assistant"`), 0)
+		target, so, r := measure(t, fresh)
+		applied := projectprefix.Apply(context.Background(), target, r, projectprefix.Options{Session: so})
+		if applied != layout.looked {
+			t.Errorf("%s/…/%s: applied %v, want %v (method %q)", layout.name, layout.sub, applied, layout.looked, r.Calibration.Method)
+			continue
+		}
+		if !applied {
+			continue
+		}
+		// p4, p3 and p2 started last before it: their median is p3's.
+		if c := r.Calibration; c.CalibratedTotal != r.Total+firstUnrecorded(t, earlier[2]) || !strings.Contains(c.Method, "p3/s.jsonl") || strings.Contains(c.Method, "p1/") || strings.Contains(c.Method, "p5/") {
+			t.Errorf("%s: calibration %+v, want p2–p4's median, p3's %d", layout.name, c, firstUnrecorded(t, earlier[2]))
+		}
+	}
+}
