@@ -52,6 +52,10 @@ func TestResumeCraftedState(t *testing.T) {
 		"self predecessor":  func(s *snap) { s.Pred[3] = 3 },
 		"duplicate id":      func(s *snap) { s.ID[2] = s.ID[1] },
 		"group of a member": func(s *snap) { s.Group[1], s.Group[2] = 2, 1 },
+		// An open group's member of none was indexed when the group closed
+		// (found by FuzzResumeState).
+		"open group member none": func(s *snap) { s.Rest.Grp, s.Rest.GrpBase = []int32{1, none, 2}, 0 },
+		"moved from none":        func(s *snap) { s.Rest.Moved = map[int32]int32{none: 1} },
 	}
 	for name, craft := range crafts {
 		t.Run(name, func(t *testing.T) {

@@ -170,14 +170,18 @@ func decodeSnap(state []byte) (*snap, error) {
 	}
 	// Every node index names a node, or none: a damaged state is refused
 	// here, never indexed out of range later.
-	for _, col := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.SumLast, s.SumCont, s.SumFirst, s.UUIDVals, s.MsgVals, rs.Grp, rs.SentNodes,
+	for _, col := range [][]int32{s.Pred, s.Caller, s.Group, s.Tal, s.SumLast, s.SumCont, s.SumFirst, s.UUIDVals, s.MsgVals,
 		{rs.LastBound, rs.Head, rs.Sys, rs.FileSys, rs.FileCaller, rs.LastAsst}} {
 		ok = ok && inRange(col, n)
 	}
+	// An open group's members, the groups sent and a moved group's last
+	// node are nodes, never none (found by FuzzResumeState: a member of
+	// none was indexed when the group closed).
+	ok = ok && nodesOnly(rs.Grp, n) && nodesOnly(rs.SentNodes, n)
 	// The group's base means something only while a group is open.
 	ok = ok && (len(rs.Grp) == 0 || inRange([]int32{rs.GrpBase}, n))
 	for k, v := range rs.Moved {
-		ok = ok && inRange([]int32{k, v}, n)
+		ok = ok && nodesOnly([]int32{k}, n) && inRange([]int32{v}, n)
 	}
 	for _, v := range rs.ToolNode {
 		ok = ok && inRange([]int32{v}, n)
@@ -247,6 +251,16 @@ func (p *planner) restoreFile(s *snap, f *os.File, path string) (*lineReader, er
 	lr := newLineReader(p.limited(f, rs.Off), path, p.opts.max())
 	lr.off, lr.line = rs.Off, rs.Line
 	return lr, nil
+}
+
+// nodesOnly: every value is a node index below n (not none).
+func nodesOnly(vals []int32, n int) bool {
+	for _, v := range vals {
+		if v < 0 || int(v) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // inRange: every value is a node index below n, or none (-1).
