@@ -111,10 +111,9 @@ func (l Learned) Method() string {
 // returns what it carried beside its transcript (a Codex rollout looks in
 // the day folders up to its own: codex.go); a Claude Code, pi or
 // OpenClaw session or Codex rollout with none learns from the user's
-// other projects (user.go). A
-// Claude Code sub-agent file learns from the project's sub-agent files of
-// its own kind instead (subagent.go). Any error is "none": the prior
-// stands.
+// other projects (user.go). A Claude Code sub-agent file learns from the
+// project's sub-agent files of its own kind instead (subagent.go). Any
+// error is "none": the prior stands.
 func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if !strings.HasSuffix(t.File, ".jsonl") {
 		return Learned{}, false
