@@ -178,8 +178,10 @@ func summarisesThinking(u *transcript.Usage, p parts) bool {
 // text and tool calls, as counted), in the provider's units where the
 // output is. A recorded output below what is shown is not the reply's
 // final count — Claude Code writes each block of a streamed reply as a
-// line of its own, and some carry the count the stream started with (1 to
-// 5 tokens) — so an omitted thinking is then sized by its signatures
+// line of its own, and 2.1.222 writes a sub-agent's with the count the
+// stream started with when the final usage comes late
+// (docs/INTEROP-claude-code.md, "A sub-agent's thinking, counted at its
+// start") — so an omitted thinking is then sized by its signatures
 // (signatureTokens) when they stand for a long one (minSummarised or
 // more: a short one's carry is within the fit's noise).
 func omittedThinking(n *transcript.Node, p parts, omitted bool) int32 {

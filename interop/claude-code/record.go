@@ -189,6 +189,20 @@ func ModelSwitchScenarios() []Scenario {
 	}
 }
 
+// ThinkingScenarios record a sub-agent whose reply thinks — an omitted
+// thinking, then a Bash call — with the final usage a second and a half
+// after the reply's last block, as a long thinking's comes
+// (docs/INTEROP-claude-code.md, "A sub-agent's thinking, counted at its
+// start"): what output count the client writes on the reply's lines.
+// Recorded only when named: interop/claude-code/record.sh subagent-thinking.
+func ThinkingScenarios() []Scenario {
+	return []Scenario{
+		{Name: "subagent-thinking", About: "a sub-agent whose reply is an omitted thinking and a Bash call, its usage late",
+			Steps: []Step{{Args: []string{"-p", "--session-id", sessA, "--tools", "Bash,Agent", "--allowedTools", "Bash,Agent",
+				"--", "Delegate a thought-through command to a sub-agent. [[agent-thinking]]"}}}},
+	}
+}
+
 // notesSetup writes the file compact-file reads.
 func notesSetup(_, work string) error {
 	return os.WriteFile(filepath.Join(work, "notes.md"), []byte("# Notes\n\nThe release is on Friday.\nThe build uses Go 1.26.\n"), 0o644)
@@ -232,7 +246,7 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	named := append(append(DefaultScenarios(), AttachmentScenarios()...), ModelSwitchScenarios()...)
+	named := append(append(append(DefaultScenarios(), AttachmentScenarios()...), ModelSwitchScenarios()...), ThinkingScenarios()...)
 	for k, sc := range append(Scenarios(), named...) {
 		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !contains(cfg.Only, sc.Name) {
 			continue

@@ -234,6 +234,8 @@ type Block struct {
 	IsError bool            `json:"is_error,omitempty"`
 	// Content is a tool_result's content (a string or text blocks).
 	Content json.RawMessage `json:"content,omitempty"`
+	// Signature is a thinking block's (its thinking omitted: thinking.go).
+	Signature string `json:"signature,omitempty"`
 }
 
 // Blocks decodes a message's content, a plain string becoming one text block.
@@ -270,7 +272,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	in := Usage(s.canonical(body))
 	out := 0
 	for _, b := range reply.Content {
-		out += max(1, (len(b.Text)+len(b.Input))/4)
+		out += max(1, (len(b.Text)+len(b.Input)+len(b.Signature))/4)
 	}
 	if req.Stream {
 		writeSSE(w, msgID, req.Model, reply, in, out)
@@ -291,49 +293,13 @@ func usageObj(in, out int) map[string]any {
 	}
 }
 
-// writeSSE streams the reply as the Messages API does: message_start, one
-// start/delta/stop triple per block, message_delta with the stop reason and
-// the output usage, message_stop.
-func writeSSE(w http.ResponseWriter, id, model string, reply Reply, in, out int) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	fl, _ := w.(http.Flusher)
-	ev := func(name string, v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-		if fl != nil {
-			fl.Flush()
-		}
-	}
-	ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": usageObj(in, 1),
-	}})
-	for i, b := range reply.Content {
-		switch b.Type {
-		case "tool_use":
-			ev("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}})
-			ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(b.Input)}})
-		default:
-			ev("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "text", "text": ""}})
-			ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-				"delta": map[string]any{"type": "text_delta", "text": b.Text}})
-		}
-		ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-	}
-	ev("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": reply.StopReason, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": out}})
-	ev("message_stop", map[string]any{"type": "message_stop"})
-}
-
 // Reply is what the script answers.
 type Reply struct {
 	Content    []Block
 	StopReason string
+	// UsageDelay is how long the stream waits, after its last block,
+	// before the final usage (message_delta): thinking.go.
+	UsageDelay time.Duration
 }
 
 func text(s string) Reply {
@@ -427,10 +393,6 @@ func Script(req Request) Reply {
 			toolUse("Bash", map[string]any{"command": "echo failing >&2; exit 3", "description": "A command that fails"}),
 		}}
 	case strings.Contains(t, MarkAgent), strings.Contains(t, MarkAgentBash):
-		name := "Agent"
-		if !hasTool(req, "Agent") && hasTool(req, "Task") {
-			name = "Task"
-		}
 		prompt, agentType := "Reply with one short sentence: the sub-agent ran.", "general-purpose"
 		if at := strings.Index(t, MarkAgentBash); at >= 0 {
 			prompt = "Run one command, then reply. " + MarkBash + "echo from-the-sub-agent]]"
@@ -440,9 +402,11 @@ func Script(req Request) Reply {
 				}
 			}
 		}
-		return Reply{StopReason: "tool_use", Content: []Block{
-			toolUse(name, map[string]any{"description": "Scripted sub-agent", "prompt": prompt, "subagent_type": agentType}),
-		}}
+		return agentCall(req, prompt, agentType)
+	case strings.Contains(t, MarkAgentThinking):
+		return agentCall(req, "Think, then run one command. "+MarkThinkingBash+"echo thought-through]]", "general-purpose")
+	case strings.Contains(t, MarkThinkingBash):
+		return thinkingBash(markArg(t, MarkThinkingBash))
 	case strings.Contains(t, MarkRecall) && hasTool(req, toolSearchHistory):
 		q := markArg(t, MarkRecall)
 		return Reply{StopReason: "tool_use", Content: []Block{toolUse(toolSearchHistory, map[string]any{"query": q})}}
