@@ -82,6 +82,9 @@ type vendor struct {
 	// find, when set, lists the client's sessions on this machine
 	// (ctxfold sessions, ctxfold archive).
 	find input.FindFunc
+	// projects, when set, says where the client keeps the user's projects
+	// (UserProjects).
+	projects input.ProjectsFunc
 }
 
 // vendors in detection order: the most specific signatures first, and the
@@ -90,7 +93,7 @@ type vendor struct {
 var vendors = []vendor{
 	// Before Claude Code and Gemini CLI: its records have their uuid/parentUuid and sessionId.
 	{name: QwenCode, detect: qwen.Detect, run: qwen.Import, find: qwen.Find},
-	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
+	{name: ClaudeCode, detect: claudecode.Detect, find: claudecode.Find, projects: claudecode.ProjectsOf, run: func(ctx context.Context, files []string, opts input.Options, t transcript.ImportTarget) error {
 		return claudecode.Import(ctx, files, claudecode.Options{MaxLineBytes: opts.MaxLineBytes}, t)
 	}},
 	{name: Codex, detect: codex.Detect, run: codex.Import, find: codex.Find},
@@ -102,7 +105,7 @@ var vendors = []vendor{
 	// Before the bodies: a Cline history is also a messages array.
 	{name: Cline, detect: cline.Detect, run: cline.Import, near: cline.Near, path: cline.DetectPath},
 	{name: OpenHands, detect: openhands.Detect, run: openhands.Import, near: openhands.Near, path: openhands.DetectPath},
-	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find},
+	{name: Pi, detect: pi.Detect, run: pi.Import, near: pi.Near, find: pi.Find, projects: pi.ProjectsOf},
 	{name: OpenClaw, detect: openclaw.Detect, run: openclaw.Importer(func(s transcript.ImportSink, f string) openclaw.Decoder { return pi.NewDecoder(s, f) }), path: openclaw.DetectPath, find: openclaw.FindWith(pi.Describe)},
 	{name: Crush, detect: crush.Detect, run: crush.Import, path: crush.DetectPath, find: crush.Find},
 	{name: Kilo, detect: func([]byte) bool { return false }, run: opencode.Import, path: opencode.DetectKiloPath, find: opencode.FindKilo},
@@ -112,6 +115,19 @@ var vendors = []vendor{
 	// Text, not JSON: last, so a JSON export quoting an aider header is
 	// never taken for one.
 	{name: Aider, detect: aider.Detect, run: aider.Import, near: func(_ string, head []byte) string { return aider.Near(head) }},
+}
+
+// UserProjects is where the client of format keeps the user's projects,
+// when dir, a folder of its session files, is one of them
+// (input.ProjectsFunc); ok false when the format keeps none so or dir is
+// not such a folder.
+func UserProjects(format, dir string) (root, sub string, ok bool) {
+	for _, v := range vendors {
+		if v.name == format && v.projects != nil {
+			return v.projects(dir)
+		}
+	}
+	return "", "", false
 }
 
 // Find lists the sessions of every client whose format knows where it

@@ -3,7 +3,6 @@ package projectprefix
 import (
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -87,7 +86,7 @@ func numberedDirs(dir string, digits int) []string {
 	return out
 }
 
+// isNumber says s is digits decimal digits.
 func isNumber(s string, digits int) bool {
-	_, err := strconv.Atoi(s)
-	return len(s) == digits && err == nil && !strings.ContainsAny(s, "+-")
+	return len(s) == digits && strings.Trim(s, "0123456789") == ""
 }

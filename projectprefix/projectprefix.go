@@ -88,6 +88,9 @@ type Learned struct {
 	// Users are the user's sessions in other projects whose median
 	// Tokens is (user.go); none when From is of the project.
 	Users []string `json:"users,omitempty"`
+	// format is the importer format the sessions were read as, which
+	// names their projects' folders (projectName).
+	format string
 }
 
 // Method is the calibration method a result predicted from l names.
@@ -118,6 +121,8 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 	if !strings.HasSuffix(t.File, ".jsonl") {
 		return Learned{}, false
 	}
+	tg := target{Target: t}
+	tg.project, tg.start = headOf(t.File)
 	switch sessionMode(t.Session, opts.Session.Open) {
 	case estimate.PriorMain:
 		candidates, users := siblings(t.File), []string(nil)
@@ -129,21 +134,28 @@ func Find(ctx context.Context, t Target, opts Options) (Learned, bool) {
 				candidates, users = r, r
 			}
 		}
-		if l, ok := findEarlier(ctx, t, candidates, estimate.PriorMain, nil, opts); ok || len(users) == 0 {
+		if l, ok := findEarlier(ctx, tg, candidates, estimate.PriorMain, nil, opts); ok || len(users) == 0 {
 			return l, ok
 		}
-		return findUsers(ctx, t, users, estimate.PriorMain, nil, opts)
+		return findUsers(ctx, tg, users, estimate.PriorMain, nil, opts)
 	case estimate.PriorSubagent:
-		return findSubagent(ctx, t, opts)
+		return findSubagent(ctx, tg, opts)
 	}
 	return Learned{}, false
+}
+
+// target is the session Find looks for, with its file's head read once
+// (headOf): its project and when it started.
+type target struct {
+	Target
+	project string
+	start   time.Time
 }
 
 // findEarlier is Find over candidates, newest first: the first of the
 // same project, started no later than t, of the kind same accepts (nil:
 // any), whose first request in mode was recorded.
-func findEarlier(ctx context.Context, t Target, candidates []string, mode string, same func(string) bool, opts Options) (Learned, bool) {
-	project, start := headOf(t.File)
+func findEarlier(ctx context.Context, t target, candidates []string, mode string, same func(string) bool, opts Options) (Learned, bool) {
 	left := opts.Candidates
 	if left <= 0 {
 		left = DefaultCandidates
@@ -155,7 +167,7 @@ func findEarlier(ctx context.Context, t Target, candidates []string, mode string
 		// An earlier session: the same project, started before this one
 		// (a file written later but started later is a later session,
 		// which an old transcript measured now must not learn from).
-		if p, s := headOf(sib); p != project || (!start.IsZero() && !s.IsZero() && s.After(start)) {
+		if p, s := headOf(sib); p != t.project || (!t.start.IsZero() && !s.IsZero() && s.After(t.start)) {
 			continue
 		}
 		if same != nil && !same(sib) {

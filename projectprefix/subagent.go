@@ -24,12 +24,12 @@ import (
 // a fork and a compaction summariser keep the prior.
 
 // findSubagent is Find for t, a sub-agent's file.
-func findSubagent(ctx context.Context, t Target, opts Options) (Learned, bool) {
+func findSubagent(ctx context.Context, t target, opts Options) (Learned, bool) {
 	if t.Format != importer.ClaudeCode {
 		return Learned{}, false
 	}
 	if claudecode.IsFork(t.File) {
-		return forkOf(t)
+		return forkOf(t.Target)
 	}
 	var kinds claudecode.SubagentKinds
 	kind, ok := kinds.Of(t.File)

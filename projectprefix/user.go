@@ -24,18 +24,11 @@ import (
 // projects carried beside their transcripts: one project's CLAUDE.md or a
 // large git status weighs less in a median of three than alone. A user
 // who works in several git worktrees of one repository (one project
-// folder each) is the common case this answers. pi keeps its sessions the
-// same way (~/.pi/agent/sessions/<project>/), and OpenClaw one folder per
-// agent (~/.openclaw/agents/<agent>/sessions/), whose first session takes
-// the user's other agents' (their prompts share OpenClaw's system prompt
-// and tools; each agent's workspace files differ).
+// folder each) is the common case this answers. Where a client keeps its
+// projects is its format's to say (importer.UserProjects): pi keeps them
+// the same way, and OpenClaw one folder per agent, whose first session
+// takes the user's other agents'.
 const (
-	// userProjectsDir is the name of the folder Claude Code keeps its
-	// projects' folders in; piSessionsDir pi's, and OpenClaw's folder of
-	// an agent's sessions, under openClawAgentsDir/<agent>/.
-	userProjectsDir   = "projects"
-	piSessionsDir     = "sessions"
-	openClawAgentsDir = "agents"
 	// maxUserProjects bounds the other project folders listed, the most
 	// recently changed first.
 	maxUserProjects = 16
@@ -43,36 +36,13 @@ const (
 	userSessions = 3
 )
 
-// userLayout is where the client of format keeps the user's projects,
-// when project (a folder of session files) is one of them: root holds a
-// folder per project, and each project's sessions are in sub under it
-// ("" for the project's folder itself). root is "" when project is not
-// such a folder.
-func userLayout(project, format string) (root, sub string) {
-	parent := filepath.Dir(project)
-	switch format {
-	case importer.ClaudeCode:
-		if filepath.Base(parent) == userProjectsDir {
-			return parent, ""
-		}
-	case importer.Pi, importer.OpenClaw:
-		if filepath.Base(project) == piSessionsDir && filepath.Base(filepath.Dir(parent)) == openClawAgentsDir {
-			return filepath.Dir(parent), piSessionsDir // OpenClaw: agents/<agent>/sessions/
-		}
-		if filepath.Base(parent) == piSessionsDir {
-			return parent, "" // pi: sessions/<project>/
-		}
-	}
-	return "", ""
-}
-
 // userProjects are the other project folders beside project, a folder of
-// format's client's projects (userLayout), the most recently changed
-// first (at most maxUserProjects); none when project is not such a
-// folder. Symlinks are not followed.
+// format's client's projects (importer.UserProjects), the most recently
+// changed first (at most maxUserProjects); none when project is not such
+// a folder. Symlinks are not followed.
 func userProjects(project, format string) []string {
-	root, sub := userLayout(project, format)
-	if root == "" {
+	root, sub, ok := importer.UserProjects(format, project)
+	if !ok {
 		return nil
 	}
 	entries, _ := readDir(root)
@@ -111,8 +81,8 @@ func userMainSessions(file, format string) []string {
 // heads are read, and, when they hold fewer than userSessions earlier
 // sessions, the newest maxExamined of the rest last written before t
 // started.
-func findUsers(ctx context.Context, t Target, candidates []string, mode string, same func(string) bool, opts Options) (Learned, bool) {
-	_, start := headOf(t.File)
+func findUsers(ctx context.Context, t target, candidates []string, mode string, same func(string) bool, opts Options) (Learned, bool) {
+	start := t.start
 	type earlier struct {
 		path  string
 		start time.Time
@@ -155,7 +125,7 @@ func findUsers(ctx context.Context, t Target, candidates []string, mode string, 
 	}
 	sorted := append([]int(nil), tokens...)
 	sort.Ints(sorted)
-	return Learned{Tokens: sorted[(len(sorted)-1)/2], From: from[0], Users: from}, true
+	return Learned{Tokens: sorted[(len(sorted)-1)/2], From: from[0], Users: from, format: t.Format}, true
 }
 
 // writtenBefore is the first n of files (newest first) last written
@@ -177,7 +147,7 @@ func writtenBefore(files []string, t time.Time, n int) []string {
 func (l Learned) userMethod() string {
 	names := make([]string, len(l.Users))
 	for i, f := range l.Users {
-		names[i] = filepath.Join(projectFolder(f), filepath.Base(f))
+		names[i] = filepath.Join(projectName(f, l.format), filepath.Base(f))
 	}
 	what := "session"
 	if l.Kind != "" {
@@ -189,18 +159,17 @@ func (l Learned) userMethod() string {
 	return fmt.Sprintf("%s: the first requests of the user's %ss %s in other projects read a median of %d beside their transcripts", estimate.MethodProject, what, strings.Join(names, ", "), l.Tokens)
 }
 
-// projectFolder is the name of the project folder file is in, at any
-// depth (a sub-agent's file is in its session's folder): under Claude
-// Code's projects folder or pi's sessions folder, or an OpenClaw agent's
-// name; "" for none.
-func projectFolder(file string) string {
+// projectName is the name of the project folder file is in, at any depth
+// (a sub-agent's file is in its session's folder), as format's client
+// keeps its projects (importer.UserProjects); "" for none (a Codex
+// rollout: its name says enough).
+func projectName(file, format string) string {
 	for dir := filepath.Dir(file); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		switch parent := filepath.Base(filepath.Dir(dir)); {
-		case filepath.Base(dir) == piSessionsDir && filepath.Base(filepath.Dir(filepath.Dir(dir))) == openClawAgentsDir:
-			return parent
-		case parent == userProjectsDir || parent == piSessionsDir:
-			return filepath.Base(dir)
+		if root, _, ok := importer.UserProjects(format, dir); ok {
+			if rel, err := filepath.Rel(root, dir); err == nil {
+				return strings.Split(filepath.ToSlash(rel), "/")[0]
+			}
 		}
 	}
-	return "" // a Codex rollout: its name says enough
+	return ""
 }

@@ -11,6 +11,15 @@ import (
 // first lines carry the working directory, the last ones the model.
 const peekBytes = 64 << 10
 
+// ProjectsOf: Claude Code keeps a folder per project under
+// <config>/projects/ (input.ProjectsFunc).
+func ProjectsOf(dir string) (root, sub string, ok bool) {
+	if parent := filepath.Dir(dir); filepath.Base(parent) == "projects" {
+		return parent, "", true
+	}
+	return "", "", false
+}
+
 // Find lists Claude Code's sessions: $CLAUDE_CONFIG_DIR (else ~/.claude)
 // /projects/<project>/<session>.jsonl. Sub-agent files (agent-*.jsonl,
 // <session>/subagents/) belong to their session and are not listed.

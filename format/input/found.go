@@ -71,6 +71,15 @@ type Found struct {
 // and the importer's registry names it beside the format.
 type FindFunc func(env Env) ([]Found, error)
 
+// ProjectsFunc says where a client keeps the user's projects, when dir, a
+// folder of session files, is one of them: root holds a folder per
+// project, and each project's sessions are in sub under it ("" for the
+// project's folder itself). A format that keeps one folder per project
+// exports one as ProjectsOf beside Find (projectprefix reads the user's
+// other projects through it: docs/ACCURACY.md, "The user's other
+// projects").
+type ProjectsFunc func(dir string) (root, sub string, ok bool)
+
 // sqliteMagic opens every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
 

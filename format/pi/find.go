@@ -14,6 +14,21 @@ import (
 	"github.com/ctxfold/ctxfold/format/input"
 )
 
+// ProjectsOf: pi keeps a folder per project under its sessions folder
+// (<sessions>/--<cwd>--/), and OpenClaw, which wrote pi's format before
+// its database, a sessions folder per agent (agents/<agent>/sessions/,
+// its agents being its projects) (input.ProjectsFunc).
+func ProjectsOf(dir string) (root, sub string, ok bool) {
+	parent := filepath.Dir(dir)
+	if filepath.Base(dir) == "sessions" && filepath.Base(filepath.Dir(parent)) == "agents" {
+		return filepath.Dir(parent), "sessions", true
+	}
+	if filepath.Base(parent) == "sessions" {
+		return parent, "", true
+	}
+	return "", "", false
+}
+
 // Find lists pi's sessions: <sessions>/--<cwd>--/*.jsonl, where sessions
 // is $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR/sessions, else
 // ~/.pi/agent/sessions (pi's config.js). Project and session id come from

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,9 +192,9 @@ func ModelSwitchScenarios() []Scenario {
 
 // ThinkingScenarios record a sub-agent whose reply thinks — an omitted
 // thinking, then a Bash call — with the final usage a second and a half
-// after the reply's last block, as a long thinking's comes
-// (docs/INTEROP-claude-code.md, "A sub-agent's thinking, counted at its
-// start"): what output count the client writes on the reply's lines.
+// after the reply's last block (docs/INTEROP-claude-code.md, "A
+// sub-agent's thinking, counted at its start"): what output count the
+// client writes on the reply's lines.
 // Recorded only when named: interop/claude-code/record.sh subagent-thinking.
 func ThinkingScenarios() []Scenario {
 	return []Scenario{
@@ -246,9 +247,8 @@ func Record(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	named := append(append(append(DefaultScenarios(), AttachmentScenarios()...), ModelSwitchScenarios()...), ThinkingScenarios()...)
-	for k, sc := range append(Scenarios(), named...) {
-		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !contains(cfg.Only, sc.Name) {
+	for k, sc := range slices.Concat(Scenarios(), DefaultScenarios(), AttachmentScenarios(), ModelSwitchScenarios(), ThinkingScenarios()) {
+		if (len(cfg.Only) > 0 || k >= len(Scenarios())) && !slices.Contains(cfg.Only, sc.Name) {
 			continue
 		}
 		start := time.Now()
@@ -258,15 +258,6 @@ func Record(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(cfg.Log, "recorded %s in %s\n", sc.Name, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func recordOne(ctx context.Context, cfg Config, sc Scenario) error {

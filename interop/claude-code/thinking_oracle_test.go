@@ -14,7 +14,7 @@ import (
 // 6,000-byte signature — and a Bash call, whose final usage (1,520 output
 // tokens in the fake's unit) comes 1.5 s after its last block. Claude Code
 // 2.1.222 writes the reply's lines with the stream's first count (1);
-// 2.1.328 with the final one. `estimate FILE` carries the thinking either
+// 2.1.328 (pinned) and 2.1.332 (newest) with the final one. `estimate FILE` carries the thinking either
 // way: by its signature when the count cannot be final (0.340 tokens a
 // byte: 2,040), else the output less what the reply shows.
 func TestOracleSubagentThinkingCountedAtStart(t *testing.T) {
@@ -24,7 +24,8 @@ func TestOracleSubagentThinkingCountedAtStart(t *testing.T) {
 		bySig    bool
 	}{
 		{"2.1.222", 1, true},
-		{"2.1.328", 1520, false},
+		{"2.1.328", 1520, false}, // the pinned client
+		{"2.1.332", 1520, false}, // the newest
 	} {
 		t.Run(c.version, func(t *testing.T) {
 			file := filepath.Join(fixtureRootOf(c.version), "subagent-thinking", "transcript",
