@@ -129,6 +129,27 @@ func Measure(mode string, facts []Fact, conversation []byte, requestBytes int, l
 	return r
 }
 
+// Sent is the facts the client sent the model in one of bodies (the
+// requests before its compaction): a fact the client itself never sent —
+// a command whose output its tool did not capture — was not planted, and
+// no hook can carry it. Each left out is logged.
+func Sent(t testing.TB, facts []Fact, bodies [][]byte) []Fact {
+	t.Helper()
+	var out []Fact
+	for _, f := range facts {
+		sent := false
+		for _, b := range bodies {
+			sent = sent || bytes.Contains(b, []byte(JSONText(f.Text)))
+		}
+		if sent {
+			out = append(out, f)
+		} else {
+			t.Logf("not planted: the client never sent %s %q", f.Kind, f.Text)
+		}
+	}
+	return out
+}
+
 // JSONText is s as the inside of a JSON string (how a request body holds
 // it).
 func JSONText(s string) string {
