@@ -36,6 +36,16 @@ type conv struct {
 }
 
 func (c *conv) run(msgs []message) error {
+	// A message id names one message: two would hand over one node id
+	// twice (found by FuzzImportExport).
+	seen := make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		if j, dup := seen[m.id]; dup && m.id != "" {
+			return &transcript.ParseError{File: m.file, Line: m.line,
+				Msg: fmt.Sprintf("message id %q appears twice (messages %d and %d of session %q)", m.id, j+1, i+1, c.session.id)}
+		}
+		seen[m.id] = i
+	}
 	sort.SliceStable(msgs, func(i, j int) bool {
 		a, b := msgs[i], msgs[j]
 		if a.info.Time.Created != b.info.Time.Created {
